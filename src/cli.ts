@@ -1,0 +1,85 @@
+// The dataset-rest command: serves a project folder (by default the built-in demo) over HTTP.
+// A contract other tools rely on: flag names, the ready line, exit code 2 for bad input.
+
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { ModelError } from './model/load-model.js';
+import type { DatastoreWithClasses } from './datastore/datastore.js';
+import { openProject, ProjectError } from './project.js';
+import { buildServer } from './server.js';
+import { SchemaError } from './storage/schema.js';
+
+const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 picks a free one)');
+  return Number(value);
+}
+
+function logLevel(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
+  return value;
+}
+
+function fail(message: string): never {
+  process.stderr.write(`dataset-rest: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.exit(2);
+}
+
+const program = new Command()
+  .name('dataset-rest')
+  .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
+  .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
+  .option('--db <file>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite)')
+  .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
+  .option('--host <h>', 'interface to listen on', '127.0.0.1')
+  .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
+  .showHelpAfterError(false)
+  .exitOverride()
+  .configureOutput({ writeErr: () => undefined });
+
+try {
+  program.parse();
+} catch (e) {
+  if (e instanceof CommanderError) {
+    if (e.exitCode === 0) process.exit(0); // --help, --version
+    fail(e.message.replace(/^error: /, ''));
+  }
+  throw e;
+}
+const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string }>();
+
+let ds: DatastoreWithClasses;
+try {
+  ds = await openProject(opts.project ?? DEMO, { db: opts.db });
+} catch (e) {
+  if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
+  if (e instanceof ProjectError || e instanceof SchemaError) fail(e.message);
+  fail(`cannot open the project: ${(e as Error).message}`);
+}
+
+const app = await buildServer(ds, { logLevel: opts.logLevel });
+let address: string;
+try {
+  address = await app.listen({ port: opts.port, host: opts.host });
+} catch (e) {
+  await ds.close();
+  fail(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
+}
+const { port: actual } = app.server.address() as { port: number };
+const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
+void address;
+
+let closing = false;
+async function shutdown(signal: string): Promise<void> {
+  if (closing) return;
+  closing = true;
+  app.log.info(`${signal} received: finishing in-flight requests`);
+  await app.close(); // waits for in-flight requests
+  await ds.close();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,12 @@
+// Named limits, checked before any work is done (architecture guide, convention 7).
+
+/** Longest request URL accepted (path and query string). */
+export const MAX_URL_LENGTH = 16 * 1024;
+/** Largest page a collection request may ask for with $top/$limit. */
+export const MAX_PAGE_SIZE = 10_000;
+/** Default page size when neither $top nor the dataclass's defaultTopSize says otherwise (spec "Limits"). */
+export const DEFAULT_PAGE_SIZE = 100;
+/** Most path segments after the resource (relation, attribute list, $entityset/id …). */
+export const MAX_PATH_SEGMENTS = 6;
+/** Largest request body accepted, in bytes (JSON bodies; uploads have their own limit). */
+export const MAX_BODY_SIZE = 10 * 1024 * 1024;

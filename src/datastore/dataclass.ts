@@ -1,0 +1,128 @@
+// DataClass: the entry point to one table, ORDA style: get(key), all(), new(), and the reads the
+// selections and the REST layer build on. Rows are decoded into Entities here.
+
+import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, StorageType } from '../model/types.js';
+import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
+import { compileSelect } from '../sql/compiler.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
+import type { Datastore } from './datastore.js';
+import { Entity, type EntityRow } from './entity.js';
+import { EntitySelection } from './selection.js';
+import { keyFromInput } from './values.js';
+
+/** Types whose column values need the dialect's decode (the others arrive as they are). */
+const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
+/** Entity property names that stay methods even when an attribute has the same name. */
+const RESERVED = new Set(Object.getOwnPropertyNames(Entity.prototype));
+
+export class DataClass {
+  readonly name: string;
+  readonly #storageColumns: ColumnSpec[];
+  readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
+  readonly #EntityClass: typeof Entity;
+
+  constructor(readonly ds: Datastore, readonly model: DataClassModel) {
+    this.name = model.name;
+    this.#storageColumns = [
+      ...model.storage.map((attr): ColumnSpec => ({ kind: 'storage', attr })),
+      { kind: 'stamp' },
+      { kind: 'timestamp' },
+    ];
+    this.#decoders = [...model.storage.map((attr) => ({ name: attr.name, attr })), ...aliasTargets(model)]
+      .filter(({ attr }) => !PLAIN.has(attr.type))
+      .map(({ name, attr }) => ({ name, type: attr.type, dateOnly: attr.dateOnly }));
+    this.#EntityClass = entityClassFor(model);
+  }
+
+  /** The entity with this primary key, or null (also null when the value cannot be a key). */
+  async get(key: unknown): Promise<Entity | null> {
+    const k = keyFromInput(this.model.key, key);
+    if (k === undefined) return null;
+    return this.findOne({ kind: 'compare', path: directPath(this.model.key), op: '=', value: k });
+  }
+
+  /** Every entity, in creation (primary key) order. */
+  all(): EntitySelection {
+    return new EntitySelection(this, { kind: 'query', where: null, order: [], offset: 0, limit: null });
+  }
+
+  /** A new entity, not yet saved. */
+  new(): Entity {
+    return new this.#EntityClass(this, null);
+  }
+
+  /** @internal The first entity matching a condition (alias values named in `aliases` read too). */
+  async findOne(where: Condition, aliases: readonly string[] = []): Promise<Entity | null> {
+    const [e] = await this.readEntities({ dataClass: this.model, columns: this.entityColumns(aliases), where, order: [], limit: 1 });
+    return e ?? null;
+  }
+
+  /** @internal The entities whose `attr` has `value`. */
+  selectionWhere(where: Condition | null): EntitySelection {
+    return new EntitySelection(this, { kind: 'query', where, order: [], offset: 0, limit: null });
+  }
+
+  /** @internal The entities on the N side of a relation: those whose `inverse` points at `key`. */
+  relatedTo(inverse: RelatedEntityAttribute, key: unknown): EntitySelection {
+    return this.selectionWhere({ kind: 'compare', path: directPath(inverse.foreignKey), op: '=', value: key });
+  }
+
+  /** @internal Columns that make a complete entity, plus the named alias attributes. */
+  entityColumns(aliases: readonly string[]): ColumnSpec[] {
+    if (aliases.length === 0) return this.#storageColumns;
+    return [...this.#storageColumns, ...aliases.map((n): ColumnSpec => ({ kind: 'alias', attr: this.model.attributesByName.get(n) as AliasAttribute }))];
+  }
+
+  /** @internal Runs a SELECT of entity columns and turns the rows into entities. */
+  async readEntities(spec: SelectSpec): Promise<Entity[]> {
+    const { sql, params } = compileSelect(this.ds.storage.dialect, spec);
+    const rows = await this.ds.storage.all(sql, params);
+    return rows.map((row) => this.entityFromRow(row));
+  }
+
+  /** @internal */
+  entityFromRow(row: EntityRow): Entity {
+    const decode = this.ds.storage.dialect.decode;
+    for (const d of this.#decoders) {
+      if (d.name in row) row[d.name] = decode(d.type, row[d.name], d.dateOnly);
+    }
+    const stamp = Number(row[STAMP_COLUMN]);
+    const timestamp = Number(row[TIMESTAMP_COLUMN]);
+    delete row[STAMP_COLUMN];
+    delete row[TIMESTAMP_COLUMN];
+    delete row.__rn; // row number of per-group reads (see SelectSpec.perGroup)
+    return new this.#EntityClass(this, row, stamp, timestamp);
+  }
+}
+
+/** For alias attributes that end on a storage attribute: the attribute whose type their value has. */
+function aliasTargets(model: DataClassModel): { name: string; attr: StorageAttribute }[] {
+  const out: { name: string; attr: StorageAttribute }[] = [];
+  for (const a of model.attributes) {
+    if (a.kind !== 'alias' || a.toMany) continue;
+    const last = a.steps[a.steps.length - 1];
+    if (last.kind === 'storage') out.push({ name: a.name, attr: last });
+  }
+  return out;
+}
+
+/** An Entity subclass with one accessor per attribute: entity.lastName, await entity.employer, entity.staff. */
+function entityClassFor(model: DataClassModel): typeof Entity {
+  const cls = class extends Entity {};
+  Object.defineProperty(cls, 'name', { value: `${model.name}Entity` });
+  for (const attr of model.attributes) {
+    if (RESERVED.has(attr.name)) continue;
+    const name = attr.name;
+    const relation = attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities';
+    Object.defineProperty(cls.prototype, name, {
+      get(this: Entity) {
+        return relation ? this.related(name) : this.get(name);
+      },
+      set(this: Entity, value: unknown) {
+        this.set(name, value);
+      },
+      enumerable: true,
+    });
+  }
+  return cls;
+}

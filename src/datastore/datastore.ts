@@ -1,0 +1,171 @@
+// Datastore: the ORDA-like core over one storage adapter. It owns the dataclasses, the schema
+// sync at open, the global stamp, and the few statements that change data (insert, update,
+// delete), so every save and drop, from REST or from user code, goes through the same checks.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type { DataClassModel, Model, StorageAttribute } from '../model/types.js';
+import { directPath, type Condition } from '../query/plan.js';
+import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
+import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
+import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
+import { DataClass } from './dataclass.js';
+
+/** A picture or blob stored with the data; an image or blob attribute holds one (by id). */
+export interface StoredFile {
+  readonly id: number;
+  readonly mime: string;
+  readonly size: number;
+}
+
+/** Files are kept in chunks of this size, so they can be streamed in and out. */
+const FILE_CHUNK = 256 * 1024;
+
+export interface SavedState {
+  key: unknown;
+  stamp: number;
+  timestamp: number;
+}
+
+/** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
+export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: DataClass };
+
+export class Datastore {
+  readonly #classes = new Map<string, DataClass>();
+  readonly #byModel = new Map<DataClassModel, DataClass>();
+
+  private constructor(readonly model: Model, readonly storage: StorageAdapter) {
+    for (const m of model.dataClasses) {
+      const dc = new DataClass(this, m);
+      this.#classes.set(m.name, dc);
+      this.#byModel.set(m, dc);
+      if (!(m.name in this)) Object.defineProperty(this, m.name, { value: dc, enumerable: true });
+    }
+  }
+
+  /** Brings the database schema in line with the model, then returns the datastore. */
+  static async open(model: Model, storage: StorageAdapter): Promise<DatastoreWithClasses> {
+    await syncSchema(storage, model);
+    return new Datastore(model, storage) as DatastoreWithClasses;
+  }
+
+  get name(): string {
+    return this.model.name;
+  }
+
+  dataClass(name: string): DataClass | undefined {
+    return this.#classes.get(name);
+  }
+
+  dataClasses(): DataClass[] {
+    return [...this.#classes.values()];
+  }
+
+  /** @internal */
+  dataClassOf(model: DataClassModel): DataClass {
+    return this.#byModel.get(model) as DataClass;
+  }
+
+  /** Runs fn in one transaction; saves and drops inside it (however deep) join it. */
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.storage.transaction(fn);
+  }
+
+  /** The datastore's modification counter: increased by every save and drop. */
+  async globalStamp(): Promise<number> {
+    const q = this.storage.dialect.quote;
+    const row = await this.storage.get(`SELECT ${q('value')} AS v FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
+    return Number(row?.v ?? 0);
+  }
+
+  async close(): Promise<void> {
+    await this.storage.close();
+  }
+
+  /** Stores file contents with the data; assign the result to an image or blob attribute. */
+  async storeFile(bytes: Uint8Array, mime: string): Promise<StoredFile> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    return this.transaction(async () => {
+      const row = await this.storage.get(
+        `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)}) RETURNING ${q('id')} AS id`,
+        [mime, bytes.length, Date.now()],
+      );
+      const id = Number(row?.id);
+      for (let seq = 0, at = 0; at < bytes.length || seq === 0; seq++, at += FILE_CHUNK) {
+        await this.storage.run(
+          `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
+          [id, seq, Buffer.from(bytes.subarray(at, at + FILE_CHUNK))],
+        );
+      }
+      return { id, mime, size: bytes.length };
+    });
+  }
+
+  /** @internal */
+  async countWhere(dc: DataClassModel, where: Condition | null): Promise<number> {
+    const { sql, params } = compileCount(this.storage.dialect, dc, where);
+    const row = await this.storage.get(sql, params);
+    return Number(row?.n ?? 0);
+  }
+
+  /** @internal Inserts a new entity; resolves to its key, stamp and time. */
+  async storeNew(dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
+    const timestamp = Date.now();
+    const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
+    return this.transaction(async () => {
+      const row = await this.#write(dc, () => this.storage.get(sql, params));
+      await this.#bumpGlobalStamp();
+      return { key: row?.[dc.key.name], stamp: 1, timestamp };
+    });
+  }
+
+  /** @internal Updates an entity if its stamp still matches; resolves to its new stamp and time. */
+  async storeUpdate(dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
+    const timestamp = Date.now();
+    const { sql, params } = compileUpdate(this.storage.dialect, dc, key, stamp, values, timestamp);
+    return this.transaction(async () => {
+      const changed = await this.#write(dc, () => this.storage.run(sql, params));
+      if (changed === 0) {
+        const q = this.storage.dialect.quote;
+        const row = await this.storage.get(
+          `SELECT ${q(STAMP_COLUMN)} AS s FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${this.storage.dialect.placeholder(1)}`, [key],
+        );
+        if (!row) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
+        throw new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
+          { name: 'RECORD_NOT_SAVED', message: `Cannot save record ${String(key)} in table ${dc.name} of database ${this.name}` },
+          { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be saved` },
+        ]);
+      }
+      await this.#bumpGlobalStamp();
+      return { key, stamp: stamp + 1, timestamp };
+    });
+  }
+
+  /** @internal Deletes one entity by key. */
+  async storeDrop(dc: DataClassModel, key: unknown): Promise<void> {
+    const { sql, params } = compileDelete(this.storage.dialect, dc, { kind: 'compare', path: directPath(dc.key), op: '=', value: key });
+    await this.transaction(async () => {
+      const changed = await this.storage.run(sql, params);
+      if (changed === 0) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
+      await this.#bumpGlobalStamp();
+    });
+  }
+
+  async #bumpGlobalStamp(): Promise<void> {
+    const q = this.storage.dialect.quote;
+    await this.storage.run(`UPDATE ${q(GLOBAL_STAMP_TABLE)} SET ${q('value')} = ${q('value')} + 1 WHERE ${q('id')} = 1`);
+  }
+
+  /** Runs a write, turning an engine's constraint failure into a DatasetError naming the attribute. */
+  async #write<T>(dc: DataClassModel, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ConstraintError && e.constraint === 'unique') {
+        const attr = dc.storage.find((a) => a.column === e.column);
+        throw new DatasetError('VALUE_NOT_UNIQUE', `another ${dc.name} entity already has this value for '${attr?.name ?? e.column}'`);
+      }
+      throw e;
+    }
+  }
+}

@@ -1,0 +1,126 @@
+// EntitySelection: a lazy, ordered set of entities of one dataclass. It is a description (a
+// condition, an order, a window) that runs as SQL only when counted or read, page by page, so
+// no operation loads a whole table.
+
+import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import type { DataClass } from './dataclass.js';
+import type { Entity } from './entity.js';
+import { parseOrderBy } from './order-by.js';
+
+/** How the entities of a selection are defined. (Entity sets will add a key-list source.) */
+export interface QuerySource {
+  readonly kind: 'query';
+  readonly where: Condition | null;
+  /** as given; the primary key is appended when compiled so that pages are stable */
+  readonly order: readonly OrderTerm[];
+  readonly offset: number;
+  readonly limit: number | null;
+}
+export type SelectionSource = QuerySource;
+
+/** Entities are read in chunks of this size when iterating or converting to an array. */
+const ITERATION_CHUNK = 1000;
+
+export class EntitySelection {
+  readonly #dc: DataClass;
+  readonly #source: SelectionSource;
+
+  /** @internal selections come from a dataclass (all(), query) or from another selection */
+  constructor(dc: DataClass, source: SelectionSource) {
+    this.#dc = dc;
+    this.#source = source;
+  }
+
+  getDataClass(): DataClass {
+    return this.#dc;
+  }
+
+  /** @internal */
+  get source(): SelectionSource {
+    return this.#source;
+  }
+
+  /** The number of entities (a COUNT in the database). */
+  get length(): Promise<number> {
+    return this.#dc.ds.countWhere(this.#dc.model, this.#source.where).then((total) => {
+      const { offset, limit } = this.#source;
+      const after = Math.max(0, total - offset);
+      return limit === null ? after : Math.min(limit, after);
+    });
+  }
+
+  /** The entities from position start (included) to end (excluded), like Array.prototype.slice. */
+  slice(start: number, end?: number): EntitySelection {
+    if (start < 0 || (end !== undefined && end < 0)) {
+      throw new RangeError('EntitySelection.slice takes non-negative positions');
+    }
+    const { offset, limit } = this.#source;
+    const from = offset + start;
+    let count = end === undefined ? null : Math.max(0, end - start);
+    if (limit !== null) {
+      const left = Math.max(0, limit - start);
+      count = count === null ? left : Math.min(count, left);
+    }
+    return new EntitySelection(this.#dc, { ...this.#source, offset: from, limit: count });
+  }
+
+  /** The same entities sorted by an order string ("lastName desc, employer.name"). */
+  orderBy(spec: string): EntitySelection {
+    const order = parseOrderBy(this.#dc.model, spec, () => true);
+    return this.withOrder(order);
+  }
+
+  /** @internal */
+  withOrder(order: readonly OrderTerm[]): EntitySelection {
+    const s = this.#source;
+    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, order });
+    // A window keeps its members: select the members first, then sort them.
+    const members: Condition = { kind: 'keyIn', select: this.spec([{ kind: 'storage', attr: this.#dc.model.key }]) };
+    return new EntitySelection(this.#dc, { kind: 'query', where: members, order, offset: 0, limit: null });
+  }
+
+  /** @internal The selection narrowed by one more condition. */
+  where(condition: Condition): EntitySelection {
+    const s = this.#source;
+    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, where: and(s.where, condition) });
+    const members: Condition = { kind: 'keyIn', select: this.spec([{ kind: 'storage', attr: this.#dc.model.key }]) };
+    return new EntitySelection(this.#dc, { kind: 'query', where: and(members, condition), order: s.order, offset: 0, limit: null });
+  }
+
+  async first(): Promise<Entity | null> {
+    const [e] = await this.page(0, 1);
+    return e ?? null;
+  }
+
+  /** Every entity, read in chunks. Prefer iteration (for await … of) for large selections. */
+  async toArray(): Promise<Entity[]> {
+    const out: Entity[] = [];
+    for await (const e of this) out.push(e);
+    return out;
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Entity> {
+    for (let at = 0; ; at += ITERATION_CHUNK) {
+      const chunk = await this.page(at, ITERATION_CHUNK);
+      yield* chunk;
+      if (chunk.length < ITERATION_CHUNK) return;
+    }
+  }
+
+  /**
+   * @internal Entities at positions [start, start + count) of this selection, in order, with the
+   * alias attributes named in `aliases` read too.
+   */
+  page(start: number, count: number, aliases: readonly string[] = []): Promise<Entity[]> {
+    const window = this.slice(start, start + count);
+    return this.#dc.readEntities(window.spec(this.#dc.entityColumns(aliases)));
+  }
+
+  /** @internal The SELECT this selection stands for, with the given columns. */
+  spec(columns: SelectSpec['columns']): SelectSpec {
+    const s = this.#source;
+    const key = this.#dc.model.key;
+    const order = s.order.some((t) => t.path.via.length === 0 && t.path.attr === key) ? s.order : [...s.order, { path: directPath(key), descending: false }];
+    return { dataClass: this.#dc.model, columns, where: s.where, order, offset: s.offset, limit: s.limit };
+  }
+}

@@ -1,0 +1,43 @@
+// The one registry of expected failures: each has a stable errCode (4D's own where 4D has one),
+// an HTTP status and a component signature. docs/errors.md is kept in step by a test.
+
+export interface ErrorSpec {
+  /** numeric code sent as `errCode` */
+  readonly errCode: number;
+  /** HTTP status of a response whose first error is this one */
+  readonly status: number;
+  /** `componentSignature`: "dbmg" for 4D's database-engine codes, "dsrs" for codes of our own */
+  readonly signature: 'dbmg' | 'dsrs';
+  /** one line for docs/errors.md */
+  readonly summary: string;
+}
+
+export const ERRORS = {
+  // ---- 4D's own codes (reference §1.9) ----
+  STAMP_CHANGED: { errCode: 1263, status: 409, signature: 'dbmg', summary: 'The given __STAMP does not match the stored one.' },
+  RECORD_NOT_SAVED: { errCode: 1046, status: 409, signature: 'dbmg', summary: 'The record cannot be saved (follows 1263).' },
+  ENTITY_NOT_SAVED: { errCode: 1517, status: 409, signature: 'dbmg', summary: 'The entity cannot be saved (closes a save-failure stack).' },
+  ENTITY_NOT_FOUND: { errCode: 1542, status: 404, signature: 'dbmg', summary: 'No entity with the given key (or unique attribute value) in the dataclass.' },
+  ENTITY_SET_NOT_FOUND: { errCode: 1802, status: 404, signature: 'dbmg', summary: 'The entity set cannot be found (released, expired or never created).' },
+  UNKNOWN_ATTRIBUTE: { errCode: 1500, status: 404, signature: 'dbmg', summary: 'An attribute named in the URL or in an option does not exist in the dataclass or is not exposed.' },
+
+  // ---- codes of our own (4D documents none for these cases) ----
+  UNKNOWN_RESOURCE: { errCode: 7001, status: 404, signature: 'dsrs', summary: 'The URL names no resource this server has (e.g. /rest/$nothing).' },
+  UNKNOWN_DATACLASS: { errCode: 7002, status: 404, signature: 'dsrs', summary: 'The URL names a dataclass that does not exist or is not exposed.' },
+  MALFORMED_URL: { errCode: 7004, status: 400, signature: 'dsrs', summary: 'The URL path does not follow the REST grammar (unbalanced brackets, bad escapes, extra segments).' },
+  INVALID_KEY: { errCode: 7005, status: 400, signature: 'dsrs', summary: 'A key in the URL cannot be converted to the primary key type.' },
+  UNKNOWN_OPTION: { errCode: 7006, status: 400, signature: 'dsrs', summary: 'A $-option in the query string is unknown.' },
+  INVALID_OPTION: { errCode: 7007, status: 400, signature: 'dsrs', summary: 'A $-option has a value it cannot take, or is given twice.' },
+  OPTION_NOT_SUPPORTED: { errCode: 7008, status: 501, signature: 'dsrs', summary: 'A documented $-option this version does not implement yet.' },
+  LIMIT_EXCEEDED: { errCode: 7009, status: 400, signature: 'dsrs', summary: 'A request goes past a named limit (page size, URL length, path depth).' },
+  METHOD_NOT_ALLOWED: { errCode: 7010, status: 405, signature: 'dsrs', summary: 'The HTTP method cannot be used on this resource.' },
+  INVALID_ORDER_BY: { errCode: 7011, status: 400, signature: 'dsrs', summary: 'An order-by string is malformed or names an attribute that cannot be sorted.' },
+  NOT_A_RELATION: { errCode: 7012, status: 400, signature: 'dsrs', summary: 'A path expects a relation attribute but names another kind.' },
+  INVALID_VALUE: { errCode: 7013, status: 400, signature: 'dsrs', summary: 'A value cannot be converted to the type of its attribute.' },
+  INVALID_BODY: { errCode: 7014, status: 400, signature: 'dsrs', summary: 'The request body is not valid JSON or not the expected shape.' },
+  VALUE_NOT_UNIQUE: { errCode: 7015, status: 409, signature: 'dsrs', summary: 'A save would give a unique attribute (or the key) a value another entity has.' },
+  BODY_TOO_LARGE: { errCode: 7016, status: 413, signature: 'dsrs', summary: 'The request body is larger than the server accepts.' },
+  INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorName = keyof typeof ERRORS;

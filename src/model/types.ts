@@ -1,0 +1,126 @@
+// The resolved model: dataclasses and attributes with their cross-references filled in.
+// Built once from model.json by load-model.ts; read-only afterwards, shared by every layer.
+
+export const STORAGE_TYPES = [
+  'bool', 'blob', 'byte', 'date', 'duration', 'image', 'long', 'long64', 'number', 'string', 'uuid', 'word', 'object',
+] as const;
+export type StorageType = (typeof STORAGE_TYPES)[number];
+
+export const INTEGER_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64']);
+export const NUMERIC_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64', 'number', 'duration']);
+
+export type AttributeKind = 'storage' | 'relatedEntity' | 'relatedEntities' | 'alias' | 'calculated';
+
+interface AttributeBase {
+  readonly name: string;
+  /** catalog `fieldPos`: 1-based position among storage attributes; a relation's is its field's; 0 = none */
+  readonly fieldPos: number;
+  readonly exposed: boolean;
+  readonly dataClass: DataClassModel;
+  readonly defaultFormat?: { format: string };
+  readonly multiLine?: boolean;
+  readonly extraProperties?: Record<string, unknown>;
+}
+
+export interface StorageAttribute extends AttributeBase {
+  readonly kind: 'storage';
+  readonly type: StorageType;
+  /** SQL column name */
+  readonly column: string;
+  readonly identifying: boolean;
+  readonly autoincrement: boolean;
+  readonly autogenerate: boolean;
+  readonly indexed: boolean;
+  readonly unique: boolean;
+  readonly dateOnly: boolean;
+  /** true when the loader created it to hold a relation's key (not declared in model.json) */
+  readonly implicit: boolean;
+}
+
+export interface RelatedEntityAttribute extends AttributeBase {
+  readonly kind: 'relatedEntity';
+  readonly target: DataClassModel;
+  readonly foreignKey: StorageAttribute;
+  /** the relatedEntities attribute of the target that points back here, if any */
+  readonly inverse: RelatedEntitiesAttribute | undefined;
+}
+
+export interface RelatedEntitiesAttribute extends AttributeBase {
+  readonly kind: 'relatedEntities';
+  readonly target: DataClassModel;
+  /** the relatedEntity attribute of the target whose foreign key selects our entities */
+  readonly inverse: RelatedEntityAttribute;
+}
+
+export interface AliasAttribute extends AttributeBase {
+  readonly kind: 'alias';
+  readonly path: string;
+  /** every attribute along the path, the last one being the target */
+  readonly steps: readonly AttributeModel[];
+  /** catalog type: the target's type, or `<Class>` / `<Class>Selection` for relation targets */
+  readonly type: string;
+  /** true when some step is a relatedEntities: the value is then a list */
+  readonly toMany: boolean;
+}
+
+export interface CalculatedAttribute extends AttributeBase {
+  readonly kind: 'calculated';
+  readonly type: string;
+}
+
+export type AttributeModel =
+  | StorageAttribute
+  | RelatedEntityAttribute
+  | RelatedEntitiesAttribute
+  | AliasAttribute
+  | CalculatedAttribute;
+
+export interface DataClassModel {
+  readonly name: string;
+  readonly className: string;
+  readonly collectionName: string;
+  /** 1-based position in the model (catalog `tableNumber`) */
+  readonly tableNumber: number;
+  /** SQL table name */
+  readonly table: string;
+  readonly defaultTopSize: number | undefined;
+  readonly exposed: boolean;
+  readonly extraProperties: Record<string, unknown>;
+  readonly attributes: readonly AttributeModel[];
+  readonly attributesByName: ReadonlyMap<string, AttributeModel>;
+  readonly key: StorageAttribute;
+  readonly storage: readonly StorageAttribute[];
+}
+
+export interface Model {
+  readonly name: string;
+  readonly dataClasses: readonly DataClassModel[];
+  readonly dataClassesByName: ReadonlyMap<string, DataClassModel>;
+}
+
+/** Is the attribute reachable through REST: itself exposed, its dataclass exposed, its relation target exposed. */
+export function isExposed(attr: AttributeModel): boolean {
+  if (!attr.exposed || !attr.dataClass.exposed) return false;
+  if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities') return attr.target.exposed;
+  if (attr.kind === 'alias') return attr.steps.every((s) => s.exposed && s.dataClass.exposed);
+  return true;
+}
+
+/** Catalog type of an attribute (`long`, `Company`, `EmployeeSelection` …). */
+export function attributeType(attr: AttributeModel): string {
+  switch (attr.kind) {
+    case 'storage':
+      return attr.type;
+    case 'relatedEntity':
+      return attr.target.name;
+    case 'relatedEntities':
+      return attr.target.collectionName;
+    case 'alias':
+    case 'calculated':
+      return attr.type;
+    default: {
+      const never: never = attr;
+      return never;
+    }
+  }
+}

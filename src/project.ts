@@ -1,0 +1,52 @@
+// A project folder: model.json (the datastore definition), data/data.sqlite (the default
+// database) and an optional seed module (seed.ts or seed.js) run once, when the database is new.
+
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
+import { loadModelFile } from './model/load-model.js';
+import { SqliteAdapter } from './storage/sqlite.js';
+
+export interface ProjectOptions {
+  /** the SQLite file; default DIR/data/data.sqlite */
+  readonly db?: string;
+}
+
+export class ProjectError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProjectError';
+  }
+}
+
+/** A seed module's default export: fills a new database through the datastore core. */
+export type SeedFunction = (ds: DatastoreWithClasses) => Promise<void>;
+
+export async function openProject(dir: string, options: ProjectOptions = {}): Promise<DatastoreWithClasses> {
+  const root = resolve(dir);
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new ProjectError(`the project folder ${root} does not exist`);
+  const modelFile = join(root, 'model.json');
+  if (!existsSync(modelFile)) throw new ProjectError(`${modelFile} is missing: a project folder holds a model.json`);
+  const model = await loadModelFile(modelFile);
+  const db = resolve(options.db ?? join(root, 'data', 'data.sqlite'));
+  const isNew = !existsSync(db);
+  if (isNew) mkdirSync(dirname(db), { recursive: true });
+  let ds: DatastoreWithClasses | undefined;
+  try {
+    ds = await Datastore.open(model, new SqliteAdapter(db));
+    const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
+    if (isNew && seed) {
+      const mod = (await import(pathToFileURL(seed).href)) as { default?: SeedFunction };
+      if (typeof mod.default !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
+      const target = ds;
+      await ds.transaction(() => (mod.default as SeedFunction)(target));
+    }
+    return ds;
+  } catch (e) {
+    await ds?.close();
+    // A database this start created and could not finish is removed, so the next start begins afresh.
+    if (isNew) for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+    throw e;
+  }
+}

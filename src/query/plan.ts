@@ -1,0 +1,54 @@
+// The resolved query plan: conditions and sort terms holding model references and coerced values,
+// never names as written. Built by resolvers in datastore/ and query/, compiled by sql/compiler.ts.
+
+import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+
+/** A storage attribute reached from a dataclass, possibly through N→1 relations. */
+export interface AttributePath {
+  readonly via: readonly RelatedEntityAttribute[];
+  readonly attr: StorageAttribute;
+}
+
+export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
+
+export type Condition =
+  | { readonly kind: 'compare'; readonly path: AttributePath; readonly op: CompareOp; readonly value: unknown }
+  | { readonly kind: 'isNull'; readonly path: AttributePath; readonly negated: boolean }
+  | { readonly kind: 'in'; readonly path: AttributePath; readonly values: readonly unknown[] }
+  /** the primary key is among the keys a sub-select returns (a slice of a selection, say) */
+  | { readonly kind: 'keyIn'; readonly select: SelectSpec }
+  | { readonly kind: 'and' | 'or'; readonly items: readonly Condition[] }
+  | { readonly kind: 'not'; readonly item: Condition };
+
+export interface OrderTerm {
+  readonly path: AttributePath;
+  readonly descending: boolean;
+}
+
+/** What a SELECT reads for each row. */
+export type ColumnSpec =
+  | { readonly kind: 'storage'; readonly attr: StorageAttribute }
+  | { readonly kind: 'alias'; readonly attr: AliasAttribute }
+  | { readonly kind: 'stamp' }
+  | { readonly kind: 'timestamp' };
+
+export interface SelectSpec {
+  readonly dataClass: DataClassModel;
+  readonly columns: readonly ColumnSpec[];
+  readonly where: Condition | null;
+  readonly order: readonly OrderTerm[];
+  readonly limit?: number | null;
+  readonly offset?: number;
+  /** at most `limit` rows per value of `attr` (first rows in `order`), as for inline 1→N pages */
+  readonly perGroup?: { readonly attr: StorageAttribute; readonly limit: number };
+}
+
+export function directPath(attr: StorageAttribute): AttributePath {
+  return { via: [], attr };
+}
+
+export function and(...items: (Condition | null)[]): Condition | null {
+  const present = items.filter((c): c is Condition => c !== null);
+  if (present.length === 0) return null;
+  return present.length === 1 ? present[0] : { kind: 'and', items: present };
+}

@@ -1,0 +1,59 @@
+// Wire names, spelled once: the reserved properties of REST answers and the $-options.
+
+export const W = {
+  KEY: '__KEY',
+  STAMP: '__STAMP',
+  TIMESTAMP: '__TIMESTAMP',
+  ENTITY_MODEL: '__entityModel',
+  DATACLASS: '__DATACLASS',
+  GLOBAL_STAMP: '__GlobalStamp',
+  COUNT: '__COUNT',
+  SENT: '__SENT',
+  FIRST: '__FIRST',
+  ENTITIES: '__ENTITIES',
+  ENTITY_SET: '__ENTITYSET',
+  DEFERRED: '__deferred',
+  ERROR: '__ERROR',
+  STATUS: '__STATUS',
+} as const;
+
+/** The URL prefix of every REST resource. */
+export const REST_PREFIX = '/rest';
+
+/** Every $-option of the REST API; `implemented: false` ones answer OPTION_NOT_SUPPORTED for now. */
+export const OPTIONS = {
+  $top: true,
+  $limit: true,
+  $skip: true,
+  $attributes: true,
+  $expand: true,
+  $asArray: true,
+  $orderby: true,
+  $method: true,
+  $filter: false,
+  $params: false,
+  $queryplan: false,
+  $querypath: false,
+  $timeout: false,
+  $savedfilter: false,
+  $savedorderby: false,
+  $compute: false,
+  $distinct: false,
+  $logicOperator: false,
+  $operator: false,
+  $otherCollection: false,
+  $subOrderby: false,
+  $atomic: false,
+  $atOnce: false,
+  $atonce: false,
+  $refresh: false,
+  $rawPict: false,
+  $binary: false,
+  $imageformat: false,
+  $version: false,
+  $lock: false,
+  $clean: false,
+  $format: false,
+} as const satisfies Record<string, boolean>;
+
+export type OptionName = keyof typeof OPTIONS;

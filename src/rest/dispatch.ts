@@ -1,0 +1,43 @@
+// The REST pipeline in one place: URL → route, query string → options, route → handler.
+
+import { MAX_URL_LENGTH } from '../config/limits.js';
+import type { Datastore } from '../datastore/datastore.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { REST_PREFIX } from './constants.js';
+import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
+import { readDataClass } from './handlers/read.js';
+import { parseOptions } from './options.js';
+import { parseRestPath } from './url.js';
+
+export interface RestRequest {
+  readonly method: string;
+  /** the request target as received: /rest/…?… */
+  readonly url: string;
+}
+
+/** Runs one REST request; resolves to the JSON body of a 200 answer, throws DatasetError otherwise. */
+export async function handleRest(ds: Datastore, req: RestRequest): Promise<unknown> {
+  if (req.url.length > MAX_URL_LENGTH) throw new DatasetError('LIMIT_EXCEEDED', `the URL is ${req.url.length} characters long; at most ${MAX_URL_LENGTH} are read`);
+  const q = req.url.indexOf('?');
+  const path = req.url.slice(REST_PREFIX.length, q < 0 ? undefined : q);
+  const route = parseRestPath(path);
+  const options = parseOptions(q < 0 ? '' : req.url.slice(q + 1));
+  const isRead = req.method === 'GET' || req.method === 'HEAD';
+  switch (route.kind) {
+    case 'catalog':
+    case 'catalogAll':
+    case 'catalogItem':
+      if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on the catalog: use GET`);
+      return route.kind === 'catalog' ? catalogList(ds) : route.kind === 'catalogAll' ? catalogAll(ds) : catalogDataClass(ds, route.name);
+    case 'dataClass':
+      if (isRead) return readDataClass(ds, route, options);
+      if (req.method === 'POST' && options.method !== undefined) {
+        throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${options.method} is not supported by this version of the server yet`);
+      }
+      throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
+    default: {
+      const never: never = route;
+      return never;
+    }
+  }
+}

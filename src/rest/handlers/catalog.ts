@@ -1,0 +1,98 @@
+// GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the exposed structure,
+// in the shapes of the spec ("Catalog") and reference §2.1. Optional flags appear only when true.
+
+import type { Datastore } from '../../datastore/datastore.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import { attributeType, isExposed, type AttributeModel, type DataClassModel } from '../../model/types.js';
+import { didYouMean } from '../../util/suggest.js';
+import { DEFAULT_PAGE_SIZE } from '../../config/limits.js';
+import { REST_PREFIX } from '../constants.js';
+
+type Json = Record<string, unknown>;
+
+export function exposedDataClasses(ds: Datastore): DataClassModel[] {
+  return ds.model.dataClasses.filter((dc) => dc.exposed);
+}
+
+/** The exposed dataclass of that name, or UNKNOWN_DATACLASS naming the closest one. */
+export function exposedDataClass(ds: Datastore, name: string): DataClassModel {
+  const dc = ds.model.dataClassesByName.get(name);
+  if (dc && dc.exposed) return dc;
+  const names = exposedDataClasses(ds).map((d) => d.name);
+  throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, names)}`);
+}
+
+export function catalogList(ds: Datastore): Json {
+  return {
+    dataClasses: exposedDataClasses(ds).map((dc) => ({
+      name: dc.name,
+      uri: `${REST_PREFIX}/$catalog/${dc.name}`,
+      dataURI: `${REST_PREFIX}/${dc.name}`,
+    })),
+  };
+}
+
+export function catalogAll(ds: Datastore): Json {
+  return { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(dc, false)) };
+}
+
+export function catalogDataClass(ds: Datastore, name: string): Json {
+  return describeDataClass(exposedDataClass(ds, name), true);
+}
+
+/** `single`: the one-dataclass answer, which always states defaultTopSize (spec "Catalog dataclass description"). */
+function describeDataClass(dc: DataClassModel, single: boolean): Json {
+  const out: Json = {
+    name: dc.name,
+    className: dc.className,
+    collectionName: dc.collectionName,
+    tableNumber: dc.tableNumber,
+    scope: 'public',
+    dataURI: `${REST_PREFIX}/${dc.name}`,
+  };
+  if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = dc.defaultTopSize ?? DEFAULT_PAGE_SIZE;
+  out.extraProperties = dc.extraProperties;
+  out.attributes = dc.attributes.filter(isExposed).map(describeAttribute);
+  out.key = [{ name: dc.key.name }];
+  return out;
+}
+
+function describeAttribute(a: AttributeModel): Json {
+  const out: Json = { name: a.name, kind: a.kind };
+  if (a.fieldPos > 0) out.fieldPos = a.fieldPos;
+  out.scope = 'public';
+  if (a.kind === 'storage' && a.indexed) out.indexed = true;
+  out.type = attributeType(a);
+  switch (a.kind) {
+    case 'storage':
+      if (a.identifying) out.identifying = true;
+      if (a.dateOnly) out.simpleDate = true;
+      break;
+    case 'relatedEntity':
+      out.foreignKey = a.foreignKey.name;
+      if (a.inverse && isExposed(a.inverse)) out.inverseName = a.inverse.name;
+      out.path = a.target.name;
+      break;
+    case 'relatedEntities':
+      out.inverseName = a.inverse.name;
+      out.reversePath = true;
+      out.path = a.inverse.name;
+      break;
+    case 'alias':
+      out.path = a.path;
+      out.readOnly = true;
+      break;
+    case 'calculated':
+      // Until user classes bring setters, every calculated attribute is read-only.
+      out.readOnly = true;
+      break;
+    default: {
+      const never: never = a;
+      return never;
+    }
+  }
+  if (a.defaultFormat) out.defaultFormat = a.defaultFormat;
+  if (a.multiLine) out.multiLine = true;
+  if (a.extraProperties) out.extraProperties = a.extraProperties;
+  return out;
+}

@@ -1,0 +1,97 @@
+// Reads the query string into typed $-options. Values may be wrapped in double (or single)
+// quotes (`$filter="…"`, `$params='[…]'`), '+' stands for a space, and every value is checked
+// here so that handlers only see well-formed options.
+
+import { MAX_PAGE_SIZE } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { didYouMean } from '../util/suggest.js';
+import { OPTIONS, type OptionName } from './constants.js';
+
+export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate'] as const;
+export type RestMethod = (typeof METHODS)[number];
+
+export interface RestOptions {
+  readonly top?: number;
+  readonly skip: number;
+  readonly attributes?: readonly string[];
+  readonly expand?: readonly string[];
+  readonly asArray: boolean;
+  readonly orderby?: string;
+  readonly method?: RestMethod;
+}
+
+/** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
+export function parseOptions(query: string): RestOptions {
+  const raw = new Map<OptionName, string>();
+  for (const part of query.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const name = decode(eq < 0 ? part : part.slice(0, eq), part);
+    // Parameters without '$' are not ours (cache busters such as _=123): ignored.
+    if (!name.startsWith('$')) continue;
+    if (!(name in OPTIONS)) {
+      throw new DatasetError('UNKNOWN_OPTION', `unknown option '${name}'${didYouMean(name, Object.keys(OPTIONS))}`);
+    }
+    const option = name as OptionName;
+    if (raw.has(option)) throw new DatasetError('INVALID_OPTION', `the option ${name} is given twice`);
+    raw.set(option, unquote(eq < 0 ? '' : decode(part.slice(eq + 1), part)));
+  }
+  for (const name of raw.keys()) {
+    if (!OPTIONS[name]) throw new DatasetError('OPTION_NOT_SUPPORTED', `the option ${name} is not supported by this version of the server yet`);
+  }
+  if (raw.has('$top') && raw.has('$limit')) throw new DatasetError('INVALID_OPTION', '$top and $limit are the same option: give one of them');
+  const top = raw.get('$top') ?? raw.get('$limit');
+  const method = raw.get('$method');
+  if (method !== undefined && !METHODS.includes(method as RestMethod)) {
+    throw new DatasetError('INVALID_OPTION', `'${method}' is not a value of $method${didYouMean(method, METHODS)} (one of ${METHODS.join(', ')})`);
+  }
+  const orderby = raw.get('$orderby');
+  if (orderby !== undefined && orderby.trim() === '') throw new DatasetError('INVALID_OPTION', '$orderby is empty: give attribute paths, like $orderby="lastName desc"');
+  return {
+    top: top === undefined ? undefined : count(raw.has('$top') ? '$top' : '$limit', top, MAX_PAGE_SIZE),
+    skip: raw.has('$skip') ? count('$skip', raw.get('$skip') as string, Number.MAX_SAFE_INTEGER) : 0,
+    attributes: list('$attributes', raw.get('$attributes')),
+    expand: list('$expand', raw.get('$expand')),
+    asArray: bool('$asArray', raw.get('$asArray')),
+    orderby,
+    method: method as RestMethod | undefined,
+  };
+}
+
+function decode(text: string, whole: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    throw new DatasetError('MALFORMED_URL', `bad percent-encoding in the query string at '${whole}'`);
+  }
+}
+
+/** Removes one pair of surrounding double or single quotes. */
+function unquote(v: string): string {
+  const t = v.trim();
+  if (t.length >= 2 && (t[0] === '"' || t[0] === "'") && t.endsWith(t[0])) return t.slice(1, -1);
+  return v;
+}
+
+function count(name: string, v: string, max: number): number {
+  if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'`);
+  const n = Number(v);
+  if (n > max) throw new DatasetError('LIMIT_EXCEEDED', `${name}=${n} is more than the ${max} this server sends in one page`);
+  return n;
+}
+
+function bool(name: string, v: string | undefined): boolean {
+  if (v === undefined) return false;
+  if (v === 'true' || v === '1' || v === '') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new DatasetError('INVALID_OPTION', `${name} must be true or false, got '${v}'`);
+}
+
+function list(name: string, v: string | undefined): string[] | undefined {
+  if (v === undefined) return undefined;
+  const items = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (items.length === 0) throw new DatasetError('INVALID_OPTION', `${name} is empty: give attribute paths separated by commas`);
+  const bad = items.find((i) => !/^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/.test(i));
+  if (bad !== undefined) throw new DatasetError('INVALID_OPTION', `${name}: '${bad}' is not an attribute path`);
+  return items;
+}

@@ -1,0 +1,37 @@
+// The Fastify side of the REST API: one catch-all route per verb under /rest, our own URL grammar
+// behind it, and the error handler that turns every failure into an __ERROR answer.
+
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { Datastore } from '../datastore/datastore.js';
+import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
+import { REST_PREFIX, W } from './constants.js';
+import { handleRest } from './dispatch.js';
+
+const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+export async function restRoutes(app: FastifyInstance, ds: Datastore): Promise<void> {
+  const handler = async (request: { method: string; raw: { url?: string } }, reply: FastifyReply) => {
+    const body = await handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX });
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
+  };
+  app.route({ method: [...VERBS], url: REST_PREFIX, handler });
+  app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
+
+  app.setNotFoundHandler((request, reply) => {
+    sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/`));
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (isDatasetError(error)) return sendError(reply, error);
+    const status = error.statusCode ?? 500;
+    if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
+    if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
+    // Unexpected: the cause goes to the log, not to the client.
+    request.log.error({ err: error }, 'unexpected error');
+    return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
+  });
+}
+
+function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
+  return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify({ [W.ERROR]: error.toWire() }));
+}

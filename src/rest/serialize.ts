@@ -1,0 +1,133 @@
+// Turns fetched entities into the wire JSON of 4D's REST server: __KEY as a string, __STAMP,
+// __TIMESTAMP, deferred relations and pictures, inline related entities and selections.
+
+import type { FetchedEntity, FetchedSelection } from '../datastore/fetch.js';
+import type { Projection, ProjectedAttribute } from '../datastore/projection.js';
+import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
+import { REST_PREFIX, W } from './constants.js';
+import { keyInUri } from './url.js';
+
+type Json = Record<string, unknown>;
+
+export interface SerializeContext {
+  readonly globalStamp: number;
+}
+
+export function entityUri(dc: DataClassModel, key: unknown): string {
+  return `${REST_PREFIX}/${dc.name}(${keyInUri(key)})`;
+}
+
+/** One entity; `model` adds __entityModel (top-level single-entity answers). */
+export function serializeEntity(f: FetchedEntity, p: Projection, ctx: SerializeContext, model = false): Json {
+  const e = f.entity;
+  const out: Json = {};
+  if (model) out[W.ENTITY_MODEL] = p.dataClass.name;
+  out[W.KEY] = String(e.getKey());
+  out[W.TIMESTAMP] = e.getTimeStamp().toISOString();
+  out[W.STAMP] = e.getStamp();
+  for (const a of p.attributes) out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
+  return out;
+}
+
+/** A page of a selection in the collection envelope (reference §1.5 key order). */
+export function serializeCollection(
+  dc: DataClassModel, count: number, first: number, entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext,
+): Json {
+  return {
+    [W.ENTITY_MODEL]: dc.name,
+    [W.GLOBAL_STAMP]: ctx.globalStamp,
+    [W.COUNT]: count,
+    [W.FIRST]: first,
+    [W.ENTITIES]: entities.map((f) => serializeEntity(f, p, ctx)),
+    [W.SENT]: entities.length,
+  };
+}
+
+/**
+ * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP, and relation
+ * attributes are left out (what 4D's newest servers send).
+ */
+export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection): Json[] {
+  return entities.map(({ entity }) => {
+    const out: Json = { [W.KEY]: entity.getKey(), [W.STAMP]: entity.getStamp() };
+    for (const a of p.attributes) {
+      if (a.kind === 'value') out[a.attr.name] = plainValue(entity.get(a.attr.name), a.attr, p.dataClass, entity.getKey(), true);
+    }
+    return out;
+  });
+}
+
+function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassModel, ctx: SerializeContext): unknown {
+  const e = f.entity;
+  switch (a.kind) {
+    case 'value':
+      return plainValue(e.get(a.attr.name), a.attr, dc, e.getKey(), false);
+    case 'deferred':
+      if (a.attr.kind === 'relatedEntity') {
+        const fk = e.get(a.attr.foreignKey.name);
+        return fk === null ? null : relatedDeferred(a.attr.target, fk);
+      }
+      return { [W.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
+    case 'entity': {
+      const related = f.related.get(a.attr.name) as FetchedEntity | null | undefined;
+      return related ? serializeEntity(related, a.sub, ctx) : null;
+    }
+    case 'entities': {
+      const sel = f.related.get(a.attr.name) as FetchedSelection;
+      return {
+        [W.ENTITY_SET]: relationUri(dc, e.getKey(), a.attr.name),
+        [W.GLOBAL_STAMP]: ctx.globalStamp,
+        [W.COUNT]: sel.count,
+        [W.FIRST]: 0,
+        [W.ENTITIES]: sel.entities.map((r) => serializeEntity(r, a.sub, ctx)),
+        [W.SENT]: sel.entities.length,
+      };
+    }
+    default: {
+      const never: never = a;
+      return never;
+    }
+  }
+}
+
+function relationUri(dc: DataClassModel, key: unknown, attr: string): string {
+  return `${entityUri(dc, key)}/${attr}?$expand=${attr}`;
+}
+
+function relatedDeferred(target: DataClassModel, key: unknown): Json {
+  return { [W.DEFERRED]: { uri: entityUri(target, key), [W.KEY]: String(key) } };
+}
+
+/** A scalar-like attribute value in its wire form. */
+function plainValue(
+  v: unknown, attr: StorageAttribute | AliasAttribute | CalculatedAttribute, dc: DataClassModel, key: unknown, asArray: boolean,
+): unknown {
+  if (v === null || v === undefined) return null;
+  if (attr.kind === 'alias') {
+    const last = attr.steps[attr.steps.length - 1];
+    if (last.kind === 'relatedEntity') return relatedDeferred(last.target, v);
+    if (last.kind === 'storage') return plainValue(v, last, dc, key, asArray);
+    return v;
+  }
+  if (attr.kind !== 'storage') return v;
+  switch (attr.type) {
+    case 'date':
+      return formatDate(v as Date, attr.dateOnly, asArray);
+    case 'image':
+      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${attr.name}?$imageformat=best&$version=${String(v)}&$expand=${attr.name}`, image: true } };
+    case 'blob':
+      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${attr.name}?$binary=true&$version=${String(v)}&$expand=${attr.name}` } };
+    default:
+      return v;
+  }
+}
+
+/**
+ * Dates as 4D sends them: ISO 8601 with milliseconds; date-only attributes as 4D's `d!m!yyyy`
+ * (`!!yyyy-mm-dd!!` in $asArray answers). See docs/decisions.md.
+ */
+export function formatDate(d: Date, dateOnly: boolean, asArray = false): string {
+  if (!dateOnly) return d.toISOString();
+  if (asArray) return `!!${d.toISOString().slice(0, 10)}!!`;
+  return `${d.getUTCDate()}!${d.getUTCMonth() + 1}!${d.getUTCFullYear()}`;
+}

@@ -1,0 +1,127 @@
+// The REST URL grammar: turns the path after /rest into a typed Route. Names stay as written;
+// handlers resolve them against the model. Keys and values are percent-decoded here, after the
+// path is split, so an encoded '/' inside a key does not split it.
+
+import { MAX_PATH_SEGMENTS } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
+
+export type Selector =
+  | { readonly kind: 'all' }
+  /** `Company(1)`, `Company[1]`, `Company("A1")` */
+  | { readonly kind: 'key'; readonly key: string }
+  /** `Company:companyCode(Acme001)` */
+  | { readonly kind: 'attribute'; readonly attribute: string; readonly value: string };
+
+export type PathSegment =
+  /** one name or a comma-separated attribute list: `staff`, `firstName,lastName`, `employer.name` */
+  | { readonly kind: 'names'; readonly names: readonly string[] }
+  /** `$entityset/{id}` (id may be empty: `…/$entityset/?$filter=…`) */
+  | { readonly kind: 'entitySet'; readonly id: string };
+
+export type Route =
+  | { readonly kind: 'catalog' }
+  | { readonly kind: 'catalogAll' }
+  | { readonly kind: 'catalogItem'; readonly name: string }
+  | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PATH_NAME = /^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/;
+
+/** Parses the path after `/rest` (still percent-encoded, without the query string). */
+export function parseRestPath(rawPath: string): Route {
+  const segments = splitSegments(rawPath);
+  if (segments.length === 0) throw new DatasetError('UNKNOWN_RESOURCE', 'no resource named after /rest: try /rest/$catalog');
+  const [first, ...rest] = segments;
+  if (first.startsWith('$')) return systemRoute(decode(first, 'resource'), rest.map((s) => decode(s, 'segment')));
+  if (rest.length > MAX_PATH_SEGMENTS) throw new DatasetError('LIMIT_EXCEEDED', `the URL has ${rest.length} segments after the dataclass; at most ${MAX_PATH_SEGMENTS} are read`);
+  const { dataClass, selector } = parseResource(first);
+  const path: PathSegment[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const seg = decode(rest[i], 'segment');
+    if (seg === '$entityset') {
+      const id = i + 1 < rest.length ? decode(rest[++i], 'entity set id') : '';
+      path.push({ kind: 'entitySet', id });
+      continue;
+    }
+    const names = seg.split(',').map((n) => n.trim());
+    const bad = names.find((n) => !PATH_NAME.test(n));
+    if (bad !== undefined) throw new DatasetError('MALFORMED_URL', `'${seg}' is not an attribute name or a comma-separated list of attribute paths (at '${bad}')`);
+    path.push({ kind: 'names', names });
+  }
+  return { kind: 'dataClass', dataClass, selector, path };
+}
+
+function systemRoute(name: string, rest: string[]): Route {
+  if (name === '$catalog') {
+    if (rest.length === 0) return { kind: 'catalog' };
+    if (rest.length === 1) return rest[0] === '$all' ? { kind: 'catalogAll' } : { kind: 'catalogItem', name: rest[0] };
+    throw new DatasetError('MALFORMED_URL', `/rest/$catalog takes at most one more segment ($all or a dataclass name), got '${rest.join('/')}'`);
+  }
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${name}' is not a resource of this server (known: $catalog)`);
+}
+
+/** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */
+function parseResource(raw: string): { dataClass: string; selector: Selector } {
+  const m = /^([^([:]*)(.*)$/s.exec(raw) as RegExpExecArray;
+  const dataClass = decode(m[1], 'dataclass name');
+  if (!NAME.test(dataClass)) throw new DatasetError('MALFORMED_URL', `'${dataClass}' is not a dataclass name`);
+  const tail = m[2];
+  if (tail === '') return { dataClass, selector: { kind: 'all' } };
+  if (tail.startsWith(':')) {
+    const open = tail.indexOf('(');
+    const attribute = decode(open < 0 ? tail.slice(1) : tail.slice(1, open), 'attribute name');
+    if (!NAME.test(attribute) || open < 0) {
+      throw new DatasetError('MALFORMED_URL', `'${raw}' is not {dataClass}:{attribute}(value): expected an attribute name then a value in parentheses`);
+    }
+    return { dataClass, selector: { kind: 'attribute', attribute, value: bracketed(tail.slice(open), raw) } };
+  }
+  return { dataClass, selector: { kind: 'key', key: bracketed(tail, raw) } };
+}
+
+/** The text inside `(…)` or `[…]`, which must end the segment; surrounding quotes are removed. */
+function bracketed(text: string, whole: string): string {
+  const close = text[0] === '(' ? ')' : text[0] === '[' ? ']' : '';
+  if (!close || !text.endsWith(close) || text.length < 2) {
+    throw new DatasetError('MALFORMED_URL', `'${whole}': a key is written in parentheses or brackets, like Company(1) or Company[1]`);
+  }
+  const inner = decode(text.slice(1, -1), 'key');
+  const q = inner[0];
+  if ((q === '"' || q === "'") && inner.length >= 2 && inner.endsWith(q)) return inner.slice(1, -1);
+  if (inner === '') throw new DatasetError('MALFORMED_URL', `'${whole}': the key is empty`);
+  return inner;
+}
+
+/** Splits on '/' outside brackets and quotes; empty segments (double or trailing slashes) are dropped. */
+function splitSegments(path: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let quote = '';
+  let start = 0;
+  for (let i = 0; i <= path.length; i++) {
+    const c = path[i];
+    if (i === path.length || (c === '/' && depth === 0 && !quote)) {
+      if (i > start) out.push(path.slice(start, i));
+      start = i + 1;
+    } else if (quote) {
+      if (c === quote) quote = '';
+    } else if (c === '"' || c === "'") {
+      if (depth > 0) quote = c;
+    } else if (c === '(' || c === '[') depth++;
+    else if ((c === ')' || c === ']') && depth > 0) depth--;
+  }
+  if (depth !== 0 || quote) throw new DatasetError('MALFORMED_URL', `unbalanced ${quote ? 'quote' : 'bracket'} in '${path}'`);
+  return out;
+}
+
+function decode(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw new DatasetError('MALFORMED_URL', `bad percent-encoding in the ${what} '${text}'`);
+  }
+}
+
+/** How a key is written in a URI we emit: as is for numbers and plain text, percent-encoded otherwise. */
+export function keyInUri(key: unknown): string {
+  return encodeURIComponent(String(key)).replace(/[()'!*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}

@@ -1,0 +1,176 @@
+// The one SQL compiler: turns SelectSpecs and conditions into SQL text with bound parameters.
+// Identifiers come only from the model and are quoted by the dialect; values are always bound.
+
+import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
+import type { AttributePath, ColumnSpec, Condition, OrderTerm, SelectSpec } from '../query/plan.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
+import type { Dialect } from './dialect.js';
+
+export interface CompiledSql {
+  readonly sql: string;
+  readonly params: readonly unknown[];
+}
+
+/** Compiles one statement; holds the parameter list and the table-alias counter. */
+class Builder {
+  readonly params: unknown[] = [];
+  #aliases = 0;
+
+  constructor(readonly d: Dialect) {}
+
+  alias(): string {
+    return `t${this.#aliases++}`;
+  }
+
+  bind(attr: StorageAttribute, value: unknown): string {
+    this.params.push(this.d.encode(attr.type, value, attr.dateOnly));
+    return this.d.placeholder(this.params.length);
+  }
+
+  col(table: string, column: string): string {
+    return `${table}.${this.d.quote(column)}`;
+  }
+
+  /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop). */
+  path(table: string, path: AttributePath): string {
+    return this.chain(table, path.via, path.attr.column);
+  }
+
+  chain(table: string, via: AttributePath['via'], column: string): string {
+    if (via.length === 0) return this.col(table, column);
+    const [first, ...rest] = via;
+    const t = this.alias();
+    const inner = this.chain(t, rest, column);
+    return `(SELECT ${inner} FROM ${this.d.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)})`;
+  }
+
+  condition(table: string, c: Condition): string {
+    switch (c.kind) {
+      case 'compare': {
+        const lhs = this.path(table, c.path);
+        if (c.value === null) return `${lhs} ${c.op === '!=' ? 'IS NOT' : 'IS'} NULL`;
+        // 4D: '#' does not match null values; SQL's <> already leaves them out.
+        return `${lhs} ${c.op === '!=' ? '<>' : c.op} ${this.bind(c.path.attr, c.value)}`;
+      }
+      case 'in': {
+        if (c.values.length === 0) return '1 = 0';
+        const attr = c.path.attr;
+        return `${this.path(table, c.path)} IN (${c.values.map((v) => this.bind(attr, v)).join(', ')})`;
+      }
+      case 'keyIn':
+        return `${this.col(table, c.select.dataClass.key.column)} IN (${this.select(c.select)})`;
+      case 'isNull':
+        return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
+      case 'and':
+      case 'or':
+        return `(${c.items.map((i) => this.condition(table, i)).join(c.kind === 'and' ? ' AND ' : ' OR ')})`;
+      case 'not':
+        return `NOT (${this.condition(table, c.item)})`;
+      default: {
+        const never: never = c;
+        return never;
+      }
+    }
+  }
+
+  column(table: string, spec: ColumnSpec): string {
+    switch (spec.kind) {
+      case 'storage':
+        return `${this.col(table, spec.attr.column)} AS ${this.d.quote(spec.attr.name)}`;
+      case 'alias':
+        return `${this.aliasValue(table, spec.attr)} AS ${this.d.quote(spec.attr.name)}`;
+      case 'stamp':
+        return this.col(table, STAMP_COLUMN);
+      case 'timestamp':
+        return this.col(table, TIMESTAMP_COLUMN);
+      default: {
+        const never: never = spec;
+        return never;
+      }
+    }
+  }
+
+  /** An alias through N→1 relations: the target's value, or the key of a relation target. */
+  aliasValue(table: string, alias: AliasAttribute): string {
+    const last = alias.steps[alias.steps.length - 1];
+    const via = alias.steps.slice(0, -1) as AttributePath['via'];
+    if (last.kind === 'storage') return this.chain(table, via, last.column);
+    if (last.kind === 'relatedEntity') return this.chain(table, via, last.foreignKey.column);
+    return 'NULL';
+  }
+
+  select(spec: SelectSpec): string {
+    const t = this.alias();
+    const cols = spec.columns.map((c) => this.column(t, c));
+    const order = spec.order.length > 0 ? this.order(t, spec.order) : '';
+    if (spec.perGroup) {
+      cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order ? ` ORDER BY ${order}` : ''}) AS __rn`);
+    }
+    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
+    if (spec.where) sql += ` WHERE ${this.condition(t, spec.where)}`;
+    if (spec.perGroup) {
+      const g = this.alias();
+      return `SELECT * FROM (${sql}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
+    }
+    if (order) sql += ` ORDER BY ${order}`;
+    return sql + this.d.paging(spec.limit == null ? null : Math.trunc(spec.limit), Math.trunc(spec.offset ?? 0));
+  }
+
+  order(table: string, terms: readonly OrderTerm[]): string {
+    return terms.map((t) => `${this.path(table, t.path)}${t.descending ? ' DESC' : ''}`).join(', ');
+  }
+}
+
+export function compileSelect(d: Dialect, spec: SelectSpec): CompiledSql {
+  const b = new Builder(d);
+  return { sql: b.select(spec), params: b.params };
+}
+
+/** COUNT(*) of the rows matching `where`; grouped by `groupBy` (rows `g`, `n`) when given. */
+export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condition | null, groupBy?: StorageAttribute): CompiledSql {
+  const b = new Builder(d);
+  const t = b.alias();
+  const group = groupBy ? b.col(t, groupBy.column) : '';
+  let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.quote(dataClass.table)} ${t}`;
+  if (where) sql += ` WHERE ${b.condition(t, where)}`;
+  if (group) sql += ` GROUP BY ${group}`;
+  return { sql, params: b.params };
+}
+
+export function compileInsert(
+  d: Dialect, dataClass: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>, stamp: number, timestamp: number,
+): CompiledSql {
+  const b = new Builder(d);
+  const cols: string[] = [];
+  const marks: string[] = [];
+  for (const [attr, value] of values) {
+    cols.push(d.quote(attr.column));
+    marks.push(b.bind(attr, value));
+  }
+  cols.push(d.quote(STAMP_COLUMN), d.quote(TIMESTAMP_COLUMN));
+  b.params.push(stamp, timestamp);
+  marks.push(d.placeholder(b.params.length - 1), d.placeholder(b.params.length));
+  const key = d.quote(dataClass.key.column);
+  return { sql: `INSERT INTO ${d.quote(dataClass.table)} (${cols.join(', ')}) VALUES (${marks.join(', ')}) RETURNING ${key} AS ${d.quote(dataClass.key.name)}`, params: b.params };
+}
+
+/** UPDATE … WHERE key = ? AND stamp = ?: zero rows changed means the stamp moved (or the entity went). */
+export function compileUpdate(
+  d: Dialect, dataClass: DataClassModel, key: unknown, expectedStamp: number,
+  values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number,
+): CompiledSql {
+  const b = new Builder(d);
+  const sets = [...values].map(([attr, value]) => `${d.quote(attr.column)} = ${b.bind(attr, value)}`);
+  b.params.push(timestamp);
+  sets.push(`${d.quote(STAMP_COLUMN)} = ${d.quote(STAMP_COLUMN)} + 1`, `${d.quote(TIMESTAMP_COLUMN)} = ${d.placeholder(b.params.length)}`);
+  const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
+  b.params.push(expectedStamp);
+  return { sql: `UPDATE ${d.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}`, params: b.params };
+}
+
+export function compileDelete(d: Dialect, dataClass: DataClassModel, where: Condition): CompiledSql {
+  const b = new Builder(d);
+  const t = dataClass.table;
+  // No table alias in DELETE: not every engine accepts one.
+  return { sql: `DELETE FROM ${d.quote(t)} WHERE ${b.condition(d.quote(t), where)}`, params: b.params };
+}

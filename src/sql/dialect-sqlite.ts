@@ -1,0 +1,57 @@
+// SQLite dialect: dynamic typing, so dates are ISO text (which sorts in time order), booleans are
+// 0/1 and objects are JSON text.
+
+import type { StorageAttribute, StorageType } from '../model/types.js';
+import { isoDate, type Dialect } from './dialect.js';
+
+const TYPES: Record<StorageType, string> = {
+  bool: 'INTEGER', byte: 'INTEGER', word: 'INTEGER', long: 'INTEGER', long64: 'INTEGER', duration: 'INTEGER',
+  number: 'REAL', string: 'TEXT', uuid: 'TEXT', date: 'TEXT', object: 'TEXT',
+  // image and blob columns hold a reference to the stored file (see storage/schema.ts)
+  image: 'INTEGER', blob: 'INTEGER',
+};
+
+export const sqliteDialect: Dialect = {
+  name: 'sqlite',
+  quote: (id) => `"${id.replaceAll('"', '""')}"`,
+  placeholder: () => '?',
+  columnType: (type) => TYPES[type],
+  keyColumn(attr: StorageAttribute): string {
+    // AUTOINCREMENT so that a deleted entity's key is never given to a new one, as in 4D.
+    if (attr.autoincrement) return 'INTEGER PRIMARY KEY AUTOINCREMENT';
+    return `${TYPES[attr.type]} PRIMARY KEY NOT NULL`;
+  },
+  bigint: 'INTEGER',
+  bytes: 'BLOB',
+  autoKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+  paging(limit, offset) {
+    if (limit === null) return offset > 0 ? ` LIMIT -1 OFFSET ${offset}` : '';
+    return offset > 0 ? ` LIMIT ${limit} OFFSET ${offset}` : ` LIMIT ${limit}`;
+  },
+  encode(type, value, dateOnly) {
+    if (value === null || value === undefined) return null;
+    switch (type) {
+      case 'bool':
+        return value ? 1 : 0;
+      case 'date':
+        return isoDate(value as Date, dateOnly);
+      case 'object':
+        return JSON.stringify(value);
+      default:
+        return value;
+    }
+  },
+  decode(type, value) {
+    if (value === null || value === undefined) return null;
+    switch (type) {
+      case 'bool':
+        return value === 1 || value === true;
+      case 'date':
+        return new Date(value as string);
+      case 'object':
+        return JSON.parse(value as string);
+      default:
+        return value;
+    }
+  },
+};

@@ -1,0 +1,34 @@
+// The Dialect contract: everything that differs between SQL engines lives behind it. The compiler
+// and the schema builder ask it questions; they never compare dialect names.
+
+import type { StorageAttribute, StorageType } from '../model/types.js';
+
+export interface Dialect {
+  /** for logs and messages only */
+  readonly name: string;
+  quote(identifier: string): string;
+  /** the placeholder for the n-th (1-based) bound parameter */
+  placeholder(n: number): string;
+  /** column type in CREATE TABLE / ADD COLUMN */
+  columnType(type: StorageType): string;
+  /** full column definition of an identifying attribute (type, primary key, generation) */
+  keyColumn(attr: StorageAttribute): string;
+  /** integer column type able to hold 64-bit values (stamps, times, blob references) */
+  readonly bigint: string;
+  /** type of a binary column */
+  readonly bytes: string;
+  /** clause creating an auto-generated integer primary key for internal tables */
+  readonly autoKey: string;
+  /** LIMIT/OFFSET clause (with its leading space), or '' when neither applies */
+  paging(limit: number | null, offset: number): string;
+  /** turns a JavaScript attribute value into the value bound for the column */
+  encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+  /** turns a column value read from the engine into the JavaScript attribute value */
+  decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+}
+
+/** Shared by dialects: the ISO string of a date, or of a date without time (`YYYY-MM-DD`). */
+export function isoDate(d: Date, dateOnly: boolean): string {
+  const iso = d.toISOString();
+  return dateOnly ? iso.slice(0, 10) : iso;
+}

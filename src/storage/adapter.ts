@@ -1,0 +1,39 @@
+// The storage contract every engine implements (SQLite now, PostgreSQL next): asynchronous,
+// parameterised SQL in, plain rows out, and scoped transactions.
+
+import type { Dialect } from '../sql/dialect.js';
+
+export type Row = Record<string, unknown>;
+
+export interface StorageAdapter {
+  readonly dialect: Dialect;
+  /** every row of a query */
+  all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** the first row of a query, if any */
+  get(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
+  /** runs a write statement; resolves to the number of rows changed */
+  run(sql: string, params?: readonly unknown[]): Promise<number>;
+  /** runs DDL, possibly several statements separated by semicolons, without parameters */
+  exec(sql: string): Promise<void>;
+  /**
+   * Runs fn in a transaction: commit when it resolves, roll back when it throws. Calls made inside
+   * fn (however deep, through AsyncLocalStorage) join the transaction; a nested call joins too.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** the column names of a table, or [] when the table does not exist */
+  columns(table: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** An engine's constraint failure, translated so the core need not know engine error codes. */
+export class ConstraintError extends Error {
+  constructor(
+    readonly constraint: 'unique' | 'notNull' | 'other',
+    readonly table: string | undefined,
+    readonly column: string | undefined,
+    cause: unknown,
+  ) {
+    super(`${constraint} constraint failed${table ? ` on ${table}.${column}` : ''}`, { cause });
+    this.name = 'ConstraintError';
+  }
+}

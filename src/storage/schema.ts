@@ -1,0 +1,148 @@
+// Brings the database in line with the model at start-up: creates tables, columns and indexes,
+// never drops data. The schema last applied is kept in the database itself (__dataset_meta), so a
+// change that cannot be applied safely (a type change, a new unique on duplicate data) is caught
+// and reported before the server starts.
+
+import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
+import type { StorageAdapter } from './adapter.js';
+
+/** Hidden columns every dataclass table has. */
+export const STAMP_COLUMN = '__stamp';
+export const TIMESTAMP_COLUMN = '__timestamp';
+/** Internal tables. */
+export const META_TABLE = '__dataset_meta';
+export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
+export const BLOB_TABLE = '__dataset_blobs';
+export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
+
+interface ColumnSnapshot {
+  type: StorageType;
+  indexed: boolean;
+  unique: boolean;
+  /** still in the table, no longer in the model */
+  retired?: boolean;
+}
+interface TableSnapshot {
+  key: string;
+  columns: Record<string, ColumnSnapshot>;
+}
+interface SchemaSnapshot {
+  version: 1;
+  tables: Record<string, TableSnapshot>;
+}
+
+export class SchemaError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`the database cannot be brought in line with the model:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'SchemaError';
+  }
+}
+
+export async function syncSchema(storage: StorageAdapter, model: Model): Promise<void> {
+  const d = storage.dialect;
+  const q = d.quote;
+  await storage.transaction(async () => {
+    await storage.exec(
+      [
+        `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('value')} TEXT NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${q(GLOBAL_STAMP_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('value')} ${d.bigint} NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
+      ].join(';\n'),
+    );
+    const stamp = await storage.get(`SELECT ${q('value')} FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
+    if (!stamp) await storage.run(`INSERT INTO ${q(GLOBAL_STAMP_TABLE)} (${q('id')}, ${q('value')}) VALUES (1, 0)`);
+
+    const row = await storage.get(`SELECT ${q('value')} FROM ${q(META_TABLE)} WHERE ${q('key')} = 'schema'`);
+    const before: SchemaSnapshot = row ? (JSON.parse(row.value as string) as SchemaSnapshot) : { version: 1, tables: {} };
+    const after: SchemaSnapshot = { version: 1, tables: {} };
+    const problems: string[] = [];
+    const statements: string[] = [];
+
+    for (const dc of model.dataClasses) {
+      const old = before.tables[dc.table];
+      const existing = await storage.columns(dc.table);
+      if (!old && existing.length > 0) {
+        problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
+        continue;
+      }
+      after.tables[dc.table] = old ? await alterTable(storage, dc, old, problems, statements) : createTable(storage, dc, statements);
+    }
+    // Tables of dataclasses no longer in the model stay, with their data, and stay recorded.
+    for (const [table, snap] of Object.entries(before.tables)) after.tables[table] ??= snap;
+    if (problems.length > 0) throw new SchemaError(problems);
+    for (const sql of statements) await storage.exec(sql);
+    const json = JSON.stringify(after);
+    if (!row) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('schema', ${d.placeholder(1)})`, [json]);
+    else if (row.value !== json) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'schema'`, [json]);
+  });
+}
+
+function createTable(storage: StorageAdapter, dc: DataClassModel, statements: string[]): TableSnapshot {
+  const d = storage.dialect;
+  const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
+  cols.push(`${d.quote(STAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 1`, `${d.quote(TIMESTAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 0`);
+  statements.push(`CREATE TABLE ${d.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`);
+  const snap: TableSnapshot = { key: dc.key.name, columns: {} };
+  for (const a of dc.storage) {
+    snap.columns[a.column] = { type: a.type, indexed: a.indexed, unique: a.unique };
+    if (!a.identifying) statements.push(...indexStatements(storage, dc, a, { type: a.type, indexed: false, unique: false }));
+  }
+  return snap;
+}
+
+async function alterTable(
+  storage: StorageAdapter, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[],
+): Promise<TableSnapshot> {
+  const d = storage.dialect;
+  const snap: TableSnapshot = { key: dc.key.name, columns: {} };
+  if (old.key !== dc.key.name || old.columns[old.key]?.type !== dc.key.type) {
+    problems.push(`${dc.name}: the primary key changed from ${old.key} (${old.columns[old.key]?.type}) to ${dc.key.name} (${dc.key.type}); a key change cannot be applied to existing data`);
+    return old;
+  }
+  for (const a of dc.storage) {
+    const was = old.columns[a.column];
+    snap.columns[a.column] = { type: a.type, indexed: a.indexed, unique: a.unique };
+    if (a.identifying) continue;
+    if (!was) {
+      statements.push(`ALTER TABLE ${d.quote(dc.table)} ADD COLUMN ${d.quote(a.column)} ${d.columnType(a.type)}`);
+    } else if (was.type !== a.type) {
+      problems.push(`${dc.name}.${a.name}: the type changed from ${was.type} to ${a.type}; a type change cannot be applied to existing data safely (add a new attribute and copy the values instead)`);
+      continue;
+    }
+    if (a.unique && !(was?.unique && !was.retired)) {
+      const dup = await storage.get(
+        `SELECT ${d.quote(a.column)} AS v, COUNT(*) AS n FROM ${d.quote(dc.table)} WHERE ${d.quote(a.column)} IS NOT NULL GROUP BY ${d.quote(a.column)} HAVING COUNT(*) > 1 LIMIT 1`,
+      );
+      if (dup) {
+        problems.push(`${dc.name}.${a.name}: cannot become unique, the value ${JSON.stringify(dup.v)} is held by ${String(dup.n)} entities`);
+        continue;
+      }
+    }
+    statements.push(...indexStatements(storage, dc, a, was && !was.retired ? was : { type: a.type, indexed: false, unique: false }));
+  }
+  for (const [column, was] of Object.entries(old.columns)) {
+    if (snap.columns[column]) continue;
+    // A column that left the model keeps its data; its indexes go (they would slow writes for nothing).
+    snap.columns[column] = { ...was, indexed: false, unique: false, retired: true };
+    if (!was.retired && (was.indexed || was.unique)) statements.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc, column, was.unique))}`);
+  }
+  return snap;
+}
+
+function indexStatements(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {
+  const d = storage.dialect;
+  const out: string[] = [];
+  const wanted = a.unique ? 'unique' : a.indexed ? 'index' : 'none';
+  const had = was.unique ? 'unique' : was.indexed ? 'index' : 'none';
+  if (wanted === had) return out;
+  if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc, a.column, had === 'unique'))}`);
+  if (wanted !== 'none') {
+    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)})`);
+  }
+  return out;
+}
+
+function indexName(dc: DataClassModel, column: string, unique: boolean): string {
+  return `${unique ? 'uq' : 'idx'}_${dc.table}_${column}`;
+}

@@ -1,0 +1,129 @@
+// SQLite storage over better-sqlite3 in WAL mode. One writer connection (writes and everything
+// inside a transaction, serialised by a lock) and one reader connection (reads outside a
+// transaction see committed data only and never wait for a writer).
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+import Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
+import { sqliteDialect } from '../sql/dialect-sqlite.js';
+import { ConstraintError, type Row, type StorageAdapter } from './adapter.js';
+
+/** Prepared statements kept per connection; the oldest is dropped past this many. */
+const STATEMENT_CACHE_SIZE = 500;
+
+class Connection {
+  readonly db: Database.Database;
+  readonly #cache = new Map<string, Statement>();
+
+  constructor(file: string, readonly: boolean) {
+    this.db = new Database(file, { readonly, fileMustExist: readonly });
+    this.db.pragma('busy_timeout = 5000');
+  }
+
+  statement(sql: string): Statement {
+    let stmt = this.#cache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      if (this.#cache.size >= STATEMENT_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
+      this.#cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+export class SqliteAdapter implements StorageAdapter {
+  readonly dialect = sqliteDialect;
+  readonly #writer: Connection;
+  readonly #reader: Connection;
+  readonly #tx = new AsyncLocalStorage<true>();
+  /** resolves when the writer is free; each writer user chains onto it */
+  #writerFree: Promise<void> = Promise.resolve();
+
+  constructor(file: string) {
+    this.#writer = new Connection(file, false);
+    this.#writer.db.pragma('journal_mode = WAL');
+    this.#writer.db.pragma('synchronous = NORMAL');
+    // An in-memory database cannot be opened twice: it reads through the writer.
+    this.#reader = file === ':memory:' || file === '' ? this.#writer : new Connection(file, true);
+  }
+
+  async all(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
+    if (this.#tx.getStore()) return this.#writer.statement(sql).all(...params) as Row[];
+    return this.#reader.statement(sql).all(...params) as Row[];
+  }
+
+  async get(sql: string, params: readonly unknown[] = []): Promise<Row | undefined> {
+    if (this.#tx.getStore()) {
+      try {
+        return this.#writer.statement(sql).get(...params) as Row | undefined;
+      } catch (e) {
+        throw translate(e);
+      }
+    }
+    return this.#reader.statement(sql).get(...params) as Row | undefined;
+  }
+
+  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
+    if (this.#tx.getStore()) return this.#write(sql, params);
+    return this.#withWriter(async () => this.#write(sql, params));
+  }
+
+  /** A write statement; RETURNING rows come back through all()/get() inside a transaction. */
+  #write(sql: string, params: readonly unknown[]): number {
+    try {
+      return this.#writer.statement(sql).run(...params).changes;
+    } catch (e) {
+      throw translate(e);
+    }
+  }
+
+  async exec(sql: string): Promise<void> {
+    if (this.#tx.getStore()) return void this.#writer.db.exec(sql);
+    return this.#withWriter(async () => void this.#writer.db.exec(sql));
+  }
+
+  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.#tx.getStore()) return fn();
+    return this.#withWriter(() =>
+      this.#tx.run(true, async () => {
+        const db = this.#writer.db;
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          const result = await fn();
+          db.exec('COMMIT');
+          return result;
+        } catch (e) {
+          if (db.inTransaction) db.exec('ROLLBACK');
+          throw e;
+        }
+      }),
+    );
+  }
+
+  async columns(table: string): Promise<string[]> {
+    const rows = this.#writer.db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[];
+    return rows.map((r) => r.name);
+  }
+
+  async close(): Promise<void> {
+    await this.#writerFree;
+    if (this.#reader !== this.#writer) this.#reader.db.close();
+    this.#writer.db.close();
+  }
+
+  /** Runs fn once every earlier user of the writer has finished. */
+  #withWriter<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#writerFree.then(fn);
+    this.#writerFree = result.then(() => undefined, () => undefined);
+    return result;
+  }
+}
+
+/** SQLite's "UNIQUE constraint failed: Company.companyCode" becomes a ConstraintError. */
+function translate(e: unknown): unknown {
+  const code = (e as { code?: string }).code ?? '';
+  if (!code.startsWith('SQLITE_CONSTRAINT')) return e;
+  const m = /constraint failed: ([^.\s]+)\.(\S+)/.exec((e as Error).message);
+  const kind = code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? 'unique' : code === 'SQLITE_CONSTRAINT_NOTNULL' ? 'notNull' : 'other';
+  return new ConstraintError(kind, m?.[1], m?.[2], e);
+}
