@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { tempDir } from './helpers.js';
+
+const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
+
+function run(args: string[]) {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
+}
+
+function project(dir: string, model: unknown): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'model.json'), typeof model === 'string' ? model : JSON.stringify(model));
+  return dir;
+}
+
+const SMALL = {
+  name: 'Small',
+  dataClasses: [{ name: 'Note', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'text', type: 'string' }] }],
+};
+
+describe('command line', () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+
+  it('--help explains every flag and exits 0', () => {
+    const r = run(['--help']);
+    assert.equal(r.status, 0);
+    for (const flag of ['--project', '--db', '--port', '--host', '--log-level']) assert.match(r.stdout, new RegExp(flag));
+  });
+
+  const bad: [string, string[], RegExp][] = [
+    ['an unknown flag', ['--bogus'], /unknown option '--bogus'/],
+    ['a port that is not a number', ['--port', 'abc'], /port/],
+    ['a missing project folder', ['--project', '/nonexistent/nowhere'], /does not exist/],
+    ['a folder without model.json', ['--project', '.'], /model\.json is missing/],
+  ];
+  for (const [what, args, message] of bad) {
+    it(`answers ${what} with one line on stderr and exit code 2`, () => {
+      const r = run(args.map((a) => (a === '.' ? tmp.dir : a)));
+      assert.equal(r.status, 2);
+      assert.match(r.stderr, message);
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /);
+    });
+  }
+
+  it('reports every model mistake with its JSON path on one line, exit code 2', () => {
+    const dir = project(join(tmp.dir, 'badmodel'), {
+      name: 'Bad',
+      dataClasses: [{ name: 'A', attributes: [{ name: 'ID', type: 'lng', identifying: true }, { name: 'b', kind: 'relatedEntity', type: 'Nope' }] }],
+    });
+    const r = run(['--project', dir]);
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /\$\.dataClasses\[0\]\.attributes\[0\]\.type: unknown type 'lng', did you mean 'long'\?/);
+    assert.match(r.stderr, /\$\.dataClasses\[0\]\.attributes\[1\]\.type: relatedEntity 'b' must name a dataclass/);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  });
+
+  it('serves a project on a free port, prints the ready line, and stops cleanly on SIGTERM', async () => {
+    const dir = project(join(tmp.dir, 'small'), SMALL);
+    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const line = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += String(d);
+        if (out.includes('\n')) resolve(out.split('\n')[0]);
+      });
+      child.on('exit', (code) => reject(new Error(`exited early with ${code}`)));
+    });
+    const m = /^dataset-rest listening on (http:\/\/127\.0\.0\.1:\d+\/rest)$/.exec(line);
+    assert.ok(m, line);
+    const res = await fetch(`${m[1]}/$catalog`);
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { dataClasses: [{ name: 'Note', uri: '/rest/$catalog/Note', dataURI: '/rest/Note' }] });
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('exit', resolve);
+      child.kill('SIGTERM');
+    });
+    assert.equal(code, 0);
+    // the default database was created inside the project
+    assert.ok(spawnSync('test', ['-f', join(dir, 'data', 'data.sqlite')]).status === 0);
+  });
+});

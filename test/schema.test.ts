@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { Datastore } from '../src/datastore/datastore.js';
+import { buildModel } from '../src/model/load-model.js';
+import { SchemaError } from '../src/storage/schema.js';
+import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { tempDir } from './helpers.js';
+
+type Attr = Record<string, unknown>;
+const model = (attrs: Attr[], more: object[] = []) => buildModel({
+  name: 'S',
+  dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, ...attrs] }, ...more],
+});
+const open = (file: string, attrs: Attr[], more: object[] = []) => Datastore.open(model(attrs, more), new SqliteAdapter(file));
+
+describe('schema sync', () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+
+  it('creates tables, hidden stamp columns and indexes from the model, in WAL mode', async () => {
+    const file = join(tmp.dir, 'create.sqlite');
+    const ds = await open(file, [{ name: 'name', type: 'string', indexed: true }, { name: 'code', type: 'string', unique: true }]);
+    await ds.close();
+    const db = new Database(file, { readonly: true });
+    const cols = (db.prepare('SELECT name FROM pragma_table_info(?)').all('Thing') as { name: string }[]).map((c) => c.name);
+    assert.deepEqual(cols, ['ID', 'name', 'code', '__stamp', '__timestamp']);
+    const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Thing' AND sql IS NOT NULL").all() as { name: string }[]).map((i) => i.name).sort();
+    assert.deepEqual(indexes, ['idx_Thing_name', 'uq_Thing_code']);
+    assert.equal((db.pragma('journal_mode') as { journal_mode: string }[])[0].journal_mode, 'wal');
+    db.close();
+  });
+
+  it('adds new dataclasses and attributes on an existing database without losing data', async () => {
+    const file = join(tmp.dir, 'grow.sqlite');
+    let ds = await open(file, [{ name: 'name', type: 'string' }]);
+    const t = ds.Thing.new();
+    t.set('name', 'kept');
+    await t.save();
+    await ds.close();
+    ds = await open(file, [{ name: 'name', type: 'string' }, { name: 'size', type: 'number', indexed: true }], [
+      { name: 'Other', attributes: [{ name: 'ID', type: 'uuid', identifying: true, autogenerate: true }] },
+    ]);
+    const again = await ds.Thing.get(1);
+    assert.equal(again?.get('name'), 'kept');
+    assert.equal(again?.get('size'), null);
+    assert.equal(await ds.Other.all().length, 0);
+    await ds.close();
+  });
+
+  it('keeps the data of an attribute that left the model and takes it back when it returns', async () => {
+    const file = join(tmp.dir, 'retire.sqlite');
+    let ds = await open(file, [{ name: 'note', type: 'string' }]);
+    const t = ds.Thing.new();
+    t.set('note', 'remember me');
+    await t.save();
+    await ds.close();
+    ds = await open(file, []);
+    await ds.close();
+    ds = await open(file, [{ name: 'note', type: 'string' }]);
+    assert.equal((await ds.Thing.get(1))?.get('note'), 'remember me');
+    await ds.close();
+  });
+
+  it('stops on a type change, naming the attribute and both types', async () => {
+    const file = join(tmp.dir, 'type.sqlite');
+    await (await open(file, [{ name: 'n', type: 'long' }])).close();
+    await assert.rejects(open(file, [{ name: 'n', type: 'string' }]), (e: SchemaError) =>
+      e instanceof SchemaError && /Thing\.n: the type changed from long to string/.test(e.message));
+  });
+
+  it('stops when a new unique attribute already holds duplicates, naming the value', async () => {
+    const file = join(tmp.dir, 'unique.sqlite');
+    const ds = await open(file, [{ name: 'code', type: 'string' }]);
+    for (const code of ['A', 'B', 'A']) {
+      const t = ds.Thing.new();
+      t.set('code', code);
+      await t.save();
+    }
+    await ds.close();
+    await assert.rejects(open(file, [{ name: 'code', type: 'string', unique: true }]), (e: SchemaError) =>
+      e instanceof SchemaError && /Thing\.code: cannot become unique, the value "A" is held by 2 entities/.test(e.message));
+    // nothing was half-applied: the old model still opens and the data is intact
+    const again = await open(file, [{ name: 'code', type: 'string' }]);
+    assert.equal(await again.Thing.all().length, 3);
+    await again.close();
+  });
+
+  it('refuses a table that dataset-rest did not create', async () => {
+    const file = join(tmp.dir, 'foreign.sqlite');
+    const db = new Database(file);
+    db.exec('CREATE TABLE Thing (x INTEGER)');
+    db.close();
+    await assert.rejects(open(file, []), /table "Thing" already exists but was not created by dataset-rest/);
+  });
+});
