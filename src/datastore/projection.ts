@@ -12,9 +12,19 @@ import type { Visibility } from './order-by.js';
 
 export type ProjectedAttribute =
   | { readonly kind: 'value'; readonly attr: StorageAttribute | AliasAttribute | CalculatedAttribute }
-  | { readonly kind: 'deferred'; readonly attr: RelatedEntityAttribute | RelatedEntitiesAttribute }
+  /** an alias through a 1→N relation to a value: the list of values */
+  | { readonly kind: 'list'; readonly attr: AliasAttribute }
+  | { readonly kind: 'deferred'; readonly attr: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute }
   | { readonly kind: 'entity'; readonly attr: RelatedEntityAttribute; readonly sub: Projection }
-  | { readonly kind: 'entities'; readonly attr: RelatedEntitiesAttribute; readonly sub: Projection };
+  /** a 1→N relation, or an alias that leads to several entities */
+  | { readonly kind: 'entities'; readonly attr: RelatedEntitiesAttribute | AliasAttribute; readonly sub: Projection };
+
+/** The dataclass of the entities an alias leads to, when it leads to several; else undefined. */
+export function aliasSelectionTarget(alias: AliasAttribute): DataClassModel | undefined {
+  const last = alias.steps[alias.steps.length - 1];
+  if (last.kind === 'relatedEntities' || (last.kind === 'relatedEntity' && alias.toMany)) return last.target;
+  return undefined;
+}
 
 export interface Projection {
   readonly dataClass: DataClassModel;
@@ -118,8 +128,18 @@ function project(
       const projection = build(attr.target, subWant, expand ?? undefined, visible, at);
       return attr.kind === 'relatedEntity' ? { kind: 'entity', attr, sub: projection } : { kind: 'entities', attr, sub: projection };
     }
+    case 'alias': {
+      const target = aliasSelectionTarget(attr);
+      if (target) {
+        if (inlineWant === undefined && expand === undefined) return { kind: 'deferred', attr };
+        return { kind: 'entities', attr, sub: build(target, inlineWant === undefined ? null : inlineWant, expand ?? undefined, visible, at) };
+      }
+      if (inlineWant !== undefined) {
+        throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is an alias to a value: only relation attributes can be followed by '.'`);
+      }
+      return attr.toMany ? { kind: 'list', attr } : { kind: 'value', attr };
+    }
     case 'storage':
-    case 'alias':
     case 'calculated':
       if (inlineWant !== undefined && !(attr.kind === 'storage' && attr.type === 'object')) {
         throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is a ${attr.kind} attribute: only relation attributes can be followed by '.'`);

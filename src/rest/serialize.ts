@@ -62,6 +62,8 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
   switch (a.kind) {
     case 'value':
       return plainValue(e.get(a.attr.name), a.attr, dc, e.getKey(), false);
+    case 'list':
+      return (f.related.get(a.attr.name) as unknown[]).map((v) => plainValue(v, a.attr, dc, e.getKey(), false));
     case 'deferred':
       if (a.attr.kind === 'relatedEntity') {
         const fk = e.get(a.attr.foreignKey.name);

@@ -7,11 +7,12 @@ import type { Datastore } from '../../datastore/datastore.js';
 import type { Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
 import { parseOrderBy } from '../../datastore/order-by.js';
-import { resolveProjection, type Projection } from '../../datastore/projection.js';
+import { aliasSelectionTarget, resolveProjection, type Projection } from '../../datastore/projection.js';
+import { walkAlias } from '../../datastore/alias-values.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 import { requireKey, valueFromText } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { isExposed, type DataClassModel } from '../../model/types.js';
+import { isExposed, type AliasAttribute, type DataClassModel } from '../../model/types.js';
 import { directPath } from '../../query/plan.js';
 import { didYouMean } from '../../util/suggest.js';
 import type { RestOptions } from '../options.js';
@@ -43,12 +44,31 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
       if (attr.kind === 'relatedEntities') {
         return readCollection(ds, entity.related(attr.name) as EntitySelection, attributeList(rest), opts, attr.name);
       }
+      if (attr.kind === 'alias' && attr.steps[attr.steps.length - 1].kind !== 'storage') {
+        return readAliasRelation(ds, entity, attr, attributeList(rest), opts);
+      }
       if (attr.kind === 'storage' && (attr.type === 'image' || attr.type === 'blob')) {
         throw new DatasetError('OPTION_NOT_SUPPORTED', `reading the contents of the ${attr.type} attribute ${model.name}.${attr.name} is not supported by this version of the server yet`);
       }
     }
   }
   return readEntity(ds, entity, attributeList(route.path), opts);
+}
+
+/** Following an alias that leads to entities: one entity (N→1 path) or a selection of them. */
+async function readAliasRelation(
+  ds: Datastore, entity: Entity, alias: AliasAttribute, attributes: string[] | undefined, opts: RestOptions,
+): Promise<unknown> {
+  const reached = ((await walkAlias(ds, [entity], alias)).get(entity) ?? []) as Entity[];
+  const target = aliasSelectionTarget(alias);
+  if (!target) {
+    if (reached.length === 0) throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}(${String(entity.getKey())}) has no ${alias.name}`);
+    return readEntity(ds, reached[0], attributes, withoutExpand(opts, alias.name));
+  }
+  const dc = ds.dataClassOf(target);
+  const keys = [...new Set(reached.map((e) => e.getKey()))];
+  const selection = dc.selectionWhere({ kind: 'in', path: directPath(target.key), values: keys });
+  return readCollection(ds, selection, attributes, opts, alias.name);
 }
 
 async function readCollection(
@@ -76,7 +96,13 @@ async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | 
   const projection = projectionFor(model, attributes, opts);
   const [fetched] = await fetchRelated(ds, [await withAliases(entity, projection)], projection);
   if (opts.asArray) return serializeAsArray([fetched], projection);
-  return serializeEntity(fetched, projection, { globalStamp: 0 }, true);
+  // the global stamp is only sent inside inline selections: read it only then
+  const globalStamp = hasInlineSelection(projection) ? await ds.globalStamp() : 0;
+  return serializeEntity(fetched, projection, { globalStamp }, true);
+}
+
+function hasInlineSelection(p: Projection): boolean {
+  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
 /** The entity again with the projection's alias values, when it has any (they are read in SQL). */
