@@ -20,6 +20,7 @@ export class DataClass {
   readonly #storageColumns: ColumnSpec[];
   readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
   readonly #EntityClass: typeof Entity;
+  #getSql: string | undefined;
 
   constructor(readonly ds: Datastore, readonly model: DataClassModel) {
     this.name = model.name;
@@ -38,7 +39,14 @@ export class DataClass {
   async get(key: unknown): Promise<Entity | null> {
     const k = keyFromInput(this.model.key, key);
     if (k === undefined) return null;
-    return this.findOne({ kind: 'compare', path: directPath(this.model.key), op: '=', value: k });
+    // The hottest read of all: its SQL is compiled once.
+    this.#getSql ??= compileSelect(this.ds.storage.dialect, {
+      dataClass: this.model, columns: this.#storageColumns, order: [], limit: 1,
+      where: { kind: 'compare', path: directPath(this.model.key), op: '=', value: k },
+    }).sql;
+    const d = this.ds.storage.dialect;
+    const row = await this.ds.storage.get(this.#getSql, [d.encode(this.model.key.type, k, false)]);
+    return row ? this.entityFromRow(row) : null;
   }
 
   /** Every entity, in creation (primary key) order. */

@@ -48,7 +48,17 @@ export interface ProjectionRequest {
   readonly expand?: readonly string[];
 }
 
+/** The full projection of each dataclass, per visibility rule: the common case, built once. */
+const fullProjections = new WeakMap<Visibility, WeakMap<DataClassModel, Projection>>();
+
 export function resolveProjection(dc: DataClassModel, req: ProjectionRequest, visible: Visibility): Projection {
+  if (!req.attributes && !req.expand) {
+    let cache = fullProjections.get(visible);
+    if (!cache) fullProjections.set(visible, (cache = new WeakMap()));
+    let full = cache.get(dc);
+    if (!full) cache.set(dc, (full = build(dc, null, undefined, visible, '')));
+    return full;
+  }
   const attrs = req.attributes?.filter((p) => p !== '*');
   const want = attrs && attrs.length > 0 ? tree(attrs) : null;
   const expand = req.expand && req.expand.length > 0 ? tree(req.expand) : undefined;
