@@ -64,6 +64,8 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
 
   // Pass 1: dataclasses and their storage attributes; relations wait until every class exists.
   const classes: Mutable<DataClassModel>[] = [];
+  /** where each dataclass stands in the JSON (some entries may have been skipped) */
+  const jsonIndex = new Map<DataClassModel, number>();
   const rawAttrs = new Map<DataClassModel, { raw: Json; path: string }[]>();
   json.dataClasses.forEach((rawClass: unknown, i: number) => {
     const path = `$.dataClasses[${i}]`;
@@ -96,6 +98,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       storage: [],
     };
     classes.push(dc);
+    jsonIndex.set(dc, i);
     if (!Array.isArray(rawClass.attributes) || rawClass.attributes.length === 0) {
       fail(`${path}.attributes`, 'must be a non-empty array of attributes');
       rawAttrs.set(dc, []);
@@ -149,7 +152,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       }
     }
     const keys = attrs.filter((a) => a.kind === 'storage' && a.identifying) as StorageAttribute[];
-    const cpath = `$.dataClasses[${dc.tableNumber - 1}]`;
+    const cpath = `$.dataClasses[${jsonIndex.get(dc)}]`;
     if (keys.length === 0) fail(cpath, `dataclass ${dc.name} has no identifying attribute (exactly one is required)`);
     else if (keys.length > 1) fail(cpath, `dataclass ${dc.name} has ${keys.length} identifying attributes (${keys.map((k) => k.name).join(', ')}); exactly one is required`);
     else dc.key = keys[0];
@@ -209,6 +212,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
         fail(`${path}.path`, `must name the relatedEntity attribute of ${target.name} that points to ${dc.name}; '${String(raw.path)}' is not an attribute of ${target.name}${didYouMean(String(raw.path), target.attributes.map((a) => a.name))}`);
         continue;
       }
+      if (inverse.kind === 'relatedEntity' && !inverse.target) continue; // its own problem is already reported
       if (inverse.kind !== 'relatedEntity' || inverse.target !== dc) {
         fail(`${path}.path`, `inverse mismatch: ${target.name}.${inverse.name} must be a relatedEntity to ${dc.name}, it is ${inverse.kind === 'relatedEntity' ? `a relatedEntity to ${inverse.target.name}` : `a ${inverse.kind} attribute`}`);
         continue;
@@ -220,11 +224,13 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       else (inverse as Mutable<typeof inverse>).inverse = attr as never;
     }
   }
+  // Calculated attributes first, so that aliases ending on one (in any dataclass) find their type.
+  for (const pass of ['calculated', 'alias'])
   for (const dc of classes) {
     const attrs = dc.attributes as AttributeModel[];
     for (let i = 0; i < attrs.length; i++) {
       const pending = attrs[i] as unknown as { kind: string; name: string; __raw?: Json; __path: string };
-      if (!pending.__raw) continue;
+      if (!pending.__raw || pending.kind !== pass) continue;
       const raw = pending.__raw;
       const path = pending.__path;
       if (pending.kind === 'calculated') {
@@ -327,6 +333,7 @@ function resolveAliasPath(
         fail(where, `'${parts[i]}' in '${path}' is a ${kind} attribute; only the last step of an alias path can be one`);
         return undefined;
       }
+      if (!attr.target) return undefined; // the relation's own problem is already reported
       cls = attr.target;
     }
   }

@@ -78,15 +78,25 @@ function parseResource(raw: string): { dataClass: string; selector: Selector } {
   return { dataClass, selector: { kind: 'key', key: bracketed(tail, raw) } };
 }
 
-/** The text inside `(…)` or `[…]`, which must end the segment; surrounding quotes are removed. */
+/**
+ * The text inside `(…)` or `[…]`, which must end the segment. Quotes around it are removed,
+ * whether written as they are (`("A1")`) or percent-encoded as browsers send them (`(%22A1%22)`).
+ */
 function bracketed(text: string, whole: string): string {
   const close = text[0] === '(' ? ')' : text[0] === '[' ? ']' : '';
-  if (!close || !text.endsWith(close) || text.length < 2) {
-    throw new DatasetError('MALFORMED_URL', `'${whole}': a key is written in parentheses or brackets, like Company(1) or Company[1]`);
+  if (!close) throw new DatasetError('MALFORMED_URL', `'${whole}': a key is written in parentheses or brackets, like Company(1) or Company[1]`);
+  const q = text[1];
+  const quoted = q === '"' || q === "'";
+  const end = quoted ? text.indexOf(q + close, 2) + 1 : text.indexOf(close, 1);
+  if (end <= 0) throw new DatasetError('MALFORMED_URL', `'${whole}': the key is not closed with '${close}'`);
+  if (end !== text.length - 1) throw new DatasetError('MALFORMED_URL', `'${whole}': unexpected '${text.slice(end + 1)}' after the key`);
+  let inner: string;
+  if (quoted) inner = decode(text.slice(2, end - 1), 'key');
+  else {
+    inner = decode(text.slice(1, end), 'key');
+    const c = inner[0];
+    if ((c === '"' || c === "'") && inner.length >= 2 && inner.endsWith(c)) inner = inner.slice(1, -1);
   }
-  const inner = decode(text.slice(1, -1), 'key');
-  const q = inner[0];
-  if ((q === '"' || q === "'") && inner.length >= 2 && inner.endsWith(q)) return inner.slice(1, -1);
   if (inner === '') throw new DatasetError('MALFORMED_URL', `'${whole}': the key is empty`);
   return inner;
 }
@@ -104,8 +114,9 @@ function splitSegments(path: string): string[] {
       start = i + 1;
     } else if (quote) {
       if (c === quote) quote = '';
-    } else if (c === '"' || c === "'") {
-      if (depth > 0) quote = c;
+    } else if ((c === '"' || c === "'") && (path[i - 1] === '(' || path[i - 1] === '[')) {
+      // only a quote right after the opening bracket starts a quoted key: O'Brien stays a name
+      quote = c;
     } else if (c === '(' || c === '[') depth++;
     else if ((c === ')' || c === ']') && depth > 0) depth--;
   }
@@ -123,5 +134,8 @@ function decode(text: string, what: string): string {
 
 /** How a key is written in a URI we emit: as is for numbers and plain text, percent-encoded otherwise. */
 export function keyInUri(key: unknown): string {
-  return encodeURIComponent(String(key)).replace(/[()'!*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  let text = String(key);
+  // A key that itself starts and ends with a quote gets one more pair, which parsing removes.
+  if (/^(["']).*\1$/s.test(text) && text.length >= 2) text = `"${text}"`;
+  return encodeURIComponent(text).replace(/[()'!*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

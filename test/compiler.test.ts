@@ -1,0 +1,385 @@
+// The SQL compiler: the exact SQL text and bound parameters for SQLite and PostgreSQL. The SQLite
+// statements are also run on an in-memory database, so that the expected text is known to work.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { buildModel } from '../src/model/load-model.js';
+import type { AliasAttribute, DataClassModel, Model, RelatedEntityAttribute, StorageAttribute } from '../src/model/types.js';
+import type { AttributePath, Condition, SelectSpec } from '../src/query/plan.js';
+import { compileCount, compileDelete, compileInsert, compileSelect, compileUpdate, type CompiledSql } from '../src/sql/compiler.js';
+import type { Dialect } from '../src/sql/dialect.js';
+import { postgresDialect } from '../src/sql/dialect-postgres.js';
+import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
+
+const model: Model = buildModel({
+  name: 'CompilerTest',
+  dataClasses: [
+    { name: 'City', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'name', type: 'string' }] },
+    {
+      name: 'Company',
+      attributes: [
+        { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+        { name: 'name', type: 'string' },
+        { name: 'city', kind: 'relatedEntity', type: 'City' },
+        { name: 'staff', kind: 'relatedEntities', type: 'EmployeeSelection', path: 'employer' },
+      ],
+    },
+    {
+      name: 'Employee',
+      attributes: [
+        { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+        { name: 'lastName', type: 'string' },
+        { name: 'salary', type: 'number' },
+        { name: 'active', type: 'bool' },
+        { name: 'hired', type: 'date', dateOnly: true },
+        { name: 'extra', type: 'object' },
+        { name: 'employer', kind: 'relatedEntity', type: 'Company' },
+        { name: 'employerName', kind: 'alias', path: 'employer.name' },
+      ],
+    },
+  ],
+});
+
+const City = model.dataClassesByName.get('City') as DataClassModel;
+const Company = model.dataClassesByName.get('Company') as DataClassModel;
+const Employee = model.dataClassesByName.get('Employee') as DataClassModel;
+const storage = (dc: DataClassModel, name: string) => dc.attributesByName.get(name) as StorageAttribute;
+const relation = (dc: DataClassModel, name: string) => dc.attributesByName.get(name) as RelatedEntityAttribute;
+
+const E = {
+  ID: storage(Employee, 'ID'),
+  lastName: storage(Employee, 'lastName'),
+  salary: storage(Employee, 'salary'),
+  active: storage(Employee, 'active'),
+  hired: storage(Employee, 'hired'),
+  extra: storage(Employee, 'extra'),
+  employerID: storage(Employee, 'employerID'),
+  employer: relation(Employee, 'employer'),
+  employerName: Employee.attributesByName.get('employerName') as AliasAttribute,
+};
+const C = { name: storage(Company, 'name'), city: relation(Company, 'city') };
+const cityName = storage(City, 'name');
+
+const at = (attr: StorageAttribute, ...via: RelatedEntityAttribute[]): AttributePath => ({ via, attr });
+const eq = (path: AttributePath, value: unknown, op: '=' | '!=' | '<' | '<=' | '>' | '>=' = '='): Condition => ({ kind: 'compare', path, op, value });
+const and = (...items: Condition[]): Condition => ({ kind: 'and', items });
+
+const HIRED = new Date('2024-03-05T12:34:56.000Z');
+const T = 1_700_000_000_000;
+
+interface DialectCase {
+  d: Dialect;
+  /** the n-th placeholder */
+  p(n: number): string;
+  bool(b: boolean): unknown;
+}
+const DIALECTS: DialectCase[] = [
+  { d: sqliteDialect, p: () => '?', bool: (b) => (b ? 1 : 0) },
+  { d: postgresDialect, p: (n) => `$${n}`, bool: (b) => b },
+];
+
+/** One compiler case: the statement, and its expected SQL and params per dialect. */
+interface Case {
+  what: string;
+  compile(d: Dialect): CompiledSql;
+  sql(p: DialectCase['p'], dialect: string): string;
+  params(c: DialectCase): unknown[];
+}
+
+const cases: Case[] = [
+  {
+    what: 'a select with where, order, limit and offset',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }, { kind: 'storage', attr: E.lastName }, { kind: 'stamp' }, { kind: 'timestamp' }],
+      where: and(eq(at(E.lastName), 'Smith'), eq(at(E.salary), 1000, '>='), { kind: 'isNull', path: at(E.hired), negated: true }, eq(at(E.active), true)),
+      order: [{ path: at(E.lastName), descending: true }, { path: at(E.ID), descending: false }],
+      limit: 10,
+      offset: 20,
+    }),
+    sql: (p) => 'SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."__stamp", t0."__timestamp" FROM "Employee" t0'
+      + ` WHERE (t0."lastName" = ${p(1)} AND t0."salary" >= ${p(2)} AND t0."hired" IS NOT NULL AND t0."active" = ${p(3)})`
+      + ' ORDER BY t0."lastName" DESC, t0."ID" LIMIT 10 OFFSET 20',
+    params: (c) => ['Smith', 1000, c.bool(true)],
+  },
+  {
+    what: 'a select with or, not, <> and null comparisons, limit only',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }],
+      where: and(
+        { kind: 'or', items: [eq(at(E.lastName), 'A', '!='), eq(at(E.salary), null), eq(at(E.hired), null, '!=')] },
+        { kind: 'not', item: eq(at(E.salary), 5, '<') },
+      ),
+      order: [],
+      limit: 3,
+    }),
+    sql: (p) => 'SELECT t0."ID" AS "ID" FROM "Employee" t0'
+      + ` WHERE ((t0."lastName" <> ${p(1)} OR t0."salary" IS NULL OR t0."hired" IS NOT NULL) AND NOT (t0."salary" < ${p(2)})) LIMIT 3`,
+    params: () => ['A', 5],
+  },
+  {
+    what: 'dates (dateOnly) and objects encoded as bound values',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }],
+      where: and(eq(at(E.hired), HIRED, '<'), eq(at(E.extra), { a: 1 })),
+      order: [],
+    }),
+    sql: (p) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."hired" < ${p(1)} AND t0."extra" = ${p(2)})`,
+    params: () => ['2024-03-05', '{"a":1}'],
+  },
+  {
+    what: 'an N→1 path in an alias column, in where and in order (scalar subqueries)',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }, { kind: 'alias', attr: E.employerName }],
+      where: eq(at(cityName, E.employer, C.city), 'Paris'),
+      order: [{ path: at(C.name, E.employer), descending: true }],
+    }),
+    sql: (p) => 'SELECT t0."ID" AS "ID", (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") AS "employerName"'
+      + ' FROM "Employee" t0'
+      + ' WHERE (SELECT (SELECT t4."name" FROM "City" t4 WHERE t4."ID" = t3."cityID") FROM "Company" t3 WHERE t3."ID" = t0."employerID")'
+      + ` = ${p(1)}`
+      + ' ORDER BY (SELECT t2."name" FROM "Company" t2 WHERE t2."ID" = t0."employerID") DESC',
+    params: () => ['Paris'],
+  },
+  {
+    what: 'an offset without a limit',
+    compile: (d) => compileSelect(d, { dataClass: City, columns: [{ kind: 'storage', attr: cityName }], where: null, order: [], limit: null, offset: 5 }),
+    sql: (_p, dialect) => `SELECT t0."name" AS "name" FROM "City" t0${dialect === 'sqlite' ? ' LIMIT -1 OFFSET 5' : ' OFFSET 5'}`,
+    params: () => [],
+  },
+  {
+    what: 'in conditions on a column and on an N→1 path, and an empty in',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }],
+      where: and(
+        { kind: 'in', path: at(E.lastName), values: ['a', 'b', 'c'] },
+        { kind: 'in', path: at(C.name, E.employer), values: ['Acme'] },
+        { kind: 'in', path: at(E.active), values: [true, false] },
+        { kind: 'in', path: at(E.salary), values: [] },
+      ),
+      order: [],
+    }),
+    sql: (p) => 'SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE ('
+      + `t0."lastName" IN (${p(1)}, ${p(2)}, ${p(3)})`
+      + ` AND (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") IN (${p(4)})`
+      + ` AND t0."active" IN (${p(5)}, ${p(6)})`
+      + ' AND 1 = 0)',
+    params: (c) => ['a', 'b', 'c', 'Acme', c.bool(true), c.bool(false)],
+  },
+  {
+    what: 'a keyIn condition (a paged sub-select) between two bound conditions',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }],
+      where: and(
+        eq(at(E.lastName), 'x'),
+        {
+          kind: 'keyIn',
+          select: {
+            dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: eq(at(E.salary), 5, '>'),
+            order: [{ path: at(E.salary), descending: true }], limit: 3, offset: 1,
+          },
+        },
+        eq(at(E.active), false),
+      ),
+      order: [],
+    }),
+    sql: (p) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."lastName" = ${p(1)}`
+      + ` AND t0."ID" IN (SELECT t1."ID" AS "ID" FROM "Employee" t1 WHERE t1."salary" > ${p(2)} ORDER BY t1."salary" DESC LIMIT 3 OFFSET 1)`
+      + ` AND t0."active" = ${p(3)})`,
+    params: (c) => ['x', 5, c.bool(false)],
+  },
+  {
+    what: 'perGroup: the first rows per foreign key value (window function)',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }, { kind: 'storage', attr: E.lastName }, { kind: 'storage', attr: E.employerID }],
+      where: { kind: 'in', path: at(E.employerID), values: [1, 2] },
+      order: [{ path: at(E.lastName), descending: false }],
+      perGroup: { attr: E.employerID, limit: 2 },
+    }),
+    sql: (p) => 'SELECT * FROM (SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."employerID" AS "employerID",'
+      + ' ROW_NUMBER() OVER (PARTITION BY t0."employerID" ORDER BY t0."lastName") AS __rn'
+      + ` FROM "Employee" t0 WHERE t0."employerID" IN (${p(1)}, ${p(2)})) t1`
+      + ' WHERE t1.__rn <= 2 ORDER BY t1."employerID", t1.__rn',
+    params: () => [1, 2],
+  },
+  {
+    what: 'a count grouped by a foreign key',
+    compile: (d) => compileCount(d, Employee, eq(at(E.salary), 100, '>'), E.employerID),
+    sql: (p) => `SELECT t0."employerID" AS g, COUNT(*) AS n FROM "Employee" t0 WHERE t0."salary" > ${p(1)} GROUP BY t0."employerID"`,
+    params: () => [100],
+  },
+  {
+    what: 'a count of a whole table',
+    compile: (d) => compileCount(d, Employee, null),
+    sql: () => 'SELECT COUNT(*) AS n FROM "Employee" t0',
+    params: () => [],
+  },
+  {
+    what: 'an insert returning the key',
+    compile: (d) => compileInsert(d, Employee, new Map<StorageAttribute, unknown>([
+      [E.lastName, 'Smith'], [E.salary, 1200.5], [E.active, true], [E.hired, HIRED], [E.extra, { a: [1, 2] }], [E.employerID, 1],
+    ]), 1, T),
+    sql: (p) => 'INSERT INTO "Employee" ("lastName", "salary", "active", "hired", "extra", "employerID", "__stamp", "__timestamp")'
+      + ` VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')}) RETURNING "ID" AS "ID"`,
+    params: (c) => ['Smith', 1200.5, c.bool(true), '2024-03-05', '{"a":[1,2]}', 1, 1, T],
+  },
+  {
+    what: 'an update checking the stamp',
+    compile: (d) => compileUpdate(d, Employee, 1, 4, new Map<StorageAttribute, unknown>([[E.lastName, 'Jones'], [E.active, false]]), T),
+    sql: (p) => `UPDATE "Employee" SET "lastName" = ${p(1)}, "active" = ${p(2)}, "__stamp" = "__stamp" + 1, "__timestamp" = ${p(3)}`
+      + ` WHERE "ID" = ${p(4)} AND "__stamp" = ${p(5)}`,
+    params: (c) => ['Jones', c.bool(false), T, 1, 4],
+  },
+  {
+    what: 'a delete by key',
+    compile: (d) => compileDelete(d, Employee, eq(at(E.ID), 2)),
+    sql: (p) => `DELETE FROM "Employee" WHERE "Employee"."ID" = ${p(1)}`,
+    params: () => [2],
+  },
+  {
+    what: 'a delete through an N→1 path',
+    compile: (d) => compileDelete(d, Employee, eq(at(C.name, E.employer), 'Gone Inc')),
+    sql: (p) => `DELETE FROM "Employee" WHERE (SELECT t0."name" FROM "Company" t0 WHERE t0."ID" = "Employee"."employerID") = ${p(1)}`,
+    params: () => ['Gone Inc'],
+  },
+];
+
+/** An in-memory SQLite database with the test model's tables and a few rows. */
+function openSqlite(): Database.Database {
+  const db = new Database(':memory:');
+  const hidden = '"__stamp" INTEGER NOT NULL DEFAULT 1, "__timestamp" INTEGER NOT NULL DEFAULT 0';
+  db.exec(`
+    CREATE TABLE "City" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, ${hidden});
+    CREATE TABLE "Company" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, "cityID" INTEGER, ${hidden});
+    CREATE TABLE "Employee" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "lastName" TEXT, "salary" REAL, "active" INTEGER,
+      "hired" TEXT, "extra" TEXT, "employerID" INTEGER, ${hidden});
+    INSERT INTO "City" ("name") VALUES ('Paris'), ('Lyon');
+    INSERT INTO "Company" ("name", "cityID") VALUES ('Acme', 1), ('Globex', 2), ('Gone Inc', 2);
+    INSERT INTO "Employee" ("lastName", "salary", "active", "employerID", "__stamp") VALUES
+      ('Smith', 1000, 1, 1, 4), ('Adams', 2000, 0, 1, 1), ('Brown', 10, 1, 1, 1), ('Cole', 50, 1, 2, 1), ('Dee', 60, 0, 3, 1);
+  `);
+  return db;
+}
+
+function run(db: Database.Database, { sql, params }: CompiledSql): unknown {
+  const stmt = db.prepare(sql);
+  return stmt.reader ? stmt.all(...(params as unknown[])) : stmt.run(...(params as unknown[]));
+}
+
+for (const c of DIALECTS) {
+  describe(`compiler (${c.d.name})`, () => {
+    for (const k of cases) {
+      it(`compiles ${k.what}`, () => {
+        const compiled = k.compile(c.d);
+        assert.equal(compiled.sql, k.sql(c.p, c.d.name));
+        assert.deepEqual(compiled.params, k.params(c));
+      });
+    }
+  });
+}
+
+describe('compiler: the SQLite statements run', () => {
+  let db: Database.Database;
+  before(() => {
+    db = openSqlite();
+  });
+  after(() => db.close());
+
+  for (const k of cases) {
+    it(`runs ${k.what}`, () => {
+      assert.doesNotThrow(() => run(db, k.compile(sqliteDialect)));
+    });
+  }
+
+  it('returns at most perGroup.limit rows per group, in order', () => {
+    const spec: SelectSpec = {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.lastName }, { kind: 'storage', attr: E.employerID }],
+      where: null,
+      order: [{ path: at(E.lastName), descending: false }],
+      perGroup: { attr: E.employerID, limit: 2 },
+    };
+    const rows = (run(openSqlite(), compileSelect(sqliteDialect, spec)) as { lastName: string; employerID: number }[]);
+    assert.deepEqual(rows.map((r) => [r.employerID, r.lastName]), [[1, 'Adams'], [1, 'Brown'], [2, 'Cole'], [3, 'Dee']]);
+  });
+
+  it('finds rows through an N→1 path and reads the alias', () => {
+    const rows = run(openSqlite(), compileSelect(sqliteDialect, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.lastName }, { kind: 'alias', attr: E.employerName }],
+      where: eq(at(cityName, E.employer, C.city), 'Lyon'),
+      order: [{ path: at(E.lastName), descending: false }],
+    }));
+    assert.deepEqual(rows, [{ lastName: 'Cole', employerName: 'Globex' }, { lastName: 'Dee', employerName: 'Gone Inc' }]);
+  });
+
+  it('changes no row when the stamp does not match, one when it does', () => {
+    const fresh = openSqlite();
+    const update = (stamp: number) => run(fresh, compileUpdate(sqliteDialect, Employee, 1, stamp, new Map([[E.lastName, 'Jones']]), T)) as { changes: number };
+    assert.equal(update(3).changes, 0);
+    assert.equal(update(4).changes, 1);
+    assert.deepEqual(fresh.prepare('SELECT "lastName", "__stamp", "__timestamp" FROM "Employee" WHERE "ID" = 1').get(), { lastName: 'Jones', __stamp: 5, __timestamp: T });
+  });
+
+  it('groups counts by foreign key', () => {
+    const rows = run(openSqlite(), compileCount(sqliteDialect, Employee, null, E.employerID));
+    assert.deepEqual(rows, [{ g: 1, n: 3 }, { g: 2, n: 1 }, { g: 3, n: 1 }]);
+  });
+});
+
+describe('compiler: values never reach the SQL text (injection)', () => {
+  const EVIL = [
+    `'); DROP TABLE "Employee"; --`,
+    `Robert'); DELETE FROM "Company"; --`,
+    `" OR 1=1; --`,
+    `x' OR '1'='1`,
+    `$1; SELECT ?`,
+  ];
+
+  for (const c of DIALECTS) {
+    for (const evil of EVIL) {
+      it(`${c.d.name}: binds ${JSON.stringify(evil)} in select, in, count, insert, update and delete`, () => {
+        const statements: CompiledSql[] = [
+          compileSelect(c.d, {
+            dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }],
+            where: and(eq(at(E.lastName), evil), eq(at(C.name, E.employer), evil, '!='), { kind: 'in', path: at(E.lastName), values: [evil, 'ok'] }),
+            order: [{ path: at(E.lastName), descending: false }],
+          }),
+          compileCount(c.d, Employee, eq(at(E.lastName), evil), E.employerID),
+          compileInsert(c.d, Employee, new Map<StorageAttribute, unknown>([[E.lastName, evil], [E.extra, { evil }]]), 1, T),
+          compileUpdate(c.d, Employee, evil, 1, new Map<StorageAttribute, unknown>([[E.lastName, evil]]), T),
+          compileDelete(c.d, Employee, eq(at(E.lastName), evil)),
+        ];
+        for (const { sql, params } of statements) {
+          assert.ok(!sql.includes(evil), `value in SQL text: ${sql}`);
+          assert.ok(!sql.includes("'"), `a string literal in SQL text: ${sql}`);
+          assert.ok(params.includes(evil), 'value bound');
+          // one placeholder per parameter
+          const marks = c.d === sqliteDialect ? (sql.match(/\?/g) ?? []).length : new Set(sql.match(/\$\d+/g) ?? []).size;
+          assert.equal(marks, params.length, sql);
+        }
+      });
+    }
+  }
+
+  it('sqlite: stores the values literally and leaves the tables in place', () => {
+    const db = openSqlite();
+    for (const evil of EVIL) {
+      const row = run(db, compileInsert(sqliteDialect, Employee, new Map([[E.lastName, evil]]), 1, T)) as { ID: number }[];
+      const found = run(db, compileSelect(sqliteDialect, {
+        dataClass: Employee, columns: [{ kind: 'storage', attr: E.lastName }], where: eq(at(E.ID), row[0].ID), order: [],
+      }));
+      assert.deepEqual(found, [{ lastName: evil }]);
+    }
+    assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM "Company"').get(), { n: 3 });
+    assert.deepEqual(db.prepare('SELECT COUNT(*) AS n FROM "Employee"').get(), { n: 5 + EVIL.length });
+    db.close();
+  });
+});

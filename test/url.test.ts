@@ -1,0 +1,157 @@
+// parseRestPath: the REST URL grammar after /rest, and keyInUri, the way we write keys back into URIs.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { MAX_PATH_SEGMENTS } from '../src/config/limits.js';
+import { DatasetError } from '../src/errors/dataset-error.js';
+import type { ErrorName } from '../src/errors/registry.js';
+import { keyInUri, parseRestPath, type Route } from '../src/rest/url.js';
+
+const all = { kind: 'all' } as const;
+const dataClass = (name: string, selector: object = all, path: object[] = []): Route =>
+  ({ kind: 'dataClass', dataClass: name, selector, path }) as Route;
+const key = (k: string) => ({ kind: 'key', key: k });
+const names = (...n: string[]) => ({ kind: 'names', names: n });
+
+function assertDatasetError(fn: () => unknown, code: ErrorName, mentions: string): void {
+  assert.throws(fn, (e: unknown) => {
+    assert.ok(e instanceof DatasetError, `expected a DatasetError, got ${String(e)}`);
+    assert.equal(e.code, code, e.message);
+    assert.ok(e.message.includes(mentions), `message ${JSON.stringify(e.message)} should name ${JSON.stringify(mentions)}`);
+    return true;
+  });
+}
+
+describe('parseRestPath: dataclass routes', () => {
+  const cases: [string, string, Route][] = [
+    ['a dataclass', '/Company', dataClass('Company')],
+    ['a key in parentheses', '/Company(1)', dataClass('Company', key('1'))],
+    ['a key in brackets', '/Company[1]', dataClass('Company', key('1'))],
+    ['a double-quoted key with a slash inside', '/Company("A/B")', dataClass('Company', key('A/B'))],
+    ['a single-quoted key', "/Company('A B')", dataClass('Company', key('A B'))],
+    ['a percent-encoded quoted key with an encoded slash', '/Company(%22A%2FB%22)', dataClass('Company', key('A/B'))],
+    ['a percent-encoded key with an encoded slash', '/Company(A%2FB)', dataClass('Company', key('A/B'))],
+    ['a percent-encoded non-ASCII key', '/Company(Z%C3%BCrich)', dataClass('Company', key('Zürich'))],
+    ['a quoted key with brackets inside', '/Company("A(1)")', dataClass('Company', key('A(1)'))],
+    ['an attribute selector', '/Company:companyCode(Acme001)', dataClass('Company', { kind: 'attribute', attribute: 'companyCode', value: 'Acme001' })],
+    ['a quoted attribute selector', '/Company:companyCode("Acme 001")', dataClass('Company', { kind: 'attribute', attribute: 'companyCode', value: 'Acme 001' })],
+    ['an encoded attribute selector value', '/Company:name(Acme%20%26%20Co)', dataClass('Company', { kind: 'attribute', attribute: 'name', value: 'Acme & Co' })],
+    ['a relation after a key', '/Company(1)/staff', dataClass('Company', key('1'), [names('staff')])],
+    ['a relation after a quoted key with a slash', '/Company("A/B")/staff', dataClass('Company', key('A/B'), [names('staff')])],
+    ['an attribute list', '/Employee/firstName,lastName', dataClass('Employee', all, [names('firstName', 'lastName')])],
+    ['an attribute list with spaces and paths', '/Employee/firstName,%20employer.name', dataClass('Employee', all, [names('firstName', 'employer.name')])],
+    ['a * attribute path', '/Employee/employer.*', dataClass('Employee', all, [names('employer.*')])],
+    ['a relation then an attribute list', '/Company(1)/staff/firstName,lastName', dataClass('Company', key('1'), [names('staff'), names('firstName', 'lastName')])],
+    ['a trailing slash', '/Company/', dataClass('Company')],
+    ['double slashes', '//Company(1)//staff//', dataClass('Company', key('1'), [names('staff')])],
+    ['a path without a leading slash', 'Company', dataClass('Company')],
+    ['an entity set', '/Company/$entityset/ABC-123', dataClass('Company', all, [{ kind: 'entitySet', id: 'ABC-123' }])],
+    ['an entity set without an id', '/Company/$entityset', dataClass('Company', all, [{ kind: 'entitySet', id: '' }])],
+    ['an entity set then attributes', '/Company/$entityset/E1/name,ID', dataClass('Company', all, [{ kind: 'entitySet', id: 'E1' }, names('name', 'ID')])],
+  ];
+  for (const [what, path, route] of cases) {
+    it(`parses ${what}: ${path}`, () => {
+      assert.deepEqual(parseRestPath(path), route);
+    });
+  }
+
+  it(`accepts ${MAX_PATH_SEGMENTS} segments after the dataclass`, () => {
+    const route = parseRestPath(`/Company/${Array(MAX_PATH_SEGMENTS).fill('a').join('/')}`);
+    assert.equal(route.kind === 'dataClass' && route.path.length, MAX_PATH_SEGMENTS);
+  });
+});
+
+describe('parseRestPath: $catalog routes', () => {
+  const cases: [string, Route][] = [
+    ['/$catalog', { kind: 'catalog' }],
+    ['/$catalog/', { kind: 'catalog' }],
+    ['/$catalog/$all', { kind: 'catalogAll' }],
+    ['/$catalog/Company', { kind: 'catalogItem', name: 'Company' }],
+  ];
+  for (const [path, route] of cases) {
+    it(`parses ${path}`, () => {
+      assert.deepEqual(parseRestPath(path), route);
+    });
+  }
+});
+
+describe('parseRestPath: errors name the offending text', () => {
+  const cases: [string, string, ErrorName, string][] = [
+    // what, path, code, text the message names
+    ['an unclosed parenthesis', '/Company(1', 'MALFORMED_URL', '/Company(1'],
+    ['an unclosed bracket', '/Company[1/staff', 'MALFORMED_URL', '/Company[1/staff'],
+    ['an unclosed quote', '/Company("A)', 'MALFORMED_URL', '/Company("A)'],
+    ['mismatched brackets', '/Company(1]', 'MALFORMED_URL', 'Company(1]'],
+    ['text after the key', '/Company(1)x', 'MALFORMED_URL', 'Company(1)x'],
+    ['bad percent-encoding in a key', '/Company(%E0%A4%A)', 'MALFORMED_URL', '%E0%A4%A'],
+    ['bad percent-encoding in the dataclass name', '/Comp%ZZany', 'MALFORMED_URL', 'Comp%ZZany'],
+    ['bad percent-encoding in a segment', '/Company/sta%ff', 'MALFORMED_URL', 'sta%ff'],
+    ['an unknown $ resource', '/$foo', 'UNKNOWN_RESOURCE', '$foo'],
+    ['an unknown $ resource with more segments', '/$foo/bar', 'UNKNOWN_RESOURCE', '$foo'],
+    ['nothing after /rest', '/', 'UNKNOWN_RESOURCE', '$catalog'],
+    ['an empty key in parentheses', '/Company()', 'MALFORMED_URL', 'Company()'],
+    ['an empty key in brackets', '/Company[]', 'MALFORMED_URL', 'Company[]'],
+    ['an attribute selector without a value', '/Company:companyCode', 'MALFORMED_URL', 'Company:companyCode'],
+    ['an attribute selector without an attribute', '/Company:(x)', 'MALFORMED_URL', 'Company:(x)'],
+    ['an invalid dataclass name', '/Com-pany', 'MALFORMED_URL', 'Com-pany'],
+    ['an invalid attribute name in a list', '/Employee/firstName,last-name', 'MALFORMED_URL', 'last-name'],
+    ['an empty name in a list', '/Employee/firstName,', 'MALFORMED_URL', 'firstName,'],
+    ['too many $catalog segments', '/$catalog/Company/ID', 'MALFORMED_URL', 'Company/ID'],
+    ['too many segments', `/Company/${Array(MAX_PATH_SEGMENTS + 1).fill('a').join('/')}`, 'LIMIT_EXCEEDED', String(MAX_PATH_SEGMENTS)],
+  ];
+  for (const [what, path, code, mentions] of cases) {
+    it(`rejects ${what} (${path}) with ${code}`, () => {
+      assertDatasetError(() => parseRestPath(path), code, mentions);
+    });
+  }
+
+  it('rejects an extra closing bracket after a key (/Company(1)))', () => {
+    assertDatasetError(() => parseRestPath('/Company(1))'), 'MALFORMED_URL', 'Company(1))');
+    assertDatasetError(() => parseRestPath('/Company(1)(2)'), 'MALFORMED_URL', 'Company(1)(2)');
+  });
+
+  it('reads an apostrophe inside an unquoted key or value as a character', () => {
+    assert.deepEqual(
+      parseRestPath("/Employee:lastName(O'Brien)"),
+      dataClass('Employee', { kind: 'attribute', attribute: 'lastName', value: "O'Brien" }),
+    );
+  });
+
+  it('answers a 404 status for an unknown resource and 400 for a malformed URL', () => {
+    for (const [path, status] of [['/$foo', 404], ['/Company(1', 400]] as const) {
+      assert.throws(() => parseRestPath(path), (e: unknown) => e instanceof DatasetError && e.status === status);
+    }
+  });
+});
+
+describe('keyInUri', () => {
+  const encodings: [unknown, string][] = [
+    [1, '1'],
+    [42, '42'],
+    ['Acme001', 'Acme001'],
+    ['A/B', 'A%2FB'],
+    ['a b', 'a%20b'],
+    ["O'Brien", 'O%27Brien'],
+    ['(x)', '%28x%29'],
+    ['Zürich', 'Z%C3%BCrich'],
+    ['a!*', 'a%21%2A'],
+  ];
+  for (const [k, uri] of encodings) {
+    it(`writes ${JSON.stringify(k)} as ${uri}`, () => {
+      assert.equal(keyInUri(k), uri);
+    });
+  }
+
+  const roundTrip: unknown[] = [1, 123456789, 'Acme001', 'A/B', 'a b', "O'Brien", '(x)', '[y]', 'a,b', '100%', 'Zürich', 'x?y#z', 'a"b', 'a+b', '550e8400-e29b-41d4-a716-446655440000'];
+  for (const k of roundTrip) {
+    it(`round-trips ${JSON.stringify(k)} through Company(…), Company[…] and Company(…)/staff`, () => {
+      assert.deepEqual(parseRestPath(`/Company(${keyInUri(k)})`), dataClass('Company', key(String(k))));
+      assert.deepEqual(parseRestPath(`/Company[${keyInUri(k)}]`), dataClass('Company', key(String(k))));
+      assert.deepEqual(parseRestPath(`/Company(${keyInUri(k)})/staff`), dataClass('Company', key(String(k)), [names('staff')]));
+    });
+  }
+
+  it('round-trips a key that starts and ends with a quote', () => {
+    for (const k of ['"x"', "'y'"]) assert.deepEqual(parseRestPath(`/Company(${keyInUri(k)})`), dataClass('Company', key(k)));
+  });
+});
