@@ -3,7 +3,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { MAX_BODY_SIZE } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
-import { restRoutes } from './rest/plugin.js';
+import { frameworkError, restRoutes } from './rest/plugin.js';
 
 export interface ServerOptions {
   /** pino level; 'silent' for none. Logs go to stderr, so stdout stays for the ready line. */
@@ -18,6 +18,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     bodyLimit: MAX_BODY_SIZE,
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: 16 * 1024 },
+    frameworkErrors: frameworkError,
   });
   await restRoutes(app, ds);
   return app;

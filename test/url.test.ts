@@ -155,3 +155,12 @@ describe('keyInUri', () => {
     for (const k of ['"x"', "'y'"]) assert.deepEqual(parseRestPath(`/Company(${keyInUri(k)})`), dataClass('Company', key(k)));
   });
 });
+
+describe('parseRestPath: fully encoded paths', () => {
+  it('reads Company%281%29 and Company%5B1%5D (encodeURI-style clients) as Company(1)', () => {
+    for (const path of ['/Company%281%29', '/Company%5B1%5D', '/Company%5b1%5d']) {
+      assert.deepEqual(parseRestPath(path), { kind: 'dataClass', dataClass: 'Company', selector: { kind: 'key', key: '1' }, path: [] });
+    }
+    assert.deepEqual(parseRestPath('/Company%3AcompanyCode%28C1000%29').kind, 'dataClass');
+  });
+});

@@ -77,7 +77,7 @@ function count(name: string, v: string, max: number): number {
   if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'`);
   const n = Number(v);
   if (n > max) {
-    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${n} is more than the ${max} entities this server sends in one page`);
+    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page`);
   }
   return n;
 }

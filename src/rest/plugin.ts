@@ -32,6 +32,15 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore): Promise<v
   });
 }
 
+/** Failures Fastify meets before any route runs (a path it cannot decode), in our __ERROR shape. */
+export function frameworkError(error: FastifyError, request: { url: string }, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    sendError(reply, new DatasetError('MALFORMED_URL', `bad percent-encoding in the URL '${request.url}'`));
+  } else {
+    sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
+  }
+}
+
 function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify({ [W.ERROR]: error.toWire() }));
 }

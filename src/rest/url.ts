@@ -31,7 +31,11 @@ const PATH_NAME = /^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|
 export function parseRestPath(rawPath: string): Route {
   const segments = splitSegments(rawPath);
   if (segments.length === 0) throw new DatasetError('UNKNOWN_RESOURCE', 'no resource named after /rest: try /rest/$catalog');
-  const [first, ...rest] = segments;
+  const [raw, ...rest] = segments;
+  // A client that encodes the whole path (encodeURI turns [ ] into %5B %5D) sends no literal
+  // bracket at all: such a segment is decoded before it is read. (Our own URIs encode only the
+  // brackets inside keys, and always write the outer ones as they are.)
+  const first = /[([:]/.test(raw) || !/%(28|5B|3A)/i.test(raw) ? raw : decode(raw, 'resource');
   if (first.startsWith('$')) return systemRoute(decode(first, 'resource'), rest.map((s) => decode(s, 'segment')));
   if (rest.length > MAX_PATH_SEGMENTS) throw new DatasetError('LIMIT_EXCEEDED', `the URL has ${rest.length} segments after the dataclass; at most ${MAX_PATH_SEGMENTS} are read`);
   const { dataClass, selector } = parseResource(first);

@@ -1,0 +1,114 @@
+// A few requests over a real TCP socket (not inject): the server listens on an ephemeral port and
+// is called with fetch, so URL encoding by a real client, headers and UTF-8 bodies are exercised.
+
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+/** GET with a raw request target, sent byte for byte (fetch would normalize it). */
+function rawGet(base: URL, target: string): Promise<{ status: number; contentType: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: base.hostname, port: base.port, method: 'GET', path: target }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type']), body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('HTTP over a socket', () => {
+  let demo: DemoFixture;
+  let base: URL;
+  before(async () => {
+    demo = await openDemo();
+    const address = await demo.app.listen({ port: 0, host: '127.0.0.1' });
+    base = new URL(address);
+  });
+  after(() => demo.close());
+
+  const url = (path: string) => new URL(path, base);
+
+  it('serves /rest/$catalog as application/json with a UTF-8 charset', async () => {
+    const res = await fetch(url('/rest/$catalog'));
+    assert.equal(res.status, 200);
+    const type = res.headers.get('content-type') ?? '';
+    assert.match(type, /^application\/json/);
+    assert.match(type, /charset=utf-8/i);
+    const body = await res.json();
+    assert.deepEqual(body.dataClasses.map((d: { name: string }) => d.name), ['City', 'Company', 'Employee']);
+  });
+
+  it('serves an entity by key, in the () and [] forms', async () => {
+    for (const path of ['/rest/Company(1)', '/rest/Company[1]']) {
+      const res = await fetch(url(path));
+      assert.equal(res.status, 200, path);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      const body = await res.json();
+      assert.equal(body.__entityModel, 'Company');
+      assert.equal(body.__KEY, '1');
+    }
+  });
+
+  it('decodes quotes and spaces the client percent-encodes', async () => {
+    const byCode = await fetch(url('/rest/Company:companyCode("C1000")/name'));
+    assert.equal(byCode.status, 200);
+    assert.equal((await byCode.json()).__KEY, '1');
+    const sorted = await fetch(url('/rest/Company?$orderby="name desc"&$top=3&$attributes=name'));
+    assert.equal(sorted.status, 200);
+    const names = (await sorted.json()).__ENTITIES.map((e: { name: string }) => e.name);
+    assert.deepEqual(names, [...names].sort().reverse());
+  });
+
+  it('sends non-ASCII text as UTF-8', async () => {
+    const res = await fetch(url('/rest/City?$attributes=name'));
+    const names = (await res.json()).__ENTITIES.map((e: { name: string }) => e.name);
+    for (const n of ['Montréal', 'São Paulo', 'Zürich']) assert.ok(names.includes(n), n);
+  });
+
+  it('answers a collection envelope with paging', async () => {
+    const res = await fetch(url('/rest/Employee?$skip=10&$top=5&$attributes=lastName'));
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.__COUNT, 320);
+    assert.equal(body.__FIRST, 10);
+    assert.equal(body.__SENT, 5);
+  });
+
+  it('answers errors as JSON __ERROR with their status', async () => {
+    for (const [path, status] of [['/rest/Compny', 404], ['/nowhere', 404], ['/rest/Company(abc)', 400], ['/rest/Company?$tpo=1', 400]] as const) {
+      const res = await fetch(url(path));
+      assert.equal(res.status, status, path);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/, path);
+      const body = await res.json();
+      assert.ok(Array.isArray(body.__ERROR) && body.__ERROR.length > 0, path);
+    }
+    const post = await fetch(url('/rest/Company'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(post.status, 405);
+    assert.ok(Array.isArray((await post.json()).__ERROR));
+  });
+
+  it('answers a raw unbalanced bracket with 400 and __ERROR', async () => {
+    const res = await rawGet(base, '/rest/Company(1');
+    assert.equal(res.status, 400);
+    assert.match(res.contentType, /^application\/json/);
+    assert.ok(Array.isArray(JSON.parse(res.body).__ERROR));
+  });
+
+  it('answers a raw bad %-escape in the path with 400 and __ERROR', async () => {
+    const res = await rawGet(base, '/rest/Company(%ZZ)');
+    assert.equal(res.status, 400);
+    assert.match(res.contentType, /^application\/json/);
+    assert.ok(Array.isArray(JSON.parse(res.body).__ERROR), res.body);
+  });
+
+  it('serves concurrent requests on one server', async () => {
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => fetch(url(`/rest/Company(${i + 1})/name`))));
+    const bodies = await Promise.all(responses.map((r) => r.json()));
+    assert.deepEqual(responses.map((r) => r.status), Array(20).fill(200));
+    assert.deepEqual(bodies.map((b) => b.__KEY), Array.from({ length: 20 }, (_, i) => String(i + 1)));
+  });
+});
