@@ -1,0 +1,107 @@
+// The storage contract: one suite, run on every engine the project has (SQLite now; PostgreSQL
+// joins the ENGINES list when its adapter lands).
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ConstraintError, type StorageAdapter } from '../src/storage/adapter.js';
+import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { tempDir } from './helpers.js';
+
+interface Engine {
+  name: string;
+  open(): Promise<{ storage: StorageAdapter; cleanup(): Promise<void> }>;
+}
+
+const ENGINES: Engine[] = [
+  {
+    name: 'sqlite (file, WAL)',
+    async open() {
+      const tmp = tempDir();
+      const storage = new SqliteAdapter(join(tmp.dir, 'contract.sqlite'));
+      return { storage, cleanup: async () => { await storage.close(); tmp.remove(); } };
+    },
+  },
+  {
+    name: 'sqlite (:memory:)',
+    async open() {
+      const storage = new SqliteAdapter(':memory:');
+      return { storage, cleanup: () => storage.close() };
+    },
+  },
+];
+
+for (const engine of ENGINES) {
+  describe(`storage contract: ${engine.name}`, () => {
+    let s: StorageAdapter;
+    let cleanup: () => Promise<void>;
+    const p = (n: number) => s.dialect.placeholder(n);
+    const q = (id: string) => s.dialect.quote(id);
+
+    before(async () => {
+      ({ storage: s, cleanup } = await engine.open());
+      await s.exec(`CREATE TABLE ${q('T')} (${q('id')} INTEGER PRIMARY KEY, ${q('name')} TEXT UNIQUE)`);
+    });
+    after(() => cleanup());
+
+    it('runs writes and reads rows back as plain objects', async () => {
+      assert.equal(await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [1, 'a']), 1);
+      assert.deepEqual(await s.all(`SELECT ${q('id')}, ${q('name')} FROM ${q('T')}`), [{ id: 1, name: 'a' }]);
+      assert.deepEqual(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [1]), { name: 'a' });
+      assert.equal(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [99]), undefined);
+    });
+
+    it('lists the columns of a table, and none for a missing table', async () => {
+      assert.deepEqual(await s.columns('T'), ['id', 'name']);
+      assert.deepEqual(await s.columns('Missing'), []);
+    });
+
+    it('commits a transaction whose function resolves, and joins nested calls to it', async () => {
+      const result = await s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [2, 'b']);
+        await s.transaction(async () => s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [3, 'c']));
+        return 'done';
+      });
+      assert.equal(result, 'done');
+      assert.equal((await s.all(`SELECT ${q('id')} FROM ${q('T')}`)).length, 3);
+    });
+
+    it('rolls back everything a failing transaction wrote, nested calls included', async () => {
+      await assert.rejects(s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [4, 'd']);
+        await s.transaction(async () => s.run(`DELETE FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [1]));
+        throw new Error('boom');
+      }), /boom/);
+      assert.deepEqual((await s.all(`SELECT ${q('id')} FROM ${q('T')} ORDER BY ${q('id')}`)).map((r) => r.id), [1, 2, 3]);
+    });
+
+    it('serialises writers: a write outside a transaction waits for the open one', async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const tx = s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [5, 'e']);
+        await gate;
+        order.push('tx');
+      });
+      const write = s.run(`UPDATE ${q('T')} SET ${q('name')} = ${p(1)} WHERE ${q('id')} = ${p(2)}`, ['E', 5]).then((n) => {
+        order.push(`write:${n}`);
+      });
+      await new Promise((r) => setTimeout(r, 10));
+      release();
+      await Promise.all([tx, write]);
+      assert.deepEqual(order, ['tx', 'write:1']);
+    });
+
+    it('translates a unique violation into a ConstraintError naming table and column', async () => {
+      await assert.rejects(
+        s.transaction(() => s.get(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)}) RETURNING ${q('id')}`, [6, 'a'])),
+        (e: ConstraintError) => e instanceof ConstraintError && e.constraint === 'unique' && e.table === 'T' && e.column === 'name',
+      );
+      await assert.rejects(
+        s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [7, 'a']),
+        (e: ConstraintError) => e instanceof ConstraintError && e.constraint === 'unique',
+      );
+    });
+  });
+}
