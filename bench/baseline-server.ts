@@ -1,0 +1,93 @@
+// The baseline of the read bench: a hand-written node:http + better-sqlite3 server over the bench
+// database, answering the wire JSON our server sends for the same two reads, with nothing else.
+// Usage: node --import tsx bench/baseline-server.ts DB_FILE  → prints "baseline listening on http://HOST:PORT"
+
+import { createServer, type ServerResponse } from 'node:http';
+import Database from 'better-sqlite3';
+
+interface ItemRow {
+  ID: number;
+  name: string | null;
+  price: number | null;
+  qty: number | null;
+  created: string | null;
+  __stamp: number;
+  __timestamp: number;
+}
+
+const file = process.argv[2];
+if (!file) {
+  process.stderr.write('usage: baseline-server.ts DB_FILE\n');
+  process.exit(2);
+}
+
+// Read-only, like our server's reader connection (the database is in WAL mode).
+const db = new Database(file, { readonly: true, fileMustExist: true });
+const COLUMNS = '"ID", "name", "price", "qty", "created", "__stamp", "__timestamp"';
+const byId = db.prepare(`SELECT ${COLUMNS} FROM "Item" WHERE "ID" = ?`);
+const page = db.prepare(`SELECT ${COLUMNS} FROM "Item" ORDER BY "ID" LIMIT ? OFFSET ?`);
+const count = db.prepare('SELECT COUNT(*) AS n FROM "Item"').pluck();
+
+const PAGE_SIZE = 100;
+
+/** One entity as our server writes it (created is stored as ISO text already). */
+function entity(row: ItemRow, top: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (top) out.__entityModel = 'Item';
+  out.__KEY = String(row.ID);
+  out.__TIMESTAMP = new Date(row.__timestamp).toISOString();
+  out.__STAMP = row.__stamp;
+  out.ID = row.ID;
+  out.name = row.name;
+  out.price = row.price;
+  out.qty = row.qty;
+  out.created = row.created;
+  return out;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const server = createServer((req, res) => {
+  const url = req.url ?? '/';
+  if (url.startsWith('/item/')) {
+    const id = Number(url.slice('/item/'.length));
+    const row = Number.isInteger(id) ? (byId.get(id) as ItemRow | undefined) : undefined;
+    if (!row) return send(res, 404, { error: 'not found' });
+    return send(res, 200, entity(row, true));
+  }
+  if (url === '/items' || url.startsWith('/items?')) {
+    const m = /[?&]skip=(\d+)/.exec(url);
+    const skip = m ? Number(m[1]) : 0;
+    const rows = page.all(PAGE_SIZE, skip) as ItemRow[];
+    const n = count.get() as number;
+    return send(res, 200, {
+      __entityModel: 'Item',
+      // Our server also reads the global stamp (one more primary-key lookup); not done here.
+      __GlobalStamp: 0,
+      __COUNT: n,
+      __FIRST: skip,
+      __ENTITIES: rows.map((r) => entity(r, false)),
+      __SENT: rows.length,
+    });
+  }
+  send(res, 404, { error: 'not found' });
+});
+
+server.listen(0, '127.0.0.1', () => {
+  const { port } = server.address() as { port: number };
+  process.stdout.write(`baseline listening on http://127.0.0.1:${port}\n`);
+});
+
+function shutdown(): void {
+  server.close(() => {
+    db.close();
+    process.exit(0);
+  });
+  server.closeAllConnections();
+}
+process.on('SIGTERM', shutdown);
+process.on('SIGINT', shutdown);

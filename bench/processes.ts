@@ -1,0 +1,112 @@
+// The bench's child processes (servers started with `node`, ready when they print a URL) and
+// temporary folders, and their cleanup: on normal exit, on failure and on SIGINT/SIGTERM, every
+// child still running is killed and every temporary folder removed.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const children = new Set<ChildProcess>();
+const folders = new Set<string>();
+let hooked = false;
+
+function cleanupNow(): void {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+  children.clear();
+  for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  folders.clear();
+}
+
+/** Installs the exit and signal hooks once. */
+function hook(): void {
+  if (hooked) return;
+  hooked = true;
+  process.on('exit', cleanupNow);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      process.stderr.write(`\n${signal}: stopping the servers and removing the temporary files\n`);
+      cleanupNow();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
+  }
+}
+
+/** A new folder under the OS temporary folder, removed when the bench ends (however it ends). */
+export function temporaryFolder(prefix: string): string {
+  hook();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  folders.add(dir);
+  return dir;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  /** the URL in the ready line */
+  readonly url: string;
+  readonly pid: number;
+  /** SIGTERM, then SIGKILL if it has not exited after `graceMs` */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly name: string;
+  /** arguments to `node` */
+  readonly args: readonly string[];
+  readonly cwd: string;
+  /** the ready line; its first group is the server's URL */
+  readonly ready: RegExp;
+  readonly timeoutMs?: number;
+}
+
+/** Starts `node ARGS` and resolves once its stdout prints the ready line. */
+export function startServer(options: StartOptions): Promise<ServerProcess> {
+  hook();
+  const child = spawn(process.execPath, options.args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    // the last few KB only: enough to explain a failure
+    stderr = (stderr + chunk).slice(-4096);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => {
+    children.delete(child);
+    resolve();
+  }));
+
+  const stop = async (graceMs = 5000): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  return new Promise<ServerProcess>((resolve, reject) => {
+    let stdout = '';
+    let settled = false;
+    const fail = (why: string): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void stop(1000);
+      reject(new Error(`${options.name}: ${why}${stderr ? `\n--- its stderr ---\n${stderr.trimEnd()}` : ''}`));
+    };
+    const timer = setTimeout(() => fail(`not ready after ${options.timeoutMs ?? 20_000} ms`), options.timeoutMs ?? 20_000);
+    child.once('error', (e) => fail(`cannot start: ${e.message}`));
+    child.once('exit', (code, signal) => fail(`exited before it was ready (${signal ?? `code ${code}`})`));
+    const onData = (chunk: string): void => {
+      stdout += chunk;
+      const m = options.ready.exec(stdout);
+      if (!m || settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stdout?.resume(); // keep draining, so the child never blocks on a full pipe
+      resolve({ name: options.name, url: m[1], pid: child.pid as number, stop });
+    };
+    child.stdout?.setEncoding('utf8').on('data', onData);
+  });
+}
