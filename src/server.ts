@@ -1,6 +1,6 @@
 // Builds the HTTP server (Fastify + pino) around a datastore.
 
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { MAX_BODY_SIZE } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
@@ -14,7 +14,10 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   const app = Fastify({
     logger: { level: options.logLevel ?? 'info', stream: process.stderr },
     // Per-request logs cost as much as a key lookup; they are on at debug level only.
-    logController: new LogController({ disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace' }),
+    // A child logger per request costs more than the lookup it would describe: requests share
+    // the server's logger unless requests are logged.
+    ...(quiet(options.logLevel) ? { childLoggerFactory: (logger: FastifyBaseLogger) => logger } : {}),
+    logController: new LogController({ disableRequestLogging: quiet(options.logLevel) }),
     bodyLimit: MAX_BODY_SIZE,
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: 16 * 1024 },
@@ -22,4 +25,9 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   });
   await restRoutes(app, ds);
   return app;
+}
+
+/** Requests are logged at debug and trace only. */
+function quiet(level: string | undefined): boolean {
+  return level !== 'debug' && level !== 'trace';
 }

@@ -100,8 +100,8 @@ const cases: Case[] = [
     }),
     sql: (p) => 'SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."__stamp", t0."__timestamp" FROM "Employee" t0'
       + ` WHERE (t0."lastName" = ${p(1)} AND t0."salary" >= ${p(2)} AND t0."hired" IS NOT NULL AND t0."active" = ${p(3)})`
-      + ' ORDER BY t0."lastName" DESC, t0."ID" LIMIT 10 OFFSET 20',
-    params: (c) => ['Smith', 1000, c.bool(true)],
+      + ` ORDER BY t0."lastName" DESC, t0."ID" LIMIT ${p(4)} OFFSET ${p(5)}`,
+    params: (c) => ['Smith', 1000, c.bool(true), 10, 20],
   },
   {
     what: 'a select with or, not, <> and null comparisons, limit only',
@@ -116,8 +116,8 @@ const cases: Case[] = [
       limit: 3,
     }),
     sql: (p) => 'SELECT t0."ID" AS "ID" FROM "Employee" t0'
-      + ` WHERE ((t0."lastName" <> ${p(1)} OR t0."salary" IS NULL OR t0."hired" IS NOT NULL) AND NOT (t0."salary" < ${p(2)})) LIMIT 3`,
-    params: () => ['A', 5],
+      + ` WHERE ((t0."lastName" <> ${p(1)} OR t0."salary" IS NULL OR t0."hired" IS NOT NULL) AND NOT (t0."salary" < ${p(2)})) LIMIT ${p(3)}`,
+    params: () => ['A', 5, 3],
   },
   {
     what: 'dates (dateOnly) and objects encoded as bound values',
@@ -148,8 +148,8 @@ const cases: Case[] = [
   {
     what: 'an offset without a limit',
     compile: (d) => compileSelect(d, { dataClass: City, columns: [{ kind: 'storage', attr: cityName }], where: null, order: [], limit: null, offset: 5 }),
-    sql: (_p, dialect) => `SELECT t0."name" AS "name" FROM "City" t0${dialect === 'sqlite' ? ' LIMIT -1 OFFSET 5' : ' OFFSET 5'}`,
-    params: () => [],
+    sql: (p, dialect) => `SELECT t0."name" AS "name" FROM "City" t0${dialect === 'sqlite' ? ` LIMIT -1 OFFSET ${p(1)}` : ` OFFSET ${p(1)}`}`,
+    params: () => [5],
   },
   {
     what: 'in conditions on a column and on an N→1 path, and an empty in',
@@ -190,9 +190,9 @@ const cases: Case[] = [
       order: [],
     }),
     sql: (p) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."lastName" = ${p(1)}`
-      + ` AND t0."ID" IN (SELECT t1."ID" AS "ID" FROM "Employee" t1 WHERE t1."salary" > ${p(2)} ORDER BY t1."salary" DESC LIMIT 3 OFFSET 1)`
-      + ` AND t0."active" = ${p(3)})`,
-    params: (c) => ['x', 5, c.bool(false)],
+      + ` AND t0."ID" IN (SELECT t1."ID" AS "ID" FROM "Employee" t1 WHERE t1."salary" > ${p(2)} ORDER BY t1."salary" DESC LIMIT ${p(3)} OFFSET ${p(4)})`
+      + ` AND t0."active" = ${p(5)})`,
+    params: (c) => ['x', 5, 3, 1, c.bool(false)],
   },
   {
     what: 'perGroup: the first rows per foreign key value (window function)',

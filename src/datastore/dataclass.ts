@@ -41,7 +41,8 @@ export class DataClass {
     if (k === undefined) return null;
     // The hottest read of all: its SQL is compiled once.
     this.#getSql ??= compileSelect(this.ds.storage.dialect, {
-      dataClass: this.model, columns: this.#storageColumns, order: [], limit: 1,
+      // no LIMIT: a key matches one row at most, and the only bound value is the key
+      dataClass: this.model, columns: this.#storageColumns, order: [],
       where: { kind: 'compare', path: directPath(this.model.key), op: '=', value: k },
     }).sql;
     const d = this.ds.storage.dialect;
@@ -94,12 +95,9 @@ export class DataClass {
     for (const d of this.#decoders) {
       if (d.name in row) row[d.name] = decode(d.type, row[d.name], d.dateOnly);
     }
-    const stamp = Number(row[STAMP_COLUMN]);
-    const timestamp = Number(row[TIMESTAMP_COLUMN]);
-    delete row[STAMP_COLUMN];
-    delete row[TIMESTAMP_COLUMN];
-    delete row.__rn; // row number of per-group reads (see SelectSpec.perGroup)
-    return new this.#EntityClass(this, row, stamp, timestamp);
+    // The hidden columns stay in the row (deleting them would slow every property access down);
+    // an entity only ever reads its attributes by name.
+    return new this.#EntityClass(this, row, Number(row[STAMP_COLUMN]), Number(row[TIMESTAMP_COLUMN]));
   }
 }
 

@@ -28,7 +28,7 @@ export function topSize(dc: DataClassModel): number {
 
 export async function fetchRelated(ds: Datastore, entities: readonly Entity[], projection: Projection): Promise<FetchedEntity[]> {
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
-  if (entities.length === 0) return out;
+  if (entities.length === 0 || !projection.related) return out;
   for (const p of projection.attributes) {
     if (p.kind === 'entity') {
       const target = ds.dataClassOf(p.attr.target);

@@ -33,6 +33,8 @@ export interface Projection {
   readonly aliases: readonly string[];
   /** true when every attribute is shown (no $attributes restriction) */
   readonly all: boolean;
+  /** true when some attribute needs more reads than the entity's own row (see fetchRelated) */
+  readonly related: boolean;
 }
 
 /** Longest attribute path accepted in $attributes / $expand (limits work on hostile input). */
@@ -122,7 +124,8 @@ function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, 
     out.push(p);
     if (p.kind === 'value' && p.attr.kind === 'alias') aliases.push(p.attr.name);
   }
-  return { dataClass: dc, attributes: out, aliases, all: want === null };
+  const related = out.some((a) => a.kind === 'entity' || a.kind === 'entities' || a.kind === 'list');
+  return { dataClass: dc, attributes: out, aliases, all: want === null, related };
 }
 
 function project(

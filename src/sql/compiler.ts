@@ -27,6 +27,11 @@ class Builder {
     return this.d.placeholder(this.params.length);
   }
 
+  bindNumber(n: number): string {
+    this.params.push(Math.trunc(n));
+    return this.d.placeholder(this.params.length);
+  }
+
   col(table: string, column: string): string {
     return `${table}.${this.d.quote(column)}`;
   }
@@ -113,7 +118,9 @@ class Builder {
       return `SELECT * FROM (${sql}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
     if (order) sql += ` ORDER BY ${order}`;
-    return sql + this.d.paging(spec.limit == null ? null : Math.trunc(spec.limit), Math.trunc(spec.offset ?? 0));
+    const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
+    const offset = spec.offset ? this.bindNumber(spec.offset) : null;
+    return sql + this.d.paging(limit, offset);
   }
 
   order(table: string, terms: readonly OrderTerm[]): string {

@@ -25,8 +25,8 @@ export const sqliteDialect: Dialect = {
   bytes: 'BLOB',
   autoKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
   paging(limit, offset) {
-    if (limit === null) return offset > 0 ? ` LIMIT -1 OFFSET ${offset}` : '';
-    return offset > 0 ? ` LIMIT ${limit} OFFSET ${offset}` : ` LIMIT ${limit}`;
+    if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
+    return offset === null ? ` LIMIT ${limit}` : ` LIMIT ${limit} OFFSET ${offset}`;
   },
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;

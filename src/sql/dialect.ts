@@ -19,8 +19,11 @@ export interface Dialect {
   readonly bytes: string;
   /** clause creating an auto-generated integer primary key for internal tables */
   readonly autoKey: string;
-  /** LIMIT/OFFSET clause (with its leading space), or '' when neither applies */
-  paging(limit: number | null, offset: number): string;
+  /**
+   * LIMIT/OFFSET clause (with its leading space) from the placeholders of the bound limit and
+   * offset, or '' when neither applies. Bound, so that every page shares one prepared statement.
+   */
+  paging(limit: string | null, offset: string | null): string;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */

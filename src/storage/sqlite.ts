@@ -36,6 +36,8 @@ export class SqliteAdapter implements StorageAdapter {
   readonly #writer: Connection;
   readonly #reader: Connection;
   readonly #tx = new AsyncLocalStorage<true>();
+  /** transactions under way (at most one holds the writer; the count guards the ALS switch) */
+  #open = 0;
   /** resolves when the writer is free; each writer user chains onto it */
   #writerFree: Promise<void> = Promise.resolve();
 
@@ -84,20 +86,27 @@ export class SqliteAdapter implements StorageAdapter {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     if (this.#tx.getStore()) return fn();
-    return this.#withWriter(() =>
-      this.#tx.run(true, async () => {
-        const db = this.#writer.db;
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          const result = await fn();
-          db.exec('COMMIT');
-          return result;
-        } catch (e) {
-          if (db.inTransaction) db.exec('ROLLBACK');
-          throw e;
-        }
-      }),
-    );
+    return this.#withWriter(async () => {
+      this.#open++;
+      try {
+        return await this.#tx.run(true, async () => {
+          const db = this.#writer.db;
+          db.exec('BEGIN IMMEDIATE');
+          try {
+            const result = await fn();
+            db.exec('COMMIT');
+            return result;
+          } catch (e) {
+            if (db.inTransaction) db.exec('ROLLBACK');
+            throw e;
+          }
+        });
+      } finally {
+        // On Node 20 an enabled AsyncLocalStorage makes every promise of the process pay for
+        // async hooks; with no transaction open, it is switched off (run() switches it on again).
+        if (--this.#open === 0) this.#tx.disable();
+      }
+    });
   }
 
   async columns(table: string): Promise<string[]> {

@@ -94,7 +94,8 @@ async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | 
   }
   const model = entity.getDataClass().model;
   const projection = projectionFor(model, attributes, opts);
-  const [fetched] = await fetchRelated(ds, [await withAliases(entity, projection)], projection);
+  const withValues = projection.aliases.length === 0 ? entity : await withAliases(entity, projection);
+  const [fetched] = projection.related ? await fetchRelated(ds, [withValues], projection) : [{ entity: withValues, related: new Map() }];
   if (opts.asArray) return serializeAsArray([fetched], projection);
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await ds.globalStamp() : 0;
@@ -105,9 +106,8 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
-/** The entity again with the projection's alias values, when it has any (they are read in SQL). */
+/** The entity again with the projection's alias values (they are read in SQL). */
 async function withAliases(entity: Entity, projection: Projection): Promise<Entity> {
-  if (projection.aliases.length === 0) return entity;
   const dc = entity.getDataClass();
   const again = await dc.findOne({ kind: 'compare', path: directPath(dc.model.key), op: '=', value: entity.getKey() }, projection.aliases);
   return again ?? entity;
