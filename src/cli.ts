@@ -6,6 +6,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
+import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
 
@@ -59,7 +60,8 @@ try {
   fail(`cannot open the project: ${(e as Error).message}`);
 }
 
-const app = await buildServer(ds, { logLevel: opts.logLevel });
+const log = createLogger(opts.logLevel);
+const app = await buildServer(ds, { log });
 let address: string;
 try {
   address = await app.listen({ port: opts.port, host: opts.host });
@@ -69,14 +71,14 @@ try {
 }
 const { port: actual } = app.server.address() as { port: number };
 const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+log.info({ address, project: opts.project ?? DEMO }, 'listening');
 process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
-void address;
 
 let closing = false;
 async function shutdown(signal: string): Promise<void> {
   if (closing) return;
   closing = true;
-  app.log.info(`${signal} received: finishing in-flight requests`);
+  log.info(`${signal} received: finishing in-flight requests`);
   await app.close(); // waits for in-flight requests
   await ds.close();
   process.exit(0);

@@ -3,17 +3,18 @@
 
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import type { Datastore } from '../datastore/datastore.js';
+import type { Logger } from '../log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { handleRest } from './dispatch.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+const JSON_TYPE = 'application/json; charset=utf-8';
 
-export async function restRoutes(app: FastifyInstance, ds: Datastore): Promise<void> {
-  const handler = async (request: { method: string; raw: { url?: string } }, reply: FastifyReply) => {
-    const body = await handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX });
-    return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
-  };
+export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<void> {
+  const handler = (request: { method: string; raw: { url?: string } }, reply: FastifyReply) =>
+    handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX }).then((body) =>
+      reply.header('content-type', JSON_TYPE).send(JSON.stringify(body)));
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
 
@@ -27,7 +28,7 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore): Promise<v
     if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
     if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
     // Unexpected: the cause goes to the log, not to the client.
-    request.log.error({ err: error }, 'unexpected error');
+    log.error({ err: error, method: request.method, url: request.url }, 'unexpected error');
     return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
   });
 }
@@ -42,5 +43,5 @@ export function frameworkError(error: FastifyError, request: { url: string }, re
 }
 
 function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
-  return reply.code(error.status).type('application/json; charset=utf-8').send(JSON.stringify({ [W.ERROR]: error.toWire() }));
+  return reply.code(error.status).header('content-type', JSON_TYPE).send(JSON.stringify({ [W.ERROR]: error.toWire() }));
 }

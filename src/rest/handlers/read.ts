@@ -113,14 +113,20 @@ async function withAliases(entity: Entity, projection: Projection): Promise<Enti
   return again ?? entity;
 }
 
-async function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['selector'], { kind: 'all' }>): Promise<Entity> {
+function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['selector'], { kind: 'all' }>): Promise<Entity> {
   const model = dc.model;
   if (selector.kind === 'key') {
-    const key = requireKey(model.key, selector.key);
-    const entity = await dc.get(key);
-    if (!entity) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.key}" key in the "${model.name}" dataclass`);
-    return entity;
+    // (not async: the read by key is the hottest path, and every async frame costs)
+    return dc.get(requireKey(model.key, selector.key)).then((entity) => {
+      if (!entity) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.key}" key in the "${model.name}" dataclass`);
+      return entity;
+    });
   }
+  return findByAttribute(dc, selector);
+}
+
+async function findByAttribute(dc: DataClass, selector: Extract<DataClassRoute['selector'], { kind: 'attribute' }>): Promise<Entity> {
+  const model = dc.model;
   const attr = model.attributesByName.get(selector.attribute);
   if (!attr || !isExposed(attr)) {
     const names = model.storage.filter(isExposed).map((a) => a.name);
