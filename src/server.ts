@@ -22,6 +22,9 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: 16 * 1024 },
     frameworkErrors: frameworkError,
+    // On SIGTERM a request already on its way is served, not answered 503 (in a shape that is
+    // not ours): closing waits for it.
+    return503OnClosing: false,
   });
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { tempDir } from './helpers.js';
 
@@ -84,5 +85,31 @@ describe('command line', () => {
     assert.equal(code, 0);
     // the default database was created inside the project
     assert.ok(spawnSync('test', ['-f', join(dir, 'data', 'data.sqlite')]).status === 0);
+  });
+
+  it('finishes a request in flight when SIGTERM arrives, then exits 0', async () => {
+    const dir = project(join(tmp.dir, 'inflight'), SMALL);
+    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const port = await new Promise<number>((resolve) => {
+      child.stdout.on('data', (d) => {
+        const m = /:(\d+)\/rest/.exec(String(d));
+        if (m) resolve(Number(m[1]));
+      });
+    });
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    let answer = '';
+    socket.on('data', (d) => (answer += String(d)));
+    // half a request: the server has started reading it when the signal comes
+    socket.write('GET /rest/$catalog HTTP/1.1\r\nHost: localhost\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 200));
+    socket.write('Connection: close\r\n\r\n');
+    await new Promise((r) => socket.once('close', r));
+    assert.match(answer, /^HTTP\/1\.1 200 OK/);
+    assert.match(answer, /"dataClasses"/);
+    assert.equal(await exited, 0);
   });
 });
