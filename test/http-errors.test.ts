@@ -263,3 +263,17 @@ describe('HTTP errors', () => {
     });
   });
 });
+
+describe('verbs the REST API does not have', () => {
+  it('answers OPTIONS on a REST resource with 405 and __ERROR naming the method', async () => {
+    const demo = await openDemo();
+    try {
+      const res = await demo.app.inject({ method: 'OPTIONS', url: '/rest/$catalog' });
+      assert.equal(res.statusCode, 405);
+      const body = JSON.parse(res.body);
+      assert.match(body.__ERROR[0].message, /OPTIONS is not a method of the REST API/);
+    } finally {
+      await demo.close();
+    }
+  });
+});

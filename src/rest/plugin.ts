@@ -19,7 +19,11 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
 
   app.setNotFoundHandler((request, reply) => {
-    sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/`));
+    if (request.url === REST_PREFIX || request.url.startsWith(`${REST_PREFIX}/`) || request.url.startsWith(`${REST_PREFIX}?`)) {
+      sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
+    } else {
+      sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/`));
+    }
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
