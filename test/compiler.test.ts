@@ -172,14 +172,15 @@ const cases: Case[] = [
     params: (c) => ['a', 'b', 'c', 'Acme', c.bool(true), c.bool(false)],
   },
   {
-    what: 'a keyIn condition (a paged sub-select) between two bound conditions',
+    what: 'an inSelect condition (a paged sub-select) between two bound conditions',
     compile: (d) => compileSelect(d, {
       dataClass: Employee,
       columns: [{ kind: 'storage', attr: E.ID }],
       where: and(
         eq(at(E.lastName), 'x'),
         {
-          kind: 'keyIn',
+          kind: 'inSelect',
+          path: at(E.ID),
           select: {
             dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: eq(at(E.salary), 5, '>'),
             order: [{ path: at(E.salary), descending: true }], limit: 3, offset: 1,

@@ -240,7 +240,7 @@ describe('buildModel: resolution rules on small models', () => {
     assert.equal(attr<RelatedEntityAttribute>(model, 'Company', 'city').inverse, undefined);
   });
 
-  it('types an alias by its target: storage type, <Class> for a relatedEntity, <Class>Selection through a 1→N step', () => {
+  it('types an alias by its target: storage type, <Class>Entity for a relatedEntity (reference §6.3), <Class>Selection through a 1→N step', () => {
     const classes = base();
     classes[1].attributes.push(
       { name: 'cityName', kind: 'alias', path: 'city.name' },
@@ -257,7 +257,7 @@ describe('buildModel: resolution rules on small models', () => {
       ['Company', 'cityName', 'string', false],
       ['Company', 'staffNames', 'string', true],
       ['Company', 'staffCompanies', 'CompanySelection', true],
-      ['Employee', 'employerCity', 'City', false],
+      ['Employee', 'employerCity', 'CityEntity', false],
       ['Employee', 'colleagues', 'EmployeeSelection', true],
       ['Employee', 'employerCityName', 'string', false],
     ];

@@ -1,12 +1,52 @@
-// Values of alias attributes whose path goes through a 1→N relation (Company.staffNames =
-// staff.lastName): a list per entity. The path is walked level by level with one query per
-// relation step for the whole page, never one per entity. Aliases through N→1 relations only
-// are read in SQL with the entity (see sql/compiler.ts).
+// Alias attributes that are not one value read with the entity (those through N→1 relations
+// are, in SQL: see sql/compiler.ts): lists of values through 1→N relations (Company.staffNames
+// = staff.lastName), walked level by level with a query per relation step for a whole page,
+// and aliases leading to entities, selected in SQL by reachCondition.
 
-import type { AliasAttribute } from '../model/types.js';
-import { directPath } from '../query/plan.js';
+import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute } from '../model/types.js';
+import { directPath, inSelect, type Condition } from '../query/plan.js';
+import type { DataClass } from './dataclass.js';
 import type { Datastore } from './datastore.js';
 import type { Entity } from './entity.js';
+
+/** Keys bound in one IN list at most; longer lists are read in several queries. */
+export const KEYS_PER_QUERY = 1000;
+
+/** Reads the entities of `dc` whose `attr` is one of `values`, in chunks of KEYS_PER_QUERY. */
+export async function readWhereIn(dc: DataClass, attr: DataClassModel['key'], values: readonly unknown[], byKey = false): Promise<Entity[]> {
+  const out: Entity[] = [];
+  for (let at = 0; at < values.length; at += KEYS_PER_QUERY) {
+    out.push(...await dc.readEntities({
+      dataClass: dc.model,
+      columns: dc.entityColumns(),
+      where: { kind: 'in', path: directPath(attr), values: values.slice(at, at + KEYS_PER_QUERY) },
+      order: byKey ? [{ path: directPath(dc.model.key), descending: false }] : [],
+    }));
+  }
+  return out;
+}
+
+/**
+ * The condition, on the dataclass an alias leads to, that selects the entities reached from the
+ * entity `key` of `root` along the alias's relations: nested IN sub-selects, all in SQL, so a
+ * relation with a million entities is paged like any selection.
+ */
+export function reachCondition(root: DataClassModel, key: unknown, steps: readonly (RelatedEntityAttribute | RelatedEntitiesAttribute)[]): Condition {
+  let cls = root;
+  let cond: Condition = { kind: 'compare', path: directPath(root.key), op: '=', value: key };
+  for (const step of steps) {
+    cond = step.kind === 'relatedEntity'
+      ? inSelect(step.target.key, cls, step.foreignKey, cond) // the targets our foreign keys name
+      : inSelect(step.inverse.foreignKey, cls, cls.key, cond); // the entities whose foreign key names us
+    cls = step.target;
+  }
+  return cond;
+}
+
+/** The relation steps of an alias that leads to entities (all its steps). */
+export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | RelatedEntitiesAttribute)[] {
+  return alias.steps.filter((s): s is RelatedEntityAttribute | RelatedEntitiesAttribute => s.kind === 'relatedEntity' || s.kind === 'relatedEntities');
+}
 
 /** For each entity, the entities or values at the end of the alias path (in relation order). */
 export async function walkAlias(ds: Datastore, entities: readonly Entity[], alias: AliasAttribute): Promise<Map<Entity, unknown[]>> {
@@ -20,11 +60,7 @@ export async function walkAlias(ds: Datastore, entities: readonly Entity[], alia
     if (step.kind === 'relatedEntity') {
       const target = ds.dataClassOf(step.target);
       const keys = [...new Set(all.map((e) => e.get(step.foreignKey.name)).filter((k) => k !== null))];
-      const found = keys.length === 0 ? [] : await target.readEntities({
-        dataClass: target.model, columns: target.entityColumns([]),
-        where: { kind: 'in', path: directPath(target.model.key), values: keys }, order: [],
-      });
-      const byKey = new Map(found.map((e) => [e.getKey(), e]));
+      const byKey = new Map((await readWhereIn(target, target.model.key, keys)).map((e) => [e.getKey(), e]));
       next = (e) => {
         const r = byKey.get(e.get(step.foreignKey.name));
         return r ? [r] : [];
@@ -32,12 +68,7 @@ export async function walkAlias(ds: Datastore, entities: readonly Entity[], alia
     } else if (step.kind === 'relatedEntities') {
       const target = ds.dataClassOf(step.target);
       const fk = step.inverse.foreignKey;
-      const keys = all.map((e) => e.getKey());
-      const found = keys.length === 0 ? [] : await target.readEntities({
-        dataClass: target.model, columns: target.entityColumns([]),
-        where: { kind: 'in', path: directPath(fk), values: keys },
-        order: [{ path: directPath(target.model.key), descending: false }],
-      });
+      const found = await readWhereIn(target, fk, all.map((e) => e.getKey()), true);
       const byParent = new Map<unknown, Entity[]>();
       for (const e of found) {
         const list = byParent.get(e.get(fk.name));

@@ -8,7 +8,8 @@ import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import type { Datastore } from './datastore.js';
 import { Entity, type EntityRow } from './entity.js';
 import { EntitySelection } from './selection.js';
-import { keyFromInput } from './values.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { coerceValue, keyFromInput } from './values.js';
 
 /** Types whose column values need the dialect's decode (the others arrive as they are). */
 const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
@@ -17,17 +18,20 @@ const RESERVED = new Set(Object.getOwnPropertyNames(Entity.prototype));
 
 export class DataClass {
   readonly name: string;
-  readonly #storageColumns: ColumnSpec[];
+  readonly #columns: ColumnSpec[];
   readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
   readonly #EntityClass: typeof Entity;
   #getSql: string | undefined;
 
   constructor(readonly ds: Datastore, readonly model: DataClassModel) {
     this.name = model.name;
-    this.#storageColumns = [
+    // An entity is read whole: its storage attributes, stamps, and the aliases that are one
+    // value through N→1 relations (a scalar subquery each).
+    this.#columns = [
       ...model.storage.map((attr): ColumnSpec => ({ kind: 'storage', attr })),
       { kind: 'stamp' },
       { kind: 'timestamp' },
+      ...scalarAliases(model).map((attr): ColumnSpec => ({ kind: 'alias', attr })),
     ];
     this.#decoders = [...model.storage.map((attr) => ({ name: attr.name, attr })), ...aliasTargets(model)]
       .filter(({ attr }) => !PLAIN.has(attr.type))
@@ -42,7 +46,7 @@ export class DataClass {
     // The hottest read of all: its SQL is compiled once.
     this.#getSql ??= compileSelect(this.ds.storage.dialect, {
       // no LIMIT: a key matches one row at most, and the only bound value is the key
-      dataClass: this.model, columns: this.#storageColumns, order: [],
+      dataClass: this.model, columns: this.#columns, order: [],
       where: { kind: 'compare', path: directPath(this.model.key), op: '=', value: k },
     }).sql;
     const d = this.ds.storage.dialect;
@@ -50,9 +54,23 @@ export class DataClass {
     return row ? this.entityFromRow(row) : null;
   }
 
+  /**
+   * The first entity (in key order) whose storage attribute `name` equals `value` (converted to
+   * the attribute's type), or null: the lookup of `/rest/{dataClass}:{attribute}(value)`.
+   */
+  async findBy(name: string, value: unknown): Promise<Entity | null> {
+    const attr = this.model.attributesByName.get(name);
+    if (!attr || attr.kind !== 'storage') {
+      throw new DatasetError(attr ? 'INVALID_VALUE' : 'UNKNOWN_ATTRIBUTE', attr
+        ? `${this.name}.${name} is a ${attr.kind} attribute: a lookup needs a storage attribute`
+        : `The "${name}" attribute cannot be found in the "${this.name}" dataclass`);
+    }
+    return this.selectionWhere({ kind: 'compare', path: directPath(attr), op: '=', value: coerceValue(attr, value) }).first();
+  }
+
   /** Every entity, in creation (primary key) order. */
   all(): EntitySelection {
-    return new EntitySelection(this, { kind: 'query', where: null, order: [], offset: 0, limit: null });
+    return this.selectionWhere(null);
   }
 
   /** A new entity, not yet saved. */
@@ -60,26 +78,20 @@ export class DataClass {
     return new this.#EntityClass(this, null);
   }
 
-  /** @internal The first entity matching a condition (alias values named in `aliases` read too). */
-  async findOne(where: Condition, aliases: readonly string[] = []): Promise<Entity | null> {
-    const [e] = await this.readEntities({ dataClass: this.model, columns: this.entityColumns(aliases), where, order: [], limit: 1 });
-    return e ?? null;
-  }
-
-  /** @internal The entities whose `attr` has `value`. */
+  /** @internal The entities matching a condition (null: all of them), in key order. */
   selectionWhere(where: Condition | null): EntitySelection {
     return new EntitySelection(this, { kind: 'query', where, order: [], offset: 0, limit: null });
   }
 
-  /** @internal The entities on the N side of a relation: those whose `inverse` points at `key`. */
+  /** @internal The entities on the N side of a relation: those whose `inverse` points at `key` (none for a null key). */
   relatedTo(inverse: RelatedEntityAttribute, key: unknown): EntitySelection {
+    if (key === null || key === undefined) return this.selectionWhere({ kind: 'in', path: directPath(inverse.foreignKey), values: [] });
     return this.selectionWhere({ kind: 'compare', path: directPath(inverse.foreignKey), op: '=', value: key });
   }
 
-  /** @internal Columns that make a complete entity, plus the named alias attributes. */
-  entityColumns(aliases: readonly string[]): ColumnSpec[] {
-    if (aliases.length === 0) return this.#storageColumns;
-    return [...this.#storageColumns, ...aliases.map((n): ColumnSpec => ({ kind: 'alias', attr: this.model.attributesByName.get(n) as AliasAttribute }))];
+  /** @internal The columns that make a complete entity. */
+  entityColumns(): readonly ColumnSpec[] {
+    return this.#columns;
   }
 
   /** @internal Runs a SELECT of entity columns and turns the rows into entities. */
@@ -101,15 +113,21 @@ export class DataClass {
   }
 }
 
-/** For alias attributes that end on a storage attribute: the attribute whose type their value has. */
+/** Aliases that are one value read with the entity: through N→1 relations to a storage attribute or a relatedEntity. */
+function scalarAliases(model: DataClassModel): AliasAttribute[] {
+  return model.attributes.filter((a): a is AliasAttribute => {
+    if (a.kind !== 'alias' || a.toMany) return false;
+    const last = a.steps[a.steps.length - 1].kind;
+    return last === 'storage' || last === 'relatedEntity';
+  });
+}
+
+/** For scalar aliases ending on a storage attribute: the attribute whose type their value has. */
 function aliasTargets(model: DataClassModel): { name: string; attr: StorageAttribute }[] {
-  const out: { name: string; attr: StorageAttribute }[] = [];
-  for (const a of model.attributes) {
-    if (a.kind !== 'alias' || a.toMany) continue;
+  return scalarAliases(model).flatMap((a) => {
     const last = a.steps[a.steps.length - 1];
-    if (last.kind === 'storage') out.push({ name: a.name, attr: last });
-  }
-  return out;
+    return last.kind === 'storage' ? [{ name: a.name, attr: last }] : [];
+  });
 }
 
 /** An Entity subclass with one accessor per attribute: entity.lastName, await entity.employer, entity.staff. */

@@ -4,7 +4,7 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, Model, StorageAttribute } from '../model/types.js';
-import { directPath, type Condition } from '../query/plan.js';
+import { and, directPath, type Condition } from '../query/plan.js';
 import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
 import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
@@ -19,6 +19,16 @@ export interface StoredFile {
 
 /** Files are kept in chunks of this size, so they can be streamed in and out. */
 const FILE_CHUNK = 256 * 1024;
+
+/** The error for a key no entity has: 4D's 1542, in 4D's words. */
+export function entityNotFound(dc: DataClassModel, key: unknown): DatasetError {
+  return new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
+}
+
+/** The hidden stamp column, as a storage attribute the compiler can compare. */
+function stampAttribute(dc: DataClassModel): StorageAttribute {
+  return { ...dc.key, name: STAMP_COLUMN, column: STAMP_COLUMN, type: 'long64', identifying: false, autoincrement: false, autogenerate: false };
+}
 
 export interface SavedState {
   key: unknown;
@@ -110,9 +120,10 @@ export class Datastore {
 
   /** @internal Inserts a new entity; resolves to its key, stamp and time. */
   async storeNew(dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
-    const timestamp = Date.now();
-    const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
     return this.transaction(async () => {
+      // the time is taken once the writer is ours, so that saves are stamped in the order they commit
+      const timestamp = Date.now();
+      const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
       const row = await this.#write(dc, () => this.storage.get(sql, params));
       await this.#bumpGlobalStamp();
       return { key: row?.[dc.key.name], stamp: 1, timestamp };
@@ -121,34 +132,38 @@ export class Datastore {
 
   /** @internal Updates an entity if its stamp still matches; resolves to its new stamp and time. */
   async storeUpdate(dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
-    const timestamp = Date.now();
-    const { sql, params } = compileUpdate(this.storage.dialect, dc, key, stamp, values, timestamp);
     return this.transaction(async () => {
+      const timestamp = Date.now();
+      const { sql, params } = compileUpdate(this.storage.dialect, dc, key, stamp, values, timestamp);
       const changed = await this.#write(dc, () => this.storage.run(sql, params));
-      if (changed === 0) {
-        const q = this.storage.dialect.quote;
-        const row = await this.storage.get(
-          `SELECT ${q(STAMP_COLUMN)} AS s FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${this.storage.dialect.placeholder(1)}`, [key],
-        );
-        if (!row) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
-        throw new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
-          { name: 'RECORD_NOT_SAVED', message: `Cannot save record ${String(key)} in table ${dc.name} of database ${this.name}` },
-          { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be saved` },
-        ]);
-      }
+      if (changed === 0) await this.#whyUnchanged(dc, key, 'saved');
       await this.#bumpGlobalStamp();
       return { key, stamp: stamp + 1, timestamp };
     });
   }
 
-  /** @internal Deletes one entity by key. */
-  async storeDrop(dc: DataClassModel, key: unknown): Promise<void> {
-    const { sql, params } = compileDelete(this.storage.dialect, dc, { kind: 'compare', path: directPath(dc.key), op: '=', value: key });
+  /** @internal Deletes one entity by key, if its stamp still matches. */
+  async storeDrop(dc: DataClassModel, key: unknown, stamp: number): Promise<void> {
+    const where = and(
+      { kind: 'compare', path: directPath(dc.key), op: '=', value: key },
+      { kind: 'compare', path: directPath(stampAttribute(dc)), op: '=', value: stamp },
+    ) as Condition;
+    const { sql, params } = compileDelete(this.storage.dialect, dc, where);
     await this.transaction(async () => {
-      const changed = await this.storage.run(sql, params);
-      if (changed === 0) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
+      if ((await this.storage.run(sql, params)) === 0) await this.#whyUnchanged(dc, key, 'dropped');
       await this.#bumpGlobalStamp();
     });
+  }
+
+  /** After an UPDATE or DELETE … AND stamp = ? changed nothing: the entity is gone, or its stamp moved. */
+  async #whyUnchanged(dc: DataClassModel, key: unknown, what: 'saved' | 'dropped'): Promise<never> {
+    const q = this.storage.dialect.quote;
+    const row = await this.storage.get(`SELECT ${q(STAMP_COLUMN)} AS s FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${this.storage.dialect.placeholder(1)}`, [key]);
+    if (!row) throw entityNotFound(dc, key);
+    throw new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
+      { name: 'RECORD_NOT_SAVED', message: `Cannot ${what === 'saved' ? 'save' : 'delete'} record ${String(key)} in table ${dc.name} of database ${this.name}` },
+      { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be ${what}` },
+    ]);
   }
 
   async #bumpGlobalStamp(): Promise<void> {

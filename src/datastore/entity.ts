@@ -3,10 +3,12 @@
 // `await entity.employer` (N→1) and `entity.staff` (an EntitySelection, 1→N).
 
 import { DatasetError } from '../errors/dataset-error.js';
-import type { AttributeModel, StorageAttribute } from '../model/types.js';
+import type { AliasAttribute, AttributeModel, StorageAttribute } from '../model/types.js';
 import type { DataClass } from './dataclass.js';
 import type { EntitySelection } from './selection.js';
-import { keyFromInput, newUuid } from './values.js';
+import { directPath } from '../query/plan.js';
+import { reachCondition, relationSteps, walkAlias } from './alias-values.js';
+import { coerceValue, keyFromInput, newUuid } from './values.js';
 
 export type EntityRow = Record<string, unknown>;
 
@@ -56,53 +58,88 @@ export class Entity {
     return [...this.#touched];
   }
 
-  /** The value of a storage, alias or calculated attribute (calculated ones read null until user classes load). */
+  /**
+   * The value of a storage attribute, of an alias that is one value, or of a calculated attribute
+   * (null until user classes bring their code). Relations: use related(); lists: list().
+   */
   get(name: string): unknown {
     const attr = this.#attribute(name);
-    if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities') {
-      throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a relation: use entity.related('${name}')`);
+    if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities' || (attr.kind === 'alias' && aliasLeadsToEntities(attr))) {
+      throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} leads to entities: use await entity.related('${name}') (or entity.${name})`);
+    }
+    if (attr.kind === 'alias' && attr.toMany) {
+      throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a list through a 1→N relation: use await entity.list('${name}')`);
     }
     return this.#values[name] ?? null;
   }
 
-  /** Sets a storage attribute, or a relatedEntity (to an entity of its target, or null). */
+  /** Sets a storage attribute (converted and checked for its type), or a relatedEntity (to a saved entity of its target, or null). */
   set(name: string, value: unknown): void {
     const attr = this.#attribute(name);
     if (attr.kind === 'relatedEntity') {
       if (value !== null && !(value instanceof Entity && value.getDataClass().model === attr.target)) {
         throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} takes an entity of ${attr.target.name} or null`);
       }
+      if (value instanceof Entity && value.isNew()) {
+        throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name}: the ${attr.target.name} entity is not saved yet (save it first, it has no key)`);
+      }
       return this.#assign(attr.foreignKey, value === null ? null : (value as Entity).getKey());
     }
     if (attr.kind !== 'storage') {
-      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is a ${attr.kind} attribute and cannot be set`);
-    }
-    if (attr.type === 'image' || attr.type === 'blob') {
-      // holds a stored file (see Datastore.storeFile), by id
-      const id = value === null ? null : typeof value === 'object' && value !== null && 'id' in value ? (value as { id: unknown }).id : value;
-      if (id !== null && !Number.isInteger(id)) throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} takes a stored file (ds.storeFile) or null`);
-      return this.#assign(attr, id);
+      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute and cannot be set`);
     }
     if (attr.identifying && !this.#isNew) {
       throw new DatasetError('INVALID_VALUE', `the key ${this.#dc.name}.${name} of a saved entity cannot change`);
     }
-    this.#assign(attr, value);
+    if (attr.type === 'image' || attr.type === 'blob') {
+      // holds a stored file (see Datastore.storeFile), by id
+      value = value !== null && typeof value === 'object' && 'id' in value ? (value as { id: unknown }).id : value;
+    }
+    this.#assign(attr, coerceValue(attr, value));
   }
 
-  /** N→1: the related entity (or null); 1→N: the selection of related entities. */
+  /**
+   * What a relation, or an alias leading to entities, reaches: one entity (or null) through N→1
+   * steps only, else a selection (lazy: counted and paged in SQL).
+   */
   related(name: string): Promise<Entity | null> | EntitySelection {
     const attr = this.#attribute(name);
+    const ds = this.#dc.ds;
     if (attr.kind === 'relatedEntity') {
       const key = this.#values[attr.foreignKey.name];
-      return key === null || key === undefined ? Promise.resolve(null) : this.#dc.ds.dataClassOf(attr.target).get(key);
+      return key === null || key === undefined ? Promise.resolve(null) : ds.dataClassOf(attr.target).get(key);
     }
     if (attr.kind === 'relatedEntities') {
-      return this.#dc.ds.dataClassOf(attr.target).relatedTo(attr.inverse, this.getKey());
+      return ds.dataClassOf(attr.target).relatedTo(attr.inverse, this.#isNew ? null : this.getKey());
     }
-    throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a ${attr.kind} attribute, not a relation`);
+    if (attr.kind === 'alias' && aliasLeadsToEntities(attr)) {
+      const steps = relationSteps(attr);
+      const target = ds.dataClassOf(steps[steps.length - 1].target);
+      const reached = target.selectionWhere(this.#isNew ? { kind: 'in', path: directPath(target.model.key), values: [] } : reachCondition(this.#dc.model, this.getKey(), steps));
+      return attr.toMany || steps[steps.length - 1].kind === 'relatedEntities' ? reached : reached.first();
+    }
+    throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute, not a relation`);
   }
 
-  /** Saves the entity: inserts a new one, or updates the touched attributes if the stamp still matches. */
+  /** @internal The key a relatedEntity (its foreign key) or a single-entity alias holds, or null. */
+  relatedKey(name: string): unknown {
+    const attr = this.#attribute(name);
+    return (attr.kind === 'relatedEntity' ? this.#values[attr.foreignKey.name] : this.#values[name]) ?? null;
+  }
+
+  /** The values of an alias through a 1→N relation (Company.staffNames = staff.lastName). */
+  async list(name: string): Promise<unknown[]> {
+    const attr = this.#attribute(name);
+    if (attr.kind !== 'alias' || !attr.toMany || aliasLeadsToEntities(attr)) {
+      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is not a list (an alias to values through a 1→N relation)`);
+    }
+    return (await walkAlias(this.#dc.ds, [this], attr)).get(this) ?? [];
+  }
+
+  /**
+   * Saves the entity: inserts a new one, or updates the touched attributes if the stamp still
+   * matches. Inside a transaction that later rolls back, the entity gets its former state back.
+   */
   async save(): Promise<void> {
     const dc = this.#dc;
     const key = dc.model.key;
@@ -111,31 +148,34 @@ export class Entity {
       const attr = dc.model.attributesByName.get(name) as StorageAttribute;
       values.set(attr, this.#values[name] ?? null);
     }
-    if (this.#isNew) {
-      if (!values.has(key) || values.get(key) === null) {
-        if (key.autogenerate) values.set(key, newUuid());
-        else if (!key.autoincrement) {
-          throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
-        }
-      }
-      const saved = await dc.ds.storeNew(dc.model, values);
-      this.#values = { ...this.#values, [key.name]: saved.key };
-      this.#stamp = saved.stamp;
-      this.#timestamp = saved.timestamp;
-      this.#isNew = false;
-    } else {
-      if (values.size === 0) return; // 4D: a save with nothing touched does nothing
-      const saved = await dc.ds.storeUpdate(dc.model, this.getKey(), this.#stamp, values);
-      this.#stamp = saved.stamp;
-      this.#timestamp = saved.timestamp;
+    if (!this.#isNew && values.size === 0) return; // 4D: a save with nothing touched does nothing
+    if (this.#isNew && (values.get(key) ?? null) === null) {
+      values.delete(key);
+      if (key.autogenerate) values.set(key, newUuid());
+      else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
-    this.#touched.clear();
+    const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: [...this.#touched] };
+    const saved = this.#isNew ? await dc.ds.storeNew(dc.model, values) : await dc.ds.storeUpdate(dc.model, this.getKey(), this.#stamp, values);
+    if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
+    this.#stamp = saved.stamp;
+    this.#timestamp = saved.timestamp;
+    this.#isNew = false;
+    // Values set while the save was under way stay touched; the saved ones are no longer.
+    for (const [attr, value] of values) if (this.#values[attr.name] === value || attr === key) this.#touched.delete(attr.name);
+    dc.ds.storage.onRollback(() => {
+      this.#values = before.values;
+      this.#stamp = before.stamp;
+      this.#timestamp = before.timestamp;
+      this.#isNew = before.isNew;
+      this.#touched.clear();
+      for (const t of before.touched) this.#touched.add(t);
+    });
   }
 
-  /** Deletes the entity from the datastore. */
+  /** Deletes the entity, if its stamp still matches the stored one (else 1263: someone saved it since). */
   async drop(): Promise<void> {
     if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${this.#dc.name} entity was never saved`);
-    await this.#dc.ds.storeDrop(this.#dc.model, this.getKey());
+    await this.#dc.ds.storeDrop(this.#dc.model, this.getKey(), this.#stamp);
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {
@@ -151,4 +191,10 @@ export class Entity {
     if (!attr) throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${name}" attribute cannot be found in the "${this.#dc.name}" dataclass`);
     return attr;
   }
+}
+
+/** Does the alias lead to entities (its last step is a relation), rather than to a value? */
+export function aliasLeadsToEntities(alias: AliasAttribute): boolean {
+  const last = alias.steps[alias.steps.length - 1].kind;
+  return last === 'relatedEntity' || last === 'relatedEntities';
 }

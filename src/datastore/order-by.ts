@@ -51,7 +51,7 @@ export function resolveSortPath(dc: DataClassModel, path: string, visible: Visib
       const steps = attr.steps;
       return { via: [...via, ...(steps.slice(0, -1) as RelatedEntityAttribute[])], attr: steps[steps.length - 1] as StorageAttribute };
     }
-    throw new DatasetError('INVALID_ORDER_BY', `cannot sort ${dc.name} by '${path}': '${parts[i]}' is a ${attr.kind} attribute${
+    throw new DatasetError('INVALID_ORDER_BY', `cannot sort ${dc.name} by '${path}': '${parts[i]}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute${
       attr.kind === 'relatedEntities' ? ' (a 1→N relation has many values)' : attr.kind === 'calculated' ? ' (sorting by calculated attributes comes with user classes)' : ''
     }`);
   }

@@ -14,25 +14,16 @@ export type ProjectedAttribute =
   | { readonly kind: 'value'; readonly attr: StorageAttribute | AliasAttribute | CalculatedAttribute }
   /** an alias through a 1→N relation to a value: the list of values */
   | { readonly kind: 'list'; readonly attr: AliasAttribute }
+  /** a relation (or an alias leading to entities) sent as a __deferred URI */
   | { readonly kind: 'deferred'; readonly attr: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute }
-  | { readonly kind: 'entity'; readonly attr: RelatedEntityAttribute; readonly sub: Projection }
-  /** a 1→N relation, or an alias that leads to several entities */
+  /** a related entity inline: an N→1 relation, or an alias through N→1 relations to one */
+  | { readonly kind: 'entity'; readonly attr: RelatedEntityAttribute | AliasAttribute; readonly sub: Projection }
+  /** a related selection inline: a 1→N relation, or an alias that leads to several entities */
   | { readonly kind: 'entities'; readonly attr: RelatedEntitiesAttribute | AliasAttribute; readonly sub: Projection };
-
-/** The dataclass of the entities an alias leads to, when it leads to several; else undefined. */
-export function aliasSelectionTarget(alias: AliasAttribute): DataClassModel | undefined {
-  const last = alias.steps[alias.steps.length - 1];
-  if (last.kind === 'relatedEntities' || (last.kind === 'relatedEntity' && alias.toMany)) return last.target;
-  return undefined;
-}
 
 export interface Projection {
   readonly dataClass: DataClassModel;
   readonly attributes: readonly ProjectedAttribute[];
-  /** names of the alias attributes read with the entities (computed in SQL) */
-  readonly aliases: readonly string[];
-  /** true when every attribute is shown (no $attributes restriction) */
-  readonly all: boolean;
   /** true when some attribute needs more reads than the entity's own row (see fetchRelated) */
   readonly related: boolean;
 }
@@ -40,14 +31,28 @@ export interface Projection {
 /** Longest attribute path accepted in $attributes / $expand (limits work on hostile input). */
 export const MAX_PATH_DEPTH = 8;
 
-/** A tree of requested paths: null = the whole entity ("*"), a map = only these children. */
-type Want = Map<string, Want | null>;
-
 export interface ProjectionRequest {
   /** attribute paths; undefined = all attributes */
   readonly attributes?: readonly string[];
   /** relation paths to inline */
   readonly expand?: readonly string[];
+}
+
+/** What a relation or alias leads to: nothing (a value), one entity, or several. */
+export function leadsTo(attr: AttributeModel): { target: DataClassModel; many: boolean } | undefined {
+  if (attr.kind === 'relatedEntity') return { target: attr.target, many: false };
+  if (attr.kind === 'relatedEntities') return { target: attr.target, many: true };
+  if (attr.kind !== 'alias') return undefined;
+  const last = attr.steps[attr.steps.length - 1];
+  if (last.kind === 'relatedEntities') return { target: last.target, many: true };
+  if (last.kind === 'relatedEntity') return { target: last.target, many: attr.toMany };
+  return undefined;
+}
+
+/** Requested paths as a tree: `all` where '*' was given at that level, `children` for named steps. */
+interface Want {
+  all: boolean;
+  readonly children: Map<string, Want>;
 }
 
 /** The full projection of each dataclass, per visibility rule: the common case, built once. */
@@ -61,51 +66,43 @@ export function resolveProjection(dc: DataClassModel, req: ProjectionRequest, vi
     if (!full) cache.set(dc, (full = build(dc, null, undefined, visible, '')));
     return full;
   }
-  const attrs = req.attributes?.filter((p) => p !== '*');
-  const want = attrs && attrs.length > 0 ? tree(attrs) : null;
+  const want = req.attributes && req.attributes.length > 0 ? tree(req.attributes) : null;
   const expand = req.expand && req.expand.length > 0 ? tree(req.expand) : undefined;
-  return build(dc, want, expand, visible, '');
+  return build(dc, want === null || (want.all && want.children.size === 0) ? null : want, expand, visible, '');
 }
 
 function tree(paths: readonly string[]): Want {
-  const root: Want = new Map();
+  const root: Want = { all: false, children: new Map() };
   for (const path of paths) {
     const parts = path.split('.');
     if (parts.length > MAX_PATH_DEPTH) throw new DatasetError('LIMIT_EXCEEDED', `the attribute path '${path}' has more than ${MAX_PATH_DEPTH} steps`);
-    if (parts.some((p) => p === '')) throw new DatasetError('INVALID_OPTION', `'${path}' is not an attribute path (empty step)`);
     let node = root;
     parts.forEach((part, i) => {
-      const last = i === parts.length - 1;
+      if (part === '') throw new DatasetError('INVALID_OPTION', `'${path}' is not an attribute path (empty step)`);
       if (part === '*') {
-        if (!last) throw new DatasetError('INVALID_OPTION', `'*' can only end an attribute path ('${path}')`);
+        if (i !== parts.length - 1) throw new DatasetError('INVALID_OPTION', `'*' can only end an attribute path ('${path}')`);
+        node.all = true;
         return;
       }
-      if (last) {
-        if (!node.has(part)) node.set(part, new Map());
-        return;
-      }
-      let child = node.get(part);
-      if (child === undefined) node.set(part, (child = new Map()));
-      // "rel.*" asks for the whole related entity: remembered as null (all attributes)
-      if (parts[i + 1] === '*' && i + 1 === parts.length - 1) {
-        node.set(part, null);
-        child = null;
-      }
-      if (child !== null) node = child;
-      else node = new Map(); // children of a whole entity add nothing
+      let child = node.children.get(part);
+      if (!child) node.children.set(part, (child = { all: false, children: new Map() }));
+      node = child;
     });
   }
   return root;
 }
 
+/** A want that asks for the attribute only (no '*', no steps inside it). */
+function isLeaf(w: Want): boolean {
+  return !w.all && w.children.size === 0;
+}
+
 /**
- * want: null = every attribute; a map = the listed ones (an empty child map = the attribute itself,
- * a non-empty map = inline with those children, null = inline with everything).
- * expand: relations to inline, with their own expand sub-trees.
+ * want: null = every attribute; else the listed ones (all of them too when want.all). A listed
+ * relation is inline when the request goes inside it ('rel.*', 'rel.x') or $expand names it.
  */
 function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, visible: Visibility, at: string): Projection {
-  const names = (w: Want | undefined | null) => (w ? [...w.keys()] : []);
-  for (const name of new Set([...names(want), ...names(expand)])) {
+  for (const name of new Set([...(want?.children.keys() ?? []), ...(expand?.children.keys() ?? [])])) {
     const attr = dc.attributesByName.get(name);
     if (!attr || !visible(attr)) {
       const candidates = dc.attributes.filter(visible).map((a) => a.name);
@@ -113,55 +110,36 @@ function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, 
     }
   }
   const out: ProjectedAttribute[] = [];
-  const aliases: string[] = [];
   for (const attr of dc.attributes) {
     if (!visible(attr)) continue;
-    const listed = want === null || want.has(attr.name);
-    const expanded = expand?.has(attr.name) ?? false;
-    if (!listed && !expanded) continue;
-    const sub = want === null ? undefined : want.get(attr.name);
-    const p = project(attr, sub, expanded ? expand?.get(attr.name) ?? new Map() : undefined, visible, `${at}${attr.name}.`);
-    out.push(p);
-    if (p.kind === 'value' && p.attr.kind === 'alias') aliases.push(p.attr.name);
+    const sub = want?.children.get(attr.name);
+    const expanded = expand?.children.get(attr.name);
+    if (want !== null && !want.all && !sub && !expanded) continue;
+    out.push(project(attr, sub, expanded, visible, `${at}${attr.name}.`));
   }
   const related = out.some((a) => a.kind === 'entity' || a.kind === 'entities' || a.kind === 'list');
-  return { dataClass: dc, attributes: out, aliases, all: want === null, related };
+  return { dataClass: dc, attributes: out, related };
 }
 
-function project(
-  attr: AttributeModel, sub: Want | null | undefined, expand: Want | null | undefined, visible: Visibility, at: string,
-): ProjectedAttribute {
-  const inlineWant = sub === undefined ? undefined : sub === null ? null : sub.size > 0 ? sub : undefined;
-  switch (attr.kind) {
-    case 'relatedEntity':
-    case 'relatedEntities': {
-      // inline when paths go inside (rel.x, rel.*) or when $expand names it
-      if (inlineWant === undefined && expand === undefined) return { kind: 'deferred', attr };
-      const subWant = inlineWant === undefined ? null : inlineWant;
-      const projection = build(attr.target, subWant, expand ?? undefined, visible, at);
-      return attr.kind === 'relatedEntity' ? { kind: 'entity', attr, sub: projection } : { kind: 'entities', attr, sub: projection };
-    }
-    case 'alias': {
-      const target = aliasSelectionTarget(attr);
-      if (target) {
-        if (inlineWant === undefined && expand === undefined) return { kind: 'deferred', attr };
-        return { kind: 'entities', attr, sub: build(target, inlineWant === undefined ? null : inlineWant, expand ?? undefined, visible, at) };
-      }
-      if (inlineWant !== undefined) {
-        throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is an alias to a value: only relation attributes can be followed by '.'`);
-      }
-      return attr.toMany ? { kind: 'list', attr } : { kind: 'value', attr };
-    }
-    case 'storage':
-    case 'calculated':
-      if (inlineWant !== undefined && !(attr.kind === 'storage' && attr.type === 'object')) {
-        throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is a ${attr.kind} attribute: only relation attributes can be followed by '.'`);
-      }
-      // Paths inside object attributes are not listed separately (reference §2.5): the whole object is sent.
-      return { kind: 'value', attr };
-    default: {
-      const never: never = attr;
-      return never;
-    }
+function project(attr: AttributeModel, sub: Want | undefined, expand: Want | undefined, visible: Visibility, at: string): ProjectedAttribute {
+  const leads = leadsTo(attr);
+  if (leads) {
+    const r = attr as RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute;
+    const inside = sub !== undefined && !isLeaf(sub);
+    if (!inside && !expand) return { kind: 'deferred', attr: r };
+    const subWant = inside && !(sub.all && sub.children.size === 0) ? sub : null;
+    const projection = build(leads.target, subWant, expand, visible, at);
+    return leads.many
+      ? { kind: 'entities', attr: r as RelatedEntitiesAttribute | AliasAttribute, sub: projection }
+      : { kind: 'entity', attr: r as RelatedEntityAttribute | AliasAttribute, sub: projection };
   }
+  if ((sub && !isLeaf(sub) && !(attr.kind === 'storage' && attr.type === 'object')) || (expand && !isLeaf(expand))) {
+    throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute: only relation attributes can be followed by '.'`);
+  }
+  if (expand && !(attr.kind === 'storage' && (attr.type === 'image' || attr.type === 'blob'))) {
+    throw new DatasetError('INVALID_OPTION', `$expand=${at.slice(0, -1)}: '${attr.name}' is not a relation (only relations, pictures and blobs can be expanded)`);
+  }
+  // Paths inside object attributes are not listed separately (reference §2.5): the whole object is sent.
+  if (attr.kind === 'alias') return attr.toMany ? { kind: 'list', attr } : { kind: 'value', attr };
+  return { kind: 'value', attr: attr as StorageAttribute | CalculatedAttribute };
 }

@@ -2,7 +2,7 @@
 // condition, an order, a window) that runs as SQL only when counted or read, page by page, so
 // no operation loads a whole table.
 
-import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import { directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
 import type { DataClass } from './dataclass.js';
 import type { Entity } from './entity.js';
 import { parseOrderBy } from './order-by.js';
@@ -75,16 +75,9 @@ export class EntitySelection {
     const s = this.#source;
     if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, order });
     // A window keeps its members: select the members first, then sort them.
-    const members: Condition = { kind: 'keyIn', select: this.spec([{ kind: 'storage', attr: this.#dc.model.key }]) };
+    const key = this.#dc.model.key;
+    const members: Condition = { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
     return new EntitySelection(this.#dc, { kind: 'query', where: members, order, offset: 0, limit: null });
-  }
-
-  /** @internal The selection narrowed by one more condition. */
-  where(condition: Condition): EntitySelection {
-    const s = this.#source;
-    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, where: and(s.where, condition) });
-    const members: Condition = { kind: 'keyIn', select: this.spec([{ kind: 'storage', attr: this.#dc.model.key }]) };
-    return new EntitySelection(this.#dc, { kind: 'query', where: and(members, condition), order: s.order, offset: 0, limit: null });
   }
 
   async first(): Promise<Entity | null> {
@@ -107,13 +100,10 @@ export class EntitySelection {
     }
   }
 
-  /**
-   * @internal Entities at positions [start, start + count) of this selection, in order, with the
-   * alias attributes named in `aliases` read too.
-   */
-  page(start: number, count: number, aliases: readonly string[] = []): Promise<Entity[]> {
+  /** @internal Entities at positions [start, start + count) of this selection, in order. */
+  page(start: number, count: number): Promise<Entity[]> {
     const window = this.slice(start, start + count);
-    return this.#dc.readEntities(window.spec(this.#dc.entityColumns(aliases)));
+    return this.#dc.readEntities(window.spec(this.#dc.entityColumns()));
   }
 
   /** @internal The SELECT this selection stands for, with the given columns. */

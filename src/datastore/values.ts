@@ -59,29 +59,67 @@ export function requireKey(attr: StorageAttribute, input: unknown): string | num
  * converted to the attribute's type, as 4D does for query values.
  */
 export function valueFromText(attr: StorageAttribute, text: string): unknown {
+  if (attr.type === 'bool' && (text === 'true' || text === 'false')) return text === 'true';
+  if (attr.type !== 'bool' && attr.type !== 'object' && attr.type !== 'image' && attr.type !== 'blob') return coerceValue(attr, text);
+  throw new DatasetError('INVALID_VALUE', `'${text}' is not a valid ${attr.type} value for ${attr.dataClass.name}.${attr.name}`);
+}
+
+/**
+ * The value to store for a storage attribute, from what user code or a client gave: converted
+ * where 4D converts (numeric text, ISO and dd!mm!yyyy dates, dashed uuids), checked against
+ * the type's range, else an INVALID_VALUE error naming the attribute.
+ */
+export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  const fail = (why: string): never => {
+    throw new DatasetError('INVALID_VALUE', `${attr.dataClass.name}.${attr.name} (${attr.type}) cannot take ${describe(value)}: ${why}`);
+  };
   switch (attr.type) {
     case 'bool':
-      if (text === 'true' || text === 'false') return text === 'true';
-      break;
-    case 'date': {
-      const m = /^(\d{1,2})!(\d{1,2})!(\d{4})$/.exec(text);
-      const d = m ? new Date(Date.UTC(+m[3], +m[2] - 1, +m[1])) : new Date(text);
-      if (!Number.isNaN(d.getTime())) return d;
-      break;
+      return typeof value === 'boolean' ? value : fail('expected true or false');
+    case 'byte':
+    case 'word':
+    case 'long':
+    case 'long64': {
+      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
+      if (!Number.isInteger(n)) return fail('expected a whole number');
+      const [min, max] = INTEGER_RANGES[attr.type];
+      return n >= min && n <= max ? n : fail(`out of range ${min} to ${max}`);
     }
+    case 'number':
     case 'duration': {
-      const n = Number(text);
-      if (text.trim() !== '' && Number.isFinite(n)) return n;
-      break;
+      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      return Number.isFinite(n) ? n : fail('expected a number');
+    }
+    case 'string':
+      return typeof value === 'string' ? value : fail('expected text');
+    case 'uuid':
+      return typeof value === 'string' && UUID.test(value) ? value.replaceAll('-', '').toUpperCase() : fail('expected a uuid (32 hexadecimal digits)');
+    case 'date': {
+      const d = value instanceof Date ? value : typeof value === 'string' ? parseDate(value) : undefined;
+      if (!d || Number.isNaN(d.getTime())) return fail('expected a date (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or dd!mm!yyyy)');
+      // date-only attributes keep the day (time and zone dropped, spec "Value formats for input")
+      return attr.dateOnly ? new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())) : d;
     }
     case 'object':
+      return typeof value === 'object' ? value : fail('expected a JSON object');
     case 'image':
     case 'blob':
-      break;
+      return Number.isInteger(value) ? value : fail('expected a stored file');
     default: {
-      const key = keyFromInput(attr, text);
-      if (key !== undefined) return key;
+      const never: never = attr.type;
+      return never;
     }
   }
-  throw new DatasetError('INVALID_VALUE', `'${text}' is not a valid ${attr.type} value for ${attr.dataClass.name}.${attr.name}`);
+}
+
+function parseDate(text: string): Date | undefined {
+  const m = /^(\d{1,2})!(\d{1,2})!(\d{4})$/.exec(text);
+  if (m) return new Date(Date.UTC(+m[3], +m[2] - 1, +m[1]));
+  return /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? new Date(text) : undefined;
+}
+
+function describe(v: unknown): string {
+  const text = typeof v === 'string' ? JSON.stringify(v) : v instanceof Date ? 'an invalid date' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

@@ -13,7 +13,8 @@ export interface ErrorSpec {
 }
 
 export const ERRORS = {
-  // ---- 4D's own codes (reference §1.9) ----
+  // ---- 4D's own codes: reference §1.9 and §3.14 (1263, 1046, 1517, 1542, 1802); 1500 is what
+  // captured answers of real 4D servers carry for an unknown attribute (see docs/decisions.md) ----
   STAMP_CHANGED: { errCode: 1263, status: 409, signature: 'dbmg', summary: 'The given __STAMP does not match the stored one.' },
   RECORD_NOT_SAVED: { errCode: 1046, status: 409, signature: 'dbmg', summary: 'The record cannot be saved (follows 1263).' },
   ENTITY_NOT_SAVED: { errCode: 1517, status: 409, signature: 'dbmg', summary: 'The entity cannot be saved (closes a save-failure stack).' },

@@ -73,7 +73,9 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
     checkKeys(rawClass, CLASS_KEYS, path, fail);
     const name = rawClass.name;
     if (!checkName(name, `${path}.name`, fail)) return;
-    if (classes.some((c) => c.name === name)) return fail(`${path}.name`, `duplicate dataclass name '${name}'`);
+    // SQLite's names are case-insensitive: Company and company would be one table.
+    const clash = classes.find((c) => c.name.toLowerCase() === name.toLowerCase());
+    if (clash) return fail(`${path}.name`, clash.name === name ? `duplicate dataclass name '${name}'` : `'${name}' and '${clash.name}' differ only by case; dataclass names must differ otherwise`);
     const topSize = rawClass.defaultTopSize;
     if (topSize !== undefined && !(Number.isInteger(topSize) && (topSize as number) > 0)) {
       fail(`${path}.defaultTopSize`, 'must be a positive integer');
@@ -124,8 +126,9 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       }
       checkKeys(raw, ATTR_KEYS[kind as (typeof KINDS)[number]], path, fail);
       if (!checkName(raw.name, `${path}.name`, fail)) continue;
-      if (names.has(raw.name)) {
-        fail(`${path}.name`, `duplicate attribute name '${raw.name}' in ${dc.name}`);
+      const clash = [...names].find((n) => n.toLowerCase() === (raw.name as string).toLowerCase());
+      if (clash !== undefined) {
+        fail(`${path}.name`, clash === raw.name ? `duplicate attribute name '${raw.name}' in ${dc.name}` : `'${raw.name}' and '${clash}' in ${dc.name} differ only by case; attribute names must differ otherwise`);
         continue;
       }
       names.add(raw.name);
@@ -178,6 +181,11 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
         continue;
       }
       let fk = attrs.find((a) => a.name === fkName);
+      const caseClash = attrs.find((a) => a.name !== fkName && a.name.toLowerCase() === fkName.toLowerCase());
+      if (!fk && caseClash) {
+        fail(`${path}.foreignKey`, `the foreign key '${fkName}' would differ only by case from the attribute '${caseClash.name}'; name it in 'foreignKey'`);
+        continue;
+      }
       if (fk && fk.kind !== 'storage') {
         fail(`${path}.foreignKey`, `'${fkName}' is a ${fk.kind} attribute; a foreign key must be a storage attribute`);
         continue;
@@ -340,7 +348,8 @@ function resolveAliasPath(
   const last = steps[steps.length - 1];
   const toMany = steps.some((s) => s.kind === 'relatedEntities');
   let type: string;
-  if (last.kind === 'relatedEntity') type = toMany ? last.target.collectionName : last.target.name;
+  // reference §6.3: an alias to a relation takes the type <Class>Entity or <Class>Selection
+  if (last.kind === 'relatedEntity') type = toMany ? last.target.collectionName : `${last.target.name}Entity`;
   else if (last.kind === 'relatedEntities') type = last.target.collectionName;
   else type = (last as { type: string }).type;
   return { steps, type, toMany };
@@ -364,8 +373,8 @@ function checkName(v: unknown, path: string, fail: (p: string, m: string) => voi
     fail(path, `must be a name made of letters, digits and _ (not starting with a digit); got ${JSON.stringify(v)}`);
     return false;
   }
-  if (v.startsWith('__')) {
-    fail(path, `'${v}': names starting with '__' are reserved (__KEY, __STAMP …)`);
+  if (v.startsWith('__') || v.toLowerCase().startsWith('sqlite_')) {
+    fail(path, `'${v}': names starting with '__' (__KEY, __STAMP …) or 'sqlite_' are reserved`);
     return false;
   }
   return true;

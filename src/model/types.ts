@@ -1,13 +1,14 @@
 // The resolved model: dataclasses and attributes with their cross-references filled in.
 // Built once from model.json by load-model.ts; read-only afterwards, shared by every layer.
 
+import { DEFAULT_PAGE_SIZE } from '../config/limits.js';
+
 export const STORAGE_TYPES = [
   'bool', 'blob', 'byte', 'date', 'duration', 'image', 'long', 'long64', 'number', 'string', 'uuid', 'word', 'object',
 ] as const;
 export type StorageType = (typeof STORAGE_TYPES)[number];
 
 export const INTEGER_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64']);
-export const NUMERIC_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64', 'number', 'duration']);
 
 export type AttributeKind = 'storage' | 'relatedEntity' | 'relatedEntities' | 'alias' | 'calculated';
 
@@ -98,12 +99,23 @@ export interface Model {
   readonly dataClassesByName: ReadonlyMap<string, DataClassModel>;
 }
 
-/** Is the attribute reachable through REST: itself exposed, its dataclass exposed, its relation target exposed. */
+/**
+ * Is the attribute reachable through REST: itself and its dataclass exposed, and so is every
+ * step of a path and every dataclass it leads to. A 1→N relation also needs its inverse exposed
+ * (its catalog entry names it).
+ */
 export function isExposed(attr: AttributeModel): boolean {
   if (!attr.exposed || !attr.dataClass.exposed) return false;
-  if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities') return attr.target.exposed;
-  if (attr.kind === 'alias') return attr.steps.every((s) => s.exposed && s.dataClass.exposed);
-  return true;
+  switch (attr.kind) {
+    case 'relatedEntity':
+      return attr.target.exposed;
+    case 'relatedEntities':
+      return attr.target.exposed && attr.inverse.exposed;
+    case 'alias':
+      return attr.steps.every((s) => s.exposed && s.dataClass.exposed && (s.kind !== 'relatedEntity' && s.kind !== 'relatedEntities' ? true : s.target.exposed));
+    default:
+      return true;
+  }
 }
 
 /** Catalog type of an attribute (`long`, `Company`, `EmployeeSelection` …). */
@@ -123,4 +135,9 @@ export function attributeType(attr: AttributeModel): string {
       return never;
     }
   }
+}
+
+/** Default page size of a dataclass: its defaultTopSize (4D's "Default Top Size"), else 100. */
+export function pageSize(dc: DataClassModel): number {
+  return dc.defaultTopSize ?? DEFAULT_PAGE_SIZE;
 }

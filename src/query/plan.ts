@@ -15,8 +15,8 @@ export type Condition =
   | { readonly kind: 'compare'; readonly path: AttributePath; readonly op: CompareOp; readonly value: unknown }
   | { readonly kind: 'isNull'; readonly path: AttributePath; readonly negated: boolean }
   | { readonly kind: 'in'; readonly path: AttributePath; readonly values: readonly unknown[] }
-  /** the primary key is among the keys a sub-select returns (a slice of a selection, say) */
-  | { readonly kind: 'keyIn'; readonly select: SelectSpec }
+  /** the path's value is among those a one-column sub-select returns (a slice's keys, a relation's keys) */
+  | { readonly kind: 'inSelect'; readonly path: AttributePath; readonly select: SelectSpec }
   | { readonly kind: 'and' | 'or'; readonly items: readonly Condition[] }
   | { readonly kind: 'not'; readonly item: Condition };
 
@@ -45,6 +45,11 @@ export interface SelectSpec {
 
 export function directPath(attr: StorageAttribute): AttributePath {
   return { via: [], attr };
+}
+
+/** The entities of `dc` whose `attr` is among the `column` values of the rows `select` reads. */
+export function inSelect(attr: StorageAttribute, from: DataClassModel, column: StorageAttribute, where: Condition | null, rest: Partial<SelectSpec> = {}): Condition {
+  return { kind: 'inSelect', path: directPath(attr), select: { dataClass: from, columns: [{ kind: 'storage', attr: column }], where, order: [], ...rest } };
 }
 
 export function and(...items: (Condition | null)[]): Condition | null {

@@ -2,7 +2,7 @@
 // __TIMESTAMP, deferred relations and pictures, inline related entities and selections.
 
 import type { FetchedEntity, FetchedSelection } from '../datastore/fetch.js';
-import type { Projection, ProjectedAttribute } from '../datastore/projection.js';
+import { leadsTo, type Projection, type ProjectedAttribute } from '../datastore/projection.js';
 import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
 import { REST_PREFIX, W } from './constants.js';
 import { keyInUri } from './url.js';
@@ -44,14 +44,16 @@ export function serializeCollection(
 }
 
 /**
- * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP, and relation
- * attributes are left out (what 4D's newest servers send).
+ * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP, and deferred
+ * relations are left out (4D's answer on its v18–v21 $asArray page); value lists and relations
+ * the request inlines explicitly are kept. See docs/decisions.md.
  */
-export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection): Json[] {
-  return entities.map(({ entity }) => {
-    const out: Json = { [W.KEY]: entity.getKey(), [W.STAMP]: entity.getStamp() };
+export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext): Json[] {
+  return entities.map((f) => {
+    const out: Json = { [W.KEY]: f.entity.getKey(), [W.STAMP]: f.entity.getStamp() };
     for (const a of p.attributes) {
-      if (a.kind === 'value') out[a.attr.name] = plainValue(entity.get(a.attr.name), a.attr, p.dataClass, entity.getKey(), true);
+      if (a.kind === 'value') out[a.attr.name] = plainValue(f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
+      else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
     }
     return out;
   });
@@ -64,12 +66,12 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
       return plainValue(e.get(a.attr.name), a.attr, dc, e.getKey(), false);
     case 'list':
       return (f.related.get(a.attr.name) as unknown[]).map((v) => plainValue(v, a.attr, dc, e.getKey(), false));
-    case 'deferred':
-      if (a.attr.kind === 'relatedEntity') {
-        const fk = e.get(a.attr.foreignKey.name);
-        return fk === null ? null : relatedDeferred(a.attr.target, fk);
-      }
-      return { [W.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
+    case 'deferred': {
+      const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
+      if (leads.many) return { [W.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
+      const key = e.relatedKey(a.attr.name);
+      return key === null ? null : { [W.DEFERRED]: { uri: entityUri(leads.target, key), [W.KEY]: String(key) } };
+    }
     case 'entity': {
       const related = f.related.get(a.attr.name) as FetchedEntity | null | undefined;
       return related ? serializeEntity(related, a.sub, ctx) : null;
@@ -96,29 +98,22 @@ function relationUri(dc: DataClassModel, key: unknown, attr: string): string {
   return `${entityUri(dc, key)}/${attr}?$expand=${attr}`;
 }
 
-function relatedDeferred(target: DataClassModel, key: unknown): Json {
-  return { [W.DEFERRED]: { uri: entityUri(target, key), [W.KEY]: String(key) } };
-}
-
 /** A scalar-like attribute value in its wire form. */
 function plainValue(
   v: unknown, attr: StorageAttribute | AliasAttribute | CalculatedAttribute, dc: DataClassModel, key: unknown, asArray: boolean,
 ): unknown {
   if (v === null || v === undefined) return null;
-  if (attr.kind === 'alias') {
-    const last = attr.steps[attr.steps.length - 1];
-    if (last.kind === 'relatedEntity') return relatedDeferred(last.target, v);
-    if (last.kind === 'storage') return plainValue(v, last, dc, key, asArray);
-    return v;
-  }
-  if (attr.kind !== 'storage') return v;
-  switch (attr.type) {
+  // An alias takes its target's form, but its URIs name the alias on this entity.
+  const name = attr.name;
+  const target = attr.kind === 'alias' ? attr.steps[attr.steps.length - 1] : attr;
+  if (target.kind !== 'storage') return v;
+  switch (target.type) {
     case 'date':
-      return formatDate(v as Date, attr.dateOnly, asArray);
+      return formatDate(v as Date, target.dateOnly, asArray);
     case 'image':
-      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${attr.name}?$imageformat=best&$version=${String(v)}&$expand=${attr.name}`, image: true } };
+      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$imageformat=best&$version=${String(v)}&$expand=${name}`, image: true } };
     case 'blob':
-      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${attr.name}?$binary=true&$version=${String(v)}&$expand=${attr.name}` } };
+      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$binary=true&$version=${String(v)}&$expand=${name}` } };
     default:
       return v;
   }

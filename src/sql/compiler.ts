@@ -62,8 +62,8 @@ class Builder {
         const attr = c.path.attr;
         return `${this.path(table, c.path)} IN (${c.values.map((v) => this.bind(attr, v)).join(', ')})`;
       }
-      case 'keyIn':
-        return `${this.col(table, c.select.dataClass.key.column)} IN (${this.select(c.select)})`;
+      case 'inSelect':
+        return `${this.path(table, c.path)} IN (${this.select(c.select)})`;
       case 'isNull':
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
       case 'and':

@@ -17,9 +17,17 @@ export interface StorageAdapter {
   exec(sql: string): Promise<void>;
   /**
    * Runs fn in a transaction: commit when it resolves, roll back when it throws. Calls made inside
-   * fn (however deep, through AsyncLocalStorage) join the transaction; a nested call joins too.
+   * fn (however deep, through AsyncLocalStorage) join the transaction; a nested call runs in a
+   * savepoint, so that an inner failure the caller catches undoes only the inner writes. Calls
+   * left running after the transaction ended are outside it.
    */
   transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /**
+   * Registers an undo for in-memory state changed by the current transaction (an entity's stamp,
+   * say), run if that transaction, or the savepoint open now, rolls back. Outside a transaction:
+   * nothing to undo, ignored.
+   */
+  onRollback(undo: () => void): void;
   /** the column names of a table, or [] when the table does not exist */
   columns(table: string): Promise<string[]>;
   close(): Promise<void>;

@@ -17,6 +17,8 @@ export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
 
 interface ColumnSnapshot {
   type: StorageType;
+  /** date-only dates are stored as YYYY-MM-DD, others as full ISO times: not interchangeable */
+  dateOnly?: boolean;
   indexed: boolean;
   unique: boolean;
   /** still in the table, no longer in the model */
@@ -24,6 +26,7 @@ interface ColumnSnapshot {
 }
 interface TableSnapshot {
   key: string;
+  keyAutoincrement?: boolean;
   columns: Record<string, ColumnSnapshot>;
 }
 interface SchemaSnapshot {
@@ -83,9 +86,9 @@ function createTable(storage: StorageAdapter, dc: DataClassModel, statements: st
   const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
   cols.push(`${d.quote(STAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 1`, `${d.quote(TIMESTAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 0`);
   statements.push(`CREATE TABLE ${d.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`);
-  const snap: TableSnapshot = { key: dc.key.name, columns: {} };
+  const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
   for (const a of dc.storage) {
-    snap.columns[a.column] = { type: a.type, indexed: a.indexed, unique: a.unique };
+    snap.columns[a.column] = columnSnapshot(a);
     if (!a.identifying) statements.push(...indexStatements(storage, dc, a, { type: a.type, indexed: false, unique: false }));
   }
   return snap;
@@ -95,22 +98,27 @@ async function alterTable(
   storage: StorageAdapter, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[],
 ): Promise<TableSnapshot> {
   const d = storage.dialect;
-  const snap: TableSnapshot = { key: dc.key.name, columns: {} };
-  if (old.key !== dc.key.name || old.columns[old.key]?.type !== dc.key.type) {
-    problems.push(`${dc.name}: the primary key changed from ${old.key} (${old.columns[old.key]?.type}) to ${dc.key.name} (${dc.key.type}); a key change cannot be applied to existing data`);
+  const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
+  const oldKey = old.columns[old.key];
+  if (old.key !== dc.key.name || oldKey?.type !== dc.key.type || (old.keyAutoincrement ?? dc.key.autoincrement) !== dc.key.autoincrement) {
+    problems.push(`${dc.name}: the primary key changed from ${old.key} (${oldKey?.type}${old.keyAutoincrement ? ', autoincrement' : ''}) to ${dc.key.name} (${dc.key.type}${dc.key.autoincrement ? ', autoincrement' : ''}); a key change cannot be applied to existing data`);
     return old;
   }
   for (const a of dc.storage) {
     const was = old.columns[a.column];
-    snap.columns[a.column] = { type: a.type, indexed: a.indexed, unique: a.unique };
+    snap.columns[a.column] = columnSnapshot(a);
     if (a.identifying) continue;
     if (!was) {
       statements.push(`ALTER TABLE ${d.quote(dc.table)} ADD COLUMN ${d.quote(a.column)} ${d.columnType(a.type)}`);
     } else if (was.type !== a.type) {
       problems.push(`${dc.name}.${a.name}: the type changed from ${was.type} to ${a.type}; a type change cannot be applied to existing data safely (add a new attribute and copy the values instead)`);
       continue;
+    } else if ((was.dateOnly ?? false) !== a.dateOnly) {
+      problems.push(`${dc.name}.${a.name}: dateOnly changed to ${a.dateOnly}; the stored dates have the other form (add a new attribute and copy the values instead)`);
+      continue;
     }
-    if (a.unique && !(was?.unique && !was.retired)) {
+    // (a column added now holds only nulls: nothing to check)
+    if (a.unique && was && !(was.unique && !was.retired)) {
       const dup = await storage.get(
         `SELECT ${d.quote(a.column)} AS v, COUNT(*) AS n FROM ${d.quote(dc.table)} WHERE ${d.quote(a.column)} IS NOT NULL GROUP BY ${d.quote(a.column)} HAVING COUNT(*) > 1 LIMIT 1`,
       );
@@ -128,6 +136,10 @@ async function alterTable(
     if (!was.retired && (was.indexed || was.unique)) statements.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc, column, was.unique))}`);
   }
   return snap;
+}
+
+function columnSnapshot(a: StorageAttribute): ColumnSnapshot {
+  return { type: a.type, ...(a.dateOnly ? { dateOnly: true } : {}), indexed: a.indexed, unique: a.unique };
 }
 
 function indexStatements(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {

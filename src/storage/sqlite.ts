@@ -31,13 +31,19 @@ class Connection {
   }
 }
 
+/** One open transaction: the token its async calls carry (AsyncLocalStorage), and its rollback hooks. */
+interface Transaction {
+  savepoints: number;
+  readonly onRollback: (() => void)[];
+}
+
 export class SqliteAdapter implements StorageAdapter {
   readonly dialect = sqliteDialect;
   readonly #writer: Connection;
   readonly #reader: Connection;
-  readonly #tx = new AsyncLocalStorage<true>();
-  /** transactions under way (at most one holds the writer; the count guards the ALS switch) */
-  #open = 0;
+  readonly #tx = new AsyncLocalStorage<Transaction>();
+  /** the transaction holding the writer, if any; a call whose token is another one is outside it */
+  #current: Transaction | undefined;
   /** resolves when the writer is free; each writer user chains onto it */
   #writerFree: Promise<void> = Promise.resolve();
 
@@ -45,17 +51,24 @@ export class SqliteAdapter implements StorageAdapter {
     this.#writer = new Connection(file, false);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');
-    // An in-memory database cannot be opened twice: it reads through the writer.
+    // An in-memory database cannot be opened twice: it reads through the writer (and so sees
+    // an open transaction's writes; use a file for real isolation).
     this.#reader = file === ':memory:' || file === '' ? this.#writer : new Connection(file, true);
   }
 
+  /** The transaction this call belongs to: only the one open now (a finished one's stray calls are outside). */
+  #inTx(): boolean {
+    const t = this.#tx.getStore();
+    return t !== undefined && t === this.#current;
+  }
+
   async all(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    if (this.#tx.getStore()) return this.#writer.statement(sql).all(...params) as Row[];
+    if (this.#inTx()) return this.#writer.statement(sql).all(...params) as Row[];
     return this.#reader.statement(sql).all(...params) as Row[];
   }
 
   async get(sql: string, params: readonly unknown[] = []): Promise<Row | undefined> {
-    if (this.#tx.getStore()) {
+    if (this.#inTx()) {
       try {
         return this.#writer.statement(sql).get(...params) as Row | undefined;
       } catch (e) {
@@ -66,11 +79,11 @@ export class SqliteAdapter implements StorageAdapter {
   }
 
   async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    if (this.#tx.getStore()) return this.#write(sql, params);
+    if (this.#inTx()) return this.#write(sql, params);
     return this.#withWriter(async () => this.#write(sql, params));
   }
 
-  /** A write statement; RETURNING rows come back through all()/get() inside a transaction. */
+  /** A write statement (INSERT … RETURNING goes through get() inside a transaction). */
   #write(sql: string, params: readonly unknown[]): number {
     try {
       return this.#writer.statement(sql).run(...params).changes;
@@ -80,17 +93,34 @@ export class SqliteAdapter implements StorageAdapter {
   }
 
   async exec(sql: string): Promise<void> {
-    if (this.#tx.getStore()) return void this.#writer.db.exec(sql);
+    if (this.#inTx()) return void this.#writer.db.exec(sql);
     return this.#withWriter(async () => void this.#writer.db.exec(sql));
   }
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.#tx.getStore()) return fn();
-    return this.#withWriter(async () => {
-      this.#open++;
+    const db = this.#writer.db;
+    if (this.#inTx()) {
+      // Nested: a savepoint, so that an inner failure the caller catches undoes only the inner writes.
+      const t = this.#current as Transaction;
+      const name = `sp${++t.savepoints}`;
+      const hooks = t.onRollback.length;
+      db.exec(`SAVEPOINT ${name}`);
       try {
-        return await this.#tx.run(true, async () => {
-          const db = this.#writer.db;
+        const result = await fn();
+        db.exec(`RELEASE ${name}`);
+        return result;
+      } catch (e) {
+        db.exec(`ROLLBACK TO ${name}`);
+        db.exec(`RELEASE ${name}`);
+        for (const undo of t.onRollback.splice(hooks).reverse()) undo();
+        throw e;
+      }
+    }
+    return this.#withWriter(async () => {
+      const t: Transaction = { savepoints: 0, onRollback: [] };
+      this.#current = t;
+      try {
+        return await this.#tx.run(t, async () => {
           db.exec('BEGIN IMMEDIATE');
           try {
             const result = await fn();
@@ -98,15 +128,21 @@ export class SqliteAdapter implements StorageAdapter {
             return result;
           } catch (e) {
             if (db.inTransaction) db.exec('ROLLBACK');
+            for (const undo of t.onRollback.reverse()) undo();
             throw e;
           }
         });
       } finally {
+        this.#current = undefined;
         // On Node 20 an enabled AsyncLocalStorage makes every promise of the process pay for
-        // async hooks; with no transaction open, it is switched off (run() switches it on again).
-        if (--this.#open === 0) this.#tx.disable();
+        // async hooks; with no transaction open it is switched off (run() switches it on again).
+        this.#tx.disable();
       }
     });
+  }
+
+  onRollback(undo: () => void): void {
+    if (this.#inTx()) (this.#current as Transaction).onRollback.push(undo);
   }
 
   async columns(table: string): Promise<string[]> {

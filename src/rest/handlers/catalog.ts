@@ -3,9 +3,8 @@
 
 import type { Datastore } from '../../datastore/datastore.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { attributeType, isExposed, type AttributeModel, type DataClassModel } from '../../model/types.js';
+import { attributeType, isExposed, pageSize, type AttributeModel, type DataClassModel } from '../../model/types.js';
 import { didYouMean } from '../../util/suggest.js';
-import { DEFAULT_PAGE_SIZE } from '../../config/limits.js';
 import { REST_PREFIX } from '../constants.js';
 
 type Json = Record<string, unknown>;
@@ -50,7 +49,7 @@ function describeDataClass(dc: DataClassModel, single: boolean): Json {
     scope: 'public',
     dataURI: `${REST_PREFIX}/${dc.name}`,
   };
-  if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = dc.defaultTopSize ?? DEFAULT_PAGE_SIZE;
+  if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = pageSize(dc);
   out.extraProperties = dc.extraProperties;
   out.attributes = dc.attributes.filter(isExposed).map(describeAttribute);
   out.key = [{ name: dc.key.name }];
@@ -69,7 +68,7 @@ function describeAttribute(a: AttributeModel): Json {
       if (a.dateOnly) out.simpleDate = true;
       break;
     case 'relatedEntity':
-      out.foreignKey = a.foreignKey.name;
+      if (isExposed(a.foreignKey)) out.foreignKey = a.foreignKey.name;
       if (a.inverse && isExposed(a.inverse)) out.inverseName = a.inverse.name;
       out.path = a.target.name;
       break;

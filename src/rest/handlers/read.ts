@@ -1,19 +1,17 @@
 // GET on a dataclass resource: the whole dataclass, one entity by key or by a unique attribute,
-// and the relations that deferred URIs point at (/Company(1)/staff, /Employee(5)/employer).
+// and what deferred URIs point at (/Company(1)/staff, /Employee(5)/employer, alias relations).
+// Everything about data is asked of the datastore core; this file only maps the URL onto it.
 
-import { DEFAULT_PAGE_SIZE } from '../../config/limits.js';
 import type { DataClass } from '../../datastore/dataclass.js';
-import type { Datastore } from '../../datastore/datastore.js';
+import { entityNotFound, type Datastore } from '../../datastore/datastore.js';
 import type { Entity } from '../../datastore/entity.js';
-import { fetchRelated } from '../../datastore/fetch.js';
+import { fetchRelated, type FetchedEntity } from '../../datastore/fetch.js';
 import { parseOrderBy } from '../../datastore/order-by.js';
-import { aliasSelectionTarget, resolveProjection, type Projection } from '../../datastore/projection.js';
-import { walkAlias } from '../../datastore/alias-values.js';
+import { leadsTo, resolveProjection, type Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 import { requireKey, valueFromText } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { isExposed, type AliasAttribute, type DataClassModel } from '../../model/types.js';
-import { directPath } from '../../query/plan.js';
+import { isExposed, pageSize } from '../../model/types.js';
 import { didYouMean } from '../../util/suggest.js';
 import type { RestOptions } from '../options.js';
 import { serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
@@ -23,68 +21,47 @@ import { exposedDataClass } from './catalog.js';
 type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
 export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions): Promise<unknown> {
-  const model = exposedDataClass(ds, route.dataClass);
-  const dc = ds.dataClassOf(model);
+  const dc = ds.dataClassOf(exposedDataClass(ds, route.dataClass));
   if (route.path.some((s) => s.kind === 'entitySet')) {
     throw new DatasetError('OPTION_NOT_SUPPORTED', 'entity sets ($entityset) are not supported by this version of the server yet');
   }
   if (opts.method !== undefined) refuseMethod(opts.method);
-  if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts, undefined);
+  if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts);
 
   const entity = await findEntity(dc, route.selector);
   const [first, ...rest] = route.path;
   if (first?.kind === 'names' && first.names.length === 1) {
-    const attr = model.attributesByName.get(first.names[0]);
+    const attr = dc.model.attributesByName.get(first.names[0]);
     if (attr && isExposed(attr)) {
-      if (attr.kind === 'relatedEntity') {
-        const target = await (entity.related(attr.name) as Promise<Entity | null>);
-        if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${model.name}(${String(entity.getKey())}) has no ${attr.name}`);
-        return readEntity(ds, target, attributeList(rest), withoutExpand(opts, attr.name));
-      }
-      if (attr.kind === 'relatedEntities') {
-        return readCollection(ds, entity.related(attr.name) as EntitySelection, attributeList(rest), opts, attr.name);
-      }
-      if (attr.kind === 'alias' && attr.steps[attr.steps.length - 1].kind !== 'storage') {
-        return readAliasRelation(ds, entity, attr, attributeList(rest), opts);
+      const leads = leadsTo(attr);
+      if (leads) {
+        // a deferred URI: /Company(1)/staff?$expand=staff — that $expand names the relation followed
+        const spent = withoutExpand(opts, attr.name);
+        const reached = entity.related(attr.name);
+        if (leads.many) return readCollection(ds, reached as EntitySelection, attributeList(rest), spent);
+        const target = await (reached as Promise<Entity | null>);
+        if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${dc.name}(${String(entity.getKey())}) has no ${attr.name}`);
+        return readEntity(ds, target, attributeList(rest), spent);
       }
       if (attr.kind === 'storage' && (attr.type === 'image' || attr.type === 'blob')) {
-        throw new DatasetError('OPTION_NOT_SUPPORTED', `reading the contents of the ${attr.type} attribute ${model.name}.${attr.name} is not supported by this version of the server yet`);
+        throw new DatasetError('OPTION_NOT_SUPPORTED', `reading the contents of the ${attr.type} attribute ${dc.name}.${attr.name} is not supported by this version of the server yet`);
       }
     }
   }
   return readEntity(ds, entity, attributeList(route.path), opts);
 }
 
-/** Following an alias that leads to entities: one entity (N→1 path) or a selection of them. */
-async function readAliasRelation(
-  ds: Datastore, entity: Entity, alias: AliasAttribute, attributes: string[] | undefined, opts: RestOptions,
-): Promise<unknown> {
-  const reached = ((await walkAlias(ds, [entity], alias)).get(entity) ?? []) as Entity[];
-  const target = aliasSelectionTarget(alias);
-  if (!target) {
-    if (reached.length === 0) throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}(${String(entity.getKey())}) has no ${alias.name}`);
-    return readEntity(ds, reached[0], attributes, withoutExpand(opts, alias.name));
-  }
-  const dc = ds.dataClassOf(target);
-  const keys = [...new Set(reached.map((e) => e.getKey()))];
-  const selection = dc.selectionWhere({ kind: 'in', path: directPath(target.key), values: keys });
-  return readCollection(ds, selection, attributes, opts, alias.name);
-}
-
-async function readCollection(
-  ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, navigated: string | undefined,
-): Promise<unknown> {
+async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
   const model = selection.getDataClass().model;
-  const projection = projectionFor(model, attributes, navigated ? withoutExpand(opts, navigated) : opts);
+  const projection = projectionFor(model, attributes, opts);
   const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(model, opts.orderby, isExposed));
-  const top = opts.top ?? model.defaultTopSize ?? DEFAULT_PAGE_SIZE;
   const [count, entities, globalStamp] = await Promise.all([
     sorted.length,
-    sorted.page(opts.skip, top, projection.aliases),
+    sorted.page(opts.skip, opts.top ?? pageSize(model)),
     ds.globalStamp(),
   ]);
   const fetched = await fetchRelated(ds, entities, projection);
-  if (opts.asArray) return serializeAsArray(fetched, projection);
+  if (opts.asArray) return serializeAsArray(fetched, projection, { globalStamp });
   return serializeCollection(model, count, opts.skip, fetched, projection, { globalStamp });
 }
 
@@ -93,12 +70,12 @@ async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | 
     throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip and $orderby apply to collections, not to a single entity');
   }
   const model = entity.getDataClass().model;
+  if (!model.exposed) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
   const projection = projectionFor(model, attributes, opts);
-  const withValues = projection.aliases.length === 0 ? entity : await withAliases(entity, projection);
-  const [fetched] = projection.related ? await fetchRelated(ds, [withValues], projection) : [{ entity: withValues, related: new Map() }];
-  if (opts.asArray) return serializeAsArray([fetched], projection);
+  const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(ds, [entity], projection) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await ds.globalStamp() : 0;
+  if (opts.asArray) return serializeAsArray([fetched], projection, { globalStamp });
   return serializeEntity(fetched, projection, { globalStamp }, true);
 }
 
@@ -106,42 +83,24 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
-/** The entity again with the projection's alias values (they are read in SQL). */
-async function withAliases(entity: Entity, projection: Projection): Promise<Entity> {
-  const dc = entity.getDataClass();
-  const again = await dc.findOne({ kind: 'compare', path: directPath(dc.model.key), op: '=', value: entity.getKey() }, projection.aliases);
-  return again ?? entity;
-}
-
 function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['selector'], { kind: 'all' }>): Promise<Entity> {
-  const model = dc.model;
   if (selector.kind === 'key') {
     // (not async: the read by key is the hottest path, and every async frame costs)
-    return dc.get(requireKey(model.key, selector.key)).then((entity) => {
-      if (!entity) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.key}" key in the "${model.name}" dataclass`);
-      return entity;
-    });
+    return dc.get(requireKey(dc.model.key, selector.key)).then((entity) => entity ?? Promise.reject(entityNotFound(dc.model, selector.key)));
   }
-  return findByAttribute(dc, selector);
-}
-
-async function findByAttribute(dc: DataClass, selector: Extract<DataClassRoute['selector'], { kind: 'attribute' }>): Promise<Entity> {
-  const model = dc.model;
-  const attr = model.attributesByName.get(selector.attribute);
+  const attr = dc.model.attributesByName.get(selector.attribute);
   if (!attr || !isExposed(attr)) {
-    const names = model.storage.filter(isExposed).map((a) => a.name);
-    throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${selector.attribute}" attribute cannot be found in the "${model.name}" dataclass${didYouMean(selector.attribute, names)}`);
+    const names = dc.model.storage.filter(isExposed).map((a) => a.name);
+    throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${selector.attribute}" attribute cannot be found in the "${dc.name}" dataclass${didYouMean(selector.attribute, names)}`);
   }
   if (attr.kind !== 'storage') {
-    throw new DatasetError('INVALID_VALUE', `${model.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is a ${attr.kind} attribute`);
+    throw new DatasetError('INVALID_VALUE', `${dc.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`);
   }
-  const value = valueFromText(attr, selector.value);
-  const entity = await dc.findOne({ kind: 'compare', path: directPath(attr), op: '=', value });
-  if (!entity) throw new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${model.name}" dataclass`);
-  return entity;
+  return dc.findBy(attr.name, valueFromText(attr, selector.value)).then((entity) =>
+    entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
 }
 
-function projectionFor(model: DataClassModel, listed: string[] | undefined, opts: RestOptions): Projection {
+function projectionFor(model: DataClass['model'], listed: string[] | undefined, opts: RestOptions): Projection {
   const attributes = listed || opts.attributes ? [...(listed ?? []), ...(opts.attributes ?? [])] : undefined;
   return resolveProjection(model, { attributes, expand: opts.expand }, isExposed);
 }
