@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
 import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
 import { SqliteAdapter } from './storage/sqlite.js';
@@ -37,10 +38,13 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     ds = await Datastore.open(model, new SqliteAdapter(db));
     const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
     if (isNew && seed) {
-      const mod = (await import(pathToFileURL(seed).href)) as { default?: SeedFunction };
-      if (typeof mod.default !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
+      // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says
+      const mod = (await tsImport(pathToFileURL(seed).href, import.meta.url)) as { default?: SeedFunction | { default?: SeedFunction } };
+      // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
+      const fn = typeof mod.default === 'function' ? mod.default : mod.default?.default;
+      if (typeof fn !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
       const target = ds;
-      await ds.transaction(() => (mod.default as SeedFunction)(target));
+      await ds.transaction(() => fn(target));
     }
     return ds;
   } catch (e) {

@@ -112,4 +112,26 @@ describe('command line', () => {
     assert.match(answer, /"dataClasses"/);
     assert.equal(await exited, 0);
   });
+
+  it('runs a seed.ts of a project outside any ES-module package, once, on a new database', async () => {
+    const dir = project(join(tmp.dir, 'seeded'), SMALL);
+    writeFileSync(join(dir, 'seed.ts'), `export default async function seed(ds: any): Promise<void> {
+  for (const text of ['one', 'two']) { const n = ds.Note.new(); n.set('text', text); await n.save(); }
+}
+`);
+    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        const m = /(http:\S+\/rest)/.exec(String(d));
+        if (m) resolve(m[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
+    });
+    const body = (await (await fetch(`${url}/Note`)).json()) as { __COUNT: number };
+    child.kill('SIGTERM');
+    await new Promise((r) => child.on('exit', r));
+    assert.equal(body.__COUNT, 2);
+  });
 });

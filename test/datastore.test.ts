@@ -205,4 +205,94 @@ describe('datastore core', () => {
     assert.equal(await ds.Dept.get(d.getKey()), null);
     await assert.rejects(d.drop(), (e: DatasetError) => e.code === 'ENTITY_NOT_FOUND');
   });
+
+  it('gives entities their former state back when the transaction that saved them rolls back', async () => {
+    const d = (await ds.Dept.get(3)) as Entity;
+    const stamp = d.getStamp();
+    d.set('name', 'Support 2');
+    const fresh = ds.Dept.new();
+    fresh.set('name', 'Never');
+    await assert.rejects(ds.transaction(async () => {
+      await d.save();
+      await fresh.save();
+      throw new Error('abort');
+    }), /abort/);
+    assert.equal(d.getStamp(), stamp);
+    assert.deepEqual(d.touchedAttributes(), ['name']);
+    assert.equal(fresh.isNew(), true);
+    assert.equal(fresh.getKey(), null);
+    // both can still be saved afterwards
+    await d.save();
+    await fresh.save();
+    assert.equal(((await ds.Dept.get(3)) as Entity).get('name'), 'Support 2');
+    assert.equal(fresh.isNew(), false);
+  });
+
+  it('refuses to drop an entity someone saved since it was read (1263), and drops a fresh copy', async () => {
+    const d = ds.Dept.new();
+    d.set('name', 'To drop');
+    await d.save();
+    const a = (await ds.Dept.get(d.getKey())) as Entity;
+    const b = (await ds.Dept.get(d.getKey())) as Entity;
+    b.set('name', 'Renamed');
+    await b.save();
+    await assert.rejects(a.drop(), (e: DatasetError) => e.toWire()[0].errCode === 1263);
+    await b.drop();
+    assert.equal(await ds.Dept.get(d.getKey()), null);
+  });
+
+  it('converts and checks values in set(): dates from text, numbers in range, uuids, refusals name the attribute', () => {
+    const p = ds.Person.new() as Entity & Record<string, unknown>;
+    p.set('seen', '2020-01-02T03:04:05Z');
+    assert.deepEqual(p.seen, new Date('2020-01-02T03:04:05Z'));
+    p.set('born', '05!10!2013');
+    assert.deepEqual(p.born, new Date('2013-10-05T00:00:00Z'));
+    p.set('born', '2013-10-05T23:30:00Z'); // date-only: the time is dropped
+    assert.deepEqual(p.born, new Date('2013-10-05T00:00:00Z'));
+    p.set('age', '42');
+    assert.equal(p.age, 42);
+    for (const [name, value, why] of [
+      ['age', 'lots', /Person\.age \(long\) cannot take "lots": expected a whole number/],
+      ['age', 2 ** 40, /out of range/],
+      ['active', 'yes', /expected true or false/],
+      ['seen', 'someday', /expected a date/],
+      ['name', 12, /expected text/],
+    ] as const) {
+      assert.throws(() => p.set(name, value), (e: DatasetError) => e.code === 'INVALID_VALUE' && why.test(e.message));
+    }
+  });
+
+  it('refuses a relation to an entity that is not saved yet', () => {
+    const p = ds.Person.new();
+    assert.throws(() => p.set('dept', ds.Dept.new()), /not saved yet/);
+  });
+
+  it('keeps a value set while a save is under way touched for the next save', async () => {
+    const p = ds.Person.new();
+    p.set('name', 'Racer');
+    const saving = p.save();
+    p.set('age', 99);
+    await saving;
+    assert.deepEqual(p.touchedAttributes(), ['age']);
+    await p.save();
+    assert.equal(((await ds.Person.get(p.getKey())) as Entity).get('age'), 99);
+  });
+
+  it('reads scalar aliases with every entity, lists and alias relations on demand', async () => {
+    const p = (await ds.Person.all().orderBy('name').first()) as Entity;
+    assert.equal(p.get('deptName'), ((await p.related('dept')) as Entity).get('name'));
+    assert.throws(() => p.get('dept'), /use await entity\.related/);
+  });
+
+  it('gives a new entity empty 1→N relations', async () => {
+    const d = ds.Dept.new();
+    assert.equal(await (d.related('members') as ReturnType<typeof ds.Person.all>).length, 0);
+  });
+
+  it('finds an entity by a storage attribute, in key order', async () => {
+    const e = (await ds.Person.findBy('age', '20')) as Entity;
+    assert.equal(e.get('age'), 20);
+    assert.equal(await ds.Person.findBy('age', 1000), null);
+    await assert.rejects(ds.Person.findBy('agee', 1), (err: DatasetError) => err.code === 'UNKNOWN_ATTRIBUTE');
+  });
 });

@@ -449,3 +449,34 @@ describe('buildModel: reports every problem at once', () => {
     assert.match(problemAt(problems, '$.dataClasses[1].attributes[1].type'), /'Compny' is not one, did you mean 'Company'\?/);
   });
 });
+
+describe('buildModel: names that would clash in SQL', () => {
+  const base = (attrs: object[], more: object[] = []) => ({
+    name: 'M',
+    dataClasses: [{ name: 'A', attributes: [{ name: 'ID', type: 'long', identifying: true }, ...attrs] }, ...more],
+  });
+  const problems = (json: unknown): string[] => {
+    try {
+      buildModel(json);
+    } catch (e) {
+      return [...(e as ModelError).problems];
+    }
+    return [];
+  };
+  it('refuses attribute names that differ only by case', () => {
+    assert.match(problems(base([{ name: 'name', type: 'string' }, { name: 'Name', type: 'string' }])).join('\n'),
+      /\$\.dataClasses\[0\]\.attributes\[2\]\.name: 'Name' and 'name' in A differ only by case/);
+  });
+  it('refuses dataclass names that differ only by case', () => {
+    assert.match(problems(base([], [{ name: 'a', attributes: [{ name: 'ID', type: 'long', identifying: true }] }])).join('\n'),
+      /\$\.dataClasses\[1\]\.name: 'a' and 'A' differ only by case/);
+  });
+  it('refuses an implicit foreign key that differs only by case from an attribute', () => {
+    const json = base([{ name: 'bid', type: 'long' }, { name: 'b', kind: 'relatedEntity', type: 'A' }]);
+    assert.match(problems(json).join('\n'), /\$\.dataClasses\[0\]\.attributes\[2\]\.foreignKey: the foreign key 'bID' would differ only by case from the attribute 'bid'/);
+  });
+  it("reserves names starting with 'sqlite_'", () => {
+    assert.match(problems(base([], [{ name: 'sqlite_stat', attributes: [{ name: 'ID', type: 'long', identifying: true }] }])).join('\n'), /reserved/);
+  });
+});
+

@@ -94,4 +94,28 @@ describe('schema sync', () => {
     db.close();
     await assert.rejects(open(file, []), /table "Thing" already exists but was not created by dataset-rest/);
   });
+
+  it('adds a new unique attribute to a table that has data', async () => {
+    const file = join(tmp.dir, 'newunique.sqlite');
+    const ds = await open(file, []);
+    await ds.Thing.new().save();
+    await ds.Thing.new().save();
+    await ds.close();
+    const again = await open(file, [{ name: 'code', type: 'string', unique: true }]);
+    assert.equal(await again.Thing.all().length, 2);
+    await again.close();
+  });
+
+  it('stops when dateOnly changes, since stored dates have the other form', async () => {
+    const file = join(tmp.dir, 'dateonly.sqlite');
+    await (await open(file, [{ name: 'd', type: 'date' }])).close();
+    await assert.rejects(open(file, [{ name: 'd', type: 'date', dateOnly: true }]), /Thing\.d: dateOnly changed to true/);
+  });
+
+  it('stops when the key stops being autoincrement', async () => {
+    const file = join(tmp.dir, 'autoinc.sqlite');
+    await (await open(file, [])).close();
+    const plainKey = buildModel({ name: 'S', dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true }] }] });
+    await assert.rejects(Datastore.open(plainKey, new SqliteAdapter(file)), /the primary key changed/);
+  });
 });

@@ -103,5 +103,36 @@ for (const engine of ENGINES) {
         (e: ConstraintError) => e instanceof ConstraintError && e.constraint === 'unique',
       );
     });
+
+    it('treats a call left running after its transaction ended as outside any transaction', async () => {
+      let stray: Promise<number> | undefined;
+      await s.transaction(async () => {
+        stray = new Promise((r) => setTimeout(r, 30)).then(() =>
+          s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [20, 'stray']));
+      });
+      // another transaction is open (and will fail) while the stray write runs: it must not join it
+      await assert.rejects(s.transaction(async () => {
+        await new Promise((r) => setTimeout(r, 60));
+        throw new Error('second fails');
+      }), /second fails/);
+      assert.equal(await stray, 1);
+      assert.deepEqual(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [20]), { name: 'stray' });
+    });
+
+    it('runs a nested transaction in a savepoint: a caught inner failure undoes only the inner writes', async () => {
+      const undone: string[] = [];
+      await s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [30, 'outer']);
+        s.onRollback(() => undone.push('outer'));
+        await assert.rejects(s.transaction(async () => {
+          await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [31, 'inner']);
+          s.onRollback(() => undone.push('inner'));
+          throw new Error('inner fails');
+        }), /inner fails/);
+      });
+      const ids = (await s.all(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} >= 30`)).map((r) => r.id);
+      assert.deepEqual(ids, [30]);
+      assert.deepEqual(undone, ['inner']);
+    });
   });
 }
