@@ -6,6 +6,7 @@ import { MAX_PAGE_SIZE } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
 import { OPTIONS, type OptionName } from './constants.js';
+import { ATTRIBUTE_PATH } from './url.js';
 
 export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate'] as const;
 export type RestMethod = (typeof METHODS)[number];
@@ -58,6 +59,7 @@ export function parseOptions(query: string): RestOptions {
   };
 }
 
+/** Query-string decoding: unlike a path, '+' stands for a space here (form encoding). */
 function decode(text: string, whole: string): string {
   try {
     return decodeURIComponent(text.replaceAll('+', ' '));
@@ -93,7 +95,7 @@ function list(name: string, v: string | undefined): string[] | undefined {
   if (v === undefined) return undefined;
   const items = v.split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (items.length === 0) throw new DatasetError('INVALID_OPTION', `${name} is empty: give attribute paths separated by commas`);
-  const bad = items.find((i) => !/^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/.test(i));
+  const bad = items.find((i) => !ATTRIBUTE_PATH.test(i));
   if (bad !== undefined) throw new DatasetError('INVALID_OPTION', `${name}: '${bad}' is not an attribute path`);
   return items;
 }

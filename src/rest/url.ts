@@ -25,7 +25,8 @@ export type Route =
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const PATH_NAME = /^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/;
+/** An attribute path as lists and $attributes/$expand write it: names or '*' joined by dots. */
+export const ATTRIBUTE_PATH = /^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/;
 
 /** Parses the path after `/rest` (still percent-encoded, without the query string). */
 export function parseRestPath(rawPath: string): Route {
@@ -48,7 +49,7 @@ export function parseRestPath(rawPath: string): Route {
       continue;
     }
     const names = seg.split(',').map((n) => n.trim());
-    const bad = names.find((n) => !PATH_NAME.test(n));
+    const bad = names.find((n) => !ATTRIBUTE_PATH.test(n));
     if (bad !== undefined) throw new DatasetError('MALFORMED_URL', `'${seg}' is not an attribute name or a comma-separated list of attribute paths (at '${bad}')`);
     path.push({ kind: 'names', names });
   }
