@@ -19,7 +19,8 @@ export class Entity {
   #stamp: number;
   #timestamp: number;
   #isNew: boolean;
-  readonly #touched = new Set<string>();
+  /** attributes changed since loaded or saved (allocated on first change: most entities are only read) */
+  #touched: Set<string> | undefined;
 
   /** @internal use dataClass.new() or a query; rows come decoded from the datastore */
   constructor(dc: DataClass, values: EntityRow | null, stamp = 0, timestamp = 0) {
@@ -55,7 +56,7 @@ export class Entity {
 
   /** names of the attributes changed since the entity was loaded or saved */
   touchedAttributes(): string[] {
-    return [...this.#touched];
+    return this.#touched ? [...this.#touched] : [];
   }
 
   /**
@@ -144,7 +145,7 @@ export class Entity {
     const dc = this.#dc;
     const key = dc.model.key;
     const values = new Map<StorageAttribute, unknown>();
-    for (const name of this.#touched) {
+    for (const name of this.#touched ?? []) {
       const attr = dc.model.attributesByName.get(name) as StorageAttribute;
       values.set(attr, this.#values[name] ?? null);
     }
@@ -154,21 +155,20 @@ export class Entity {
       if (key.autogenerate) values.set(key, newUuid());
       else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
-    const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: [...this.#touched] };
+    const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
     const saved = this.#isNew ? await dc.ds.storeNew(dc.model, values) : await dc.ds.storeUpdate(dc.model, this.getKey(), this.#stamp, values);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
     this.#stamp = saved.stamp;
     this.#timestamp = saved.timestamp;
     this.#isNew = false;
     // Values set while the save was under way stay touched; the saved ones are no longer.
-    for (const [attr, value] of values) if (this.#values[attr.name] === value || attr === key) this.#touched.delete(attr.name);
+    for (const [attr, value] of values) if (this.#values[attr.name] === value || attr === key) this.#touched?.delete(attr.name);
     dc.ds.storage.onRollback(() => {
       this.#values = before.values;
       this.#stamp = before.stamp;
       this.#timestamp = before.timestamp;
       this.#isNew = before.isNew;
-      this.#touched.clear();
-      for (const t of before.touched) this.#touched.add(t);
+      this.#touched = new Set(before.touched);
     });
   }
 
@@ -183,7 +183,7 @@ export class Entity {
       throw new DatasetError('INVALID_KEY', `${JSON.stringify(value)} is not a valid ${attr.type} key for ${this.#dc.name}`);
     }
     this.#values[attr.name] = attr.identifying && value !== null ? keyFromInput(attr, value) : value;
-    this.#touched.add(attr.name);
+    (this.#touched ??= new Set()).add(attr.name);
   }
 
   #attribute(name: string): AttributeModel {

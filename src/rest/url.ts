@@ -130,6 +130,7 @@ function splitSegments(path: string): string[] {
 }
 
 function decode(text: string, what: string): string {
+  if (!text.includes('%')) return text;
   try {
     return decodeURIComponent(text);
   } catch {
