@@ -10,3 +10,11 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PATH_SEGMENTS = 6;
 /** Largest request body accepted, in bytes (JSON bodies; uploads have their own limit). */
 export const MAX_BODY_SIZE = 10 * 1024 * 1024;
+/** Longest query string ($filter, ds.X.query) accepted. */
+export const MAX_QUERY_LENGTH = 8 * 1024;
+/** Deepest nesting of parentheses and NOT in a query. */
+export const MAX_QUERY_DEPTH = 32;
+/** Highest placeholder number (4D's indexed placeholders go up to 128). */
+export const MAX_QUERY_PARAMS = 128;
+/** Most values in one IN list. */
+export const MAX_IN_LIST = 10_000;
