@@ -100,7 +100,7 @@ const cases: Case[] = [
     }),
     sql: (p) => 'SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."__stamp", t0."__timestamp" FROM "Employee" t0'
       + ` WHERE (t0."lastName" = ${p(1)} AND t0."salary" >= ${p(2)} AND t0."hired" IS NOT NULL AND t0."active" = ${p(3)})`
-      + ` ORDER BY t0."lastName" DESC, t0."ID" LIMIT ${p(4)} OFFSET ${p(5)}`,
+      + ` ORDER BY t0."lastName__fold" DESC, t0."ID" LIMIT ${p(4)} OFFSET ${p(5)}`,
     params: (c) => ['Smith', 1000, c.bool(true), 10, 20],
   },
   {
@@ -142,7 +142,7 @@ const cases: Case[] = [
       + ' FROM "Employee" t0'
       + ' WHERE (SELECT (SELECT t4."name" FROM "City" t4 WHERE t4."ID" = t3."cityID") FROM "Company" t3 WHERE t3."ID" = t0."employerID")'
       + ` = ${p(1)}`
-      + ' ORDER BY (SELECT t2."name" FROM "Company" t2 WHERE t2."ID" = t0."employerID") DESC',
+      + ' ORDER BY (SELECT t2."name__fold" FROM "Company" t2 WHERE t2."ID" = t0."employerID") DESC',
     params: () => ['Paris'],
   },
   {
@@ -205,7 +205,7 @@ const cases: Case[] = [
       perGroup: { attr: E.employerID, limit: 2 },
     }),
     sql: (p) => 'SELECT * FROM (SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."employerID" AS "employerID",'
-      + ' ROW_NUMBER() OVER (PARTITION BY t0."employerID" ORDER BY t0."lastName") AS __rn'
+      + ' ROW_NUMBER() OVER (PARTITION BY t0."employerID" ORDER BY t0."lastName__fold") AS __rn'
       + ` FROM "Employee" t0 WHERE t0."employerID" IN (${p(1)}, ${p(2)})) t1`
       + ' WHERE t1.__rn <= 2 ORDER BY t1."employerID", t1.__rn',
     params: () => [1, 2],
@@ -227,16 +227,17 @@ const cases: Case[] = [
     compile: (d) => compileInsert(d, Employee, new Map<StorageAttribute, unknown>([
       [E.lastName, 'Smith'], [E.salary, 1200.5], [E.active, true], [E.hired, HIRED], [E.extra, { a: [1, 2] }], [E.employerID, 1],
     ]), 1, T),
-    sql: (p) => 'INSERT INTO "Employee" ("lastName", "salary", "active", "hired", "extra", "employerID", "__stamp", "__timestamp")'
-      + ` VALUES (${[1, 2, 3, 4, 5, 6, 7, 8].map(p).join(', ')}) RETURNING "ID" AS "ID"`,
-    params: (c) => ['Smith', 1200.5, c.bool(true), '2024-03-05', '{"a":[1,2]}', 1, 1, T],
+    // text is written twice: as given, and folded (case and accents removed) for queries and sorts
+    sql: (p) => 'INSERT INTO "Employee" ("lastName", "lastName__fold", "salary", "active", "hired", "extra", "employerID", "__stamp", "__timestamp")'
+      + ` VALUES (${[1, 2, 3, 4, 5, 6, 7, 8, 9].map(p).join(', ')}) RETURNING "ID" AS "ID"`,
+    params: (c) => ['Smith', 'smith', 1200.5, c.bool(true), '2024-03-05', '{"a":[1,2]}', 1, 1, T],
   },
   {
     what: 'an update checking the stamp',
     compile: (d) => compileUpdate(d, Employee, 1, 4, new Map<StorageAttribute, unknown>([[E.lastName, 'Jones'], [E.active, false]]), T),
-    sql: (p) => `UPDATE "Employee" SET "lastName" = ${p(1)}, "active" = ${p(2)}, "__stamp" = "__stamp" + 1, "__timestamp" = ${p(3)}`
-      + ` WHERE "ID" = ${p(4)} AND "__stamp" = ${p(5)}`,
-    params: (c) => ['Jones', c.bool(false), T, 1, 4],
+    sql: (p) => `UPDATE "Employee" SET "lastName" = ${p(1)}, "lastName__fold" = ${p(2)}, "active" = ${p(3)}, "__stamp" = "__stamp" + 1, "__timestamp" = ${p(4)}`
+      + ` WHERE "ID" = ${p(5)} AND "__stamp" = ${p(6)}`,
+    params: (c) => ['Jones', 'jones', c.bool(false), T, 1, 4],
   },
   {
     what: 'a delete by key',
@@ -257,14 +258,14 @@ function openSqlite(): Database.Database {
   const db = new Database(':memory:');
   const hidden = '"__stamp" INTEGER NOT NULL DEFAULT 1, "__timestamp" INTEGER NOT NULL DEFAULT 0';
   db.exec(`
-    CREATE TABLE "City" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, ${hidden});
-    CREATE TABLE "Company" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, "cityID" INTEGER, ${hidden});
-    CREATE TABLE "Employee" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "lastName" TEXT, "salary" REAL, "active" INTEGER,
+    CREATE TABLE "City" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, "name__fold" TEXT, ${hidden});
+    CREATE TABLE "Company" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, "name__fold" TEXT, "cityID" INTEGER, ${hidden});
+    CREATE TABLE "Employee" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "lastName" TEXT, "lastName__fold" TEXT, "salary" REAL, "active" INTEGER,
       "hired" TEXT, "extra" TEXT, "employerID" INTEGER, ${hidden});
-    INSERT INTO "City" ("name") VALUES ('Paris'), ('Lyon');
-    INSERT INTO "Company" ("name", "cityID") VALUES ('Acme', 1), ('Globex', 2), ('Gone Inc', 2);
-    INSERT INTO "Employee" ("lastName", "salary", "active", "employerID", "__stamp") VALUES
-      ('Smith', 1000, 1, 1, 4), ('Adams', 2000, 0, 1, 1), ('Brown', 10, 1, 1, 1), ('Cole', 50, 1, 2, 1), ('Dee', 60, 0, 3, 1);
+    INSERT INTO "City" ("name", "name__fold") VALUES ('Paris', 'paris'), ('Lyon', 'lyon');
+    INSERT INTO "Company" ("name", "name__fold", "cityID") VALUES ('Acme', 'acme', 1), ('Globex', 'globex', 2), ('Gone Inc', 'gone inc', 2);
+    INSERT INTO "Employee" ("lastName", "lastName__fold", "salary", "active", "employerID", "__stamp") VALUES
+      ('Smith', 'smith', 1000, 1, 1, 4), ('Adams', 'adams', 2000, 0, 1, 1), ('Brown', 'brown', 10, 1, 1, 1), ('Cole', 'cole', 50, 1, 2, 1), ('Dee', 'dee', 60, 0, 3, 1);
   `);
   return db;
 }

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDemo, type DemoFixture } from './helpers.js';
+import { fold } from '../src/util/fold.js';
 
 type Json = Record<string, any>;
 
@@ -23,8 +24,10 @@ const dmy = (d: Date) => `${d.getUTCDate()}!${d.getUTCMonth() + 1}!${d.getUTCFul
 const sorted = (list: Iterable<string>) => [...list].sort();
 
 /** Code-point order (the order of SQLite's default collation for these values). */
+/** 4D's order: text without regard to case or accents (by its folded form), numbers as numbers. */
 function cmp(a: string | number, b: string | number): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  const [x, y] = typeof a === 'string' && typeof b === 'string' ? [fold(a), fold(b)] : [a, b];
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 function assertEntityHead(e: Json, where: string): void {

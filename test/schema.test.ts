@@ -25,9 +25,10 @@ describe('schema sync', () => {
     await ds.close();
     const db = new Database(file, { readonly: true });
     const cols = (db.prepare('SELECT name FROM pragma_table_info(?)').all('Thing') as { name: string }[]).map((c) => c.name);
-    assert.deepEqual(cols, ['ID', 'name', 'code', '__stamp', '__timestamp']);
+    // each text column has a folded twin (case and accents removed) that queries and sorts use
+    assert.deepEqual(cols, ['ID', 'name', 'code', 'name__fold', 'code__fold', '__stamp', '__timestamp']);
     const indexes = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'Thing' AND sql IS NOT NULL").all() as { name: string }[]).map((i) => i.name).sort();
-    assert.deepEqual(indexes, ['idx_Thing_name', 'uq_Thing_code']);
+    assert.deepEqual(indexes, ['idx_Thing_code__fold', 'idx_Thing_name', 'idx_Thing_name__fold', 'uq_Thing_code']);
     assert.equal((db.pragma('journal_mode') as { journal_mode: string }[])[0].journal_mode, 'wal');
     db.close();
   });

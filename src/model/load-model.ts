@@ -373,8 +373,8 @@ function checkName(v: unknown, path: string, fail: (p: string, m: string) => voi
     fail(path, `must be a name made of letters, digits and _ (not starting with a digit); got ${JSON.stringify(v)}`);
     return false;
   }
-  if (v.startsWith('__') || v.toLowerCase().startsWith('sqlite_')) {
-    fail(path, `'${v}': names starting with '__' (__KEY, __STAMP …) or 'sqlite_' are reserved`);
+  if (v.includes('__') || v.toLowerCase().startsWith('sqlite_')) {
+    fail(path, `'${v}': names containing '__' (__KEY, __STAMP, the folded text columns …) or starting with 'sqlite_' are reserved`);
     return false;
   }
   return true;

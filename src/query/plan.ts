@@ -1,12 +1,16 @@
 // The resolved query plan: conditions and sort terms holding model references and coerced values,
 // never names as written. Built by resolvers in datastore/ and query/, compiled by sql/compiler.ts.
 
-import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 
 /** A storage attribute reached from a dataclass, possibly through N→1 relations. */
 export interface AttributePath {
   readonly via: readonly RelatedEntityAttribute[];
   readonly attr: StorageAttribute;
+  /** a property path inside an object attribute (extra.address.city → ['address', 'city']) */
+  readonly json?: readonly string[];
+  /** compare by the folded text (case and accents ignored): the folded column, or fold() of a JSON value */
+  readonly fold?: boolean;
 }
 
 export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
@@ -15,6 +19,10 @@ export type Condition =
   | { readonly kind: 'compare'; readonly path: AttributePath; readonly op: CompareOp; readonly value: unknown }
   | { readonly kind: 'isNull'; readonly path: AttributePath; readonly negated: boolean }
   | { readonly kind: 'in'; readonly path: AttributePath; readonly values: readonly unknown[] }
+  /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `begin`, `%` */
+  | { readonly kind: 'like'; readonly path: AttributePath; readonly pattern: string }
+  /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */
+  | { readonly kind: 'exists'; readonly via: readonly RelatedEntityAttribute[]; readonly relation: RelatedEntitiesAttribute; readonly where: Condition | null }
   /** the path's value is among those a one-column sub-select returns (a slice's keys, a relation's keys) */
   | { readonly kind: 'inSelect'; readonly path: AttributePath; readonly select: SelectSpec }
   | { readonly kind: 'and' | 'or'; readonly items: readonly Condition[] }

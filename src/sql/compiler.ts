@@ -4,6 +4,7 @@
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
 import type { AttributePath, ColumnSpec, Condition, OrderTerm, SelectSpec } from '../query/plan.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
+import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect } from './dialect.js';
 
 export interface CompiledSql {
@@ -38,14 +39,27 @@ class Builder {
 
   /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop). */
   path(table: string, path: AttributePath): string {
-    return this.chain(table, path.via, path.attr.column);
+    if (path.json) {
+      const value = this.chain(table, path.via, path.attr.column, (col) => {
+        this.params.push(this.d.jsonPath(path.json as string[]));
+        return this.d.jsonValue(col, this.d.placeholder(this.params.length));
+      });
+      return path.fold ? this.d.fold(value) : value;
+    }
+    return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
   }
 
-  chain(table: string, via: AttributePath['via'], column: string): string {
-    if (via.length === 0) return this.col(table, column);
+  /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
+  bindRaw(value: unknown): string {
+    this.params.push(typeof value === 'boolean' && this.d.name === 'sqlite' ? (value ? 1 : 0) : value);
+    return this.d.placeholder(this.params.length);
+  }
+
+  chain(table: string, via: AttributePath['via'], column: string, wrap: (col: string) => string = (c) => c): string {
+    if (via.length === 0) return wrap(this.col(table, column));
     const [first, ...rest] = via;
     const t = this.alias();
-    const inner = this.chain(t, rest, column);
+    const inner = this.chain(t, rest, column, wrap);
     return `(SELECT ${inner} FROM ${this.d.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)})`;
   }
 
@@ -55,12 +69,22 @@ class Builder {
         const lhs = this.path(table, c.path);
         if (c.value === null) return `${lhs} ${c.op === '!=' ? 'IS NOT' : 'IS'} NULL`;
         // 4D: '#' does not match null values; SQL's <> already leaves them out.
-        return `${lhs} ${c.op === '!=' ? '<>' : c.op} ${this.bind(c.path.attr, c.value)}`;
+        return `${lhs} ${c.op === '!=' ? '<>' : c.op} ${this.value(c.path, c.value)}`;
+      }
+      case 'like':
+        return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+      case 'exists': {
+        const owner = c.relation.dataClass;
+        const parentKey = this.chain(table, c.via, owner.key.column);
+        const t = this.alias();
+        const target = c.relation.target;
+        const link = `${this.col(t, c.relation.inverse.foreignKey.column)} = ${parentKey}`;
+        return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${link}${c.where ? ` AND ${this.condition(t, c.where)}` : ''})`;
       }
       case 'in': {
         if (c.values.length === 0) return '1 = 0';
-        const attr = c.path.attr;
-        return `${this.path(table, c.path)} IN (${c.values.map((v) => this.bind(attr, v)).join(', ')})`;
+        const lhs = this.path(table, c.path);
+        return `${lhs} IN (${c.values.map((v) => this.value(c.path, v)).join(', ')})`;
       }
       case 'inSelect':
         return `${this.path(table, c.path)} IN (${this.select(c.select)})`;
@@ -104,6 +128,11 @@ class Builder {
     return 'NULL';
   }
 
+  /** A compared value: in the attribute's column form, or as it is for folded text and JSON values. */
+  value(path: AttributePath, v: unknown): string {
+    return path.fold || path.json ? this.bindRaw(v) : this.bind(path.attr, v);
+  }
+
   select(spec: SelectSpec): string {
     const t = this.alias();
     const cols = spec.columns.map((c) => this.column(t, c));
@@ -123,8 +152,12 @@ class Builder {
     return sql + this.d.paging(limit, offset);
   }
 
+  /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */
   order(table: string, terms: readonly OrderTerm[]): string {
-    return terms.map((t) => `${this.path(table, t.path)}${t.descending ? ' DESC' : ''}`).join(', ');
+    return terms.map((t) => {
+      const path = t.path.attr.type === 'string' && !t.path.json ? { ...t.path, fold: true } : t.path;
+      return `${this.path(table, path)}${t.descending ? ' DESC' : ''}`;
+    }).join(', ');
   }
 }
 
@@ -153,6 +186,10 @@ export function compileInsert(
   for (const [attr, value] of values) {
     cols.push(d.quote(attr.column));
     marks.push(b.bind(attr, value));
+    if (attr.type === 'string') {
+      cols.push(d.quote(foldColumn(attr.column)));
+      marks.push(b.bindRaw(typeof value === 'string' ? fold(value) : null));
+    }
   }
   cols.push(d.quote(STAMP_COLUMN), d.quote(TIMESTAMP_COLUMN));
   b.params.push(stamp, timestamp);
@@ -167,7 +204,10 @@ export function compileUpdate(
   values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number,
 ): CompiledSql {
   const b = new Builder(d);
-  const sets = [...values].map(([attr, value]) => `${d.quote(attr.column)} = ${b.bind(attr, value)}`);
+  const sets = [...values].flatMap(([attr, value]) => {
+    const set = `${d.quote(attr.column)} = ${b.bind(attr, value)}`;
+    return attr.type === 'string' ? [set, `${d.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? fold(value) : null)}`] : [set];
+  });
   b.params.push(timestamp);
   sets.push(`${d.quote(STAMP_COLUMN)} = ${d.quote(STAMP_COLUMN)} + 1`, `${d.quote(TIMESTAMP_COLUMN)} = ${d.placeholder(b.params.length)}`);
   const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;

@@ -25,6 +25,10 @@ export const postgresDialect: Dialect = {
   paging(limit, offset) {
     return `${limit === null ? '' : ` LIMIT ${limit}`}${offset === null ? '' : ` OFFSET ${offset}`}`;
   },
+  // lower() folds case only; the PostgreSQL adapter will install an accent-folding function
+  fold: (expr) => `lower(${expr})`,
+  jsonValue: (column, path) => `(${column} #>> ${path}::text[])`,
+  jsonPath: (parts) => parts,
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

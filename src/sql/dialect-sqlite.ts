@@ -28,6 +28,10 @@ export const sqliteDialect: Dialect = {
     if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
     return offset === null ? ` LIMIT ${limit}` : ` LIMIT ${limit} OFFSET ${offset}`;
   },
+  // dataset_fold is registered on every connection by storage/sqlite.ts
+  fold: (expr) => `dataset_fold(${expr})`,
+  jsonValue: (column, path) => `json_extract(${column}, ${path})`,
+  jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

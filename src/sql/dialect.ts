@@ -24,6 +24,12 @@ export interface Dialect {
    * offset, or '' when neither applies. Bound, so that every page shares one prepared statement.
    */
   paging(limit: string | null, offset: string | null): string;
+  /** SQL applying the text fold (util/fold.ts) to an expression: for values computed in queries */
+  fold(expr: string): string;
+  /** SQL reading a property path of a JSON (object) column; `path` is the placeholder of jsonPath()'s value */
+  jsonValue(column: string, path: string): string;
+  /** the bound value that names a property path for jsonValue() */
+  jsonPath(parts: readonly string[]): unknown;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */

@@ -4,6 +4,7 @@
 // and reported before the server starts.
 
 import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
+import { fold, foldColumn } from '../util/fold.js';
 import type { StorageAdapter } from './adapter.js';
 
 /** Hidden columns every dataclass table has. */
@@ -17,6 +18,8 @@ export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
 
 interface ColumnSnapshot {
   type: StorageType;
+  /** a string column has a folded twin (util/fold.ts) that queries and sorts use */
+  fold?: boolean;
   /** date-only dates are stored as YYYY-MM-DD, others as full ISO times: not interchangeable */
   dateOnly?: boolean;
   indexed: boolean;
@@ -61,6 +64,8 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
     const after: SchemaSnapshot = { version: 1, tables: {} };
     const problems: string[] = [];
     const statements: string[] = [];
+    /** string attributes of existing tables that just got their folded column */
+    const backfill: StorageAttribute[] = [];
 
     for (const dc of model.dataClasses) {
       const old = before.tables[dc.table];
@@ -69,12 +74,13 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
         problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
         continue;
       }
-      after.tables[dc.table] = old ? await alterTable(storage, dc, old, problems, statements) : createTable(storage, dc, statements);
+      after.tables[dc.table] = old ? await alterTable(storage, dc, old, problems, statements, backfill) : createTable(storage, dc, statements);
     }
     // Tables of dataclasses no longer in the model stay, with their data, and stay recorded.
     for (const [table, snap] of Object.entries(before.tables)) after.tables[table] ??= snap;
     if (problems.length > 0) throw new SchemaError(problems);
     for (const sql of statements) await storage.exec(sql);
+    for (const a of backfill) await backfillFold(storage, a);
     const json = JSON.stringify(after);
     if (!row) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('schema', ${d.placeholder(1)})`, [json]);
     else if (row.value !== json) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'schema'`, [json]);
@@ -84,18 +90,20 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
 function createTable(storage: StorageAdapter, dc: DataClassModel, statements: string[]): TableSnapshot {
   const d = storage.dialect;
   const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
+  for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
   cols.push(`${d.quote(STAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 1`, `${d.quote(TIMESTAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 0`);
   statements.push(`CREATE TABLE ${d.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`);
   const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
   for (const a of dc.storage) {
     snap.columns[a.column] = columnSnapshot(a);
     if (!a.identifying) statements.push(...indexStatements(storage, dc, a, { type: a.type, indexed: false, unique: false }));
+    if (a.type === 'string' && a.indexed) statements.push(foldIndex(storage, dc, a, true));
   }
   return snap;
 }
 
 async function alterTable(
-  storage: StorageAdapter, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[],
+  storage: StorageAdapter, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[], backfill: StorageAttribute[],
 ): Promise<TableSnapshot> {
   const d = storage.dialect;
   const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
@@ -128,6 +136,13 @@ async function alterTable(
       }
     }
     statements.push(...indexStatements(storage, dc, a, was && !was.retired ? was : { type: a.type, indexed: false, unique: false }));
+    if (a.type === 'string') {
+      if (!was?.fold) {
+        statements.push(`ALTER TABLE ${d.quote(dc.table)} ADD COLUMN ${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
+        if (was) backfill.push(a);
+      }
+      if (a.indexed !== Boolean(was?.fold && !was.retired && was.indexed)) statements.push(foldIndex(storage, dc, a, a.indexed));
+    }
   }
   for (const [column, was] of Object.entries(old.columns)) {
     if (snap.columns[column]) continue;
@@ -139,7 +154,27 @@ async function alterTable(
 }
 
 function columnSnapshot(a: StorageAttribute): ColumnSnapshot {
-  return { type: a.type, ...(a.dateOnly ? { dateOnly: true } : {}), indexed: a.indexed, unique: a.unique };
+  return { type: a.type, ...(a.dateOnly ? { dateOnly: true } : {}), ...(a.type === 'string' ? { fold: true } : {}), indexed: a.indexed, unique: a.unique };
+}
+
+/** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */
+function foldIndex(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
+  const d = storage.dialect;
+  const name = d.quote(`idx_${dc.table}_${foldColumn(a.column)}`);
+  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))})` : `DROP INDEX IF EXISTS ${name}`;
+}
+
+/** Fills a new folded column from the values already stored, a batch at a time. */
+async function backfillFold(storage: StorageAdapter, a: StorageAttribute): Promise<void> {
+  const d = storage.dialect;
+  const q = d.quote;
+  const table = q(a.dataClass.table);
+  const key = q(a.dataClass.key.column);
+  for (;;) {
+    const rows = await storage.all(`SELECT ${key} AS k, ${q(a.column)} AS v FROM ${table} WHERE ${q(a.column)} IS NOT NULL AND ${q(foldColumn(a.column))} IS NULL LIMIT 1000`);
+    for (const r of rows) await storage.run(`UPDATE ${table} SET ${q(foldColumn(a.column))} = ${d.placeholder(1)} WHERE ${key} = ${d.placeholder(2)}`, [fold(String(r.v)), r.k]);
+    if (rows.length < 1000) return;
+  }
 }
 
 function indexStatements(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {

@@ -6,6 +6,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
+import { fold } from '../util/fold.js';
 import { ConstraintError, type Row, type StorageAdapter } from './adapter.js';
 
 /** Prepared statements kept per connection; the oldest is dropped past this many. */
@@ -18,6 +19,8 @@ class Connection {
   constructor(file: string, readonly: boolean) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
     this.db.pragma('busy_timeout = 5000');
+    // the text fold of queries on values not stored folded (properties of object attributes)
+    this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
   }
 
   statement(sql: string): Statement {
