@@ -68,6 +68,14 @@ export class DataClass {
     return this.selectionWhere({ kind: 'compare', path: directPath(attr), op: '=', value: coerceValue(attr, value) }).first();
   }
 
+  /**
+   * The entities matching an ORDA query ("salary > :1 and employer.name = :2 order by lastName"),
+   * values for :1, :2 … given after the text. Counted, sorted and paged in SQL like any selection.
+   */
+  query(text: string, ...params: unknown[]): EntitySelection {
+    return this.all().query(text, ...params);
+  }
+
   /** Every entity, in creation (primary key) order. */
   all(): EntitySelection {
     return this.selectionWhere(null);

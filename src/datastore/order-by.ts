@@ -3,11 +3,10 @@
 // is refused with a clear error (the query-language issue extends this).
 
 import { DatasetError } from '../errors/dataset-error.js';
-import type { AttributeModel, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import type { DataClassModel, RelatedEntityAttribute, StorageAttribute, Visibility } from '../model/types.js';
 import type { OrderTerm } from '../query/plan.js';
 import { didYouMean } from '../util/suggest.js';
 
-export type Visibility = (attr: AttributeModel) => boolean;
 
 const TERM = /^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\s+(asc|desc))?\s*$/i;
 

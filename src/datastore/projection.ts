@@ -8,7 +8,7 @@ import type {
   RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute,
 } from '../model/types.js';
 import { didYouMean } from '../util/suggest.js';
-import type { Visibility } from './order-by.js';
+import type { Visibility } from '../model/types.js';
 
 export type ProjectedAttribute =
   | { readonly kind: 'value'; readonly attr: StorageAttribute | AliasAttribute | CalculatedAttribute }

@@ -2,7 +2,10 @@
 // condition, an order, a window) that runs as SQL only when counted or read, page by page, so
 // no operation loads a whole table.
 
-import { directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import { parseQuery } from '../query/parser.js';
+import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import type { Visibility } from '../model/types.js';
+import { resolveQuery } from '../query/resolve.js';
 import type { DataClass } from './dataclass.js';
 import type { Entity } from './entity.js';
 import { parseOrderBy } from './order-by.js';
@@ -68,6 +71,29 @@ export class EntitySelection {
   orderBy(spec: string): EntitySelection {
     const order = parseOrderBy(this.#dc.model, spec, () => true);
     return this.withOrder(order);
+  }
+
+  /**
+   * The entities of this selection that match an ORDA query; its `order by`, if any, sorts them,
+   * else they keep this selection's order.
+   */
+  query(text: string, ...params: unknown[]): EntitySelection {
+    return this.queryAs(() => true, text, params);
+  }
+
+  /** @internal query() seeing only the attributes `visible` lets through (REST sees exposed ones). */
+  queryAs(visible: Visibility, text: string, params: readonly unknown[]): EntitySelection {
+    const { where, order } = resolveQuery(this.#dc.model, parseQuery(text), params, visible);
+    const narrowed = where ? this.#where(where) : this;
+    return order.length > 0 ? narrowed.withOrder(order) : narrowed;
+  }
+
+  #where(condition: Condition): EntitySelection {
+    const s = this.#source;
+    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, where: and(s.where, condition) });
+    const key = this.#dc.model.key;
+    const members: Condition = { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
+    return new EntitySelection(this.#dc, { kind: 'query', where: and(members, condition), order: s.order, offset: 0, limit: null });
   }
 
   /** @internal */

@@ -118,6 +118,9 @@ export function isExposed(attr: AttributeModel): boolean {
   }
 }
 
+/** Which attributes a caller may see: every one for user code, the exposed ones for REST. */
+export type Visibility = (attr: AttributeModel) => boolean;
+
 /** Catalog type of an attribute (`long`, `Company`, `EmployeeSelection` …). */
 export function attributeType(attr: AttributeModel): string {
   switch (attr.kind) {

@@ -29,6 +29,15 @@ export function parseOrderList(text: string): OrderItem[] {
   return items;
 }
 
+/** Parses an attribute path on its own (the value of a :n placeholder standing for a path). */
+export function parsePathText(text: string): Extract<PathRef, { kind: 'path' }> {
+  const p = new Parser(text);
+  const path = p.path();
+  p.end('the end of the attribute path');
+  if (path.kind !== 'path') throw new DatasetError('INVALID_FILTER', `${JSON.stringify(text)} is not an attribute path`);
+  return path;
+}
+
 class Parser {
   #at = 0;
   #depth = 0;
@@ -55,7 +64,7 @@ class Parser {
     const items: OrderItem[] = [];
     do {
       this.#space();
-      const path = this.#path();
+      const path = this.path();
       this.#space();
       let descending = false;
       if (this.#keyword('desc')) descending = true;
@@ -116,7 +125,7 @@ class Parser {
 
   #criterion(): QueryNode {
     const at = this.#at;
-    const path = this.#path();
+    const path = this.path();
     this.#space();
     const op = this.#comparator();
     this.#space();
@@ -124,7 +133,7 @@ class Parser {
     return { kind: 'compare', path, op, value, at };
   }
 
-  #path(): PathRef {
+  path(): PathRef {
     const at = this.#at;
     if (this.text[this.#at] === ':') return { kind: 'pathParam', index: this.#paramIndex(), at };
     const steps: PathStep[] = [];

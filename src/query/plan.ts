@@ -22,7 +22,11 @@ export type Condition =
   /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `begin`, `%` */
   | { readonly kind: 'like'; readonly path: AttributePath; readonly pattern: string }
   /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */
-  | { readonly kind: 'exists'; readonly via: readonly RelatedEntityAttribute[]; readonly relation: RelatedEntitiesAttribute; readonly where: Condition | null }
+  | {
+    readonly kind: 'exists'; readonly via: readonly RelatedEntityAttribute[]; readonly relation: RelatedEntitiesAttribute; readonly where: Condition | null;
+    /** the relation path and class index: criteria of one AND with the same tag share the related entity */
+    readonly tag?: string;
+  }
   /** the path's value is among those a one-column sub-select returns (a slice's keys, a relation's keys) */
   | { readonly kind: 'inSelect'; readonly path: AttributePath; readonly select: SelectSpec }
   | { readonly kind: 'and' | 'or'; readonly items: readonly Condition[] }

@@ -19,6 +19,9 @@ export interface RestOptions {
   readonly asArray: boolean;
   readonly orderby?: string;
   readonly method?: RestMethod;
+  readonly filter?: string;
+  /** values of the :1, :2 … placeholders of $filter */
+  readonly params: readonly unknown[];
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -56,6 +59,8 @@ export function parseOptions(query: string): RestOptions {
     asArray: bool('$asArray', raw.get('$asArray')),
     orderby,
     method: method as RestMethod | undefined,
+    filter: filter(raw.get('$filter')),
+    params: params(raw.get('$params')),
   };
 }
 
@@ -98,4 +103,22 @@ function list(name: string, v: string | undefined): string[] | undefined {
   const bad = items.find((i) => !ATTRIBUTE_PATH.test(i));
   if (bad !== undefined) throw new DatasetError('INVALID_OPTION', `${name}: '${bad}' is not an attribute path`);
   return items;
+}
+
+function filter(v: string | undefined): string | undefined {
+  if (v !== undefined && v.trim() === '') throw new DatasetError('INVALID_OPTION', '$filter is empty: give a query, like $filter="lastName = smith"');
+  return v;
+}
+
+/** $params='[…]' or $params=[…]: a JSON array (its values are never read as query text). */
+function params(v: string | undefined): unknown[] {
+  if (v === undefined) return [];
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(v);
+  } catch (e) {
+    throw new DatasetError('INVALID_OPTION', `$params must be a JSON array like '["smith", 5000]': ${(e as Error).message}`);
+  }
+  if (!Array.isArray(parsed)) throw new DatasetError('INVALID_OPTION', `$params must be a JSON array like '["smith", 5000]', not ${JSON.stringify(parsed)}`);
+  return parsed;
 }

@@ -54,7 +54,11 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
 async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
   const model = selection.getDataClass().model;
   const projection = projectionFor(model, attributes, opts);
-  const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(model, opts.orderby, isExposed));
+  const filtered = opts.filter === undefined ? selection : selection.queryAs(isExposed, opts.filter, opts.params);
+  if (opts.filter !== undefined && opts.orderby !== undefined && /\border\s+by\b/i.test(opts.filter)) {
+    throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
+  }
+  const sorted = opts.orderby === undefined ? filtered : filtered.withOrder(parseOrderBy(model, opts.orderby, isExposed));
   const [count, entities, globalStamp] = await Promise.all([
     sorted.length,
     sorted.page(opts.skip, opts.top ?? pageSize(model)),
@@ -66,8 +70,8 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
 }
 
 async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
-  if (opts.top !== undefined || opts.skip > 0 || opts.orderby !== undefined) {
-    throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip and $orderby apply to collections, not to a single entity');
+  if (opts.top !== undefined || opts.skip > 0 || opts.orderby !== undefined || opts.filter !== undefined) {
+    throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby and $filter apply to collections, not to a single entity');
   }
   const model = entity.getDataClass().model;
   if (!model.exposed) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);

@@ -1,0 +1,297 @@
+// Resolves a parsed query against the model: names become attributes, paths become relation hops
+// (N→1 read through, 1→N as "at least one related entity matches"), values are typed for their
+// attribute, text is folded, 4D's @ wildcards become LIKE patterns or index-friendly ranges.
+// Reads only the in-memory model; every mistake is an INVALID_FILTER naming where it is.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type {
+  DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
+} from '../model/types.js';
+import { fold } from '../util/fold.js';
+import { didYouMean } from '../util/suggest.js';
+import { coerceValue } from '../datastore/values.js';
+import type { Comparator, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
+import { parsePathText } from './parser.js';
+import type { AttributePath, CompareOp, Condition, OrderTerm } from './plan.js';
+
+export interface ResolvedQuery {
+  readonly where: Condition | null;
+  readonly order: readonly OrderTerm[];
+}
+
+/** Above every character a folded text holds: the upper bound of a prefix range. */
+const TOP = '\u{10FFFF}';
+
+export function resolveQuery(dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility): ResolvedQuery {
+  const r = new Resolver(dc, query.text, params, visible);
+  return {
+    where: query.where ? r.node(query.where, dc) : null,
+    order: query.orderBy.map((o) => ({ path: r.sortPath(o.path), descending: o.descending })),
+  };
+}
+
+/** Where a path leads: N→1 hops and 1→N hops in order, then the attribute (and a JSON property path). */
+interface Route {
+  readonly hops: readonly ({ kind: 'one'; attr: RelatedEntityAttribute } | { kind: 'many'; attr: RelatedEntitiesAttribute; classIndex?: number })[];
+  readonly attr: StorageAttribute;
+  readonly json?: readonly string[];
+  /** the path ended on a relatedEntity: the comparison is on its foreign key */
+  readonly relationKey?: boolean;
+}
+
+class Resolver {
+  constructor(
+    readonly root: DataClassModel,
+    readonly text: string,
+    readonly params: readonly unknown[],
+    readonly visible: Visibility,
+  ) {}
+
+  node(n: QueryNode, dc: DataClassModel): Condition {
+    switch (n.kind) {
+      case 'compare':
+        return this.criterion(n, dc);
+      case 'or':
+        return { kind: 'or', items: n.items.map((i) => this.node(i, dc)) };
+      case 'not':
+        return { kind: 'not', item: this.node(n.operand, dc) };
+      case 'and':
+        return { kind: 'and', items: mergeExists(n.items.map((i) => (i.except ? { kind: 'not', item: this.node(i.node, dc) } : this.node(i.node, dc)))) };
+      default: {
+        const never: never = n;
+        return never;
+      }
+    }
+  }
+
+  sortPath(ref: PathRef): AttributePath {
+    const route = this.route(ref, this.root);
+    if (route.hops.some((h) => h.kind === 'many') || route.json) {
+      throw this.error(ref.at, `cannot sort by '${this.pathText(ref)}': a path through a 1→N relation or into an object has no single value`);
+    }
+    return { via: route.hops.map((h) => h.attr as RelatedEntityAttribute), attr: route.attr };
+  }
+
+  criterion(c: Extract<QueryNode, { kind: 'compare' }>, dc: DataClassModel): Condition {
+    const route = this.route(c.path, dc);
+    // From the innermost 1→N hop outwards: the comparison, then one EXISTS per 1→N hop.
+    const lastMany = route.hops.map((h) => h.kind).lastIndexOf('many');
+    const inner = route.hops.slice(lastMany + 1).map((h) => h.attr as RelatedEntityAttribute);
+    let cond = this.compare(c, { via: inner, attr: route.attr, json: route.json }, route);
+    for (let i = lastMany; i >= 0; i--) {
+      const hop = route.hops[i];
+      if (hop.kind !== 'many') continue;
+      const prev = route.hops.slice(0, i);
+      const start = prev.map((h) => h.kind).lastIndexOf('many') + 1;
+      const via = prev.slice(start).map((h) => h.attr as RelatedEntityAttribute);
+      const tag = `${route.hops.slice(0, i + 1).map((h) => `${h.attr.name}${h.kind === 'many' && h.classIndex ? `{${h.classIndex}}` : ''}`).join('.')}`;
+      cond = { kind: 'exists', via, relation: hop.attr, where: cond, tag };
+    }
+    return cond;
+  }
+
+  route(ref: PathRef, dc: DataClassModel): Route {
+    const steps = ref.kind === 'pathParam' ? this.pathFromParam(ref) : ref.steps;
+    const hops: Route['hops'][number][] = [];
+    let cls = dc;
+    const queue = [...steps];
+    while (queue.length > 0) {
+      const step = queue.shift() as PathStep;
+      const attr = cls.attributesByName.get(step.name);
+      if (!attr || !this.visible(attr)) {
+        const names = cls.attributes.filter(this.visible).map((a) => a.name);
+        throw this.error(ref.at, `unknown attribute '${step.name}' in ${cls.name}${didYouMean(step.name, names)}`);
+      }
+      if (step.element !== undefined) {
+        throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} uses a collection step ('${step.name}[${step.element ?? ''}]'), which this version of the server does not support yet`);
+      }
+      if (step.classIndex !== undefined && attr.kind !== 'relatedEntities' && attr.kind !== 'relatedEntity') {
+        throw this.error(ref.at, `'${step.name}{${step.classIndex}}': a class index follows a relation, and ${cls.name}.${step.name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`);
+      }
+      switch (attr.kind) {
+        case 'alias':
+          // an alias stands for its path
+          queue.unshift(...attr.path.split('.').map((name) => ({ name })));
+          continue;
+        case 'calculated':
+          throw this.error(ref.at, `${cls.name}.${attr.name} is a calculated attribute: querying it needs the query function of its entity class (user classes come with a later version)`);
+        case 'relatedEntity':
+          if (queue.length === 0) return { hops, attr: attr.foreignKey, relationKey: true };
+          hops.push({ kind: 'one', attr });
+          cls = attr.target;
+          continue;
+        case 'relatedEntities':
+          if (queue.length === 0) throw this.error(ref.at, `'${this.pathText(ref)}' ends on the 1→N relation ${cls.name}.${attr.name}: name an attribute of ${attr.target.name} after it`);
+          hops.push({ kind: 'many', attr, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
+          cls = attr.target;
+          continue;
+        case 'storage':
+          if (queue.length === 0) return { hops, attr };
+          if (attr.type !== 'object') throw this.error(ref.at, `'${this.pathText(ref)}': ${cls.name}.${attr.name} is a ${attr.type} attribute, nothing can follow it`);
+          if (queue.some((s) => s.element !== undefined)) {
+            throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} uses a collection step inside an object, which this version of the server does not support yet`);
+          }
+          return { hops, attr, json: queue.map((s) => s.name) };
+        default: {
+          const never: never = attr;
+          return never;
+        }
+      }
+    }
+    throw this.error(ref.at, 'an empty attribute path');
+  }
+
+  pathFromParam(ref: Extract<PathRef, { kind: 'pathParam' }>): readonly PathStep[] {
+    const v = this.param(ref.index, ref.at);
+    if (typeof v !== 'string') throw this.error(ref.at, `:${ref.index} stands for an attribute path, so its value must be text like "employer.name"; it is ${JSON.stringify(v)}`);
+    try {
+      return parsePathText(v).steps;
+    } catch {
+      throw this.error(ref.at, `:${ref.index} holds ${JSON.stringify(v)}, which is not an attribute path`);
+    }
+  }
+
+  param(index: number, at: number): unknown {
+    if (index > this.params.length) {
+      throw this.error(at, `the query uses :${index} but ${this.params.length === 0 ? 'no parameters were given' : `only ${this.params.length} parameter${this.params.length === 1 ? ' was' : 's were'} given`}`);
+    }
+    return this.params[index - 1];
+  }
+
+  /** The typed comparison of one criterion. */
+  compare(c: Extract<QueryNode, { kind: 'compare' }>, path: AttributePath, route: Route): Condition {
+    const op = c.op;
+    const attr = path.attr;
+    const where = `${this.pathText(c.path)} ${op}`;
+    const values = this.values(c.value, op);
+    if (op === 'IN') {
+      if (values.some((v) => v === null)) throw this.error(c.value.at, `${where}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
+      const alternatives = values.map((v) => this.compare({ ...c, op: '=', value: { kind: 'literal', value: v as string, quoted: true, at: c.value.at } }, path, route));
+      const plain = alternatives.filter((a): a is Extract<Condition, { kind: 'compare' }> => a.kind === 'compare' && a.op === '=');
+      const others = alternatives.filter((a) => !(a.kind === 'compare' && a.op === '='));
+      const merged: Condition[] = plain.length > 0 ? [{ kind: 'in', path: plain[0].path, values: plain.map((p) => p.value) }] : [];
+      const all = [...merged, ...others];
+      return all.length === 1 ? all[0] : all.length === 0 ? { kind: 'in', path, values: [] } : { kind: 'or', items: all };
+    }
+    const value = values[0];
+    const negated = op === '#' || op === '!=' || op === '!==' || op === 'IS NOT';
+    if (value === null) {
+      if (!['=', '==', '===', 'IS', '#', '!=', '!==', 'IS NOT'].includes(op)) throw this.error(c.value.at, `${where} null: null can only be compared with = or #`);
+      return { kind: 'isNull', path: { ...path, fold: false }, negated };
+    }
+    const literal = op === '===' || op === 'IS' || op === '!==' || op === 'IS NOT';
+    const text = path.json ? typeof value === 'string' : attr.type === 'string' && !route.relationKey;
+    if (text) {
+      const folded = fold(String(value));
+      const p: AttributePath = { ...path, fold: true };
+      if (op === '%') return { kind: 'like', path: p, pattern: `%${escapeLike(folded)}%` };
+      if (op === 'begin') return prefix(p, folded);
+      const wildcard = !literal && folded.includes('@');
+      if (wildcard && (op === '=' || op === '==' || negated)) {
+        const positive = /^[^@]*@$/.test(folded) ? prefix(p, folded.slice(0, -1)) : { kind: 'like' as const, path: p, pattern: folded.split('@').map(escapeLike).join('%') };
+        return negated ? notNull(p, { kind: 'not', item: positive }) : positive;
+      }
+      return { kind: 'compare', path: p, op: this.op(op, c.value.at), value: folded };
+    }
+    if (op === '%' || op === 'begin') throw this.error(c.at, `${where}: ${op} compares text, and ${this.describe(path)} is not text`);
+    const typed = path.json ? value : this.typed(path, route, value, c.value.at, where);
+    return { kind: 'compare', path, op: this.op(op, c.value.at), value: typed };
+  }
+
+  values(v: ValueRef, op: Comparator): unknown[] {
+    if (v.kind === 'list') {
+      if (op !== 'IN') throw this.error(v.at, `a list of values goes with IN only`);
+      return v.items.map((i) => this.values(i, '=')[0]);
+    }
+    if (v.kind === 'param') {
+      const value = this.param(v.index, v.at);
+      if (op === 'IN') {
+        if (!Array.isArray(value)) throw this.error(v.at, `IN :${v.index} needs a list (a JSON array) in :${v.index}; it is ${JSON.stringify(value)}`);
+        return value;
+      }
+      if (value === null || value === undefined) throw this.error(v.at, `:${v.index} is null: compare with null in the query text (attr = null), not through a placeholder`);
+      if (typeof value === 'object') throw this.error(v.at, `:${v.index} must be a text, a number, a boolean or a date; it is ${JSON.stringify(value)}`);
+      return [value];
+    }
+    if (op === 'IN') throw this.error(v.at, `IN needs a list: [1, 2] or ['a', 'b'], or a :n placeholder holding one`);
+    return [v.value];
+  }
+
+  /** A non-text value in its attribute's type (numbers, dates, booleans, uuids, keys). */
+  typed(path: AttributePath, route: Route, value: unknown, at: number, where: string): unknown {
+    const attr = path.attr;
+    if (attr.type === 'bool' && (value === 'true' || value === 'false')) return value === 'true';
+    if (attr.type === 'object' || attr.type === 'image' || attr.type === 'blob') {
+      throw this.error(at, `${where}: ${this.describe(path)} can only be compared with null${attr.type === 'object' ? ' (or query a property: attr.property = value)' : ''}`);
+    }
+    try {
+      return coerceValue(attr, typeof value === 'number' && route.relationKey && attr.type === 'string' ? String(value) : value);
+    } catch (e) {
+      if (e instanceof DatasetError) throw this.error(at, `${where} ${JSON.stringify(value)}: ${this.describe(path)} is ${attr.type}, and ${JSON.stringify(value)} is not one`);
+      throw e;
+    }
+  }
+
+  op(op: Comparator, at: number): CompareOp {
+    switch (op) {
+      case '=': case '==': case '===': case 'IS':
+        return '=';
+      case '#': case '!=': case '!==': case 'IS NOT':
+        return '!=';
+      case '<': case '>': case '<=': case '>=':
+        return op;
+      default:
+        throw this.error(at, `the comparator ${op} does not apply here`);
+    }
+  }
+
+  describe(path: AttributePath): string {
+    return `${path.attr.dataClass.name}.${path.attr.name}${path.json ? `.${path.json.join('.')}` : ''}`;
+  }
+
+  pathText(ref: PathRef): string {
+    return ref.kind === 'path' ? ref.text : `:${ref.index}`;
+  }
+
+  error(at: number, message: string): DatasetError {
+    return new DatasetError('INVALID_FILTER', `in the query ${JSON.stringify(this.text)} at offset ${at}: ${message}`);
+  }
+}
+
+/** fold >= p AND fold < p + TOP: a prefix test an index on the folded column serves. */
+function prefix(path: AttributePath, p: string): Condition {
+  if (p === '') return { kind: 'isNull', path, negated: true };
+  return { kind: 'and', items: [{ kind: 'compare', path, op: '>=', value: p }, { kind: 'compare', path, op: '<', value: p + TOP }] };
+}
+
+/** 4D's # leaves out null values (reference §4.2): NOT (…) AND the value is not null. */
+function notNull(path: AttributePath, cond: Condition): Condition {
+  return { kind: 'and', items: [{ kind: 'isNull', path, negated: true }, cond] };
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/**
+ * In one AND, criteria through the same 1→N relation (same path, same class index) are about the
+ * same related entity (4D's rule; `relation{2}` asks for another one): their EXISTS merge into one.
+ */
+function mergeExists(items: Condition[]): Condition[] {
+  const out: Condition[] = [];
+  const byTag = new Map<string, number>();
+  for (const item of items) {
+    if (item.kind === 'exists' && item.tag !== undefined) {
+      const at = byTag.get(item.tag);
+      if (at !== undefined) {
+        const prev = out[at] as Extract<Condition, { kind: 'exists' }>;
+        const inner = [prev.where, item.where].filter((w): w is Condition => w !== null);
+        out[at] = { ...prev, where: { kind: 'and', items: mergeExists(inner.flatMap((w) => (w.kind === 'and' ? w.items : [w]))) } };
+        continue;
+      }
+      byTag.set(item.tag, out.length);
+    }
+    out.push(item);
+  }
+  return out;
+}
