@@ -135,8 +135,11 @@ const CASES: readonly ErrorCase[] = [
   { url: '/rest/Company?$expnd=staff', status: 400, errCode: 'UNKNOWN_OPTION', mentions: ['$expnd'], suggests: '$expand' },
   { url: '/rest/Company(1)?$atributes=name', status: 400, errCode: 'UNKNOWN_OPTION', mentions: ['$atributes'], suggests: '$attributes' },
   { url: '/rest/$catalog?$skp=1', status: 400, errCode: 'UNKNOWN_OPTION', mentions: ['$skp'], suggests: '$skip' },
-  { url: '/rest/Company?$filter=%22name%3DAcme%22', status: 501, errCode: 'OPTION_NOT_SUPPORTED', mentions: ['$filter'] },
-  { url: '/rest/Company?$filter="ID>3"&$top=2', status: 501, errCode: 'OPTION_NOT_SUPPORTED', mentions: ['$filter'] },
+  { url: '/rest/Company/name?$compute=sum', status: 501, errCode: 'OPTION_NOT_SUPPORTED', mentions: ['$compute'] },
+  { url: '/rest/Company?$filter=%22nmae%3DAcme%22', status: 400, errCode: 'INVALID_FILTER', mentions: ['nmae', "did you mean 'name'"] },
+  { url: '/rest/Company?$filter="ID>"&$top=2', status: 400, errCode: 'INVALID_FILTER', mentions: ['"ID>"', 'offset 3', 'expected a value'] },
+  { url: '/rest/Company?$filter="ID>:1"', status: 400, errCode: 'INVALID_FILTER', mentions: [':1', 'no parameters were given'] },
+  { url: '/rest/Company?$filter="ID>:1"&$params=5', status: 400, errCode: 'INVALID_OPTION', mentions: ['$params must be a JSON array'] },
 
   // ---- HTTP methods ----
   { url: '/rest/Company', method: 'POST', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['POST', '$method'] },
