@@ -1,0 +1,222 @@
+// The query language end to end on a small datastore: ds.X.query() semantics (text folding,
+// wildcards, nulls, relation paths, the shared related entity, aliases, object properties,
+// placeholders), the SQL it becomes, and SQLite's own plan for indexed text.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore.js';
+import type { Entity } from '../src/datastore/entity.js';
+import type { EntitySelection } from '../src/datastore/selection.js';
+import { DatasetError } from '../src/errors/dataset-error.js';
+import { buildModel } from '../src/model/load-model.js';
+import { parseQuery } from '../src/query/parser.js';
+import { resolveQuery } from '../src/query/resolve.js';
+import { compileSelect } from '../src/sql/compiler.js';
+import { postgresDialect } from '../src/sql/dialect-postgres.js';
+import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
+import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { tempDir } from './helpers.js';
+
+const MODEL = buildModel({
+  name: 'Q',
+  dataClasses: [
+    {
+      name: 'Company',
+      attributes: [
+        { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+        { name: 'name', type: 'string', indexed: true },
+        { name: 'extra', type: 'object' },
+        { name: 'staff', kind: 'relatedEntities', type: 'PersonSelection', path: 'employer' },
+      ],
+    },
+    {
+      name: 'Person',
+      attributes: [
+        { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+        { name: 'lastName', type: 'string', indexed: true },
+        { name: 'firstName', type: 'string' },
+        { name: 'salary', type: 'number' },
+        { name: 'born', type: 'date', dateOnly: true },
+        { name: 'active', type: 'bool' },
+        { name: 'employer', kind: 'relatedEntity', type: 'Company' },
+        { name: 'employerName', kind: 'alias', path: 'employer.name' },
+        { name: 'skills', kind: 'relatedEntities', type: 'SkillSelection', path: 'person' },
+      ],
+    },
+    {
+      name: 'Skill',
+      attributes: [
+        { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+        { name: 'name', type: 'string' },
+        { name: 'level', type: 'long' },
+        { name: 'person', kind: 'relatedEntity', type: 'Person' },
+      ],
+    },
+  ],
+});
+
+const PEOPLE: [string, string, number | null, string, boolean, string][] = [
+  // lastName, firstName, salary, born, active, company
+  ['Smith', 'Anna', 5000, '1980-01-15', true, 'Acme'],
+  ['smith', 'Bob', 7000, '1990-06-01', false, 'Acme'],
+  ['Émile', 'Chloé', null, '1975-03-09', true, 'Globex'],
+  ['Emile', 'Dan', 3000, '2000-12-31', true, 'Globex'],
+  ['O\'Brien', 'Eve', 9000, '1985-07-04', false, 'Initech'],
+  ['100% Pure', 'Finn', 1000, '1999-09-09', true, 'Initech'],
+  ['Smithson', 'Gus', 4000, '1970-01-01', true, 'Acme'],
+];
+const SKILLS: [string, string, number][] = [['Smith', 'sql', 3], ['Smith', 'go', 1], ['smith', 'sql', 1], ['smith', 'go', 3], ['Émile', 'design', 5]];
+
+describe('query language', () => {
+  const tmp = tempDir();
+  let ds: DatastoreWithClasses;
+  const names = async (sel: EntitySelection) => (await sel.orderBy('ID').toArray()).map((e) => `${e.get('firstName')}`);
+  const people = (q: string, ...params: unknown[]) => names(ds.Person.query(q, ...params));
+
+  before(async () => {
+    ds = await Datastore.open(MODEL, new SqliteAdapter(join(tmp.dir, 'q.sqlite')));
+    await ds.transaction(async () => {
+      const companies = new Map<string, Entity>();
+      for (const [name, sector] of [['Acme', 'Tech'], ['Globex', 'Énergie'], ['Initech', 'tech']]) {
+        const c = ds.Company.new();
+        c.set('name', name);
+        c.set('extra', { sector, address: { city: name === 'Acme' ? 'Paris' : 'Lyon' }, size: name.length });
+        await c.save();
+        companies.set(name, c);
+      }
+      const byLast = new Map<string, Entity>();
+      for (const [lastName, firstName, salary, born, active, company] of PEOPLE) {
+        const p = ds.Person.new();
+        p.set('lastName', lastName);
+        p.set('firstName', firstName);
+        p.set('salary', salary);
+        p.set('born', born);
+        p.set('active', active);
+        p.set('employer', companies.get(company));
+        await p.save();
+        byLast.set(lastName, p);
+      }
+      for (const [who, name, level] of SKILLS) {
+        const s = ds.Skill.new();
+        s.set('name', name);
+        s.set('level', level);
+        s.set('person', byLast.get(who));
+        await s.save();
+      }
+    });
+  });
+  after(async () => {
+    await ds.close();
+    tmp.remove();
+  });
+
+  const cases: [string, string, unknown[], string[]][] = [
+    ['compares text without regard to case', 'lastName = smith', [], ['Anna', 'Bob']],
+    ['compares text without regard to accents', 'lastName = emile', [], ['Chloé', 'Dan']],
+    ['reads @ at the end as "begins with"', 'lastName = smi@', [], ['Anna', 'Bob', 'Gus']],
+    ['reads @ at the start as "ends with"', "lastName == '@son'", [], ['Gus']],
+    ['reads @ in the middle and several @', 'lastName = s@t@', [], ['Anna', 'Bob', 'Gus']],
+    ['takes @ literally with ===', 'lastName === smi@', [], []],
+    ['takes % and _ in values literally', "lastName = '100%@'", [], ['Finn']],
+    ['matches begin as a prefix', 'lastName begin SMITHS', [], ['Gus']],
+    ['finds a keyword with %', 'lastName % mit', [], ['Anna', 'Bob', 'Gus']],
+    ['leaves nulls out of #', 'salary # 5000', [], ['Bob', 'Dan', 'Eve', 'Finn', 'Gus']],
+    ['matches null with = null', 'salary = null', [], ['Chloé']],
+    ['compares numbers', 'salary >= 5000 and salary < 9000', [], ['Anna', 'Bob']],
+    ['compares dates given as YYYY-MM-DD', "born < '1980-01-01'", [], ['Chloé', 'Gus']],
+    ['compares booleans', 'active = false', [], ['Bob', 'Eve']],
+    ['reads IN lists, with wildcards', 'lastName IN [emile, "o@"]', [], ['Chloé', 'Dan', 'Eve']],
+    ['reads an unquoted value with an apostrophe', "lastName = O'Brien", [], ['Eve']],
+    ['binds AND tighter than OR', 'lastName = emile or lastName = smith and active = false', [], ['Bob', 'Chloé', 'Dan']],
+    ['reads EXCEPT as AND NOT', 'lastName = smi@ EXCEPT active = false', [], ['Anna', 'Gus']],
+    ['negates with NOT(...)', 'NOT(lastName = smi@) and salary > 2000', [], ['Dan', 'Eve']],
+    ['follows N→1 relations', 'employer.name = globex', [], ['Chloé', 'Dan']],
+    ['follows aliases', 'employerName begin init', [], ['Eve', 'Finn']],
+    ['reads object properties, text folded', 'employer.extra.sector = TECH', [], ['Anna', 'Bob', 'Eve', 'Finn', 'Gus']],
+    ['reads nested object properties', 'employer.extra.address.city = lyon', [], ['Chloé', 'Dan', 'Eve', 'Finn']],
+    ['compares numbers inside objects', 'employer.extra.size > 5', [], ['Chloé', 'Dan', 'Eve', 'Finn']],
+    ['takes values from placeholders, never as query text', 'lastName = :1', ["smith' OR '1'='1"], []],
+    ['takes IN lists from placeholders', 'salary IN :1', [[3000, 9000]], ['Dan', 'Eve']],
+    ['takes an attribute path from a placeholder', ':1 = :2', ['employer.name', 'acme'], ['Anna', 'Bob', 'Gus']],
+    ['follows a 1→N relation: at least one related entity matches', 'skills.name = sql', [], ['Anna', 'Bob']],
+    ['holds criteria on one 1→N path to the same related entity', 'skills.name = sql and skills.level = 3', [], ['Anna']],
+    ['lets {n} ask for another related entity', 'skills.name = sql and skills{2}.name = go', [], ['Anna', 'Bob']],
+  ];
+  for (const [what, query, params, expected] of cases) {
+    it(`${what}: ${query}`, async () => {
+      assert.deepEqual(await people(query, ...params), expected);
+    });
+  }
+
+  it('follows 1→N relations from the one side and at depth', async () => {
+    const companies = async (q: string) => (await ds.Company.query(q).orderBy('ID').toArray()).map((c) => c.get('name'));
+    assert.deepEqual(await companies('staff.lastName = emile'), ['Globex']);
+    assert.deepEqual(await companies('staff.skills.level >= 3'), ['Acme', 'Globex']);
+    assert.deepEqual(await companies('staff.salary = null'), ['Globex']);
+  });
+
+  it('sorts by an order by clause of the query, text without regard to case', async () => {
+    const sorted = (await ds.Person.query('salary > 0 order by lastName desc, firstName').toArray()).map((e) => e.get('firstName'));
+    assert.deepEqual(sorted, ['Gus', 'Anna', 'Bob', 'Eve', 'Dan', 'Finn']);
+  });
+
+  it('narrows a selection with query()', async () => {
+    assert.deepEqual(await names(ds.Person.query('active = true').query('lastName = smi@')), ['Anna', 'Gus']);
+  });
+
+  const errors: [string, unknown[], RegExp][] = [
+    ['lastNme = x', [], /at offset 0: unknown attribute 'lastNme' in Person, did you mean 'lastName'\?/],
+    ['salary > abc', [], /at offset 9: salary > "abc": Person\.salary is number/],
+    ['salary > :2', [1], /uses :2 but only 1 parameter was given/],
+    ['salary = :1', [null], /:1 is null/],
+    ['skills = 1', [], /ends on the 1→N relation Person\.skills/],
+    ['lastName.x = 1', [], /Person\.lastName is a string attribute, nothing can follow it/],
+    ['salary begin 1', [], /begin compares text/],
+    [':1 = 1', [5], /:1 stands for an attribute path/],
+  ];
+  for (const [query, params, message] of errors) {
+    it(`refuses ${query} with a message that says where and why`, () => {
+      assert.throws(() => ds.Person.query(query, ...params), (e: DatasetError) => e.code === 'INVALID_FILTER' && message.test(e.message));
+    });
+  }
+
+  it('keeps every value out of the SQL text (injection)', () => {
+    const hostile = ["'; DROP TABLE Person; --", '" OR 1=1 --', 'x UNION SELECT * FROM sqlite_master', '\u0000\u001b[31m', '/* comment */'];
+    for (const v of hostile) {
+      for (const q of [`lastName = :1`, `lastName = '${v.replaceAll("'", "\\'")}'`, `employer.extra.sector = :1`, `lastName IN [:1]`]) {
+        const { where } = resolveQuery(MODEL.dataClassesByName.get('Person')!, parseQuery(q), [v], () => true);
+        for (const d of [sqliteDialect, postgresDialect]) {
+          const { sql } = compileSelect(d, { dataClass: MODEL.dataClassesByName.get('Person')!, columns: [], where, order: [] });
+          for (const fragment of ['DROP', 'UNION', '--', '/*', 'OR 1=1', '\u0000']) assert.ok(!sql.includes(fragment), `${q} → ${sql}`);
+        }
+      }
+    }
+  });
+
+  it('compiles a 1→N path to EXISTS and text to the folded column, for both dialects', () => {
+    const person = MODEL.dataClassesByName.get('Company')!;
+    const { where } = resolveQuery(person, parseQuery('staff.lastName = Émile and staff.salary > :1'), [1000], () => true);
+    const sqlite = compileSelect(sqliteDialect, { dataClass: person, columns: [], where, order: [] });
+    assert.equal(sqlite.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM "Person" t1 WHERE t1."employerID" = t0."ID" AND (t1."lastName__fold" = ? AND t1."salary" > ?)))');
+    assert.deepEqual(sqlite.params, ['emile', 1000]);
+    const pg = compileSelect(postgresDialect, { dataClass: person, columns: [], where, order: [] });
+    assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM "Person" t1 WHERE t1."employerID" = t0."ID" AND (t1."lastName__fold" = $1 AND t1."salary" > $2)))');
+  });
+
+  it('answers equality and prefix queries on an indexed text attribute from its index (SQLite plan)', () => {
+    const person = MODEL.dataClassesByName.get('Person')!;
+    const db = new Database(join(tmp.dir, 'q.sqlite'), { readonly: true });
+    try {
+      for (const q of ['lastName = Smith', 'lastName = smi@', 'lastName begin smi']) {
+        const { where } = resolveQuery(person, parseQuery(q), [], () => true);
+        const { sql, params } = compileSelect(sqliteDialect, { dataClass: person, columns: [{ kind: 'storage', attr: person.key }], where, order: [] });
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as unknown[])) as { detail: string }[]).map((r) => r.detail).join('; ');
+        assert.match(plan, /USING (COVERING )?INDEX idx_Person_lastName__fold/, `${q}: ${plan}`);
+      }
+    } finally {
+      db.close();
+    }
+  });
+});
