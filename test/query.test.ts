@@ -162,6 +162,10 @@ describe('query language', () => {
     assert.deepEqual(sorted, ['Gus', 'Anna', 'Bob', 'Eve', 'Dan', 'Finn']);
   });
 
+  it('looks text up by attribute without regard to case or accents (findBy, the :attribute(value) form)', async () => {
+    assert.equal((await ds.Person.findBy('lastName', 'ÉMILE'))?.get('firstName'), 'Chloé');
+  });
+
   it('narrows a selection with query()', async () => {
     assert.deepEqual(await names(ds.Person.query('active = true').query('lastName = smi@')), ['Anna', 'Gus']);
   });

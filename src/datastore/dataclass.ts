@@ -9,6 +9,7 @@ import type { Datastore } from './datastore.js';
 import { Entity, type EntityRow } from './entity.js';
 import { EntitySelection } from './selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { fold } from '../util/fold.js';
 import { coerceValue, keyFromInput } from './values.js';
 
 /** Types whose column values need the dialect's decode (the others arrive as they are). */
@@ -56,7 +57,8 @@ export class DataClass {
 
   /**
    * The first entity (in key order) whose storage attribute `name` equals `value` (converted to
-   * the attribute's type), or null: the lookup of `/rest/{dataClass}:{attribute}(value)`.
+   * the attribute's type; text without regard to case or accents), or null: the lookup of
+   * `/rest/{dataClass}:{attribute}(value)`.
    */
   async findBy(name: string, value: unknown): Promise<Entity | null> {
     const attr = this.model.attributesByName.get(name);
@@ -65,7 +67,10 @@ export class DataClass {
         ? `${this.name}.${name} is a ${attr.kind} attribute: a lookup needs a storage attribute`
         : `The "${name}" attribute cannot be found in the "${this.name}" dataclass`);
     }
-    return this.selectionWhere({ kind: 'compare', path: directPath(attr), op: '=', value: coerceValue(attr, value) }).first();
+    const v = coerceValue(attr, value);
+    // text compares as 4D compares it: without regard to case or accents
+    if (attr.type === 'string') return this.selectionWhere({ kind: 'compare', path: { via: [], attr, fold: true }, op: '=', value: fold(v as string) }).first();
+    return this.selectionWhere({ kind: 'compare', path: directPath(attr), op: '=', value: v }).first();
   }
 
   /**
