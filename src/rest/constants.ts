@@ -15,6 +15,8 @@ export const W = {
   DEFERRED: '__deferred',
   ERROR: '__ERROR',
   STATUS: '__STATUS',
+  QUERY_PLAN: '__queryPlan',
+  QUERY_PATH: '__queryPath',
 } as const;
 
 /** The URL prefix of every REST resource. */
@@ -32,8 +34,8 @@ export const OPTIONS = {
   $method: true,
   $filter: true,
   $params: true,
-  $queryplan: false,
-  $querypath: false,
+  $queryplan: true,
+  $querypath: true,
   $timeout: false,
   $savedfilter: false,
   $savedorderby: false,

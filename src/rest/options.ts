@@ -22,6 +22,8 @@ export interface RestOptions {
   readonly filter?: string;
   /** values of the :1, :2 … placeholders of $filter */
   readonly params: readonly unknown[];
+  readonly queryplan: boolean;
+  readonly querypath: boolean;
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -61,6 +63,8 @@ export function parseOptions(query: string): RestOptions {
     method: method as RestMethod | undefined,
     filter: filter(raw.get('$filter')),
     params: params(raw.get('$params')),
+    queryplan: bool('$queryplan', raw.get('$queryplan')),
+    querypath: bool('$querypath', raw.get('$querypath')),
   };
 }
 

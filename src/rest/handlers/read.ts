@@ -13,6 +13,8 @@ import { requireKey, valueFromText } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { isExposed, pageSize } from '../../model/types.js';
 import { didYouMean } from '../../util/suggest.js';
+import { queryPath, queryPlan } from '../../query/describe.js';
+import { W } from '../constants.js';
 import type { RestOptions } from '../options.js';
 import { serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
 import type { PathSegment, Route } from '../url.js';
@@ -66,7 +68,11 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
   ]);
   const fetched = await fetchRelated(ds, entities, projection);
   if (opts.asArray) return serializeAsArray(fetched, projection, { globalStamp });
-  return serializeCollection(model, count, opts.skip, fetched, projection, { globalStamp });
+  const answer = serializeCollection(model, count, opts.skip, fetched, projection, { globalStamp });
+  const where = filtered.source.where;
+  if (where && opts.queryplan) answer[W.QUERY_PLAN] = queryPlan(where);
+  if (where && opts.querypath) answer[W.QUERY_PATH] = await queryPath(where, (w) => ds.countWhere(model, w));
+  return answer;
 }
 
 async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {

@@ -1,0 +1,71 @@
+// $filter, $params, $orderby, $queryplan and $querypath over HTTP, on the demo.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+describe('$filter over HTTP', () => {
+  let demo: DemoFixture;
+  const get = async (path: string, query: Record<string, string>) => {
+    const qs = Object.entries(query).map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+    return demo.request(`${path}?${qs}`);
+  };
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('answers the same entities as ds.X.query(), with __COUNT of the whole match', async () => {
+    const { status, body } = await get('/rest/Employee', { $filter: '"salary > :1 and employer.name begin :2"', $params: "'[60000, \"g\"]'", $top: '5' });
+    assert.equal(status, 200);
+    const expected = await demo.ds.Employee.query('salary > :1 and employer.name begin :2', 60000, 'g').length;
+    assert.equal(body.__COUNT, expected);
+    assert.ok(body.__SENT <= 5);
+    for (const e of body.__ENTITIES) assert.ok(e.salary > 60000);
+  });
+
+  it('accepts $params without the single quotes, and URL-encoded quotes and spaces', async () => {
+    const a = await demo.request(`/rest/Employee?$filter=%22lastName%20%3D%20%3A1%22&$params=${encodeURIComponent('["SMITH"]')}`);
+    const b = await demo.request(`/rest/Employee?$filter=${encodeURIComponent("lastName = 'smith'")}`);
+    assert.equal(a.status, 200);
+    assert.equal(a.body.__COUNT, b.body.__COUNT);
+    assert.ok(a.body.__COUNT > 0);
+  });
+
+  it('sorts by the order by of the filter, and refuses an order given twice', async () => {
+    const sorted = await get('/rest/Employee', { $filter: 'salary > 0 order by salary desc', $attributes: 'salary', $top: '10' });
+    const salaries = sorted.body.__ENTITIES.map((e: { salary: number }) => e.salary);
+    assert.deepEqual(salaries, [...salaries].sort((x, y) => y - x));
+    const twice = await get('/rest/Employee', { $filter: 'salary > 0 order by salary', $orderby: 'lastName' });
+    assert.equal(twice.status, 400);
+    assert.match(twice.body.__ERROR[0].message, /order is given twice/);
+  });
+
+  it('filters a relation followed from an entity', async () => {
+    const { body } = await get('/rest/Company(1)/staff', { $filter: 'salary > 0', $expand: 'staff' });
+    const all = await demo.request('/rest/Company(1)/staff?$expand=staff');
+    assert.equal(body.__COUNT, all.body.__COUNT);
+  });
+
+  it('adds __queryPlan and __queryPath in the reference shapes', async () => {
+    const { body } = await get('/rest/Company', { $filter: 'staff.lastName = smith and city.name begin p', $queryplan: 'true', $querypath: 'true', $top: '0' });
+    assert.deepEqual(Object.keys(body.__queryPlan), ['And']);
+    assert.equal(body.__queryPlan.And[0].item, 'Join on Table : Employee : Company.ID = Employee.employerID');
+    assert.deepEqual(body.__queryPlan.And[0].subquery, [{ item: '[index : Employee.lastName ] = smith' }]);
+    assert.deepEqual(body.__queryPlan.And[1].subquery, [{ item: '[index : City.name ] begin p' }]);
+    const [root] = body.__queryPath.steps;
+    assert.equal(root.description, 'AND');
+    assert.equal(root.recordsfounds, body.__COUNT);
+    assert.equal(typeof root.time, 'number');
+    assert.equal(root.steps.length, 2);
+    for (const s of root.steps) assert.deepEqual(Object.keys(s).sort(), ['description', 'recordsfounds', 'time']);
+  });
+
+  it('stops the path of an AND at the first step that finds nothing', async () => {
+    const { body } = await get('/rest/Employee', { $filter: 'lastName = nobody and salary > 0', $querypath: 'true' });
+    const [root] = body.__queryPath.steps;
+    assert.equal(root.recordsfounds, 0);
+    assert.equal(root.steps.length, 1);
+    assert.equal(root.steps[0].recordsfounds, 0);
+  });
+});
