@@ -82,7 +82,8 @@ describe('query language', () => {
       for (const [name, sector] of [['Acme', 'Tech'], ['Globex', 'Énergie'], ['Initech', 'tech']]) {
         const c = ds.Company.new();
         c.set('name', name);
-        c.set('extra', { sector, address: { city: name === 'Acme' ? 'Paris' : 'Lyon' }, size: name.length });
+        const tags = name === 'Acme' ? [{ name: 'Red', level: 1 }, { name: 'blue', level: 3 }] : name === 'Globex' ? [{ name: 'red', level: 3 }] : [];
+        c.set('extra', { sector, address: { city: name === 'Acme' ? 'Paris' : 'Lyon' }, size: name.length, tags, codes: name === 'Initech' ? ['X1', 'Y2'] : ['Z9'] });
         await c.save();
         companies.set(name, c);
       }
@@ -157,6 +158,20 @@ describe('query language', () => {
     assert.deepEqual(await companies('staff.salary = null'), ['Globex']);
   });
 
+  it('queries collections inside objects: any element, linked elements, negations', async () => {
+    const companies = async (q: string, ...params: unknown[]) => (await ds.Company.query(q, ...params).orderBy('ID').toArray()).map((c) => c.get('name'));
+    assert.deepEqual(await companies('extra.tags[].name = RED'), ['Acme', 'Globex']);
+    assert.deepEqual(await companies('extra.codes[] = x1'), ['Initech']);
+    assert.deepEqual(await companies('extra.codes[] IN :1', ['z9', 'y2']), ['Acme', 'Globex', 'Initech']);
+    // unlinked: each criterion may match another element; linked [a]: the same element
+    assert.deepEqual(await companies('extra.tags[].name = red and extra.tags[].level = 3'), ['Acme', 'Globex']);
+    assert.deepEqual(await companies('extra.tags[a].name = red and extra.tags[a].level = 3'), ['Globex']);
+    // [] with #: every element differs; [a] with #: at least one element differs
+    assert.deepEqual(await companies('extra.tags[].level # 3'), ['Initech']);
+    assert.deepEqual(await companies('extra.tags[a].level # 3'), ['Acme']);
+    assert.deepEqual(await names(ds.Person.query('employer.extra.tags[].name = blue')), ['Anna', 'Bob', 'Gus']);
+  });
+
   it('sorts by an order by clause of the query, text without regard to case', async () => {
     const sorted = (await ds.Person.query('salary > 0 order by lastName desc, firstName').toArray()).map((e) => e.get('firstName'));
     assert.deepEqual(sorted, ['Gus', 'Anna', 'Bob', 'Eve', 'Dan', 'Finn']);
@@ -207,6 +222,17 @@ describe('query language', () => {
     assert.deepEqual(sqlite.params, ['emile', 1000]);
     const pg = compileSelect(postgresDialect, { dataClass: person, columns: [], where, order: [] });
     assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM "Person" t1 WHERE t1."employerID" = t0."ID" AND (t1."lastName__fold" = $1 AND t1."salary" > $2)))');
+  });
+
+  it('compiles collection criteria to EXISTS over the JSON elements, for both dialects', () => {
+    const company = MODEL.dataClassesByName.get('Company')!;
+    const { where } = resolveQuery(company, parseQuery('extra.tags[a].name = Red and extra.tags[a].level > 2'), [], () => true);
+    const sqlite = compileSelect(sqliteDialect, { dataClass: company, columns: [], where, order: [] });
+    assert.equal(sqlite.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM json_each(t0."extra", ?) j1 WHERE (dataset_fold(json_extract(j1.value, ?)) = ? AND json_extract(j1.value, ?) > ?)))');
+    assert.deepEqual(sqlite.params, ['$."tags"', '$."name"', 'red', '$."level"', 2]);
+    const pg = compileSelect(postgresDialect, { dataClass: company, columns: [], where, order: [] });
+    assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM jsonb_array_elements(t0."extra" #> $1::text[]) j1(value) WHERE (lower((j1.value #>> $2::text[])) = $3 AND (j1.value #>> $4::text[]) > $5)))');
+    assert.deepEqual(pg.params, [['tags'], ['name'], 'red', ['level'], 2]);
   });
 
   it('answers equality and prefix queries on an indexed text attribute from its index (SQLite plan)', () => {

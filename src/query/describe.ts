@@ -75,6 +75,8 @@ export function describe(c: Condition): string {
       return `${attribute(c.path)} IN (selection of ${c.select.dataClass.name})`;
     case 'exists':
       return `${c.relation.dataClass.name}.${c.relation.name} has ${c.where ? `an entity where ${describe(c.where)}` : 'entities'}`;
+    case 'elements':
+      return `${attribute(c.path)}[] has an element where ${describe(c.where)}`;
     case 'not':
       return `NOT (${describe(c.item)})`;
     case 'and':
@@ -96,6 +98,7 @@ function prefixOf(c: Condition): (AttributePath & { prefix: string }) | undefine
 }
 
 function attribute(p: AttributePath): string {
+  if (p.element) return `[element]${p.json && p.json.length > 0 ? `.${p.json.join('.')}` : ''}`;
   const name = `${p.attr.dataClass.name}.${p.attr.name}${p.json ? `.${p.json.join('.')}` : ''}`;
   return p.attr.indexed && !p.json ? `[index : ${name} ]` : name;
 }

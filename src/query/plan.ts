@@ -11,6 +11,8 @@ export interface AttributePath {
   readonly json?: readonly string[];
   /** compare by the folded text (case and accents ignored): the folded column, or fold() of a JSON value */
   readonly fold?: boolean;
+  /** the path starts at the element of the innermost `elements` condition, not at the entity */
+  readonly element?: boolean;
 }
 
 export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
@@ -22,6 +24,8 @@ export type Condition =
   /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `begin`, `%` */
   | { readonly kind: 'like'; readonly path: AttributePath; readonly pattern: string }
   /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */
+  /** at least one element of the JSON array at `path` (an object attribute and a property path) matches `where` */
+  | { readonly kind: 'elements'; readonly path: AttributePath; readonly where: Condition; readonly tag?: string }
   | {
     readonly kind: 'exists'; readonly via: readonly RelatedEntityAttribute[]; readonly relation: RelatedEntitiesAttribute; readonly where: Condition | null;
     /** the relation path and class index: criteria of one AND with the same tag share the related entity */

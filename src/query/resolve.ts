@@ -37,6 +37,8 @@ interface Route {
   readonly json?: readonly string[];
   /** the path ended on a relatedEntity: the comparison is on its foreign key */
   readonly relationKey?: boolean;
+  /** a collection step inside the object: `json` leads to the array, `rest` goes inside its elements */
+  readonly collection?: { readonly link: string | null; readonly rest: readonly string[]; readonly text: string };
 }
 
 class Resolver {
@@ -66,7 +68,7 @@ class Resolver {
 
   sortPath(ref: PathRef): AttributePath {
     const route = this.route(ref, this.root);
-    if (route.hops.some((h) => h.kind === 'many') || route.json) {
+    if (route.hops.some((h) => h.kind === 'many') || route.json || route.collection) {
       throw this.error(ref.at, `cannot sort by '${this.pathText(ref)}': a path through a 1→N relation or into an object has no single value`);
     }
     return { via: route.hops.map((h) => h.attr as RelatedEntityAttribute), attr: route.attr };
@@ -77,7 +79,9 @@ class Resolver {
     // From the innermost 1→N hop outwards: the comparison, then one EXISTS per 1→N hop.
     const lastMany = route.hops.map((h) => h.kind).lastIndexOf('many');
     const inner = route.hops.slice(lastMany + 1).map((h) => h.attr as RelatedEntityAttribute);
-    let cond = this.compare(c, { via: inner, attr: route.attr, json: route.json }, route);
+    let cond = route.collection
+      ? this.elements(c, { via: inner, attr: route.attr, json: route.json }, route, route.collection)
+      : this.compare(c, { via: inner, attr: route.attr, json: route.json }, route);
     for (let i = lastMany; i >= 0; i--) {
       const hop = route.hops[i];
       if (hop.kind !== 'many') continue;
@@ -102,8 +106,8 @@ class Resolver {
         const names = cls.attributes.filter(this.visible).map((a) => a.name);
         throw this.error(ref.at, `unknown attribute '${step.name}' in ${cls.name}${didYouMean(step.name, names)}`);
       }
-      if (step.element !== undefined) {
-        throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} uses a collection step ('${step.name}[${step.element ?? ''}]'), which this version of the server does not support yet`);
+      if (step.element !== undefined && !(attr.kind === 'storage' && attr.type === 'object' && queue.length > 0)) {
+        throw this.error(ref.at, `'${step.name}[${step.element ?? ''}]': only properties inside an object attribute can be collections, and ${cls.name}.${step.name} is ${attr.kind === 'storage' ? `a ${attr.type}` : `a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind}`} attribute`);
       }
       if (step.classIndex !== undefined && attr.kind !== 'relatedEntities' && attr.kind !== 'relatedEntity') {
         throw this.error(ref.at, `'${step.name}{${step.classIndex}}': a class index follows a relation, and ${cls.name}.${step.name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`);
@@ -128,10 +132,7 @@ class Resolver {
         case 'storage':
           if (queue.length === 0) return { hops, attr };
           if (attr.type !== 'object') throw this.error(ref.at, `'${this.pathText(ref)}': ${cls.name}.${attr.name} is a ${attr.type} attribute, nothing can follow it`);
-          if (queue.some((s) => s.element !== undefined)) {
-            throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} uses a collection step inside an object, which this version of the server does not support yet`);
-          }
-          return { hops, attr, json: queue.map((s) => s.name) };
+          return { hops, attr, ...this.objectPath(ref, queue) };
         default: {
           const never: never = attr;
           return never;
@@ -139,6 +140,18 @@ class Resolver {
       }
     }
     throw this.error(ref.at, 'an empty attribute path');
+  }
+
+  /** Steps inside an object attribute: a property path, with at most one collection step (`tags[]`, `tags[a]`). */
+  objectPath(ref: PathRef, steps: readonly PathStep[]): Pick<Route, 'json' | 'collection'> {
+    const at = steps.findIndex((s) => s.element !== undefined);
+    if (at < 0) return { json: steps.map((s) => s.name) };
+    const rest = steps.slice(at + 1);
+    if (rest.some((s) => s.element !== undefined)) {
+      throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} has a collection inside a collection ('${this.pathText(ref)}'), which this version of the server does not support`);
+    }
+    const json = steps.slice(0, at + 1).map((s) => s.name);
+    return { json, collection: { link: steps[at].element ?? null, rest: rest.map((s) => s.name), text: json.join('.') } };
   }
 
   pathFromParam(ref: Extract<PathRef, { kind: 'pathParam' }>): readonly PathStep[] {
@@ -149,6 +162,24 @@ class Resolver {
     } catch {
       throw this.error(ref.at, `:${ref.index} holds ${JSON.stringify(v)}, which is not an attribute path`);
     }
+  }
+
+  /**
+   * A criterion on the elements of a collection: at least one element matches. With `[]`, a
+   * negative comparison means that every element differs (4D: `coll[].val # 0`); with a linked
+   * `[a]` it means at least one element differs, and the criteria of one AND that share the
+   * letter are about the same element.
+   */
+  elements(c: Extract<QueryNode, { kind: 'compare' }>, array: AttributePath, route: Route, coll: NonNullable<Route['collection']>): Condition {
+    const element: AttributePath = { via: [], attr: array.attr, json: coll.rest, element: true };
+    const negated = c.op === '#' || c.op === '!=' || c.op === '!==' || c.op === 'IS NOT';
+    const flipped = { '#': '=', '!=': '=', '!==': '===', 'IS NOT': 'IS' } as const;
+    if (negated && coll.link === null) {
+      const positive = this.compare({ ...c, op: flipped[c.op as keyof typeof flipped] }, element, route);
+      return { kind: 'not', item: { kind: 'elements', path: array, where: positive } };
+    }
+    const where = this.compare(c, element, route);
+    return { kind: 'elements', path: array, where, ...(coll.link ? { tag: `${array.attr.name}.${coll.text}[${coll.link}]` } : {}) };
   }
 
   param(index: number, at: number): unknown {
@@ -281,15 +312,16 @@ function mergeExists(items: Condition[]): Condition[] {
   const out: Condition[] = [];
   const byTag = new Map<string, number>();
   for (const item of items) {
-    if (item.kind === 'exists' && item.tag !== undefined) {
-      const at = byTag.get(item.tag);
+    if ((item.kind === 'exists' || item.kind === 'elements') && item.tag !== undefined) {
+      const key = `${item.kind}:${item.tag}`;
+      const at = byTag.get(key);
       if (at !== undefined) {
-        const prev = out[at] as Extract<Condition, { kind: 'exists' }>;
+        const prev = out[at] as typeof item;
         const inner = [prev.where, item.where].filter((w): w is Condition => w !== null);
         out[at] = { ...prev, where: { kind: 'and', items: mergeExists(inner.flatMap((w) => (w.kind === 'and' ? w.items : [w]))) } };
         continue;
       }
-      byTag.set(item.tag, out.length);
+      byTag.set(key, out.length);
     }
     out.push(item);
   }

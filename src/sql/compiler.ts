@@ -16,6 +16,8 @@ export interface CompiledSql {
 class Builder {
   readonly params: unknown[] = [];
   #aliases = 0;
+  /** aliases of the JSON-element rows open around the condition being compiled, innermost last */
+  readonly #elements: string[] = [];
 
   constructor(readonly d: Dialect) {}
 
@@ -39,6 +41,16 @@ class Builder {
 
   /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop). */
   path(table: string, path: AttributePath): string {
+    if (path.element) {
+      const alias = this.#elements[this.#elements.length - 1];
+      let at: string | null = null;
+      if (path.json && path.json.length > 0) {
+        this.params.push(this.d.jsonPath(path.json));
+        at = this.d.placeholder(this.params.length);
+      }
+      const value = this.d.jsonElementValue(alias, at);
+      return path.fold ? this.d.fold(value) : value;
+    }
     if (path.json) {
       const value = this.chain(table, path.via, path.attr.column, (col) => {
         this.params.push(this.d.jsonPath(path.json as string[]));
@@ -73,6 +85,16 @@ class Builder {
       }
       case 'like':
         return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+      case 'elements': {
+        const column = this.chain(table, c.path.via, c.path.attr.column);
+        this.params.push(this.d.jsonPath(c.path.json ?? []));
+        const e = `j${this.#aliases++}`;
+        const from = this.d.jsonElements(column, this.d.placeholder(this.params.length), e);
+        this.#elements.push(e);
+        const where = this.condition(table, c.where);
+        this.#elements.pop();
+        return `EXISTS (SELECT 1 FROM ${from} WHERE ${where})`;
+      }
       case 'exists': {
         const owner = c.relation.dataClass;
         const parentKey = this.chain(table, c.via, owner.key.column);

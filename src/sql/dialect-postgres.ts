@@ -29,6 +29,8 @@ export const postgresDialect: Dialect = {
   fold: (expr) => `lower(${expr})`,
   jsonValue: (column, path) => `(${column} #>> ${path}::text[])`,
   jsonPath: (parts) => parts,
+  jsonElements: (column, path, alias) => `jsonb_array_elements(${column} #> ${path}::text[]) ${alias}(value)`,
+  jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

@@ -32,6 +32,8 @@ export const sqliteDialect: Dialect = {
   fold: (expr) => `dataset_fold(${expr})`,
   jsonValue: (column, path) => `json_extract(${column}, ${path})`,
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
+  jsonElements: (column, path, alias) => `json_each(${column}, ${path}) ${alias}`,
+  jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

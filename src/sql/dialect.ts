@@ -30,6 +30,10 @@ export interface Dialect {
   jsonValue(column: string, path: string): string;
   /** the bound value that names a property path for jsonValue() */
   jsonPath(parts: readonly string[]): unknown;
+  /** a FROM item listing the elements of the JSON array at `path` in `column`, as rows of `alias` */
+  jsonElements(column: string, path: string, alias: string): string;
+  /** SQL reading an element (`path` null) or a property path inside it (placeholder of jsonPath()) */
+  jsonElementValue(alias: string, path: string | null): string;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */
