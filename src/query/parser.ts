@@ -11,6 +11,8 @@ import type { Comparator, OrderItem, ParsedQuery, PathRef, PathStep, QueryNode, 
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 const NUMBER = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** A logical keyword where a value would start or go on: it ends the value (as #keyword reads it). */
+const KEYWORD_AHEAD = /^(?:and|or|except|order\s+by)(?![A-Za-z0-9_.])/i;
 /** Symbols, longest first so that `===` is not read as `==` then `=`. */
 const SYMBOLS: [string, Comparator][] = [['===', '==='], ['!==', '!=='], ['==', '=='], ['!=', '!='], ['<=', '<='], ['>=', '>='], ['=', '='], ['#', '#'], ['<', '<'], ['>', '>'], ['%', '%']];
 
@@ -55,7 +57,8 @@ class Parser {
       if (!this.#keyword('by')) this.#fail("'by' after 'order'");
       orderBy = this.orderList();
     }
-    this.end(where ? 'AND, OR, EXCEPT, ORDER BY or the end of the query' : 'a criterion');
+    if (orderBy.length > 0) this.end('a comma and another attribute to sort by, or the end of the query');
+    else this.end(where ? 'AND, OR, EXCEPT, ORDER BY or the end of the query' : 'a criterion');
     if (!where && orderBy.length === 0) this.#fail('a criterion');
     return { text: this.text, where, orderBy };
   }
@@ -101,7 +104,7 @@ class Parser {
   #unary(): QueryNode {
     this.#space();
     const at = this.#at;
-    if (this.#depth >= MAX_QUERY_DEPTH) throw new DatasetError('LIMIT_EXCEEDED', `the query nests deeper than ${MAX_QUERY_DEPTH} levels (at offset ${at} of "${this.text}")`);
+    if (this.#depth > MAX_QUERY_DEPTH) throw new DatasetError('LIMIT_EXCEEDED', `the query nests deeper than ${MAX_QUERY_DEPTH} levels (at offset ${at} of "${this.text}")`);
     const save = this.#at;
     if (this.#keyword('not')) {
       this.#space();
@@ -206,13 +209,16 @@ class Parser {
     const at = this.#at;
     const c = this.text[this.#at];
     if (c === undefined) return this.#fail('a value');
-    if (c === ':' && /[0-9]/.test(this.text[this.#at + 1] ?? '')) return { kind: 'param', index: this.#paramIndex(), at };
+    if (c === ':' && /[0-9A-Za-z_]/.test(this.text[this.#at + 1] ?? '')) return { kind: 'param', index: this.#paramIndex(), at };
+    if (KEYWORD_AHEAD.test(this.text.slice(this.#at))) this.#fail('a value');
     if (c === "'" || c === '"') return { kind: 'literal', value: this.#quoted(c), quoted: true, at };
     const raw = this.#unquoted(inList);
     if (raw === '') return this.#fail('a value');
     if (raw === 'true' || raw === 'false') return { kind: 'literal', value: raw === 'true', quoted: false, at };
     if (raw === 'null') return { kind: 'literal', value: null, quoted: false, at };
-    if (NUMBER.test(raw)) return { kind: 'literal', value: Number(raw), quoted: false, at };
+    // Leading zeros (a postcode, 01234) keep the value text: the resolver converts text for a
+    // number attribute, and a text attribute keeps the zeros.
+    if (NUMBER.test(raw) && !/^-?0\d/.test(raw) && Number.isFinite(Number(raw))) return { kind: 'literal', value: Number(raw), quoted: false, at };
     return { kind: 'literal', value: raw, quoted: false, at };
   }
 
@@ -244,7 +250,7 @@ class Parser {
       if (c === undefined || c === ')' || c === '&' || c === '|' || (inList && (c === ',' || c === ']'))) break;
       if (/\s/.test(c)) {
         const rest = this.text.slice(i).replace(/^\s+/, '');
-        if (/^(and|or|except|order\s+by)(\s|\(|$)/i.test(rest)) break;
+        if (KEYWORD_AHEAD.test(rest)) break;
         continue;
       }
       end = i + 1;
