@@ -119,4 +119,26 @@ describe('schema sync', () => {
     const plainKey = buildModel({ name: 'S', dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true }] }] });
     await assert.rejects(Datastore.open(plainKey, new SqliteAdapter(file)), /the primary key changed/);
   });
+
+  it('gives text columns of a database made before folded columns existed their folded twins, filled', async () => {
+    const file = join(tmp.dir, 'prefold.sqlite');
+    const ds = await open(file, [{ name: 'name', type: 'string', indexed: true }]);
+    for (const name of ['Émile', 'SMITH']) {
+      const t = ds.Thing.new();
+      t.set('name', name);
+      await t.save();
+    }
+    await ds.close();
+    // make it look like an older database: no folded column, no fold flag in the recorded schema
+    const db = new Database(file);
+    db.exec('DROP INDEX "idx_Thing_name__fold"; ALTER TABLE "Thing" DROP COLUMN "name__fold"');
+    const snap = JSON.parse((db.prepare("SELECT value FROM __dataset_meta WHERE key = 'schema'").get() as { value: string }).value);
+    delete snap.tables.Thing.columns.name.fold;
+    db.prepare("UPDATE __dataset_meta SET value = ? WHERE key = 'schema'").run(JSON.stringify(snap));
+    db.close();
+    const again = await open(file, [{ name: 'name', type: 'string', indexed: true }]);
+    assert.deepEqual((await again.Thing.query('name = emile').toArray()).map((e) => e.get('name')), ['Émile']);
+    assert.equal(await again.Thing.query('name = smith').length, 1);
+    await again.close();
+  });
 });
