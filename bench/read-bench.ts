@@ -7,8 +7,7 @@
 // --profile (CPU profiles of both servers, kept and summarised per request).
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +16,7 @@ import autocannon from 'autocannon';
 import { formatSummary, mainProfile } from './cpuprofile.js';
 import { createProject, itemValues, type FillMode } from './fixture.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
+import { Latencies, processCpuMs } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = 100;
@@ -68,38 +68,9 @@ function settings(): Settings {
 
 // ---- CPU time of a process (Linux /proc; elsewhere the CPU columns read n/a) ----
 
-let ticksPerSecond: number | undefined;
-/** CPU time (user + system, all threads) a process has used so far, in ms; undefined off Linux. */
-function processCpuMs(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond;
-  } catch {
-    return undefined;
-  }
-}
 
 // ---- one load run ----
 
-/** Response times in ms, kept whole (autocannon's own histogram rounds them to whole ms). */
-class Latencies {
-  #values = new Float64Array(1 << 16);
-  #n = 0;
-  add(ms: number): void {
-    if (this.#n === this.#values.length) {
-      const bigger = new Float64Array(this.#values.length * 2);
-      bigger.set(this.#values);
-      this.#values = bigger;
-    }
-    this.#values[this.#n++] = ms;
-  }
-  percentile(p: number): number {
-    if (this.#n === 0) return NaN;
-    const sorted = this.#values.slice(0, this.#n).sort();
-    return sorted[Math.min(this.#n - 1, Math.floor((p / 100) * this.#n))];
-  }
-}
 
 interface Totals {
   requests: number;
