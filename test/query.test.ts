@@ -17,6 +17,7 @@ import { compileSelect } from '../src/sql/compiler.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
 import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { fold } from '../src/util/fold.js';
 import { tempDir } from './helpers.js';
 
 const MODEL = buildModel({
@@ -179,6 +180,10 @@ describe('query language', () => {
 
   it('looks text up by attribute without regard to case or accents (findBy, the :attribute(value) form)', async () => {
     assert.equal((await ds.Person.findBy('lastName', 'ÉMILE'))?.get('firstName'), 'Chloé');
+  });
+
+  it('folds letters that are not a letter plus a mark (ł, ı, ø, ß, æ, œ) too', () => {
+    assert.deepEqual(['Łódź', 'Aydın', 'Øre', 'Straße', 'Æther', 'Œuvre', 'ﬁne'].map(fold), ['lodz', 'aydin', 'ore', 'strasse', 'aether', 'oeuvre', 'fine']);
   });
 
   it('narrows a selection with query()', async () => {

@@ -4,7 +4,7 @@
 // and reported before the server starts.
 
 import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
-import { fold, foldColumn } from '../util/fold.js';
+import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
 import type { StorageAdapter } from './adapter.js';
 
 /** Hidden columns every dataclass table has. */
@@ -80,7 +80,16 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
     for (const [table, snap] of Object.entries(before.tables)) after.tables[table] ??= snap;
     if (problems.length > 0) throw new SchemaError(problems);
     for (const sql of statements) await storage.exec(sql);
-    for (const a of backfill) await backfillFold(storage, a);
+    const foldRow = await storage.get(`SELECT ${q('value')} FROM ${q(META_TABLE)} WHERE ${q('key')} = 'foldVersion'`);
+    const refold = row !== undefined && Number(foldRow?.value ?? 1) !== FOLD_VERSION;
+    for (const dc of model.dataClasses) {
+      for (const a of dc.storage) {
+        // a folded column just added, or all of them when the fold function changed since
+        if (a.type === 'string' && (backfill.includes(a) || (refold && before.tables[dc.table]))) await backfillFold(storage, a, refold);
+      }
+    }
+    if (!foldRow) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('foldVersion', ${d.placeholder(1)})`, [String(FOLD_VERSION)]);
+    else if (refold) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'foldVersion'`, [String(FOLD_VERSION)]);
     const json = JSON.stringify(after);
     if (!row) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('schema', ${d.placeholder(1)})`, [json]);
     else if (row.value !== json) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'schema'`, [json]);
@@ -164,23 +173,31 @@ function foldIndex(storage: StorageAdapter, dc: DataClassModel, a: StorageAttrib
   return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))})` : `DROP INDEX IF EXISTS ${name}`;
 }
 
-/** Fills a new folded column from the values already stored, a batch at a time. */
-async function backfillFold(storage: StorageAdapter, a: StorageAttribute): Promise<void> {
+/** Fills a folded column from the values stored (every row, or those not folded yet), a batch at a time in key order. */
+async function backfillFold(storage: StorageAdapter, a: StorageAttribute, all: boolean): Promise<void> {
   const d = storage.dialect;
   const q = d.quote;
   const table = q(a.dataClass.table);
   const key = q(a.dataClass.key.column);
+  const which = all ? '' : ` AND ${q(foldColumn(a.column))} IS NULL`;
+  let after: unknown = null;
   for (;;) {
-    const rows = await storage.all(`SELECT ${key} AS k, ${q(a.column)} AS v FROM ${table} WHERE ${q(a.column)} IS NOT NULL AND ${q(foldColumn(a.column))} IS NULL LIMIT 1000`);
+    const from = after === null ? '' : ` AND ${key} > ${d.placeholder(1)}`;
+    const rows = await storage.all(
+      `SELECT ${key} AS k, ${q(a.column)} AS v FROM ${table} WHERE ${q(a.column)} IS NOT NULL${which}${from} ORDER BY ${key} LIMIT 1000`,
+      after === null ? [] : [after],
+    );
     for (const r of rows) await storage.run(`UPDATE ${table} SET ${q(foldColumn(a.column))} = ${d.placeholder(1)} WHERE ${key} = ${d.placeholder(2)}`, [fold(String(r.v)), r.k]);
     if (rows.length < 1000) return;
+    after = rows[rows.length - 1].k;
   }
 }
 
 function indexStatements(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {
   const d = storage.dialect;
   const out: string[] = [];
-  const wanted = a.unique ? 'unique' : a.indexed ? 'index' : 'none';
+  // Text is queried through its folded column (see foldIndex): its own column needs an index only to be unique.
+  const wanted = a.unique ? 'unique' : a.indexed && a.type !== 'string' ? 'index' : 'none';
   const had = was.unique ? 'unique' : was.indexed ? 'index' : 'none';
   if (wanted === had) return out;
   if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc, a.column, had === 'unique'))}`);
