@@ -1,6 +1,7 @@
 // The public API of dataset-rest, for embedding and for user code (classes, seeds, tests).
 
 export { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
+export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
 export { DataClass } from './datastore/dataclass.js';
 export { Entity } from './datastore/entity.js';
 export { EntitySelection } from './datastore/selection.js';

@@ -6,6 +6,7 @@ import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '..
 import { compileSelect } from '../sql/compiler.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import type { Datastore } from './datastore.js';
+import type { CalculatedDefinition } from './calculated.js';
 import { Entity, type EntityRow } from './entity.js';
 import { EntitySelection } from './selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -23,6 +24,7 @@ export class DataClass {
   readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
   readonly #EntityClass: typeof Entity;
   #getSql: string | undefined;
+  readonly #calculated = new Map<string, CalculatedDefinition>();
 
   constructor(readonly ds: Datastore, readonly model: DataClassModel) {
     this.name = model.name;
@@ -89,6 +91,20 @@ export class DataClass {
   /** A new entity, not yet saved. */
   new(): Entity {
     return new this.#EntityClass(this, null);
+  }
+
+  /** Gives a calculated attribute of the model its code (get, set, query, orderBy). */
+  defineCalculated(name: string, definition: CalculatedDefinition): void {
+    const attr = this.model.attributesByName.get(name);
+    if (!attr || attr.kind !== 'calculated') {
+      throw new DatasetError('UNKNOWN_ATTRIBUTE', `${this.name}.${name} is not a calculated attribute of the model`);
+    }
+    this.#calculated.set(name, definition);
+  }
+
+  /** @internal */
+  calculated(name: string): CalculatedDefinition | undefined {
+    return this.#calculated.get(name);
   }
 
   /** @internal The entities matching a condition (null: all of them), in key order. */

@@ -9,6 +9,7 @@ import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sq
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
 import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
+import type { CalculatedLookup } from './order-by.js';
 
 /** A picture or blob stored with the data; an image or blob attribute holds one (by id). */
 export interface StoredFile {
@@ -69,6 +70,9 @@ export class Datastore {
   dataClasses(): DataClass[] {
     return [...this.#classes.values()];
   }
+
+  /** @internal Finds the code of a calculated attribute, for the query resolver and the sorts. */
+  readonly calculatedLookup: CalculatedLookup = (attr) => this.dataClassOf(attr.dataClass).calculated(attr.name);
 
   /** @internal */
   dataClassOf(model: DataClassModel): DataClass {

@@ -71,6 +71,8 @@ export class Entity {
     if (attr.kind === 'alias' && attr.toMany) {
       throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a list through a 1→N relation: use await entity.list('${name}')`);
     }
+    // a calculated attribute: its get function's result (a Promise if the function is async)
+    if (attr.kind === 'calculated') return this.#dc.calculated(name)?.get?.(this) ?? null;
     return this.#values[name] ?? null;
   }
 
@@ -86,8 +88,10 @@ export class Entity {
       }
       return this.#assign(attr.foreignKey, value === null ? null : (value as Entity).getKey());
     }
+    const setter = attr.kind === 'calculated' ? this.#dc.calculated(name)?.set : undefined;
+    if (setter) return setter(this, value);
     if (attr.kind !== 'storage') {
-      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute and cannot be set`);
+      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute${attr.kind === 'calculated' ? ' without a set function' : ''} and cannot be set`);
     }
     if (attr.identifying && !this.#isNew) {
       throw new DatasetError('INVALID_VALUE', `the key ${this.#dc.name}.${name} of a saved entity cannot change`);

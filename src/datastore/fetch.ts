@@ -12,8 +12,8 @@ import type { Projection } from './projection.js';
 
 export interface FetchedEntity {
   readonly entity: Entity;
-  /** inline relations, and the value lists of aliases through 1→N relations, by attribute name */
-  readonly related: Map<string, FetchedEntity | null | FetchedSelection | unknown[]>;
+  /** inline relations, value lists of aliases through 1→N relations and calculated values, by attribute name */
+  readonly related: Map<string, unknown>;
 }
 
 export interface FetchedSelection {
@@ -26,7 +26,11 @@ export async function fetchRelated(ds: Datastore, entities: readonly Entity[], p
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
   if (entities.length === 0 || !projection.related) return out;
   for (const p of projection.attributes) {
-    if (p.kind === 'entity') {
+    if (p.kind === 'value' && p.attr.kind === 'calculated') {
+      // calculated values, awaited here so that get functions may be async
+      const name = p.attr.name;
+      for (const o of out) o.related.set(name, await o.entity.get(name));
+    } else if (p.kind === 'entity') {
       const target = ds.dataClassOf(p.sub.dataClass);
       const name = p.attr.name;
       const keys = [...new Set(entities.map((e) => e.relatedKey(name)).filter((k) => k !== null))];

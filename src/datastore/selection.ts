@@ -69,7 +69,7 @@ export class EntitySelection {
 
   /** The same entities sorted by an order string ("lastName desc, employer.name"). */
   orderBy(spec: string): EntitySelection {
-    const order = parseOrderBy(this.#dc.model, spec, () => true);
+    const order = parseOrderBy(this.#dc.model, spec, () => true, this.#dc.ds.calculatedLookup);
     return this.withOrder(order);
   }
 
@@ -83,7 +83,7 @@ export class EntitySelection {
 
   /** @internal query() seeing only the attributes `visible` lets through (REST sees exposed ones). */
   queryAs(visible: Visibility, text: string, params: readonly unknown[]): EntitySelection {
-    const { where, order } = resolveQuery(this.#dc.model, parseQuery(text), params, visible);
+    const { where, order } = resolveQuery(this.#dc.model, parseQuery(text), params, visible, this.#dc.ds.calculatedLookup);
     const narrowed = where ? this.#where(where) : this;
     return order.length > 0 ? narrowed.withOrder(order) : narrowed;
   }

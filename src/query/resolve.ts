@@ -5,14 +5,15 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type {
-  DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
+  CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
 } from '../model/types.js';
+import { sortTerms, type CalculatedLookup } from '../datastore/order-by.js';
 import { fold } from '../util/fold.js';
 import { didYouMean } from '../util/suggest.js';
 import { coerceValue } from '../datastore/values.js';
 import type { Comparator, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
-import { parsePathText } from './parser.js';
-import type { AttributePath, CompareOp, Condition, OrderTerm } from './plan.js';
+import { parsePathText, parseQuery } from './parser.js';
+import { inSelect, type AttributePath, type CompareOp, type Condition, type OrderTerm } from './plan.js';
 
 export interface ResolvedQuery {
   readonly where: Condition | null;
@@ -22,17 +23,35 @@ export interface ResolvedQuery {
 /** Above every character a folded text holds: the upper bound of a prefix range. */
 const TOP = '\u{10FFFF}';
 
-export function resolveQuery(dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility): ResolvedQuery {
-  const r = new Resolver(dc, query.text, params, visible);
+export function resolveQuery(
+  dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility, calculated: CalculatedLookup = () => undefined,
+): ResolvedQuery {
+  const r = new Resolver(dc, query.text, params, visible, calculated, 0);
   return {
     where: query.where ? r.node(query.where, dc) : null,
-    order: query.orderBy.map((o) => ({ path: r.sortPath(o.path), descending: o.descending })),
+    order: query.orderBy.flatMap((o) => r.sortTerms(o.path, o.descending)),
   };
 }
 
+/** How deep the query functions of calculated attributes may use other calculated attributes. */
+const MAX_CALCULATED_DEPTH = 8;
+/** Our comparators as 4D names them in a calculated attribute's query event. */
+const EVENT_OPERATORS: Partial<Record<Comparator, string>> = {
+  '=': '==', '==': '==', '===': '===', IS: '===', '#': '!=', '!=': '!=', '!==': '!==', 'IS NOT': '!==',
+  '<': '<', '<=': '<=', '>': '>', '>=': '>=', IN: 'IN', '%': '%', begin: '==',
+};
+
 /** Where a path leads: N→1 hops and 1→N hops in order, then the attribute (and a JSON property path). */
+type Hop = { kind: 'one'; attr: RelatedEntityAttribute } | { kind: 'many'; attr: RelatedEntitiesAttribute; classIndex?: number };
+
+/** A path that ends on a calculated attribute (its query function stands for the criterion). */
+interface CalculatedRoute {
+  readonly hops: readonly Hop[];
+  readonly calculated: CalculatedAttribute;
+}
+
 interface Route {
-  readonly hops: readonly ({ kind: 'one'; attr: RelatedEntityAttribute } | { kind: 'many'; attr: RelatedEntitiesAttribute; classIndex?: number })[];
+  readonly hops: readonly Hop[];
   readonly attr: StorageAttribute;
   readonly json?: readonly string[];
   /** the path ended on a relatedEntity: the comparison is on its foreign key */
@@ -47,6 +66,8 @@ class Resolver {
     readonly text: string,
     readonly params: readonly unknown[],
     readonly visible: Visibility,
+    readonly calculated: CalculatedLookup,
+    readonly depth: number,
   ) {}
 
   node(n: QueryNode, dc: DataClassModel): Condition {
@@ -66,16 +87,17 @@ class Resolver {
     }
   }
 
-  sortPath(ref: PathRef): AttributePath {
-    const route = this.route(ref, this.root);
-    if (route.hops.some((h) => h.kind === 'many') || route.json || route.collection) {
-      throw this.error(ref.at, `cannot sort by '${this.pathText(ref)}': a path through a 1→N relation or into an object has no single value`);
+  sortTerms(ref: PathRef, descending: boolean): OrderTerm[] {
+    if (ref.kind !== 'path' || ref.steps.some((s) => s.element !== undefined || s.classIndex !== undefined)) {
+      throw this.error(ref.at, `cannot sort by '${this.pathText(ref)}': sort by attribute names and N→1 relations`);
     }
-    return { via: route.hops.map((h) => h.attr as RelatedEntityAttribute), attr: route.attr };
+    return sortTerms(this.root, ref.text, descending, this.visible, this.calculated);
   }
 
   criterion(c: Extract<QueryNode, { kind: 'compare' }>, dc: DataClassModel): Condition {
-    const route = this.route(c.path, dc);
+    const found = this.route(c.path, dc);
+    if ('calculated' in found) return this.calculatedCriterion(c, found);
+    const route = found;
     // From the innermost 1→N hop outwards: the comparison, then one EXISTS per 1→N hop.
     const lastMany = route.hops.map((h) => h.kind).lastIndexOf('many');
     const inner = route.hops.slice(lastMany + 1).map((h) => h.attr as RelatedEntityAttribute);
@@ -94,7 +116,37 @@ class Resolver {
     return cond;
   }
 
-  route(ref: PathRef, dc: DataClassModel): Route {
+  /**
+   * A criterion on a calculated attribute: the query its query function returns for the
+   * operator and value, resolved on the attribute's dataclass, then reached through the hops.
+   */
+  calculatedCriterion(c: Extract<QueryNode, { kind: 'compare' }>, route: CalculatedRoute): Condition {
+    const attr = route.calculated;
+    const fn = this.calculated(attr)?.query;
+    if (!fn) throw this.error(c.at, `${attr.dataClass.name}.${attr.name} is a calculated attribute without a query function: it cannot be queried`);
+    if (this.depth >= MAX_CALCULATED_DEPTH) throw this.error(c.at, `calculated attributes query each other more than ${MAX_CALCULATED_DEPTH} levels deep (a loop?)`);
+    const values = this.values(c.value, c.op);
+    const value = c.op === 'IN' ? values : c.op === 'begin' ? `${String(values[0])}@` : values[0];
+    const result = fn({ attributeName: attr.name, dataClassName: attr.dataClass.name, kind: 'query', operator: EVENT_OPERATORS[c.op] ?? c.op, value });
+    if (!result) throw this.error(c.at, `the query function of ${attr.dataClass.name}.${attr.name} returned no query for ${c.op} ${JSON.stringify(value)}`);
+    const { query, parameters = [] } = typeof result === 'string' ? { query: result } : result;
+    const parsed = parseQuery(query);
+    if (parsed.orderBy.length > 0 || !parsed.where) {
+      throw this.error(c.at, `the query function of ${attr.dataClass.name}.${attr.name} must return criteria without order by; it returned ${JSON.stringify(query)}`);
+    }
+    // the function's query is trusted code: every attribute is visible to it
+    const inner = new Resolver(attr.dataClass, query, parameters, () => true, this.calculated, this.depth + 1);
+    let cond = inner.node(parsed.where, attr.dataClass);
+    for (let i = route.hops.length - 1; i >= 0; i--) {
+      const hop = route.hops[i];
+      cond = hop.kind === 'one'
+        ? inSelect(hop.attr.foreignKey, hop.attr.target, hop.attr.target.key, cond) // our foreign key names a matching target
+        : { kind: 'exists', via: [], relation: hop.attr, where: cond };
+    }
+    return cond;
+  }
+
+  route(ref: PathRef, dc: DataClassModel): Route | CalculatedRoute {
     const steps = ref.kind === 'pathParam' ? this.pathFromParam(ref) : ref.steps;
     const hops: Route['hops'][number][] = [];
     let cls = dc;
@@ -118,7 +170,8 @@ class Resolver {
           queue.unshift(...attr.path.split('.').map((name) => ({ name })));
           continue;
         case 'calculated':
-          throw this.error(ref.at, `${cls.name}.${attr.name} is a calculated attribute: querying it needs the query function of its entity class (user classes come with a later version)`);
+          if (queue.length > 0) throw this.error(ref.at, `'${this.pathText(ref)}': nothing can follow the calculated attribute ${cls.name}.${attr.name}`);
+          return { hops, calculated: attr };
         case 'relatedEntity':
           if (queue.length === 0) return { hops, attr: attr.foreignKey, relationKey: true };
           hops.push({ kind: 'one', attr });

@@ -52,7 +52,7 @@ export function serializeAsArray(entities: readonly FetchedEntity[], p: Projecti
   return entities.map((f) => {
     const out: Json = { [W.KEY]: f.entity.getKey(), [W.STAMP]: f.entity.getStamp() };
     for (const a of p.attributes) {
-      if (a.kind === 'value') out[a.attr.name] = plainValue(f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
+      if (a.kind === 'value') out[a.attr.name] = plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
       else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
     }
     return out;
@@ -63,7 +63,7 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
   const e = f.entity;
   switch (a.kind) {
     case 'value':
-      return plainValue(e.get(a.attr.name), a.attr, dc, e.getKey(), false);
+      return plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : e.get(a.attr.name), a.attr, dc, e.getKey(), false);
     case 'list':
       return (f.related.get(a.attr.name) as unknown[]).map((v) => plainValue(v, a.attr, dc, e.getKey(), false));
     case 'deferred': {

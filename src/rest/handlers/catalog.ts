@@ -32,15 +32,15 @@ export function catalogList(ds: Datastore): Json {
 }
 
 export function catalogAll(ds: Datastore): Json {
-  return { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(dc, false)) };
+  return { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(ds, dc, false)) };
 }
 
 export function catalogDataClass(ds: Datastore, name: string): Json {
-  return describeDataClass(exposedDataClass(ds, name), true);
+  return describeDataClass(ds, exposedDataClass(ds, name), true);
 }
 
 /** `single`: the one-dataclass answer, which always states defaultTopSize (spec "Catalog dataclass description"). */
-function describeDataClass(dc: DataClassModel, single: boolean): Json {
+function describeDataClass(ds: Datastore, dc: DataClassModel, single: boolean): Json {
   const out: Json = {
     name: dc.name,
     className: dc.className,
@@ -51,12 +51,12 @@ function describeDataClass(dc: DataClassModel, single: boolean): Json {
   };
   if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = pageSize(dc);
   out.extraProperties = dc.extraProperties;
-  out.attributes = dc.attributes.filter(isExposed).map(describeAttribute);
+  out.attributes = dc.attributes.filter(isExposed).map((a) => describeAttribute(ds, a));
   out.key = [{ name: dc.key.name }];
   return out;
 }
 
-function describeAttribute(a: AttributeModel): Json {
+function describeAttribute(ds: Datastore, a: AttributeModel): Json {
   const out: Json = { name: a.name, kind: a.kind };
   if (a.fieldPos > 0) out.fieldPos = a.fieldPos;
   out.scope = 'public';
@@ -82,8 +82,8 @@ function describeAttribute(a: AttributeModel): Json {
       out.readOnly = true;
       break;
     case 'calculated':
-      // Until user classes bring setters, every calculated attribute is read-only.
-      out.readOnly = true;
+      // writable only with a set function
+      if (!ds.calculatedLookup(a)?.set) out.readOnly = true;
       break;
     default: {
       const never: never = a;

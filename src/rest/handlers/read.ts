@@ -60,7 +60,7 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
   if (opts.filter !== undefined && opts.orderby !== undefined && /\border\s+by\b/i.test(opts.filter)) {
     throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
   }
-  const sorted = opts.orderby === undefined ? filtered : filtered.withOrder(parseOrderBy(model, opts.orderby, isExposed));
+  const sorted = opts.orderby === undefined ? filtered : filtered.withOrder(parseOrderBy(model, opts.orderby, isExposed, ds.calculatedLookup));
   const [count, entities, globalStamp] = await Promise.all([
     sorted.length,
     sorted.page(opts.skip, opts.top ?? pageSize(model)),
