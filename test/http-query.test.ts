@@ -68,4 +68,14 @@ describe('$filter over HTTP', () => {
     assert.equal(root.steps.length, 1);
     assert.equal(root.steps[0].recordsfounds, 0);
   });
+
+  it('answers GET /rest/$querypath with the last path recorded for the caller', async () => {
+    const before = await demo.request('/rest/$querypath');
+    assert.equal(before.status, 200);
+    const { body } = await get('/rest/Employee', { $filter: 'salary > 50000', $querypath: 'true', $top: '0' });
+    const last = await demo.request('/rest/$querypath');
+    assert.deepEqual(last.body, { __queryPath: body.__queryPath });
+    const other = await demo.app.inject({ url: '/rest/$querypath', remoteAddress: '10.9.8.7' });
+    assert.deepEqual(JSON.parse(other.body), { __queryPath: { steps: [] } });
+  });
 });

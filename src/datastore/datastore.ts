@@ -7,7 +7,7 @@ import type { DataClassModel, Model, StorageAttribute } from '../model/types.js'
 import { and, directPath, type Condition } from '../query/plan.js';
 import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
-import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
+import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
 import type { CalculatedLookup } from './order-by.js';
 
@@ -113,6 +113,24 @@ export class Datastore {
       }
       return { id, mime, size: bytes.length };
     });
+  }
+
+  /** Keeps the last query path of a caller (a session, or a client address until sessions exist). */
+  async recordQueryPath(caller: string, path: unknown): Promise<void> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    await this.storage.run(
+      `INSERT INTO ${q(QUERY_PATH_TABLE)} (${q('caller')}, ${q('path')}, ${q('at')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`
+      + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
+      [caller, JSON.stringify(path), Date.now()],
+    );
+  }
+
+  /** The last query path recorded for a caller, if any. */
+  async lastQueryPath(caller: string): Promise<unknown> {
+    const q = this.storage.dialect.quote;
+    const row = await this.storage.get(`SELECT ${q('path')} AS p FROM ${q(QUERY_PATH_TABLE)} WHERE ${q('caller')} = ${this.storage.dialect.placeholder(1)}`, [caller]);
+    return row ? JSON.parse(row.p as string) : undefined;
   }
 
   /** @internal */

@@ -3,7 +3,7 @@
 import { MAX_URL_LENGTH } from '../config/limits.js';
 import type { Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { REST_PREFIX } from './constants.js';
+import { REST_PREFIX, W } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
 import { readDataClass } from './handlers/read.js';
 import { parseOptions } from './options.js';
@@ -13,6 +13,8 @@ export interface RestRequest {
   readonly method: string;
   /** the request target as received: /rest/…?… */
   readonly url: string;
+  /** who asks: the session when sessions exist; until then the client address */
+  readonly caller: string;
 }
 
 /** Runs one REST request; resolves to the JSON body of a 200 answer, throws DatasetError otherwise. */
@@ -29,8 +31,11 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
     case 'catalogItem':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on the catalog: use GET`);
       return route.kind === 'catalog' ? catalogList(ds) : route.kind === 'catalogAll' ? catalogAll(ds) : catalogDataClass(ds, route.name);
+    case 'queryPath':
+      if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $querypath: use GET`);
+      return { [W.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
     case 'dataClass':
-      if (isRead) return readDataClass(ds, route, options);
+      if (isRead) return readDataClass(ds, route, options, req.caller);
       if (req.method === 'POST' && options.method !== undefined) {
         throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${options.method} is not supported by this version of the server yet`);
       }

@@ -12,8 +12,8 @@ const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<void> {
-  const handler = (request: { method: string; raw: { url?: string } }, reply: FastifyReply) =>
-    handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX }).then((body) =>
+  const handler = (request: { method: string; raw: { url?: string }; ip: string }, reply: FastifyReply) =>
+    handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX, caller: request.ip }).then((body) =>
       reply.header('content-type', JSON_TYPE).send(JSON.stringify(body)));
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });

@@ -22,6 +22,7 @@ export type Route =
   | { readonly kind: 'catalog' }
   | { readonly kind: 'catalogAll' }
   | { readonly kind: 'catalogItem'; readonly name: string }
+  | { readonly kind: 'queryPath' }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -62,7 +63,8 @@ function systemRoute(name: string, rest: string[]): Route {
     if (rest.length === 1) return rest[0] === '$all' ? { kind: 'catalogAll' } : { kind: 'catalogItem', name: rest[0] };
     throw new DatasetError('MALFORMED_URL', `/rest/$catalog takes at most one more segment ($all or a dataclass name), got '${rest.join('/')}'`);
   }
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${name}' is not a resource of this server (known: $catalog)`);
+  if (name === '$querypath' && rest.length === 0) return { kind: 'queryPath' };
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${name}' is not a resource of this server (known: $catalog, $querypath)`);
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */

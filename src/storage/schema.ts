@@ -15,6 +15,8 @@ export const META_TABLE = '__dataset_meta';
 export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
 export const BLOB_TABLE = '__dataset_blobs';
 export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
+/** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */
+export const QUERY_PATH_TABLE = '__dataset_query_paths';
 
 interface ColumnSnapshot {
   type: StorageType;
@@ -53,6 +55,7 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
         `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('value')} TEXT NOT NULL)`,
         `CREATE TABLE IF NOT EXISTS ${q(GLOBAL_STAMP_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('value')} ${d.bigint} NOT NULL)`,
         `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
+        `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL)`,
         `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
       ].join(';\n'),
     );

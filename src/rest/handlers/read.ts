@@ -22,13 +22,13 @@ import { exposedDataClass } from './catalog.js';
 
 type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
-export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions): Promise<unknown> {
+export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions, caller = ''): Promise<unknown> {
   const dc = ds.dataClassOf(exposedDataClass(ds, route.dataClass));
   if (route.path.some((s) => s.kind === 'entitySet')) {
     throw new DatasetError('OPTION_NOT_SUPPORTED', 'entity sets ($entityset) are not supported by this version of the server yet');
   }
   if (opts.method !== undefined) refuseMethod(opts.method);
-  if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts);
+  if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts, caller);
 
   const entity = await findEntity(dc, route.selector);
   const [first, ...rest] = route.path;
@@ -40,7 +40,7 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
         // a deferred URI: /Company(1)/staff?$expand=staff — that $expand names the relation followed
         const spent = withoutExpand(opts, attr.name);
         const reached = entity.related(attr.name);
-        if (leads.many) return readCollection(ds, reached as EntitySelection, attributeList(rest), spent);
+        if (leads.many) return readCollection(ds, reached as EntitySelection, attributeList(rest), spent, caller);
         const target = await (reached as Promise<Entity | null>);
         if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${dc.name}(${String(entity.getKey())}) has no ${attr.name}`);
         return readEntity(ds, target, attributeList(rest), spent);
@@ -53,7 +53,7 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
   return readEntity(ds, entity, attributeList(route.path), opts);
 }
 
-async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
+async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, caller: string): Promise<unknown> {
   const model = selection.getDataClass().model;
   const projection = projectionFor(model, attributes, opts);
   const filtered = opts.filter === undefined ? selection : selection.queryAs(isExposed, opts.filter, opts.params);
@@ -71,7 +71,10 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
   const answer = serializeCollection(model, count, opts.skip, fetched, projection, { globalStamp });
   const where = filtered.source.where;
   if (where && opts.queryplan) answer[W.QUERY_PLAN] = queryPlan(where);
-  if (where && opts.querypath) answer[W.QUERY_PATH] = await queryPath(where, (w) => ds.countWhere(model, w));
+  if (where && opts.querypath) {
+    answer[W.QUERY_PATH] = await queryPath(where, (w) => ds.countWhere(model, w));
+    await ds.recordQueryPath(caller, answer[W.QUERY_PATH]); // for GET /rest/$querypath
+  }
   return answer;
 }
 
