@@ -6,6 +6,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
 import { readDataClass } from './handlers/read.js';
+import { writeDataClass } from './handlers/write.js';
 import { parseOptions } from './options.js';
 import { parseRestPath } from './url.js';
 
@@ -15,6 +16,10 @@ export interface RestRequest {
   readonly url: string;
   /** who asks: the session when sessions exist; until then the client address */
   readonly caller: string;
+  /** the parsed JSON body of a POST, if any */
+  readonly body?: unknown;
+  /** scheme and host the client used (http://127.0.0.1:8080), for the absolute uri of saved entities */
+  readonly origin?: string;
 }
 
 /** Runs one REST request; resolves to the JSON body of a 200 answer, throws DatasetError otherwise. */
@@ -36,9 +41,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       return { [W.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
     case 'dataClass':
       if (isRead) return readDataClass(ds, route, options, req.caller);
-      if (req.method === 'POST' && options.method !== undefined) {
-        throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${options.method} is not supported by this version of the server yet`);
-      }
+      if (req.method === 'POST' && options.method !== undefined) return writeDataClass(ds, route, options, req.body, req.origin ?? '');
       throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
     default: {
       const never: never = route;

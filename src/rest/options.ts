@@ -24,6 +24,10 @@ export interface RestOptions {
   readonly params: readonly unknown[];
   readonly queryplan: boolean;
   readonly querypath: boolean;
+  /** $atomic / $atOnce: a batch saves all or nothing */
+  readonly atomic: boolean;
+  /** $refresh with $method=update: answer the entity with the values applied, without saving */
+  readonly refresh: boolean;
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -65,6 +69,8 @@ export function parseOptions(query: string): RestOptions {
     params: params(raw.get('$params')),
     queryplan: bool('$queryplan', raw.get('$queryplan')),
     querypath: bool('$querypath', raw.get('$querypath')),
+    atomic: bool('$atomic', raw.get('$atomic')) || bool('$atOnce', raw.get('$atOnce')) || bool('$atonce', raw.get('$atonce')),
+    refresh: bool('$refresh', raw.get('$refresh')),
   };
 }
 

@@ -1,20 +1,37 @@
 // The Fastify side of the REST API: one catch-all route per verb under /rest, our own URL grammar
 // behind it, and the error handler that turns every failure into an __ERROR answer.
 
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Datastore } from '../datastore/datastore.js';
 import type { Logger } from '../log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { handleRest } from './dispatch.js';
+import { RestAnswer } from './handlers/write.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<void> {
-  const handler = (request: { method: string; raw: { url?: string }; ip: string }, reply: FastifyReply) =>
-    handleRest(ds, { method: request.method, url: request.raw.url ?? REST_PREFIX, caller: request.ip }).then((body) =>
-      reply.header('content-type', JSON_TYPE).send(JSON.stringify(body)));
+  const handler = (request: FastifyRequest, reply: FastifyReply) =>
+    handleRest(ds, {
+      method: request.method,
+      url: request.raw.url ?? REST_PREFIX,
+      caller: request.ip,
+      body: request.body,
+      origin: `${request.protocol}://${request.host}`,
+    }).then((answer) => {
+      if (answer instanceof RestAnswer) reply.code(answer.status);
+      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer instanceof RestAnswer ? answer.body : answer));
+    });
+  // 4D clients do not always label their JSON: a body sent as text is read as JSON too.
+  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, (text as string).trim() === '' ? undefined : JSON.parse(text as string));
+    } catch (e) {
+      done(new DatasetError('INVALID_BODY', `the body is not valid JSON: ${(e as Error).message}`), undefined);
+    }
+  });
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
 

@@ -1,0 +1,273 @@
+// POST with $method=update (create and update, one entity or an array, $atomic, $refresh),
+// $method=validate and $method=delete. Every change goes through the datastore core
+// (entity.set, entity.save, entity.drop), so REST runs the checks and events that code runs.
+
+import type { DataClass } from '../../datastore/dataclass.js';
+import { entityNotFound, type Datastore } from '../../datastore/datastore.js';
+import type { Entity } from '../../datastore/entity.js';
+import { fetchRelated } from '../../datastore/fetch.js';
+import { leadsTo, resolveProjection } from '../../datastore/projection.js';
+import { requireKey } from '../../datastore/values.js';
+import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
+import { isExposed, type AttributeModel } from '../../model/types.js';
+import { didYouMean } from '../../util/suggest.js';
+import { W } from '../constants.js';
+import type { RestOptions } from '../options.js';
+import { entityUri, serializeEntity } from '../serialize.js';
+import type { Route } from '../url.js';
+import { exposedDataClass } from './catalog.js';
+
+type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+type Json = Record<string, unknown>;
+
+/** An answer with its own HTTP status (a write whose entities failed). */
+export class RestAnswer {
+  constructor(readonly status: number, readonly body: unknown) {}
+}
+
+/** Properties of an input entity that are not attributes: read-only ones are refused, the others ignored. */
+const IGNORED = new Set(['__entityModel', '__DATACLASS', 'uri']);
+
+export async function writeDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions, body: unknown, origin: string): Promise<unknown> {
+  const dc = ds.dataClassOf(exposedDataClass(ds, route.dataClass));
+  switch (opts.method) {
+    case 'update':
+    case 'validate':
+      if (route.selector.kind !== 'all' || route.path.length > 0) {
+        throw new DatasetError('MALFORMED_URL', `$method=${opts.method} is posted to the dataclass (/rest/${dc.name}), with the keys in the body`);
+      }
+      return opts.method === 'update' ? update(ds, dc, opts, body, origin) : validate(dc, body);
+    case 'delete':
+      return remove(ds, dc, route, opts);
+    default:
+      throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${opts.method} is not supported with POST by this version of the server`);
+  }
+}
+
+function inputs(body: unknown): { list: unknown[]; single: boolean } {
+  if (body === undefined || body === null || body === '') throw new DatasetError('INVALID_BODY', 'the body is empty: send a JSON object (one entity) or an array of objects');
+  if (Array.isArray(body)) {
+    if (body.length === 0) throw new DatasetError('INVALID_BODY', 'the body is an empty array: send at least one entity');
+    return { list: body, single: false };
+  }
+  return { list: [body], single: true };
+}
+
+/** One input entity with its values applied (not saved), or the error that stopped it. */
+interface Prepared {
+  entity?: Entity;
+  error?: DatasetError;
+  /** the entity as stored, for the answer of a failed update */
+  current?: Entity;
+}
+
+async function prepare(dc: DataClass, input: unknown, index: number): Promise<Prepared> {
+  try {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+      throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
+    }
+    const obj = input as Json;
+    const hasKey = obj[W.KEY] !== undefined;
+    const hasStamp = obj[W.STAMP] !== undefined;
+    if (hasKey !== hasStamp) {
+      throw new DatasetError('INVALID_BODY', `entity #${index + 1}: an update needs both __KEY and __STAMP (to create an entity, send neither and give the key as its attribute)`);
+    }
+    let entity: Entity;
+    if (hasKey) {
+      const key = requireKey(dc.model.key, obj[W.KEY]);
+      const found = await dc.get(key);
+      if (!found) throw entityNotFound(dc.model, key);
+      const stamp = obj[W.STAMP];
+      if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
+      // An early answer only: the save itself checks the stamp in its UPDATE, so no update is lost.
+      if (stamp !== found.getStamp()) return { error: stampError(dc, key), current: found };
+      entity = found;
+    } else {
+      entity = dc.new();
+    }
+    for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index);
+    return { entity };
+  } catch (e) {
+    if (isDatasetError(e)) return { error: e };
+    throw e;
+  }
+}
+
+function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number): void {
+  if (name === W.KEY || name === W.STAMP) return;
+  const attr = dc.model.attributesByName.get(name);
+  if (!attr || !isExposed(attr)) {
+    if (IGNORED.has(name)) return;
+    if (name === W.TIMESTAMP) throw new DatasetError('INVALID_VALUE', `entity #${index + 1}: __TIMESTAMP is set by the server and cannot be written`);
+    const names = dc.model.attributes.filter(isExposed).map((a) => a.name);
+    throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${name}" attribute cannot be found in the "${dc.name}" dataclass (entity #${index + 1})${didYouMean(name, names)}`);
+  }
+  if (isDeferredEcho(value)) return; // a relation or picture sent back as it was read: unchanged
+  switch (attr.kind) {
+    case 'storage':
+      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) {
+        throw new DatasetError('OPTION_NOT_SUPPORTED', `${dc.name}.${name}: attaching an uploaded file comes with uploads, not supported by this version of the server yet`);
+      }
+      return entity.set(name, value);
+    case 'relatedEntity':
+      return setRelated(dc, entity, attr, value, index);
+    case 'calculated':
+      // a set function makes it writable; entity.set refuses it otherwise
+      return entity.set(name, value);
+    default:
+      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute: it is read-only (entity #${index + 1})`);
+  }
+}
+
+/** A relatedEntity given as {"__KEY": k} (the entity must exist) or null. */
+function setRelated(dc: DataClass, entity: Entity, attr: Extract<AttributeModel, { kind: 'relatedEntity' }>, value: unknown, index: number): void {
+  if (value === null) return entity.set(attr.name, null);
+  const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[W.KEY] : undefined;
+  if (key === undefined) {
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"__KEY": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`);
+  }
+  const k = requireKey(attr.target.key, key);
+  // checked at save time too (the foreign key); here to name the missing entity
+  entity.set(attr.foreignKey.name, k);
+  const checks = pendingChecks.get(entity) ?? [];
+  checks.push({ attr, key: k });
+  pendingChecks.set(entity, checks);
+}
+
+/** Related keys given in the body, checked to exist before the entity is saved. */
+const pendingChecks = new WeakMap<Entity, { attr: Extract<AttributeModel, { kind: 'relatedEntity' }>; key: unknown }[]>();
+
+async function checkRelated(ds: Datastore, entity: Entity): Promise<void> {
+  for (const { attr, key } of pendingChecks.get(entity) ?? []) {
+    if (!(await ds.dataClassOf(attr.target).get(key))) {
+      throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}.${attr.name}: Cannot find entity with "${String(key)}" key in the "${attr.target.name}" dataclass`);
+    }
+  }
+}
+
+function isDeferredEcho(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && W.DEFERRED in value;
+}
+
+function stampError(dc: DataClass, key: unknown): DatasetError {
+  return new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
+    { name: 'RECORD_NOT_SAVED', message: `Cannot save record ${String(key)} in table ${dc.name} of database ${dc.ds.name}` },
+    { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be saved` },
+  ]);
+}
+
+async function update(ds: Datastore, dc: DataClass, opts: RestOptions, body: unknown, origin: string): Promise<unknown> {
+  const { list, single } = inputs(body);
+  const atomic = opts.atomic;
+  const prepared: Prepared[] = [];
+  for (let i = 0; i < list.length; i++) prepared.push(await prepare(dc, list[i], i));
+  if (!opts.refresh) {
+    const saveAll = async () => {
+      for (const p of prepared) {
+        if (p.error || !p.entity) {
+          if (atomic) throw p.error;
+          continue;
+        }
+        try {
+          await checkRelated(ds, p.entity);
+          await p.entity.save();
+        } catch (e) {
+          if (!isDatasetError(e)) throw e;
+          p.error = e;
+          if (e.code === 'STAMP_CHANGED') p.current = (await dc.get(p.entity.getKey())) ?? undefined;
+          if (atomic) throw e;
+        }
+      }
+    };
+    if (atomic) {
+      // one transaction: any failure rolls every save back (the entities get their stamps back)
+      await ds.transaction(saveAll).catch((e) => {
+        if (!isDatasetError(e)) throw e;
+      });
+    } else await saveAll();
+  }
+  const answers: Json[] = [];
+  for (let i = 0; i < prepared.length; i++) answers.push(await answer(ds, dc, prepared[i], list[i], opts, origin, !single));
+  const failed = prepared.find((p) => p.error);
+  if (single) return failed?.error ? new RestAnswer(failed.error.status, answers[0]) : answers[0];
+  // an atomic batch that failed saved nothing: the answer has the status of the failure
+  return atomic && failed?.error ? new RestAnswer(failed.error.status, { [W.ENTITIES]: answers }) : { [W.ENTITIES]: answers };
+}
+
+/**
+ * The answer for one input entity: the entity as stored (re-read, so that aliases and calculated
+ * values are current) with its absolute uri; with $refresh, as it would be; after a failure, the
+ * stored entity (or, for a new one, the values sent) with __ERROR, and __STATUS for a stamp.
+ */
+async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown, opts: RestOptions, origin: string, inArray: boolean): Promise<Json> {
+  let shown: Entity | undefined;
+  if (p.current) shown = p.current;
+  else if (p.entity && !p.entity.isNew()) shown = opts.refresh ? p.entity : (await dc.get(p.entity.getKey())) ?? p.entity;
+  else if (p.entity && opts.refresh && !p.error) shown = p.entity;
+  let out: Json;
+  if (shown) {
+    const projection = resolveProjection(dc.model, { attributes: opts.attributes, expand: opts.expand }, isExposed);
+    const [fetched] = await fetchRelated(ds, [shown], projection);
+    out = serializeEntity(fetched, projection, { globalStamp: await ds.globalStamp() }, !inArray);
+    if (shown.isNew()) {
+      // not saved ($refresh): no key, time or related selection of its own yet
+      delete out[W.KEY];
+      delete out[W.TIMESTAMP];
+      for (const a of projection.attributes) if (a.kind === 'deferred' && leadsTo(a.attr)?.many) out[a.attr.name] = null;
+    } else out.uri = `${origin}${entityUri(dc.model, shown.getKey())}`;
+  } else {
+    // a new entity that was not saved: the values it was sent with
+    out = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...(input as Json) } : {};
+  }
+  if (p.error) {
+    if (p.error.code === 'STAMP_CHANGED') out[W.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
+    out[W.ERROR] = p.error.toWire();
+  }
+  return out;
+}
+
+/** $method=validate: the values are applied and checked, nothing is saved. */
+async function validate(dc: DataClass, body: unknown): Promise<unknown> {
+  const { list } = inputs(body);
+  const failures: { [W.ERROR]: WireError[] }[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const p = await prepare(dc, list[i], i);
+    if (!p.error && p.entity) {
+      try {
+        await checkRelated(dc.ds, p.entity);
+      } catch (e) {
+        if (!isDatasetError(e)) throw e;
+        p.error = e;
+      }
+    }
+    if (p.error) failures.push({ [W.ERROR]: p.error.toWire() });
+  }
+  return failures.length === 0 ? { ok: true } : new RestAnswer(400, { [W.ENTITIES]: failures });
+}
+
+/** $method=delete on an entity, or on every entity a $filter selects (one transaction). */
+async function remove(ds: Datastore, dc: DataClass, route: DataClassRoute, opts: RestOptions): Promise<unknown> {
+  if (route.path.length > 0) throw new DatasetError('MALFORMED_URL', `$method=delete applies to /rest/${dc.name}(key) or to /rest/${dc.name}?$filter=…, without a path after it`);
+  if (route.selector.kind === 'key') {
+    const key = requireKey(dc.model.key, route.selector.key);
+    const entity = await dc.get(key);
+    if (!entity) throw entityNotFound(dc.model, route.selector.key);
+    await entity.drop();
+    return { ok: true };
+  }
+  if (route.selector.kind === 'attribute') {
+    throw new DatasetError('MALFORMED_URL', `$method=delete takes an entity by key (/rest/${dc.name}(key)) or a $filter`);
+  }
+  if (opts.filter === undefined) {
+    // deleting a whole dataclass by accident is too easy: a filter is required
+    throw new DatasetError('INVALID_OPTION', `$method=delete on /rest/${dc.name} needs a $filter naming the entities to delete`);
+  }
+  const selection = dc.all().queryAs(isExposed, opts.filter, opts.params);
+  await ds.transaction(async () => {
+    // keys first: dropping while paging would shift the pages
+    const keys: unknown[] = [];
+    for await (const e of selection) keys.push(e.getKey());
+    for (const key of keys) await (await dc.get(key))?.drop();
+  });
+  return { ok: true };
+}
