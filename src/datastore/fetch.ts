@@ -2,13 +2,13 @@
 // selections, value lists of aliases) with one query per relation level for a whole page (key
 // lists chunked), never one per entity.
 
-import { pageSize } from '../model/types.js';
+import { pageSize, type DataClassModel } from '../model/types.js';
 import { directPath } from '../query/plan.js';
-import { compileCount } from '../sql/compiler.js';
+import { compileCount, compileSelect } from '../sql/compiler.js';
 import { KEYS_PER_QUERY, readWhereIn, walkAlias } from './alias-values.js';
 import type { Datastore } from './datastore.js';
 import type { Entity } from './entity.js';
-import type { Projection } from './projection.js';
+import { leadsTo, type Projection } from './projection.js';
 
 export interface FetchedEntity {
   readonly entity: Entity;
@@ -26,7 +26,25 @@ export async function fetchRelated(ds: Datastore, entities: readonly Entity[], p
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
   if (entities.length === 0 || !projection.related) return out;
   for (const p of projection.attributes) {
-    if (p.kind === 'value' && p.attr.kind === 'calculated') {
+    if (p.kind === 'deferred' && leadsTo(p.attr)?.many === false) {
+      // a deferred N→1 relation names its target only if that entity still exists (4D reads a
+      // relation to a dropped entity as null): one look-up of the keys for the whole page
+      const target = ds.dataClassOf((leadsTo(p.attr) as { target: DataClassModel }).target);
+      const name = p.attr.name;
+      const keys = [...new Set(entities.map((e) => e.relatedKey(name)).filter((k) => k !== null))];
+      const existing = new Set<unknown>();
+      for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
+        const { sql, params } = compileSelect(ds.storage.dialect, {
+          dataClass: target.model, columns: [{ kind: 'storage', attr: target.model.key }], order: [],
+          where: { kind: 'in', path: directPath(target.model.key), values: keys.slice(at, at + KEYS_PER_QUERY) },
+        });
+        for (const row of await ds.storage.all(sql, params)) existing.add(row[target.model.key.name]);
+      }
+      for (const o of out) {
+        const key = o.entity.relatedKey(name);
+        o.related.set(name, key !== null && existing.has(key) ? key : null);
+      }
+    } else if (p.kind === 'value' && p.attr.kind === 'calculated') {
       // calculated values, awaited here so that get functions may be async
       const name = p.attr.name;
       for (const o of out) o.related.set(name, await o.entity.get(name));

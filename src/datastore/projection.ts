@@ -24,7 +24,7 @@ export type ProjectedAttribute =
 export interface Projection {
   readonly dataClass: DataClassModel;
   readonly attributes: readonly ProjectedAttribute[];
-  /** true when some attribute needs more than the entity's own row: relations, lists, calculated values (see fetchRelated) */
+  /** true when some attribute needs more than the entity's own row: relations (inline, or deferred N→1 ones whose target must still exist), lists, calculated values (see fetchRelated) */
   readonly related: boolean;
 }
 
@@ -117,7 +117,8 @@ function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, 
     if (want !== null && !want.all && !sub && !expanded) continue;
     out.push(project(attr, sub, expanded, visible, `${at}${attr.name}.`));
   }
-  const related = out.some((a) => a.kind === 'entity' || a.kind === 'entities' || a.kind === 'list' || (a.kind === 'value' && a.attr.kind === 'calculated'));
+  const related = out.some((a) => a.kind === 'entity' || a.kind === 'entities' || a.kind === 'list'
+    || (a.kind === 'value' && a.attr.kind === 'calculated') || (a.kind === 'deferred' && leadsTo(a.attr)?.many === false));
   return { dataClass: dc, attributes: out, related };
 }
 

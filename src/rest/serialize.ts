@@ -69,7 +69,8 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
     case 'deferred': {
       const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
       if (leads.many) return { [W.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
-      const key = e.relatedKey(a.attr.name);
+      // fetchRelated has checked that the target still exists
+      const key = f.related.has(a.attr.name) ? f.related.get(a.attr.name) : e.relatedKey(a.attr.name);
       return key === null ? null : { [W.DEFERRED]: { uri: entityUri(leads.target, key), [W.KEY]: String(key) } };
     }
     case 'entity': {

@@ -1,0 +1,186 @@
+// $method=update, validate and delete over HTTP on the demo: shapes, stamps, atomic batches,
+// input values, refusals, and a crowd of clients updating one entity at once.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+describe('writes over HTTP', () => {
+  let demo: DemoFixture;
+  const post = (url: string, body: unknown) => demo.request(url, 'POST', body);
+  const company = async (key: number) => (await demo.request(`/rest/Company(${key})`)).body;
+
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('creates an entity and answers it as stored, with uri, __KEY, __STAMP 1 and aliases', async () => {
+    const { status, body } = await post('/rest/Company?$method=update', { name: 'NewCo', companyCode: 'N-1', city: { __KEY: 2 }, founded: '2013-10-05T23:30:00Z' });
+    assert.equal(status, 200);
+    assert.equal(body.__entityModel, 'Company');
+    assert.equal(body.__STAMP, 1);
+    assert.match(body.uri, /^http:\/\/localhost(:\d+)?\/rest\/Company\(\d+\)$/);
+    assert.equal(body.uri.endsWith(`/rest/Company(${body.__KEY})`), true);
+    assert.equal(body.cityName, 'Lyon');
+    assert.equal(body.founded, '5!10!2013'); // date-only: the time is dropped
+  });
+
+  it('accepts a trailing slash, and a body sent as text/plain', async () => {
+    const res = await demo.app.inject({ method: 'POST', url: '/rest/Company/?$method=update', payload: JSON.stringify({ name: 'Plain', companyCode: 'P-1' }), headers: { 'content-type': 'text/plain' } });
+    assert.equal(res.statusCode, 200);
+    assert.equal(JSON.parse(res.body).name, 'Plain');
+  });
+
+  it('creates several entities and answers them in input order under __ENTITIES', async () => {
+    const { status, body } = await post('/rest/City?$method=update', [{ name: 'Oslo', country: 'Norway' }, { name: 'Bergen', country: 'Norway' }]);
+    assert.equal(status, 200);
+    assert.deepEqual(body.__ENTITIES.map((e: { name: string }) => e.name), ['Oslo', 'Bergen']);
+    assert.ok(body.__ENTITIES.every((e: Record<string, unknown>) => !('__entityModel' in e) && e.__STAMP === 1));
+  });
+
+  it('updates only the attributes given and increases the stamp and the global stamp', async () => {
+    const before = await company(2);
+    const global0 = (await demo.request('/rest/Company?$top=0')).body.__GlobalStamp;
+    const { status, body } = await post('/rest/Company?$method=update', { __KEY: before.__KEY, __STAMP: before.__STAMP, revenues: 123 });
+    assert.equal(status, 200);
+    assert.equal(body.__STAMP, before.__STAMP + 1);
+    assert.equal(body.revenues, 123);
+    assert.equal(body.name, before.name);
+    assert.ok((await demo.request('/rest/Company?$top=0')).body.__GlobalStamp > global0);
+  });
+
+  it('refuses a stale stamp: the current entity, __STATUS 2 and 1263, 1046, 1517, nothing saved', async () => {
+    const current = await company(3);
+    const { status, body } = await post('/rest/Company?$method=update', { __KEY: '3', __STAMP: current.__STAMP - 1 + 10, revenues: 1 });
+    assert.equal(status, 409);
+    assert.deepEqual(body.__STATUS, { status: 2, statusText: 'Stamp has changed', success: false });
+    assert.deepEqual(body.__ERROR.map((e: { errCode: number }) => e.errCode), [1263, 1046, 1517]);
+    assert.match(body.__ERROR[0].message, /record# 3 of table Company/);
+    assert.equal(body.__STAMP, current.__STAMP);
+    assert.equal(body.revenues, current.revenues);
+    assert.equal((await company(3)).revenues, current.revenues);
+  });
+
+  it('answers an unknown key with 404 and 1542 naming the dataclass and key', async () => {
+    const { status, body } = await post('/rest/Company?$method=update', { __KEY: 999, __STAMP: 1, name: 'x' });
+    assert.equal(status, 404);
+    assert.equal(body.__ERROR[0].errCode, 1542);
+    assert.match(body.__ERROR[0].message, /"999" key in the "Company" dataclass/);
+  });
+
+  it('saves the others when one entity of a batch fails, without $atomic', async () => {
+    const { status, body } = await post('/rest/City?$method=update', [{ name: 'Turin' }, { name: 'Bad', population: 'many' }, { name: 'Genoa' }]);
+    assert.equal(status, 200);
+    assert.equal(body.__ENTITIES[0].name, 'Turin');
+    assert.match(body.__ENTITIES[1].__ERROR[0].message, /City\.population \(long64\) cannot take "many"/);
+    assert.equal(body.__ENTITIES[2].name, 'Genoa');
+    assert.equal((await demo.request('/rest/City?$filter=%22name%20in%20[turin,genoa]%22')).body.__COUNT, 2);
+  });
+
+  it('saves nothing with $atomic=true (or $atOnce) when one entity fails, stamps unchanged, and says which failed', async () => {
+    for (const flag of ['$atomic=true', '$atOnce=true']) {
+      const c1 = await company(4);
+      const { status, body } = await post(`/rest/Company?$method=update&${flag}`, [
+        { __KEY: c1.__KEY, __STAMP: c1.__STAMP, revenues: 777 },
+        { name: 'Atomic', companyCode: 'C1000' }, // companyCode is unique and taken
+      ]);
+      assert.equal(status, 409, flag);
+      assert.equal(body.__ENTITIES[0].__ERROR, undefined);
+      assert.equal(body.__ENTITIES[0].__STAMP, c1.__STAMP, 'stamp unchanged');
+      assert.match(body.__ENTITIES[1].__ERROR[0].message, /companyCode/);
+      const after = await company(4);
+      assert.equal(after.__STAMP, c1.__STAMP);
+      assert.equal(after.revenues, c1.revenues);
+    }
+  });
+
+  it('converts and checks input values: dd!mm!yyyy, booleans, ranges, uuids, objects, relations', async () => {
+    const ok = await post('/rest/Employee?$method=update', {
+      lastName: 'Input', birthDate: '05!10!2013', isManager: true, level: 7, skills: { main: 'x' }, employer: { __KEY: 1 }, manager: null,
+    });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(ok.body.birthDate, '5!10!2013');
+    assert.match(ok.body.ID, /^[0-9A-F]{32}$/); // generated uuid key
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ level: 300 }, /Employee\.level \(byte\) cannot take 300: out of range -128 to 127/],
+      [{ extension: 1.5 }, /expected a whole number/],
+      [{ isManager: 'yes' }, /expected true or false/],
+      [{ ID: 'not-a-uuid' }, /not a valid uuid key|expected a uuid/],
+      [{ birthDate: '31/12/2020' }, /expected a date/],
+      [{ employer: { __KEY: 999 } }, /Cannot find entity with "999" key in the "Company" dataclass/],
+      [{ employer: 3 }, /takes \{"__KEY"/],
+      [{ employerName: 'x' }, /alias attribute: it is read-only/],
+      [{ fullName: 'x' }, /calculated attribute without a set function/],
+      [{ __TIMESTAMP: '2020-01-01T00:00:00Z' }, /__TIMESTAMP is set by the server/],
+      [{ lastNme: 'x' }, /"lastNme" attribute cannot be found.*did you mean 'lastName'/],
+      [{ staff: [] }, /unknown|cannot be found|read-only/],
+    ];
+    for (const [input, message] of bad) {
+      const { status, body } = await post('/rest/Employee?$method=update', { lastName: 'Bad', ...input });
+      assert.ok(status >= 400 && status < 500, `${JSON.stringify(input)} → ${status}`);
+      assert.match(body.__ERROR[0].message, message, JSON.stringify(input));
+    }
+    assert.equal((await demo.request('/rest/Employee?$filter=%22lastName%20=%20bad%22&$top=0')).body.__COUNT, 0, 'nothing half-saved');
+  });
+
+  it('answers $method=validate with ok, or one error element per failing input, saving nothing', async () => {
+    const ok = await post('/rest/City?$method=validate', [{ name: 'Valid' }]);
+    assert.deepEqual(ok.body, { ok: true });
+    const bad = await post('/rest/City?$method=validate', [{ name: 'Fine' }, { population: -1.5 }, { nmae: 'x' }]);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.__ENTITIES.length, 2);
+    assert.equal((await demo.request('/rest/City?$filter=%22name%20in%20[valid,fine]%22&$top=0')).body.__COUNT, 0);
+  });
+
+  it('answers $refresh=true with the values applied and nothing saved', async () => {
+    const c = await company(5);
+    const { body } = await post('/rest/Company?$method=update&$refresh=true', { __KEY: c.__KEY, __STAMP: c.__STAMP, revenues: 42 });
+    assert.equal(body.revenues, 42);
+    assert.equal(body.__STAMP, c.__STAMP);
+    assert.equal((await company(5)).revenues, c.revenues);
+  });
+
+  it('deletes by key ([key] form too), answers 404 with 1542 for an unknown key, and a relation to it reads null', async () => {
+    const created = (await post('/rest/Company?$method=update', { name: 'Doomed', companyCode: 'D-1' })).body;
+    const employee = (await post('/rest/Employee?$method=update', { lastName: 'Orphan', employer: { __KEY: created.__KEY } })).body;
+    assert.deepEqual((await post(`/rest/Company[${created.__KEY}]?$method=delete`, undefined)).body, { ok: true });
+    const again = await post(`/rest/Company(${created.__KEY})?$method=delete`, undefined);
+    assert.equal(again.status, 404);
+    assert.equal(again.body.__ERROR[0].errCode, 1542);
+    assert.equal((await demo.request(`/rest/Employee(${employee.__KEY})`)).body.employer, null);
+  });
+
+  it('deletes every match of a $filter in one transaction, and needs a filter to delete many', async () => {
+    await post('/rest/City?$method=update', [{ name: 'Gone1', country: 'Atlantis' }, { name: 'Gone2', country: 'Atlantis' }]);
+    assert.deepEqual((await post('/rest/City?$filter=%22country%20=%20atlantis%22&$method=delete', undefined)).body, { ok: true });
+    assert.equal((await demo.request('/rest/City?$filter=%22country%20=%20atlantis%22')).body.__COUNT, 0);
+    const all = await post('/rest/City?$method=delete', undefined);
+    assert.equal(all.status, 400);
+    assert.match(all.body.__ERROR[0].message, /needs a \$filter/);
+  });
+
+  it('answers a malformed body with 400 and __ERROR', async () => {
+    const res = await demo.app.inject({ method: 'POST', url: '/rest/City?$method=update', payload: '{"name": ', headers: { 'content-type': 'application/json' } });
+    assert.equal(res.statusCode, 400);
+    assert.ok(JSON.parse(res.body).__ERROR[0].message);
+    const empty = await post('/rest/City?$method=update', []);
+    assert.equal(empty.status, 400);
+    const scalar = await post('/rest/City?$method=update', [1]);
+    assert.match(scalar.body.__ENTITIES[0].__ERROR[0].message, /entity #1 of the body is not a JSON object/);
+    const half = await post('/rest/City?$method=update', { __KEY: 1, name: 'x' });
+    assert.match(half.body.__ERROR[0].message, /needs both __KEY and __STAMP/);
+  });
+
+  it('lets exactly one of 50 clients with the same stamp win; the others get 1263 and no update is lost', async () => {
+    const c = await company(6);
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) =>
+      post('/rest/Company?$method=update', { __KEY: c.__KEY, __STAMP: c.__STAMP, revenues: 1000 + i })));
+    const winners = results.filter((r) => r.status === 200);
+    assert.equal(winners.length, 1);
+    for (const r of results.filter((x) => x.status !== 200)) assert.equal(r.body.__ERROR[0].errCode, 1263);
+    const after = await company(6);
+    assert.equal(after.__STAMP, c.__STAMP + 1);
+    assert.equal(after.revenues, winners[0].body.revenues);
+  });
+});
