@@ -1,12 +1,35 @@
 // The public API of dataset-rest, for embedding and for user code (classes, seeds, tests).
+// The classes user classes extend are taken from a process-wide registry (see
+// classes/canonical.ts), so a project module importing 'dataset-rest' extends the core's own
+// classes even when tsx gave it a copy of this module.
 
-export { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
+import { canonical } from './classes/canonical.js';
+import { DataClass as CoreDataClass } from './datastore/dataclass.js';
+import { Datastore as CoreDatastore } from './datastore/datastore.js';
+import { Entity as CoreEntity } from './datastore/entity.js';
+import { EntitySelection as CoreEntitySelection } from './datastore/selection.js';
+import { DatasetError as CoreDatasetError } from './errors/dataset-error.js';
+
+/** Base class of classes/DataStore.ts (methods on `ds`). */
+export const Datastore: typeof CoreDatastore = canonical('Datastore', CoreDatastore);
+export type Datastore = CoreDatastore;
+/** Base class of classes/<DataClass>.ts (methods on `ds.<DataClass>`). */
+export const DataClass: typeof CoreDataClass = canonical('DataClass', CoreDataClass);
+export type DataClass = CoreDataClass;
+/** Base class of classes/<DataClass>Entity.ts (methods, calculated attributes and events of entities). */
+export const Entity: typeof CoreEntity = canonical('Entity', CoreEntity);
+export type Entity = CoreEntity;
+/** Base class of classes/<DataClass>Selection.ts (methods on entity selections). */
+export const EntitySelection: typeof CoreEntitySelection = canonical('EntitySelection', CoreEntitySelection);
+export type EntitySelection = CoreEntitySelection;
+export const DatasetError: typeof CoreDatasetError = canonical('DatasetError', CoreDatasetError);
+export type DatasetError = CoreDatasetError;
+
+export type { DatastoreWithClasses } from './datastore/datastore.js';
 export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
-export { DataClass } from './datastore/dataclass.js';
-export { Entity } from './datastore/entity.js';
-export { EntitySelection } from './datastore/selection.js';
-export { DatasetError } from './errors/dataset-error.js';
+export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/events.js';
+export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
-export { openProject, type SeedFunction } from './project.js';
+export { openProject, ProjectError, type SeedFunction } from './project.js';
 export { buildServer } from './server.js';
 export { SqliteAdapter } from './storage/sqlite.js';

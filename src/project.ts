@@ -1,10 +1,12 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
-// database) and an optional seed module (seed.ts or seed.js) run once, when the database is new.
+// database), an optional classes/ folder (user classes, loaded at every start) and an optional
+// seed module (seed.ts or seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
+import { ClassLoadError, loadClasses } from './classes/loader.js';
 import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
 import { SqliteAdapter } from './storage/sqlite.js';
@@ -36,6 +38,12 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   let ds: DatastoreWithClasses | undefined;
   try {
     ds = await Datastore.open(model, new SqliteAdapter(db));
+    try {
+      await loadClasses(join(root, 'classes'), ds);
+    } catch (e) {
+      if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
+      throw e;
+    }
     const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
     if (isNew && seed) {
       // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says

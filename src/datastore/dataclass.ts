@@ -1,5 +1,7 @@
 // DataClass: the entry point to one table, ORDA style: get(key), all(), new(), and the reads the
-// selections and the REST layer build on. Rows are decoded into Entities here.
+// selections and the REST layer build on. Rows are decoded into Entities here. It also holds
+// what user classes give a dataclass: its entity and selection classes, calculated attributes'
+// code and entity events.
 
 import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, StorageType } from '../model/types.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
@@ -8,6 +10,7 @@ import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import type { Datastore } from './datastore.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { Entity, type EntityRow } from './entity.js';
+import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './events.js';
 import { EntitySelection } from './selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { fold } from '../util/fold.js';
@@ -22,9 +25,14 @@ export class DataClass {
   readonly name: string;
   readonly #columns: ColumnSpec[];
   readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
-  readonly #EntityClass: typeof Entity;
+  #EntityClass: typeof Entity;
+  /** a user entity class is in the chain: entities are built through Entity.create (its constructor may call super()) */
+  #userEntityClass = false;
+  /** the prototype selections get when a user selection class is installed */
+  #selectionPrototype: object | undefined;
   #getSql: string | undefined;
   readonly #calculated = new Map<string, CalculatedDefinition>();
+  readonly #events = new EventTable();
 
   constructor(readonly ds: Datastore, readonly model: DataClassModel) {
     this.name = model.name;
@@ -88,9 +96,48 @@ export class DataClass {
     return this.selectionWhere(null);
   }
 
-  /** A new entity, not yet saved. */
+  /** A new entity, not yet saved. A user entity class's constructor runs (4D's constructor event). */
   new(): Entity {
-    return new this.#EntityClass(this, null);
+    return Entity.create(this.#EntityClass, this, null);
+  }
+
+  /**
+   * Gives the dataclass an entity event handler (user entity classes register theirs when they
+   * are loaded). Without attributeName: entity level; with one: attribute level (not for
+   * afterSave and afterDrop). A handler returning an error object stops a save or drop.
+   */
+  defineEvent(kind: EventKind, handler: EntityEventHandler, attributeName?: string): void {
+    if (!(EVENT_KINDS as readonly string[]).includes(kind)) throw new DatasetError('INVALID_VALUE', `"${kind}" is not an entity event (${EVENT_KINDS.join(', ')})`);
+    if (attributeName !== undefined) {
+      const attr = this.model.attributesByName.get(attributeName);
+      if (!ATTRIBUTE_EVENT_KINDS.has(kind)) throw new DatasetError('INVALID_VALUE', `${kind} is an entity-level event: it takes no attribute`);
+      if (!attr || (attr.kind !== 'storage' && attr.kind !== 'relatedEntity')) {
+        throw new DatasetError('UNKNOWN_ATTRIBUTE', `${this.name}.${attributeName} is not a storage or relatedEntity attribute: it has no ${kind} event`);
+      }
+    }
+    this.#events.set(kind, handler, attributeName);
+  }
+
+  /** @internal The entity events, or undefined when there are none (saves then skip them). */
+  get events(): EventTable | undefined {
+    return this.#events.empty ? undefined : this.#events;
+  }
+
+  /** @internal Installs a user entity class (classes/<DataClass>Entity): entities are built from a class extending it. */
+  useEntityClass(userClass: typeof Entity): void {
+    this.#EntityClass = entityClassFor(this.model, userClass);
+    this.#userEntityClass = userClass !== Entity;
+  }
+
+  /** @internal Installs a user selection class (classes/<DataClass>Selection): every selection of this dataclass is one. */
+  useSelectionClass(userClass: typeof EntitySelection): void {
+    this.#selectionPrototype = selectionClassFor(userClass).prototype;
+  }
+
+  /** @internal Gives a selection of this dataclass the user selection class, if any. */
+  adopt(selection: EntitySelection): EntitySelection {
+    if (this.#selectionPrototype && Object.getPrototypeOf(selection) !== this.#selectionPrototype) Object.setPrototypeOf(selection, this.#selectionPrototype);
+    return selection;
   }
 
   /** Gives a calculated attribute of the model its code (get, set, query, orderBy). */
@@ -109,7 +156,7 @@ export class DataClass {
 
   /** @internal The entities matching a condition (null: all of them), in key order. */
   selectionWhere(where: Condition | null): EntitySelection {
-    return new EntitySelection(this, { kind: 'query', where, order: [], offset: 0, limit: null });
+    return this.adopt(new EntitySelection(this, { kind: 'query', where, order: [], offset: 0, limit: null }));
   }
 
   /** @internal The entities on the N side of a relation: those whose `inverse` points at `key` (none for a null key). */
@@ -138,6 +185,7 @@ export class DataClass {
     }
     // The hidden columns stay in the row (deleting them would slow every property access down);
     // an entity only ever reads its attributes by name.
+    if (this.#userEntityClass) return Entity.create(this.#EntityClass, this, row, Number(row[STAMP_COLUMN]), Number(row[TIMESTAMP_COLUMN]));
     return new this.#EntityClass(this, row, Number(row[STAMP_COLUMN]), Number(row[TIMESTAMP_COLUMN]));
   }
 }
@@ -159,12 +207,18 @@ function aliasTargets(model: DataClassModel): { name: string; attr: StorageAttri
   });
 }
 
-/** An Entity subclass with one accessor per attribute: entity.lastName, await entity.employer, entity.staff. */
-function entityClassFor(model: DataClassModel): typeof Entity {
-  const cls = class extends Entity {};
-  Object.defineProperty(cls, 'name', { value: `${model.name}Entity` });
+/**
+ * An Entity subclass with one accessor per attribute: entity.lastName, await entity.employer,
+ * entity.staff. It extends the user entity class when there is one, so entities have its methods;
+ * members the user class declares keep their own meaning (the loader refuses such a member for a
+ * storage or relation attribute; a calculated attribute's accessor stays ours and runs its code).
+ */
+function entityClassFor(model: DataClassModel, base: typeof Entity = Entity): typeof Entity {
+  const cls = class extends base {};
+  Object.defineProperty(cls, 'name', { value: base === Entity ? `${model.name}Entity` : base.name });
+  const own = userMembers(base.prototype, Entity.prototype);
   for (const attr of model.attributes) {
-    if (RESERVED.has(attr.name)) continue;
+    if (RESERVED.has(attr.name) || (own.has(attr.name) && attr.kind !== 'calculated')) continue;
     const name = attr.name;
     const relation = attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities';
     Object.defineProperty(cls.prototype, name, {
@@ -175,6 +229,38 @@ function entityClassFor(model: DataClassModel): typeof Entity {
         this.set(name, value);
       },
       enumerable: true,
+    });
+  }
+  return cls;
+}
+
+/** Member names a user class (and its own bases) declares on its prototype chain down to `stop`. */
+export function userMembers(proto: object, stop: object): Set<string> {
+  const names = new Set<string>();
+  for (let p: object | null = proto; p && p !== stop && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (const n of Object.getOwnPropertyNames(p)) if (n !== 'constructor') names.add(n);
+  }
+  return names;
+}
+
+/** Methods of EntitySelection that return another selection of the same dataclass. */
+const SELECTION_RETURNING = ['slice', 'orderBy', 'query', 'queryAs', 'withOrder'] as const;
+
+/**
+ * A class extending a user selection class whose selection-returning methods give their result
+ * the same class, so `ds.Company.all().orderBy('name')` still has the user's methods.
+ */
+function selectionClassFor(base: typeof EntitySelection): typeof EntitySelection {
+  const cls = class extends base {};
+  Object.defineProperty(cls, 'name', { value: base.name });
+  for (const name of SELECTION_RETURNING) {
+    const inherited = base.prototype[name] as (...args: unknown[]) => EntitySelection;
+    Object.defineProperty(cls.prototype, name, {
+      value(this: EntitySelection, ...args: unknown[]) {
+        return this.getDataClass().adopt(inherited.apply(this, args));
+      },
+      writable: true,
+      configurable: true,
     });
   }
   return cls;

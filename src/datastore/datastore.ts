@@ -9,6 +9,7 @@ import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sq
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
 import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
+import { logEventError, type EventErrorReporter } from './events.js';
 import type { CalculatedLookup } from './order-by.js';
 
 /** A picture or blob stored with the data; an image or blob attribute holds one (by id). */
@@ -44,7 +45,14 @@ export class Datastore {
   readonly #classes = new Map<string, DataClass>();
   readonly #byModel = new Map<DataClassModel, DataClass>();
 
-  private constructor(readonly model: Model, readonly storage: StorageAdapter) {
+  /**
+   * Reports the errors of entity events that cannot stop anything (touched, afterSave, afterDrop)
+   * and the exceptions of those that can: a pino warning on stderr unless replaced.
+   */
+  onEventError: EventErrorReporter = logEventError;
+
+  /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
+  protected constructor(readonly model: Model, readonly storage: StorageAdapter) {
     for (const m of model.dataClasses) {
       const dc = new DataClass(this, m);
       this.#classes.set(m.name, dc);

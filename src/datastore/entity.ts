@@ -1,6 +1,7 @@
 // Entity: one record of a dataclass, ORDA style. Attribute values are read and written through
 // generated accessors (entity.lastName) or get()/set(); relations load lazily:
-// `await entity.employer` (N→1) and `entity.staff` (an EntitySelection, 1→N).
+// `await entity.employer` (N→1) and `entity.staff` (an EntitySelection, 1→N). A user entity
+// class (classes/<DataClass>Entity.ts) extends Entity; save() and drop() run its events.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { AliasAttribute, AttributeModel, StorageAttribute } from '../model/types.js';
@@ -8,9 +9,13 @@ import type { DataClass } from './dataclass.js';
 import type { EntitySelection } from './selection.js';
 import { directPath } from '../query/plan.js';
 import { reachCondition, relationSteps, walkAlias } from './alias-values.js';
+import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventKind, type EventTable } from './events.js';
 import { coerceValue, keyFromInput, newUuid } from './values.js';
 
 export type EntityRow = Record<string, unknown>;
+
+/** The state of the entity being constructed by Entity.create (constructors of user classes call super() without arguments). */
+let pending: { dc: DataClass; values: EntityRow | null; stamp: number; timestamp: number } | undefined;
 
 export class Entity {
   readonly #dc: DataClass;
@@ -21,14 +26,42 @@ export class Entity {
   #isNew: boolean;
   /** attributes changed since loaded or saved (allocated on first change: most entities are only read) */
   #touched: Set<string> | undefined;
+  /** true while a user constructor runs for an entity read from the database: its sets are ignored */
+  #loading = false;
+  /** true while touched events run: sets they make fire no further touched events */
+  #inTouched = false;
 
-  /** @internal use dataClass.new() or a query; rows come decoded from the datastore */
-  constructor(dc: DataClass, values: EntityRow | null, stamp = 0, timestamp = 0) {
+  /**
+   * Entities come from dataClass.new() or from reads, never from `new`. A user entity class's
+   * constructor calls `super()` without arguments: 4D's constructor event (reference §6.5).
+   */
+  constructor(dc?: DataClass, values?: EntityRow | null, stamp = 0, timestamp = 0) {
+    const init = pending;
+    pending = undefined;
+    if (init) ({ dc, values, stamp, timestamp } = init);
+    if (!dc) throw new DatasetError('INVALID_VALUE', 'entities are created with dataClass.new() or read from the datastore, not with new');
     this.#dc = dc;
     this.#values = values ?? {};
     this.#stamp = stamp;
     this.#timestamp = timestamp;
-    this.#isNew = values === null;
+    this.#isNew = values === null || values === undefined;
+    this.#loading = !this.#isNew && init !== undefined;
+  }
+
+  /**
+   * @internal Constructs an entity of a (generated) entity class whose user constructor may call
+   * super() without arguments. For an entity read from the database, what the constructor sets
+   * is ignored: 4D runs the constructor event for new entities only (§6.5).
+   */
+  static create(cls: typeof Entity, dc: DataClass, values: EntityRow | null, stamp = 0, timestamp = 0): Entity {
+    pending = { dc, values, stamp, timestamp };
+    try {
+      const e = new cls();
+      e.#loading = false;
+      return e;
+    } finally {
+      pending = undefined;
+    }
   }
 
   getDataClass(): DataClass {
@@ -76,9 +109,35 @@ export class Entity {
     return this.#values[name] ?? null;
   }
 
-  /** Sets a storage attribute (converted and checked for its type), or a relatedEntity (to a saved entity of its target, or null). */
+  /**
+   * Sets a storage attribute (converted and checked for its type), a relatedEntity (to a saved
+   * entity of its target, or null), or a calculated attribute with a set function; then runs the
+   * touched events (attribute level, then entity level).
+   */
   set(name: string, value: unknown): void {
+    if (this.#loading) return;
     const attr = this.#attribute(name);
+    this.#setValue(attr, name, value);
+    if (attr.kind === 'storage' || attr.kind === 'relatedEntity') this.#fireTouched(name);
+  }
+
+  #fireTouched(name: string): void {
+    const events = this.#dc.events;
+    if (!events || this.#inTouched) return;
+    const dataClassName = this.#dc.name;
+    const report = this.#dc.ds.onEventError;
+    this.#inTouched = true;
+    try {
+      const onAttr = events.attribute('touched', name);
+      if (onAttr) runTouched(onAttr, this, { kind: 'touched', attributeName: name, dataClassName }, report);
+      const onEntity = events.entity('touched');
+      if (onEntity) runTouched(onEntity, this, { kind: 'touched', attributeName: name, dataClassName }, report);
+    } finally {
+      this.#inTouched = false;
+    }
+  }
+
+  #setValue(attr: AttributeModel, name: string, value: unknown): void {
     if (attr.kind === 'relatedEntity') {
       if (value !== null && !(value instanceof Entity && value.getDataClass().model === attr.target)) {
         throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} takes an entity of ${attr.target.name} or null`);
@@ -144,8 +203,62 @@ export class Entity {
   /**
    * Saves the entity: inserts a new one, or updates the touched attributes if the stamp still
    * matches. Inside a transaction that later rolls back, the entity gets its former state back.
+   * Events (§6.5): validateSave (attribute level for touched attributes, then entity level), then
+   * in one transaction with the write saving (same order), then afterSave. A saved entity with
+   * nothing touched is not saved and runs no event.
    */
   async save(): Promise<void> {
+    if (!this.#isNew && !this.#touched?.size) return;
+    const dc = this.#dc;
+    const events = dc.events;
+    if (!events) {
+      await this.#write();
+      return;
+    }
+    await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
+    let writeFailed = false;
+    let saved: string[] = [];
+    try {
+      await dc.ds.transaction(async () => {
+        await this.#runEvents(events, 'saving', (a) => this.#isTouched(a));
+        try {
+          saved = await this.#write();
+        } catch (e) {
+          writeFailed = true;
+          throw e;
+        }
+      });
+    } catch (e) {
+      if (writeFailed) await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: [], saveStatus: 'failed' });
+      throw e;
+    }
+    await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: 'success' });
+  }
+
+  /** Runs the attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
+  async #runEvents(events: EventTable, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
+    const dataClassName = this.#dc.name;
+    const report = this.#dc.ds.onEventError;
+    for (const name of events.attributes(kind)) {
+      if (qualifies(name)) await runStopping(events.attribute(kind, name) as EntityEventHandler, this, { kind, attributeName: name, dataClassName }, report);
+    }
+    const onEntity = events.entity(kind);
+    if (onEntity) await runStopping(onEntity, this, { kind, dataClassName }, report);
+  }
+
+  async #runAfter(events: EventTable, event: EntityEvent): Promise<void> {
+    const handler = events.entity(event.kind);
+    if (handler) await runIgnoring(handler, this, event, this.#dc.ds.onEventError);
+  }
+
+  #isTouched(name: string): boolean {
+    const attr = this.#dc.model.attributesByName.get(name);
+    if (attr?.kind === 'relatedEntity') return this.#touched?.has(attr.foreignKey.name) ?? false;
+    return this.#touched?.has(name) ?? false;
+  }
+
+  /** The write of save(): resolves to the names of the attributes written. */
+  async #write(): Promise<string[]> {
     const dc = this.#dc;
     const key = dc.model.key;
     const values = new Map<StorageAttribute, unknown>();
@@ -153,7 +266,7 @@ export class Entity {
       const attr = dc.model.attributesByName.get(name) as StorageAttribute;
       values.set(attr, this.#values[name] ?? null);
     }
-    if (!this.#isNew && values.size === 0) return; // 4D: a save with nothing touched does nothing
+    if (!this.#isNew && values.size === 0) return []; // 4D: a save with nothing touched does nothing
     if (this.#isNew && (values.get(key) ?? null) === null) {
       values.delete(key);
       if (key.autogenerate) values.set(key, newUuid());
@@ -174,12 +287,40 @@ export class Entity {
       this.#isNew = before.isNew;
       this.#touched = new Set(before.touched);
     });
+    return [...values.keys()].map((a) => a.name);
   }
 
-  /** Deletes the entity, if its stamp still matches the stored one (else 1263: someone saved it since). */
+  /**
+   * Deletes the entity, if its stamp still matches the stored one (else 1263: someone saved it
+   * since). Events (§6.5): validateDrop (attribute level, then entity level), then in one
+   * transaction with the delete dropping, then afterDrop.
+   */
   async drop(): Promise<void> {
-    if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${this.#dc.name} entity was never saved`);
-    await this.#dc.ds.storeDrop(this.#dc.model, this.getKey(), this.#stamp);
+    const dc = this.#dc;
+    if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${dc.name} entity was never saved`);
+    const events = dc.events;
+    if (!events) {
+      await dc.ds.storeDrop(dc.model, this.getKey(), this.#stamp);
+      return;
+    }
+    await this.#runEvents(events, 'validateDrop', () => true);
+    let writeFailed = false;
+    const dropped = dc.model.storage.map((a) => a.name);
+    try {
+      await dc.ds.transaction(async () => {
+        await this.#runEvents(events, 'dropping', () => true);
+        try {
+          await dc.ds.storeDrop(dc.model, this.getKey(), this.#stamp);
+        } catch (e) {
+          writeFailed = true;
+          throw e;
+        }
+      });
+    } catch (e) {
+      if (writeFailed) await this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: [], dropStatus: 'failed' });
+      throw e;
+    }
+    await this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: 'success' });
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {

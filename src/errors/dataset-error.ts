@@ -1,5 +1,7 @@
 // DatasetError: the typed error every layer throws for an expected failure. It can carry a
-// stack of errors (4D reports save failures innermost first: 1263, 1046, 1517).
+// stack of errors (4D reports save failures innermost first: 1263, 1046, 1517). An error an
+// entity event returned (reference §6.5) carries its own errCode, the signature "DBEV" and
+// whether it is a mild or a serious validation error.
 
 import { ERRORS, type ErrorName } from './registry.js';
 
@@ -7,20 +9,46 @@ export interface WireError {
   message: string;
   componentSignature: string;
   errCode: number;
+  /** only for errors returned by entity events that give one */
+  extraDescription?: unknown;
 }
 
 export interface ErrorItem {
   readonly name: ErrorName;
   readonly message: string;
+  /** overrides the registry's errCode (entity event errors: the event's own code) */
+  readonly errCode?: number;
+  /** overrides the registry's signature (entity event errors: "DBEV") */
+  readonly componentSignature?: string;
+  readonly extraDescription?: unknown;
+}
+
+/** Set when an entity event stopped a save or a drop: 4D's statuses for __STATUS (reference §6.5, §3.14). */
+export interface ValidationFailure {
+  /** the event that refused */
+  readonly event: string;
+  readonly serious: boolean;
+  /** 4D's `dk status validation failed` / `dk status serious validation error` */
+  readonly status: 'validation failed' | 'serious validation error';
+  readonly statusText: 'Mild Validation Error' | 'Serious Validation Error';
+}
+
+export interface DatasetErrorOptions {
+  /** replaces the items built from name, message and more */
+  readonly items?: readonly ErrorItem[];
+  readonly validation?: ValidationFailure;
 }
 
 export class DatasetError extends Error {
   readonly items: readonly ErrorItem[];
+  /** present when an entity event stopped the action */
+  readonly validation?: ValidationFailure;
 
-  constructor(name: ErrorName, message: string, more: readonly ErrorItem[] = []) {
+  constructor(name: ErrorName, message: string, more: readonly ErrorItem[] = [], options: DatasetErrorOptions = {}) {
     super(message);
     this.name = 'DatasetError';
-    this.items = [{ name, message }, ...more];
+    this.items = options.items ?? [{ name, message }, ...more];
+    if (options.validation) this.validation = options.validation;
   }
 
   /** The registry name of the first (innermost) error. */
@@ -33,10 +61,11 @@ export class DatasetError extends Error {
   }
 
   toWire(): WireError[] {
-    return this.items.map(({ name, message }) => ({
+    return this.items.map(({ name, message, errCode, componentSignature, extraDescription }) => ({
       message,
-      componentSignature: ERRORS[name].signature,
-      errCode: ERRORS[name].errCode,
+      componentSignature: componentSignature ?? ERRORS[name].signature,
+      errCode: errCode ?? ERRORS[name].errCode,
+      ...(extraDescription === undefined ? {} : { extraDescription }),
     }));
   }
 }

@@ -1,0 +1,245 @@
+// User classes: the modules of a project's classes/ folder, named as 4D names its classes
+// (DataStore, <DataClass>, <DataClass>Entity, <DataClass>Selection), loaded at project open and
+// installed on the datastore: entity classes with their calculated attributes and events,
+// selection classes, and the dataclass and datastore classes (by prototype: 4D's data model
+// classes are never instantiated with new, reference §6.4).
+
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { tsImport } from 'tsx/esm/api';
+import type { CalculatedDefinition } from '../datastore/calculated.js';
+import { DataClass, userMembers } from '../datastore/dataclass.js';
+import { Datastore } from '../datastore/datastore.js';
+import { Entity } from '../datastore/entity.js';
+import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, type EntityEventHandler, type EventKind } from '../datastore/events.js';
+import { EntitySelection } from '../datastore/selection.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { closest } from '../util/suggest.js';
+import { canonical } from './canonical.js';
+
+/** A problem with a class module, reported at start-up; its message starts with `classes/<file>: ` (the project loader turns it into a ProjectError naming the full path). */
+export class ClassLoadError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ClassLoadError';
+  }
+}
+
+const EXTENSIONS = ['.ts', '.js', '.mts', '.mjs'];
+
+type ClassKind = 'datastore' | 'dataclass' | 'entity' | 'selection';
+
+interface ClassFile {
+  readonly file: string;
+  readonly name: string;
+  readonly kind: ClassKind;
+  readonly dataClass?: DataClass;
+}
+
+/** Registers the core's classes as the ones `dataset-rest` hands out, before any user module loads. */
+export function registerCoreClasses(): void {
+  canonical('Datastore', Datastore);
+  canonical('DataClass', DataClass);
+  canonical('Entity', Entity);
+  canonical('EntitySelection', EntitySelection);
+  canonical('DatasetError', DatasetError);
+}
+
+/** Loads and installs the classes of `dir` (a project's classes/ folder); nothing to do when it is absent. */
+export async function loadClasses(dir: string, ds: Datastore): Promise<void> {
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return;
+  registerCoreClasses();
+  const files = classFiles(dir, ds);
+  // The datastore and dataclass classes first, then entity and selection classes: a getter or an
+  // event may use the others' methods only when called, but installing in a fixed order keeps
+  // start-up errors predictable.
+  const order: ClassKind[] = ['datastore', 'dataclass', 'entity', 'selection'];
+  files.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || a.name.localeCompare(b.name));
+  for (const f of files) {
+    const cls = await importClass(f);
+    install(f, cls, ds);
+  }
+}
+
+function classFiles(dir: string, ds: Datastore): ClassFile[] {
+  const seen = new Map<string, string>();
+  const out: ClassFile[] = [];
+  const names = ds.dataClasses().map((d) => d.name);
+  for (const entry of readdirSync(dir).sort()) {
+    const file = join(dir, entry);
+    const ext = extname(entry);
+    if (!EXTENSIONS.includes(ext) || entry.endsWith('.d.ts') || !statSync(file).isFile()) continue;
+    const name = basename(entry, ext);
+    const other = seen.get(name);
+    if (other) throw new ClassLoadError(`classes/${entry}: the class ${name} is also defined by classes/${other}`);
+    seen.set(name, entry);
+    out.push(classify(entry, file, name, ds, names));
+  }
+  return out;
+}
+
+function classify(entry: string, file: string, name: string, ds: Datastore, names: string[]): ClassFile {
+  if (name === 'DataStore') return { file, name, kind: 'datastore' };
+  const exact = ds.dataClass(name);
+  if (exact) return { file, name, kind: 'dataclass', dataClass: exact };
+  for (const [suffix, kind] of [['Entity', 'entity'], ['Selection', 'selection']] as const) {
+    const dc = name.endsWith(suffix) ? ds.dataClass(name.slice(0, -suffix.length)) : undefined;
+    if (dc) return { file, name, kind, dataClass: dc };
+  }
+  const stem = name.replace(/(Entity|Selection)$/, '');
+  const guess = closest(stem, names);
+  throw new ClassLoadError(
+    `classes/${entry}: "${name}" names no dataclass of the model: a class file is DataStore, <DataClass>, <DataClass>Entity or <DataClass>Selection`
+    + ` (dataclasses: ${names.join(', ')})${guess ? `; did you mean ${name.replace(stem, guess)}?` : ''}. Helper modules belong in a subfolder.`,
+  );
+}
+
+async function importClass(f: ClassFile): Promise<unknown> {
+  let mod: Record<string, unknown>;
+  try {
+    // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says.
+    mod = (await tsImport(pathToFileURL(f.file).href, import.meta.url)) as Record<string, unknown>;
+  } catch (e) {
+    throw new ClassLoadError(`classes/${basename(f.file)}: failed to load: ${loadFailure(e)}`);
+  }
+  // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
+  const inner = mod.default !== null && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
+  const cls = [mod.default, mod[f.name], inner.default, inner[f.name]].find((c) => typeof c === 'function');
+  if (!cls) throw new ClassLoadError(`classes/${basename(f.file)}: must export its class, as default or under the name ${f.name}`);
+  return cls;
+}
+
+/** One line saying why a module failed to load (esbuild puts the detail on the line after its summary). */
+function loadFailure(e: unknown): string {
+  const lines = (e instanceof Error ? e.message : String(e)).split('\n').map((l) => l.trim()).filter(Boolean);
+  const esbuild = lines.map((l) => /:(\d+):\d+: ERROR: (.*)$/.exec(l)).find((m) => m);
+  const line = esbuild ? `${esbuild[2]} (line ${esbuild[1]})` : (lines[0] ?? 'unknown error');
+  if (/Cannot find (module|package) 'dataset-rest'/.test(line)) {
+    return `${line}: install dataset-rest where the project can import it (npm install dataset-rest, or npm link from a checkout)`;
+  }
+  return line;
+}
+
+const BASES: Record<ClassKind, { base: { prototype: object }; baseName: string }> = {
+  datastore: { base: Datastore, baseName: 'Datastore' },
+  dataclass: { base: DataClass, baseName: 'DataClass' },
+  entity: { base: Entity, baseName: 'Entity' },
+  selection: { base: EntitySelection, baseName: 'EntitySelection' },
+};
+
+function install(f: ClassFile, cls: unknown, ds: Datastore): void {
+  const { base, baseName } = BASES[f.kind];
+  const c = cls as { prototype: object; name: string };
+  if (typeof c.prototype !== 'object' || !Object.prototype.isPrototypeOf.call(base.prototype, c.prototype)) {
+    throw new ClassLoadError(`classes/${basename(f.file)}: the class ${c.name || f.name} must extend ${baseName} (import { ${baseName} } from 'dataset-rest')`);
+  }
+  switch (f.kind) {
+    case 'datastore':
+      Object.setPrototypeOf(ds, c.prototype);
+      return;
+    case 'dataclass':
+      Object.setPrototypeOf(f.dataClass as DataClass, c.prototype);
+      return;
+    case 'selection':
+      (f.dataClass as DataClass).useSelectionClass(cls as typeof EntitySelection);
+      return;
+    case 'entity':
+      installEntityClass(f, cls as typeof Entity);
+      return;
+    default: {
+      const never: never = f.kind;
+      throw new Error(`unknown class kind ${String(never)}`);
+    }
+  }
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+/**
+ * An entity class: calculated attributes (`get x()`, `set x(v)`, `queryX(event)`,
+ * `orderByX(event)`) and events (`validateSave()`, `validateSaveX()` …), then the class itself.
+ */
+function installEntityClass(f: ClassFile, cls: typeof Entity): void {
+  const dc = f.dataClass as DataClass;
+  const where = `classes/${basename(f.file)}`;
+  const members = userMembers(cls.prototype, Entity.prototype);
+  const statics = new Set(Object.getOwnPropertyNames(cls));
+  const lookup = (name: string): PropertyDescriptor | undefined => {
+    for (let p: object | null = cls.prototype; p && p !== Entity.prototype; p = Object.getPrototypeOf(p) as object | null) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      if (d) return d;
+    }
+    return undefined;
+  };
+  // a function of the class: static first, else on the prototype (called with `this` the dataclass)
+  const fn = (name: string): ((event: never) => unknown) | undefined => {
+    const s = statics.has(name) ? (cls as unknown as Record<string, unknown>)[name] : undefined;
+    if (typeof s === 'function') return (event) => (s as (e: unknown) => unknown).call(cls, event);
+    const d = lookup(name);
+    if (d && typeof d.value === 'function') return (event) => (d.value as (e: unknown) => unknown).call(dc, event);
+    return undefined;
+  };
+
+  for (const attr of dc.model.attributes) {
+    const d = lookup(attr.name);
+    if (attr.kind === 'calculated') {
+      const def: { -readonly [K in keyof CalculatedDefinition]: CalculatedDefinition[K] } = {};
+      if (d?.get) {
+        const get = d.get;
+        def.get = (e) => get.call(e);
+      }
+      if (d?.set) {
+        const set = d.set;
+        def.set = (e, v) => set.call(e, v);
+      }
+      if (d && !d.get && !d.set) throw new ClassLoadError(`${where}: ${dc.name}.${attr.name} is a calculated attribute: declare it with get ${attr.name}() (and optionally set ${attr.name}(value))`);
+      const query = fn(`query${capitalize(attr.name)}`);
+      if (query) def.query = query as CalculatedDefinition['query'];
+      const orderBy = fn(`orderBy${capitalize(attr.name)}`);
+      if (orderBy) def.orderBy = orderBy as CalculatedDefinition['orderBy'];
+      if (Object.keys(def).length > 0) dc.defineCalculated(attr.name, def);
+    } else if (d && attr.kind !== 'alias') {
+      throw new ClassLoadError(`${where}: "${attr.name}" is a ${attr.kind} attribute of ${dc.name}; the class cannot declare a member of that name`);
+    }
+  }
+  for (const name of [...members, ...statics]) {
+    for (const prefix of ['query', 'orderBy']) {
+      const rest = name.slice(prefix.length);
+      if (!name.startsWith(prefix) || !/^[A-Z_]/.test(rest)) continue;
+      const attr = dc.model.attributes.find((a) => a.name === rest || capitalize(a.name) === rest);
+      if (attr && attr.kind !== 'calculated') throw new ClassLoadError(`${where}: ${name}() names ${dc.name}.${attr.name}, a ${attr.kind} attribute: only calculated attributes take ${prefix} functions`);
+    }
+  }
+
+  // Events: entity level `validateSave()`, attribute level `validateSaveSalary()` (§6.5). Model order.
+  for (const kind of EVENT_KINDS) {
+    for (const name of members) {
+      if (!name.startsWith(kind)) continue;
+      const rest = name.slice(kind.length);
+      if (rest !== '' && !/^[A-Z_]/.test(rest)) continue; // savingsTotal: another method
+      const d = lookup(name);
+      if (!d || typeof d.value !== 'function') throw new ClassLoadError(`${where}: ${name} must be a method (an entity event)`);
+      if (rest === '') continue; // entity level: registered after the attribute-level ones below
+      if (!ATTRIBUTE_EVENT_KINDS.has(kind)) throw new ClassLoadError(`${where}: ${kind} is an entity-level event; ${name}() names an attribute`);
+      const attr = dc.model.attributes.find((a) => a.name === rest || capitalize(a.name) === rest);
+      if (!attr) throw new ClassLoadError(`${where}: ${name}() names no attribute of ${dc.name} (an attribute-level ${kind} event is ${kind}<AttributeName>)`);
+    }
+    const byAttr = new Map<string, EntityEventHandler>();
+    for (const attr of dc.model.attributes) {
+      const name = `${kind}${capitalize(attr.name)}`;
+      const d = members.has(name) ? lookup(name) : undefined;
+      if (d && typeof d.value === 'function') byAttr.set(attr.name, d.value as EntityEventHandler);
+    }
+    for (const [attrName, handler] of byAttr) {
+      try {
+        dc.defineEvent(kind, handler, attrName);
+      } catch (e) {
+        throw new ClassLoadError(`${where}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    }
+    const entityLevel = members.has(kind) ? lookup(kind) : undefined;
+    if (entityLevel && typeof entityLevel.value === 'function') dc.defineEvent(kind as EventKind, entityLevel.value as EntityEventHandler);
+  }
+  dc.useEntityClass(cls);
+}
