@@ -417,5 +417,18 @@ describe('the demo\'s Employee events', () => {
     assert.equal(res.body.__ERROR[0].componentSignature, 'DBEV');
     assert.equal(res.body.__ERROR[0].errCode, 1001);
     assert.match(res.body.__ERROR[0].message, /cannot be negative/);
+    assert.deepEqual(res.body.__STATUS, { status: 8, statusText: 'Serious Validation Error', success: false });
+    const mild = await demo.request('/rest/Employee?$method=update', 'POST', { lastName: 'Rest', salary: 50_000_000 });
+    assert.deepEqual(mild.body.__STATUS, { status: 7, statusText: 'Mild Validation Error', success: false });
+  });
+
+  it('runs the validateSave events for $method=validate, saving nothing', async () => {
+    const ok = await demo.request('/rest/Employee?$method=validate', 'POST', [{ lastName: 'V', salary: 10 }]);
+    assert.deepEqual(ok.body, { ok: true });
+    const bad = await demo.request('/rest/Employee?$method=validate', 'POST', [{ lastName: 'V', salary: 10 }, { lastName: 'W', salary: -1 }]);
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.__ENTITIES.length, 1);
+    assert.equal(bad.body.__ENTITIES[0].__ERROR[0].componentSignature, 'DBEV');
+    assert.equal((await demo.request('/rest/Employee?$filter=%22lastName%20in%20[v,w]%22&$top=0')).body.__COUNT, 0);
   });
 });

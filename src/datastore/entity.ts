@@ -235,6 +235,15 @@ export class Entity {
     await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: 'success' });
   }
 
+  /**
+   * Runs the validateSave events (attribute level for touched attributes, then entity level)
+   * without saving: what $method=validate asks. Throws the first event's error.
+   */
+  async validate(): Promise<void> {
+    const events = this.#dc.events;
+    if (events) await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
+  }
+
   /** Runs the attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
   async #runEvents(events: EventTable, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
     const dataClassName = this.#dc.name;

@@ -221,6 +221,8 @@ async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown,
   }
   if (p.error) {
     if (p.error.code === 'STAMP_CHANGED') out[W.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
+    // an entity event refused it: 4D's dk status validation failed (7) / serious validation error (8)
+    else if (p.error.validation) out[W.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
     out[W.ERROR] = p.error.toWire();
   }
   return out;
@@ -235,6 +237,7 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
     if (!p.error && p.entity) {
       try {
         await checkRelated(dc.ds, p.entity);
+        await p.entity.validate(); // the validateSave events
       } catch (e) {
         if (!isDatasetError(e)) throw e;
         p.error = e;
