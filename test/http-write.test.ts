@@ -124,6 +124,16 @@ describe('writes over HTTP', () => {
     assert.equal((await demo.request('/rest/Employee?$filter=%22lastName%20=%20bad%22&$top=0')).body.__COUNT, 0, 'nothing half-saved');
   });
 
+  it('refuses to leave a notNull attribute null, naming it', async () => {
+    const created = await post('/rest/Company?$method=update', { companyCode: 'NN-1' });
+    assert.equal(created.status, 400);
+    assert.match(created.body.__ERROR[0].message, /Company\.name cannot be null/);
+    const c = await company(7);
+    const cleared = await post('/rest/Company?$method=update', { __KEY: c.__KEY, __STAMP: c.__STAMP, name: null });
+    assert.equal(cleared.status, 400);
+    assert.equal((await company(7)).name, c.name);
+  });
+
   it('answers $method=validate with ok, or one error element per failing input, saving nothing', async () => {
     const ok = await post('/rest/City?$method=validate', [{ name: 'Valid' }]);
     assert.deepEqual(ok.body, { ok: true });

@@ -240,8 +240,21 @@ export class Entity {
    * without saving: what $method=validate asks. Throws the first event's error.
    */
   async validate(): Promise<void> {
+    this.#checkRequired();
     const events = this.#dc.events;
     if (events) await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
+  }
+
+  /** notNull attributes: a new entity needs them all, an update may not clear one. */
+  #checkRequired(): void {
+    const dc = this.#dc;
+    for (const attr of dc.model.storage) {
+      if (!attr.notNull || attr.identifying) continue;
+      const isNull = (this.#values[attr.name] ?? null) === null;
+      if (isNull && (this.#isNew || this.#isTouched(attr.name))) {
+        throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`);
+      }
+    }
   }
 
   /** Runs the attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
@@ -281,6 +294,7 @@ export class Entity {
       if (key.autogenerate) values.set(key, newUuid());
       else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
+    this.#checkRequired();
     const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
     const saved = this.#isNew ? await dc.ds.storeNew(dc.model, values) : await dc.ds.storeUpdate(dc.model, this.getKey(), this.#stamp, values);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };

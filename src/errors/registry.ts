@@ -39,6 +39,7 @@ export const ERRORS = {
   VALUE_NOT_UNIQUE: { errCode: 7015, status: 409, signature: 'dsrs', summary: 'A save would give a unique attribute (or the key) a value another entity has.' },
   BODY_TOO_LARGE: { errCode: 7016, status: 413, signature: 'dsrs', summary: 'The request body is larger than the server accepts.' },
   INVALID_FILTER: { errCode: 7017, status: 400, signature: 'dsrs', summary: 'A query ($filter, $params, ds.X.query) is malformed, names an unknown attribute or has a value of the wrong type.' },
+  VALUE_REQUIRED: { errCode: 7018, status: 400, signature: 'dsrs', summary: 'A save leaves null an attribute the model marks notNull.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -21,7 +21,7 @@ const MODEL_KEYS = ['name', 'dataClasses'];
 const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'exposed', 'extraProperties', 'attributes'];
 const COMMON_ATTR_KEYS = ['name', 'kind', 'exposed', 'defaultFormat', 'multiLine', 'extraProperties'];
 const ATTR_KEYS: Record<(typeof KINDS)[number], string[]> = {
-  storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly'],
+  storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull'],
   relatedEntity: [...COMMON_ATTR_KEYS, 'type', 'foreignKey', 'path'],
   relatedEntities: [...COMMON_ATTR_KEYS, 'type', 'path', 'reversePath'],
   alias: [...COMMON_ATTR_KEYS, 'path', 'type'],
@@ -279,7 +279,7 @@ function storageAttribute(raw: Json, base: object, path: string, fail: (p: strin
     fail(`${path}.type`, `unknown type '${String(type)}'${didYouMean(String(type), STORAGE_TYPES)} (one of ${STORAGE_TYPES.join(', ')})`);
     return undefined;
   }
-  for (const flag of ['identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly']) optionalBool(raw, flag, path, fail);
+  for (const flag of ['identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull']) optionalBool(raw, flag, path, fail);
   const t = type as StorageType;
   const identifying = raw.identifying === true;
   if (raw.autoincrement === true && !(identifying && (t === 'long' || t === 'long64'))) {
@@ -301,6 +301,7 @@ function storageAttribute(raw: Json, base: object, path: string, fail: (p: strin
     indexed: raw.indexed === true || raw.unique === true || identifying,
     unique: raw.unique === true,
     dateOnly: raw.dateOnly === true,
+    notNull: raw.notNull === true,
     implicit: false,
   };
 }
@@ -310,7 +311,7 @@ function implicitForeignKey(dc: DataClassModel, name: string, type: StorageType)
     name, fieldPos: 0, exposed: true, dataClass: dc, kind: 'storage', type, column: name,
     identifying: false, autoincrement: false, autogenerate: false,
     // Foreign keys are always indexed: 1→N navigation filters on them.
-    indexed: true, unique: false, dateOnly: false, implicit: true,
+    indexed: true, unique: false, dateOnly: false, notNull: false, implicit: true,
   };
 }
 

@@ -34,6 +34,8 @@ export interface StorageAttribute extends AttributeBase {
   readonly indexed: boolean;
   readonly unique: boolean;
   readonly dateOnly: boolean;
+  /** 4D's "Mandatory": a save that leaves it null is refused (checked by the core, not the engine) */
+  readonly notNull: boolean;
   /** true when the loader created it to hold a relation's key (not declared in model.json) */
   readonly implicit: boolean;
 }
