@@ -192,6 +192,25 @@ describe('entity events', () => {
       assert.ok(g.__eventArgs.every((a) => a.entity === p), 'events run with this = the entity');
     });
 
+    it('runs afterSave only once an enclosing transaction commits, and not at all when it rolls back', async () => {
+      const p = ds.Person.new();
+      p.set('lastName', 'InTx');
+      reset();
+      await ds.transaction(async () => {
+        await p.save();
+        assert.ok(!g.__events.includes('afterSave'), 'not before the commit');
+      });
+      assert.equal(g.__events[g.__events.length - 1], 'afterSave');
+      const q = ds.Person.new();
+      q.set('lastName', 'RolledBack');
+      reset();
+      await assert.rejects(ds.transaction(async () => {
+        await q.save();
+        throw new Error('abort');
+      }));
+      assert.ok(!g.__events.includes('afterSave'));
+    });
+
     it('runs attribute-level events only for touched attributes', async () => {
       const p = await saved();
       p.set('salary', 42);

@@ -134,5 +134,28 @@ for (const engine of ENGINES) {
       assert.deepEqual(ids, [30]);
       assert.deepEqual(undone, ['inner']);
     });
+
+    it('runs afterCommit work after the commit, never after a rollback or a rolled-back savepoint', async () => {
+      const ran: string[] = [];
+      await s.afterCommit(async () => void ran.push('now')); // no transaction: at once
+      await s.transaction(async () => {
+        await s.afterCommit(async () => void ran.push('outer'));
+        await assert.rejects(s.transaction(async () => {
+          await s.afterCommit(async () => void ran.push('inner, rolled back'));
+          throw new Error('inner fails');
+        }));
+        assert.deepEqual(ran, ['now']); // not before the commit
+      });
+      await assert.rejects(s.transaction(async () => {
+        await s.afterCommit(async () => void ran.push('never'));
+        throw new Error('fails');
+      }));
+      assert.deepEqual(ran, ['now', 'outer']);
+      // what runs after the commit may write (the writer is free again)
+      await s.transaction(async () => {
+        await s.afterCommit(() => s.transaction(async () => void (await s.run(`DELETE FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [20]))));
+      });
+      assert.equal(await s.get(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [20]), undefined);
+    });
   });
 }

@@ -232,7 +232,8 @@ export class Entity {
       if (writeFailed) await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: [], saveStatus: 'failed' });
       throw e;
     }
-    await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: 'success' });
+    // after the commit: inside an enclosing ds.transaction(), once that one commits
+    await dc.ds.storage.afterCommit(() => this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: 'success' }));
   }
 
   /**
@@ -343,7 +344,7 @@ export class Entity {
       if (writeFailed) await this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: [], dropStatus: 'failed' });
       throw e;
     }
-    await this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: 'success' });
+    await dc.ds.storage.afterCommit(() => this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: 'success' }));
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {

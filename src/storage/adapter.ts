@@ -28,6 +28,11 @@ export interface StorageAdapter {
    * nothing to undo, ignored.
    */
   onRollback(undo: () => void): void;
+  /**
+   * Runs `run` once the current transaction commits (dropped if it, or the savepoint open now,
+   * rolls back); outside a transaction, runs it now. Errors of `run` are its own to handle.
+   */
+  afterCommit(run: () => Promise<void>): Promise<void>;
   /** the column names of a table, or [] when the table does not exist */
   columns(table: string): Promise<string[]>;
   close(): Promise<void>;

@@ -38,6 +38,7 @@ class Connection {
 interface Transaction {
   savepoints: number;
   readonly onRollback: (() => void)[];
+  readonly afterCommit: (() => Promise<void>)[];
 }
 
 export class SqliteAdapter implements StorageAdapter {
@@ -107,6 +108,7 @@ export class SqliteAdapter implements StorageAdapter {
       const t = this.#current as Transaction;
       const name = `sp${++t.savepoints}`;
       const hooks = t.onRollback.length;
+      const commits = t.afterCommit.length;
       db.exec(`SAVEPOINT ${name}`);
       try {
         const result = await fn();
@@ -116,19 +118,20 @@ export class SqliteAdapter implements StorageAdapter {
         db.exec(`ROLLBACK TO ${name}`);
         db.exec(`RELEASE ${name}`);
         for (const undo of t.onRollback.splice(hooks).reverse()) undo();
+        t.afterCommit.splice(commits); // what the savepoint did will never be committed
         throw e;
       }
     }
-    return this.#withWriter(async () => {
-      const t: Transaction = { savepoints: 0, onRollback: [] };
+    const t: Transaction = { savepoints: 0, onRollback: [], afterCommit: [] };
+    const result = await this.#withWriter(async () => {
       this.#current = t;
       try {
         return await this.#tx.run(t, async () => {
           db.exec('BEGIN IMMEDIATE');
           try {
-            const result = await fn();
+            const value = await fn();
             db.exec('COMMIT');
-            return result;
+            return value;
           } catch (e) {
             if (db.inTransaction) db.exec('ROLLBACK');
             for (const undo of t.onRollback.reverse()) undo();
@@ -142,10 +145,18 @@ export class SqliteAdapter implements StorageAdapter {
         this.#tx.disable();
       }
     });
+    // committed: what waited for the commit runs now, with the writer free again (it may write)
+    for (const run of t.afterCommit) await run().catch(() => undefined);
+    return result;
   }
 
   onRollback(undo: () => void): void {
     if (this.#inTx()) (this.#current as Transaction).onRollback.push(undo);
+  }
+
+  async afterCommit(run: () => Promise<void>): Promise<void> {
+    if (this.#inTx()) (this.#current as Transaction).afterCommit.push(run);
+    else await run();
   }
 
   async columns(table: string): Promise<string[]> {
