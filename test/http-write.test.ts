@@ -26,6 +26,15 @@ describe('writes over HTTP', () => {
     assert.equal(body.founded, '5!10!2013'); // date-only: the time is dropped
   });
 
+  it('shapes the answer with $attributes and $expand as reads do', async () => {
+    const { body } = await post('/rest/Company?$method=update&$attributes=name,city.name', { name: 'Shaped', companyCode: 'S-1', city: { __KEY: 3 } });
+    assert.deepEqual(Object.keys(body).filter((k) => !k.startsWith('__') && k !== 'uri'), ['name', 'city']);
+    assert.equal(body.city.name, 'Berlin');
+    const expanded = await post('/rest/Company?$method=update&$expand=city', { name: 'Expanded', companyCode: 'E-1', city: { __KEY: 3 } });
+    assert.equal(expanded.body.city.name, 'Berlin');
+    assert.ok('revenues' in expanded.body);
+  });
+
   it('accepts a trailing slash, and a body sent as text/plain', async () => {
     const res = await demo.app.inject({ method: 'POST', url: '/rest/Company/?$method=update', payload: JSON.stringify({ name: 'Plain', companyCode: 'P-1' }), headers: { 'content-type': 'text/plain' } });
     assert.equal(res.statusCode, 200);
