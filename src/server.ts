@@ -3,6 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { MAX_BODY_SIZE } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
+import { eventErrorLogger } from './datastore/events.js';
 import { createLogger, type Logger } from './log.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
 
@@ -15,6 +16,8 @@ export interface ServerOptions {
 
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
+  // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
+  ds.onEventError = eventErrorLogger(() => log);
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.
     logger: false,

@@ -45,11 +45,15 @@ export type EntityEventHandler = (this: Entity, event: EntityEvent) => unknown;
 /** Reports errors of events that cannot stop anything (touched, afterSave, afterDrop). */
 export type EventErrorReporter = (info: { kind: EventKind; dataClassName: string; attributeName?: string; error: unknown }) => void;
 
+/** A reporter writing to a logger (the server gives its own; by default one at warn level on stderr). */
+export function eventErrorLogger(logger: () => Logger): EventErrorReporter {
+  return ({ kind, dataClassName, attributeName, error }) => {
+    logger().warn({ err: error, event: kind, dataClass: dataClassName, attribute: attributeName }, `the ${kind} event of ${dataClassName}${attributeName ? `.${attributeName}` : ''} failed (ignored)`);
+  };
+}
+
 let defaultLogger: Logger | undefined;
-export const logEventError: EventErrorReporter = ({ kind, dataClassName, attributeName, error }) => {
-  defaultLogger ??= createLogger('warn');
-  defaultLogger.warn({ err: error, event: kind, dataClass: dataClassName, attribute: attributeName }, `the ${kind} event of ${dataClassName}${attributeName ? `.${attributeName}` : ''} failed (ignored)`);
-};
+export const logEventError: EventErrorReporter = eventErrorLogger(() => (defaultLogger ??= createLogger('warn')));
 
 /** The handlers of one dataclass: per kind, the entity-level one and the attribute-level ones. */
 export class EventTable {
