@@ -215,25 +215,8 @@ export class Entity {
       await this.#write();
       return;
     }
-    await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
-    let writeFailed = false;
-    let saved: string[] = [];
-    try {
-      await dc.ds.transaction(async () => {
-        await this.#runEvents(events, 'saving', (a) => this.#isTouched(a));
-        try {
-          saved = await this.#write();
-        } catch (e) {
-          writeFailed = true;
-          throw e;
-        }
-      });
-    } catch (e) {
-      if (writeFailed) await this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: [], saveStatus: 'failed' });
-      throw e;
-    }
-    // after the commit: inside an enclosing ds.transaction(), once that one commits
-    await dc.ds.storage.afterCommit(() => this.#runAfter(events, { kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: 'success' }));
+    await this.#aroundWrite(events, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
+      (saved, ok) => ({ kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: ok ? 'success' : 'failed' }));
   }
 
   /**
@@ -323,28 +306,45 @@ export class Entity {
     const dc = this.#dc;
     if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${dc.name} entity was never saved`);
     const events = dc.events;
-    if (!events) {
+    const remove = async () => {
       await dc.ds.storeDrop(dc.model, this.getKey(), this.#stamp);
+      return dc.model.storage.map((a) => a.name);
+    };
+    if (!events) {
+      await remove();
       return;
     }
-    await this.#runEvents(events, 'validateDrop', () => true);
+    await this.#aroundWrite(events, ['validateDrop', 'dropping'], () => true, remove,
+      (dropped, ok) => ({ kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: ok ? 'success' : 'failed' }));
+  }
+
+  /**
+   * 4D's sequence around a write (§6.5): the validate event, then the "during" event and the write
+   * in one transaction, then the after event: "failed" when the write failed, "success" once the
+   * write (and any enclosing ds.transaction()) has committed. An error of the first two stops it.
+   */
+  async #aroundWrite(
+    events: EventTable, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
+    write: () => Promise<string[]>, after: (attributes: string[], ok: boolean) => EntityEvent,
+  ): Promise<void> {
+    await this.#runEvents(events, validate, qualifies);
     let writeFailed = false;
-    const dropped = dc.model.storage.map((a) => a.name);
+    let written: string[] = [];
     try {
-      await dc.ds.transaction(async () => {
-        await this.#runEvents(events, 'dropping', () => true);
+      await this.#dc.ds.transaction(async () => {
+        await this.#runEvents(events, during, qualifies);
         try {
-          await dc.ds.storeDrop(dc.model, this.getKey(), this.#stamp);
+          written = await write();
         } catch (e) {
           writeFailed = true;
           throw e;
         }
       });
     } catch (e) {
-      if (writeFailed) await this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: [], dropStatus: 'failed' });
+      if (writeFailed) await this.#runAfter(events, after([], false));
       throw e;
     }
-    await dc.ds.storage.afterCommit(() => this.#runAfter(events, { kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: 'success' }));
+    await this.#dc.ds.storage.afterCommit(() => this.#runAfter(events, after(written, true)));
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {
