@@ -33,3 +33,10 @@ export class Latencies {
     return sorted[Math.min(this.#n - 1, Math.floor((p / 100) * this.#n))];
   }
 }
+
+/** Rows under a head as aligned text: the first column left-aligned, the others right-aligned. */
+export function formatTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
+  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}

@@ -32,7 +32,7 @@ import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
 import { fold } from '../src/util/fold.js';
 import { createPeopleProject, MODEL, personValues, TABLE, type PeopleProject } from './people.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
-import { Latencies, processCpuMs } from './measure.js';
+import { formatTable, Latencies, processCpuMs } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ms = (x: number): string => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
@@ -419,9 +419,7 @@ function table(outcomes: Outcome[]): string {
     String(o.distinct),
     `${o.matched.min}/${o.matched.mean.toFixed(0)}/${o.matched.max}`,
   ]);
-  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  return formatTable(head, rows);
 }
 
 // ---- the run ----

@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { formatSummary, mainProfile } from './cpuprofile.js';
 import { createProject, itemValues, type FillMode } from './fixture.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
-import { Latencies, processCpuMs } from './measure.js';
+import { formatTable, Latencies, processCpuMs } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = 100;
@@ -263,9 +263,7 @@ function table(outcomes: Outcome[]): string {
       co === undefined ? 'n/a' : co.toFixed(1), cb === undefined ? 'n/a' : cb.toFixed(1), faults(ours), faults(baseline),
     ];
   });
-  const widths = head.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-  const line = (cells: string[]) => cells.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join('  ');
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+  return formatTable(head, rows);
 }
 
 async function main(): Promise<number> {
