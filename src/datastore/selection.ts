@@ -8,6 +8,7 @@ import type { Visibility } from '../model/types.js';
 import { resolveQuery } from '../query/resolve.js';
 import type { DataClass } from './dataclass.js';
 import type { Entity } from './entity.js';
+import { aggregates, distinct, resolveValuePath } from './compute.js';
 import { parseOrderBy } from './order-by.js';
 
 /** How the entities of a selection are defined. (Entity sets will add a key-list source.) */
@@ -86,6 +87,48 @@ export class EntitySelection {
     const { where, order } = resolveQuery(this.#dc.model, parseQuery(text), params, visible, this.#dc.ds.calculatedLookup);
     const narrowed = where ? this.#where(where) : this;
     return order.length > 0 ? narrowed.withOrder(order) : narrowed;
+  }
+
+  /** The sum of the values of an attribute path (numbers; object properties too: "extra.score"). */
+  sum(path: string): Promise<number> {
+    return this.#aggregate(path, 'sum').then((v) => Number(v ?? 0));
+  }
+
+  /** The average of the values of an attribute path, or null when there are none. */
+  average(path: string): Promise<number | null> {
+    return this.#aggregate(path, 'average') as Promise<number | null>;
+  }
+
+  /** The lowest value of an attribute path (text by 4D's order), or null. */
+  min(path: string): Promise<unknown> {
+    return this.#aggregate(path, 'min');
+  }
+
+  /** The highest value of an attribute path, or null. */
+  max(path: string): Promise<unknown> {
+    return this.#aggregate(path, 'max');
+  }
+
+  /** The number of entities whose attribute path is not null. */
+  count(path: string): Promise<number> {
+    return this.#aggregate(path, 'count') as Promise<number>;
+  }
+
+  /** The distinct values of an attribute path, sorted. */
+  distinct(path: string): Promise<unknown[]> {
+    return distinct(this, resolveValuePath(this.#dc.model, path, () => true));
+  }
+
+  async #aggregate(path: string, fn: 'sum' | 'average' | 'min' | 'max' | 'count'): Promise<unknown> {
+    return (await aggregates(this, resolveValuePath(this.#dc.model, path, () => true), [fn]))[fn];
+  }
+
+  /** @internal The condition selecting this selection's members (its window, when it is a slice). */
+  membersCondition(): Condition | null {
+    const s = this.#source;
+    if (s.offset === 0 && s.limit === null) return s.where;
+    const key = this.#dc.model.key;
+    return { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
   }
 
   #where(condition: Condition): EntitySelection {

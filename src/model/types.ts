@@ -9,6 +9,8 @@ export const STORAGE_TYPES = [
 export type StorageType = (typeof STORAGE_TYPES)[number];
 
 export const INTEGER_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64']);
+/** Types whose values can be summed and averaged. */
+export const NUMBER_TYPES: ReadonlySet<StorageType> = new Set(['byte', 'word', 'long', 'long64', 'number', 'duration']);
 
 export type AttributeKind = 'storage' | 'relatedEntity' | 'relatedEntities' | 'alias' | 'calculated';
 

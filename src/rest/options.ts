@@ -5,6 +5,7 @@
 import { MAX_PAGE_SIZE } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
+import { COMPUTE_KEYWORDS, type ComputeKeyword } from '../datastore/compute.js';
 import { OPTIONS, type OptionName } from './constants.js';
 import { ATTRIBUTE_PATH } from './url.js';
 
@@ -28,6 +29,8 @@ export interface RestOptions {
   readonly atomic: boolean;
   /** $refresh with $method=update: answer the entity with the values applied, without saving */
   readonly refresh: boolean;
+  readonly compute?: ComputeKeyword;
+  readonly distinct: boolean;
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -71,6 +74,8 @@ export function parseOptions(query: string): RestOptions {
     querypath: bool('$querypath', raw.get('$querypath')),
     atomic: bool('$atomic', raw.get('$atomic')) || bool('$atOnce', raw.get('$atOnce')) || bool('$atonce', raw.get('$atonce')),
     refresh: bool('$refresh', raw.get('$refresh')),
+    compute: computeKeyword(raw.get('$compute')),
+    distinct: bool('$distinct', raw.get('$distinct')),
   };
 }
 
@@ -131,4 +136,12 @@ function params(v: string | undefined): unknown[] {
   }
   if (!Array.isArray(parsed)) throw new DatasetError('INVALID_OPTION', `$params must be a JSON array like '["smith", 5000]', not ${JSON.stringify(parsed)}`);
   return parsed;
+}
+
+function computeKeyword(v: string | undefined): ComputeKeyword | undefined {
+  if (v === undefined) return undefined;
+  if (!COMPUTE_KEYWORDS.includes(v as ComputeKeyword)) {
+    throw new DatasetError('INVALID_OPTION', `'${v}' is not a $compute keyword${didYouMean(v, COMPUTE_KEYWORDS)} (one of ${COMPUTE_KEYWORDS.join(', ')})`);
+  }
+  return v as ComputeKeyword;
 }

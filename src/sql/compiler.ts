@@ -243,3 +243,42 @@ export function compileDelete(d: Dialect, dataClass: DataClassModel, where: Cond
   // No table alias in DELETE: not every engine accepts one.
   return { sql: `DELETE FROM ${d.quote(t)} WHERE ${b.condition(d.quote(t), where)}`, params: b.params };
 }
+
+export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
+
+/**
+ * One row (`count`, `sum`, `average`, `min`, `max` columns, those asked) of aggregates of a path
+ * over the rows matching `where`. Null values are left out, as SQL's aggregates do.
+ */
+export function compileAggregate(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, fns: readonly AggregateFn[]): CompiledSql {
+  const b = new Builder(d);
+  const t = b.alias();
+  const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
+  // the value is compiled at each place it appears: a JSON path binds a parameter each time
+  let sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}`;
+  if (where) sql += ` WHERE ${b.condition(t, where)}`;
+  return { sql, params: b.params };
+}
+
+/** The distinct non-null values of a path over the rows matching `where`, sorted (text by its fold). */
+export function compileDistinct(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, limit: number | null, offset: number): CompiledSql {
+  const b = new Builder(d);
+  const t = b.alias();
+  const text = path.attr.type === 'string' && !path.json;
+  let sql = `SELECT ${b.path(t, path)} AS v${text ? `, MIN(${b.path(t, { ...path, fold: true })}) AS o` : ''} FROM ${d.quote(dataClass.table)} ${t}`;
+  sql += ` WHERE ${b.path(t, path)} IS NOT NULL`;
+  if (where) sql += ` AND ${b.condition(t, where)}`;
+  sql += ` GROUP BY ${b.path(t, path)} ORDER BY ${text ? 'o, v' : 'v'}`;
+  const l = limit === null ? null : b.bindNumber(limit);
+  const o = offset ? b.bindNumber(offset) : null;
+  return { sql: sql + d.paging(l, o), params: b.params };
+}
+
+/** The lowest or highest text of a path (by its fold), for min/max of text. */
+export function compileTextExtreme(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, highest: boolean): CompiledSql {
+  const b = new Builder(d);
+  const t = b.alias();
+  let sql = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t} WHERE ${b.path(t, path)} IS NOT NULL`;
+  if (where) sql += ` AND ${b.condition(t, where)}`;
+  return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.paging(b.bindNumber(1), null)}`, params: b.params };
+}

@@ -5,6 +5,7 @@
 import type { DataClass } from '../../datastore/dataclass.js';
 import { entityNotFound, type Datastore } from '../../datastore/datastore.js';
 import type { Entity } from '../../datastore/entity.js';
+import { compute, distinct, resolveValuePath } from '../../datastore/compute.js';
 import { fetchRelated, type FetchedEntity } from '../../datastore/fetch.js';
 import { parseOrderBy } from '../../datastore/order-by.js';
 import { leadsTo, resolveProjection, type Projection } from '../../datastore/projection.js';
@@ -55,8 +56,9 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
 
 async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, caller: string): Promise<unknown> {
   const model = selection.getDataClass().model;
-  const projection = projectionFor(model, attributes, opts);
   const filtered = opts.filter === undefined ? selection : selection.queryAs(isExposed, opts.filter, opts.params);
+  if (opts.compute !== undefined || opts.distinct) return computation(filtered, attributes, opts);
+  const projection = projectionFor(model, attributes, opts);
   if (opts.filter !== undefined && opts.orderby !== undefined && /\border\s+by\b/i.test(opts.filter)) {
     throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
   }
@@ -76,6 +78,20 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
     await ds.recordQueryPath(caller, answer[W.QUERY_PATH]); // for GET /rest/$querypath
   }
   return answer;
+}
+
+/** $compute and $distinct: /rest/{dataClass}/{attribute}?$compute=sum (filtered too). */
+async function computation(selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
+  const option = opts.compute !== undefined ? '$compute' : '$distinct';
+  if (opts.compute !== undefined && opts.distinct) throw new DatasetError('INVALID_OPTION', '$compute and $distinct are two requests: give one');
+  if (!attributes || attributes.length !== 1) {
+    throw new DatasetError('INVALID_OPTION', `${option} needs exactly one attribute in the path: /rest/${selection.getDataClass().name}/{attribute}?${option}=…`);
+  }
+  const path = resolveValuePath(selection.getDataClass().model, attributes[0], isExposed);
+  const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(selection.getDataClass().model, opts.orderby, isExposed));
+  if (opts.compute !== undefined) return compute(sorted, path, opts.compute, attributes[0]);
+  // $distinct: $skip and $top apply to the array (reference §3.7)
+  return distinct(sorted, path, opts.skip, opts.top ?? null);
 }
 
 async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
