@@ -9,6 +9,7 @@ import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sq
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
 import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
+import { MemoryEntitySetStore, type EntitySetStore } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
 import type { CalculatedLookup } from './order-by.js';
 
@@ -78,6 +79,9 @@ export class Datastore {
   dataClasses(): DataClass[] {
     return [...this.#classes.values()];
   }
+
+  /** Where entity sets are kept: in this process by default; a shared store can replace it. */
+  entitySets: EntitySetStore = new MemoryEntitySetStore();
 
   /** @internal Finds the code of a calculated attribute, for the query resolver and the sorts. */
   readonly calculatedLookup: CalculatedLookup = (attr) => this.dataClassOf(attr.dataClass).calculated(attr.name);

@@ -4,7 +4,9 @@
 
 import { parseQuery } from '../query/parser.js';
 import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
-import type { Visibility } from '../model/types.js';
+import { INTEGER_TYPES, type Visibility } from '../model/types.js';
+import { compileSelect } from '../sql/compiler.js';
+import type { KeyList } from './entity-sets.js';
 import { resolveQuery } from '../query/resolve.js';
 import type { DataClass } from './dataclass.js';
 import type { Entity } from './entity.js';
@@ -121,6 +123,15 @@ export class EntitySelection {
 
   async #aggregate(path: string, fn: 'sum' | 'average' | 'min' | 'max' | 'count'): Promise<unknown> {
     return (await aggregates(this, resolveValuePath(this.#dc.model, path, () => true), [fn]))[fn];
+  }
+
+  /** The keys of the whole selection, in its order: compact (8 bytes a member for integer keys). */
+  async keys(): Promise<KeyList> {
+    const key = this.#dc.model.key;
+    const { sql, params } = compileSelect(this.#dc.ds.storage.dialect, this.spec([{ kind: 'storage', attr: key }]));
+    const rows = await this.#dc.ds.storage.all(sql, params);
+    if (INTEGER_TYPES.has(key.type)) return Float64Array.from(rows, (r) => Number(r[key.name]));
+    return rows.map((r) => String(r[key.name]));
   }
 
   /** @internal The condition selecting this selection's members (its window, when it is a slice). */

@@ -36,7 +36,7 @@ export const OPTIONS = {
   $params: true,
   $queryplan: true,
   $querypath: true,
-  $timeout: false,
+  $timeout: true,
   $savedfilter: false,
   $savedorderby: false,
   $compute: true,

@@ -5,6 +5,7 @@ import type { Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
+import { info, releaseSets } from './handlers/entity-sets.js';
 import { readDataClass } from './handlers/read.js';
 import { writeDataClass } from './handlers/write.js';
 import { parseOptions } from './options.js';
@@ -39,6 +40,12 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
     case 'queryPath':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $querypath: use GET`);
       return { [W.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
+    case 'info':
+      if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $info: use GET`);
+      return info(ds);
+    case 'releaseSets':
+      if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
+      return releaseSets(ds, req.body);
     case 'dataClass':
       if (isRead) return readDataClass(ds, route, options, req.caller);
       if (req.method === 'POST' && options.method !== undefined) return writeDataClass(ds, route, options, req.body, req.origin ?? '');

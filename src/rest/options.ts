@@ -31,6 +31,8 @@ export interface RestOptions {
   readonly refresh: boolean;
   readonly compute?: ComputeKeyword;
   readonly distinct: boolean;
+  /** seconds an entity set lives without being used */
+  readonly timeout?: number;
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -76,6 +78,7 @@ export function parseOptions(query: string): RestOptions {
     refresh: bool('$refresh', raw.get('$refresh')),
     compute: computeKeyword(raw.get('$compute')),
     distinct: bool('$distinct', raw.get('$distinct')),
+    timeout: raw.has('$timeout') ? positive('$timeout', raw.get('$timeout') as string) : undefined,
   };
 }
 
@@ -144,4 +147,10 @@ function computeKeyword(v: string | undefined): ComputeKeyword | undefined {
     throw new DatasetError('INVALID_OPTION', `'${v}' is not a $compute keyword${didYouMean(v, COMPUTE_KEYWORDS)} (one of ${COMPUTE_KEYWORDS.join(', ')})`);
   }
   return v as ComputeKeyword;
+}
+
+function positive(name: string, v: string): number {
+  const n = count(name, v, Number.MAX_SAFE_INTEGER);
+  if (n === 0) throw new DatasetError('INVALID_OPTION', `${name} must be 1 or more seconds, got '${v}'`);
+  return n;
 }

@@ -23,6 +23,9 @@ export type Route =
   | { readonly kind: 'catalogAll' }
   | { readonly kind: 'catalogItem'; readonly name: string }
   | { readonly kind: 'queryPath' }
+  | { readonly kind: 'info' }
+  /** POST /rest/$entityset/$release with the ids in the body */
+  | { readonly kind: 'releaseSets' }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -64,7 +67,9 @@ function systemRoute(name: string, rest: string[]): Route {
     throw new DatasetError('MALFORMED_URL', `/rest/$catalog takes at most one more segment ($all or a dataclass name), got '${rest.join('/')}'`);
   }
   if (name === '$querypath' && rest.length === 0) return { kind: 'queryPath' };
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${name}' is not a resource of this server (known: $catalog, $querypath)`);
+  if (name === '$info' && rest.length === 0) return { kind: 'info' };
+  if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release)`);
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */

@@ -17,6 +17,7 @@ import { didYouMean } from '../../util/suggest.js';
 import { queryPath, queryPlan } from '../../query/describe.js';
 import { W } from '../constants.js';
 import type { RestOptions } from '../options.js';
+import { createSet, readSet } from './entity-sets.js';
 import { serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
 import type { PathSegment, Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
@@ -25,10 +26,17 @@ type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
 export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions, caller = ''): Promise<unknown> {
   const dc = ds.dataClassOf(exposedDataClass(ds, route.dataClass));
-  if (route.path.some((s) => s.kind === 'entitySet')) {
-    throw new DatasetError('OPTION_NOT_SUPPORTED', 'entity sets ($entityset) are not supported by this version of the server yet');
+  const setAt = route.path.findIndex((s) => s.kind === 'entitySet');
+  if (setAt >= 0) {
+    // /rest/{dc}/$entityset/{id}, an attribute list before it: /rest/{dc}/a,b/$entityset/{id}
+    const seg = route.path[setAt] as Extract<PathSegment, { kind: 'entitySet' }>;
+    if (route.selector.kind !== 'all' || setAt !== route.path.length - 1 || seg.id === '') {
+      throw new DatasetError('MALFORMED_URL', `an entity set is read as /rest/${dc.name}/$entityset/{id}, with an optional attribute list before $entityset`);
+    }
+    if (opts.method !== undefined && opts.method !== 'entityset' && opts.method !== 'release') refuseMethod(opts.method);
+    return readSet(ds, dc, seg.id, opts, projectionFor(dc.model, attributeList(route.path.slice(0, setAt)), opts));
   }
-  if (opts.method !== undefined) refuseMethod(opts.method);
+  if (opts.method !== undefined && opts.method !== 'entityset') refuseMethod(opts.method);
   if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts, caller);
 
   const entity = await findEntity(dc, route.selector);
@@ -63,6 +71,7 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
     throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
   }
   const sorted = opts.orderby === undefined ? filtered : filtered.withOrder(parseOrderBy(model, opts.orderby, isExposed, ds.calculatedLookup));
+  if (opts.method === 'entityset') return createSet(ds, sorted, opts, projection);
   const [count, entities, globalStamp] = await Promise.all([
     sorted.length,
     sorted.page(opts.skip, opts.top ?? pageSize(model)),
@@ -95,8 +104,8 @@ async function computation(selection: EntitySelection, attributes: string[] | un
 }
 
 async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
-  if (opts.top !== undefined || opts.skip > 0 || opts.orderby !== undefined || opts.filter !== undefined) {
-    throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby and $filter apply to collections, not to a single entity');
+  if (opts.top !== undefined || opts.skip > 0 || opts.orderby !== undefined || opts.filter !== undefined || opts.method === 'entityset') {
+    throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby, $filter and $method=entityset apply to collections, not to a single entity');
   }
   const model = entity.getDataClass().model;
   if (!model.exposed) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
@@ -154,5 +163,5 @@ function refuseMethod(method: NonNullable<RestOptions['method']>): never {
   if (method === 'update' || method === 'delete' || method === 'validate') {
     throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${method} changes data: send it with POST`);
   }
-  throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} (entity sets) is not supported by this version of the server yet`);
+  throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} is not supported here by this version of the server yet`);
 }

@@ -1,0 +1,106 @@
+// Entity sets: selections kept on the server under an id (REST's $method=entityset), as compact
+// key lists: a Float64Array for integer keys (8 bytes a member), an array of strings otherwise.
+// Everything about sets lives behind EntitySetStore, so that a store shared by several server
+// instances can replace the in-memory one without touching the REST layer.
+
+import { randomUUID } from 'node:crypto';
+
+export type KeyList = Float64Array | readonly string[];
+
+export interface StoredSet {
+  /** 32 uppercase hexadecimal digits */
+  readonly id: string;
+  readonly dataClass: string;
+  readonly keys: KeyList;
+  /** built with an order ($orderby), as $info reports */
+  readonly sorted: boolean;
+  /** inactivity lifetime, in ms: every use starts it again */
+  readonly timeoutMs: number;
+  /** the last use (creation included), ms since the epoch */
+  refreshed: number;
+}
+
+export interface EntitySetStore {
+  put(set: StoredSet): Promise<void>;
+  /** The set, its lifetime started again; undefined when unknown, released, expired or evicted. */
+  get(id: string): Promise<StoredSet | undefined>;
+  /** true when the set existed */
+  release(id: string): Promise<boolean>;
+  /** The sets alive now (for $info). */
+  list(): Promise<StoredSet[]>;
+}
+
+export function newSetId(): string {
+  return randomUUID().replaceAll('-', '').toUpperCase();
+}
+
+/** Default lifetime of an entity set: 2 hours (spec "Limits"). */
+export const DEFAULT_SET_TIMEOUT_S = 7200;
+/** Members kept by all the sets of one in-memory store at most; past it, the least recently used sets go first. */
+export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
+
+export interface MemoryStoreOptions {
+  readonly maxMembers?: number;
+  /** ms since the epoch; tests inject their own clock */
+  readonly now?: () => number;
+}
+
+/** The sets of one server process, least recently used first (a Map keeps insertion order). */
+export class MemoryEntitySetStore implements EntitySetStore {
+  readonly #sets = new Map<string, StoredSet>();
+  readonly #maxMembers: number;
+  readonly #now: () => number;
+  #members = 0;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async put(set: StoredSet): Promise<void> {
+    this.#sweep();
+    this.#delete(set.id);
+    this.#sets.set(set.id, set);
+    this.#members += set.keys.length;
+    // bounded: the least recently used sets are dropped until the members fit (never the new one)
+    for (const [id] of this.#sets) {
+      if (this.#members <= this.#maxMembers || id === set.id) break;
+      this.#delete(id);
+    }
+  }
+
+  async get(id: string): Promise<StoredSet | undefined> {
+    this.#sweep();
+    const set = this.#sets.get(id);
+    if (!set) return undefined;
+    set.refreshed = this.#now();
+    // most recently used last
+    this.#sets.delete(id);
+    this.#sets.set(id, set);
+    return set;
+  }
+
+  async release(id: string): Promise<boolean> {
+    this.#sweep();
+    return this.#delete(id);
+  }
+
+  async list(): Promise<StoredSet[]> {
+    this.#sweep();
+    return [...this.#sets.values()];
+  }
+
+  /** Expired sets go at each use of the store (no timer: nothing runs between requests). */
+  #sweep(): void {
+    const now = this.#now();
+    for (const [id, set] of this.#sets) if (set.refreshed + set.timeoutMs <= now) this.#delete(id);
+  }
+
+  #delete(id: string): boolean {
+    const set = this.#sets.get(id);
+    if (!set) return false;
+    this.#sets.delete(id);
+    this.#members -= set.keys.length;
+    return true;
+  }
+}

@@ -1,0 +1,116 @@
+// Entity sets: the store (compact keys, lifetimes on an injected clock, a bound on members) and
+// the REST side ($method=entityset, reading pages, release, $info).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryEntitySetStore, newSetId, type StoredSet } from '../src/datastore/entity-sets.js';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+const set = (id: string, size: number, refreshed: number, timeoutMs = 1000): StoredSet =>
+  ({ id, dataClass: 'X', keys: Float64Array.from({ length: size }, (_, i) => i + 1), sorted: false, timeoutMs, refreshed });
+
+describe('the in-memory entity set store', () => {
+  it('keeps integer keys in 8 bytes a member', () => {
+    const s = set(newSetId(), 1000, 0);
+    assert.ok(s.keys instanceof Float64Array);
+    assert.equal((s.keys as Float64Array).byteLength / s.keys.length, 8);
+    assert.match(newSetId(), /^[0-9A-F]{32}$/);
+  });
+
+  it('forgets a set once its lifetime has passed without use, and every use starts it again', async () => {
+    let now = 0;
+    const store = new MemoryEntitySetStore({ now: () => now });
+    await store.put(set('A', 3, now, 1000));
+    now = 900;
+    assert.ok(await store.get('A')); // used: lives until 1900
+    now = 1800;
+    assert.ok(await store.get('A'));
+    now = 2801;
+    assert.equal(await store.get('A'), undefined);
+    assert.deepEqual(await store.list(), []);
+  });
+
+  it('drops the least recently used sets first when the members go past the bound', async () => {
+    const store = new MemoryEntitySetStore({ maxMembers: 10, now: () => 0 });
+    await store.put(set('A', 4, 0, 1e9));
+    await store.put(set('B', 4, 0, 1e9));
+    await store.get('A'); // A is now more recent than B
+    await store.put(set('C', 4, 0, 1e9));
+    assert.deepEqual((await store.list()).map((s) => s.id).sort(), ['A', 'C']);
+    assert.equal(await store.release('B'), false);
+    assert.equal(await store.release('A'), true);
+  });
+});
+
+describe('entity sets over HTTP', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('stores the whole selection with $method=entityset, answering its first page with __ENTITYSET first', async () => {
+    const { status, body } = await demo.request('/rest/Employee?$filter=%22salary%20%3E%2050000%22&$orderby=salary%20desc&$method=entityset&$top=5&$attributes=salary');
+    assert.equal(status, 200);
+    assert.equal(Object.keys(body)[0], '__ENTITYSET');
+    assert.match(body.__ENTITYSET, /^\/rest\/Employee\/\$entityset\/[0-9A-F]{32}$/);
+    const count = await demo.ds.Employee.query('salary > 50000').length;
+    assert.equal(body.__COUNT, count);
+    assert.equal(body.__SENT, 5);
+    // $skip and $top applied to the answer only: later pages come from the stored set, in its order
+    const page2 = await demo.request(`${body.__ENTITYSET}?$skip=5&$top=5&$attributes=salary`);
+    assert.equal(page2.body.__COUNT, count);
+    assert.equal(page2.body.__FIRST, 5);
+    const salaries = [...body.__ENTITIES, ...page2.body.__ENTITIES].map((e: { salary: number }) => e.salary);
+    assert.deepEqual(salaries, [...salaries].sort((a, b) => b - a));
+  });
+
+  it('shows current values and reads a dropped member as {"__STAMP": 0}, still counted', async () => {
+    const created = await demo.request('/rest/City?$method=entityset&$orderby=ID');
+    const first = created.body.__ENTITIES[0];
+    const city = await demo.ds.City.get(Number(first.__KEY));
+    city!.set('name', 'Renamed');
+    await city!.save();
+    const victim = await demo.ds.City.get(Number(created.body.__ENTITIES[1].__KEY));
+    await victim!.drop();
+    const again = await demo.request(created.body.__ENTITYSET);
+    assert.equal(again.body.__COUNT, created.body.__COUNT);
+    assert.equal(again.body.__ENTITIES[0].name, 'Renamed');
+    assert.deepEqual(again.body.__ENTITIES[1], { __STAMP: 0 });
+  });
+
+  it('stores a relation followed from an entity, and a copy of a set', async () => {
+    const staff = await demo.request('/rest/Company(1)/staff?$expand=staff&$method=entityset');
+    assert.match(staff.body.__ENTITYSET, /^\/rest\/Employee\/\$entityset\//);
+    const copy = await demo.request(`${staff.body.__ENTITYSET}?$method=entityset`);
+    assert.notEqual(copy.body.__ENTITYSET, staff.body.__ENTITYSET);
+    assert.equal(copy.body.__COUNT, staff.body.__COUNT);
+  });
+
+  it('lists the sets in $info, and releases them (GET ?$method=release and POST /rest/$entityset/$release)', async () => {
+    const a = (await demo.request('/rest/City?$method=entityset&$timeout=600')).body.__ENTITYSET as string;
+    const b = (await demo.request('/rest/Company?$method=entityset')).body.__ENTITYSET as string;
+    const idOf = (uri: string) => uri.split('/').pop() as string;
+    const infoBody = (await demo.request('/rest/$info')).body;
+    const entry = infoBody.entitySet.find((e: { id: string }) => e.id === idOf(a));
+    assert.equal(entry.dataClass, 'City');
+    assert.equal(entry.sorted, false);
+    assert.equal(Date.parse(entry.expires) - Date.parse(entry.refreshed), 600_000);
+    assert.equal(infoBody.entitySetCount, infoBody.entitySet.length);
+    assert.deepEqual((await demo.request(`${a}?$method=release`)).body, { ok: true });
+    const gone = await demo.request(a);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.__ERROR[0].errCode, 1802);
+    assert.match(gone.body.__ERROR[0].message, /EntitySet ".*" cannot be found/);
+    assert.equal((await demo.request(`${a}?$method=release`)).body.__ERROR[0].errCode, 1802);
+    assert.deepEqual((await demo.request('/rest/$entityset/$release', 'POST', [idOf(b)])).body, { ok: true });
+    assert.equal((await demo.request('/rest/$entityset/$release', 'POST', [idOf(b)])).status, 404);
+  });
+
+  it('refuses a set of another dataclass, a bad $timeout, and $method=entityset on one entity', async () => {
+    const city = (await demo.request('/rest/City?$method=entityset')).body.__ENTITYSET as string;
+    assert.equal((await demo.request(city.replace('/City/', '/Company/'))).status, 404);
+    assert.equal((await demo.request('/rest/City?$method=entityset&$timeout=0')).status, 400);
+    assert.equal((await demo.request('/rest/City(1)?$method=entityset')).status, 400);
+  });
+});
