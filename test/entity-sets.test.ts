@@ -113,4 +113,40 @@ describe('entity sets over HTTP', () => {
     assert.equal((await demo.request('/rest/City?$method=entityset&$timeout=0')).status, 400);
     assert.equal((await demo.request('/rest/City(1)?$method=entityset')).status, 400);
   });
+
+  it('filters and sorts a set in SQL, keeping the set order without $orderby, storing the result only with $method=entityset', async () => {
+    const created = (await demo.request('/rest/Employee?$orderby=salary%20desc&$method=entityset&$top=0')).body;
+    const filtered = await demo.request(`${created.__ENTITYSET}?$filter=%22salary%20%3E%2080000%22&$attributes=salary&$top=1000`);
+    assert.equal(filtered.status, 200);
+    assert.equal(filtered.body.__ENTITYSET, undefined);
+    const salaries = filtered.body.__ENTITIES.map((e: { salary: number }) => e.salary);
+    assert.equal(filtered.body.__COUNT, await demo.ds.Employee.query('salary > 80000').length);
+    assert.deepEqual(salaries, [...salaries].sort((a, b) => b - a)); // the set's order
+    const resorted = await demo.request(`${created.__ENTITYSET}?$filter=%22salary%20%3E%2080000%22&$orderby=salary&$attributes=salary&$top=1000&$method=entityset`);
+    assert.match(resorted.body.__ENTITYSET, /\$entityset\/[0-9A-F]{32}$/);
+    const up = resorted.body.__ENTITIES.map((e: { salary: number }) => e.salary);
+    assert.deepEqual(up, [...salaries].sort((a, b) => a - b));
+  });
+
+  it('combines two sets with AND, OR, EXCEPT (any case, $operator too) and answers INTERSECT with true or false', async () => {
+    const a = (await demo.request('/rest/City?$filter=%22ID%20%3C%3D%2010%22&$method=entityset&$top=0')).body.__ENTITYSET as string;
+    const b = (await demo.request('/rest/City?$filter=%22ID%20%3E%3D%208%20and%20ID%20%3C%3D%2015%22&$method=entityset&$top=0')).body.__ENTITYSET as string;
+    const c = (await demo.request('/rest/City?$filter=%22ID%20%3E%2018%22&$method=entityset&$top=0')).body.__ENTITYSET as string;
+    const id = (uri: string) => uri.split('/').pop();
+    const keys = async (url: string) => (await demo.request(url)).body.__ENTITIES.map((e: { __KEY: string }) => Number(e.__KEY));
+    const ka: number[] = await keys(a);
+    const kb: number[] = await keys(b);
+    assert.deepEqual(await keys(`${a}?$logicOperator=AND&$otherCollection=${id(b)}`), ka.filter((k) => kb.includes(k)));
+    assert.deepEqual(await keys(`${a}?$logicOperator=or&$otherCollection=${id(b)}`), [...ka, ...kb.filter((k) => !ka.includes(k))]);
+    assert.deepEqual(await keys(`${a}?$operator=except&$otherCollection=${id(b)}`), ka.filter((k) => !kb.includes(k)));
+    assert.ok(ka.filter((k) => kb.includes(k)).length > 0);
+    assert.equal((await demo.request(`${a}?$logicOperator=INTERSECT&$otherCollection=${id(b)}`)).body, true);
+    assert.equal((await demo.request(`${a}?$logicOperator=intersect&$otherCollection=${id(c)}`)).body, false);
+    const stored = await demo.request(`${a}?$logicOperator=AND&$otherCollection=${id(b)}&$method=entityset`);
+    assert.equal((await demo.request(stored.body.__ENTITYSET)).body.__COUNT, 3);
+    const company = (await demo.request('/rest/Company?$method=entityset&$top=0')).body.__ENTITYSET as string;
+    assert.match((await demo.request(`${a}?$logicOperator=AND&$otherCollection=${id(company)}`)).body.__ERROR[0].message, /one dataclass/);
+    assert.equal((await demo.request(`${a}?$logicOperator=AND&$otherCollection=FFFF`)).body.__ERROR[0].errCode, 1802);
+    assert.match((await demo.request(`${a}?$logicOperator=XOR&$otherCollection=${id(b)}`)).body.__ERROR[0].message, /not a \$logicOperator/);
+  });
 });

@@ -71,6 +71,8 @@ export function describe(c: Condition): string {
       return `${attribute(c.path)} IN [${c.values.map(text).join(', ')}]`;
     case 'isNull':
       return `${attribute(c.path)} ${c.negated ? '#' : '='} null`;
+    case 'inKeys':
+      return `${attribute(c.path)} IN (an entity set of ${c.keys.length})`;
     case 'inSelect':
       return `${attribute(c.path)} IN (selection of ${c.select.dataClass.name})`;
     case 'exists':

@@ -21,6 +21,8 @@ export type Condition =
   | { readonly kind: 'compare'; readonly path: AttributePath; readonly op: CompareOp; readonly value: unknown }
   | { readonly kind: 'isNull'; readonly path: AttributePath; readonly negated: boolean }
   | { readonly kind: 'in'; readonly path: AttributePath; readonly values: readonly unknown[] }
+  /** the path's value is one of these keys (an entity set's members), bound as one parameter */
+  | { readonly kind: 'inKeys'; readonly path: AttributePath; readonly keys: ArrayLike<unknown> }
   /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `begin`, `%` */
   | { readonly kind: 'like'; readonly path: AttributePath; readonly pattern: string }
   /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */

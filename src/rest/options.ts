@@ -33,6 +33,8 @@ export interface RestOptions {
   readonly distinct: boolean;
   /** seconds an entity set lives without being used */
   readonly timeout?: number;
+  /** $logicOperator (or $operator) with $otherCollection: set algebra between two entity sets */
+  readonly logic?: { readonly operator: 'AND' | 'OR' | 'EXCEPT' | 'INTERSECT'; readonly other: string };
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -79,6 +81,7 @@ export function parseOptions(query: string): RestOptions {
     compute: computeKeyword(raw.get('$compute')),
     distinct: bool('$distinct', raw.get('$distinct')),
     timeout: raw.has('$timeout') ? positive('$timeout', raw.get('$timeout') as string) : undefined,
+    logic: logic(raw.get('$logicOperator') ?? raw.get('$operator'), raw.get('$otherCollection')),
   };
 }
 
@@ -153,4 +156,18 @@ function positive(name: string, v: string): number {
   const n = count(name, v, Number.MAX_SAFE_INTEGER);
   if (n === 0) throw new DatasetError('INVALID_OPTION', `${name} must be 1 or more seconds, got '${v}'`);
   return n;
+}
+
+const LOGIC = ['AND', 'OR', 'EXCEPT', 'INTERSECT'] as const;
+
+function logic(operator: string | undefined, other: string | undefined): RestOptions['logic'] {
+  if (operator === undefined && other === undefined) return undefined;
+  if (operator === undefined || other === undefined || other.trim() === '') {
+    throw new DatasetError('INVALID_OPTION', '$logicOperator and $otherCollection go together: an operator (AND, OR, EXCEPT, INTERSECT) and the id of the other entity set');
+  }
+  const op = operator.toUpperCase();
+  if (!LOGIC.includes(op as (typeof LOGIC)[number])) {
+    throw new DatasetError('INVALID_OPTION', `'${operator}' is not a $logicOperator${didYouMean(op, LOGIC)} (one of ${LOGIC.join(', ')}, in any case)`);
+  }
+  return { operator: op as (typeof LOGIC)[number], other: other.trim() };
 }

@@ -83,6 +83,11 @@ class Builder {
         // 4D: '#' does not match null values; SQL's <> already leaves them out.
         return `${lhs} ${c.op === '!=' ? '<>' : c.op} ${this.value(c.path, c.value)}`;
       }
+      case 'inKeys': {
+        const lhs = this.path(table, c.path);
+        this.params.push(this.d.keyListParam(c.keys));
+        return this.d.inKeyList(lhs, this.d.placeholder(this.params.length));
+      }
       case 'like':
         return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       case 'elements': {

@@ -31,6 +31,8 @@ export const postgresDialect: Dialect = {
   jsonPath: (parts) => parts,
   jsonElements: (column, path, alias) => `jsonb_array_elements(${column} #> ${path}::text[]) ${alias}(value)`,
   jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
+  inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
+  keyListParam: (keys) => Array.from(keys),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

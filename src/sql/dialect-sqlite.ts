@@ -34,6 +34,8 @@ export const sqliteDialect: Dialect = {
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
   jsonElements: (column, path, alias) => `json_each(${column}, ${path}) ${alias}`,
   jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),
+  inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
+  keyListParam: (keys) => JSON.stringify(Array.from(keys)),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

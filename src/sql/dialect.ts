@@ -34,6 +34,10 @@ export interface Dialect {
   jsonElements(column: string, path: string, alias: string): string;
   /** SQL reading an element (`path` null) or a property path inside it (placeholder of jsonPath()) */
   jsonElementValue(alias: string, path: string | null): string;
+  /** SQL testing that `expr` is one of the keys bound (as keyListParam's value) at `placeholder` */
+  inKeyList(expr: string, placeholder: string): string;
+  /** the bound value of a key list (an entity set's members): one parameter, however many keys */
+  keyListParam(keys: ArrayLike<unknown>): unknown;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */

@@ -4,12 +4,14 @@
 
 import type { DataClass } from '../../datastore/dataclass.js';
 import type { Datastore } from '../../datastore/datastore.js';
-import { DEFAULT_SET_TIMEOUT_S, newSetId, type StoredSet } from '../../datastore/entity-sets.js';
+import { DEFAULT_SET_TIMEOUT_S, newSetId, type KeyList, type StoredSet } from '../../datastore/entity-sets.js';
 import { fetchRelated } from '../../datastore/fetch.js';
+import { parseOrderBy } from '../../datastore/order-by.js';
 import type { Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { pageSize } from '../../model/types.js';
+import { isExposed, pageSize } from '../../model/types.js';
+import { directPath } from '../../query/plan.js';
 import { REST_PREFIX, W } from '../constants.js';
 import type { RestOptions } from '../options.js';
 import { serializeEntity } from '../serialize.js';
@@ -47,19 +49,73 @@ export async function readSet(ds: Datastore, dc: DataClass, id: string, opts: Re
   }
   const set = await ds.entitySets.get(id);
   if (!set || set.dataClass !== dc.name) throw notFound(id);
+  let keys = set.keys;
+  let sorted = set.sorted;
+  if (opts.logic) {
+    const other = await ds.entitySets.get(opts.logic.other);
+    if (!other) throw notFound(opts.logic.other);
+    if (other.dataClass !== set.dataClass) {
+      throw new DatasetError('INVALID_OPTION', `$logicOperator combines sets of one dataclass: ${set.id} holds ${set.dataClass}, ${other.id} holds ${other.dataClass}`);
+    }
+    if (opts.logic.operator === 'INTERSECT') return intersects(set.keys, other.keys);
+    keys = combine(set.keys, other.keys, opts.logic.operator);
+  }
   if (opts.filter !== undefined || opts.orderby !== undefined) {
-    throw new DatasetError('OPTION_NOT_SUPPORTED', '$filter and $orderby on an entity set are not supported by this version of the server yet');
+    // the members are bound as one parameter, so the query and the sort run in SQL
+    const members = dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys });
+    let selection = opts.filter === undefined ? members : members.queryAs(isExposed, opts.filter, opts.params);
+    if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
+    const ordered = opts.orderby !== undefined || /\border\s+by\b/i.test(opts.filter ?? '');
+    const found = await selection.keys();
+    // without a new order the set's own order stays
+    keys = ordered ? found : keepOrder(keys, found);
+    sorted ||= ordered;
   }
+  const result: StoredSet = { ...set, keys, sorted, id: newSetId(), refreshed: Date.now(), timeoutMs: (opts.timeout ?? DEFAULT_SET_TIMEOUT_S) * 1000 };
   if (opts.method === 'entityset') {
-    const copy: StoredSet = { ...set, id: newSetId(), refreshed: Date.now(), timeoutMs: (opts.timeout ?? DEFAULT_SET_TIMEOUT_S) * 1000 };
-    await ds.entitySets.put(copy);
-    return page(ds, dc, copy, opts, projection);
+    await ds.entitySets.put(result);
+    return page(ds, dc, result, opts, projection);
   }
-  return page(ds, dc, set, opts, projection);
+  // a selection made from the set (filtered, sorted, combined) is not stored: no __ENTITYSET
+  return keys === set.keys ? page(ds, dc, set, opts, projection) : page(ds, dc, result, opts, projection, false);
+}
+
+/** The members of `keys` that are also in `found`, in the order of `keys`. */
+function keepOrder(keys: KeyList, found: KeyList): KeyList {
+  const inFound = new Set<unknown>(Array.from(found as ArrayLike<unknown>));
+  return filterKeys(keys, (k) => inFound.has(k));
+}
+
+function filterKeys(keys: KeyList, keep: (k: unknown) => boolean): KeyList {
+  if (keys instanceof Float64Array) return keys.filter(keep);
+  return keys.filter(keep);
+}
+
+/** AND: the members of both (first set's order); OR: the first set, then the second's others; EXCEPT: the first's not in the second. */
+function combine(a: KeyList, b: KeyList, operator: 'AND' | 'OR' | 'EXCEPT'): KeyList {
+  const inB = new Set<unknown>(Array.from(b as ArrayLike<unknown>));
+  if (operator === 'AND') return filterKeys(a, (k) => inB.has(k));
+  if (operator === 'EXCEPT') return filterKeys(a, (k) => !inB.has(k));
+  const inA = new Set<unknown>(Array.from(a as ArrayLike<unknown>));
+  const extra = filterKeys(b, (k) => !inA.has(k));
+  if (a instanceof Float64Array) {
+    const out = new Float64Array(a.length + extra.length);
+    out.set(a);
+    out.set(extra as Float64Array, a.length);
+    return out;
+  }
+  return [...a, ...(extra as readonly string[])];
+}
+
+/** INTERSECT: whether the two sets share at least one entity (a bare true or false). */
+function intersects(a: KeyList, b: KeyList): boolean {
+  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  const inSmall = new Set<unknown>(Array.from(small as ArrayLike<unknown>));
+  return Array.from(large as ArrayLike<unknown>).some((k) => inSmall.has(k));
 }
 
 /** A page of a set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */
-async function page(ds: Datastore, dc: DataClass, set: StoredSet, opts: RestOptions, projection: Projection): Promise<Json> {
+async function page(ds: Datastore, dc: DataClass, set: StoredSet, opts: RestOptions, projection: Projection, stored = true): Promise<Json> {
   const top = opts.top ?? pageSize(dc.model);
   const keys = Array.from(set.keys.slice(opts.skip, opts.skip + top) as ArrayLike<unknown>);
   const entities = await dc.getMany(keys);
@@ -67,7 +123,7 @@ async function page(ds: Datastore, dc: DataClass, set: StoredSet, opts: RestOpti
   const globalStamp = await ds.globalStamp();
   const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as NonNullable<ReturnType<typeof fetched.get>>, projection, { globalStamp }) : { [W.STAMP]: 0 }));
   return {
-    [W.ENTITY_SET]: setUri(dc, set.id),
+    ...(stored ? { [W.ENTITY_SET]: setUri(dc, set.id) } : {}),
     [W.ENTITY_MODEL]: dc.name,
     [W.GLOBAL_STAMP]: globalStamp,
     [W.COUNT]: set.keys.length,
