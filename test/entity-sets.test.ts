@@ -149,4 +149,43 @@ describe('entity sets over HTTP', () => {
     assert.equal((await demo.request(`${a}?$logicOperator=AND&$otherCollection=FFFF`)).body.__ERROR[0].errCode, 1802);
     assert.match((await demo.request(`${a}?$logicOperator=XOR&$otherCollection=${id(b)}`)).body.__ERROR[0].message, /not a \$logicOperator/);
   });
+
+  it('rebuilds a released set under the same id from $savedfilter/$savedorderby, for 10 minutes', async () => {
+    const q = '$filter=%22salary%20%3E%2090000%22&$savedfilter=%22salary%20%3E%2090000%22&$orderby=salary&$savedorderby=salary';
+    const created = (await demo.request(`/rest/Employee?${q}&$method=entityset&$top=0`)).body;
+    const uri = created.__ENTITYSET as string;
+    await demo.request(`${uri}?$method=release`);
+    assert.equal((await demo.request(uri)).status, 404); // without the saved options: gone
+    const rebuilt = await demo.request(`${uri}?$savedfilter=%22salary%20%3E%2090000%22&$savedorderby=salary&$attributes=salary`);
+    assert.equal(rebuilt.status, 200);
+    assert.equal(rebuilt.body.__ENTITYSET, uri);
+    assert.equal(rebuilt.body.__COUNT, created.__COUNT);
+    const entry = (await demo.request('/rest/$info')).body.entitySet.find((e: { id: string }) => uri.endsWith(e.id));
+    assert.equal(Date.parse(entry.expires) - Date.parse(entry.refreshed), 600_000);
+    assert.equal(entry.sorted, true);
+  });
+
+  it('stores the related entities with $method=subentityset, sorted by $subOrderby', async () => {
+    const { body } = await demo.request('/rest/Company(3)/staff?$expand=staff&$method=subentityset&$subOrderby=salary%20DESC&$attributes=salary');
+    assert.match(body.__ENTITYSET, /^\/rest\/Employee\/\$entityset\/[0-9A-F]{32}$/);
+    const salaries = body.__ENTITIES.map((e: { salary: number }) => e.salary);
+    assert.deepEqual(salaries, [...salaries].sort((a, b) => b - a));
+    assert.equal(body.__COUNT, (await demo.request('/rest/Company(3)/staff?$expand=staff')).body.__COUNT);
+    assert.equal((await demo.request('/rest/Employee?$method=subentityset')).status, 400);
+  });
+
+  it('computes on a set, cleans dropped members into a new set, and deletes a set\'s entities', async () => {
+    const uri = (await demo.request('/rest/Employee?$filter=%22employer.ID%20%3D%205%22&$method=entityset&$top=0')).body.__ENTITYSET as string;
+    const id = uri.split('/').pop();
+    const expected = await demo.ds.Employee.query('employer.ID = 5').sum('salary');
+    assert.equal((await demo.request(`/rest/Employee/salary/$entityset/${id}?$compute=sum`)).body, expected);
+    const members = (await demo.request(uri)).body;
+    const victim = await demo.ds.Employee.get(members.__ENTITIES[0].__KEY);
+    await victim!.drop();
+    assert.equal((await demo.request(`${uri}?$clean=true`)).status, 400);
+    const cleaned = (await demo.request(`${uri}?$clean=true&$method=entityset`)).body;
+    assert.equal(cleaned.__COUNT, members.__COUNT - 1);
+    assert.deepEqual((await demo.request(`${uri}?$method=delete`, 'POST')).body, { ok: true });
+    assert.equal(await demo.ds.Employee.query('employer.ID = 5').length, 0);
+  });
 });

@@ -19,7 +19,7 @@ function assertDatasetError(query: string, code: ErrorName, mentions: string): v
 
 const defaults: RestOptions = {
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
-  filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined,
+  filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, clean: false,
 };
 
 describe('parseOptions: values', () => {

@@ -35,6 +35,13 @@ export interface RestOptions {
   readonly timeout?: number;
   /** $logicOperator (or $operator) with $otherCollection: set algebra between two entity sets */
   readonly logic?: { readonly operator: 'AND' | 'OR' | 'EXCEPT' | 'INTERSECT'; readonly other: string };
+  /** $savedfilter / $savedorderby: rebuild an expired or released set from them */
+  readonly savedFilter?: string;
+  readonly savedOrderby?: string;
+  /** the order of a $method=subentityset */
+  readonly subOrderby?: string;
+  /** $clean=true with $method=entityset: a copy of a set without its dropped members */
+  readonly clean: boolean;
 }
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
@@ -82,6 +89,10 @@ export function parseOptions(query: string): RestOptions {
     distinct: bool('$distinct', raw.get('$distinct')),
     timeout: raw.has('$timeout') ? positive('$timeout', raw.get('$timeout') as string) : undefined,
     logic: logic(raw.get('$logicOperator') ?? raw.get('$operator'), raw.get('$otherCollection')),
+    savedFilter: nonEmpty('$savedfilter', raw.get('$savedfilter')),
+    savedOrderby: nonEmpty('$savedorderby', raw.get('$savedorderby')),
+    subOrderby: nonEmpty('$subOrderby', raw.get('$subOrderby')),
+    clean: bool('$clean', raw.get('$clean')),
   };
 }
 
@@ -170,4 +181,9 @@ function logic(operator: string | undefined, other: string | undefined): RestOpt
     throw new DatasetError('INVALID_OPTION', `'${operator}' is not a $logicOperator${didYouMean(op, LOGIC)} (one of ${LOGIC.join(', ')}, in any case)`);
   }
   return { operator: op as (typeof LOGIC)[number], other: other.trim() };
+}
+
+function nonEmpty(name: string, v: string | undefined): string | undefined {
+  if (v !== undefined && v.trim() === '') throw new DatasetError('INVALID_OPTION', `${name} is empty`);
+  return v;
 }

@@ -42,13 +42,19 @@ export async function createSet(ds: Datastore, selection: EntitySelection, opts:
 }
 
 /** GET /rest/{dc}/$entityset/{id}: a page of the set (or its release, or a copy with $method=entityset). */
-export async function readSet(ds: Datastore, dc: DataClass, id: string, opts: RestOptions, projection: Projection): Promise<unknown> {
+export async function readSet(
+  ds: Datastore, dc: DataClass, id: string, opts: RestOptions, projection: Projection,
+  computation: (selection: EntitySelection) => Promise<unknown>,
+): Promise<unknown> {
   if (opts.method === 'release') {
     if (!(await ds.entitySets.release(id))) throw notFound(id);
     return { ok: true };
   }
-  const set = await ds.entitySets.get(id);
-  if (!set || set.dataClass !== dc.name) throw notFound(id);
+  const set = (await ds.entitySets.get(id)) ?? (await rebuild(ds, dc, id, opts));
+  if (set.dataClass !== dc.name) throw notFound(id);
+  if (opts.compute !== undefined || opts.distinct) {
+    return computation(dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys: set.keys }));
+  }
   let keys = set.keys;
   let sorted = set.sorted;
   if (opts.logic) {
@@ -59,6 +65,11 @@ export async function readSet(ds: Datastore, dc: DataClass, id: string, opts: Re
     }
     if (opts.logic.operator === 'INTERSECT') return intersects(set.keys, other.keys);
     keys = combine(set.keys, other.keys, opts.logic.operator);
+  }
+  if (opts.clean) {
+    if (opts.method !== 'entityset') throw new DatasetError('INVALID_OPTION', '$clean=true makes a new set: give $method=entityset with it');
+    // the members still in the datastore, in the set's order
+    keys = keepOrder(keys, await dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys }).keys());
   }
   if (opts.filter !== undefined || opts.orderby !== undefined) {
     // the members are bound as one parameter, so the query and the sort run in SQL
@@ -78,6 +89,39 @@ export async function readSet(ds: Datastore, dc: DataClass, id: string, opts: Re
   }
   // a selection made from the set (filtered, sorted, combined) is not stored: no __ENTITYSET
   return keys === set.keys ? page(ds, dc, set, opts, projection) : page(ds, dc, result, opts, projection, false);
+}
+
+/** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
+const REBUILT_TIMEOUT_S = 600;
+
+/**
+ * An expired or released set asked for with $savedfilter and/or $savedorderby: the query runs
+ * again and the set comes back under the same id (its members may have changed). Otherwise 1802.
+ */
+async function rebuild(ds: Datastore, dc: DataClass, id: string, opts: RestOptions): Promise<StoredSet> {
+  if (opts.savedFilter === undefined && opts.savedOrderby === undefined) throw notFound(id);
+  if (!/^[0-9A-F]{32}$/.test(id)) throw notFound(id);
+  let selection = opts.savedFilter === undefined ? dc.all() : dc.all().queryAs(isExposed, opts.savedFilter, opts.params);
+  if (opts.savedOrderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.savedOrderby, isExposed, ds.calculatedLookup));
+  const set: StoredSet = {
+    id, dataClass: dc.name, keys: await selection.keys(), sorted: opts.savedOrderby !== undefined, timeoutMs: REBUILT_TIMEOUT_S * 1000, refreshed: Date.now(),
+  };
+  await ds.entitySets.put(set);
+  return set;
+}
+
+/** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
+export async function deleteSet(ds: Datastore, dc: DataClass, id: string): Promise<unknown> {
+  const set = await ds.entitySets.get(id);
+  if (!set || set.dataClass !== dc.name) throw notFound(id);
+  await ds.transaction(async () => {
+    const keys = Array.from(set.keys as ArrayLike<unknown>);
+    for (let at = 0; at < keys.length; at += 1000) {
+      // members already dropped are skipped: the set keeps their keys (reference §8.2)
+      for (const e of await dc.getMany(keys.slice(at, at + 1000))) await e?.drop();
+    }
+  });
+  return { ok: true };
 }
 
 /** The members of `keys` that are also in `found`, in the order of `keys`. */

@@ -34,9 +34,11 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
       throw new DatasetError('MALFORMED_URL', `an entity set is read as /rest/${dc.name}/$entityset/{id}, with an optional attribute list before $entityset`);
     }
     if (opts.method !== undefined && opts.method !== 'entityset' && opts.method !== 'release') refuseMethod(opts.method);
-    return readSet(ds, dc, seg.id, opts, projectionFor(dc.model, attributeList(route.path.slice(0, setAt)), opts));
+    const listed = attributeList(route.path.slice(0, setAt));
+    const compute = opts.compute !== undefined || opts.distinct;
+    return readSet(ds, dc, seg.id, opts, compute ? resolveProjection(dc.model, {}, isExposed) : projectionFor(dc.model, listed, opts), (members) => computation(members, listed, opts));
   }
-  if (opts.method !== undefined && opts.method !== 'entityset') refuseMethod(opts.method);
+  if (opts.method !== undefined && opts.method !== 'entityset' && opts.method !== 'subentityset') refuseMethod(opts.method);
   if (route.selector.kind === 'all') return readCollection(ds, dc.all(), attributeList(route.path), opts, caller);
 
   const entity = await findEntity(dc, route.selector);
@@ -49,6 +51,10 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
         // a deferred URI: /Company(1)/staff?$expand=staff — that $expand names the relation followed
         const spent = withoutExpand(opts, attr.name);
         const reached = entity.related(attr.name);
+        if (opts.method === 'subentityset') {
+          if (!leads.many) throw new DatasetError('INVALID_OPTION', `$method=subentityset stores the entities of a 1→N relation; ${dc.name}.${attr.name} leads to one entity`);
+          return subEntitySet(ds, reached as EntitySelection, attributeList(rest), spent);
+        }
         if (leads.many) return readCollection(ds, reached as EntitySelection, attributeList(rest), spent, caller);
         const target = await (reached as Promise<Entity | null>);
         if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${dc.name}(${String(entity.getKey())}) has no ${attr.name}`);
@@ -64,6 +70,7 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
 
 async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, caller: string): Promise<unknown> {
   const model = selection.getDataClass().model;
+  if (opts.method === 'subentityset') throw new DatasetError('INVALID_OPTION', '$method=subentityset stores the entities of a relation: /rest/{dataClass}({key})/{relation}?$method=subentityset');
   const filtered = opts.filter === undefined ? selection : selection.queryAs(isExposed, opts.filter, opts.params);
   if (opts.compute !== undefined || opts.distinct) return computation(filtered, attributes, opts);
   const projection = projectionFor(model, attributes, opts);
@@ -87,6 +94,13 @@ async function readCollection(ds: Datastore, selection: EntitySelection, attribu
     await ds.recordQueryPath(caller, answer[W.QUERY_PATH]); // for GET /rest/$querypath
   }
   return answer;
+}
+
+/** $method=subentityset: the related entities stored as a set, sorted by $subOrderby (attr ASC|DESC, …). */
+async function subEntitySet(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
+  const model = selection.getDataClass().model;
+  const sorted = opts.subOrderby === undefined ? selection : selection.withOrder(parseOrderBy(model, opts.subOrderby, isExposed, ds.calculatedLookup));
+  return createSet(ds, sorted, { ...opts, orderby: opts.subOrderby }, projectionFor(model, attributes, opts));
 }
 
 /** $compute and $distinct: /rest/{dataClass}/{attribute}?$compute=sum (filtered too). */

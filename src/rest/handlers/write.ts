@@ -16,6 +16,7 @@ import type { RestOptions } from '../options.js';
 import { entityUri, serializeEntity } from '../serialize.js';
 import type { Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
+import { deleteSet } from './entity-sets.js';
 
 type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 type Json = Record<string, unknown>;
@@ -250,6 +251,8 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
 
 /** $method=delete on an entity, or on every entity a $filter selects (one transaction). */
 async function remove(ds: Datastore, dc: DataClass, route: DataClassRoute, opts: RestOptions): Promise<unknown> {
+  const [first] = route.path;
+  if (route.selector.kind === 'all' && route.path.length === 1 && first.kind === 'entitySet' && first.id !== '') return deleteSet(ds, dc, first.id);
   if (route.path.length > 0) throw new DatasetError('MALFORMED_URL', `$method=delete applies to /rest/${dc.name}(key) or to /rest/${dc.name}?$filter=…, without a path after it`);
   if (route.selector.kind === 'key') {
     const key = requireKey(dc.model.key, route.selector.key);
