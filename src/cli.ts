@@ -6,6 +6,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
+import { DEFAULT_MAX_SET_MEMBERS, MemoryEntitySetStore } from './datastore/entity-sets.js';
 import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
@@ -15,6 +16,11 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 picks a free one)');
+  return Number(value);
+}
+
+function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of 1 or more');
   return Number(value);
 }
 
@@ -35,6 +41,7 @@ const program = new Command()
   .option('--db <file>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite)')
   .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
+  .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()
@@ -49,7 +56,7 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string }>();
+const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number }>();
 
 let ds: DatastoreWithClasses;
 try {
@@ -60,6 +67,7 @@ try {
   fail(`cannot open the project: ${(e as Error).message}`);
 }
 
+ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
 const log = createLogger(opts.logLevel);
 const app = await buildServer(ds, { log });
 let address: string;

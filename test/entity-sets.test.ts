@@ -189,3 +189,30 @@ describe('entity sets over HTTP', () => {
     assert.equal(await demo.ds.Employee.query('employer.ID = 5').length, 0);
   });
 });
+
+describe('entity set lifetimes over HTTP (an injected clock)', () => {
+  let demo: DemoFixture;
+  let now = 1_000_000;
+  before(async () => {
+    demo = await openDemo();
+    demo.ds.entitySets = new MemoryEntitySetStore({ now: () => now, sweepEveryMs: 0 });
+  });
+  after(() => demo.close());
+
+  it('expires a set after $timeout seconds without use (default 7200), each use starting the clock again', async () => {
+    const short = (await demo.request('/rest/City?$method=entityset&$timeout=60&$top=0')).body.__ENTITYSET as string;
+    const long = (await demo.request('/rest/City?$method=entityset&$top=0')).body.__ENTITYSET as string;
+    now += 59_000;
+    assert.equal((await demo.request(short)).status, 200); // used: 60 s more
+    now += 59_000;
+    assert.equal((await demo.request(short)).status, 200);
+    now += 61_000;
+    const gone = await demo.request(short);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.__ERROR[0].errCode, 1802);
+    assert.equal((await demo.request(long)).status, 200);
+    now += 7_200_001;
+    assert.equal((await demo.request(long)).status, 404);
+  });
+});
+

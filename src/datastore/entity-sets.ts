@@ -21,6 +21,7 @@ export interface StoredSet {
 }
 
 export interface EntitySetStore {
+  /** Keeps a set (its lifetime starts now, by the store's clock). */
   put(set: StoredSet): Promise<void>;
   /** The set, its lifetime started again; undefined when unknown, released, expired or evicted. */
   get(id: string): Promise<StoredSet | undefined>;
@@ -43,6 +44,8 @@ export interface MemoryStoreOptions {
   readonly maxMembers?: number;
   /** ms since the epoch; tests inject their own clock */
   readonly now?: () => number;
+  /** how often expired sets are swept in the background, in ms (0: only when the store is used) */
+  readonly sweepEveryMs?: number;
 }
 
 /** The sets of one server process, least recently used first (a Map keeps insertion order). */
@@ -55,10 +58,14 @@ export class MemoryEntitySetStore implements EntitySetStore {
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
     this.#now = options.now ?? Date.now;
+    const every = options.sweepEveryMs ?? 60_000;
+    // the memory of expired sets comes back even when no request comes (the timer never keeps the process alive)
+    if (every > 0) setInterval(() => this.#sweep(), every).unref();
   }
 
   async put(set: StoredSet): Promise<void> {
     this.#sweep();
+    set.refreshed = this.#now(); // the store's clock decides every lifetime
     this.#delete(set.id);
     this.#sets.set(set.id, set);
     this.#members += set.keys.length;
@@ -90,7 +97,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
     return [...this.#sets.values()];
   }
 
-  /** Expired sets go at each use of the store (no timer: nothing runs between requests). */
+  /** Expired sets go at each use of the store, and in the background. */
   #sweep(): void {
     const now = this.#now();
     for (const [id, set] of this.#sets) if (set.refreshed + set.timeoutMs <= now) this.#delete(id);
