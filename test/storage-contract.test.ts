@@ -51,6 +51,14 @@ for (const engine of ENGINES) {
       assert.equal(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [99]), undefined);
     });
 
+    it('reads the first column of every row without making objects, and leaves the statement as it was', async () => {
+      const sql = `SELECT ${q('id')}, ${q('name')} FROM ${q('T')} ORDER BY ${q('id')}`;
+      const ids = await s.column(sql);
+      assert.ok(ids.length > 0 && ids.every((v) => typeof v === 'number'));
+      const rows = await s.all(sql);
+      assert.deepEqual(rows.map((r) => r.id), ids); // the same statement reads rows again
+    });
+
     it('lists the columns of a table, and none for a missing table', async () => {
       assert.deepEqual(await s.columns('T'), ['id', 'name']);
       assert.deepEqual(await s.columns('Missing'), []);

@@ -129,9 +129,9 @@ export class EntitySelection {
   async keys(): Promise<KeyList> {
     const key = this.#dc.model.key;
     const { sql, params } = compileSelect(this.#dc.ds.storage.dialect, this.spec([{ kind: 'storage', attr: key }]));
-    const rows = await this.#dc.ds.storage.all(sql, params);
-    if (INTEGER_TYPES.has(key.type)) return Float64Array.from(rows, (r) => Number(r[key.name]));
-    return rows.map((r) => String(r[key.name]));
+    const values = await this.#dc.ds.storage.column(sql, params);
+    if (INTEGER_TYPES.has(key.type)) return Float64Array.from(values as number[], Number);
+    return values.map(String);
   }
 
   /** @internal The condition selecting this selection's members (its window, when it is a slice). */

@@ -9,6 +9,8 @@ export interface StorageAdapter {
   readonly dialect: Dialect;
   /** every row of a query */
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /** the first column of every row of a query (no object per row: what key lists are read with) */
+  column(sql: string, params?: readonly unknown[]): Promise<unknown[]>;
   /** the first row of a query, if any */
   get(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
   /** runs a write statement; resolves to the number of rows changed */

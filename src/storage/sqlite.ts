@@ -71,6 +71,17 @@ export class SqliteAdapter implements StorageAdapter {
     return this.#reader.statement(sql).all(...params) as Row[];
   }
 
+  async column(sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
+    const stmt = (this.#inTx() ? this.#writer : this.#reader).statement(sql);
+    // pluck() is a mode of the (cached, shared) statement: on for this call only
+    stmt.pluck(true);
+    try {
+      return stmt.all(...params) as unknown[];
+    } finally {
+      stmt.pluck(false);
+    }
+  }
+
   async get(sql: string, params: readonly unknown[] = []): Promise<Row | undefined> {
     if (this.#inTx()) {
       try {
