@@ -54,9 +54,13 @@ function inputs(body: unknown): { list: unknown[]; single: boolean } {
   return { list: [body], single: true };
 }
 
+type RelatedCheck = { attr: Extract<AttributeModel, { kind: 'relatedEntity' }>; key: unknown };
+
 /** One input entity with its values applied (not saved), or the error that stopped it. */
 interface Prepared {
   entity?: Entity;
+  /** related keys given in the body, checked to exist before the save */
+  checks?: RelatedCheck[];
   error?: DatasetError;
   /** the entity as stored, for the answer of a failed update */
   current?: Entity;
@@ -86,15 +90,16 @@ async function prepare(dc: DataClass, input: unknown, index: number): Promise<Pr
     } else {
       entity = dc.new();
     }
-    for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index);
-    return { entity };
+    const checks: RelatedCheck[] = [];
+    for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
+    return { entity, checks };
   } catch (e) {
     if (isDatasetError(e)) return { error: e };
     throw e;
   }
 }
 
-function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number): void {
+function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
   if (name === W.KEY || name === W.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !isExposed(attr)) {
@@ -111,7 +116,7 @@ function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown,
       }
       return entity.set(name, value);
     case 'relatedEntity':
-      return setRelated(dc, entity, attr, value, index);
+      return setRelated(dc, entity, attr, value, index, checks);
     case 'calculated':
       // a set function makes it writable; entity.set refuses it otherwise
       return entity.set(name, value);
@@ -121,7 +126,7 @@ function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown,
 }
 
 /** A relatedEntity given as {"__KEY": k} (the entity must exist) or null. */
-function setRelated(dc: DataClass, entity: Entity, attr: Extract<AttributeModel, { kind: 'relatedEntity' }>, value: unknown, index: number): void {
+function setRelated(dc: DataClass, entity: Entity, attr: RelatedCheck['attr'], value: unknown, index: number, checks: RelatedCheck[]): void {
   if (value === null) return entity.set(attr.name, null);
   const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[W.KEY] : undefined;
   if (key === undefined) {
@@ -130,16 +135,12 @@ function setRelated(dc: DataClass, entity: Entity, attr: Extract<AttributeModel,
   const k = requireKey(attr.target.key, key);
   // checked at save time too (the foreign key); here to name the missing entity
   entity.set(attr.foreignKey.name, k);
-  const checks = pendingChecks.get(entity) ?? [];
   checks.push({ attr, key: k });
-  pendingChecks.set(entity, checks);
 }
 
-/** Related keys given in the body, checked to exist before the entity is saved. */
-const pendingChecks = new WeakMap<Entity, { attr: Extract<AttributeModel, { kind: 'relatedEntity' }>; key: unknown }[]>();
-
-async function checkRelated(ds: Datastore, entity: Entity): Promise<void> {
-  for (const { attr, key } of pendingChecks.get(entity) ?? []) {
+/** Related keys given in the body must name existing entities. */
+async function checkRelated(ds: Datastore, entity: Entity, checks: readonly RelatedCheck[] = []): Promise<void> {
+  for (const { attr, key } of checks) {
     if (!(await ds.dataClassOf(attr.target).get(key))) {
       throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}.${attr.name}: Cannot find entity with "${String(key)}" key in the "${attr.target.name}" dataclass`);
     }
@@ -170,7 +171,7 @@ async function update(ds: Datastore, dc: DataClass, opts: RestOptions, body: unk
           continue;
         }
         try {
-          await checkRelated(ds, p.entity);
+          await checkRelated(ds, p.entity, p.checks);
           await p.entity.save();
         } catch (e) {
           if (!isDatasetError(e)) throw e;
@@ -237,7 +238,7 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
     const p = await prepare(dc, list[i], i);
     if (!p.error && p.entity) {
       try {
-        await checkRelated(dc.ds, p.entity);
+        await checkRelated(dc.ds, p.entity, p.checks);
         await p.entity.validate(); // the validateSave events
       } catch (e) {
         if (!isDatasetError(e)) throw e;
