@@ -82,13 +82,14 @@ export async function readSet(
     keys = ordered ? found : keepOrder(keys, found);
     sorted ||= ordered;
   }
+  if (opts.method !== 'entityset' && keys === set.keys) return page(ds, dc, set, opts, projection);
   const result: StoredSet = { ...set, keys, sorted, id: newSetId(), refreshed: Date.now(), timeoutMs: (opts.timeout ?? DEFAULT_SET_TIMEOUT_S) * 1000 };
   if (opts.method === 'entityset') {
     await ds.entitySets.put(result);
     return page(ds, dc, result, opts, projection);
   }
   // a selection made from the set (filtered, sorted, combined) is not stored: no __ENTITYSET
-  return keys === set.keys ? page(ds, dc, set, opts, projection) : page(ds, dc, result, opts, projection, false);
+  return page(ds, dc, result, opts, projection, false);
 }
 
 /** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
