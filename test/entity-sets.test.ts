@@ -179,6 +179,11 @@ describe('entity sets over HTTP', () => {
     const id = uri.split('/').pop();
     const expected = await demo.ds.Employee.query('employer.ID = 5').sum('salary');
     assert.equal((await demo.request(`/rest/Employee/salary/$entityset/${id}?$compute=sum`)).body, expected);
+    // on the members as the request defines them: filtered here
+    const rich = await demo.ds.Employee.query('employer.ID = 5 and salary > 60000').length;
+    assert.equal((await demo.request(`/rest/Employee/salary/$entityset/${id}?$compute=count&$filter=%22salary%20%3E%2060000%22`)).body, rich);
+    // a huge $timeout is refused (so that $info can always date the sets)
+    assert.equal((await demo.request('/rest/City?$method=entityset&$timeout=99999999999999')).status, 400);
     const members = (await demo.request(uri)).body;
     const victim = await demo.ds.Employee.get(members.__ENTITIES[0].__KEY);
     await victim!.drop();

@@ -117,6 +117,8 @@ describe('writes over HTTP', () => {
       [{ isManager: 'yes' }, /expected true or false/],
       [{ ID: 'not-a-uuid' }, /not a valid uuid key|expected a uuid/],
       [{ birthDate: '31/12/2020' }, /expected a date/],
+      [{ birthDate: '31!02!2020' }, /expected a date/],
+      [{ hiredAt: '2020-02-31T00:00:00Z' }, /expected a date/],
       [{ employer: { __KEY: 999 } }, /Cannot find entity with "999" key in the "Company" dataclass/],
       [{ employer: 3 }, /takes \{"__KEY"/],
       [{ employerName: 'x' }, /alias attribute: it is read-only/],
@@ -177,6 +179,12 @@ describe('writes over HTTP', () => {
     const all = await post('/rest/City?$method=delete', undefined);
     assert.equal(all.status, 400);
     assert.match(all.body.__ERROR[0].message, /needs a \$filter/);
+  });
+
+  it('takes an empty body labelled JSON as no body (a delete)', async () => {
+    const created = (await post('/rest/City?$method=update', { name: 'Empty' })).body;
+    const res = await demo.app.inject({ method: 'POST', url: `/rest/City(${created.__KEY})?$method=delete`, headers: { 'content-type': 'application/json' } });
+    assert.equal(res.statusCode, 200, res.body);
   });
 
   it('answers a malformed body with 400 and __ERROR', async () => {

@@ -165,5 +165,19 @@ for (const engine of ENGINES) {
       });
       assert.equal(await s.get(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [20]), undefined);
     });
+
+    it('lets nested transactions started together take turns: each sibling commits or rolls back alone', async () => {
+      const ins = (id: number) => s.transaction(async () => {
+        await new Promise((r) => setTimeout(r, 5));
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [id, `n${id}`]);
+        if (id === 42) throw new Error('this one fails');
+      });
+      await s.transaction(async () => {
+        const results = await Promise.allSettled([ins(41), ins(42), ins(43)]);
+        assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+      });
+      const ids = (await s.all(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} BETWEEN 41 AND 43 ORDER BY ${q('id')}`)).map((r) => r.id);
+      assert.deepEqual(ids, [41, 43]);
+    });
   });
 }

@@ -18,3 +18,5 @@ export const MAX_QUERY_DEPTH = 32;
 export const MAX_QUERY_PARAMS = 128;
 /** Most values in one IN list. */
 export const MAX_IN_LIST = 10_000;
+/** Longest $timeout of an entity set or an upload, in seconds (30 days). */
+export const MAX_TIMEOUT_S = 30 * 24 * 3600;

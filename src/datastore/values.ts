@@ -115,8 +115,15 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
 
 function parseDate(text: string): Date | undefined {
   const m = /^(\d{1,2})!(\d{1,2})!(\d{4})$/.exec(text);
-  if (m) return new Date(Date.UTC(+m[3], +m[2] - 1, +m[1]));
-  return /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? new Date(text) : undefined;
+  if (m) return realDay(+m[3], +m[2], +m[1]) ? new Date(Date.UTC(+m[3], +m[2] - 1, +m[1])) : undefined;
+  const iso = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
+  return iso && realDay(+iso[1], +iso[2], +iso[3]) ? new Date(text) : undefined;
+}
+
+/** Is it a day of the calendar (no 31 February, no month 0)? Date would roll it over silently. */
+function realDay(year: number, month: number, day: number): boolean {
+  const d = new Date(Date.UTC(year, month - 1, day));
+  return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
 function describe(v: unknown): string {

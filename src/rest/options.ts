@@ -2,7 +2,7 @@
 // quotes (`$filter="…"`, `$params='[…]'`), '+' stands for a space, and every value is checked
 // here so that handlers only see well-formed options.
 
-import { MAX_PAGE_SIZE } from '../config/limits.js';
+import { MAX_PAGE_SIZE, MAX_TIMEOUT_S } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
 import { COMPUTE_KEYWORDS, type ComputeKeyword } from '../datastore/compute.js';
@@ -164,8 +164,9 @@ function computeKeyword(v: string | undefined): ComputeKeyword | undefined {
 }
 
 function positive(name: string, v: string): number {
-  const n = count(name, v, Number.MAX_SAFE_INTEGER);
-  if (n === 0) throw new DatasetError('INVALID_OPTION', `${name} must be 1 or more seconds, got '${v}'`);
+  if (!/^\s*\d+\s*$/.test(v) || Number(v) === 0) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of seconds, 1 or more, got '${v}'`);
+  const n = Number(v);
+  if (n > MAX_TIMEOUT_S) throw new DatasetError('LIMIT_EXCEEDED', `${name}=${v.trim()} is longer than the ${MAX_TIMEOUT_S} seconds (30 days) this server keeps anything`);
   return n;
 }
 

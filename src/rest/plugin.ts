@@ -24,8 +24,10 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
       if (answer instanceof RestAnswer) reply.code(answer.status);
       return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer instanceof RestAnswer ? answer.body : answer));
     });
-  // 4D clients do not always label their JSON: a body sent as text is read as JSON too.
-  app.addContentTypeParser('text/plain', { parseAs: 'string' }, (_request, text, done) => {
+  // 4D clients do not always label their JSON: a body sent as text is read as JSON too; and an
+  // empty body labelled JSON (a delete, say) is no body rather than an error.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (_request, text, done) => {
     try {
       done(null, (text as string).trim() === '' ? undefined : JSON.parse(text as string));
     } catch (e) {

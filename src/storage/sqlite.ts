@@ -34,7 +34,13 @@ class Connection {
   }
 }
 
-/** One open transaction: the token its async calls carry (AsyncLocalStorage), and its rollback hooks. */
+/** Where a call stands in a transaction: nested calls under one frame take turns (their savepoints must not overlap). */
+interface Frame {
+  readonly t: Transaction;
+  chain: Promise<void>;
+}
+
+/** One open transaction: its savepoint counter and its rollback and after-commit hooks. */
 interface Transaction {
   savepoints: number;
   readonly onRollback: (() => void)[];
@@ -45,7 +51,7 @@ export class SqliteAdapter implements StorageAdapter {
   readonly dialect = sqliteDialect;
   readonly #writer: Connection;
   readonly #reader: Connection;
-  readonly #tx = new AsyncLocalStorage<Transaction>();
+  readonly #tx = new AsyncLocalStorage<Frame>();
   /** the transaction holding the writer, if any; a call whose token is another one is outside it */
   #current: Transaction | undefined;
   /** resolves when the writer is free; each writer user chains onto it */
@@ -62,8 +68,8 @@ export class SqliteAdapter implements StorageAdapter {
 
   /** The transaction this call belongs to: only the one open now (a finished one's stray calls are outside). */
   #inTx(): boolean {
-    const t = this.#tx.getStore();
-    return t !== undefined && t === this.#current;
+    const frame = this.#tx.getStore();
+    return frame !== undefined && frame.t === this.#current;
   }
 
   async all(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
@@ -114,30 +120,20 @@ export class SqliteAdapter implements StorageAdapter {
 
   async transaction<T>(fn: () => Promise<T>): Promise<T> {
     const db = this.#writer.db;
-    if (this.#inTx()) {
-      // Nested: a savepoint, so that an inner failure the caller catches undoes only the inner writes.
-      const t = this.#current as Transaction;
-      const name = `sp${++t.savepoints}`;
-      const hooks = t.onRollback.length;
-      const commits = t.afterCommit.length;
-      db.exec(`SAVEPOINT ${name}`);
-      try {
-        const result = await fn();
-        db.exec(`RELEASE ${name}`);
-        return result;
-      } catch (e) {
-        db.exec(`ROLLBACK TO ${name}`);
-        db.exec(`RELEASE ${name}`);
-        for (const undo of t.onRollback.splice(hooks).reverse()) undo();
-        t.afterCommit.splice(commits); // what the savepoint did will never be committed
-        throw e;
-      }
+    const frame = this.#tx.getStore();
+    if (frame && frame.t === this.#current) {
+      // Nested: a savepoint, so that an inner failure the caller catches undoes only the inner
+      // writes. Calls under one frame (two saves awaited together, say) take turns: savepoints
+      // must nest, never interleave.
+      const run = frame.chain.then(() => this.#savepoint(frame.t, fn));
+      frame.chain = run.then(() => undefined, () => undefined);
+      return run;
     }
     const t: Transaction = { savepoints: 0, onRollback: [], afterCommit: [] };
     const result = await this.#withWriter(async () => {
       this.#current = t;
       try {
-        return await this.#tx.run(t, async () => {
+        return await this.#tx.run({ t, chain: Promise.resolve() }, async () => {
           db.exec('BEGIN IMMEDIATE');
           try {
             const value = await fn();
@@ -159,6 +155,25 @@ export class SqliteAdapter implements StorageAdapter {
     // committed: what waited for the commit runs now, with the writer free again (it may write)
     for (const run of t.afterCommit) await run().catch(() => undefined);
     return result;
+  }
+
+  async #savepoint<T>(t: Transaction, fn: () => Promise<T>): Promise<T> {
+    const db = this.#writer.db;
+    const name = `sp${++t.savepoints}`;
+    const hooks = t.onRollback.length;
+    const commits = t.afterCommit.length;
+    db.exec(`SAVEPOINT ${name}`);
+    try {
+      const result = await this.#tx.run({ t, chain: Promise.resolve() }, fn);
+      db.exec(`RELEASE ${name}`);
+      return result;
+    } catch (e) {
+      db.exec(`ROLLBACK TO ${name}`);
+      db.exec(`RELEASE ${name}`);
+      for (const undo of t.onRollback.splice(hooks).reverse()) undo();
+      t.afterCommit.splice(commits); // what the savepoint did will never be committed
+      throw e;
+    }
   }
 
   onRollback(undo: () => void): void {

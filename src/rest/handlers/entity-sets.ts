@@ -52,9 +52,6 @@ export async function readSet(
   }
   const set = (await ds.entitySets.get(id)) ?? (await rebuild(ds, dc, id, opts));
   if (set.dataClass !== dc.name) throw notFound(id);
-  if (opts.compute !== undefined || opts.distinct) {
-    return computation(dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys: set.keys }));
-  }
   let keys = set.keys;
   let sorted = set.sorted;
   if (opts.logic) {
@@ -81,6 +78,10 @@ export async function readSet(
     // without a new order the set's own order stays
     keys = ordered ? found : keepOrder(keys, found);
     sorted ||= ordered;
+  }
+  if (opts.compute !== undefined || opts.distinct) {
+    // on the members as the request defines them (combined, cleaned, filtered)
+    return computation(dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys }));
   }
   if (opts.method !== 'entityset' && keys === set.keys) return page(ds, dc, set, opts, projection);
   const result: StoredSet = { ...set, keys, sorted, id: newSetId(), refreshed: Date.now(), timeoutMs: (opts.timeout ?? DEFAULT_SET_TIMEOUT_S) * 1000 };
@@ -191,7 +192,7 @@ export async function releaseSets(ds: Datastore, body: unknown): Promise<unknown
 
 /** GET /rest/$info: the entity sets alive now (sessions come with a later version). */
 export async function info(ds: Datastore): Promise<Json> {
-  const iso = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const iso = (ms: number) => new Date(Math.min(ms, 8.64e15)).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const sets = await ds.entitySets.list();
   return {
     entitySetCount: sets.length,

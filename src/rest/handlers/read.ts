@@ -18,7 +18,7 @@ import { queryPath, queryPlan } from '../../query/describe.js';
 import { W } from '../constants.js';
 import type { RestOptions } from '../options.js';
 import { createSet, readSet } from './entity-sets.js';
-import { serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
+import { formatDate, serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
 import type { PathSegment, Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
 
@@ -112,9 +112,16 @@ async function computation(selection: EntitySelection, attributes: string[] | un
   }
   const path = resolveValuePath(selection.getDataClass().model, attributes[0], isExposed);
   const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(selection.getDataClass().model, opts.orderby, isExposed));
-  if (opts.compute !== undefined) return compute(sorted, path, opts.compute, attributes[0]);
+  // dates are sent as in entities (date-only ones as d!m!yyyy)
+  const wire = (v: unknown) => (v instanceof Date ? formatDate(v, path.attr.dateOnly) : v);
+  if (opts.compute !== undefined) {
+    const value = await compute(sorted, path, opts.compute, attributes[0]);
+    if (opts.compute !== '$all') return wire(value);
+    const [[name, all]] = Object.entries(value as Record<string, Record<string, unknown>>);
+    return { [name]: Object.fromEntries(Object.entries(all).map(([k, v]) => [k, wire(v)])) };
+  }
   // $distinct: $skip and $top apply to the array (reference §3.7)
-  return distinct(sorted, path, opts.skip, opts.top ?? null);
+  return (await distinct(sorted, path, opts.skip, opts.top ?? null)).map(wire);
 }
 
 async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {

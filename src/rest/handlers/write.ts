@@ -203,7 +203,8 @@ async function update(ds: Datastore, dc: DataClass, opts: RestOptions, body: unk
  */
 async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown, opts: RestOptions, origin: string, inArray: boolean): Promise<Json> {
   let shown: Entity | undefined;
-  if (p.current) shown = p.current;
+  // the entity as stored now (another entity of the batch may have saved it since it was read)
+  if (p.current) shown = (await dc.get(p.current.getKey())) ?? p.current;
   else if (p.entity && !p.entity.isNew()) shown = opts.refresh ? p.entity : (await dc.get(p.entity.getKey())) ?? p.entity;
   else if (p.entity && opts.refresh && !p.error) shown = p.entity;
   let out: Json;
