@@ -273,7 +273,8 @@ export function compileDistinct(d: Dialect, dataClass: DataClassModel, where: Co
   let sql = `SELECT ${b.path(t, path)} AS v${text ? `, MIN(${b.path(t, { ...path, fold: true })}) AS o` : ''} FROM ${d.quote(dataClass.table)} ${t}`;
   sql += ` WHERE ${b.path(t, path)} IS NOT NULL`;
   if (where) sql += ` AND ${b.condition(t, where)}`;
-  sql += ` GROUP BY ${b.path(t, path)} ORDER BY ${text ? 'o, v' : 'v'}`;
+  // grouped by the output name: the value's expression (and its parameters) once, for both dialects
+  sql += ` GROUP BY v ORDER BY ${text ? 'o, v' : 'v'}`;
   const l = limit === null ? null : b.bindNumber(limit);
   const o = offset ? b.bindNumber(offset) : null;
   return { sql: sql + d.paging(l, o), params: b.params };
