@@ -4,6 +4,7 @@
 // instances can replace the in-memory one without touching the REST layer.
 
 import { randomUUID } from 'node:crypto';
+import { DatasetError } from '../errors/dataset-error.js';
 
 export type KeyList = Float64Array | readonly string[];
 
@@ -64,6 +65,9 @@ export class MemoryEntitySetStore implements EntitySetStore {
   }
 
   async put(set: StoredSet): Promise<void> {
+    if (set.keys.length > this.#maxMembers) {
+      throw new DatasetError('LIMIT_EXCEEDED', `an entity set of ${set.keys.length} members is more than the ${this.#maxMembers} this server keeps (--max-set-members)`);
+    }
     this.#sweep();
     set.refreshed = this.#now(); // the store's clock decides every lifetime
     this.#delete(set.id);

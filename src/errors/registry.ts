@@ -18,6 +18,7 @@ export const ERRORS = {
   STAMP_CHANGED: { errCode: 1263, status: 409, signature: 'dbmg', summary: 'The given __STAMP does not match the stored one.' },
   RECORD_NOT_SAVED: { errCode: 1046, status: 409, signature: 'dbmg', summary: 'The record cannot be saved (follows 1263).' },
   ENTITY_NOT_SAVED: { errCode: 1517, status: 409, signature: 'dbmg', summary: 'The entity cannot be saved (closes a save-failure stack).' },
+  NEW_ENTITY_NOT_SAVED: { errCode: 1534, status: 400, signature: 'dbmg', summary: 'The new entity cannot be saved (closes the errors of a new entity that $method=validate refuses).' },
   ENTITY_NOT_FOUND: { errCode: 1542, status: 404, signature: 'dbmg', summary: 'No entity with the given key (or unique attribute value) in the dataclass.' },
   ENTITY_SET_NOT_FOUND: { errCode: 1802, status: 404, signature: 'dbmg', summary: 'The entity set cannot be found (released, expired or never created).' },
   UNKNOWN_ATTRIBUTE: { errCode: 1500, status: 404, signature: 'dbmg', summary: 'An attribute named in the URL or in an option does not exist in the dataclass or is not exposed.' },

@@ -270,11 +270,14 @@ export function compileDistinct(d: Dialect, dataClass: DataClassModel, where: Co
   const b = new Builder(d);
   const t = b.alias();
   const text = path.attr.type === 'string' && !path.json;
-  let sql = `SELECT ${b.path(t, path)} AS v${text ? `, MIN(${b.path(t, { ...path, fold: true })}) AS o` : ''} FROM ${d.quote(dataClass.table)} ${t}`;
+  // text: one value per folded form (4D's distinct ignores case and accents), the lowest spelling
+  let sql = text
+    ? `SELECT MIN(${b.path(t, path)}) AS v, ${b.path(t, { ...path, fold: true })} AS o FROM ${d.quote(dataClass.table)} ${t}`
+    : `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t}`;
   sql += ` WHERE ${b.path(t, path)} IS NOT NULL`;
   if (where) sql += ` AND ${b.condition(t, where)}`;
   // grouped by the output name: the value's expression (and its parameters) once, for both dialects
-  sql += ` GROUP BY v ORDER BY ${text ? 'o, v' : 'v'}`;
+  sql += text ? ' GROUP BY o ORDER BY o' : ' GROUP BY v ORDER BY v';
   const l = limit === null ? null : b.bindNumber(limit);
   const o = offset ? b.bindNumber(offset) : null;
   return { sql: sql + d.paging(l, o), params: b.params };

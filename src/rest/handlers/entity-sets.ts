@@ -185,7 +185,7 @@ export async function releaseSets(ds: Datastore, body: unknown): Promise<unknown
     throw new DatasetError('INVALID_BODY', 'POST /rest/$entityset/$release takes a JSON array of entity set ids, like ["9718A30BF61343C796345F3BE5B01CE7"]');
   }
   const unknown: string[] = [];
-  for (const id of body as string[]) if (!(await ds.entitySets.release(id))) unknown.push(id);
+  for (const id of new Set(body as string[])) if (!(await ds.entitySets.release(id))) unknown.push(id);
   if (unknown.length > 0) throw notFound(unknown.join('", "'));
   return { ok: true };
 }

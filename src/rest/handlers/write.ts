@@ -10,6 +10,7 @@ import { leadsTo, resolveProjection } from '../../datastore/projection.js';
 import { requireKey } from '../../datastore/values.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { isExposed, type AttributeModel } from '../../model/types.js';
+import { ERRORS } from '../../errors/registry.js';
 import { didYouMean } from '../../util/suggest.js';
 import { W } from '../constants.js';
 import type { RestOptions } from '../options.js';
@@ -246,7 +247,12 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
         p.error = e;
       }
     }
-    if (p.error) failures.push({ [W.ERROR]: p.error.toWire() });
+    if (p.error) {
+      // a new entity's errors end with 1534, as 4D reports them (reference §3.14.6)
+      const isNew = !(typeof list[i] === 'object' && list[i] !== null && W.KEY in (list[i] as Json));
+      const closing = isNew ? [{ message: `The new entity of the datastore class "${dc.name}" cannot be saved`, componentSignature: ERRORS.NEW_ENTITY_NOT_SAVED.signature, errCode: ERRORS.NEW_ENTITY_NOT_SAVED.errCode }] : [];
+      failures.push({ [W.ERROR]: [...p.error.toWire(), ...closing] });
+    }
   }
   return failures.length === 0 ? { ok: true } : new RestAnswer(400, { [W.ENTITIES]: failures });
 }
