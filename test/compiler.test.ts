@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { buildModel } from '../src/model/load-model.js';
 import type { AliasAttribute, DataClassModel, Model, RelatedEntityAttribute, StorageAttribute } from '../src/model/types.js';
 import type { AttributePath, Condition, SelectSpec } from '../src/query/plan.js';
-import { compileCount, compileDelete, compileInsert, compileSelect, compileUpdate, type CompiledSql } from '../src/sql/compiler.js';
+import { compileAggregate, compileCount, compileDelete, compileInsert, compileSelect, compileUpdate, type CompiledSql } from '../src/sql/compiler.js';
 import type { Dialect } from '../src/sql/dialect.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
@@ -250,6 +250,15 @@ const cases: Case[] = [
     compile: (d) => compileDelete(d, Employee, eq(at(C.name, E.employer), 'Gone Inc')),
     sql: (p) => `DELETE FROM "Employee" WHERE (SELECT t0."name" FROM "Company" t0 WHERE t0."ID" = "Employee"."employerID") = ${p(1)}`,
     params: () => ['Gone Inc'],
+  },
+  {
+    what: 'sums of an object property over its numbers only, and its max over every value',
+    compile: (d) => compileAggregate(d, Employee, null, { via: [], attr: E.extra, json: ['score'] }, ['sum', 'max']),
+    sql: (p, dialect) =>
+      dialect === 'sqlite'
+        ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p))) AS sum, MAX(json_extract(t0."extra", ${p(2)})) AS max FROM "Employee" t0`
+        : `SELECT SUM((CASE WHEN jsonb_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END)) AS sum, MAX((t0."extra" #>> ${p(2)}::text[])) AS max FROM "Employee" t0`,
+    params: (c) => (c.d.name === 'sqlite' ? ['$."score"', '$."score"'] : [['score'], ['score']]),
   },
 ];
 

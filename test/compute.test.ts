@@ -62,6 +62,36 @@ describe('computations', () => {
     assert.equal((await demo.request('/rest/Company/extra.rating?$compute=max')).body, Math.max(...ratings));
   });
 
+  it('sums and averages only the numbers of an object property, as 4D ignores other value types', async () => {
+    const ds = demo.ds;
+    const companies = await ds.Company.all().toArray();
+    const numbers = companies.map((c) => (c.get('extra') as { rating: number }).rating);
+    // one company's rating becomes text, another's a boolean: both are left out of sum and average
+    await ds.transaction(async () => {
+      for (const [i, v] of [[0, 'high'], [1, true]] as const) {
+        companies[i].set('extra', { ...(companies[i].get('extra') as object), rating: v });
+        await companies[i].save();
+      }
+    });
+    try {
+      const rest = numbers.slice(2);
+      const sum = (await demo.request('/rest/Company/extra.rating?$compute=sum')).body;
+      assert.equal(Math.round(sum * 10), Math.round(rest.reduce((a, b) => a + b, 0) * 10));
+      const average = (await demo.request('/rest/Company/extra.rating?$compute=average')).body;
+      assert.equal(Math.round(average * 1000), Math.round((rest.reduce((a, b) => a + b, 0) / rest.length) * 1000));
+      // a property no entity holds as a number sums to 0, and has no average
+      assert.equal((await demo.request('/rest/Company/extra.nowhere?$compute=sum')).body, 0);
+      assert.equal((await demo.request('/rest/Company/extra.nowhere?$compute=average')).body, null);
+    } finally {
+      await ds.transaction(async () => {
+        for (const i of [0, 1]) {
+          companies[i].set('extra', { ...(companies[i].get('extra') as object), rating: numbers[i] });
+          await companies[i].save();
+        }
+      });
+    }
+  });
+
   it('answers $distinct with the sorted distinct values, $skip and $top applied to them', async () => {
     const countries = [...new Set((await demo.ds.City.all().toArray()).map((c) => c.get('country') as string))].sort();
     assert.deepEqual((await demo.request('/rest/City/country?$distinct=true')).body, countries);

@@ -85,7 +85,7 @@ export async function distinct(selection: EntitySelection, path: AttributePath, 
 
 /** A value read back in its attribute's type (min/max of dates are dates); sums and averages stay numbers. */
 function decode(selection: EntitySelection, path: AttributePath, v: unknown, fn: AggregateFn): unknown {
-  if (v === null || v === undefined) return null;
+  if (v === null || v === undefined) return fn === 'sum' ? 0 : null; // 4D: the sum of nothing is 0
   if (path.json || fn === 'sum' || fn === 'average' || fn === 'count') return typeof v === 'bigint' ? Number(v) : v;
   return selection.getDataClass().ds.storage.dialect.decode(path.attr.type, v, path.attr.dateOnly);
 }

@@ -61,6 +61,15 @@ class Builder {
     return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
   }
 
+  /** SQL for the numeric value of a path: a JSON property holding anything but a number reads as null. */
+  numberPath(table: string, path: AttributePath): string {
+    if (!path.json || path.element) return this.path(table, path);
+    return this.chain(table, path.via, path.attr.column, (col) => {
+      this.params.push(this.d.jsonPath(path.json as string[]));
+      return this.d.jsonNumber(col, this.d.placeholder(this.params.length));
+    });
+  }
+
   /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
   bindRaw(value: unknown): string {
     this.params.push(typeof value === 'boolean' && this.d.name === 'sqlite' ? (value ? 1 : 0) : value);
@@ -260,7 +269,8 @@ export function compileAggregate(d: Dialect, dataClass: DataClassModel, where: C
   const t = b.alias();
   const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
-  let sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}`;
+  const value = (f: AggregateFn): string => (f === 'sum' || f === 'average' ? b.numberPath(t, path) : b.path(t, path));
+  let sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${value(f)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}`;
   if (where) sql += ` WHERE ${b.condition(t, where)}`;
   return { sql, params: b.params };
 }

@@ -28,6 +28,7 @@ export const postgresDialect: Dialect = {
   // lower() folds case only; the PostgreSQL adapter will install an accent-folding function
   fold: (expr) => `lower(${expr})`,
   jsonValue: (column, path) => `(${column} #>> ${path}::text[])`,
+  jsonNumber: (column, path) => `(CASE WHEN jsonb_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
   jsonPath: (parts) => parts,
   jsonElements: (column, path, alias) => `jsonb_array_elements(${column} #> ${path}::text[]) ${alias}(value)`,
   jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),

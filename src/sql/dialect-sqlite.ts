@@ -31,6 +31,8 @@ export const sqliteDialect: Dialect = {
   // dataset_fold is registered on every connection by storage/sqlite.ts
   fold: (expr) => `dataset_fold(${expr})`,
   jsonValue: (column, path) => `json_extract(${column}, ${path})`,
+  // a subquery names the column and the path once each: '?' placeholders bind one value per use
+  jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
   jsonElements: (column, path, alias) => `json_each(${column}, ${path}) ${alias}`,
   jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),

@@ -28,6 +28,8 @@ export interface Dialect {
   fold(expr: string): string;
   /** SQL reading a property path of a JSON (object) column; `path` is the placeholder of jsonPath()'s value */
   jsonValue(column: string, path: string): string;
+  /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */
+  jsonNumber(column: string, path: string): string;
   /** the bound value that names a property path for jsonValue() */
   jsonPath(parts: readonly string[]): unknown;
   /** a FROM item listing the elements of the JSON array at `path` in `column`, as rows of `alias` */
