@@ -25,6 +25,7 @@ export type EntitySelection = CoreEntitySelection;
 export const DatasetError: typeof CoreDatasetError = canonical('DatasetError', CoreDatasetError);
 export type DatasetError = CoreDatasetError;
 
+export { exposed, onHttpGet } from './functions/exposure.js';
 export type { DatastoreWithClasses } from './datastore/datastore.js';
 export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
 export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/events.js';

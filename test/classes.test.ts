@@ -262,6 +262,12 @@ describe('user classes: start-up errors', () => {
     ['a query function for a storage attribute', { 'PersonEntity.ts': "import { Entity } from 'dataset-rest'; export default class PersonEntity extends Entity { static queryLastName() { return ''; } }" },
       /queryLastName\(\) names Person\.lastName, a storage attribute/],
     ['a class defined twice', { 'Person.ts': 'export default 1', 'Person.js': 'export default 2' }, /the class Person is also defined by/],
+    ['@onHttpGet without @exposed', { 'Person.ts': "import { DataClass, onHttpGet } from 'dataset-rest'; export default class Person extends DataClass { @onHttpGet list() { return 1; } }" },
+      /Person\.ts: list: @onHttpGet allows GET for an exposed function; mark it @exposed too/],
+    ['@exposed on a static method', { 'Person.ts': "import { DataClass, exposed } from 'dataset-rest'; export default class Person extends DataClass { @exposed static list() { return 1; } }" },
+      /Person\.ts: failed to load: @exposed marks an instance method of a class; list is static/],
+    ['@exposed on a getter', { 'PersonEntity.ts': "import { Entity, exposed } from 'dataset-rest'; export default class PersonEntity extends Entity { @exposed get fullName() { return ''; } }" },
+      /PersonEntity\.ts: failed to load: @exposed marks an instance method of a class; fullName is a getter/],
   ];
   for (const [what, files, message] of cases) {
     it(`refuses ${what} with a ProjectError naming the file`, async () => {

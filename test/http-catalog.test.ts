@@ -85,6 +85,28 @@ describe('HTTP catalog', () => {
     });
   });
 
+  describe('exposed functions in the catalog', () => {
+    const COMPANY_METHODS = [
+      { name: 'byCode', applyTo: 'dataClass', exposed: true, allowedOnHTTPGET: false },
+      { name: 'totalRevenues', applyTo: 'entityCollection', exposed: true, allowedOnHTTPGET: false },
+    ];
+
+    it('lists the exposed functions of a dataclass\'s classes as its methods', async () => {
+      assert.deepEqual(all.dataClasses.find((d: Json) => d.name === 'Company').methods, COMPANY_METHODS);
+      assert.deepEqual((await demo.request('/rest/$catalog/Company')).body.methods, COMPANY_METHODS);
+    });
+
+    it('gives no methods to a dataclass whose functions are not exposed (Employee\'s entity class has some)', () => {
+      assert.equal('methods' in all.dataClasses.find((d: Json) => d.name === 'Employee'), false);
+    });
+
+    it('lists the datastore class\'s exposed functions at the top of $catalog and $catalog/$all', async () => {
+      const methods = [{ name: 'counts', exposed: true, allowedOnHTTPGET: true }];
+      assert.deepEqual((await demo.request('/rest/$catalog')).body.methods, methods);
+      assert.deepEqual(all.methods, methods);
+    });
+  });
+
   describe('GET /rest/$catalog/$all: dataclass properties', () => {
     it('describes the same dataclasses as /rest/$catalog, in the same order, without AuditLog', () => {
       assert.deepEqual(all.dataClasses.map((d: Json) => d.name), EXPOSED);

@@ -1,9 +1,10 @@
 // The demo's Company dataclass class: its methods are methods of ds.Company.
 
-import { DataClass, type Entity } from 'dataset-rest';
+import { DataClass, exposed, type Entity } from 'dataset-rest';
 
 export default class Company extends DataClass {
-  /** The company with this code (compared without regard to case), or null. */
+  /** The company with this code (compared without regard to case), or null (POST /rest/Company/byCode). */
+  @exposed
   byCode(code: string): Promise<Entity | null> {
     return this.query('companyCode = :1', code).first();
   }

@@ -15,6 +15,7 @@ import { Entity } from '../datastore/entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, type EntityEventHandler, type EventKind } from '../datastore/events.js';
 import { EntitySelection } from '../datastore/selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { getWithoutExposed } from '../functions/exposure.js';
 import { closest } from '../util/suggest.js';
 import { canonical } from './canonical.js';
 
@@ -133,6 +134,10 @@ function install(f: ClassFile, cls: unknown, ds: Datastore): void {
   const c = cls as { prototype: object; name: string };
   if (typeof c.prototype !== 'object' || !Object.prototype.isPrototypeOf.call(base.prototype, c.prototype)) {
     throw new ClassLoadError(`classes/${basename(f.file)}: the class ${c.name || f.name} must extend ${baseName} (import { ${baseName} } from 'dataset-rest')`);
+  }
+  const getOnly = getWithoutExposed(c.prototype, base.prototype);
+  if (getOnly.length > 0) {
+    throw new ClassLoadError(`classes/${basename(f.file)}: ${getOnly.join(', ')}: @onHttpGet allows GET for an exposed function; mark it @exposed too`);
   }
   switch (f.kind) {
     case 'datastore':

@@ -134,6 +134,16 @@ export class DataClass {
     this.#selectionPrototype = selectionClassFor(userClass).prototype;
   }
 
+  /** @internal The prototype of this dataclass's entities (the user entity class's, extended). */
+  get entityPrototype(): object {
+    return this.#EntityClass.prototype;
+  }
+
+  /** @internal The prototype of this dataclass's selections: the user selection class's, or undefined. */
+  get selectionPrototype(): object | undefined {
+    return this.#selectionPrototype;
+  }
+
   /** @internal Gives a selection of this dataclass the user selection class, if any. */
   adopt(selection: EntitySelection): EntitySelection {
     if (this.#selectionPrototype && Object.getPrototypeOf(selection) !== this.#selectionPrototype) Object.setPrototypeOf(selection, this.#selectionPrototype);

@@ -1,8 +1,10 @@
 // GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the exposed structure,
 // in the shapes of the spec ("Catalog") and reference §2.1. Optional flags appear only when true.
 
+import type { DataClass } from '../../datastore/dataclass.js';
 import type { Datastore } from '../../datastore/datastore.js';
 import { DatasetError } from '../../errors/dataset-error.js';
+import { dataClassMethods, datastoreMethods } from '../../functions/catalog.js';
 import { attributeType, isExposed, pageSize, type AttributeModel, type DataClassModel } from '../../model/types.js';
 import { didYouMean } from '../../util/suggest.js';
 import { REST_PREFIX } from '../constants.js';
@@ -22,17 +24,23 @@ export function exposedDataClass(ds: Datastore, name: string): DataClassModel {
 }
 
 export function catalogList(ds: Datastore): Json {
-  return {
+  return withDatastoreMethods(ds, {
     dataClasses: exposedDataClasses(ds).map((dc) => ({
       name: dc.name,
       uri: `${REST_PREFIX}/$catalog/${dc.name}`,
       dataURI: `${REST_PREFIX}/${dc.name}`,
     })),
-  };
+  });
 }
 
 export function catalogAll(ds: Datastore): Json {
-  return { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(ds, dc, false)) };
+  return withDatastoreMethods(ds, { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(ds, dc, false)) });
+}
+
+/** The datastore class's exposed functions, as a top-level `methods` array when there are some. */
+function withDatastoreMethods(ds: Datastore, out: Json): Json {
+  const methods = datastoreMethods(ds);
+  return methods.length > 0 ? { ...out, methods } : out;
 }
 
 export function catalogDataClass(ds: Datastore, name: string): Json {
@@ -53,6 +61,8 @@ function describeDataClass(ds: Datastore, dc: DataClassModel, single: boolean): 
   out.extraProperties = dc.extraProperties;
   out.attributes = dc.attributes.filter(isExposed).map((a) => describeAttribute(ds, a));
   out.key = [{ name: dc.key.name }];
+  const methods = dataClassMethods(ds.dataClass(dc.name) as DataClass);
+  if (methods.length > 0) out.methods = methods;
   return out;
 }
 

@@ -1,0 +1,36 @@
+// The exposed functions as the catalog lists them: a `methods` array on each dataclass (its
+// dataclass, entity and selection classes) and one at the top for the datastore class.
+
+import { DataClass } from '../datastore/dataclass.js';
+import { Datastore } from '../datastore/datastore.js';
+import { Entity } from '../datastore/entity.js';
+import { EntitySelection } from '../datastore/selection.js';
+import { exposedFunctions } from './exposure.js';
+
+/** Where a function applies, in the catalog's words. */
+export type ApplyTo = 'dataClass' | 'entity' | 'entityCollection';
+
+export interface CatalogMethod {
+  name: string;
+  applyTo?: ApplyTo;
+  exposed: true;
+  allowedOnHTTPGET: boolean;
+}
+
+/** The exposed functions of a dataclass's classes: dataclass, then entity, then selection. */
+export function dataClassMethods(dc: DataClass): CatalogMethod[] {
+  const out: CatalogMethod[] = [];
+  const add = (proto: object | undefined, stop: object, applyTo: ApplyTo) => {
+    if (!proto) return;
+    for (const f of exposedFunctions(proto, stop)) out.push({ name: f.name, applyTo, exposed: true, allowedOnHTTPGET: f.onHttpGet });
+  };
+  add(Object.getPrototypeOf(dc) as object, DataClass.prototype, 'dataClass');
+  add(dc.entityPrototype, Entity.prototype, 'entity');
+  add(dc.selectionPrototype, EntitySelection.prototype, 'entityCollection');
+  return out;
+}
+
+/** The exposed functions of the datastore class (called at /rest/$catalog/{function}). */
+export function datastoreMethods(ds: Datastore): CatalogMethod[] {
+  return exposedFunctions(Object.getPrototypeOf(ds) as object, Datastore.prototype).map((f) => ({ name: f.name, exposed: true, allowedOnHTTPGET: f.onHttpGet }));
+}

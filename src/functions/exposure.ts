@@ -1,0 +1,80 @@
+// Which user-class functions REST may call: those marked @exposed (and @onHttpGet to allow GET),
+// as 4D's `exposed Function` and `onHTTPGet` keywords. Everything else stays invisible to REST.
+// The marks sit on the function objects, in a map shared through the canonical registry: a
+// project's class modules mark functions through their own copy of 'dataset-rest' (see
+// classes/canonical.ts), and the server must read the same marks.
+
+import { canonical } from '../classes/canonical.js';
+
+export interface Exposure {
+  exposed: boolean;
+  onHttpGet: boolean;
+}
+
+const MARKS = canonical('functionExposure', new WeakMap<object, Exposure>());
+
+function mark(fn: unknown, what: string, context: ClassMethodDecoratorContext | undefined): Exposure {
+  if (typeof fn !== 'function') throw new TypeError(`@${what} marks a method of a class (got ${typeof fn})`);
+  if (context && (context.kind !== 'method' || context.static)) {
+    throw new TypeError(`@${what} marks an instance method of a class; ${String(context.name)} is ${context.static ? 'static' : `a ${context.kind}`}`);
+  }
+  let m = MARKS.get(fn);
+  if (!m) MARKS.set(fn, (m = { exposed: false, onHttpGet: false }));
+  return m;
+}
+
+/**
+ * Makes a class function callable over REST. A decorator (`@exposed myFunction() {…}`); from
+ * plain JavaScript, call it on the function: `exposed(MyClass.prototype.myFunction)`.
+ */
+export function exposed(fn: (...args: never[]) => unknown, context?: ClassMethodDecoratorContext): void {
+  mark(fn, 'exposed', context).exposed = true;
+}
+
+/** Also allows GET for an exposed function (parameters then come from `$params`). */
+export function onHttpGet(fn: (...args: never[]) => unknown, context?: ClassMethodDecoratorContext): void {
+  mark(fn, 'onHttpGet', context).onHttpGet = true;
+}
+
+/** The marks of a function, or undefined when it has none. */
+export function exposureOf(fn: unknown): Readonly<Exposure> | undefined {
+  return typeof fn === 'function' ? MARKS.get(fn) : undefined;
+}
+
+/** An exposed function found on a class: its name and whether GET may call it. */
+export interface ExposedFunction {
+  readonly name: string;
+  readonly onHttpGet: boolean;
+}
+
+/**
+ * The exposed functions of a prototype chain, from `proto` down to (not including) `stop`: the
+ * nearest definition of a name wins, so an override without @exposed hides an exposed base method.
+ */
+export function exposedFunctions(proto: object, stop: object): ExposedFunction[] {
+  const seen = new Set<string>();
+  const out: ExposedFunction[] = [];
+  for (let p: object | null = proto; p && p !== stop && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (const name of Object.getOwnPropertyNames(p)) {
+      if (name === 'constructor' || seen.has(name)) continue;
+      seen.add(name);
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      const m = d && 'value' in d ? exposureOf(d.value) : undefined;
+      if (m?.exposed) out.push({ name, onHttpGet: m.onHttpGet });
+    }
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Names of functions marked @onHttpGet without @exposed (a start-up error: GET of what REST cannot see). */
+export function getWithoutExposed(proto: object, stop: object): string[] {
+  const out: string[] = [];
+  for (let p: object | null = proto; p && p !== stop && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+    for (const name of Object.getOwnPropertyNames(p)) {
+      const d = Object.getOwnPropertyDescriptor(p, name);
+      const m = d && 'value' in d ? exposureOf(d.value) : undefined;
+      if (m?.onHttpGet && !m.exposed) out.push(name);
+    }
+  }
+  return out;
+}
