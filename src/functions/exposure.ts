@@ -47,34 +47,33 @@ export interface ExposedFunction {
   readonly onHttpGet: boolean;
 }
 
-/**
- * The exposed functions of a prototype chain, from `proto` down to (not including) `stop`: the
- * nearest definition of a name wins, so an override without @exposed hides an exposed base method.
- */
-export function exposedFunctions(proto: object, stop: object): ExposedFunction[] {
+/** The methods of a prototype chain from `proto` down to (not including) `stop`, nearest definition of each name only. */
+function* methods(proto: object, stop: object): Generator<[string, unknown]> {
   const seen = new Set<string>();
-  const out: ExposedFunction[] = [];
   for (let p: object | null = proto; p && p !== stop && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
     for (const name of Object.getOwnPropertyNames(p)) {
       if (name === 'constructor' || seen.has(name)) continue;
       seen.add(name);
       const d = Object.getOwnPropertyDescriptor(p, name);
-      const m = d && 'value' in d ? exposureOf(d.value) : undefined;
-      if (m?.exposed) out.push({ name, onHttpGet: m.onHttpGet });
+      if (d && 'value' in d) yield [name, d.value];
     }
+  }
+}
+
+/**
+ * The exposed functions of a prototype chain, from `proto` down to (not including) `stop`: the
+ * nearest definition of a name wins, so an override without @exposed hides an exposed base method.
+ */
+export function exposedFunctions(proto: object, stop: object): ExposedFunction[] {
+  const out: ExposedFunction[] = [];
+  for (const [name, fn] of methods(proto, stop)) {
+    const m = exposureOf(fn);
+    if (m?.exposed) out.push({ name, onHttpGet: m.onHttpGet });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /** Names of functions marked @onHttpGet without @exposed (a start-up error: GET of what REST cannot see). */
 export function getWithoutExposed(proto: object, stop: object): string[] {
-  const out: string[] = [];
-  for (let p: object | null = proto; p && p !== stop && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
-    for (const name of Object.getOwnPropertyNames(p)) {
-      const d = Object.getOwnPropertyDescriptor(p, name);
-      const m = d && 'value' in d ? exposureOf(d.value) : undefined;
-      if (m?.onHttpGet && !m.exposed) out.push(name);
-    }
-  }
-  return out;
+  return [...methods(proto, stop)].filter(([, fn]) => exposureOf(fn)?.onHttpGet && !exposureOf(fn)?.exposed).map(([name]) => name);
 }
