@@ -101,7 +101,12 @@ describe('HTTP catalog', () => {
     });
 
     it('lists the datastore class\'s exposed functions at the top of $catalog and $catalog/$all', async () => {
-      const methods = [{ name: 'counts', exposed: true, allowedOnHTTPGET: true }];
+      const methods = [
+        { name: 'counts', exposed: true, allowedOnHTTPGET: true },
+        { name: 'earningAtLeast', exposed: true, allowedOnHTTPGET: false },
+        { name: 'raiseSalaries', exposed: true, allowedOnHTTPGET: false },
+        { name: 'topEarner', exposed: true, allowedOnHTTPGET: false },
+      ]; // secretReport is not exposed
       assert.deepEqual((await demo.request('/rest/$catalog')).body.methods, methods);
       assert.deepEqual(all.methods, methods);
     });

@@ -21,6 +21,7 @@ export const ERRORS = {
   NEW_ENTITY_NOT_SAVED: { errCode: 1534, status: 400, signature: 'dbmg', summary: 'The new entity cannot be saved (closes the errors of a new entity that $method=validate refuses).' },
   ENTITY_NOT_FOUND: { errCode: 1542, status: 404, signature: 'dbmg', summary: 'No entity with the given key (or unique attribute value) in the dataclass.' },
   ENTITY_SET_NOT_FOUND: { errCode: 1802, status: 404, signature: 'dbmg', summary: 'The entity set cannot be found (released, expired or never created).' },
+  UNKNOWN_MEMBER_METHOD: { errCode: -10729, status: 404, signature: 'dbmg', summary: 'Unknown member method: the function called over REST does not exist or is not exposed.' },
   UNKNOWN_ATTRIBUTE: { errCode: 1500, status: 404, signature: 'dbmg', summary: 'An attribute named in the URL or in an option does not exist in the dataclass or is not exposed.' },
 
   // ---- codes of our own (4D documents none for these cases) ----
@@ -41,6 +42,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { errCode: 7016, status: 413, signature: 'dsrs', summary: 'The request body is larger than the server accepts.' },
   INVALID_FILTER: { errCode: 7017, status: 400, signature: 'dsrs', summary: 'A query ($filter, $params, ds.X.query) is malformed, names an unknown attribute or has a value of the wrong type.' },
   VALUE_REQUIRED: { errCode: 7018, status: 400, signature: 'dsrs', summary: 'A save leaves null an attribute the model marks notNull.' },
+  FUNCTION_FAILED: { errCode: 7019, status: 500, signature: 'dsrs', summary: 'A function called over REST threw or rejected; its message is sent, any transaction it opened is rolled back.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

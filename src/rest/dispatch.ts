@@ -6,10 +6,12 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
 import { info, releaseSets } from './handlers/entity-sets.js';
+import { callDatastoreFunction } from './handlers/functions.js';
 import { readDataClass } from './handlers/read.js';
 import { writeDataClass } from './handlers/write.js';
 import { parseOptions } from './options.js';
 import { parseRestPath } from './url.js';
+import { datastoreMethods } from '../functions/catalog.js';
 
 export interface RestRequest {
   readonly method: string;
@@ -32,11 +34,15 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
   const options = parseOptions(q < 0 ? '' : req.url.slice(q + 1));
   const isRead = req.method === 'GET' || req.method === 'HEAD';
   switch (route.kind) {
+    case 'catalogItem':
+      // /rest/$catalog/{name}: a dataclass's description, or a call of a DataStore class function
+      if (isFunctionCall(ds, route.name, isRead)) return callDatastoreFunction(ds, route.name, req.method, req.body, options, req.caller);
+      if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on the catalog: use GET`);
+      return catalogDataClass(ds, route.name);
     case 'catalog':
     case 'catalogAll':
-    case 'catalogItem':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on the catalog: use GET`);
-      return route.kind === 'catalog' ? catalogList(ds) : route.kind === 'catalogAll' ? catalogAll(ds) : catalogDataClass(ds, route.name);
+      return route.kind === 'catalog' ? catalogList(ds) : catalogAll(ds);
     case 'queryPath':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $querypath: use GET`);
       return { [W.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
@@ -55,4 +61,10 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       return never;
     }
   }
+}
+
+/** A POST to /rest/$catalog/{name} that names no dataclass calls a function; a GET does when the name is a datastore function. */
+function isFunctionCall(ds: Datastore, name: string, isRead: boolean): boolean {
+  if (ds.model.dataClassesByName.get(name)?.exposed) return false;
+  return !isRead || datastoreMethods(ds).some((m) => m.name === name);
 }

@@ -68,7 +68,7 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
   return readEntity(ds, entity, attributeList(route.path), opts);
 }
 
-async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, caller: string): Promise<unknown> {
+export async function readCollection(ds: Datastore, selection: EntitySelection, attributes: string[] | undefined, opts: RestOptions, caller: string): Promise<unknown> {
   const model = selection.getDataClass().model;
   if (opts.method === 'subentityset') throw new DatasetError('INVALID_OPTION', '$method=subentityset stores the entities of a relation: /rest/{dataClass}({key})/{relation}?$method=subentityset');
   const filtered = opts.filter === undefined ? selection : selection.queryAs(isExposed, opts.filter, opts.params);
@@ -124,7 +124,7 @@ async function computation(selection: EntitySelection, attributes: string[] | un
   return (await distinct(sorted, path, opts.skip, opts.top ?? null)).map(wire);
 }
 
-async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
+export async function readEntity(ds: Datastore, entity: Entity, attributes: string[] | undefined, opts: RestOptions): Promise<unknown> {
   if (opts.top !== undefined || opts.skip > 0 || opts.orderby !== undefined || opts.filter !== undefined || opts.method === 'entityset') {
     throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby, $filter and $method=entityset apply to collections, not to a single entity');
   }

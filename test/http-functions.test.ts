@@ -1,0 +1,100 @@
+// HTTP scenarios for calling exposed functions of the demo's DataStore class at
+// /rest/$catalog/{function} (spec "Server-side functions and methods", reference §2.12).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+describe('HTTP: datastore functions (/rest/$catalog/{function})', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  const counts = async () => Object.fromEntries(await Promise.all(demo.ds.dataClasses().map(async (dc) => [dc.name, await dc.all().length])));
+
+  it('answers a scalar or object result as {result}, called by POST with no body or an empty array', async () => {
+    const expected = await counts();
+    for (const body of [undefined, []]) {
+      const res = await demo.request('/rest/$catalog/counts', 'POST', body);
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body, { result: expected });
+    }
+  });
+
+  it('calls an @onHttpGet function with GET, parameters from $params', async () => {
+    assert.deepEqual((await demo.request('/rest/$catalog/counts')).body, { result: await counts() });
+  });
+
+  it('passes the JSON array body as the parameters, in order', async () => {
+    const res = await demo.request('/rest/$catalog/earningAtLeast?$top=2', 'POST', [60000]);
+    assert.equal(res.status, 200);
+    const expected = await demo.ds.Employee.query('salary >= :1', 60000).length;
+    assert.equal(res.body.__COUNT, expected);
+    assert.equal(res.body.__ENTITIES.length, Math.min(2, expected));
+    for (const e of res.body.__ENTITIES) assert.ok(e.salary >= 60000);
+  });
+
+  it('answers a selection result as a collection that honours $attributes, $skip and $method=entityset', async () => {
+    const all = (await demo.request('/rest/$catalog/earningAtLeast', 'POST', [0])).body;
+    const page = (await demo.request('/rest/$catalog/earningAtLeast?$skip=1&$top=1&$attributes=lastName', 'POST', [0])).body;
+    assert.equal(page.__COUNT, all.__COUNT);
+    assert.deepEqual(Object.keys(page.__ENTITIES[0]).filter((k) => !k.startsWith('__')), ['lastName']);
+    assert.equal(page.__ENTITIES[0].__KEY, all.__ENTITIES[1].__KEY);
+    const set = await demo.request('/rest/$catalog/earningAtLeast?$method=entityset', 'POST', [0]);
+    assert.equal(set.status, 200);
+    assert.match(String(set.body.__ENTITYSET), /\/rest\/Employee\/\$entityset\//);
+  });
+
+  it('answers an entity result as the entity object itself, with __DATACLASS', async () => {
+    const res = await demo.request('/rest/$catalog/topEarner', 'POST');
+    assert.equal(res.status, 200);
+    const top = await demo.ds.Employee.all().orderBy('salary desc').first();
+    assert.equal(res.body.__KEY, String(top?.getKey()));
+    assert.equal(res.body.salary, top?.get('salary'));
+    assert.equal('result' in res.body, false);
+  });
+
+  it('answers -10729 "Unknown member method" for a function that is not exposed, or does not exist', async () => {
+    for (const name of ['secretReport', 'dataClasses', 'countz']) {
+      const res = await demo.request(`/rest/$catalog/${name}`, 'POST', []);
+      assert.equal(res.status, 404, name);
+      assert.equal(res.body.__ERROR[0].errCode, -10729, name);
+      assert.match(res.body.__ERROR[0].message, new RegExp(`Unknown member method: '${name}' is no exposed function of the DataStore class`));
+    }
+    assert.match((await demo.request('/rest/$catalog/countz', 'POST')).body.__ERROR[0].message, /did you mean 'counts'\?/);
+  });
+
+  it('refuses GET on a function without @onHttpGet (405), and keeps GET of other names for dataclasses', async () => {
+    const res = await demo.request('/rest/$catalog/topEarner');
+    assert.equal(res.status, 405);
+    assert.match(res.body.__ERROR[0].message, /GET cannot call topEarner of the DataStore class: call it with POST, or mark it @onHttpGet/);
+    assert.equal((await demo.request('/rest/$catalog/secretReport')).body.__ERROR[0].errCode, 7002);
+    assert.equal((await demo.request('/rest/$catalog/Company')).body.name, 'Company');
+    assert.equal((await demo.request('/rest/$catalog/Company', 'POST', [])).status, 405);
+  });
+
+  it('refuses a body that is not an array of parameters', async () => {
+    const res = await demo.request('/rest/$catalog/earningAtLeast', 'POST', { min: 5 });
+    assert.equal(res.status, 400);
+    assert.match(res.body.__ERROR[0].message, /the body of a function call is a JSON array of its parameters/);
+  });
+
+  it('passes a DatasetError of the function through with its own code', async () => {
+    const res = await demo.request('/rest/$catalog/earningAtLeast', 'POST', ['lots']);
+    assert.equal(res.status, 400);
+    assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got "lots"/);
+  });
+
+  it('answers a function that throws with its message, rolls back its transaction, and keeps serving', async () => {
+    const before = (await demo.ds.Employee.query('employer.ID = 1').toArray()).map((e) => e.get('salary'));
+    const res = await demo.request('/rest/$catalog/raiseSalaries', 'POST', [1, 80]);
+    assert.equal(res.status, 500);
+    assert.equal(res.body.__ERROR[0].errCode, 7019);
+    assert.match(res.body.__ERROR[0].message, /raiseSalaries of the DataStore class failed: a 80% raise needs a board decision/);
+    assert.deepEqual((await demo.ds.Employee.query('employer.ID = 1').toArray()).map((e) => e.get('salary')), before);
+    const ok = await demo.request('/rest/$catalog/raiseSalaries', 'POST', [1, 10]);
+    assert.deepEqual(ok.body, { result: before.length });
+  });
+});
