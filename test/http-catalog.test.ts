@@ -96,8 +96,12 @@ describe('HTTP catalog', () => {
       assert.deepEqual((await demo.request('/rest/$catalog/Company')).body.methods, COMPANY_METHODS);
     });
 
-    it('gives no methods to a dataclass whose functions are not exposed (Employee\'s entity class has some)', () => {
-      assert.equal('methods' in all.dataClasses.find((d: Json) => d.name === 'Employee'), false);
+    it('lists entity class functions with applyTo entity, and gives no methods to a dataclass with none (City)', () => {
+      assert.deepEqual(all.dataClasses.find((d: Json) => d.name === 'Employee').methods, [
+        { name: 'raise', applyTo: 'entity', exposed: true, allowedOnHTTPGET: false },
+        { name: 'seniority', applyTo: 'entity', exposed: true, allowedOnHTTPGET: true },
+      ]); // its other methods (events, fullName) are not exposed
+      assert.equal('methods' in all.dataClasses.find((d: Json) => d.name === 'City'), false);
     });
 
     it('lists the datastore class\'s exposed functions at the top of $catalog and $catalog/$all', async () => {

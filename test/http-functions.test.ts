@@ -98,3 +98,77 @@ describe('HTTP: datastore functions (/rest/$catalog/{function})', () => {
     assert.deepEqual(ok.body, { result: before.length });
   });
 });
+
+describe('HTTP: dataclass, selection and entity functions (/rest/{dataClass}/…)', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  const revenues = async (query?: string) => {
+    const sel = query ? demo.ds.Company.query(query) : demo.ds.Company.all();
+    let total = 0;
+    for (const c of await sel.toArray()) total += Number(c.get('revenues') ?? 0);
+    return total;
+  };
+
+  it('calls a selection class function on the whole dataclass: /rest/{dc}/{fn}', async () => {
+    const res = await demo.request('/rest/Company/totalRevenues', 'POST');
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body, { result: await revenues() });
+  });
+
+  it('calls it on the selection a $filter (with $params on POST) defines', async () => {
+    const res = await demo.request('/rest/Company/totalRevenues?$filter="revenues > :1"&$params=\'[1000000]\'', 'POST');
+    assert.deepEqual(res.body, { result: await revenues('revenues > 1000000') });
+  });
+
+  it('calls it on an entity set: /rest/{dc}/{fn}/$entityset/{id}', async () => {
+    const set = await demo.request('/rest/Company?$filter="ID < 6"&$method=entityset');
+    const id = String(set.body.__ENTITYSET).split('/').pop();
+    const res = await demo.request(`/rest/Company/totalRevenues/$entityset/${id}`, 'POST');
+    assert.deepEqual(res.body, { result: await revenues('ID < 6') });
+    const gone = await demo.request('/rest/Company/totalRevenues/$entityset/0123456789ABCDEF0123456789ABCDEF', 'POST');
+    assert.equal(gone.body.__ERROR[0].errCode, 1802);
+  });
+
+  it('calls a dataclass class function with the body as parameters, an entity answered as itself', async () => {
+    const acme = await demo.ds.Company.all().first();
+    const code = String(acme?.get('companyCode'));
+    const res = await demo.request('/rest/Company/byCode', 'POST', [code.toLowerCase()]);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.__KEY, String(acme?.getKey()));
+    assert.deepEqual((await demo.request('/rest/Company/byCode', 'POST', ['no such code'])).body, { result: null });
+  });
+
+  it('calls an entity class function on /rest/{dc}({key})/{fn} and /rest/{dc}[key]/{fn}', async () => {
+    const e = await demo.ds.Employee.query('salary > 0').first();
+    const key = String(e?.getKey());
+    const salary = Number(e?.get('salary'));
+    const res = await demo.request(`/rest/Employee(${key})/raise`, 'POST', [10]);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.__KEY, key);
+    assert.equal(res.body.salary, Math.round(salary * 1.1));
+    assert.equal((await demo.ds.Employee.get(e?.getKey()))?.get('salary'), Math.round(salary * 1.1));
+    const years = await demo.request(`/rest/Employee[${key}]/seniority`);
+    assert.equal(years.status, 200);
+    assert.equal(typeof years.body.result, 'number');
+  });
+
+  it('keeps attribute reads and writes as they were', async () => {
+    assert.equal((await demo.request('/rest/Company/name?$top=1')).status, 200);
+    assert.equal((await demo.request('/rest/Company(1)/name')).body.name !== undefined, true);
+  });
+
+  it('answers -10729 for an unknown or hidden function, 405 for GET without @onHttpGet, 404 for a missing entity', async () => {
+    const unknown = await demo.request('/rest/Company/totalRevenue', 'POST');
+    assert.equal(unknown.body.__ERROR[0].errCode, -10729);
+    assert.match(unknown.body.__ERROR[0].message, /'totalRevenue' is no exposed function of the CompanySelection class or the Company class, did you mean 'totalRevenues'\?/);
+    // an entity function is not a dataclass function, nor the other way round
+    assert.equal((await demo.request('/rest/Employee/raise', 'POST', [1])).body.__ERROR[0].errCode, -10729);
+    assert.equal((await demo.request('/rest/Company(1)/byCode', 'POST', ['x'])).body.__ERROR[0].errCode, -10729);
+    assert.equal((await demo.request('/rest/Company/totalRevenues')).status, 405);
+    assert.equal((await demo.request('/rest/Employee(00000000000000000000000000000000)/raise', 'POST', [1])).body.__ERROR[0].errCode, 1542);
+  });
+});

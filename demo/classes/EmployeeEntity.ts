@@ -1,7 +1,7 @@
 // The demo's Employee entity class: a calculated attribute (fullName), a constructor default,
 // a touched event and a validation event with mild and serious errors (reference §6.2, §6.5).
 
-import { Entity, type CalculatedOrderByEvent, type CalculatedQueryEvent, type EntityEvent, type EventErrorObject } from 'dataset-rest';
+import { Entity, exposed, onHttpGet, type CalculatedOrderByEvent, type CalculatedQueryEvent, type EntityEvent, type EventErrorObject } from 'dataset-rest';
 
 /** Salaries above this are refused with a mild validation error (a typo, most likely). */
 const SALARY_CEILING = 10_000_000;
@@ -56,5 +56,21 @@ export default class EmployeeEntity extends Entity {
       return { errCode: 1002, message: `a salary above ${SALARY_CEILING} needs a second look`, extraDescription: { ceiling: SALARY_CEILING } };
     }
     return undefined;
+  }
+
+  /** Raises this employee's salary by a percentage and saves (POST /rest/Employee(key)/raise, body [percent]): answers the entity. */
+  @exposed
+  async raise(percent: number): Promise<this> {
+    this.salary = Math.round((this.salary ?? 0) * (1 + percent / 100));
+    await this.save();
+    return this;
+  }
+
+  /** Years of service, whole (GET /rest/Employee(key)/seniority). */
+  @exposed
+  @onHttpGet
+  seniority(): number {
+    const hired = this.get('hiredAt') as Date | null;
+    return hired ? Math.floor((Date.now() - hired.getTime()) / (365.25 * 86_400_000)) : 0;
   }
 }

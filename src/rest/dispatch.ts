@@ -6,7 +6,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
 import { info, releaseSets } from './handlers/entity-sets.js';
-import { callDatastoreFunction } from './handlers/functions.js';
+import { callDataClassFunction, callDatastoreFunction, functionOf } from './handlers/functions.js';
 import { readDataClass } from './handlers/read.js';
 import { writeDataClass } from './handlers/write.js';
 import { parseOptions } from './options.js';
@@ -52,10 +52,13 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
     case 'releaseSets':
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
       return releaseSets(ds, req.body);
-    case 'dataClass':
+    case 'dataClass': {
+      const fn = functionOf(ds, route, req.method, options);
+      if (fn !== undefined) return callDataClassFunction(ds, route, fn, req.method, req.body, options, req.caller);
       if (isRead) return readDataClass(ds, route, options, req.caller);
       if (req.method === 'POST' && options.method !== undefined) return writeDataClass(ds, route, options, req.body, req.origin ?? '');
       throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
+    }
     default: {
       const never: never = route;
       return never;

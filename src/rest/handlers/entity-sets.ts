@@ -112,6 +112,14 @@ async function rebuild(ds: Datastore, dc: DataClass, id: string, opts: RestOptio
   return set;
 }
 
+/** The members of a stored set as a selection, for a function called on it (1802 when the set is gone or holds another dataclass). */
+export async function setSelection(ds: Datastore, dc: DataClass, id: string): Promise<EntitySelection> {
+  const set = await ds.entitySets.get(id);
+  if (!set || set.dataClass !== dc.name) throw notFound(id);
+  // (in key order: a sorted set's order is not kept for the function)
+  return dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys: set.keys });
+}
+
 /** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
 export async function deleteSet(ds: Datastore, dc: DataClass, id: string): Promise<unknown> {
   const set = await ds.entitySets.get(id);

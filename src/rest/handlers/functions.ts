@@ -2,19 +2,71 @@
 // and the answer: an entity as the entity object itself, a selection as a collection (paged by
 // $top/$skip, projected by $attributes, stored by $method=entityset), anything else as {result}.
 
+import { DataClass } from '../../datastore/dataclass.js';
 import { Datastore } from '../../datastore/datastore.js';
 import { Entity } from '../../datastore/entity.js';
+import { parseOrderBy } from '../../datastore/order-by.js';
 import { EntitySelection } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { callExposed } from '../../functions/call.js';
+import { callExposed, type CallTarget } from '../../functions/call.js';
+import { exposedFunctions } from '../../functions/exposure.js';
+import { isExposed } from '../../model/types.js';
+import type { Route } from '../url.js';
+import { setSelection } from './entity-sets.js';
 import type { RestOptions } from '../options.js';
-import { readCollection, readEntity } from './read.js';
+import { findEntity, readCollection, readEntity } from './read.js';
+
+type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
 /** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
 export async function callDatastoreFunction(ds: Datastore, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
   const viaGet = method !== 'POST';
   const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, functionArgs(viaGet, body, opts), viaGet);
   return functionAnswer(ds, result, opts, caller);
+}
+
+/**
+ * The function a /rest/{dataClass}… URL calls, or undefined when it reads or writes data: the first
+ * segment after the dataclass (or the entity) names no exposed attribute, and either names an
+ * exposed function or comes with a POST that has no $method (then unknown names answer -10729).
+ */
+export function functionOf(ds: Datastore, route: DataClassRoute, method: string, opts: RestOptions): string | undefined {
+  const [first, ...rest] = route.path;
+  if (first?.kind !== 'names' || first.names.length !== 1) return undefined;
+  if (rest.length > 1 || (rest.length === 1 && (rest[0].kind !== 'entitySet' || route.selector.kind !== 'all'))) return undefined;
+  const dc = ds.dataClass(route.dataClass);
+  if (!dc || !dc.model.exposed) return undefined;
+  const name = first.names[0];
+  const attr = dc.model.attributesByName.get(name);
+  if (attr && isExposed(attr)) return undefined;
+  if (method === 'POST' && opts.method === undefined) return name;
+  const protos = route.selector.kind === 'all' ? [[dc.selectionPrototype, EntitySelection.prototype], [Object.getPrototypeOf(dc), DataClass.prototype]] : [[dc.entityPrototype, Entity.prototype]];
+  return protos.some(([p, stop]) => p && exposedFunctions(p as object, stop as object).some((f) => f.name === name)) ? name : undefined;
+}
+
+/**
+ * POST or GET /rest/{dc}/{fn} (selection class first, the whole dataclass as the selection, then the
+ * dataclass class), /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=… and /rest/{dc}({key})/{fn}.
+ */
+export async function callDataClassFunction(ds: Datastore, route: DataClassRoute, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
+  const dc = ds.dataClass(route.dataClass) as DataClass;
+  const viaGet = method !== 'POST';
+  const args = functionArgs(viaGet, body, opts);
+  let targets: CallTarget[];
+  if (route.selector.kind === 'all') {
+    const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : '';
+    let selection = set === '' ? dc.all() : await setSelection(ds, dc, set);
+    // on GET, $params are the function's: a $filter then takes its values inline
+    if (opts.filter !== undefined) selection = selection.queryAs(isExposed, opts.filter, viaGet ? [] : opts.params);
+    if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
+    targets = [
+      { self: selection, stop: EntitySelection.prototype, label: `the ${dc.name}Selection class` },
+      { self: dc, stop: DataClass.prototype, label: `the ${dc.name} class` },
+    ];
+  } else {
+    targets = [{ self: await findEntity(dc, route.selector), stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
+  }
+  return functionAnswer(ds, await callExposed(targets, name, args, viaGet), opts, caller);
 }
 
 /** The parameters of a call: the JSON array body of a POST (none when empty), $params for a GET. */

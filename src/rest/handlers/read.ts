@@ -142,7 +142,7 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
-function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['selector'], { kind: 'all' }>): Promise<Entity> {
+export function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['selector'], { kind: 'all' }>): Promise<Entity> {
   if (selector.kind === 'key') {
     // (not async: the read by key is the hottest path, and every async frame costs)
     return dc.get(requireKey(dc.model.key, selector.key)).then((entity) => entity ?? Promise.reject(entityNotFound(dc.model, selector.key)));
