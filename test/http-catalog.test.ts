@@ -108,6 +108,8 @@ describe('HTTP catalog', () => {
       const methods = [
         { name: 'counts', exposed: true, allowedOnHTTPGET: true },
         { name: 'earningAtLeast', exposed: true, allowedOnHTTPGET: false },
+        { name: 'hire', exposed: true, allowedOnHTTPGET: false },
+        { name: 'payroll', exposed: true, allowedOnHTTPGET: false },
         { name: 'raiseSalaries', exposed: true, allowedOnHTTPGET: false },
         { name: 'topEarner', exposed: true, allowedOnHTTPGET: false },
       ]; // secretReport is not exposed

@@ -172,3 +172,56 @@ describe('HTTP: dataclass, selection and entity functions (/rest/{dataClass}/…
     assert.equal((await demo.request('/rest/Employee(00000000000000000000000000000000)/raise', 'POST', [1])).body.__ERROR[0].errCode, 1542);
   });
 });
+
+describe('HTTP: entity and selection parameters', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('gives a new entity built from an entity parameter without __KEY, related entities by {__KEY}', async () => {
+    const res = await demo.request('/rest/$catalog/hire', 'POST', [
+      { __DATACLASS: 'Employee', __ENTITY: true, firstName: 'Ada', lastName: 'Lovelace', salary: 1234, employer: { __KEY: 2 } },
+    ]);
+    assert.equal(res.status, 200);
+    const saved = await demo.ds.Employee.get(res.body.__KEY);
+    assert.equal(saved?.get('lastName'), 'Lovelace');
+    assert.equal(saved?.get('employerID'), 2);
+  });
+
+  it('gives the stored entity with the values applied for an entity parameter with __KEY', async () => {
+    const e = await demo.ds.Employee.all().first();
+    const res = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, __KEY: e?.getKey(), salary: 4321 }]);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.__KEY, String(e?.getKey()));
+    assert.equal((await demo.ds.Employee.get(e?.getKey()))?.get('salary'), 4321);
+    assert.equal((await demo.ds.Employee.get(e?.getKey()))?.get('lastName'), e?.get('lastName'));
+  });
+
+  it('refuses entity parameters naming a missing entity, a missing related entity, or no dataclass', async () => {
+    const missing = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, __KEY: '00000000000000000000000000000000' }]);
+    assert.equal(missing.body.__ERROR[0].errCode, 1542);
+    const related = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, employer: { __KEY: 99999 } }]);
+    assert.equal(related.body.__ERROR[0].errCode, 1542);
+    assert.match(related.body.__ERROR[0].message, /Employee\.employer: Cannot find entity with "99999" key in the "Company" dataclass/);
+    const unknown = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employe', __ENTITY: true }]);
+    assert.equal(unknown.body.__ERROR[0].errCode, 7002);
+    const unnamed = await demo.request('/rest/$catalog/hire', 'POST', [{ __ENTITY: true }]);
+    assert.match(unnamed.body.__ERROR[0].message, /parameter #1: an entity parameter names its dataclass in "__DATACLASS"/);
+  });
+
+  it('gives the members of an entity set for a selection parameter, 1802 when the set is gone', async () => {
+    const set = await demo.request('/rest/Employee?$filter="salary > 50000"&$method=entityset');
+    const id = String(set.body.__ENTITYSET).split('/').pop();
+    const res = await demo.request('/rest/$catalog/payroll', 'POST', [{ __DATASET: id, __ENTITIES: true }]);
+    assert.equal(res.body.result, await demo.ds.Employee.query('salary > 50000').sum('salary'));
+    const gone = await demo.request('/rest/$catalog/payroll', 'POST', [{ __DATASET: '0123456789ABCDEF0123456789ABCDEF', __ENTITIES: true }]);
+    assert.equal(gone.body.__ERROR[0].errCode, 1802);
+  });
+
+  it('passes other objects and arrays as they are', async () => {
+    const res = await demo.request('/rest/$catalog/earningAtLeast', 'POST', [{ min: 1 }]);
+    assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got \{"min":1\}/);
+  });
+});

@@ -41,6 +41,20 @@ export default class DataStore extends Datastore {
     });
   }
 
+  /** Saves an employee given as an entity parameter ({"__DATACLASS": "Employee", "__ENTITY": true, …}): answers it. */
+  @exposed
+  async hire(employee: Entity): Promise<Entity> {
+    if (employee.getDataClass().name !== 'Employee') throw new DatasetError('INVALID_VALUE', 'hire takes an Employee entity');
+    await employee.save();
+    return employee;
+  }
+
+  /** The salaries of a selection parameter ({"__DATASET": "<entity set id>", "__ENTITIES": true}). */
+  @exposed
+  payroll(staff: EntitySelection): Promise<number> {
+    return staff.sum('salary');
+  }
+
   /** Not exposed: REST cannot call it. */
   secretReport(): string {
     return 'internal';

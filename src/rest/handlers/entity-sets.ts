@@ -112,12 +112,13 @@ async function rebuild(ds: Datastore, dc: DataClass, id: string, opts: RestOptio
   return set;
 }
 
-/** The members of a stored set as a selection, for a function called on it (1802 when the set is gone or holds another dataclass). */
-export async function setSelection(ds: Datastore, dc: DataClass, id: string): Promise<EntitySelection> {
+/** The members of a stored set as a selection, for a function called on it or given it (1802 when the set is gone or holds another dataclass than `dc`). */
+export async function setSelection(ds: Datastore, id: string, dc?: DataClass): Promise<EntitySelection> {
   const set = await ds.entitySets.get(id);
-  if (!set || set.dataClass !== dc.name) throw notFound(id);
+  const of = set ? ds.dataClass(set.dataClass) : undefined;
+  if (!set || !of || (dc && set.dataClass !== dc.name)) throw notFound(id);
   // (in key order: a sorted set's order is not kept for the function)
-  return dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys: set.keys });
+  return of.selectionWhere({ kind: 'inKeys', path: directPath(of.model.key), keys: set.keys });
 }
 
 /** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */

@@ -7,12 +7,16 @@ import { Datastore } from '../../datastore/datastore.js';
 import { Entity } from '../../datastore/entity.js';
 import { parseOrderBy } from '../../datastore/order-by.js';
 import { EntitySelection } from '../../datastore/selection.js';
+import { entityNotFound } from '../../datastore/datastore.js';
+import { requireKey } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { callExposed, type CallTarget } from '../../functions/call.js';
 import { exposedFunctions } from '../../functions/exposure.js';
 import { isExposed } from '../../model/types.js';
 import type { Route } from '../url.js';
+import { exposedDataClass } from './catalog.js';
 import { setSelection } from './entity-sets.js';
+import { applyValue, checkRelated } from './write.js';
 import type { RestOptions } from '../options.js';
 import { findEntity, readCollection, readEntity } from './read.js';
 
@@ -21,7 +25,7 @@ type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 /** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
 export async function callDatastoreFunction(ds: Datastore, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
   const viaGet = method !== 'POST';
-  const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, functionArgs(viaGet, body, opts), viaGet);
+  const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, await functionArgs(ds, viaGet, body, opts), viaGet);
   return functionAnswer(ds, result, opts, caller);
 }
 
@@ -51,11 +55,11 @@ export function functionOf(ds: Datastore, route: DataClassRoute, method: string,
 export async function callDataClassFunction(ds: Datastore, route: DataClassRoute, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
   const dc = ds.dataClass(route.dataClass) as DataClass;
   const viaGet = method !== 'POST';
-  const args = functionArgs(viaGet, body, opts);
+  const args = await functionArgs(ds, viaGet, body, opts);
   let targets: CallTarget[];
   if (route.selector.kind === 'all') {
     const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : '';
-    let selection = set === '' ? dc.all() : await setSelection(ds, dc, set);
+    let selection = set === '' ? dc.all() : await setSelection(ds, set, dc);
     // on GET, $params are the function's: a $filter then takes its values inline
     if (opts.filter !== undefined) selection = selection.queryAs(isExposed, opts.filter, viaGet ? [] : opts.params);
     if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
@@ -69,12 +73,44 @@ export async function callDataClassFunction(ds: Datastore, route: DataClassRoute
   return functionAnswer(ds, await callExposed(targets, name, args, viaGet), opts, caller);
 }
 
-/** The parameters of a call: the JSON array body of a POST (none when empty), $params for a GET. */
-function functionArgs(viaGet: boolean, body: unknown, opts: RestOptions): readonly unknown[] {
-  if (viaGet) return opts.params;
-  if (body === undefined || body === null) return [];
-  if (!Array.isArray(body)) throw new DatasetError('INVALID_BODY', `the body of a function call is a JSON array of its parameters, like ["Paris", 5]; got ${JSON.stringify(body).slice(0, 60)}`);
-  return body;
+/**
+ * The parameters of a call: the JSON array body of a POST (none when empty), $params for a GET.
+ * An entity parameter ({__DATACLASS, __ENTITY: true, __KEY?, values…}) arrives as an entity with
+ * the values applied, not saved; a selection parameter ({__DATASET: id, __ENTITIES: true}) as the
+ * members of that entity set. Every other value arrives as JSON gives it.
+ */
+async function functionArgs(ds: Datastore, viaGet: boolean, body: unknown, opts: RestOptions): Promise<unknown[]> {
+  let raw: readonly unknown[];
+  if (viaGet) raw = opts.params;
+  else if (body === undefined || body === null) raw = [];
+  else if (Array.isArray(body)) raw = body;
+  else throw new DatasetError('INVALID_BODY', `the body of a function call is a JSON array of its parameters, like ["Paris", 5]; got ${JSON.stringify(body).slice(0, 60)}`);
+  return Promise.all(raw.map((v, i) => param(ds, v, i)));
+}
+
+async function param(ds: Datastore, v: unknown, index: number): Promise<unknown> {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+  const obj = v as Record<string, unknown>;
+  if (obj.__ENTITIES === true) {
+    if (typeof obj.__DATASET !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: a selection parameter gives its entity set id as "__DATASET"`);
+    return setSelection(ds, obj.__DATASET);
+  }
+  if (obj.__ENTITY !== true) return v;
+  if (typeof obj.__DATACLASS !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: an entity parameter names its dataclass in "__DATACLASS"`);
+  const dc = ds.dataClassOf(exposedDataClass(ds, obj.__DATACLASS));
+  let entity: Entity;
+  if (obj.__KEY !== undefined) {
+    const key = requireKey(dc.model.key, obj.__KEY);
+    const found = await dc.get(key);
+    if (!found) throw entityNotFound(dc.model, key);
+    entity = found;
+  } else {
+    entity = dc.new();
+  }
+  const checks: Parameters<typeof applyValue>[5] = [];
+  for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
+  await checkRelated(ds, entity, checks);
+  return entity;
 }
 
 /** The answer of a call, by the kind of value the function returned. */

@@ -28,7 +28,8 @@ export class RestAnswer {
 }
 
 /** Properties of an input entity that are not attributes: read-only ones are refused, the others ignored. */
-const IGNORED = new Set(['__entityModel', '__DATACLASS', 'uri']);
+// (__ENTITY marks an entity given as a function parameter)
+const IGNORED = new Set(['__entityModel', '__DATACLASS', 'uri', '__ENTITY']);
 
 export async function writeDataClass(ds: Datastore, route: DataClassRoute, opts: RestOptions, body: unknown, origin: string): Promise<unknown> {
   const dc = ds.dataClassOf(exposedDataClass(ds, route.dataClass));
@@ -100,7 +101,7 @@ async function prepare(dc: DataClass, input: unknown, index: number): Promise<Pr
   }
 }
 
-function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
+export function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
   if (name === W.KEY || name === W.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !isExposed(attr)) {
@@ -140,7 +141,7 @@ function setRelated(dc: DataClass, entity: Entity, attr: RelatedCheck['attr'], v
 }
 
 /** Related keys given in the body must name existing entities. */
-async function checkRelated(ds: Datastore, entity: Entity, checks: readonly RelatedCheck[] = []): Promise<void> {
+export async function checkRelated(ds: Datastore, entity: Entity, checks: readonly RelatedCheck[] = []): Promise<void> {
   for (const { attr, key } of checks) {
     if (!(await ds.dataClassOf(attr.target).get(key))) {
       throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}.${attr.name}: Cannot find entity with "${String(key)}" key in the "${attr.target.name}" dataclass`);
