@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
-import type { DatastoreWithClasses } from './datastore/datastore.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, type DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
 import { DEFAULT_MAX_SET_MEMBERS, MemoryEntitySetStore } from './datastore/entity-sets.js';
 import { createLogger } from './log.js';
@@ -41,6 +41,7 @@ const program = new Command()
   .option('--db <file>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite)')
   .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
+  .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', positiveInt, DEFAULT_FUNCTION_TIMEOUT_MS)
   .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
@@ -56,7 +57,7 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number }>();
+const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number }>();
 
 let ds: DatastoreWithClasses;
 try {
@@ -68,6 +69,7 @@ try {
 }
 
 ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
+ds.functionTimeoutMs = opts.functionTimeout;
 const log = createLogger(opts.logLevel);
 const app = await buildServer(ds, { log });
 let address: string;

@@ -109,6 +109,7 @@ describe('HTTP catalog', () => {
         { name: 'counts', exposed: true, allowedOnHTTPGET: true },
         { name: 'earningAtLeast', exposed: true, allowedOnHTTPGET: false },
         { name: 'hire', exposed: true, allowedOnHTTPGET: false },
+        { name: 'pause', exposed: true, allowedOnHTTPGET: false },
         { name: 'payroll', exposed: true, allowedOnHTTPGET: false },
         { name: 'raiseSalaries', exposed: true, allowedOnHTTPGET: false },
         { name: 'topEarner', exposed: true, allowedOnHTTPGET: false },

@@ -225,3 +225,35 @@ describe('HTTP: entity and selection parameters', () => {
     assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got \{"min":1\}/);
   });
 });
+
+describe('HTTP: function time limit and concurrency', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('answers 7020 (504) when a function passes the time limit, and serves other calls meanwhile', async () => {
+    demo.ds.functionTimeoutMs = 100;
+    try {
+      const slow = demo.request('/rest/$catalog/pause', 'POST', [600]);
+      // answered while the slow one is still running
+      assert.deepEqual((await demo.request('/rest/$catalog/pause', 'POST', [1, 'quick'])).body, { result: { ms: 1, tag: 'quick' } });
+      const res = await slow;
+      assert.equal(res.status, 504);
+      assert.equal(res.body.__ERROR[0].errCode, 7020);
+      assert.match(res.body.__ERROR[0].message, /pause of the DataStore class took longer than 100 ms \(the server's --function-timeout\); it was not stopped/);
+    } finally {
+      demo.ds.functionTimeoutMs = 30_000;
+    }
+  });
+
+  it('runs two slow functions at once, each answering with its own parameters', async () => {
+    const [a, b] = await Promise.all([
+      demo.request('/rest/$catalog/pause', 'POST', [150, 'first']),
+      demo.request('/rest/$catalog/pause', 'POST', [100, 'second']),
+    ]);
+    assert.deepEqual(a.body, { result: { ms: 150, tag: 'first' } });
+    assert.deepEqual(b.body, { result: { ms: 100, tag: 'second' } });
+  });
+});

@@ -55,6 +55,13 @@ export default class DataStore extends Datastore {
     return staff.sum('salary');
   }
 
+  /** Waits `ms` milliseconds, then answers what it was given: a slow function, for trying time limits. */
+  @exposed
+  async pause(ms: number, tag?: string): Promise<{ ms: number; tag: string | null }> {
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return { ms, tag: tag ?? null };
+  }
+
   /** Not exposed: REST cannot call it. */
   secretReport(): string {
     return 'internal';

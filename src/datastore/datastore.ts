@@ -42,6 +42,9 @@ export interface SavedState {
 /** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
 export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: DataClass };
 
+/** The default time limit of a function called over REST (--function-timeout). */
+export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
+
 export class Datastore {
   readonly #classes = new Map<string, DataClass>();
   readonly #byModel = new Map<DataClassModel, DataClass>();
@@ -82,6 +85,9 @@ export class Datastore {
 
   /** Where entity sets are kept: in this process by default; a shared store can replace it. */
   entitySets: EntitySetStore = new MemoryEntitySetStore();
+
+  /** How long a function called over REST may take before its caller gets FUNCTION_TIMEOUT (ms). */
+  functionTimeoutMs = DEFAULT_FUNCTION_TIMEOUT_MS;
 
   /** @internal Finds the code of a calculated attribute, for the query resolver and the sorts. */
   readonly calculatedLookup: CalculatedLookup = (attr) => this.dataClassOf(attr.dataClass).calculated(attr.name);

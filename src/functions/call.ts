@@ -16,7 +16,7 @@ export interface CallTarget {
 }
 
 /** Calls `name` on the first target exposing it; a function that throws answers FUNCTION_FAILED with its message. */
-export async function callExposed(targets: readonly CallTarget[], name: string, args: readonly unknown[], viaGet: boolean): Promise<unknown> {
+export async function callExposed(targets: readonly CallTarget[], name: string, args: readonly unknown[], viaGet: boolean, timeoutMs: number): Promise<unknown> {
   for (const t of targets) {
     const f = exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).find((x) => x.name === name);
     if (!f) continue;
@@ -25,7 +25,7 @@ export async function callExposed(targets: readonly CallTarget[], name: string, 
     }
     const fn = (t.self as Record<string, (...a: unknown[]) => unknown>)[name];
     try {
-      return await fn.apply(t.self, args as unknown[]);
+      return await withTimeLimit(Promise.resolve().then(() => fn.apply(t.self, args as unknown[])), timeoutMs, `${name} of ${t.label}`);
     } catch (e) {
       if (e instanceof DatasetError) throw e;
       throw new DatasetError('FUNCTION_FAILED', `${name} of ${t.label} failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -33,4 +33,18 @@ export async function callExposed(targets: readonly CallTarget[], name: string, 
   }
   const known = targets.flatMap((t) => exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).map((f) => f.name));
   throw new DatasetError('UNKNOWN_MEMBER_METHOD', `Unknown member method: '${name}' is no exposed function of ${targets.map((t) => t.label).join(' or ')}${didYouMean(name, known)}`);
+}
+
+/**
+ * The function's answer, or FUNCTION_TIMEOUT once `ms` have passed. JavaScript cannot stop the
+ * function: it runs on, and what it does in ds.transaction() still commits or rolls back by
+ * itself. A synchronous CPU-bound loop holds the event loop, so the limit fires only when it yields.
+ */
+function withTimeLimit<T>(run: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DatasetError('FUNCTION_TIMEOUT', `${what} took longer than ${ms} ms (the server's --function-timeout); it was not stopped and may still finish`)), ms);
+  });
+  run.catch(() => undefined); // a failure after the time limit is nobody's answer
+  return Promise.race([run, limit]).finally(() => clearTimeout(timer));
 }

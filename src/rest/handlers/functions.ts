@@ -25,7 +25,7 @@ type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 /** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
 export async function callDatastoreFunction(ds: Datastore, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
   const viaGet = method !== 'POST';
-  const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, await functionArgs(ds, viaGet, body, opts), viaGet);
+  const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, await functionArgs(ds, viaGet, body, opts), viaGet, ds.functionTimeoutMs);
   return functionAnswer(ds, result, opts, caller);
 }
 
@@ -70,7 +70,7 @@ export async function callDataClassFunction(ds: Datastore, route: DataClassRoute
   } else {
     targets = [{ self: await findEntity(dc, route.selector), stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
   }
-  return functionAnswer(ds, await callExposed(targets, name, args, viaGet), opts, caller);
+  return functionAnswer(ds, await callExposed(targets, name, args, viaGet, ds.functionTimeoutMs), opts, caller);
 }
 
 /**
