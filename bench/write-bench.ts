@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { MODEL } from './fixture.js';
 import { Latencies } from './measure.js';
 import { startServer, temporaryFolder } from './processes.js';
 
@@ -21,19 +22,8 @@ const clients = Number(values.clients);
 if (!(seconds > 0) || !(clients > 0)) throw new Error('--duration and --clients take positive numbers');
 
 const dir = temporaryFolder('dataset-rest-write-bench-');
-writeFileSync(join(dir, 'model.json'), JSON.stringify({
-  name: 'WriteBench',
-  dataClasses: [{
-    name: 'Item',
-    attributes: [
-      { name: 'ID', type: 'long', identifying: true, autoincrement: true },
-      { name: 'name', type: 'string', indexed: true },
-      { name: 'price', type: 'number' },
-      { name: 'qty', type: 'long' },
-      { name: 'created', type: 'date' },
-    ],
-  }],
-}));
+// the bench's one-dataclass model (Item); this bench fills it through the server itself
+writeFileSync(join(dir, 'model.json'), JSON.stringify(MODEL));
 const server = await startServer({
   name: 'ours',
   args: ['bin/dataset-rest.mjs', '--project', dir, '--port', '0', '--log-level', 'warn'],
