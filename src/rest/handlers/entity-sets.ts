@@ -22,6 +22,11 @@ export function setUri(dc: DataClass, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
 }
 
+/** The entities whose keys are listed, as a selection (the keys bound as one parameter, so queries and sorts on it run in SQL). */
+function members(dc: DataClass, keys: KeyList): EntitySelection {
+  return dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys });
+}
+
 function notFound(id: string): DatasetError {
   return new DatasetError('ENTITY_SET_NOT_FOUND', `EntitySet "${id}" cannot be found`);
 }
@@ -66,12 +71,11 @@ export async function readSet(
   if (opts.clean) {
     if (opts.method !== 'entityset') throw new DatasetError('INVALID_OPTION', '$clean=true makes a new set: give $method=entityset with it');
     // the members still in the datastore, in the set's order
-    keys = keepOrder(keys, await dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys }).keys());
+    keys = keepOrder(keys, await members(dc, keys).keys());
   }
   if (opts.filter !== undefined || opts.orderby !== undefined) {
-    // the members are bound as one parameter, so the query and the sort run in SQL
-    const members = dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys });
-    let selection = opts.filter === undefined ? members : members.queryAs(isExposed, opts.filter, opts.params);
+    const inSet = members(dc, keys);
+    let selection = opts.filter === undefined ? inSet : inSet.queryAs(isExposed, opts.filter, opts.params);
     if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
     const ordered = opts.orderby !== undefined || /\border\s+by\b/i.test(opts.filter ?? '');
     const found = await selection.keys();
@@ -81,7 +85,7 @@ export async function readSet(
   }
   if (opts.compute !== undefined || opts.distinct) {
     // on the members as the request defines them (combined, cleaned, filtered)
-    return computation(dc.selectionWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys }));
+    return computation(members(dc, keys));
   }
   if (opts.method !== 'entityset' && keys === set.keys) return page(ds, dc, set, opts, projection);
   const result: StoredSet = { ...set, keys, sorted, id: newSetId(), refreshed: Date.now(), timeoutMs: (opts.timeout ?? DEFAULT_SET_TIMEOUT_S) * 1000 };
@@ -118,7 +122,7 @@ export async function setSelection(ds: Datastore, id: string, dc?: DataClass): P
   const of = set ? ds.dataClass(set.dataClass) : undefined;
   if (!set || !of || (dc && set.dataClass !== dc.name)) throw notFound(id);
   // (in key order: a sorted set's order is not kept for the function)
-  return of.selectionWhere({ kind: 'inKeys', path: directPath(of.model.key), keys: set.keys });
+  return members(of, set.keys);
 }
 
 /** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
