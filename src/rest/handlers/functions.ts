@@ -16,7 +16,7 @@ import { isExposed } from '../../model/types.js';
 import type { Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
 import { setSelection } from './entity-sets.js';
-import { applyValue, checkRelated } from './write.js';
+import { applyValues, checkRelated } from './write.js';
 import type { RestOptions } from '../options.js';
 import { findEntity, readCollection, readEntity } from './read.js';
 
@@ -107,9 +107,7 @@ async function param(ds: Datastore, v: unknown, index: number): Promise<unknown>
   } else {
     entity = dc.new();
   }
-  const checks: Parameters<typeof applyValue>[5] = [];
-  for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
-  await checkRelated(ds, entity, checks);
+  await checkRelated(ds, entity, applyValues(dc, entity, obj, index));
   return entity;
 }
 

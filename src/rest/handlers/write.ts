@@ -92,16 +92,21 @@ async function prepare(dc: DataClass, input: unknown, index: number): Promise<Pr
     } else {
       entity = dc.new();
     }
-    const checks: RelatedCheck[] = [];
-    for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
-    return { entity, checks };
+    return { entity, checks: applyValues(dc, entity, obj, index) };
   } catch (e) {
     if (isDatasetError(e)) return { error: e };
     throw e;
   }
 }
 
-export function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
+/** Sets the attribute values of a body object on an entity (not saved); answers the related keys to check before saving. */
+export function applyValues(dc: DataClass, entity: Entity, obj: Json, index: number): RelatedCheck[] {
+  const checks: RelatedCheck[] = [];
+  for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
+  return checks;
+}
+
+function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
   if (name === W.KEY || name === W.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !isExposed(attr)) {
