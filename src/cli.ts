@@ -1,5 +1,6 @@
 // The dataset-rest command: serves a project folder (by default the built-in demo) over HTTP.
-// A contract other tools rely on: flag names, the ready line, exit code 2 for bad input.
+// A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
+// command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -10,6 +11,8 @@ import { DEFAULT_MAX_SET_MEMBERS, MemoryEntitySetStore } from './datastore/entit
 import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
+import { watchdog } from './functions/watchdog.js';
+import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -59,39 +62,49 @@ try {
 }
 const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number }>();
 
-let ds: DatastoreWithClasses;
-try {
-  ds = await openProject(opts.project ?? DEMO, { db: opts.db });
-} catch (e) {
-  if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
-  if (e instanceof ProjectError || e instanceof SchemaError) fail(e.message);
-  fail(`cannot open the project: ${(e as Error).message}`);
-}
+if (process.env[INSTANCE_ENV] === '1') await serve();
+else supervise(process.argv[1], process.argv.slice(2));
 
-ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
-ds.functionTimeoutMs = opts.functionTimeout;
-const log = createLogger(opts.logLevel);
-const app = await buildServer(ds, { log });
-let address: string;
-try {
-  address = await app.listen({ port: opts.port, host: opts.host });
-} catch (e) {
-  await ds.close();
-  fail(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
-}
-const { port: actual } = app.server.address() as { port: number };
-const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-log.info({ address, project: opts.project ?? DEMO }, 'listening');
-process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
+/** The server itself: what the supervisor runs in its child process. */
+async function serve(): Promise<void> {
+  let ds: DatastoreWithClasses;
+  try {
+    ds = await openProject(opts.project ?? DEMO, { db: opts.db });
+  } catch (e) {
+    if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
+    if (e instanceof ProjectError || e instanceof SchemaError) fail(e.message);
+    fail(`cannot open the project: ${(e as Error).message}`);
+  }
 
-let closing = false;
-async function shutdown(signal: string): Promise<void> {
-  if (closing) return;
-  closing = true;
-  log.info(`${signal} received: finishing in-flight requests`);
-  await app.close(); // waits for in-flight requests
-  await ds.close();
-  process.exit(0);
+  ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
+  ds.functionTimeoutMs = opts.functionTimeout;
+  const log = createLogger(opts.logLevel);
+  const app = await buildServer(ds, { log });
+  let address: string;
+  try {
+    address = await app.listen({ port: opts.port, host: opts.host });
+  } catch (e) {
+    await ds.close();
+    fail(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
+  }
+  const { port: actual } = app.server.address() as { port: number };
+  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  log.info({ address, project: opts.project ?? DEMO }, 'listening');
+  process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
+  process.send?.({ type: 'ready', port: actual } satisfies ReadyMessage);
+  // a function stuck in code that never yields ends this instance; the supervisor starts another
+  watchdog.action = 'exit';
+
+  let closing = false;
+  async function shutdown(reason: string): Promise<void> {
+    if (closing) return;
+    closing = true;
+    log.info(`${reason}: finishing in-flight requests`);
+    await app.close(); // waits for in-flight requests
+    await ds.close();
+    process.exit(0);
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM received'));
+  process.on('SIGINT', () => void shutdown('SIGINT received'));
+  process.on('disconnect', () => void shutdown('the supervisor is gone'));
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -25,7 +25,10 @@ export type EntitySelection = CoreEntitySelection;
 export const DatasetError: typeof CoreDatasetError = canonical('DatasetError', CoreDatasetError);
 export type DatasetError = CoreDatasetError;
 
-export { exposed, onHttpGet } from './functions/exposure.js';
+export { exposed, onHttpGet, params } from './functions/exposure.js';
+export { callContext, type CallContext, type CallRequest } from './functions/context.js';
+export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodDefinition } from './functions/project-methods.js';
+export type { ParamKind, ParamType } from './functions/params.js';
 export type { DatastoreWithClasses } from './datastore/datastore.js';
 export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
 export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/events.js';

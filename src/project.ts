@@ -1,12 +1,13 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
-// database), an optional classes/ folder (user classes, loaded at every start) and an optional
-// seed module (seed.ts or seed.js) run once, when the database is new.
+// database), optional classes/ and methods/ folders (user classes and project methods, loaded at
+// every start) and an optional seed module (seed.ts or seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
-import { ClassLoadError, loadClasses } from './classes/loader.js';
+import { ClassLoadError, importProjectModule, loadClasses } from './classes/loader.js';
+import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
 import { SqliteAdapter } from './storage/sqlite.js';
@@ -40,6 +41,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     ds = await Datastore.open(model, new SqliteAdapter(db));
     try {
       await loadClasses(join(root, 'classes'), ds);
+      await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));
     } catch (e) {
       if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
       throw e;

@@ -23,7 +23,8 @@ describe('crash during an atomic batch', () => {
       // the demo's model without its seed (the seed's packages resolve only inside the repository)
       mkdirSync(dir);
       cpSync(join(DEMO_DIR, 'model.json'), join(dir, 'model.json'));
-      const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      // one server instance, without the supervisor that would restart it
+      const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
       const exited = new Promise((r) => child.on('exit', r));
       let stderr = '';
       child.stderr.on('data', (d) => (stderr += String(d)));

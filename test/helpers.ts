@@ -16,7 +16,7 @@ export interface DemoFixture {
   ds: DatastoreWithClasses;
   app: FastifyInstance;
   /** GET (or another method) through inject; resolves to status and parsed JSON body */
-  request(url: string, method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH', body?: unknown): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  request(url: string, method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH', body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
   close(): Promise<void>;
 }
 
@@ -33,8 +33,8 @@ export async function openDemo(): Promise<DemoFixture> {
   return {
     ds,
     app,
-    async request(url, method = 'GET', body) {
-      const res = await app.inject({ method, url, ...(body === undefined ? {} : { payload: body as object }) });
+    async request(url, method = 'GET', body, headers) {
+      const res = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
       let parsed: unknown = res.body;
       try {
         parsed = JSON.parse(res.body);

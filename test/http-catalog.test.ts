@@ -96,23 +96,31 @@ describe('HTTP catalog', () => {
       assert.deepEqual((await demo.request('/rest/$catalog/Company')).body.methods, COMPANY_METHODS);
     });
 
-    it('lists entity class functions with applyTo entity, and gives no methods to a dataclass with none (City)', () => {
+    it('lists entity class functions with applyTo entity, then exposed project methods by scope, and gives no methods to a dataclass with none (City)', () => {
       assert.deepEqual(all.dataClasses.find((d: Json) => d.name === 'Employee').methods, [
         { name: 'raise', applyTo: 'entity', exposed: true, allowedOnHTTPGET: false },
         { name: 'seniority', applyTo: 'entity', exposed: true, allowedOnHTTPGET: true },
+        { name: 'payrollSummary', applyTo: 'entityCollection', exposed: true, allowedOnHTTPGET: false },
+        { name: 'salaryBands', applyTo: 'dataClass', exposed: true, allowedOnHTTPGET: true },
+        { name: 'teammates', applyTo: 'entity', exposed: true, allowedOnHTTPGET: false },
       ]); // its other methods (events, fullName) are not exposed
       assert.equal('methods' in all.dataClasses.find((d: Json) => d.name === 'City'), false);
     });
 
     it('lists the datastore class\'s exposed functions at the top of $catalog and $catalog/$all', async () => {
       const methods = [
+        { name: 'authentify', exposed: true, allowedOnHTTPGET: false },
         { name: 'counts', exposed: true, allowedOnHTTPGET: true },
         { name: 'earningAtLeast', exposed: true, allowedOnHTTPGET: false },
         { name: 'hire', exposed: true, allowedOnHTTPGET: false },
+        { name: 'hiredBetween', exposed: true, allowedOnHTTPGET: false },
         { name: 'pause', exposed: true, allowedOnHTTPGET: false },
         { name: 'payroll', exposed: true, allowedOnHTTPGET: false },
         { name: 'raiseSalaries', exposed: true, allowedOnHTTPGET: false },
+        { name: 'renameSlowly', exposed: true, allowedOnHTTPGET: false },
+        { name: 'spin', exposed: true, allowedOnHTTPGET: false },
         { name: 'topEarner', exposed: true, allowedOnHTTPGET: false },
+        { name: 'whoCalls', exposed: true, allowedOnHTTPGET: false },
       ]; // secretReport is not exposed
       assert.deepEqual((await demo.request('/rest/$catalog')).body.methods, methods);
       assert.deepEqual(all.methods, methods);

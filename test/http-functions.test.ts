@@ -242,7 +242,7 @@ describe('HTTP: function time limit and concurrency', () => {
       const res = await slow;
       assert.equal(res.status, 504);
       assert.equal(res.body.__ERROR[0].errCode, 7020);
-      assert.match(res.body.__ERROR[0].message, /pause of the DataStore class took longer than 100 ms \(the server's --function-timeout\); it was not stopped/);
+      assert.match(res.body.__ERROR[0].message, /pause of the DataStore class took longer than 100 ms \(the server's --function-timeout\): it is stopped at its next datastore call/);
     } finally {
       demo.ds.functionTimeoutMs = 30_000;
     }

@@ -1,7 +1,7 @@
 // The demo's DataStore class: its methods are methods of the datastore (ds); the exposed ones are
 // called over REST at /rest/$catalog/{function}.
 
-import { Datastore, DatasetError, exposed, onHttpGet, type Entity, type EntitySelection } from 'dataset-rest';
+import { callContext, Datastore, DatasetError, exposed, onHttpGet, params, type Entity, type EntitySelection } from 'dataset-rest';
 
 export default class DataStore extends Datastore {
   /** How many entities each dataclass holds (POST or GET /rest/$catalog/counts). */
@@ -60,6 +60,71 @@ export default class DataStore extends Datastore {
   async pause(ms: number, tag?: string): Promise<{ ms: number; tag: string | null }> {
     await new Promise((resolve) => setTimeout(resolve, ms));
     return { ms, tag: tag ?? null };
+  }
+
+  /** Employees hired from `since` on (and before `until`): dates declared with @params arrive as Date objects. */
+  @exposed
+  @params('date', 'date?')
+  hiredBetween(since: Date, until?: Date): EntitySelection {
+    const employees = this.dataClass('Employee')!;
+    return until ? employees.query('hiredAt >= :1 and hiredAt < :2', since, until) : employees.query('hiredAt >= :1', since);
+  }
+
+  /**
+   * Who called, read from the call's own context before and after a pause: two calls running at
+   * once each see their own request (the X-Demo-Tag header), never module-level state.
+   */
+  @exposed
+  @params('number')
+  async whoCalls(ms: number): Promise<{ before: unknown; after: unknown; function: string }> {
+    const before = callContext().request.headers['x-demo-tag'] ?? null;
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    return { before, after: callContext().request.headers['x-demo-tag'] ?? null, function: callContext().name };
+  }
+
+  /** Computes for `ms` milliseconds without yielding: a CPU-bound function, stopped by the watchdog past the time limit. */
+  @exposed
+  @params('number')
+  spin(ms: number): number {
+    const end = Date.now() + ms;
+    let turns = 0;
+    while (Date.now() < end) turns++;
+    return turns;
+  }
+
+  /**
+   * Renames a company, waits, then saves it again, all in one transaction: past the time limit
+   * the second save is refused (FUNCTION_TIMEOUT) and the rename is rolled back.
+   */
+  @exposed
+  @params('number', 'string', 'number')
+  async renameSlowly(companyID: number, name: string, ms: number): Promise<string> {
+    return this.transaction(async () => {
+      const company = await this.dataClass('Company')!.get(companyID);
+      if (!company) throw new DatasetError('ENTITY_NOT_FOUND', `no company ${companyID}`);
+      company.set('name', name);
+      await company.save();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      company.set('name', `${name} (confirmed)`);
+      await company.save();
+      return String(company.get('name'));
+    });
+  }
+
+  /**
+   * Checks a login: an employee number and that employee's last name (any case) as the password
+   * — the demo's stand-in for real credentials. The permissions work will make authentify open a
+   * session with privileges; for now it is an ordinary exposed function (POST /rest/$catalog/authentify).
+   */
+  @exposed
+  @params('object')
+  async authentify(credentials: { employeeNumber?: unknown; password?: unknown }): Promise<{ success: boolean; employee?: unknown; reason?: string }> {
+    const { employeeNumber, password } = credentials;
+    if (typeof employeeNumber !== 'number' || typeof password !== 'string') return { success: false, reason: 'give {"employeeNumber": <number>, "password": "<text>"}' };
+    const employee = await this.dataClass('Employee')!.query('employeeNumber = :1', employeeNumber).first();
+    const lastName = employee?.get('lastName');
+    if (!employee || typeof lastName !== 'string' || lastName.toLowerCase() !== password.toLowerCase()) return { success: false, reason: 'unknown employee number or wrong password' };
+    return { success: true, employee: { ID: employee.getKey(), fullName: employee.get('fullName') } };
   }
 
   /** Not exposed: REST cannot call it. */

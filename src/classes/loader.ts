@@ -96,14 +96,19 @@ function classify(entry: string, file: string, name: string, ds: Datastore, name
   );
 }
 
-async function importClass(f: ClassFile): Promise<unknown> {
-  let mod: Record<string, unknown>;
+/** Loads a module of the project (classes/, methods/); a failure is a ClassLoadError starting with `where`. */
+export async function importProjectModule(file: string, where: string): Promise<Record<string, unknown>> {
+  registerCoreClasses();
   try {
     // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says.
-    mod = (await tsImport(pathToFileURL(f.file).href, import.meta.url)) as Record<string, unknown>;
+    return (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
   } catch (e) {
-    throw new ClassLoadError(`classes/${basename(f.file)}: failed to load: ${loadFailure(e)}`);
+    throw new ClassLoadError(`${where}: failed to load: ${loadFailure(e)}`);
   }
+}
+
+async function importClass(f: ClassFile): Promise<unknown> {
+  const mod = await importProjectModule(f.file, `classes/${basename(f.file)}`);
   // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
   const inner = mod.default !== null && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
   const cls = [mod.default, mod[f.name], inner.default, inner[f.name]].find((c) => typeof c === 'function');

@@ -8,6 +8,7 @@ import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '..
 import { compileSelect } from '../sql/compiler.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import type { Datastore } from './datastore.js';
+import type { ProjectMethod } from '../functions/project-methods.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { Entity, type EntityRow } from './entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './events.js';
@@ -33,6 +34,8 @@ export class DataClass {
   #getSql: string | undefined;
   readonly #calculated = new Map<string, CalculatedDefinition>();
   readonly #events = new EventTable();
+  /** the project methods of this dataclass (methods/ folder), by name */
+  readonly projectMethods = new Map<string, ProjectMethod>();
 
   constructor(readonly ds: Datastore, readonly model: DataClassModel) {
     this.name = model.name;

@@ -9,6 +9,7 @@ import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sq
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
 import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
+import { withDeadlines } from './deadline-storage.js';
 import { MemoryEntitySetStore, type EntitySetStore } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
 import type { CalculatedLookup } from './order-by.js';
@@ -55,8 +56,12 @@ export class Datastore {
    */
   onEventError: EventErrorReporter = logEventError;
 
+  /** the engine's adapter, checking the time limit of function calls before each statement */
+  readonly storage: StorageAdapter;
+
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
-  protected constructor(readonly model: Model, readonly storage: StorageAdapter) {
+  protected constructor(readonly model: Model, storage: StorageAdapter) {
+    this.storage = withDeadlines(storage);
     for (const m of model.dataClasses) {
       const dc = new DataClass(this, m);
       this.#classes.set(m.name, dc);

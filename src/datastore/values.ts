@@ -113,7 +113,7 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
   }
 }
 
-function parseDate(text: string): Date | undefined {
+export function parseDate(text: string): Date | undefined {
   const m = /^(\d{1,2})!(\d{1,2})!(\d{4})$/.exec(text);
   if (m) return realDay(+m[3], +m[2], +m[1]) ? new Date(Date.UTC(+m[3], +m[2] - 1, +m[1])) : undefined;
   const iso = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);

@@ -1,11 +1,16 @@
-// Calling an exposed function of a user class: the lookup (only @exposed functions exist for
-// REST), the GET rule (@onHttpGet), and the failure of user code turned into a clear error.
+// Calling user code over REST — exposed class functions and project methods alike: the lookup
+// (only @exposed functions exist for REST), the GET rule (@onHttpGet), the declared parameter
+// types, the call's own context, the time limit, and the failure of user code turned into a
+// clear error.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
-import { exposedFunctions } from './exposure.js';
+import { leaveContext, runInContext, timeoutError, type CallContext, type CallRequest } from './context.js';
+import { exposedFunctions, type ExposedFunction } from './exposure.js';
+import { convertArgs, type ParamType } from './params.js';
+import { watchdog } from './watchdog.js';
 
-/** Where the function is looked for: the object it runs on and the core class its chain stops at. */
+/** Where a class function is looked for: the object it runs on and the core class its chain stops at. */
 export interface CallTarget {
   /** `this` of the call (the datastore, a dataclass, an entity, a selection) */
   readonly self: object;
@@ -15,36 +20,84 @@ export interface CallTarget {
   readonly label: string;
 }
 
-/** Calls `name` on the first target exposing it; a function that throws answers FUNCTION_FAILED with its message. */
-export async function callExposed(targets: readonly CallTarget[], name: string, args: readonly unknown[], viaGet: boolean, timeoutMs: number): Promise<unknown> {
-  for (const t of targets) {
-    const f = exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).find((x) => x.name === name);
-    if (!f) continue;
-    if (viaGet && !f.onHttpGet) {
-      throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${name} of ${t.label}: call it with POST, or mark it @onHttpGet`);
-    }
-    const fn = (t.self as Record<string, (...a: unknown[]) => unknown>)[name];
-    try {
-      return await withTimeLimit(Promise.resolve().then(() => fn.apply(t.self, args as unknown[])), timeoutMs, `${name} of ${t.label}`);
-    } catch (e) {
-      if (e instanceof DatasetError) throw e;
-      throw new DatasetError('FUNCTION_FAILED', `${name} of ${t.label} failed: ${e instanceof Error ? e.message : String(e)}`);
-    }
+/** The first target exposing `name`, with the function's marks. */
+export function findExposed(targets: readonly CallTarget[], name: string): { target: CallTarget; fn: ExposedFunction } | undefined {
+  for (const target of targets) {
+    const fn = exposedFunctions(Object.getPrototypeOf(target.self) as object, target.stop).find((x) => x.name === name);
+    if (fn) return { target, fn };
   }
-  const known = targets.flatMap((t) => exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).map((f) => f.name));
-  throw new DatasetError('UNKNOWN_MEMBER_METHOD', `Unknown member method: '${name}' is no exposed function of ${targets.map((t) => t.label).join(' or ')}${didYouMean(name, known)}`);
+  return undefined;
+}
+
+/** -10729, naming where the function was looked for and the closest name that exists. */
+export function unknownMember(name: string, where: readonly string[], known: readonly string[]): DatasetError {
+  return new DatasetError('UNKNOWN_MEMBER_METHOD', `Unknown member method: '${name}' is no exposed function of ${where.join(' or ')}${didYouMean(name, [...known])}`);
+}
+
+/** The exposed function names of the targets (for did-you-mean). */
+export function exposedNames(targets: readonly CallTarget[]): string[] {
+  return targets.flatMap((t) => exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).map((f) => f.name));
+}
+
+/** One call of user code. */
+export interface Invocation {
+  /** as errors name it: "counts of the DataStore class" */
+  readonly name: string;
+  /** runs the user code with the converted arguments */
+  readonly run: (args: unknown[]) => unknown;
+  readonly args: readonly unknown[];
+  readonly params?: readonly ParamType[];
+  readonly onHttpGet: boolean;
+  readonly viaGet: boolean;
+  readonly timeoutMs: number;
+  readonly request: CallRequest;
+  /** the caller's socket, where the watchdog answers a call stuck in code that never yields */
+  readonly socketFd?: number;
+}
+
+/** A call on its way: released once its code settles, even past its time limit. */
+interface Running {
+  readonly watchId: number;
+  released: boolean;
+}
+
+function release(r: Running): void {
+  if (r.released) return;
+  r.released = true;
+  watchdog.leave(r.watchId);
+  leaveContext();
+}
+
+/** Runs an invocation: the GET rule, the parameter types, then the code in its own context under the time limit. */
+export async function invoke(inv: Invocation): Promise<unknown> {
+  if (inv.viaGet && !inv.onHttpGet) throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${inv.name}: call it with POST, or mark it @onHttpGet`);
+  const args = inv.params ? convertArgs(inv.params, inv.args, inv.name) : [...inv.args];
+  const controller = new AbortController();
+  const startedAt = Date.now();
+  const ctx: CallContext = { name: inv.name, request: inv.request, startedAt, deadline: startedAt + inv.timeoutMs, signal: controller.signal };
+  const r: Running = { watchId: watchdog.enter(inv.name, inv.timeoutMs, inv.socketFd), released: false };
+  const code = runInContext(ctx, () => inv.run(args));
+  code.then(() => release(r), () => release(r));
+  try {
+    return await withTimeLimit(code, ctx, controller);
+  } catch (e) {
+    if (e instanceof DatasetError) throw e;
+    throw new DatasetError('FUNCTION_FAILED', `${inv.name} failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /**
- * The function's answer, or FUNCTION_TIMEOUT once `ms` have passed. JavaScript cannot stop the
- * function: it runs on, and what it does in ds.transaction() still commits or rolls back by
- * itself. A synchronous CPU-bound loop holds the event loop, so the limit fires only when it yields.
+ * The code's answer, or FUNCTION_TIMEOUT once the limit has passed. The signal aborts then: the
+ * datastore refuses the call's next statement (its transaction rolls back), and user code can
+ * hand the signal to fetch() and the like.
  */
-function withTimeLimit<T>(run: Promise<T>, ms: number, what: string): Promise<T> {
+function withTimeLimit<T>(code: Promise<T>, ctx: CallContext, controller: AbortController): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DatasetError('FUNCTION_TIMEOUT', `${what} took longer than ${ms} ms (the server's --function-timeout); it was not stopped and may still finish`)), ms);
+    timer = setTimeout(() => {
+      controller.abort(timeoutError(ctx));
+      reject(timeoutError(ctx));
+    }, ctx.deadline - ctx.startedAt);
   });
-  run.catch(() => undefined); // a failure after the time limit is nobody's answer
-  return Promise.race([run, limit]).finally(() => clearTimeout(timer));
+  return Promise.race([code, limit]).finally(() => clearTimeout(timer));
 }

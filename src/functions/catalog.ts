@@ -1,11 +1,13 @@
 // The exposed functions as the catalog lists them: a `methods` array on each dataclass (its
-// dataclass, entity and selection classes) and one at the top for the datastore class.
+// dataclass, entity and selection classes, then its project methods) and one at the top for the
+// datastore class.
 
 import { DataClass } from '../datastore/dataclass.js';
 import { Datastore } from '../datastore/datastore.js';
 import { Entity } from '../datastore/entity.js';
 import { EntitySelection } from '../datastore/selection.js';
 import { exposedFunctions } from './exposure.js';
+import type { MethodScope } from './project-methods.js';
 
 /** Where a function applies, in the catalog's words. */
 export type ApplyTo = 'dataClass' | 'entity' | 'entityCollection';
@@ -17,8 +19,19 @@ export interface CatalogMethod {
   allowedOnHTTPGET: boolean;
 }
 
-/** The exposed functions of a dataclass's classes: dataclass, then entity, then selection. */
+/** What REST can call on a dataclass: its exposed class functions, then its exposed project methods. */
 export function dataClassMethods(dc: DataClass): CatalogMethod[] {
+  const methods = [...dc.projectMethods.values()].filter((m) => m.definition.exposed);
+  return [
+    ...classFunctions(dc),
+    ...methods.map((m): CatalogMethod => ({ name: m.name, applyTo: SCOPE_APPLIES_TO[m.definition.scope], exposed: true, allowedOnHTTPGET: m.definition.onHttpGet === true })),
+  ];
+}
+
+const SCOPE_APPLIES_TO: Record<MethodScope, ApplyTo> = { table: 'dataClass', currentRecord: 'entity', currentSelection: 'entityCollection' };
+
+/** The exposed functions of a dataclass's classes: dataclass, then entity, then selection. */
+export function classFunctions(dc: DataClass): CatalogMethod[] {
   const out: CatalogMethod[] = [];
   const add = (proto: object | undefined, stop: object, applyTo: ApplyTo) => {
     if (!proto) return;

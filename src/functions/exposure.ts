@@ -5,10 +5,13 @@
 // classes/canonical.ts), and the server must read the same marks.
 
 import { canonical } from '../classes/canonical.js';
+import { paramTypesProblem, type ParamType } from './params.js';
 
 export interface Exposure {
   exposed: boolean;
   onHttpGet: boolean;
+  /** declared parameter types (@params), if any */
+  params?: readonly ParamType[];
 }
 
 const MARKS = canonical('functionExposure', new WeakMap<object, Exposure>());
@@ -36,6 +39,19 @@ export function onHttpGet(fn: (...args: never[]) => unknown, context?: ClassMeth
   mark(fn, 'onHttpGet', context).onHttpGet = true;
 }
 
+/**
+ * Declares the types of a function's parameters: `@params('date', 'number?')`. Where a date is
+ * declared, an ISO 8601 string arrives as a Date; a value of the wrong type is refused with a 400
+ * naming the parameter. From plain JavaScript: `params('date')(MyClass.prototype.myFunction)`.
+ */
+export function params(...types: ParamType[]): (fn: (...args: never[]) => unknown, context?: ClassMethodDecoratorContext) => void {
+  const problem = paramTypesProblem(types);
+  if (problem) throw new TypeError(`@params: ${problem}`);
+  return (fn, context) => {
+    mark(fn, 'params', context).params = types;
+  };
+}
+
 /** The marks of a function, or undefined when it has none. */
 export function exposureOf(fn: unknown): Readonly<Exposure> | undefined {
   return typeof fn === 'function' ? MARKS.get(fn) : undefined;
@@ -45,6 +61,7 @@ export function exposureOf(fn: unknown): Readonly<Exposure> | undefined {
 export interface ExposedFunction {
   readonly name: string;
   readonly onHttpGet: boolean;
+  readonly params?: readonly ParamType[];
 }
 
 /** The methods of a prototype chain from `proto` down to (not including) `stop`, nearest definition of each name only. */
@@ -68,7 +85,7 @@ export function exposedFunctions(proto: object, stop: object): ExposedFunction[]
   const out: ExposedFunction[] = [];
   for (const [name, fn] of methods(proto, stop)) {
     const m = exposureOf(fn);
-    if (m?.exposed) out.push({ name, onHttpGet: m.onHttpGet });
+    if (m?.exposed) out.push(m.params ? { name, onHttpGet: m.onHttpGet, params: m.params } : { name, onHttpGet: m.onHttpGet });
   }
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -294,7 +294,7 @@ class Resolver {
         return value;
       }
       if (value === null || value === undefined) throw this.error(v.at, `:${v.index} is null: compare with null in the query text (attr = null), not through a placeholder`);
-      if (typeof value === 'object') throw this.error(v.at, `:${v.index} must be a text, a number, a boolean or a date; it is ${JSON.stringify(value)}`);
+      if (typeof value === 'object' && !(value instanceof Date)) throw this.error(v.at, `:${v.index} must be a text, a number, a boolean or a date; it is ${JSON.stringify(value)}`);
       return [value];
     }
     if (op === 'IN') throw this.error(v.at, `IN needs a list: [1, 2] or ['a', 'b'], or a :n placeholder holding one`);

@@ -21,6 +21,10 @@ export interface RestRequest {
   readonly caller: string;
   /** the parsed JSON body of a POST, if any */
   readonly body?: unknown;
+  /** the request headers (names in lower case), for the context of function calls */
+  readonly headers?: Readonly<Record<string, string | string[] | undefined>>;
+  /** the file descriptor of the client's socket, if it has one (not under inject): the function watchdog answers through it */
+  readonly socketFd?: number;
   /** scheme and host the client used (http://127.0.0.1:8080), for the absolute uri of saved entities */
   readonly origin?: string;
 }
@@ -36,7 +40,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
   switch (route.kind) {
     case 'catalogItem':
       // /rest/$catalog/{name}: a dataclass's description, or a call of a DataStore class function
-      if (isFunctionCall(ds, route.name, isRead)) return callDatastoreFunction(ds, route.name, req.method, req.body, options, req.caller);
+      if (isFunctionCall(ds, route.name, isRead)) return callDatastoreFunction(ds, route.name, req, options);
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on the catalog: use GET`);
       return catalogDataClass(ds, route.name);
     case 'catalog':
@@ -54,7 +58,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       return releaseSets(ds, req.body);
     case 'dataClass': {
       const fn = functionOf(ds, route, req.method, options);
-      if (fn !== undefined) return callDataClassFunction(ds, route, fn, req.method, req.body, options, req.caller);
+      if (fn !== undefined) return callDataClassFunction(ds, route, fn, req, options);
       if (isRead) return readDataClass(ds, route, options, req.caller);
       if (req.method === 'POST' && options.method !== undefined) return writeDataClass(ds, route, options, req.body, req.origin ?? '');
       throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);

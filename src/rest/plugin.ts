@@ -12,6 +12,12 @@ import { RestAnswer } from './handlers/write.js';
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** The socket's file descriptor (-1 or none under inject and on Windows). Node keeps it on the socket's internal handle. */
+function socketFd(request: FastifyRequest): number | undefined {
+  const fd = (request.raw.socket as unknown as { _handle?: { fd?: unknown } } | undefined)?._handle?.fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
 export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<void> {
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     handleRest(ds, {
@@ -19,6 +25,8 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
       url: request.raw.url ?? REST_PREFIX,
       caller: request.ip,
       body: request.body,
+      headers: request.headers,
+      socketFd: socketFd(request),
       origin: `${request.protocol}://${request.host}`,
     }).then((answer) => {
       if (answer instanceof RestAnswer) reply.code(answer.status);

@@ -1,6 +1,7 @@
-// Calls of exposed functions over REST: the parameters (a JSON array body, or $params for GET),
-// and the answer: an entity as the entity object itself, a selection as a collection (paged by
-// $top/$skip, projected by $attributes, stored by $method=entityset), anything else as {result}.
+// Calls of exposed functions and project methods over REST: which code a URL names, the
+// parameters (a JSON array body, or $params for GET), and the answer: an entity as the entity
+// object itself, a selection as a collection (paged by $top/$skip, projected by $attributes,
+// stored by $method=entityset), anything else as {result}.
 
 import { DataClass } from '../../datastore/dataclass.js';
 import { Datastore } from '../../datastore/datastore.js';
@@ -10,7 +11,10 @@ import { EntitySelection } from '../../datastore/selection.js';
 import { entityNotFound } from '../../datastore/datastore.js';
 import { requireKey } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { callExposed, type CallTarget } from '../../functions/call.js';
+import { exposedNames, findExposed, invoke, unknownMember, type CallTarget } from '../../functions/call.js';
+import type { CallRequest } from '../../functions/context.js';
+import type { ProjectMethod } from '../../functions/project-methods.js';
+import type { RestRequest } from '../dispatch.js';
 import { exposedFunctions } from '../../functions/exposure.js';
 import { isExposed } from '../../model/types.js';
 import type { Route } from '../url.js';
@@ -23,16 +27,20 @@ import { findEntity, readCollection, readEntity } from './read.js';
 type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
 /** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
-export async function callDatastoreFunction(ds: Datastore, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
-  const viaGet = method !== 'POST';
-  const result = await callExposed([{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }], name, await functionArgs(ds, viaGet, body, opts), viaGet, ds.functionTimeoutMs);
-  return functionAnswer(ds, result, opts, caller);
+export async function callDatastoreFunction(ds: Datastore, name: string, req: RestRequest, opts: RestOptions): Promise<unknown> {
+  const targets: CallTarget[] = [{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }];
+  const found = findExposed(targets, name);
+  if (!found) throw unknownMember(name, ['the DataStore class'], exposedNames(targets));
+  const viaGet = req.method !== 'POST';
+  const args = await functionArgs(ds, viaGet, req.body, opts);
+  return functionAnswer(ds, await callClassFunction(ds, found, name, args, viaGet, req), opts, req.caller);
 }
 
 /**
  * The function a /rest/{dataClass}… URL calls, or undefined when it reads or writes data: the first
  * segment after the dataclass (or the entity) names no exposed attribute, and either names an
- * exposed function or comes with a POST that has no $method (then unknown names answer -10729).
+ * exposed function or project method, or comes with a POST that has no $method (then unknown
+ * names answer -10729).
  */
 export function functionOf(ds: Datastore, route: DataClassRoute, method: string, opts: RestOptions): string | undefined {
   const [first, ...rest] = route.path;
@@ -44,22 +52,30 @@ export function functionOf(ds: Datastore, route: DataClassRoute, method: string,
   const attr = dc.model.attributesByName.get(name);
   if (attr && isExposed(attr)) return undefined;
   if (method === 'POST' && opts.method === undefined) return name;
+  if (dc.projectMethods.get(name)?.definition.exposed) return name;
   const protos = route.selector.kind === 'all' ? [[dc.selectionPrototype, EntitySelection.prototype], [Object.getPrototypeOf(dc), DataClass.prototype]] : [[dc.entityPrototype, Entity.prototype]];
   return protos.some(([p, stop]) => p && exposedFunctions(p as object, stop as object).some((f) => f.name === name)) ? name : undefined;
 }
 
 /**
  * POST or GET /rest/{dc}/{fn} (selection class first, the whole dataclass as the selection, then the
- * dataclass class), /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=… and /rest/{dc}({key})/{fn}.
+ * dataclass class, then the project methods of scope table or currentSelection),
+ * /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=… and /rest/{dc}({key})/{fn} (entity
+ * class, then project methods of scope currentRecord).
  */
-export async function callDataClassFunction(ds: Datastore, route: DataClassRoute, name: string, method: string, body: unknown, opts: RestOptions, caller: string): Promise<unknown> {
+export async function callDataClassFunction(ds: Datastore, route: DataClassRoute, name: string, req: RestRequest, opts: RestOptions): Promise<unknown> {
   const dc = ds.dataClass(route.dataClass) as DataClass;
-  const viaGet = method !== 'POST';
-  const args = await functionArgs(ds, viaGet, body, opts);
+  const viaGet = req.method !== 'POST';
+  const method = dc.projectMethods.get(name);
+  const methodScope = method?.definition.exposed ? method.definition.scope : undefined;
   let targets: CallTarget[];
+  let selection: EntitySelection | undefined;
   if (route.selector.kind === 'all') {
-    const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : '';
-    let selection = set === '' ? dc.all() : await setSelection(ds, set, dc);
+    const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
+    if (methodScope === 'table' && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
+      throw new DatasetError('INVALID_OPTION', `the project method ${name} works on the whole ${dc.name} dataclass (scope table): $filter, $orderby and $entityset do not apply; give it scope currentSelection to run on a selection`);
+    }
+    selection = !set ? dc.all() : await setSelection(ds, set, dc);
     // on GET, $params are the function's: a $filter then takes its values inline
     if (opts.filter !== undefined) selection = selection.queryAs(isExposed, opts.filter, viaGet ? [] : opts.params);
     if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
@@ -70,7 +86,70 @@ export async function callDataClassFunction(ds: Datastore, route: DataClassRoute
   } else {
     targets = [{ self: await findEntity(dc, route.selector), stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
   }
-  return functionAnswer(ds, await callExposed(targets, name, args, viaGet, ds.functionTimeoutMs), opts, caller);
+  const found = findExposed(targets, name);
+  const entityLevel = route.selector.kind !== 'all';
+  let result: unknown;
+  if (found) {
+    result = await callClassFunction(ds, found, name, await functionArgs(ds, viaGet, req.body, opts), viaGet, req);
+  } else if (method && methodScope && (methodScope === 'currentRecord') === entityLevel) {
+    const target = methodScope === 'table' ? dc : (selection ?? targets[0].self);
+    result = await callProjectMethod(ds, method, target, await functionArgs(ds, viaGet, req.body, opts), viaGet, req);
+  } else {
+    const methods = [...dc.projectMethods.values()].filter((m) => m.definition.exposed && (m.definition.scope === 'currentRecord') === entityLevel).map((m) => m.name);
+    const where = [...targets.map((t) => t.label), ...(methods.length ? [`the project methods of ${dc.name}`] : [])];
+    const error = unknownMember(name, where, [...exposedNames(targets), ...methods]);
+    if (methodScope) {
+      const hint = methodScope === 'currentRecord' ? `it runs on one entity (scope currentRecord): call /rest/${dc.name}({key})/${name}` : `it runs on the dataclass or a selection (scope ${methodScope}): call /rest/${dc.name}/${name}`;
+      throw new DatasetError('UNKNOWN_MEMBER_METHOD', `${error.message}; the project method ${name} exists, but ${hint}`);
+    }
+    throw error;
+  }
+  return functionAnswer(ds, result, opts, req.caller);
+}
+
+/** What a function may know of the request that called it (callContext().request). */
+function callRequest(req: RestRequest): CallRequest {
+  return { method: req.method, url: req.url, caller: req.caller, headers: req.headers ?? {} };
+}
+
+function callClassFunction(ds: Datastore, found: NonNullable<ReturnType<typeof findExposed>>, name: string, args: unknown[], viaGet: boolean, req: RestRequest): Promise<unknown> {
+  const { target, fn } = found;
+  const code = (target.self as Record<string, (...a: unknown[]) => unknown>)[name];
+  return invoke({
+    name: `${name} of ${target.label}`,
+    run: (a) => code.apply(target.self, a),
+    args,
+    params: fn.params,
+    onHttpGet: fn.onHttpGet,
+    viaGet,
+    timeoutMs: ds.functionTimeoutMs,
+    request: callRequest(req),
+    socketFd: req.socketFd,
+  });
+}
+
+function callProjectMethod(ds: Datastore, m: ProjectMethod, target: object, args: unknown[], viaGet: boolean, req: RestRequest): Promise<unknown> {
+  const d = m.definition;
+  const name = `the project method ${m.name}`;
+  const run = d.run as (target: object, ...a: unknown[]) => unknown;
+  return invoke({
+    name,
+    run: async (a) => {
+      const result = await run(target, ...a);
+      // 4D's rule: a method answers an object or a collection (an entity or a selection is an object)
+      if (result === null || typeof result !== 'object') {
+        throw new DatasetError('METHOD_BAD_RESULT', `${name} must return an object or an array; it returned ${result === undefined ? 'nothing' : JSON.stringify(result).slice(0, 60)}`);
+      }
+      return result;
+    },
+    args,
+    params: d.params,
+    onHttpGet: d.onHttpGet === true,
+    viaGet,
+    timeoutMs: ds.functionTimeoutMs,
+    request: callRequest(req),
+    socketFd: req.socketFd,
+  });
 }
 
 /**

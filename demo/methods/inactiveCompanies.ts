@@ -1,0 +1,12 @@
+// A project method REST cannot call (exposed is not set): it is not in the catalog, and
+// /rest/Company/inactiveCompanies answers -10729 like any unknown function.
+
+import { projectMethod } from 'dataset-rest';
+
+export default projectMethod({
+  dataClass: 'Company',
+  scope: 'table',
+  async run(companies) {
+    return { inactive: await companies.query('active = false').length };
+  },
+});
