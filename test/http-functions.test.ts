@@ -257,3 +257,92 @@ describe('HTTP: function time limit and concurrency', () => {
     assert.deepEqual(b.body, { result: { ms: 100, tag: 'second' } });
   });
 });
+
+describe('HTTP: declared parameter types', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('gives a Date for an ISO 8601 date or date-time where @params declares a date', async () => {
+    const expected = await demo.ds.Employee.query('hiredAt >= :1 and hiredAt < :2', new Date('2019-01-01'), new Date('2021-06-01T12:00:00Z')).length;
+    assert.ok(expected > 0 && expected < (await demo.ds.Employee.all().length), 'the demo has employees on both sides');
+    const res = await demo.request('/rest/$catalog/hiredBetween?$top=1', 'POST', ['2019-01-01', '2021-06-01T12:00:00Z']);
+    assert.equal(res.status, 200);
+    assert.equal(res.body.__COUNT, expected);
+    const open = await demo.request('/rest/$catalog/hiredBetween?$top=1', 'POST', ['2019-01-01']); // the optional one left out
+    assert.equal(open.body.__COUNT, await demo.ds.Employee.query('hiredAt >= :1', new Date('2019-01-01')).length);
+  });
+
+  it('answers 400 (7021) naming the parameter for a date that is no ISO 8601 date, a missing one, or one too many', async () => {
+    const cases: [unknown[], string][] = [
+      [['last year'], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "last year"'],
+      [['2019-02-30'], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "2019-02-30"'],
+      [[20190101], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got 20190101'],
+      [[], 'parameter #1 of hiredBetween of the DataStore class is required (date); got nothing'],
+      [['2019-01-01', '2020-01-01', '2021-01-01'], 'hiredBetween of the DataStore class takes 2 parameters; got 3'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await demo.request('/rest/$catalog/hiredBetween', 'POST', body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.deepEqual(res.body.__ERROR, [{ message, componentSignature: 'dsrs', errCode: 7021 }]);
+    }
+  });
+
+  it('leaves undeclared parameters as JSON gives them: a date stays a string', async () => {
+    const res = await demo.request('/rest/$catalog/pause', 'POST', [1, '2019-01-01']);
+    assert.deepEqual(res.body, { result: { ms: 1, tag: '2019-01-01' } });
+  });
+
+  it('checks an object parameter: authentify takes {employeeNumber, password}', async () => {
+    const e = await demo.ds.Employee.all().orderBy('employeeNumber').first();
+    const ok = await demo.request('/rest/$catalog/authentify', 'POST', [{ employeeNumber: e?.get('employeeNumber'), password: String(e?.get('lastName')).toUpperCase() }]);
+    assert.deepEqual(ok.body, { result: { success: true, employee: { ID: e?.getKey(), fullName: e?.get('fullName') } } });
+    const wrong = await demo.request('/rest/$catalog/authentify', 'POST', [{ employeeNumber: e?.get('employeeNumber'), password: 'nope' }]);
+    assert.deepEqual(wrong.body, { result: { success: false, reason: 'unknown employee number or wrong password' } });
+    const shape = await demo.request('/rest/$catalog/authentify', 'POST', ['me']);
+    assert.equal(shape.status, 400);
+    assert.equal(shape.body.__ERROR[0].message, 'parameter #1 of authentify of the DataStore class is a JSON object; got "me"');
+  });
+});
+
+describe('HTTP: the context of a call', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('gives each of several slow calls running at once its own request, before and after it waits', async () => {
+    const delays = [120, 40, 80, 10, 100, 60];
+    const answers = await Promise.all(delays.map((ms, i) => demo.request('/rest/$catalog/whoCalls', 'POST', [ms], { 'x-demo-tag': `caller-${i}` })));
+    answers.forEach((res, i) => {
+      assert.equal(res.status, 200);
+      assert.deepEqual(res.body.result, { before: `caller-${i}`, after: `caller-${i}`, function: 'whoCalls of the DataStore class' });
+    });
+  });
+
+  it('has no context outside a call', async () => {
+    const { callContext } = await import('../src/index.js');
+    assert.throws(() => callContext(), /callContext\(\) is only available while a function called over REST runs/);
+  });
+
+  it('rolls back the transaction of a function past its time limit: its next datastore call is refused', async () => {
+    const before = (await demo.ds.Company.get(1))?.get('name');
+    demo.ds.functionTimeoutMs = 100;
+    try {
+      const res = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Too Slow Inc', 300]);
+      assert.equal(res.status, 504);
+      assert.equal(res.body.__ERROR[0].errCode, 7020);
+      assert.match(res.body.__ERROR[0].message, /renameSlowly of the DataStore class took longer than 100 ms/);
+      await new Promise((resolve) => setTimeout(resolve, 350)); // the function wakes up and tries its second save
+    } finally {
+      demo.ds.functionTimeoutMs = 30_000;
+    }
+    assert.equal((await demo.ds.Company.get(1))?.get('name'), before, 'the first save was rolled back');
+    // the writer is free again: the same function within its limit commits
+    const ok = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Quick Inc', 1]);
+    assert.deepEqual(ok.body, { result: 'Quick Inc (confirmed)' });
+  });
+});

@@ -67,11 +67,15 @@ export async function loadProjectMethods(dir: string, ds: Datastore, importModul
     const name = basename(entry, ext);
     if (!/^[A-Za-z_$][\w$]*$/.test(name)) throw problem(`${where}: "${name}" cannot name a method: the file name is the method's name, an identifier`);
     const mod = await importModule(file, where);
-    const inner = mod.default !== null && typeof mod.default === 'object' && 'default' in mod.default ? (mod.default as Record<string, unknown>).default : undefined;
-    const definition = [mod.default, inner].find((d) => d !== null && typeof d === 'object' && 'run' in d) ?? mod.default;
+    // ESM: the definition is the default export; loaded as CommonJS, it sits one level deeper
+    const outer = mod.default;
+    const inner = isObject(outer) ? outer.default : undefined;
+    const definition = [inner, outer].find((d) => isObject(d) && ['dataClass', 'scope', 'run'].some((k) => k in d));
     install(ds, { name, file, definition: checkDefinition(definition, where, ds, problem) }, where, problem);
   }
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
 function checkDefinition(d: unknown, where: string, ds: Datastore, problem: LoadProblem): ProjectMethodDefinition {
   if (d === null || typeof d !== 'object') throw problem(`${where}: must export default projectMethod({ dataClass, scope, exposed, run }) (import { projectMethod } from 'dataset-rest')`);

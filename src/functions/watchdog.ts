@@ -20,11 +20,12 @@ type WatchdogMessage =
   | { type: 'leave'; id: number }
   | { type: 'action'; action: StallAction };
 
-// Plain CommonJS run with eval: no file to find next to the module, compiled or run by tsx. It
-// writes with fs.writeSync only: the main thread may never run again.
+// An ES module given as a data: URL: no file to find next to this one, compiled or run by tsx,
+// and the same whatever the process's --input-type. It writes with fs.writeSync only: the main
+// thread may never run again.
 const WORKER = `
-const { workerData, parentPort } = require('node:worker_threads');
-const fs = require('node:fs');
+import { workerData, parentPort } from 'node:worker_threads';
+import fs from 'node:fs';
 const beat = new Float64Array(workerData);
 const calls = new Map();
 let action = 'report';
@@ -89,7 +90,7 @@ class Watchdog {
   }
 
   #start(): Worker {
-    const w = new Worker(WORKER, { eval: true, workerData: this.#beat.buffer });
+    const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER)}`), { workerData: this.#beat.buffer });
     w.postMessage({ type: 'action', action: this.#action } satisfies WatchdogMessage);
     // without a watchdog, the cooperative checks remain: say so, once
     w.on('error', (e) => process.stderr.write(`dataset-rest: the function watchdog stopped (${e.message}); functions that never yield are no longer stopped\n`));
