@@ -3,6 +3,7 @@
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
 import { fileURLToPath } from 'node:url';
+import bytes from 'bytes';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, type DatastoreWithClasses } from './datastore/datastore.js';
@@ -12,6 +13,7 @@ import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
 import { watchdog } from './functions/watchdog.js';
+import { DEFAULT_MAX_UPLOAD_BYTES } from './rest/handlers/upload.js';
 import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
@@ -25,6 +27,12 @@ function port(value: string): number {
 function positiveInt(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of 1 or more');
   return Number(value);
+}
+
+function size(value: string): number {
+  const n = /^\d+$/.test(value) ? Number(value) : bytes.parse(value);
+  if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB');
+  return n;
 }
 
 function logLevel(value: string): string {
@@ -46,6 +54,7 @@ const program = new Command()
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
   .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', positiveInt, DEFAULT_FUNCTION_TIMEOUT_MS)
   .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
+  .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB)', size, DEFAULT_MAX_UPLOAD_BYTES)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()
@@ -60,7 +69,7 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number }>();
+const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
 else supervise(process.argv[1], process.argv.slice(2));
@@ -79,7 +88,7 @@ async function serve(): Promise<void> {
   ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
   ds.functionTimeoutMs = opts.functionTimeout;
   const log = createLogger(opts.logLevel);
-  const app = await buildServer(ds, { log });
+  const app = await buildServer(ds, { log, maxUploadBytes: opts.maxUploadSize });
   let address: string;
   try {
     address = await app.listen({ port: opts.port, host: opts.host });

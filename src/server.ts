@@ -6,12 +6,18 @@ import type { Datastore } from './datastore/datastore.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger, type Logger } from './log.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
+import { DEFAULT_MAX_UPLOAD_BYTES } from './rest/handlers/upload.js';
+
+/** How often expired uploads are swept (each upload sweeps too). */
+const SWEEP_MS = 60_000;
 
 export interface ServerOptions {
   /** the logger; by default one at `logLevel` on stderr */
   readonly log?: Logger;
   /** pino level when no logger is given ('silent' for none); requests are logged at debug */
   readonly logLevel?: string;
+  /** the largest upload accepted, in bytes (default 100 MB) */
+  readonly maxUploadBytes?: number;
 }
 
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -35,6 +41,12 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       done();
     });
   }
-  await restRoutes(app, ds, log);
+  await restRoutes(app, ds, log, { maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES });
+  // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
+  const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), SWEEP_MS).unref();
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep);
+    done();
+  });
   return app;
 }

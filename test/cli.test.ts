@@ -31,7 +31,7 @@ describe('command line', () => {
   it('--help explains every flag and exits 0', () => {
     const r = run(['--help']);
     assert.equal(r.status, 0);
-    for (const flag of ['--project', '--db', '--port', '--host', '--log-level', '--max-set-members']) assert.match(r.stdout, new RegExp(flag));
+    for (const flag of ['--project', '--db', '--port', '--host', '--log-level', '--max-set-members', '--function-timeout', '--max-upload-size']) assert.match(r.stdout, new RegExp(flag));
   });
 
   const bad: [string, string[], RegExp][] = [

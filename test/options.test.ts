@@ -20,6 +20,7 @@ function assertDatasetError(query: string, code: ErrorName, mentions: string): v
 const defaults: RestOptions = {
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, clean: false,
+  rawPict: false, binary: false, imageFormat: undefined, version: undefined,
 };
 
 describe('parseOptions: values', () => {
@@ -40,6 +41,10 @@ describe('parseOptions: values', () => {
     ['$attributes with paths and *', '$attributes=employer.name,staff.*', { attributes: ['employer.name', 'staff.*'] }],
     ['$attributes with empty items', '$attributes=a,,b,', { attributes: ['a', 'b'] }],
     ['$expand', '$expand=employer,staff', { expand: ['employer', 'staff'] }],
+    ['$rawPict and $timeout (an upload)', '$rawPict=true&$timeout=60', { rawPict: true, timeout: 60 }],
+    ['$binary', '$binary=true', { binary: true }],
+    ['$imageformat in any case, jpg for jpeg, with $version', '$imageformat=JPG&$version=12', { imageFormat: 'jpeg', version: '12' }],
+    ['$imageformat=best', '$imageformat=best', { imageFormat: 'best' }],
     ['+ as a space', '$orderby=lastName+desc', { orderby: 'lastName desc' }],
     ['%20 as a space', '$orderby=lastName%20desc,firstName', { orderby: 'lastName desc,firstName' }],
     ['an encoded + as a plus', '$orderby=a%2Bb', { orderby: 'a+b' }],
@@ -104,6 +109,8 @@ describe('parseOptions: errors', () => {
     ['an $attributes item that is not a path', '$attributes=a,b-c', 'INVALID_OPTION', 'b-c'],
     ['an unclosed quote in $attributes', '$attributes="a,b', 'INVALID_OPTION', '"a'],
     ['an empty $expand', '$expand=""', 'INVALID_OPTION', '$expand'],
+    ['an unknown $imageformat, with did-you-mean', '$imageformat=pgn', 'INVALID_OPTION', "$imageformat must be one of best, png, jpeg, gif, tiff; got 'pgn', did you mean 'png'?"],
+    ['a bad $rawPict', '$rawPict=yes', 'INVALID_OPTION', '$rawPict'],
     ['bad percent-encoding in a value', '$top=%ZZ', 'MALFORMED_URL', '$top=%ZZ'],
     ['bad percent-encoding in a name', '$to%p=1', 'MALFORMED_URL', '$to%p=1'],
   ];

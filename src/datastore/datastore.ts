@@ -7,22 +7,13 @@ import type { DataClassModel, Model, StorageAttribute } from '../model/types.js'
 import { and, directPath, type Condition } from '../query/plan.js';
 import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
-import { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
+import { GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
 import { withDeadlines } from './deadline-storage.js';
+import { FileStore, type StoredFile } from './files.js';
 import { MemoryEntitySetStore, type EntitySetStore } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
 import type { CalculatedLookup } from './order-by.js';
-
-/** A picture or blob stored with the data; an image or blob attribute holds one (by id). */
-export interface StoredFile {
-  readonly id: number;
-  readonly mime: string;
-  readonly size: number;
-}
-
-/** Files are kept in chunks of this size, so they can be streamed in and out. */
-const FILE_CHUNK = 256 * 1024;
 
 /** The error for a key no entity has: 4D's 1542, in 4D's words. */
 export function entityNotFound(dc: DataClassModel, key: unknown): DatasetError {
@@ -43,6 +34,14 @@ export interface SavedState {
 /** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
 export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: DataClass };
 
+/** The image and blob attributes of a dataclass. */
+function fileAttributes(dc: DataClassModel): StorageAttribute[] {
+  return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
+}
+
+/** How long a file stored by code waits for an entity to hold it before it is removed. */
+const UNCLAIMED_FILE_MS = 24 * 3600 * 1000;
+
 /** The default time limit of a function called over REST (--function-timeout). */
 export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
 
@@ -58,10 +57,13 @@ export class Datastore {
 
   /** the engine's adapter, checking the time limit of function calls before each statement */
   readonly storage: StorageAdapter;
+  /** picture and blob contents, and uploads waiting for an entity */
+  readonly files: FileStore;
 
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
   protected constructor(readonly model: Model, storage: StorageAdapter) {
     this.storage = withDeadlines(storage);
+    this.files = new FileStore(this.storage);
     for (const m of model.dataClasses) {
       const dc = new DataClass(this, m);
       this.#classes.set(m.name, dc);
@@ -118,24 +120,12 @@ export class Datastore {
     await this.storage.close();
   }
 
-  /** Stores file contents with the data; assign the result to an image or blob attribute. */
-  async storeFile(bytes: Uint8Array, mime: string): Promise<StoredFile> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    return this.transaction(async () => {
-      const row = await this.storage.get(
-        `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)}) RETURNING ${q('id')} AS id`,
-        [mime, bytes.length, Date.now()],
-      );
-      const id = Number(row?.id);
-      for (let seq = 0, at = 0; at < bytes.length || seq === 0; seq++, at += FILE_CHUNK) {
-        await this.storage.run(
-          `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
-          [id, seq, Buffer.from(bytes.subarray(at, at + FILE_CHUNK))],
-        );
-      }
-      return { id, mime, size: bytes.length };
-    });
+  /**
+   * Stores file contents with the data; assign the result to an image or blob attribute (a file
+   * no entity holds is removed after a day). The type is read from the content unless given.
+   */
+  storeFile(bytes: Uint8Array | AsyncIterable<Uint8Array>, mime?: string): Promise<StoredFile> {
+    return this.files.store(bytes, { mime, expires: Date.now() + UNCLAIMED_FILE_MS });
   }
 
   /** Keeps the last query path of a caller (a session, or a client address until sessions exist). */
@@ -170,6 +160,7 @@ export class Datastore {
       const timestamp = Date.now();
       const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
       const row = await this.#write(dc, () => this.storage.get(sql, params));
+      await this.#moveFiles(dc, row?.[dc.key.name], new Map(), values);
       await this.#bumpGlobalStamp();
       return { key: row?.[dc.key.name], stamp: 1, timestamp };
     });
@@ -179,9 +170,12 @@ export class Datastore {
   async storeUpdate(dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
     return this.transaction(async () => {
       const timestamp = Date.now();
+      const files = fileAttributes(dc).filter((a) => values.has(a));
+      const before = await this.#storedFiles(dc, key, files);
       const { sql, params } = compileUpdate(this.storage.dialect, dc, key, stamp, values, timestamp);
       const changed = await this.#write(dc, () => this.storage.run(sql, params));
       if (changed === 0) await this.#whyUnchanged(dc, key, 'saved');
+      await this.#moveFiles(dc, key, before, values);
       await this.#bumpGlobalStamp();
       return { key, stamp: stamp + 1, timestamp };
     });
@@ -195,9 +189,34 @@ export class Datastore {
     ) as Condition;
     const { sql, params } = compileDelete(this.storage.dialect, dc, where);
     await this.transaction(async () => {
+      const before = await this.#storedFiles(dc, key, fileAttributes(dc));
       if ((await this.storage.run(sql, params)) === 0) await this.#whyUnchanged(dc, key, 'dropped');
+      for (const id of before.values()) if (id !== null) await this.files.remove(id);
       await this.#bumpGlobalStamp();
     });
+  }
+
+  /** The files an entity's image and blob attributes hold now (read in the write's transaction). */
+  async #storedFiles(dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[]): Promise<Map<StorageAttribute, number | null>> {
+    const out = new Map<StorageAttribute, number | null>();
+    if (attrs.length === 0) return out;
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const row = await this.storage.get(`SELECT ${attrs.map((a) => q(a.column)).join(', ')} FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${d.placeholder(1)}`, [key]);
+    for (const a of attrs) out.set(a, row?.[a.column] === null || row?.[a.column] === undefined ? null : Number(row[a.column]));
+    return out;
+  }
+
+  /** After a write: the new files of image and blob attributes are claimed, the ones they replaced removed. */
+  async #moveFiles(dc: DataClassModel, key: unknown, before: ReadonlyMap<StorageAttribute, number | null>, values: ReadonlyMap<StorageAttribute, unknown>): Promise<void> {
+    for (const attr of fileAttributes(dc)) {
+      if (!values.has(attr)) continue;
+      const now = values.get(attr) === null || values.get(attr) === undefined ? null : Number(values.get(attr));
+      const old = before.get(attr) ?? null;
+      if (now === old) continue;
+      if (now !== null) await this.files.claim(now, `${dc.name}(${String(key)}).${attr.name}`);
+      if (old !== null) await this.files.remove(old);
+    }
   }
 
   /** After an UPDATE or DELETE … AND stamp = ? changed nothing: the entity is gone, or its stamp moved. */

@@ -8,6 +8,7 @@ import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js
 import { info, releaseSets } from './handlers/entity-sets.js';
 import { callDataClassFunction, callDatastoreFunction, functionOf } from './handlers/functions.js';
 import { readDataClass } from './handlers/read.js';
+import { fileAttributeOf, readFile } from './handlers/files.js';
 import { writeDataClass } from './handlers/write.js';
 import { parseOptions } from './options.js';
 import { parseRestPath } from './url.js';
@@ -53,10 +54,14 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
     case 'info':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $info: use GET`);
       return info(ds);
+    case 'upload':
+      throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $upload: POST the file's bytes, with $rawPict=true (an image) or $binary=true`);
     case 'releaseSets':
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
       return releaseSets(ds, req.body);
     case 'dataClass': {
+      const file = isRead ? fileAttributeOf(ds, route, options) : undefined;
+      if (file) return readFile(ds, route, file, options, req.headers ?? {});
       const fn = functionOf(ds, route, req.method, options);
       if (fn !== undefined) return callDataClassFunction(ds, route, fn, req, options);
       if (isRead) return readDataClass(ds, route, options, req.caller);

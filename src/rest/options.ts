@@ -42,7 +42,17 @@ export interface RestOptions {
   readonly subOrderby?: string;
   /** $clean=true with $method=entityset: a copy of a set without its dropped members */
   readonly clean: boolean;
+  /** $rawPict=true: an upload of an image; $binary=true: an upload of any file, or a blob read as a download */
+  readonly rawPict: boolean;
+  readonly binary: boolean;
+  /** $imageformat: the format an image is sent in (best: as stored) */
+  readonly imageFormat?: ImageFormat;
+  /** $version: a picture's version, sent back by clients to defeat caches (read, never checked) */
+  readonly version?: string;
 }
+
+export const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
 export function parseOptions(query: string): RestOptions {
@@ -93,7 +103,20 @@ export function parseOptions(query: string): RestOptions {
     savedOrderby: nonEmpty('$savedorderby', raw.get('$savedorderby')),
     subOrderby: nonEmpty('$subOrderby', raw.get('$subOrderby')),
     clean: bool('$clean', raw.get('$clean')),
+    rawPict: bool('$rawPict', raw.get('$rawPict')),
+    binary: bool('$binary', raw.get('$binary')),
+    imageFormat: imageFormat(raw.get('$imageformat')),
+    version: raw.get('$version'),
   };
+}
+
+/** $imageformat, any case; jpg and tif as their long names. */
+function imageFormat(v: string | undefined): ImageFormat | undefined {
+  if (v === undefined) return undefined;
+  const f = v.trim().toLowerCase().replace(/^\./, '');
+  const name = f === 'jpg' ? 'jpeg' : f === 'tif' ? 'tiff' : f;
+  if (!(IMAGE_FORMATS as readonly string[]).includes(name)) throw new DatasetError('INVALID_OPTION', `$imageformat must be one of ${IMAGE_FORMATS.join(', ')}; got '${v}'${didYouMean(f, IMAGE_FORMATS)}`);
+  return name as ImageFormat;
 }
 
 /** Query-string decoding: unlike a path, '+' stands for a space here (form encoding). */

@@ -8,6 +8,8 @@ import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
 import { handleRest } from './dispatch.js';
 import { RestAnswer } from './handlers/write.js';
+import { FileAnswer } from './handlers/files.js';
+import { upload } from './handlers/upload.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -18,7 +20,12 @@ function socketFd(request: FastifyRequest): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }
 
-export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<void> {
+export interface RestRouteOptions {
+  /** the largest upload accepted, in bytes */
+  readonly maxUploadBytes: number;
+}
+
+export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger, options: RestRouteOptions): Promise<void> {
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
     handleRest(ds, {
       method: request.method,
@@ -29,6 +36,7 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
       socketFd: socketFd(request),
       origin: `${request.protocol}://${request.host}`,
     }).then((answer) => {
+      if (answer instanceof FileAnswer) return sendFile(reply, answer);
       if (answer instanceof RestAnswer) reply.code(answer.status);
       return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer instanceof RestAnswer ? answer.body : answer));
     });
@@ -62,6 +70,30 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
     log.error({ err: error, method: request.method, url: request.url }, 'unexpected error');
     return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
   });
+
+  // Uploads read the raw body as it arrives: in a scope of their own, no body parser runs.
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
+    const uploadRoute = async (request: FastifyRequest, reply: FastifyReply) => {
+      try {
+        const answer = await upload(ds, request.raw, options.maxUploadBytes);
+        return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer));
+      } catch (e) {
+        // refused before the body was read to its end: the rest is not waited for
+        if (!request.raw.readableEnded) reply.header('connection', 'close');
+        throw e;
+      }
+    };
+    for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) scope.post(url, uploadRoute);
+  });
+}
+
+/** The bytes of an image or blob: streamed out, with their type, length and version tag. */
+function sendFile(reply: FastifyReply, file: FileAnswer): FastifyReply {
+  reply.code(file.status);
+  for (const [name, value] of Object.entries(file.headers)) reply.header(name, value);
+  return reply.send(file.body ?? undefined);
 }
 
 /** Failures Fastify meets before any route runs (a path it cannot decode), in our __ERROR shape. */

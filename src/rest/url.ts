@@ -26,6 +26,8 @@ export type Route =
   | { readonly kind: 'info' }
   /** POST /rest/$entityset/$release with the ids in the body */
   | { readonly kind: 'releaseSets' }
+  /** /rest/$upload: POST is served by its own route (the raw body); any other method lands here */
+  | { readonly kind: 'upload' }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -69,7 +71,8 @@ function systemRoute(name: string, rest: string[]): Route {
   if (name === '$querypath' && rest.length === 0) return { kind: 'queryPath' };
   if (name === '$info' && rest.length === 0) return { kind: 'info' };
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release)`);
+  if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload)`);
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */

@@ -46,6 +46,25 @@ export class SchemaError extends Error {
   }
 }
 
+/**
+ * The stored files table's columns for uploads (datastore/files.ts), added to databases made
+ * before them: `upload` (the id a client attaches, while the file waits), `kind` (image or
+ * binary), `expires` (set while no entity holds the file: past it, the file is swept).
+ */
+async function syncFileTable(storage: StorageAdapter): Promise<void> {
+  const d = storage.dialect;
+  const q = d.quote;
+  const existing = await storage.columns(BLOB_TABLE);
+  const add: [string, string][] = [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint]];
+  for (const [name, type] of add) {
+    if (!existing.includes(name)) await storage.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
+  }
+  await storage.exec(
+    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')});\n`
+    + `CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`,
+  );
+}
+
 export async function syncSchema(storage: StorageAdapter, model: Model): Promise<void> {
   const d = storage.dialect;
   const q = d.quote;
@@ -59,6 +78,7 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
         `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
       ].join(';\n'),
     );
+    await syncFileTable(storage);
     const stamp = await storage.get(`SELECT ${q('value')} FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
     if (!stamp) await storage.run(`INSERT INTO ${q(GLOBAL_STAMP_TABLE)} (${q('id')}, ${q('value')}) VALUES (1, 0)`);
 

@@ -20,7 +20,7 @@ import { isExposed } from '../../model/types.js';
 import type { Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
 import { setSelection } from './entity-sets.js';
-import { applyValues, checkRelated } from './write.js';
+import { applyValues, checkValues } from './write.js';
 import type { RestOptions } from '../options.js';
 import { findEntity, readCollection, readEntity } from './read.js';
 
@@ -186,7 +186,7 @@ async function param(ds: Datastore, v: unknown, index: number): Promise<unknown>
   } else {
     entity = dc.new();
   }
-  await checkRelated(ds, entity, applyValues(dc, entity, obj, index));
+  await checkValues(ds, entity, applyValues(dc, entity, obj, index));
   return entity;
 }
 

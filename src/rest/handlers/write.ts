@@ -9,7 +9,7 @@ import { fetchRelated } from '../../datastore/fetch.js';
 import { leadsTo, resolveProjection } from '../../datastore/projection.js';
 import { requireKey } from '../../datastore/values.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
-import { isExposed, type AttributeModel } from '../../model/types.js';
+import { isExposed, type AttributeModel, type StorageAttribute } from '../../model/types.js';
 import { ERRORS } from '../../errors/registry.js';
 import { didYouMean } from '../../util/suggest.js';
 import { W } from '../constants.js';
@@ -18,6 +18,7 @@ import { entityUri, serializeEntity } from '../serialize.js';
 import type { Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
 import { deleteSet } from './entity-sets.js';
+import { UPLOAD_ID } from './upload.js';
 
 type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 type Json = Record<string, unknown>;
@@ -56,13 +57,21 @@ function inputs(body: unknown): { list: unknown[]; single: boolean } {
   return { list: [body], single: true };
 }
 
-type RelatedCheck = { attr: Extract<AttributeModel, { kind: 'relatedEntity' }>; key: unknown };
+type RelatedAttribute = Extract<AttributeModel, { kind: 'relatedEntity' }>;
+
+/**
+ * What a body names that must be looked up before the save: a related entity ({"__KEY": k}) that
+ * must exist, or an upload ({"ID": id}) an image or blob attribute takes.
+ */
+export type ValueCheck =
+  | { kind: 'related'; attr: RelatedAttribute; key: unknown }
+  | { kind: 'upload'; attr: StorageAttribute; upload: string; index: number };
 
 /** One input entity with its values applied (not saved), or the error that stopped it. */
 interface Prepared {
   entity?: Entity;
-  /** related keys given in the body, checked to exist before the save */
-  checks?: RelatedCheck[];
+  /** related keys and uploads given in the body, looked up before the save */
+  checks?: ValueCheck[];
   error?: DatasetError;
   /** the entity as stored, for the answer of a failed update */
   current?: Entity;
@@ -99,14 +108,14 @@ async function prepare(dc: DataClass, input: unknown, index: number): Promise<Pr
   }
 }
 
-/** Sets the attribute values of a body object on an entity (not saved); answers the related keys to check before saving. */
-export function applyValues(dc: DataClass, entity: Entity, obj: Json, index: number): RelatedCheck[] {
-  const checks: RelatedCheck[] = [];
+/** Sets the attribute values of a body object on an entity (not saved); answers what to look up before saving (checkValues). */
+export function applyValues(dc: DataClass, entity: Entity, obj: Json, index: number): ValueCheck[] {
+  const checks: ValueCheck[] = [];
   for (const [name, value] of Object.entries(obj)) applyValue(dc, entity, name, value, index, checks);
   return checks;
 }
 
-function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: RelatedCheck[]): void {
+function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: ValueCheck[]): void {
   if (name === W.KEY || name === W.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !isExposed(attr)) {
@@ -118,9 +127,7 @@ function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown,
   if (isDeferredEcho(value)) return; // a relation or picture sent back as it was read: unchanged
   switch (attr.kind) {
     case 'storage':
-      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) {
-        throw new DatasetError('OPTION_NOT_SUPPORTED', `${dc.name}.${name}: attaching an uploaded file comes with uploads, not supported by this version of the server yet`);
-      }
+      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) return attachUpload(dc, attr, value, index, checks);
       return entity.set(name, value);
     case 'relatedEntity':
       return setRelated(dc, entity, attr, value, index, checks);
@@ -133,7 +140,7 @@ function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown,
 }
 
 /** A relatedEntity given as {"__KEY": k} (the entity must exist) or null. */
-function setRelated(dc: DataClass, entity: Entity, attr: RelatedCheck['attr'], value: unknown, index: number, checks: RelatedCheck[]): void {
+function setRelated(dc: DataClass, entity: Entity, attr: RelatedAttribute, value: unknown, index: number, checks: ValueCheck[]): void {
   if (value === null) return entity.set(attr.name, null);
   const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[W.KEY] : undefined;
   if (key === undefined) {
@@ -142,15 +149,42 @@ function setRelated(dc: DataClass, entity: Entity, attr: RelatedCheck['attr'], v
   const k = requireKey(attr.target.key, key);
   // checked at save time too (the foreign key); here to name the missing entity
   entity.set(attr.foreignKey.name, k);
-  checks.push({ attr, key: k });
+  checks.push({ kind: 'related', attr, key: k });
 }
 
-/** Related keys given in the body must name existing entities. */
-export async function checkRelated(ds: Datastore, entity: Entity, checks: readonly RelatedCheck[] = []): Promise<void> {
-  for (const { attr, key } of checks) {
-    if (!(await ds.dataClassOf(attr.target).get(key))) {
-      throw new DatasetError('ENTITY_NOT_FOUND', `${entity.getDataClass().name}.${attr.name}: Cannot find entity with "${String(key)}" key in the "${attr.target.name}" dataclass`);
+/** An image or blob attribute given {"ID": "<upload id>"} (spec "Upload"): looked up by checkValues. */
+function attachUpload(dc: DataClass, attr: StorageAttribute, value: unknown, index: number, checks: ValueCheck[]): void {
+  const id = typeof value === 'object' && !Array.isArray(value) ? (value as Json).ID : undefined;
+  if (typeof id !== 'string' || !UPLOAD_ID.test(id)) {
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`);
+  }
+  checks.push({ kind: 'upload', attr, upload: id.toUpperCase(), index });
+}
+
+/**
+ * Looks up what the body named: related entities must exist; an upload must be waiting (not
+ * expired, not attached elsewhere), and an image attribute takes an image. The save then claims
+ * the upload in its own transaction.
+ */
+export async function checkValues(ds: Datastore, entity: Entity, checks: readonly ValueCheck[] = []): Promise<void> {
+  const dc = entity.getDataClass().name;
+  for (const check of checks) {
+    if (check.kind === 'related') {
+      const { attr, key } = check;
+      if (!(await ds.dataClassOf(attr.target).get(key))) {
+        throw new DatasetError('ENTITY_NOT_FOUND', `${dc}.${attr.name}: Cannot find entity with "${String(key)}" key in the "${attr.target.name}" dataclass`);
+      }
+      continue;
     }
+    const { attr, upload, index } = check;
+    const file = await ds.files.findUpload(upload);
+    if (!file) {
+      throw new DatasetError('UPLOAD_NOT_FOUND', `${dc}.${attr.name}: no upload ${upload} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
+    }
+    if (attr.type === 'image' && !file.mime.startsWith('image/')) {
+      throw new DatasetError('NOT_AN_IMAGE', `${dc}.${attr.name} is an image attribute, and upload ${upload} is ${file.mime === 'application/octet-stream' ? 'no image' : file.mime} (entity #${index + 1})`);
+    }
+    entity.set(attr.name, file);
   }
 }
 
@@ -178,7 +212,7 @@ async function update(ds: Datastore, dc: DataClass, opts: RestOptions, body: unk
           continue;
         }
         try {
-          await checkRelated(ds, p.entity, p.checks);
+          await checkValues(ds, p.entity, p.checks);
           await p.entity.save();
         } catch (e) {
           if (!isDatasetError(e)) throw e;
@@ -246,7 +280,7 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
     const p = await prepare(dc, list[i], i);
     if (!p.error && p.entity) {
       try {
-        await checkRelated(dc.ds, p.entity, p.checks);
+        await checkValues(dc.ds, p.entity, p.checks);
         await p.entity.validate(); // the validateSave events
       } catch (e) {
         if (!isDatasetError(e)) throw e;

@@ -1,0 +1,187 @@
+// Picture and blob contents, stored with the data (so a backup, or a second server instance over
+// the same database, sees them): a row per file and its bytes in chunks, written and read one
+// chunk at a time, never whole in memory. A file no entity holds yet — an upload, or bytes user
+// code stored — carries an expiry and is swept past it; saving it into an image or blob attribute
+// claims it (in the save's transaction), and replacing or dropping it removes it, so each file
+// belongs to one attribute of one entity.
+
+import { fileTypeFromBuffer } from 'file-type';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { BLOB_CHUNK_TABLE, BLOB_TABLE } from '../storage/schema.js';
+
+/** A stored file; an image or blob attribute holds one, by id. */
+export interface StoredFile {
+  readonly id: number;
+  readonly mime: string;
+  readonly size: number;
+}
+
+/** What an upload was announced as: an image ($rawPict) or any file ($binary). */
+export type FileKind = 'image' | 'binary';
+
+/** An upload waiting for an entity. */
+export interface PendingUpload extends StoredFile {
+  readonly kind: FileKind;
+  readonly expires: number;
+}
+
+export interface StoreOptions {
+  /** by default: image when the content is one */
+  readonly kind?: FileKind;
+  /** when it is swept if no entity has claimed it (Date.now() milliseconds) */
+  readonly expires: number;
+  /** the id a client attaches it by (uploads only) */
+  readonly upload?: string;
+  /** the type; by default read from the content (application/octet-stream when unknown) */
+  readonly mime?: string;
+  /** refuse more bytes than this (BODY_TOO_LARGE), checked as they arrive */
+  readonly maxBytes?: number;
+}
+
+/** Files are kept in chunks of this size. */
+export const FILE_CHUNK = 256 * 1024;
+
+/** The first bytes file-type needs to know a format. */
+const SNIFF_BYTES = 4100;
+
+const OCTET_STREAM = 'application/octet-stream';
+
+export class FileStore {
+  constructor(private readonly storage: StorageAdapter) {}
+
+  /**
+   * Stores bytes arriving as chunks, one stored chunk at a time (each its own short write, so a
+   * slow upload never holds the database). A failure — too many bytes, no image where one was
+   * announced, the source breaking off — removes what was written, and rethrows.
+   */
+  async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    // INSERT … RETURNING reads a row: adapters run it on the writer inside a transaction
+    const row = await this.storage.transaction(() => this.storage.get(
+      `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}) VALUES (${d.placeholder(1)}, 0, ${d.placeholder(2)}, ${d.placeholder(3)}, ${d.placeholder(4)}) RETURNING ${q('id')} AS id`,
+      [options.mime ?? OCTET_STREAM, Date.now(), options.kind ?? 'binary', options.expires],
+    ));
+    const id = Number(row?.id);
+    let mime = options.mime;
+    let size = 0;
+    let seq = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    const flush = async (final: boolean) => {
+      while (pendingBytes >= FILE_CHUNK || (final && (pendingBytes > 0 || seq === 0))) {
+        const all = Buffer.concat(pending, pendingBytes);
+        const chunk = all.subarray(0, Math.min(FILE_CHUNK, all.length));
+        if (mime === undefined) mime = await sniff(chunk);
+        if (options.kind === 'image' && !mime.startsWith('image/')) {
+          throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${mime === OCTET_STREAM ? 'of no known format' : `${mime}`}: send an image, or upload with $binary=true`);
+        }
+        await this.storage.run(
+          `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
+          [id, seq++, Buffer.from(chunk)],
+        );
+        const rest = all.subarray(chunk.length);
+        pending = rest.length ? [rest] : [];
+        pendingBytes = rest.length;
+        if (final && pendingBytes === 0) break;
+      }
+    };
+    try {
+      for await (const piece of source instanceof Uint8Array ? [source] : source) {
+        size += piece.length;
+        if (options.maxBytes !== undefined && size > options.maxBytes) {
+          throw new DatasetError('BODY_TOO_LARGE', `the upload is larger than ${formatBytes(options.maxBytes)}, the most this server accepts (--max-upload-size)`);
+        }
+        pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
+        pendingBytes += piece.length;
+        await flush(false);
+      }
+      await flush(true);
+      await this.storage.run(
+        `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${d.placeholder(1)}, ${q('size')} = ${d.placeholder(2)}, ${q('upload')} = ${d.placeholder(3)}, ${q('kind')} = ${d.placeholder(4)} WHERE ${q('id')} = ${d.placeholder(5)}`,
+        [mime ?? OCTET_STREAM, size, options.upload ?? null, options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), id],
+      );
+      return { id, mime: mime ?? OCTET_STREAM, size };
+    } catch (e) {
+      await this.remove(id).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  /** The upload a client attaches by id, if it is complete and not expired. */
+  async findUpload(upload: string, now = Date.now()): Promise<PendingUpload | undefined> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const row = await this.storage.get(
+      `SELECT ${q('id')} AS id, ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('expires')} AS expires FROM ${q(BLOB_TABLE)} WHERE ${q('upload')} = ${d.placeholder(1)} AND ${q('expires')} > ${d.placeholder(2)}`,
+      [upload, now],
+    );
+    return row ? { id: Number(row.id), mime: String(row.mime), size: Number(row.size), kind: row.kind as FileKind, expires: Number(row.expires) } : undefined;
+  }
+
+  /** Gives a waiting file to an entity (call inside the save's transaction): fails when it expired or another entity took it. */
+  async claim(id: number, where: string, now = Date.now()): Promise<void> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const taken = await this.storage.run(
+      `UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = NULL, ${q('upload')} = NULL WHERE ${q('id')} = ${d.placeholder(1)} AND ${q('expires')} > ${d.placeholder(2)}`,
+      [id, now],
+    );
+    if (taken === 0) throw new DatasetError('UPLOAD_NOT_FOUND', `${where}: the file is no longer waiting to be attached: it expired, or another entity holds it`);
+  }
+
+  /** The type and size of a stored file. */
+  async info(id: number): Promise<StoredFile | undefined> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const row = await this.storage.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
+    return row ? { id, mime: String(row.mime), size: Number(row.size) } : undefined;
+  }
+
+  /** The bytes of a stored file, one stored chunk at a time. */
+  async *chunks(id: number): AsyncGenerator<Buffer> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const sql = `SELECT ${q('data')} AS data FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)} AND ${q('seq')} = ${d.placeholder(2)}`;
+    for (let seq = 0; ; seq++) {
+      const row = await this.storage.get(sql, [id, seq]);
+      if (!row) return;
+      yield row.data as Buffer;
+    }
+  }
+
+  /** Removes a file and its bytes. */
+  async remove(id: number): Promise<void> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)}`, [id]);
+    await this.storage.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
+  }
+
+  /** Removes the files no entity claimed before they expired (uploads, and uploads cut off by a crash); resolves to how many. */
+  async sweep(now = Date.now()): Promise<number> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    const ids = await this.storage.column(`SELECT ${q('id')} FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} <= ${d.placeholder(1)}`, [now]);
+    for (const id of ids) await this.remove(Number(id));
+    return ids.length;
+  }
+}
+
+/** An SVG document (text, which file-type leaves to others): an optional prolog, then <svg. */
+const SVG = /^\uFEFF?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i;
+
+/** The type of the content, from its first bytes. */
+async function sniff(first: Uint8Array): Promise<string> {
+  const head = first.subarray(0, SNIFF_BYTES);
+  const known = (await fileTypeFromBuffer(head))?.mime;
+  if (known) return known;
+  return SVG.test(Buffer.from(head).toString('utf8')) ? 'image/svg+xml' : OCTET_STREAM;
+}
+
+export function formatBytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MB`;
+  if (n % 1024 === 0) return `${n / 1024} KB`;
+  return `${n} bytes`;
+}

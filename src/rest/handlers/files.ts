@@ -1,0 +1,90 @@
+// The contents of an image or blob attribute: GET /rest/{dataClass}({key})/{attribute} with
+// $expand naming it (the deferred uri an entity carries), or with $imageformat or $binary. The
+// bytes stream out of the database with the type read from the content, their length and an ETag
+// (304 on If-None-Match); $imageformat converts an image (sharp); $binary=true makes a download.
+// An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
+
+import { Readable } from 'node:stream';
+import sharp from 'sharp';
+import type { DataClass } from '../../datastore/dataclass.js';
+import type { Datastore } from '../../datastore/datastore.js';
+import type { StoredFile } from '../../datastore/files.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import { isExposed, type StorageAttribute } from '../../model/types.js';
+import type { ImageFormat, RestOptions } from '../options.js';
+import type { Route } from '../url.js';
+import { findEntity } from './read.js';
+
+type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+
+/** An answer that is bytes, not JSON. */
+export class FileAnswer {
+  constructor(
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly body: Readable | Buffer | null,
+  ) {}
+}
+
+const MIME: Record<Exclude<ImageFormat, 'best'>, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', tiff: 'image/tiff' };
+
+/** The image or blob attribute whose contents the request asks for, or undefined when it asks for JSON. */
+export function fileAttributeOf(ds: Datastore, route: DataClassRoute, opts: RestOptions): StorageAttribute | undefined {
+  if (route.selector.kind === 'all' || route.path.length !== 1) return undefined;
+  const [segment] = route.path;
+  if (segment.kind !== 'names' || segment.names.length !== 1) return undefined;
+  const attr = ds.dataClass(route.dataClass)?.model.attributesByName.get(segment.names[0]);
+  if (attr?.kind !== 'storage' || (attr.type !== 'image' && attr.type !== 'blob') || !isExposed(attr)) return undefined;
+  const asked = opts.expand?.includes(attr.name) || opts.imageFormat !== undefined || opts.binary;
+  return asked ? attr : undefined;
+}
+
+/** The contents of one entity's image or blob attribute. */
+export async function readFile(ds: Datastore, route: DataClassRoute, attr: StorageAttribute, opts: RestOptions, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<FileAnswer> {
+  if (route.selector.kind === 'all') throw new Error('readFile needs one entity');
+  if (attr.type === 'blob' && opts.imageFormat !== undefined && opts.imageFormat !== 'best') {
+    throw new DatasetError('INVALID_OPTION', `$imageformat converts images; ${route.dataClass}.${attr.name} is a blob (read it with $binary=true)`);
+  }
+  const entity = await findEntity(ds.dataClass(route.dataClass) as DataClass, route.selector);
+  const id = entity.get(attr.name);
+  const file = id === null || id === undefined ? undefined : await ds.files.info(Number(id));
+  if (!file) return new FileAnswer(204, {}, null);
+  const target = opts.imageFormat === undefined || opts.imageFormat === 'best' || MIME[opts.imageFormat] === file.mime ? undefined : opts.imageFormat;
+  const etag = `"${file.id}-${target ?? 'stored'}"`;
+  const common: Record<string, string> = { etag, 'cache-control': 'no-cache' };
+  if (opts.binary) common['content-disposition'] = `attachment; filename="${attr.name}${extension(target ? MIME[target] : file.mime)}"`;
+  if (matches(headers['if-none-match'], etag)) return new FileAnswer(304, common, null);
+  if (!target) {
+    return new FileAnswer(200, { ...common, 'content-type': file.mime, 'content-length': String(file.size) }, Readable.from(ds.files.chunks(file.id)));
+  }
+  const converted = await convert(ds, file, target);
+  if (!converted) return new FileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
+  return new FileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
+}
+
+/** The image in another format, or undefined when it cannot be read (not an image sharp knows, say). */
+async function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
+  try {
+    const pipeline = sharp().toFormat(format);
+    Readable.from(ds.files.chunks(file.id)).pipe(pipeline);
+    return await pipeline.toBuffer();
+  } catch {
+    return undefined;
+  }
+}
+
+/** If-None-Match: a list of tags, or * */
+function matches(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = (Array.isArray(header) ? header.join(',') : header).split(',').map((t) => t.trim().replace(/^W\//, ''));
+  return tags.includes('*') || tags.includes(etag);
+}
+
+const EXTENSIONS: Record<string, string> = {
+  'image/png': '.png', 'image/jpeg': '.jpg', 'image/gif': '.gif', 'image/tiff': '.tiff', 'image/webp': '.webp', 'image/svg+xml': '.svg', 'image/bmp': '.bmp',
+  'application/pdf': '.pdf', 'text/plain': '.txt', 'application/zip': '.zip',
+};
+
+function extension(mime: string): string {
+  return EXTENSIONS[mime] ?? '';
+}
