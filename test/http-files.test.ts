@@ -6,7 +6,11 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
@@ -17,6 +21,8 @@ import { BLOB_TABLE } from '../src/storage/schema.js';
 import { DEMO_DIR, tempDir } from './helpers.js';
 
 type Json = any;
+
+const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
 
 /** A BMP: an image file-type knows, that sharp cannot read (so no conversion is possible). */
 function bmp(): Buffer {
@@ -291,5 +297,57 @@ describe('HTTP: uploads, images and blobs', () => {
     const res = await get(company.logo.__deferred.uri);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/png');
+  });
+});
+
+describe('HTTP: a 50 MB upload', () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+
+  /** Kilobytes the process holds now (VmRSS) and held at its peak since the last reset (VmHWM). */
+  const memory = (pid: number) => {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (name: string) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1]);
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+  };
+
+  it('streams it into the server process without holding it in memory (the peak is reported)', async (t) => {
+    const SIZE = 50 * 1024 * 1024;
+    const PIECE = 64 * 1024;
+    // the server alone in its own process, so that its memory is its own
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d) => {
+          const m = /(http:\S+\/rest)/.exec(String(d));
+          if (m) resolve(m[1]);
+        });
+        child.on('exit', (code) => reject(new Error(`the server exited with ${code}`)));
+      });
+      const send = () => new Promise<string>((resolve, reject) => {
+        const req = httpRequest(`${base}/$upload?$binary=true`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += String(d)));
+          res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text).ID) : reject(new Error(text))));
+        });
+        req.on('error', reject);
+        let i = 0;
+        const pump = () => {
+          while (i * PIECE < SIZE) if (!req.write(Buffer.alloc(PIECE, i++ % 251))) return void req.once('drain', pump);
+          req.end();
+        };
+        pump();
+      });
+      await send(); // warm-up: code paths, the database file's growth
+      const before = memory(child.pid as number).rss;
+      writeFileSync(`/proc/${child.pid}/clear_refs`, '5'); // resets VmHWM
+      const id = await send();
+      const growth = (memory(child.pid as number).peak - before) / 1024;
+      t.diagnostic(`50 MB upload: the server's peak memory grew by ${growth.toFixed(1)} MB (from ${(before / 1024).toFixed(0)} MB)`);
+      assert.ok(growth < 25, `the upload was held in memory: the peak grew by ${growth.toFixed(1)} MB`);
+      assert.match(id, /^[0-9A-F]{32}$/);
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 });
