@@ -17,11 +17,21 @@ import { DEFAULT_MAX_UPLOAD_BYTES } from './rest/handlers/upload.js';
 import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
+const SHUTDOWN_GRACE_MS = 5_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function port(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 picks a free one)');
   return Number(value);
+}
+
+/** A time limit: setTimeout takes at most 2^31 - 1 ms (about 24.8 days). */
+function milliseconds(value: string): number {
+  const n = positiveInt(value);
+  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} (about 24 days)`);
+  return n;
 }
 
 function positiveInt(value: string): number {
@@ -52,7 +62,7 @@ const program = new Command()
   .option('--db <file>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite)')
   .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
-  .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', positiveInt, DEFAULT_FUNCTION_TIMEOUT_MS)
+  .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
   .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
   .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB)', size, DEFAULT_MAX_UPLOAD_BYTES)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
@@ -76,6 +86,9 @@ else supervise(process.argv[1], process.argv.slice(2));
 
 /** The server itself: what the supervisor runs in its child process. */
 async function serve(): Promise<void> {
+  // under the supervisor: if it goes away while this instance starts, there is no one to serve for
+  const supervised = process.send !== undefined;
+  if (supervised) process.once('disconnect', () => process.exit(0));
   let ds: DatastoreWithClasses;
   try {
     ds = await openProject(opts.project ?? DEMO, { db: opts.db });
@@ -100,20 +113,32 @@ async function serve(): Promise<void> {
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO }, 'listening');
   process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
-  process.send?.({ type: 'ready', port: actual } satisfies ReadyMessage);
-  // a function stuck in code that never yields ends this instance; the supervisor starts another
-  watchdog.action = 'exit';
+  if (supervised && process.connected) {
+    process.send?.({ type: 'ready', port: actual } satisfies ReadyMessage);
+    // a function stuck in code that never yields ends this instance; the supervisor starts another
+    watchdog.action = 'exit';
+  }
 
   let closing = false;
   async function shutdown(reason: string): Promise<void> {
-    if (closing) return;
+    if (closing) {
+      // asked again: no more waiting
+      log.warn(`${reason} again: stopping now`);
+      process.exit(1);
+    }
     closing = true;
     log.info(`${reason}: finishing in-flight requests`);
+    // requests in flight get as long as a function call may take, and a little more
+    setTimeout(() => {
+      log.warn('in-flight requests did not finish in time: stopping now');
+      process.exit(1);
+    }, Math.min(opts.functionTimeout + SHUTDOWN_GRACE_MS, MAX_TIMER_MS)).unref();
     await app.close(); // waits for in-flight requests
     await ds.close();
     process.exit(0);
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM received'));
   process.on('SIGINT', () => void shutdown('SIGINT received'));
+  process.removeAllListeners('disconnect');
   process.on('disconnect', () => void shutdown('the supervisor is gone'));
 }

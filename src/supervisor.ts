@@ -15,14 +15,15 @@ export interface ReadyMessage {
   readonly port: number;
 }
 
-/** Restarts in a row, each within this long of the previous start, mean a crash loop: give up. */
-const CRASH_LOOP = { restarts: 5, withinMs: 10_000 };
+/** This many restarts within this long slow the next one down (a client calling a stuck function again and again). */
+const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 };
 
 /** Runs the server in a child process (this script with the same arguments) and restarts it when it dies. Resolves never; exits the process. */
 export function supervise(script: string, args: readonly string[]): void {
   let child: ChildProcess;
   let port: number | undefined;
   let stopping = false;
+  let restartTimer: NodeJS.Timeout | undefined;
   const starts: number[] = [];
 
   const start = () => {
@@ -39,18 +40,20 @@ export function supervise(script: string, args: readonly string[]): void {
     child.on('exit', (code, signal) => {
       // stopped on request, or never got going (bad project, port taken): its exit is ours
       if (stopping || !ready) process.exit(code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1));
-      const recent = starts.filter((t) => Date.now() - t < CRASH_LOOP.withinMs);
-      if (recent.length >= CRASH_LOOP.restarts) {
-        process.stderr.write(`dataset-rest: the server stopped ${recent.length} times within ${CRASH_LOOP.withinMs / 1000} s; giving up\n`);
-        process.exit(1);
-      }
-      process.stderr.write(`dataset-rest: the server instance ended (${signal ?? `exit code ${code}`}); starting a new one on port ${port}\n`);
-      start();
+      starts.splice(0, Math.max(0, starts.length - RESTART_BURST.restarts));
+      // An instance that served, then ended, is replaced — always: giving up would let any client
+      // that can call a stuck function stop the server for good. Bursts are slowed down.
+      const recent = starts.filter((t) => Date.now() - t < RESTART_BURST.withinMs).length;
+      const delay = recent >= RESTART_BURST.restarts ? RESTART_BURST.delayMs : 0;
+      process.stderr.write(`dataset-rest: the server instance ended (${signal ?? `exit code ${code}`}); starting a new one on port ${port}${delay ? ` in ${delay / 1000} s (${recent} restarts within ${RESTART_BURST.withinMs / 1000} s)` : ''}\n`);
+      restartTimer = setTimeout(start, delay);
     });
   };
 
   const stop = (signal: NodeJS.Signals) => {
     stopping = true;
+    // between two instances: nothing to wait for
+    if (restartTimer && (child.exitCode !== null || child.signalCode !== null)) process.exit(0);
     child.kill(signal === 'SIGINT' ? 'SIGTERM' : signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));

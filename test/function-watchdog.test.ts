@@ -56,7 +56,7 @@ describe('function watchdog', () => {
     const code = [
       "import { watchdog } from './src/functions/watchdog.ts';",
       "const id = watchdog.enter('busy of a test', 200, undefined);",
-      'const end = Date.now() + 1000; while (Date.now() < end);',
+      'const end = Date.now() + 2000; while (Date.now() < end);',
       'watchdog.leave(id);',
       "process.stdout.write('finished');",
     ].join('\n');

@@ -1,8 +1,9 @@
 // The storage a datastore works through: the engine's adapter, with one check before every
 // statement — a function called over REST that is past its time limit gets FUNCTION_TIMEOUT
-// instead of a result, so its work stops and its transaction rolls back (functions/context.ts).
+// instead of a result, so its work stops — and its transactions carry the call's abort signal,
+// so one still open at the time limit is rolled back then (functions/context.ts).
 
-import { checkDeadline } from '../functions/context.js';
+import { checkDeadline, currentCall } from '../functions/context.js';
 import type { Row, StorageAdapter } from '../storage/adapter.js';
 
 export function withDeadlines(s: StorageAdapter): StorageAdapter {
@@ -28,9 +29,10 @@ export function withDeadlines(s: StorageAdapter): StorageAdapter {
       checkDeadline();
       return s.exec(sql);
     },
-    async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    async transaction<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
       checkDeadline();
-      return s.transaction(fn);
+      // a call's transaction is rolled back the moment the call passes its time limit
+      return s.transaction(fn, signal ?? currentCall()?.signal);
     },
     onRollback: (undo) => s.onRollback(undo),
     afterCommit: (run) => s.afterCommit(run),

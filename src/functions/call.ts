@@ -1,7 +1,7 @@
 // Calling user code over REST — exposed class functions and project methods alike: the lookup
 // (only @exposed functions exist for REST), the GET rule (@onHttpGet), the declared parameter
-// types, the call's own context, the time limit, and the failure of user code turned into a
-// clear error.
+// types, the call's own context, the time limit, and the failure of user code (or a result that
+// cannot be sent) turned into a clear error.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
@@ -10,10 +10,10 @@ import { exposedFunctions, type ExposedFunction } from './exposure.js';
 import { convertArgs, type ParamType } from './params.js';
 import { watchdog } from './watchdog.js';
 
-/** Where a class function is looked for: the object it runs on and the core class its chain stops at. */
+/** Where a class function is looked for: a class (by prototype) and the core class its chain stops at. */
 export interface CallTarget {
-  /** `this` of the call (the datastore, a dataclass, an entity, a selection) */
-  readonly self: object;
+  /** the prototype of the object the function runs on (the datastore, a dataclass, an entity, a selection) */
+  readonly proto: object;
   /** the core prototype: functions of the core itself are never callable */
   readonly stop: object;
   /** how errors name the class: "the DataStore class" */
@@ -21,9 +21,9 @@ export interface CallTarget {
 }
 
 /** The first target exposing `name`, with the function's marks. */
-export function findExposed(targets: readonly CallTarget[], name: string): { target: CallTarget; fn: ExposedFunction } | undefined {
+export function findExposed<T extends CallTarget>(targets: readonly T[], name: string): { target: T; fn: ExposedFunction } | undefined {
   for (const target of targets) {
-    const fn = exposedFunctions(Object.getPrototypeOf(target.self) as object, target.stop).find((x) => x.name === name);
+    const fn = exposedFunctions(target.proto, target.stop).find((x) => x.name === name);
     if (fn) return { target, fn };
   }
   return undefined;
@@ -36,7 +36,12 @@ export function unknownMember(name: string, where: readonly string[], known: rea
 
 /** The exposed function names of the targets (for did-you-mean). */
 export function exposedNames(targets: readonly CallTarget[]): string[] {
-  return targets.flatMap((t) => exposedFunctions(Object.getPrototypeOf(t.self) as object, t.stop).map((f) => f.name));
+  return targets.flatMap((t) => exposedFunctions(t.proto, t.stop).map((f) => f.name));
+}
+
+/** The GET rule, checked before any other work of the call: GET calls only @onHttpGet functions. */
+export function checkHttpMethod(name: string, viaGet: boolean, onHttpGet: boolean): void {
+  if (viaGet && !onHttpGet) throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${name}: call it with POST, or mark it @onHttpGet`);
 }
 
 /** One call of user code. */
@@ -47,8 +52,6 @@ export interface Invocation {
   readonly run: (args: unknown[]) => unknown;
   readonly args: readonly unknown[];
   readonly params?: readonly ParamType[];
-  readonly onHttpGet: boolean;
-  readonly viaGet: boolean;
   readonly timeoutMs: number;
   readonly request: CallRequest;
   /** the caller's socket, where the watchdog answers a call stuck in code that never yields */
@@ -68,9 +71,8 @@ function release(r: Running): void {
   leaveContext();
 }
 
-/** Runs an invocation: the GET rule, the parameter types, then the code in its own context under the time limit. */
+/** Runs an invocation (its GET rule checked already, see checkHttpMethod): the parameter types, then the code in its own context under the time limit. */
 export async function invoke(inv: Invocation): Promise<unknown> {
-  if (inv.viaGet && !inv.onHttpGet) throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${inv.name}: call it with POST, or mark it @onHttpGet`);
   const args = inv.params ? convertArgs(inv.params, inv.args, inv.name) : [...inv.args];
   const controller = new AbortController();
   const startedAt = Date.now();
@@ -79,7 +81,7 @@ export async function invoke(inv: Invocation): Promise<unknown> {
   const code = runInContext(ctx, () => inv.run(args));
   code.then(() => release(r), () => release(r));
   try {
-    return await withTimeLimit(code, ctx, controller);
+    return await withTimeLimit(code, ctx, controller, () => watchdog.answered(r.watchId));
   } catch (e) {
     if (e instanceof DatasetError) throw e;
     throw new DatasetError('FUNCTION_FAILED', `${inv.name} failed: ${e instanceof Error ? e.message : String(e)}`);
@@ -87,14 +89,15 @@ export async function invoke(inv: Invocation): Promise<unknown> {
 }
 
 /**
- * The code's answer, or FUNCTION_TIMEOUT once the limit has passed. The signal aborts then: the
- * datastore refuses the call's next statement (its transaction rolls back), and user code can
- * hand the signal to fetch() and the like.
+ * The code's answer, or FUNCTION_TIMEOUT once the limit has passed. The signal aborts then: a
+ * transaction the call has open is rolled back at once (freeing the writer), the datastore refuses
+ * its next statement, and user code can hand the signal to fetch() and the like.
  */
-function withTimeLimit<T>(code: Promise<T>, ctx: CallContext, controller: AbortController): Promise<T> {
+function withTimeLimit<T>(code: Promise<T>, ctx: CallContext, controller: AbortController, onTimeout: () => void): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
+      onTimeout();
       controller.abort(timeoutError(ctx));
       reject(timeoutError(ctx));
     }, ctx.deadline - ctx.startedAt);

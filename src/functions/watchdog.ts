@@ -11,12 +11,16 @@
 import { Worker } from 'node:worker_threads';
 
 const BEAT_MS = 50;
+/** The shortest stall acted on, whatever the time limit: shorter holds are ordinary work. */
+const MIN_STALL_MS = 1000;
 
 export type StallAction = 'report' | 'exit';
 
 /** What the watchdog thread is told: calls starting and ending, and what to do on a stall. */
 type WatchdogMessage =
-  | { type: 'enter'; id: number; name: string; limit: number; fd: number | undefined }
+  | { type: 'enter'; id: number; name: string; limit: number; startedAt: number; fd: number | undefined }
+  /** the call's caller has its answer (the time limit's 504): its socket is no longer the call's to write to */
+  | { type: 'answered'; id: number }
   | { type: 'leave'; id: number }
   | { type: 'action'; action: StallAction };
 
@@ -32,6 +36,7 @@ let action = 'report';
 let reported = 0;
 parentPort.on('message', (m) => {
   if (m.type === 'enter') calls.set(m.id, m);
+  else if (m.type === 'answered' && calls.has(m.id)) calls.get(m.id).fd = undefined;
   else if (m.type === 'leave') calls.delete(m.id);
   else if (m.type === 'action') action = m.action;
 });
@@ -41,10 +46,12 @@ function answer(fd, message) {
   try { fs.writeSync(fd, head + body); } catch {}
 }
 setInterval(() => {
-  const blocked = Date.now() - beat[0];
-  // Which call's code holds the loop cannot be seen from here: all calls running are named.
+  const now = Date.now();
+  const blocked = now - beat[0];
+  // A stall: the loop held longer than a call's time limit (and ${MIN_STALL_MS} ms at least), that call
+  // past its limit. Which code holds the loop cannot be seen from here: every call running is named.
   const running = [...calls.values()];
-  if (!running.some((c) => blocked > c.limit) || beat[0] === reported) return;
+  if (!running.some((c) => blocked > Math.max(c.limit, ${MIN_STALL_MS}) && now - c.startedAt > c.limit) || beat[0] === reported) return;
   reported = beat[0];
   const why = 'the server was held for ' + blocked + ' ms, past the time limit (--function-timeout), by code that never yields while '
     + running.map((c) => c.name).join(', ') + (running.length === 1 ? ' ran' : ' were running');
@@ -76,12 +83,17 @@ class Watchdog {
   enter(name: string, limit: number, fd: number | undefined): number {
     const id = this.#nextId++;
     this.#worker ??= this.#start();
-    this.#worker.postMessage({ type: 'enter', id, name, limit, fd } satisfies WatchdogMessage);
+    this.#worker.postMessage({ type: 'enter', id, name, limit, startedAt: Date.now(), fd } satisfies WatchdogMessage);
     if (this.#running++ === 0) {
       this.#beat[0] = Date.now();
       this.#timer = setInterval(() => void (this.#beat[0] = Date.now()), BEAT_MS).unref();
     }
     return id;
+  }
+
+  /** The call's caller got its answer: the watchdog no longer writes to its socket. */
+  answered(id: number): void {
+    this.#worker?.postMessage({ type: 'answered', id } satisfies WatchdogMessage);
   }
 
   leave(id: number): void {

@@ -4,7 +4,7 @@ import { MAX_URL_LENGTH } from '../config/limits.js';
 import type { Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX, W } from './constants.js';
-import { catalogAll, catalogDataClass, catalogList } from './handlers/catalog.js';
+import { catalogAll, catalogDataClass, catalogList, exposedDataClass } from './handlers/catalog.js';
 import { info, releaseSets } from './handlers/entity-sets.js';
 import { callDataClassFunction, callDatastoreFunction, functionOf } from './handlers/functions.js';
 import { readDataClass } from './handlers/read.js';
@@ -60,6 +60,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
       return releaseSets(ds, req.body);
     case 'dataClass': {
+      exposedDataClass(ds, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
       const file = isRead ? fileAttributeOf(ds, route, options) : undefined;
       if (file) return readFile(ds, route, file, options, req.headers ?? {});
       const fn = functionOf(ds, route, req.method, options);

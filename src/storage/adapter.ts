@@ -21,9 +21,12 @@ export interface StorageAdapter {
    * Runs fn in a transaction: commit when it resolves, roll back when it throws. Calls made inside
    * fn (however deep, through AsyncLocalStorage) join the transaction; a nested call runs in a
    * savepoint, so that an inner failure the caller catches undoes only the inner writes. Calls
-   * left running after the transaction ended are outside it.
+   * left running after the transaction ended are outside it. When `signal` aborts while the
+   * transaction is open (a function past its time limit), it is rolled back at once and the
+   * writer freed for others; fn's eventual result is then refused with the signal's reason, and
+   * nothing of it commits.
    */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /**
    * Registers an undo for in-memory state changed by the current transaction (an entity's stamp,
    * say), run if that transaction, or the savepoint open now, rolls back. Outside a transaction:

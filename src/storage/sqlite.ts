@@ -45,6 +45,8 @@ interface Transaction {
   savepoints: number;
   readonly onRollback: (() => void)[];
   readonly afterCommit: (() => Promise<void>)[];
+  /** set when an abort signal rolled it back before fn ended: fn's result is refused with it */
+  aborted?: unknown;
 }
 
 export class SqliteAdapter implements StorageAdapter {
@@ -118,7 +120,7 @@ export class SqliteAdapter implements StorageAdapter {
     return this.#withWriter(async () => void this.#writer.db.exec(sql));
   }
 
-  async transaction<T>(fn: () => Promise<T>): Promise<T> {
+  async transaction<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const db = this.#writer.db;
     const frame = this.#tx.getStore();
     if (frame && frame.t === this.#current) {
@@ -130,26 +132,43 @@ export class SqliteAdapter implements StorageAdapter {
       return run;
     }
     const t: Transaction = { savepoints: 0, onRollback: [], afterCommit: [] };
-    const result = await this.#withWriter(async () => {
+    const result = await this.#withWriter(async (release) => {
+      if (signal?.aborted) throw signal.reason; // aborted while it waited for the writer
       this.#current = t;
+      const rollback = () => {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        for (const undo of t.onRollback.reverse()) undo();
+      };
+      // A function past its time limit: its transaction is undone now, and the writer freed, rather
+      // than when (if ever) the function next touches the datastore.
+      const onAbort = () => {
+        if (this.#current !== t) return;
+        t.aborted = signal?.reason ?? new Error('the transaction was aborted');
+        rollback();
+        this.#current = undefined;
+        release();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
       try {
         return await this.#tx.run({ t, chain: Promise.resolve() }, async () => {
           db.exec('BEGIN IMMEDIATE');
+          let value: T;
           try {
-            const value = await fn();
-            db.exec('COMMIT');
-            return value;
+            value = await fn();
           } catch (e) {
-            if (db.inTransaction) db.exec('ROLLBACK');
-            for (const undo of t.onRollback.reverse()) undo();
+            if (t.aborted === undefined) rollback();
             throw e;
           }
+          if (t.aborted !== undefined) throw t.aborted; // undone already: nothing of it commits
+          db.exec('COMMIT');
+          return value;
         });
       } finally {
-        this.#current = undefined;
+        signal?.removeEventListener('abort', onAbort);
+        if (this.#current === t) this.#current = undefined;
         // On Node 20 an enabled AsyncLocalStorage makes every promise of the process pay for
         // async hooks; with no transaction open it is switched off (run() switches it on again).
-        this.#tx.disable();
+        if (this.#current === undefined) this.#tx.disable();
       }
     });
     // committed: what waited for the commit runs now, with the writer free again (it may write)
@@ -196,11 +215,13 @@ export class SqliteAdapter implements StorageAdapter {
     this.#writer.db.close();
   }
 
-  /** Runs fn once every earlier user of the writer has finished. */
-  #withWriter<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.#writerFree.then(fn);
-    this.#writerFree = result.then(() => undefined, () => undefined);
-    return result;
+  /** Runs fn once every earlier user of the writer has finished; the next one waits until fn ends, or until fn calls release(). */
+  #withWriter<T>(fn: (release: () => void) => Promise<T>): Promise<T> {
+    let release!: () => void;
+    const freed = new Promise<void>((resolve) => (release = resolve));
+    const before = this.#writerFree;
+    this.#writerFree = freed;
+    return before.then(() => fn(release)).finally(release);
   }
 }
 

@@ -11,11 +11,10 @@ import { EntitySelection } from '../../datastore/selection.js';
 import { entityNotFound } from '../../datastore/datastore.js';
 import { requireKey } from '../../datastore/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { exposedNames, findExposed, invoke, unknownMember, type CallTarget } from '../../functions/call.js';
+import { checkHttpMethod, exposedNames, findExposed, invoke, unknownMember, type CallTarget } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';
-import type { ProjectMethod } from '../../functions/project-methods.js';
+import type { MethodScope, ProjectMethod } from '../../functions/project-methods.js';
 import type { RestRequest } from '../dispatch.js';
-import { exposedFunctions } from '../../functions/exposure.js';
 import { isExposed } from '../../model/types.js';
 import type { Route } from '../url.js';
 import { exposedDataClass } from './catalog.js';
@@ -28,12 +27,13 @@ type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
 /** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
 export async function callDatastoreFunction(ds: Datastore, name: string, req: RestRequest, opts: RestOptions): Promise<unknown> {
-  const targets: CallTarget[] = [{ self: ds, stop: Datastore.prototype, label: 'the DataStore class' }];
+  const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(ds) as object, stop: Datastore.prototype, label: 'the DataStore class' }];
   const found = findExposed(targets, name);
   if (!found) throw unknownMember(name, ['the DataStore class'], exposedNames(targets));
   const viaGet = req.method !== 'POST';
+  checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
   const args = await functionArgs(ds, viaGet, req.body, opts);
-  return functionAnswer(ds, await callClassFunction(ds, found, name, args, viaGet, req), opts, req.caller);
+  return functionAnswer(ds, await callClassFunction(ds, ds, found, name, args, req), opts, req.caller, `${name} of ${found.target.label}`);
 }
 
 /**
@@ -53,58 +53,66 @@ export function functionOf(ds: Datastore, route: DataClassRoute, method: string,
   if (attr && isExposed(attr)) return undefined;
   if (method === 'POST' && opts.method === undefined) return name;
   if (dc.projectMethods.get(name)?.definition.exposed) return name;
-  const protos = route.selector.kind === 'all' ? [[dc.selectionPrototype, EntitySelection.prototype], [Object.getPrototypeOf(dc), DataClass.prototype]] : [[dc.entityPrototype, Entity.prototype]];
-  return protos.some(([p, stop]) => p && exposedFunctions(p as object, stop as object).some((f) => f.name === name)) ? name : undefined;
+  return findExposed(classTargets(dc, route.selector.kind !== 'all'), name) ? name : undefined;
+}
+
+/** Where /rest/{dc}/{fn} looks (the selection class, then the dataclass class), or /rest/{dc}({key})/{fn} (the entity class). */
+function classTargets(dc: DataClass, entityLevel: boolean): (CallTarget & { kind: 'selection' | 'dataClass' | 'entity' })[] {
+  if (entityLevel) return [{ kind: 'entity', proto: dc.entityPrototype ?? Entity.prototype, stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
+  return [
+    { kind: 'selection', proto: dc.selectionPrototype ?? EntitySelection.prototype, stop: EntitySelection.prototype, label: `the ${dc.name}Selection class` },
+    { kind: 'dataClass', proto: Object.getPrototypeOf(dc) as object, stop: DataClass.prototype, label: `the ${dc.name} class` },
+  ];
 }
 
 /**
  * POST or GET /rest/{dc}/{fn} (selection class first, the whole dataclass as the selection, then the
  * dataclass class, then the project methods of scope table or currentSelection),
- * /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=… and /rest/{dc}({key})/{fn} (entity
- * class, then project methods of scope currentRecord).
+ * /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=…&$orderby=… and /rest/{dc}({key})/{fn}
+ * (entity class, then project methods of scope currentRecord). What to call, and whether GET may
+ * call it, is settled before any data is read.
  */
 export async function callDataClassFunction(ds: Datastore, route: DataClassRoute, name: string, req: RestRequest, opts: RestOptions): Promise<unknown> {
   const dc = ds.dataClass(route.dataClass) as DataClass;
   const viaGet = req.method !== 'POST';
-  const method = dc.projectMethods.get(name);
-  const methodScope = method?.definition.exposed ? method.definition.scope : undefined;
-  let targets: CallTarget[];
-  let selection: EntitySelection | undefined;
-  if (route.selector.kind === 'all') {
-    const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
-    if (methodScope === 'table' && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
-      throw new DatasetError('INVALID_OPTION', `the project method ${name} works on the whole ${dc.name} dataclass (scope table): $filter, $orderby and $entityset do not apply; give it scope currentSelection to run on a selection`);
-    }
-    selection = !set ? dc.all() : await setSelection(ds, set, dc);
+  const entityLevel = route.selector.kind !== 'all';
+  const targets = classTargets(dc, entityLevel);
+  const found = findExposed(targets, name);
+  const method = found ? undefined : dc.projectMethods.get(name);
+  const scope = method?.definition.exposed ? method.definition.scope : undefined;
+  if (!found && !(scope && (scope === 'currentRecord') === entityLevel)) throw unknownCall(dc, name, targets, entityLevel, scope);
+  if (found) checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
+  else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
+  const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
+  if ((scope === 'table' || found?.target.kind === 'dataClass') && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
+    const what = found ? `${name} of ${found.target.label} runs on the dataclass` : `the project method ${name} works on the whole ${dc.name} dataclass (scope table)`;
+    const instead = found ? `a function of the ${dc.name}Selection class runs on a selection` : 'give it scope currentSelection to run on a selection';
+    throw new DatasetError('INVALID_OPTION', `${what}: $filter, $orderby and $entityset do not apply; ${instead}`);
+  }
+  // what the code runs on
+  let self: object;
+  if (route.selector.kind !== 'all') self = await findEntity(dc, route.selector);
+  else if (found?.target.kind === 'dataClass' || scope === 'table') self = dc;
+  else {
+    let selection = !set ? dc.all() : await setSelection(ds, set, dc);
     // on GET, $params are the function's: a $filter then takes its values inline
     if (opts.filter !== undefined) selection = selection.queryAs(isExposed, opts.filter, viaGet ? [] : opts.params);
     if (opts.orderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.orderby, isExposed, ds.calculatedLookup));
-    targets = [
-      { self: selection, stop: EntitySelection.prototype, label: `the ${dc.name}Selection class` },
-      { self: dc, stop: DataClass.prototype, label: `the ${dc.name} class` },
-    ];
-  } else {
-    targets = [{ self: await findEntity(dc, route.selector), stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
+    self = selection;
   }
-  const found = findExposed(targets, name);
-  const entityLevel = route.selector.kind !== 'all';
-  let result: unknown;
-  if (found) {
-    result = await callClassFunction(ds, found, name, await functionArgs(ds, viaGet, req.body, opts), viaGet, req);
-  } else if (method && methodScope && (methodScope === 'currentRecord') === entityLevel) {
-    const target = methodScope === 'table' ? dc : (selection ?? targets[0].self);
-    result = await callProjectMethod(ds, method, target, await functionArgs(ds, viaGet, req.body, opts), viaGet, req);
-  } else {
-    const methods = [...dc.projectMethods.values()].filter((m) => m.definition.exposed && (m.definition.scope === 'currentRecord') === entityLevel).map((m) => m.name);
-    const where = [...targets.map((t) => t.label), ...(methods.length ? [`the project methods of ${dc.name}`] : [])];
-    const error = unknownMember(name, where, [...exposedNames(targets), ...methods]);
-    if (methodScope) {
-      const hint = methodScope === 'currentRecord' ? `it runs on one entity (scope currentRecord): call /rest/${dc.name}({key})/${name}` : `it runs on the dataclass or a selection (scope ${methodScope}): call /rest/${dc.name}/${name}`;
-      throw new DatasetError('UNKNOWN_MEMBER_METHOD', `${error.message}; the project method ${name} exists, but ${hint}`);
-    }
-    throw error;
-  }
-  return functionAnswer(ds, result, opts, req.caller);
+  const args = await functionArgs(ds, viaGet, req.body, opts);
+  const result = found ? await callClassFunction(ds, self, found, name, args, req) : await callProjectMethod(ds, method as ProjectMethod, self, args, req);
+  return functionAnswer(ds, result, opts, req.caller, found ? `${name} of ${found.target.label}` : `the project method ${name}`);
+}
+
+/** -10729 for a name /rest/{dc}/… cannot call, saying where a project method of the other scope is called. */
+function unknownCall(dc: DataClass, name: string, targets: readonly CallTarget[], entityLevel: boolean, scope: MethodScope | undefined): DatasetError {
+  const methods = [...dc.projectMethods.values()].filter((m) => m.definition.exposed && (m.definition.scope === 'currentRecord') === entityLevel).map((m) => m.name);
+  const where = [...targets.map((t) => t.label), ...(methods.length ? [`the project methods of ${dc.name}`] : [])];
+  const error = unknownMember(name, where, [...exposedNames(targets), ...methods]);
+  if (!scope) return error;
+  const hint = scope === 'currentRecord' ? `it runs on one entity (scope currentRecord): call /rest/${dc.name}({key})/${name}` : `it runs on the dataclass or a selection (scope ${scope}): call /rest/${dc.name}/${name}`;
+  return new DatasetError('UNKNOWN_MEMBER_METHOD', `${error.message}; the project method ${name} exists, but ${hint}`);
 }
 
 /** What a function may know of the request that called it (callContext().request). */
@@ -112,23 +120,20 @@ function callRequest(req: RestRequest): CallRequest {
   return { method: req.method, url: req.url, caller: req.caller, headers: req.headers ?? {} };
 }
 
-function callClassFunction(ds: Datastore, found: NonNullable<ReturnType<typeof findExposed>>, name: string, args: unknown[], viaGet: boolean, req: RestRequest): Promise<unknown> {
-  const { target, fn } = found;
-  const code = (target.self as Record<string, (...a: unknown[]) => unknown>)[name];
+function callClassFunction(ds: Datastore, self: object, found: NonNullable<ReturnType<typeof findExposed>>, name: string, args: unknown[], req: RestRequest): Promise<unknown> {
+  const code = (self as Record<string, (...a: unknown[]) => unknown>)[name];
   return invoke({
-    name: `${name} of ${target.label}`,
-    run: (a) => code.apply(target.self, a),
+    name: `${name} of ${found.target.label}`,
+    run: (a) => code.apply(self, a),
     args,
-    params: fn.params,
-    onHttpGet: fn.onHttpGet,
-    viaGet,
+    params: found.fn.params,
     timeoutMs: ds.functionTimeoutMs,
     request: callRequest(req),
     socketFd: req.socketFd,
   });
 }
 
-function callProjectMethod(ds: Datastore, m: ProjectMethod, target: object, args: unknown[], viaGet: boolean, req: RestRequest): Promise<unknown> {
+function callProjectMethod(ds: Datastore, m: ProjectMethod, target: object, args: unknown[], req: RestRequest): Promise<unknown> {
   const d = m.definition;
   const name = `the project method ${m.name}`;
   const run = d.run as (target: object, ...a: unknown[]) => unknown;
@@ -144,8 +149,6 @@ function callProjectMethod(ds: Datastore, m: ProjectMethod, target: object, args
     },
     args,
     params: d.params,
-    onHttpGet: d.onHttpGet === true,
-    viaGet,
     timeoutMs: ds.functionTimeoutMs,
     request: callRequest(req),
     socketFd: req.socketFd,
@@ -191,10 +194,28 @@ async function param(ds: Datastore, v: unknown, index: number): Promise<unknown>
 }
 
 /** The answer of a call, by the kind of value the function returned. */
-async function functionAnswer(ds: Datastore, result: unknown, opts: RestOptions, caller: string): Promise<unknown> {
+async function functionAnswer(ds: Datastore, result: unknown, opts: RestOptions, caller: string, what: string): Promise<unknown> {
   // $filter and $params belong to the call here, not to the answer
   const answerOpts: RestOptions = { ...opts, filter: undefined, params: [] };
   if (result instanceof Entity) return readEntity(ds, result, undefined, answerOpts);
   if (result instanceof EntitySelection) return readCollection(ds, result, undefined, answerOpts, caller);
+  checkSendable(result, what);
   return { result: result === undefined ? null : result };
+}
+
+/**
+ * A result sent as {"result": …} must be plain JSON: an entity or a selection inside it would be
+ * sent as {}, a bigint or a cycle cannot be sent at all. Either is the function's mistake (7019),
+ * said plainly rather than a bare 500.
+ */
+function checkSendable(value: unknown, what: string, seen = new Set<object>()): void {
+  if (typeof value === 'bigint') throw new DatasetError('FUNCTION_FAILED', `${what} returned a bigint (${value}), which JSON cannot carry: return a number or a string`);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return;
+  if (value instanceof Entity || value instanceof EntitySelection) {
+    throw new DatasetError('FUNCTION_FAILED', `${what} returned an ${value instanceof Entity ? 'entity' : 'entity selection'} inside an object or array: return it alone (it is then sent as REST sends it), or plain values read from it`);
+  }
+  if (seen.has(value)) throw new DatasetError('FUNCTION_FAILED', `${what} returned an object that contains itself, which JSON cannot carry`);
+  seen.add(value);
+  for (const v of Object.values(value)) checkSendable(v, what, seen);
+  seen.delete(value);
 }
