@@ -37,6 +37,8 @@ describe('command line', () => {
   const bad: [string, string[], RegExp][] = [
     ['an unknown flag', ['--bogus'], /unknown option '--bogus'/],
     ['a port that is not a number', ['--port', 'abc'], /port/],
+    ['a time limit past what timers can wait', ['--function-timeout', '3000000000'], /--function-timeout.*at most 2147483647/],
+    ['an upload size that is no size', ['--max-upload-size', 'lots'], /--max-upload-size.*a size in bytes/],
     ['a missing project folder', ['--project', '/nonexistent/nowhere'], /does not exist/],
     ['a folder without model.json', ['--project', '.'], /model\.json is missing/],
   ];

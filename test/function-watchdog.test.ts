@@ -52,6 +52,29 @@ describe('function watchdog', () => {
     assert.equal(await exited, 0, 'the supervisor stops with its server on SIGTERM');
   });
 
+  it('only reports a stall on stderr when run alone (DATASET_REST_INSTANCE=1), and the call then finishes', async () => {
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'alone.sqlite'), '--function-timeout', '300', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    try {
+      const base = await new Promise<string>((resolve, reject) => {
+        child.stdout.on('data', (d) => {
+          const m = /(http:\S+\/rest)/.exec(String(d));
+          if (m) resolve(m[1]);
+        });
+        child.on('exit', (code) => reject(new Error(`the server exited with ${code}: ${stderr}`)));
+      });
+      const res = await post(`${base}/$catalog/spin`, [1500]);
+      assert.equal(res.status, 200, 'answered when it ended: it did its work');
+      assert.match(stderr, /by code that never yields while spin of the DataStore class ran; other requests wait until it yields/);
+      assert.equal((await post(`${base}/$catalog/counts`, [])).status, 200, 'the same process serves on');
+    } finally {
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
+  });
+
   it('only reports a stall on stderr when embedded (no supervisor), and the call then finishes', async () => {
     const code = [
       "import { watchdog } from './src/functions/watchdog.ts';",

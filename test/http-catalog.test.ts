@@ -100,6 +100,7 @@ describe('HTTP catalog', () => {
       assert.deepEqual(all.dataClasses.find((d: Json) => d.name === 'Employee').methods, [
         { name: 'raise', applyTo: 'entity', exposed: true, allowedOnHTTPGET: false },
         { name: 'seniority', applyTo: 'entity', exposed: true, allowedOnHTTPGET: true },
+        { name: 'bestPaid', applyTo: 'entityCollection', exposed: true, allowedOnHTTPGET: false },
         { name: 'payrollSummary', applyTo: 'entityCollection', exposed: true, allowedOnHTTPGET: false },
         { name: 'salaryBands', applyTo: 'dataClass', exposed: true, allowedOnHTTPGET: true },
         { name: 'teammates', applyTo: 'entity', exposed: true, allowedOnHTTPGET: false },

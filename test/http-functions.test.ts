@@ -345,4 +345,60 @@ describe('HTTP: the context of a call', () => {
     const ok = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Quick Inc', 1]);
     assert.deepEqual(ok.body, { result: 'Quick Inc (confirmed)' });
   });
+
+  it('frees the writer at the time limit: other writes go on while the function still sleeps, and it never commits', async () => {
+    const before = (await demo.ds.Company.get(1))?.get('name');
+    demo.ds.functionTimeoutMs = 100;
+    const started = Date.now();
+    try {
+      // saves, then sleeps 3 s, then returns without touching the datastore again
+      const res = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Late Commit Ltd', 3000, false]);
+      assert.equal(res.status, 504);
+    } finally {
+      demo.ds.functionTimeoutMs = 30_000;
+    }
+    const other = await demo.ds.Company.get(2);
+    const update = await demo.request('/rest/Company?$method=update', 'POST', { __KEY: 2, __STAMP: other?.getStamp(), revenues: 123 });
+    assert.equal(update.status, 200);
+    assert.ok(Date.now() - started < 2500, 'the update did not wait for the function');
+    await new Promise((resolve) => setTimeout(resolve, 3100 - (Date.now() - started))); // the function returns
+    assert.equal((await demo.ds.Company.get(1))?.get('name'), before, 'nothing of it committed');
+  });
+});
+
+describe('HTTP: how a call is checked before it runs', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('answers 405 for GET of a POST-only function before reading its $filter, entity set or entity', async () => {
+    for (const url of ['/rest/Employee/payrollSummary?$filter="salary>:1"', '/rest/Company/totalRevenues/$entityset/0123456789ABCDEF0123456789ABCDEF', '/rest/Employee(00000000000000000000000000000000)/raise']) {
+      const res = await demo.request(url);
+      assert.equal(res.status, 405, url);
+    }
+  });
+
+  it('refuses $filter on a function of the dataclass class (it runs on the dataclass)', async () => {
+    const res = await demo.request('/rest/Company/byCode?$filter="ID>1"', 'POST', ['X']);
+    assert.equal(res.status, 400);
+    assert.match(res.body.__ERROR[0].message, /byCode of the Company class runs on the dataclass: \$filter, \$orderby and \$entityset do not apply/);
+  });
+
+  it('runs a selection function and a currentSelection method on the selection sorted by $orderby', async () => {
+    const res = await demo.request('/rest/Employee/bestPaid?$filter="salary < 50000"&$orderby=salary', 'POST');
+    assert.equal(res.status, 200);
+    const expected = await demo.ds.Employee.query('salary < 50000').orderBy('salary desc').first();
+    assert.equal(res.body.__KEY, expected?.getKey());
+    assert.equal(res.body.__entityModel, 'Employee');
+    const revenues = await demo.request('/rest/Company/totalRevenues?$orderby=revenues desc', 'POST');
+    assert.equal(revenues.status, 200);
+  });
+
+  it('answers 7002 for a call under a dataclass REST does not have', async () => {
+    const res = await demo.request('/rest/AuditLog/anything', 'POST');
+    assert.equal(res.status, 404);
+    assert.equal(res.body.__ERROR[0].errCode, 7002);
+  });
 });

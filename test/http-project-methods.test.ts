@@ -163,17 +163,32 @@ describe('project methods: results and start-up errors', () => {
       'names.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: () => ['a', 'b']"),
       // plain JavaScript, CommonJS style
       'nothing.js': "module.exports = { dataClass: 'Person', scope: 'table', exposed: true, run() {} };\n",
+      'big.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: () => ({ n: BigInt(1) })"),
+      'nested.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: async (people: any) => ({ first: await people.all().first() })"),
+      'looped.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: () => { const o: any = {}; o.self = o; return o; }"),
     });
     const ds = await openProject(tmp.dir);
+    const person = ds.Person.new();
+    person.set('name', 'Ada');
+    await person.save();
     const app = await buildServer(ds, { logLevel: 'silent' });
     try {
       const bad = await app.inject({ method: 'POST', url: '/rest/Person/count' });
       assert.equal(bad.statusCode, 500);
-      assert.deepEqual(JSON.parse(bad.body).__ERROR[0], { message: 'the project method count must return an object or an array; it returned 0', componentSignature: 'dsrs', errCode: 7022 });
+      assert.deepEqual(JSON.parse(bad.body).__ERROR[0], { message: 'the project method count must return an object or an array; it returned 1', componentSignature: 'dsrs', errCode: 7022 });
       const nothing = await app.inject({ method: 'POST', url: '/rest/Person/nothing' });
       assert.equal(JSON.parse(nothing.body).__ERROR[0].message, 'the project method nothing must return an object or an array; it returned nothing');
       const ok = await app.inject({ method: 'POST', url: '/rest/Person/names' });
       assert.deepEqual(JSON.parse(ok.body), { result: ['a', 'b'] });
+      for (const [url, message] of [
+        ['/rest/Person/big', 'the project method big returned a bigint (1), which JSON cannot carry: return a number or a string'],
+        ['/rest/Person/nested', 'the project method nested returned an entity inside an object or array: return it alone (it is then sent as REST sends it), or plain values read from it'],
+        ['/rest/Person/looped', 'the project method looped returned an object that contains itself, which JSON cannot carry'],
+      ]) {
+        const res = await app.inject({ method: 'POST', url });
+        assert.equal(res.statusCode, 500, url);
+        assert.deepEqual(JSON.parse(res.body).__ERROR[0], { message, componentSignature: 'dsrs', errCode: 7019 });
+      }
     } finally {
       await app.close();
       await ds.close();
@@ -211,4 +226,47 @@ describe('project methods: results and start-up errors', () => {
       }
     });
   }
+});
+
+describe('project methods: failures and time limits', () => {
+  const tmp = project({
+    'renameAll.ts': method("dataClass: 'Person', scope: 'currentSelection', exposed: true, params: ['string', 'number?'], run: async (people: any, name: string, ms?: number) => people.getDataClass().ds.transaction(async () => { for await (const p of people) { p.set('name', name); await p.save(); } if (ms) await new Promise((r) => setTimeout(r, ms)); else throw new Error('changed my mind'); return {}; })"),
+  });
+  let ds: Awaited<ReturnType<typeof openProject>>;
+  let app: Awaited<ReturnType<typeof buildServer>>;
+  before(async () => {
+    ds = await openProject(tmp.dir);
+    for (const name of ['Ann', 'Bob']) {
+      const p = ds.Person.new();
+      p.set('name', name);
+      await p.save();
+    }
+    app = await buildServer(ds, { logLevel: 'silent' });
+  });
+  after(async () => {
+    await app.close();
+    await ds.close();
+    tmp.remove();
+  });
+  const names = async () => (await ds.Person.all().orderBy('name').toArray()).map((p) => p.get('name'));
+
+  it('answers 7019 with the message of a method that throws, its transaction rolled back', async () => {
+    const res = await app.inject({ method: 'POST', url: '/rest/Person/renameAll', payload: ['Zed'] });
+    assert.equal(res.statusCode, 500);
+    assert.deepEqual(JSON.parse(res.body).__ERROR[0], { message: 'the project method renameAll failed: changed my mind', componentSignature: 'dsrs', errCode: 7019 });
+    assert.deepEqual(await names(), ['Ann', 'Bob']);
+  });
+
+  it('answers 7020 for a method past the time limit, its transaction rolled back', async () => {
+    ds.functionTimeoutMs = 100;
+    try {
+      const res = await app.inject({ method: 'POST', url: '/rest/Person/renameAll?$filter="name = Ann"', payload: ['Zed', 400] });
+      assert.equal(res.statusCode, 504);
+      assert.match(JSON.parse(res.body).__ERROR[0].message, /^the project method renameAll took longer than 100 ms/);
+    } finally {
+      ds.functionTimeoutMs = 30_000;
+    }
+    await new Promise((r) => setTimeout(r, 450));
+    assert.deepEqual(await names(), ['Ann', 'Bob']);
+  });
 });

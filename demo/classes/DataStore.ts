@@ -93,20 +93,24 @@ export default class DataStore extends Datastore {
   }
 
   /**
-   * Renames a company, waits, then saves it again, all in one transaction: past the time limit
-   * the second save is refused (FUNCTION_TIMEOUT) and the rename is rolled back.
+   * Renames a company, waits, then (when `confirm`, the default) saves it again, all in one
+   * transaction. Past the time limit the transaction is rolled back at once, whatever the
+   * function does next: a second save is refused (FUNCTION_TIMEOUT), and without one nothing
+   * commits either.
    */
   @exposed
-  @params('number', 'string', 'number')
-  async renameSlowly(companyID: number, name: string, ms: number): Promise<string> {
+  @params('number', 'string', 'number', 'boolean?')
+  async renameSlowly(companyID: number, name: string, ms: number, confirm = true): Promise<string> {
     return this.transaction(async () => {
       const company = await this.dataClass('Company')!.get(companyID);
       if (!company) throw new DatasetError('ENTITY_NOT_FOUND', `no company ${companyID}`);
       company.set('name', name);
       await company.save();
       await new Promise((resolve) => setTimeout(resolve, ms));
-      company.set('name', `${name} (confirmed)`);
-      await company.save();
+      if (confirm) {
+        company.set('name', `${name} (confirmed)`);
+        await company.save();
+      }
       return String(company.get('name'));
     });
   }

@@ -1,5 +1,5 @@
 // A project method REST cannot call (exposed is not set): it is not in the catalog, and
-// /rest/Company/inactiveCompanies answers -10729 like any unknown function.
+// /rest/Company/inactiveCompanies answers like any unknown name: POST -10729, GET an unknown attribute (1500).
 
 import { projectMethod } from 'dataset-rest';
 

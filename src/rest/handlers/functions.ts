@@ -195,8 +195,8 @@ async function param(ds: Datastore, v: unknown, index: number): Promise<unknown>
 
 /** The answer of a call, by the kind of value the function returned. */
 async function functionAnswer(ds: Datastore, result: unknown, opts: RestOptions, caller: string, what: string): Promise<unknown> {
-  // $filter and $params belong to the call here, not to the answer
-  const answerOpts: RestOptions = { ...opts, filter: undefined, params: [] };
+  // $filter, $params and $orderby belong to the call here (its selection), not to the answer
+  const answerOpts: RestOptions = { ...opts, filter: undefined, params: [], orderby: undefined };
   if (result instanceof Entity) return readEntity(ds, result, undefined, answerOpts);
   if (result instanceof EntitySelection) return readCollection(ds, result, undefined, answerOpts, caller);
   checkSendable(result, what);
