@@ -91,6 +91,8 @@ describe('HTTP: uploads, images and blobs', () => {
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/png');
     assert.equal(res.headers.get('content-length'), String(png.length));
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(res.headers.get('content-security-policy') ?? '', /sandbox/);
     assert.ok(Buffer.from(await res.arrayBuffer()).equals(png));
     const etag = res.headers.get('etag') as string;
     assert.match(etag, /^"\d+-stored"$/);

@@ -51,7 +51,9 @@ export async function readFile(ds: Datastore, route: DataClassRoute, attr: Stora
   if (!file) return new FileAnswer(204, {}, null);
   const target = opts.imageFormat === undefined || opts.imageFormat === 'best' || MIME[opts.imageFormat] === file.mime ? undefined : opts.imageFormat;
   const etag = `"${file.id}-${target ?? 'stored'}"`;
-  const common: Record<string, string> = { etag, 'cache-control': 'no-cache' };
+  // Stored content is the clients' own: never sniffed into something else, and never run as a
+  // page (an SVG with a script, opened directly, runs in a sandbox without scripts).
+  const common: Record<string, string> = { etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
   if (opts.binary) common['content-disposition'] = `attachment; filename="${attr.name}${extension(target ? MIME[target] : file.mime)}"`;
   if (matches(headers['if-none-match'], etag)) return new FileAnswer(304, common, null);
   if (!target) {
