@@ -179,5 +179,55 @@ for (const engine of ENGINES) {
       const ids = (await s.all(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} BETWEEN 41 AND 43 ORDER BY ${q('id')}`)).map((r) => r.id);
       assert.deepEqual(ids, [41, 43]);
     });
+
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const names = async (from: number, to: number) => (await s.all(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} BETWEEN ${from} AND ${to} ORDER BY ${q('id')}`)).map((r) => r.name);
+
+    it('rolls back a transaction the moment its signal aborts, frees the writer, and never commits it later', async () => {
+      const ac = new AbortController();
+      const slow = s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (51, 'slow')`);
+        await sleep(200); // the time limit passes meanwhile; then it returns normally
+        return 'done';
+      }, ac.signal);
+      setTimeout(() => ac.abort(new Error('time limit')), 30);
+      await sleep(60);
+      // another writer gets the database while the aborted one still sleeps
+      await s.transaction(() => s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (52, 'other')`));
+      await assert.rejects(slow, /time limit/);
+      assert.deepEqual(await names(51, 52), ['other']);
+    });
+
+    it('keeps the savepoints of an aborted transaction out of the transaction that holds the writer next', async () => {
+      for (const innerFails of [false, true]) {
+        const base = innerFails ? 70 : 60;
+        const ac = new AbortController();
+        const a = s.transaction(async () => {
+          await s.transaction(async () => {
+            await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${base}, 'a-inner-${base}')`);
+            await sleep(150);
+            if (innerFails) throw new Error('A inner fails late');
+          });
+        }, ac.signal);
+        setTimeout(() => ac.abort(new Error('time limit')), 30);
+        await sleep(60);
+        const b = s.transaction(async () => {
+          try {
+            await s.transaction(async () => {
+              await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${base + 1}, 'b-inner-1-${base}')`);
+              await sleep(150);
+              await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${base + 2}, 'b-inner-2-${base}')`);
+              if (!innerFails) throw new Error('B inner fails');
+            });
+          } catch {
+            // B goes on without its inner part
+          }
+          await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${base + 3}, 'b-outer-${base}')`);
+        });
+        await assert.rejects(a, /time limit/);
+        await b;
+        assert.deepEqual(await names(base, base + 3), (innerFails ? ['b-inner-1', 'b-inner-2', 'b-outer'] : ['b-outer']).map((n) => `${n}-${base}`), `inner of A fails: ${innerFails}`);
+      }
+    });
   });
 }

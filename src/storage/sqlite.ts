@@ -42,7 +42,6 @@ interface Frame {
 
 /** One open transaction: its savepoint counter and its rollback and after-commit hooks. */
 interface Transaction {
-  savepoints: number;
   readonly onRollback: (() => void)[];
   readonly afterCommit: (() => Promise<void>)[];
   /** set when an abort signal rolled it back before fn ended: fn's result is refused with it */
@@ -58,6 +57,8 @@ export class SqliteAdapter implements StorageAdapter {
   #current: Transaction | undefined;
   /** resolves when the writer is free; each writer user chains onto it */
   #writerFree: Promise<void> = Promise.resolve();
+  /** savepoint names are numbered on the connection, never reused */
+  #savepointSeq = 0;
 
   constructor(file: string) {
     this.#writer = new Connection(file, false);
@@ -131,7 +132,7 @@ export class SqliteAdapter implements StorageAdapter {
       frame.chain = run.then(() => undefined, () => undefined);
       return run;
     }
-    const t: Transaction = { savepoints: 0, onRollback: [], afterCommit: [] };
+    const t: Transaction = { onRollback: [], afterCommit: [] };
     const result = await this.#withWriter(async (release) => {
       if (signal?.aborted) throw signal.reason; // aborted while it waited for the writer
       this.#current = t;
@@ -178,21 +179,30 @@ export class SqliteAdapter implements StorageAdapter {
 
   async #savepoint<T>(t: Transaction, fn: () => Promise<T>): Promise<T> {
     const db = this.#writer.db;
-    const name = `sp${++t.savepoints}`;
+    // A transaction aborted (or ended) while this call waited its turn: the connection may be
+    // another transaction's by now, so nothing more of this one touches it.
+    const alive = () => t.aborted === undefined && this.#current === t;
+    if (!alive()) throw t.aborted ?? new Error('the transaction this call belonged to has ended');
+    // unique on the connection, so that a stray command could never name another transaction's
+    const name = `sp${++this.#savepointSeq}`;
     const hooks = t.onRollback.length;
     const commits = t.afterCommit.length;
     db.exec(`SAVEPOINT ${name}`);
+    let result: T;
     try {
-      const result = await this.#tx.run({ t, chain: Promise.resolve() }, fn);
-      db.exec(`RELEASE ${name}`);
-      return result;
+      result = await this.#tx.run({ t, chain: Promise.resolve() }, fn);
     } catch (e) {
-      db.exec(`ROLLBACK TO ${name}`);
-      db.exec(`RELEASE ${name}`);
-      for (const undo of t.onRollback.splice(hooks).reverse()) undo();
-      t.afterCommit.splice(commits); // what the savepoint did will never be committed
-      throw e;
+      if (alive()) {
+        db.exec(`ROLLBACK TO ${name}`);
+        db.exec(`RELEASE ${name}`);
+        for (const undo of t.onRollback.splice(hooks).reverse()) undo();
+        t.afterCommit.splice(commits); // what the savepoint did will never be committed
+      }
+      throw alive() ? e : (t.aborted ?? e);
     }
+    if (!alive()) throw t.aborted ?? new Error('the transaction this call belonged to has ended');
+    db.exec(`RELEASE ${name}`);
+    return result;
   }
 
   onRollback(undo: () => void): void {
