@@ -6,7 +6,7 @@ import type { Datastore } from './datastore/datastore.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger, type Logger } from './log.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
-import { DEFAULT_MAX_UPLOAD_BYTES } from './rest/handlers/upload.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, isUploadTarget, tooLarge } from './rest/handlers/upload.js';
 
 /** How often expired uploads are swept (each upload sweeps too). */
 const SWEEP_MS = 60_000;
@@ -41,7 +41,19 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       done();
     });
   }
-  await restRoutes(app, ds, log, { maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES });
+  const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
+  await restRoutes(app, ds, log, { maxUploadBytes });
+  // Expect: 100-continue — an upload announced past the limit is refused before its body is sent
+  app.server.on('checkContinue', (request, response) => {
+    const refused = request.method === 'POST' && isUploadTarget(request.url) ? tooLarge(request, maxUploadBytes) : undefined;
+    if (!refused) {
+      response.writeContinue();
+      app.server.emit('request', request, response);
+      return;
+    }
+    const body = JSON.stringify({ __ERROR: refused.toWire() });
+    response.writeHead(refused.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+  });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), SWEEP_MS).unref();
   app.addHook('onClose', (_instance, done) => {

@@ -167,8 +167,12 @@ describe('HTTP: uploads, images and blobs', () => {
     assert.equal(unknown.body.__ERROR[0].errCode, 7023);
     const { ID } = (await upload('$binary=true', Buffer.from('just text'))).body;
     const wrong = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, photo: { ID }, lastName: 'Changed' });
-    assert.equal(wrong.body.__ERROR[0].errCode, 7024);
-    assert.match(wrong.body.__ERROR[0].message, /Employee\.photo is an image attribute, and upload [0-9A-F]{32} is no image/);
+    assert.equal(wrong.body.__ERROR[0].errCode, 7025);
+    assert.match(wrong.body.__ERROR[0].message, /Employee\.photo is an image attribute: it takes an upload made with \$rawPict=true, and upload [0-9A-F]{32} was made with \$binary=true/);
+    const picture = (await upload('$rawPict=true', png)).body.ID;
+    const blob = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, resume: { ID: picture } });
+    assert.equal(blob.body.__ERROR[0].errCode, 7025);
+    assert.match(blob.body.__ERROR[0].message, /Employee\.resume is a blob attribute: it takes an upload made with \$binary=true/);
     assert.notEqual((await ds.Employee.get(e.__KEY))?.get('lastName'), 'Changed');
     const image = (await upload('$rawPict=true', png)).body.ID;
     const a = await employee();
@@ -205,6 +209,8 @@ describe('HTTP: uploads, images and blobs', () => {
       ['$rawPict=true&$binary=true', png, 400, /not both/],
       ['$binary=true&$top=1', png, 400, /\$upload takes \$rawPict, \$binary and \$timeout; \$top does not apply/],
       ['$binary=true', Buffer.alloc(0), 400, /the upload is empty/],
+      ['$rawPict=true', Buffer.alloc(0), 400, /the upload is empty/],
+      ['$binary=true&$timeout=604800', png, 400, /an upload waits at most 86400 seconds \(a day\)/],
       ['$binary=true&$timeout=soon', png, 400, /\$timeout/],
     ];
     for (const [query, body, status, message] of cases) {
@@ -213,7 +219,57 @@ describe('HTTP: uploads, images and blobs', () => {
       assert.match(res.body.__ERROR[0].message, message, query);
     }
     assert.equal(await files(), before);
-    assert.equal((await fetch(`${base}/$upload`)).status, 405);
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await fetch(`${base}/$upload?$binary=true`, { method, ...(method === 'GET' ? {} : { body: new Uint8Array(png), headers: { 'content-type': 'application/octet-stream' } }) });
+      assert.equal(res.status, 405, method);
+    }
+  });
+
+  it('refuses an oversized upload announced with Expect: 100-continue before the client sends it', async () => {
+    const res = await new Promise<{ status?: number; continued: boolean }>((resolve) => {
+      let continued = false;
+      const req = httpRequest(`${base}/$upload?$binary=true`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'content-length': String(MAX * 2), expect: '100-continue' } });
+      req.on('continue', () => (continued = true));
+      req.on('response', (r) => {
+        r.resume();
+        r.on('end', () => resolve({ status: r.statusCode, continued }));
+      });
+      req.on('error', () => resolve({ continued }));
+    });
+    assert.equal(res.status, 413);
+    assert.equal(res.continued, false);
+  });
+
+  it('keeps an upload that arrives slowly from the sweep, and sweeps chunks left without their file', async () => {
+    const before = await files();
+    const id = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${base}/$upload?$binary=true&$timeout=60`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += String(d)));
+        res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(text).ID) : reject(new Error(text))));
+      });
+      req.write(Buffer.alloc(300 * 1024, 1));
+      // a sweep that runs while the upload is still arriving, as late as an upload's whole $timeout
+      setTimeout(() => void ds.files.sweep(Date.now() + 61_000).then(() => req.end(Buffer.alloc(300 * 1024, 2)), reject), 100);
+    });
+    assert.equal((await ds.files.findUpload(id))?.size, 600 * 1024);
+    assert.equal(await files(), before + 1);
+    await ds.storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, x'00')`);
+    await ds.files.sweep();
+    assert.equal(Number((await ds.storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654321'))?.n), 0);
+  });
+
+  it('refuses to convert an image past the pixel limit (204), and sends SVG only as a download', async () => {
+    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="20000" height="20000"><script>alert(1)</script><rect width="10" height="10"/></svg>');
+    const { ID } = (await upload('$rawPict=true', svg)).body;
+    const e = await employee();
+    await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, photo: { ID } });
+    const converted = await get(`/rest/Employee(${e.__KEY})/photo?$imageformat=png&$expand=photo`);
+    assert.equal(converted.status, 204);
+    const stored = await get(`/rest/Employee(${e.__KEY})/photo`); // no options: the bytes all the same
+    assert.equal(stored.status, 200);
+    assert.equal(stored.headers.get('content-type'), 'image/svg+xml');
+    assert.equal(stored.headers.get('content-disposition'), 'attachment; filename="photo.svg"');
   });
 
   it('answers 413 for an announced length past --max-upload-size, before reading the body', async () => {

@@ -125,7 +125,7 @@ export class Datastore {
    * no entity holds is removed after a day). The type is read from the content unless given.
    */
   storeFile(bytes: Uint8Array | AsyncIterable<Uint8Array>, mime?: string): Promise<StoredFile> {
-    return this.files.store(bytes, { mime, expires: Date.now() + UNCLAIMED_FILE_MS });
+    return this.files.store(bytes, { mime, expiresIn: UNCLAIMED_FILE_MS });
   }
 
   /** Keeps the last query path of a caller (a session, or a client address until sessions exist). */

@@ -29,8 +29,8 @@ export interface PendingUpload extends StoredFile {
 export interface StoreOptions {
   /** by default: image when the content is one */
   readonly kind?: FileKind;
-  /** when it is swept if no entity has claimed it (Date.now() milliseconds) */
-  readonly expires: number;
+  /** how long, once complete, it waits for an entity to claim it before it is swept (milliseconds) */
+  readonly expiresIn: number;
   /** the id a client attaches it by (uploads only) */
   readonly upload?: string;
   /** the type; by default read from the content (application/octet-stream when unknown) */
@@ -41,6 +41,14 @@ export interface StoreOptions {
 
 /** Files are kept in chunks of this size. */
 export const FILE_CHUNK = 256 * 1024;
+
+/**
+ * A file still arriving is kept from the sweep for this long after its last chunk (the lease is
+ * renewed as chunks arrive, at most once a RENEW_MS), however slow the client: its expiry proper
+ * starts when it is complete.
+ */
+const LEASE_MS = 10 * 60 * 1000;
+const RENEW_MS = 60 * 1000;
 
 /** The first bytes file-type needs to know a format. */
 const SNIFF_BYTES = 4100;
@@ -61,7 +69,7 @@ export class FileStore {
     // INSERT … RETURNING reads a row: adapters run it on the writer inside a transaction
     const row = await this.storage.transaction(() => this.storage.get(
       `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}) VALUES (${d.placeholder(1)}, 0, ${d.placeholder(2)}, ${d.placeholder(3)}, ${d.placeholder(4)}) RETURNING ${q('id')} AS id`,
-      [options.mime ?? OCTET_STREAM, Date.now(), options.kind ?? 'binary', options.expires],
+      [options.mime ?? OCTET_STREAM, Date.now(), options.kind ?? 'binary', Date.now() + LEASE_MS],
     ));
     const id = Number(row?.id);
     let mime = options.mime;
@@ -69,10 +77,12 @@ export class FileStore {
     let seq = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
+    let renewed = Date.now();
     const flush = async (final: boolean) => {
       while (pendingBytes >= FILE_CHUNK || (final && (pendingBytes > 0 || seq === 0))) {
         const all = Buffer.concat(pending, pendingBytes);
         const chunk = all.subarray(0, Math.min(FILE_CHUNK, all.length));
+        if (options.kind === 'image' && size === 0) throw new DatasetError('INVALID_BODY', 'the upload is empty: send the image\'s bytes as the request body');
         if (mime === undefined) mime = await sniff(chunk);
         if (options.kind === 'image' && !mime.startsWith('image/')) {
           throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${mime === OCTET_STREAM ? 'of no known format' : `${mime}`}: send an image, or upload with $binary=true`);
@@ -81,6 +91,10 @@ export class FileStore {
           `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
           [id, seq++, Buffer.from(chunk)],
         );
+        if (Date.now() - renewed > RENEW_MS) {
+          renewed = Date.now();
+          await this.#setExpiry(id, renewed + LEASE_MS);
+        }
         const rest = all.subarray(chunk.length);
         pending = rest.length ? [rest] : [];
         pendingBytes = rest.length;
@@ -98,10 +112,12 @@ export class FileStore {
         await flush(false);
       }
       await flush(true);
-      await this.storage.run(
-        `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${d.placeholder(1)}, ${q('size')} = ${d.placeholder(2)}, ${q('upload')} = ${d.placeholder(3)}, ${q('kind')} = ${d.placeholder(4)} WHERE ${q('id')} = ${d.placeholder(5)}`,
-        [mime ?? OCTET_STREAM, size, options.upload ?? null, options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), id],
+      const done = await this.storage.run(
+        `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${d.placeholder(1)}, ${q('size')} = ${d.placeholder(2)}, ${q('upload')} = ${d.placeholder(3)}, ${q('kind')} = ${d.placeholder(4)}, ${q('expires')} = ${d.placeholder(5)} WHERE ${q('id')} = ${d.placeholder(6)}`,
+        [mime ?? OCTET_STREAM, size, options.upload ?? null, options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), Date.now() + options.expiresIn, id],
       );
+      // swept meanwhile (its lease ran out: a client silent for LEASE_MS): nothing to answer with
+      if (done === 0) throw new DatasetError('INVALID_BODY', 'the upload took too long between two pieces and was dropped: send it again');
       return { id, mime: mime ?? OCTET_STREAM, size };
     } catch (e) {
       await this.remove(id).catch(() => undefined);
@@ -159,13 +175,32 @@ export class FileStore {
     await this.storage.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
   }
 
-  /** Removes the files no entity claimed before they expired (uploads, and uploads cut off by a crash); resolves to how many. */
+  /**
+   * Removes the files no entity claimed before they expired (uploads never attached, uploads a
+   * crash cut off) and chunks whose file is gone; resolves to how many files. Each delete is
+   * conditional, so an instance whose clock is late cannot remove what another just renewed.
+   */
   async sweep(now = Date.now()): Promise<number> {
     const d = this.storage.dialect;
     const q = d.quote;
     const ids = await this.storage.column(`SELECT ${q('id')} FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} <= ${d.placeholder(1)}`, [now]);
-    for (const id of ids) await this.remove(Number(id));
-    return ids.length;
+    let removed = 0;
+    for (const id of ids) {
+      await this.storage.transaction(async () => {
+        const gone = await this.storage.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)} AND ${q('expires')} <= ${d.placeholder(2)}`, [id, now]);
+        if (gone === 0) return;
+        removed++;
+        await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)}`, [id]);
+      });
+    }
+    await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} NOT IN (SELECT ${q('id')} FROM ${q(BLOB_TABLE)})`);
+    return removed;
+  }
+
+  async #setExpiry(id: number, expires: number): Promise<void> {
+    const d = this.storage.dialect;
+    const q = d.quote;
+    await this.storage.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = ${d.placeholder(1)} WHERE ${q('id')} = ${d.placeholder(2)} AND ${q('expires')} IS NOT NULL`, [expires, id]);
   }
 }
 

@@ -61,7 +61,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       return releaseSets(ds, req.body);
     case 'dataClass': {
       exposedDataClass(ds, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
-      const file = isRead ? fileAttributeOf(ds, route, options) : undefined;
+      const file = isRead ? fileAttributeOf(ds, route) : undefined;
       if (file) return readFile(ds, route, file, options, req.headers ?? {});
       const fn = functionOf(ds, route, req.method, options);
       if (fn !== undefined) return callDataClassFunction(ds, route, fn, req, options);

@@ -85,7 +85,13 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
         throw e;
       }
     };
-    for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) scope.post(url, uploadRoute);
+    const otherVerb = async (request: FastifyRequest) => {
+      throw new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on $upload: POST the file's bytes, with $rawPict=true (an image) or $binary=true`);
+    };
+    for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) {
+      scope.post(url, uploadRoute);
+      scope.route({ method: ['PUT', 'PATCH', 'DELETE'], url, handler: otherVerb });
+    }
   });
 }
 

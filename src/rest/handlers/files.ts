@@ -1,10 +1,11 @@
-// The contents of an image or blob attribute: GET /rest/{dataClass}({key})/{attribute} with
-// $expand naming it (the deferred uri an entity carries), or with $imageformat or $binary. The
+// The contents of an image or blob attribute: GET /rest/{dataClass}({key})/{attribute} (the
+// deferred uri an entity carries adds $imageformat, $version and $expand). The
 // bytes stream out of the database with the type read from the content, their length and an ETag
 // (304 on If-None-Match); $imageformat converts an image (sharp); $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
 import { Readable } from 'node:stream';
+import pLimit from 'p-limit';
 import sharp from 'sharp';
 import type { DataClass } from '../../datastore/dataclass.js';
 import type { Datastore } from '../../datastore/datastore.js';
@@ -28,15 +29,17 @@ export class FileAnswer {
 
 const MIME: Record<Exclude<ImageFormat, 'best'>, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', tiff: 'image/tiff' };
 
-/** The image or blob attribute whose contents the request asks for, or undefined when it asks for JSON. */
-export function fileAttributeOf(ds: Datastore, route: DataClassRoute, opts: RestOptions): StorageAttribute | undefined {
+/**
+ * The image or blob attribute whose contents the request asks for: one such attribute after one
+ * entity (`/rest/Employee(1)/photo`, with or without the `$expand=photo` of the deferred uri).
+ */
+export function fileAttributeOf(ds: Datastore, route: DataClassRoute): StorageAttribute | undefined {
   if (route.selector.kind === 'all' || route.path.length !== 1) return undefined;
   const [segment] = route.path;
   if (segment.kind !== 'names' || segment.names.length !== 1) return undefined;
   const attr = ds.dataClass(route.dataClass)?.model.attributesByName.get(segment.names[0]);
   if (attr?.kind !== 'storage' || (attr.type !== 'image' && attr.type !== 'blob') || !isExposed(attr)) return undefined;
-  const asked = opts.expand?.includes(attr.name) || opts.imageFormat !== undefined || opts.binary;
-  return asked ? attr : undefined;
+  return attr;
 }
 
 /** The contents of one entity's image or blob attribute. */
@@ -54,26 +57,53 @@ export async function readFile(ds: Datastore, route: DataClassRoute, attr: Stora
   // Stored content is the clients' own: never sniffed into something else, and never run as a
   // page (an SVG with a script, opened directly, runs in a sandbox without scripts).
   const common: Record<string, string> = { etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
-  if (opts.binary) common['content-disposition'] = `attachment; filename="${attr.name}${extension(target ? MIME[target] : file.mime)}"`;
+  const type = target ? MIME[target] : file.mime;
+  // what a browser would run as a page (an SVG, XML, HTML) is only ever a download
+  if (opts.binary || ACTIVE.has(type)) common['content-disposition'] = `attachment; filename="${attr.name}${extension(type)}"`;
   if (matches(headers['if-none-match'], etag)) return new FileAnswer(304, common, null);
   if (!target) {
-    return new FileAnswer(200, { ...common, 'content-type': file.mime, 'content-length': String(file.size) }, Readable.from(ds.files.chunks(file.id)));
+    return new FileAnswer(200, { ...common, 'content-type': file.mime, 'content-length': String(file.size) }, Readable.from(whole(ds, file)));
   }
   const converted = await convert(ds, file, target);
   if (!converted) return new FileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
   return new FileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
 }
 
-/** The image in another format, or undefined when it cannot be read (not an image sharp knows, say). */
-async function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
-  try {
-    const pipeline = sharp().toFormat(format);
-    Readable.from(ds.files.chunks(file.id)).pipe(pipeline);
-    return await pipeline.toBuffer();
-  } catch {
-    return undefined;
-  }
+/**
+ * Conversions decode the whole image: bounded in size (a small PNG or SVG can declare 16000×16000
+ * pixels) and made one at a time, so a few requests cannot take the server's memory.
+ */
+export const MAX_CONVERTED_PIXELS = 25_000_000;
+const converting = pLimit(1);
+
+/** The image in another format, or undefined when it cannot be made (not an image sharp reads, or too large). */
+function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
+  return converting(async () => {
+    try {
+      const pipeline = sharp({ limitInputPixels: MAX_CONVERTED_PIXELS }).toFormat(format);
+      Readable.from(ds.files.chunks(file.id)).pipe(pipeline);
+      return await pipeline.toBuffer();
+    } catch {
+      return undefined;
+    }
+  });
 }
+
+/**
+ * The file's chunks, checked to add up to its size: a file replaced (and removed) while it is being
+ * sent ends the stream with an error, so the connection is closed rather than left waiting for
+ * the bytes Content-Length promised.
+ */
+async function* whole(ds: Datastore, file: StoredFile): AsyncGenerator<Buffer> {
+  let sent = 0;
+  for await (const chunk of ds.files.chunks(file.id)) {
+    sent += chunk.length;
+    yield chunk;
+  }
+  if (sent !== file.size) throw new Error(`file ${file.id} changed while it was sent (${sent} of ${file.size} bytes)`);
+}
+
+const ACTIVE = new Set(['image/svg+xml', 'text/html', 'application/xhtml+xml', 'application/xml', 'text/xml']);
 
 /** If-None-Match: a list of tags, or * */
 function matches(header: string | string[] | undefined, etag: string): boolean {

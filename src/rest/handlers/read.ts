@@ -60,9 +60,6 @@ export async function readDataClass(ds: Datastore, route: DataClassRoute, opts: 
         if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${dc.name}(${String(entity.getKey())}) has no ${attr.name}`);
         return readEntity(ds, target, attributeList(rest), spent);
       }
-      if (attr.kind === 'storage' && (attr.type === 'image' || attr.type === 'blob')) {
-        throw new DatasetError('OPTION_NOT_SUPPORTED', `reading the contents of the ${attr.type} attribute ${dc.name}.${attr.name} is not supported by this version of the server yet`);
-      }
     }
   }
   return readEntity(ds, entity, attributeList(route.path), opts);

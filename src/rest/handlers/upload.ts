@@ -6,7 +6,6 @@
 
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { MAX_TIMEOUT_S } from '../../config/limits.js';
 import type { Datastore } from '../../datastore/datastore.js';
 import { formatBytes } from '../../datastore/files.js';
 import { DatasetError } from '../../errors/dataset-error.js';
@@ -16,6 +15,8 @@ import { parseOptions } from '../options.js';
 export const DEFAULT_UPLOAD_TIMEOUT_S = 120;
 /** The largest upload accepted, without --max-upload-size. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** The longest an upload may wait to be attached ($timeout): a day, so that nobody parks files for a month. */
+export const MAX_UPLOAD_TIMEOUT_S = 24 * 3600;
 /** An upload id: 32 hexadecimal digits (answered upper-case, accepted in any case). */
 export const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
 
@@ -31,18 +32,36 @@ export async function upload(ds: Datastore, request: IncomingMessage, maxBytes: 
   if (opts.rawPict === opts.binary) {
     throw new DatasetError('INVALID_OPTION', opts.rawPict ? 'an upload is an image ($rawPict=true) or any other file ($binary=true), not both' : 'say what the upload is: $rawPict=true for an image, $binary=true for any other file');
   }
-  const announced = Number(request.headers['content-length'] ?? Number.NaN);
-  if (announced > maxBytes) {
-    throw new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${formatBytes(maxBytes)} this server accepts (--max-upload-size)`);
-  }
+  const refused = tooLarge(request, maxBytes);
+  if (refused) throw refused;
+  const timeout = opts.timeout ?? DEFAULT_UPLOAD_TIMEOUT_S;
+  if (timeout > MAX_UPLOAD_TIMEOUT_S) throw new DatasetError('LIMIT_EXCEEDED', `$timeout=${timeout}: an upload waits at most ${MAX_UPLOAD_TIMEOUT_S} seconds (a day) to be attached`);
   // the moment to sweep what expired: uploads are where files come from
   await ds.files.sweep();
   const id = randomBytes(16).toString('hex').toUpperCase();
-  const timeout = Math.min(opts.timeout ?? DEFAULT_UPLOAD_TIMEOUT_S, MAX_TIMEOUT_S);
-  const file = await ds.files.store(request, { kind: opts.rawPict ? 'image' : 'binary', expires: Date.now() + timeout * 1000, upload: id, maxBytes });
+  let file;
+  try {
+    file = await ds.files.store(request, { kind: opts.rawPict ? 'image' : 'binary', expiresIn: timeout * 1000, upload: id, maxBytes });
+  } catch (e) {
+    // the client went away mid-body: an expected end, not a server error (store() kept nothing)
+    if (!(e instanceof DatasetError) && (request.destroyed || !request.complete)) throw new DatasetError('INVALID_BODY', 'the upload was cut off before its end');
+    throw e;
+  }
   if (file.size === 0) {
     await ds.files.remove(file.id);
     throw new DatasetError('INVALID_BODY', 'the upload is empty: send the file\'s bytes as the request body');
   }
   return { ID: id };
+}
+
+/** BODY_TOO_LARGE for an upload whose announced length is past the limit (checked before reading, and before answering Expect: 100-continue). */
+export function tooLarge(request: IncomingMessage, maxBytes: number): DatasetError | undefined {
+  const announced = Number(request.headers['content-length'] ?? Number.NaN);
+  if (!(announced > maxBytes)) return undefined;
+  return new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${formatBytes(maxBytes)} this server accepts (--max-upload-size)`);
+}
+
+/** Is this request target the upload resource? */
+export function isUploadTarget(url: string | undefined): boolean {
+  return /^\/rest\/\$upload\/?(\?|$)/.test(url ?? '');
 }

@@ -181,8 +181,11 @@ export async function checkValues(ds: Datastore, entity: Entity, checks: readonl
     if (!file) {
       throw new DatasetError('UPLOAD_NOT_FOUND', `${dc}.${attr.name}: no upload ${upload} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
     }
-    if (attr.type === 'image' && !file.mime.startsWith('image/')) {
-      throw new DatasetError('NOT_AN_IMAGE', `${dc}.${attr.name} is an image attribute, and upload ${upload} is ${file.mime === 'application/octet-stream' ? 'no image' : file.mime} (entity #${index + 1})`);
+    // the kind the upload was announced as: images ($rawPict) for image attributes, files ($binary) for blobs
+    const wanted = attr.type === 'image' ? 'image' : 'binary';
+    if (file.kind !== wanted) {
+      const how = (k: string) => (k === 'image' ? '$rawPict=true' : '$binary=true');
+      throw new DatasetError('UPLOAD_WRONG_KIND', `${dc}.${attr.name} is ${attr.type === 'image' ? 'an image' : 'a blob'} attribute: it takes an upload made with ${how(wanted)}, and upload ${upload} was made with ${how(file.kind)} (entity #${index + 1})`);
     }
     entity.set(attr.name, file);
   }
