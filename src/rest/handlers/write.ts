@@ -44,7 +44,7 @@ export async function writeDataClass(ds: Datastore, route: DataClassRoute, opts:
     case 'delete':
       return remove(ds, dc, route, opts);
     default:
-      throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${opts.method} is not supported with POST by this version of the server`);
+      throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${opts.method} is read with GET; POST takes $method=update, validate or delete`);
   }
 }
 
