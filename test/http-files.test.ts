@@ -213,6 +213,9 @@ describe('HTTP: uploads, images and blobs', () => {
       ['$binary=true&$timeout=604800', png, 400, /an upload waits at most 86400 seconds \(a day\)/],
       ['$binary=true&$timeout=soon', png, 400, /\$timeout/],
     ];
+    const form = await upload('$binary=true', png, 'multipart/form-data; boundary=XYZ');
+    assert.equal(form.status, 400);
+    assert.match(form.body.__ERROR[0].message, /not a multipart form/);
     for (const [query, body, status, message] of cases) {
       const res = await upload(query, body);
       assert.equal(res.status, status, query);

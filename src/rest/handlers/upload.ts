@@ -34,6 +34,10 @@ export async function upload(ds: Datastore, request: IncomingMessage, maxBytes: 
   }
   const refused = tooLarge(request, maxBytes);
   if (refused) throw refused;
+  // a form's envelope is not the file: storing it would corrupt the upload silently
+  if (/^multipart\//i.test(String(request.headers['content-type'] ?? ''))) {
+    throw new DatasetError('INVALID_BODY', 'the upload is the file\'s bytes as the request body, not a multipart form: send them as they are (curl --data-binary @file)');
+  }
   const timeout = opts.timeout ?? DEFAULT_UPLOAD_TIMEOUT_S;
   if (timeout > MAX_UPLOAD_TIMEOUT_S) throw new DatasetError('LIMIT_EXCEEDED', `$timeout=${timeout}: an upload waits at most ${MAX_UPLOAD_TIMEOUT_S} seconds (a day) to be attached`);
   // the moment to sweep what expired: uploads are where files come from
