@@ -39,10 +39,11 @@ function positiveInt(value: string): number {
   return Number(value);
 }
 
+/** A size: bytes, or with a unit (KB, MB, GB, TB: powers of 1024; any case). */
 function size(value: string): number {
-  const n = /^\d+$/.test(value) ? Number(value) : bytes.parse(value);
-  if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB');
-  return n;
+  const n = /^\s*\d+(\.\d+)?\s*([kmgt]?b)?\s*$/i.test(value) ? bytes.parse(value) : null;
+  if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB (powers of 1024)');
+  return Math.floor(n);
 }
 
 function logLevel(value: string): string {
@@ -64,7 +65,7 @@ const program = new Command()
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
   .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
   .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
-  .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB)', size, DEFAULT_MAX_UPLOAD_BYTES)
+  .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()

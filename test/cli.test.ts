@@ -39,6 +39,7 @@ describe('command line', () => {
     ['a port that is not a number', ['--port', 'abc'], /port/],
     ['a time limit past what timers can wait', ['--function-timeout', '3000000000'], /--function-timeout.*at most 2147483647/],
     ['an upload size that is no size', ['--max-upload-size', 'lots'], /--max-upload-size.*a size in bytes/],
+    ['an upload size with an unknown unit', ['--max-upload-size', '5XB'], /--max-upload-size.*a size in bytes/],
     ['a missing project folder', ['--project', '/nonexistent/nowhere'], /does not exist/],
     ['a folder without model.json', ['--project', '.'], /model\.json is missing/],
   ];

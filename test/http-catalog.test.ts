@@ -87,7 +87,7 @@ describe('HTTP catalog', () => {
 
   describe('exposed functions in the catalog', () => {
     const COMPANY_METHODS = [
-      { name: 'byCode', applyTo: 'dataClass', exposed: true, allowedOnHTTPGET: false },
+      { name: 'byCode', applyTo: 'dataClass', exposed: true, allowedOnHTTPGET: true },
       { name: 'totalRevenues', applyTo: 'entityCollection', exposed: true, allowedOnHTTPGET: false },
     ];
 
