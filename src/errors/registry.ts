@@ -43,7 +43,7 @@ export const ERRORS = {
   INVALID_FILTER: { errCode: 7017, status: 400, signature: 'dsrs', summary: 'A query ($filter, $params, ds.X.query) is malformed, names an unknown attribute or has a value of the wrong type.' },
   VALUE_REQUIRED: { errCode: 7018, status: 400, signature: 'dsrs', summary: 'A save leaves null an attribute the model marks notNull.' },
   FUNCTION_FAILED: { errCode: 7019, status: 500, signature: 'dsrs', summary: 'A function called over REST threw or rejected; its message is sent, any transaction it opened is rolled back.' },
-  FUNCTION_TIMEOUT: { errCode: 7020, status: 504, signature: 'dsrs', summary: 'A function called over REST took longer than the time limit (--function-timeout); it stops at its next datastore call (its transaction rolls back), or is terminated if it holds the server that long.' },
+  FUNCTION_TIMEOUT: { errCode: 7020, status: 504, signature: 'dsrs', summary: 'A function called over REST took longer than the time limit (--function-timeout): its open transaction is rolled back, its next datastore call refused; one that holds the server that long has its instance replaced.' },
   INVALID_PARAMETER: { errCode: 7021, status: 400, signature: 'dsrs', summary: 'A parameter of a function call does not fit the type the function declares (or is missing, or one too many).' },
   METHOD_BAD_RESULT: { errCode: 7022, status: 500, signature: 'dsrs', summary: 'A project method returned something other than an object or an array.' },
   UPLOAD_NOT_FOUND: { errCode: 7023, status: 400, signature: 'dsrs', summary: 'An {"ID": …} value names no upload waiting to be attached: unknown, expired, or already attached to another entity.' },
