@@ -338,8 +338,36 @@ describe('HTTP: uploads, images and blobs', () => {
     const e = await employee('resume = null');
     const saved = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, resume: { ID } });
     const res = await get(saved.body.resume.__deferred.uri);
+    assert.equal(res.headers.get('accept-ranges'), 'bytes');
     const back = Buffer.from(await res.arrayBuffer());
     assert.equal(createHash('sha256').update(back).digest('hex'), createHash('sha256').update(big).digest('hex'));
+  });
+
+  it('answers a single Range with 206 and just those bytes, across chunks; 416 past the end; the whole file otherwise', async () => {
+    const big = Buffer.alloc(700 * 1024);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 7) % 256;
+    const { ID } = (await upload('$binary=true', big)).body;
+    const e = await employee('resume = null');
+    const uri = (await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, resume: { ID } })).body.resume.__deferred.uri;
+    const etag = (await get(uri)).headers.get('etag') as string;
+    const cases: [string, number, number][] = [['bytes=0-9', 0, 9], ['bytes=262100-262200', 262100, 262200], ['bytes=-10', big.length - 10, big.length - 1], ['bytes=700000-', 700000, big.length - 1]];
+    for (const [range, start, end] of cases) {
+      const res = await get(uri, { range });
+      assert.equal(res.status, 206, range);
+      assert.equal(res.headers.get('content-range'), `bytes ${start}-${end}/${big.length}`);
+      assert.equal(res.headers.get('content-length'), String(end - start + 1));
+      assert.ok(Buffer.from(await res.arrayBuffer()).equals(big.subarray(start, end + 1)), range);
+    }
+    const past = await get(uri, { range: `bytes=${big.length}-` });
+    assert.equal(past.status, 416);
+    assert.equal(past.headers.get('content-range'), `bytes */${big.length}`);
+    assert.equal(((await past.json()) as Json).__ERROR[0].errCode, 7026);
+    for (const headers of [{ range: 'bytes=0-1,5-6' }, { range: 'bytes=0-9', 'if-range': '"another"' }, { range: 'items=0-1' }]) {
+      const res = await get(uri, headers);
+      assert.equal(res.status, 200, JSON.stringify(headers));
+      assert.equal((await res.arrayBuffer()).byteLength, big.length);
+    }
+    assert.equal((await get(uri, { range: 'bytes=0-9', 'if-range': etag })).status, 206);
   });
 
   it('forgets an upload once its $timeout has passed', async () => {

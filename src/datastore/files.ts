@@ -155,12 +155,12 @@ export class FileStore {
     return row ? { id, mime: String(row.mime), size: Number(row.size) } : undefined;
   }
 
-  /** The bytes of a stored file, one stored chunk at a time. */
-  async *chunks(id: number): AsyncGenerator<Buffer> {
+  /** The bytes of a stored file, one stored chunk (of FILE_CHUNK bytes) at a time, from chunk `from` on. */
+  async *chunks(id: number, from = 0): AsyncGenerator<Buffer> {
     const d = this.storage.dialect;
     const q = d.quote;
     const sql = `SELECT ${q('data')} AS data FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)} AND ${q('seq')} = ${d.placeholder(2)}`;
-    for (let seq = 0; ; seq++) {
+    for (let seq = from; ; seq++) {
       const row = await this.storage.get(sql, [id, seq]);
       if (!row) return;
       yield row.data as Buffer;

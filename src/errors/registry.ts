@@ -48,6 +48,7 @@ export const ERRORS = {
   METHOD_BAD_RESULT: { errCode: 7022, status: 500, signature: 'dsrs', summary: 'A project method returned something other than an object or an array.' },
   UPLOAD_NOT_FOUND: { errCode: 7023, status: 400, signature: 'dsrs', summary: 'An {"ID": …} value names no upload waiting to be attached: unknown, expired, or already attached to another entity.' },
   NOT_AN_IMAGE: { errCode: 7024, status: 400, signature: 'dsrs', summary: 'An upload announced as an image ($rawPict=true) is not one.' },
+  RANGE_NOT_SATISFIABLE: { errCode: 7026, status: 416, signature: 'dsrs', summary: 'A Range header asks for bytes past the end of the file.' },
   UPLOAD_WRONG_KIND: { errCode: 7025, status: 400, signature: 'dsrs', summary: 'An upload of the other kind is attached: image attributes take $rawPict uploads, blob attributes $binary ones.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -1,7 +1,8 @@
 // The contents of an image or blob attribute: GET /rest/{dataClass}({key})/{attribute} (the
 // deferred uri an entity carries adds $imageformat, $version and $expand). The
 // bytes stream out of the database with the type read from the content, their length and an ETag
-// (304 on If-None-Match); $imageformat converts an image (sharp); $binary=true makes a download.
+// (304 on If-None-Match), a single Range if asked (206); $imageformat converts an image (sharp);
+// $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
 import { Readable } from 'node:stream';
@@ -9,7 +10,7 @@ import pLimit from 'p-limit';
 import sharp from 'sharp';
 import type { DataClass } from '../../datastore/dataclass.js';
 import type { Datastore } from '../../datastore/datastore.js';
-import type { StoredFile } from '../../datastore/files.js';
+import { FILE_CHUNK, type StoredFile } from '../../datastore/files.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { isExposed, type StorageAttribute } from '../../model/types.js';
 import type { ImageFormat, RestOptions } from '../options.js';
@@ -62,7 +63,17 @@ export async function readFile(ds: Datastore, route: DataClassRoute, attr: Stora
   if (opts.binary || ACTIVE.has(type)) common['content-disposition'] = `attachment; filename="${attr.name}${extension(type)}"`;
   if (matches(headers['if-none-match'], etag)) return new FileAnswer(304, common, null);
   if (!target) {
-    return new FileAnswer(200, { ...common, 'content-type': file.mime, 'content-length': String(file.size) }, Readable.from(whole(ds, file)));
+    const original = { ...common, 'content-type': file.mime, 'accept-ranges': 'bytes' };
+    const range = byteRange(headers.range, headers['if-range'], etag, file.size);
+    if (range === 'unsatisfiable') {
+      const error = new DatasetError('RANGE_NOT_SATISFIABLE', `the Range ${String(headers.range)} is outside the ${file.size} bytes of ${route.dataClass}.${attr.name}`);
+      return new FileAnswer(416, { 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${file.size}` }, Buffer.from(JSON.stringify({ __ERROR: error.toWire() })));
+    }
+    if (range) {
+      const [start, end] = range;
+      return new FileAnswer(206, { ...original, 'content-range': `bytes ${start}-${end}/${file.size}`, 'content-length': String(end - start + 1) }, Readable.from(bytes(ds, file, start, end)));
+    }
+    return new FileAnswer(200, { ...original, 'content-length': String(file.size) }, Readable.from(bytes(ds, file, 0, file.size - 1)));
   }
   const converted = await convert(ds, file, target);
   if (!converted) return new FileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
@@ -90,17 +101,44 @@ function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, '
 }
 
 /**
- * The file's chunks, checked to add up to its size: a file replaced (and removed) while it is being
- * sent ends the stream with an error, so the connection is closed rather than left waiting for
- * the bytes Content-Length promised.
+ * Bytes start…end (inclusive) of a file, read from the chunk that holds `start`, checked to add up:
+ * a file replaced (and removed) while it is sent ends the stream with an error, so the connection
+ * is closed rather than left waiting for the bytes Content-Length promised.
  */
-async function* whole(ds: Datastore, file: StoredFile): AsyncGenerator<Buffer> {
+async function* bytes(ds: Datastore, file: StoredFile, start: number, end: number): AsyncGenerator<Buffer> {
+  const first = Math.floor(start / FILE_CHUNK);
+  let at = first * FILE_CHUNK; // the file offset of the next chunk
   let sent = 0;
-  for await (const chunk of ds.files.chunks(file.id)) {
-    sent += chunk.length;
-    yield chunk;
+  const wanted = Math.max(0, end - start + 1);
+  for await (const chunk of ds.files.chunks(file.id, first)) {
+    if (sent >= wanted) break;
+    const piece = chunk.subarray(Math.max(0, start - at), Math.min(chunk.length, end - at + 1));
+    at += chunk.length;
+    sent += piece.length;
+    if (piece.length) yield piece;
   }
-  if (sent !== file.size) throw new Error(`file ${file.id} changed while it was sent (${sent} of ${file.size} bytes)`);
+  if (sent !== wanted) throw new Error(`file ${file.id} changed while it was sent (${sent} of ${wanted} bytes)`);
+}
+
+/**
+ * A single byte range of a Range header (`bytes=a-b`, `bytes=a-`, `bytes=-n`), or undefined to send
+ * the whole file: no header, several ranges, another unit, or an If-Range naming another version.
+ */
+export function byteRange(header: string | string[] | undefined, ifRange: string | string[] | undefined, etag: string, size: number): [number, number] | 'unsatisfiable' | undefined {
+  if (typeof header !== 'string' || (ifRange !== undefined && ifRange !== etag)) return undefined;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (m[1] === '') {
+    start = Math.max(0, size - Number(m[2])); // the last n bytes
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || start > end || (m[1] === '' && Number(m[2]) === 0)) return 'unsatisfiable';
+  return [start, end];
 }
 
 const ACTIVE = new Set(['image/svg+xml', 'text/html', 'application/xhtml+xml', 'application/xml', 'text/xml']);
