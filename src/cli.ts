@@ -20,6 +20,8 @@ const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
 const MAX_TIMER_MS = 2 ** 31 - 1;
 /** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
 const SHUTDOWN_GRACE_MS = 5_000;
+/** A second stop signal within this long of the first is the same stop, not "stop now". */
+const REPEAT_MS = 1_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function port(value: string): number {
@@ -89,7 +91,9 @@ else supervise(process.argv[1], process.argv.slice(2));
 async function serve(): Promise<void> {
   // under the supervisor: if it goes away while this instance starts, there is no one to serve for
   const supervised = process.send !== undefined;
+  const orphaned = () => supervised && !process.connected;
   if (supervised) process.once('disconnect', () => process.exit(0));
+  if (orphaned()) process.exit(0); // gone before the listener was there
   let ds: DatastoreWithClasses;
   try {
     ds = await openProject(opts.project ?? DEMO, { db: opts.db });
@@ -114,20 +118,23 @@ async function serve(): Promise<void> {
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO }, 'listening');
   process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
-  if (supervised && process.connected) {
+  if (orphaned()) process.exit(0);
+  if (supervised) {
     process.send?.({ type: 'ready', port: actual } satisfies ReadyMessage);
     // a function stuck in code that never yields ends this instance; the supervisor starts another
     watchdog.action = 'exit';
   }
 
-  let closing = false;
+  let closingSince: number | undefined;
   async function shutdown(reason: string): Promise<void> {
-    if (closing) {
-      // asked again: no more waiting
+    if (closingSince !== undefined) {
+      // Ctrl-C or a service manager signals the whole process group: the same stop arrives twice
+      // at once (directly, and through the supervisor). Only a later signal means "stop now".
+      if (Date.now() - closingSince < REPEAT_MS) return;
       log.warn(`${reason} again: stopping now`);
       process.exit(1);
     }
-    closing = true;
+    closingSince = Date.now();
     log.info(`${reason}: finishing in-flight requests`);
     // requests in flight get as long as a function call may take, and a little more
     setTimeout(() => {

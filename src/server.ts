@@ -56,8 +56,16 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), SWEEP_MS).unref();
+  // Closing waits for the requests in flight; a keep-alive connection whose last request ends
+  // meanwhile is idle from then on, and would hold the close until the client's keep-alive ran out.
+  let idle: NodeJS.Timeout | undefined;
+  app.addHook('preClose', (done) => {
+    idle = setInterval(() => app.server.closeIdleConnections(), 50).unref();
+    done();
+  });
   app.addHook('onClose', (_instance, done) => {
     clearInterval(sweep);
+    clearInterval(idle);
     done();
   });
   return app;

@@ -38,13 +38,14 @@ export function supervise(script: string, args: readonly string[]): void {
       port = m.port;
     });
     child.on('exit', (code, signal) => {
-      // stopped on request, or never got going (bad project, port taken): its exit is ours
-      if (stopping || !ready) process.exit(code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1));
+      // stopped on request, or the first instance never got going (bad project, port taken)
+      if (stopping || (!ready && port === undefined)) process.exit(code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1));
       starts.splice(0, Math.max(0, starts.length - RESTART_BURST.restarts));
       // An instance that served, then ended, is replaced — always: giving up would let any client
       // that can call a stuck function stop the server for good. Bursts are slowed down.
+      // (a replacement that cannot start — its port taken meanwhile, say — is retried the same way)
       const recent = starts.filter((t) => Date.now() - t < RESTART_BURST.withinMs).length;
-      const delay = recent >= RESTART_BURST.restarts ? RESTART_BURST.delayMs : 0;
+      const delay = recent >= RESTART_BURST.restarts || !ready ? RESTART_BURST.delayMs : 0;
       process.stderr.write(`dataset-rest: the server instance ended (${signal ?? `exit code ${code}`}); starting a new one on port ${port}${delay ? ` in ${delay / 1000} s (${recent} restarts within ${RESTART_BURST.withinMs / 1000} s)` : ''}\n`);
       restartTimer = setTimeout(start, delay);
     });

@@ -90,6 +90,25 @@ describe('command line', () => {
     assert.ok(spawnSync('test', ['-f', join(dir, 'data', 'data.sqlite')]).status === 0);
   });
 
+  it('finishes a function call in flight when Ctrl-C signals the whole process group, then exits 0', async () => {
+    // detached: its own process group, as a terminal's foreground job (supervisor and server)
+    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'ctrl-c.sqlite'), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const base = await new Promise<string>((resolve) => {
+      child.stdout.on('data', (d) => {
+        const m = /(http:\S+\/rest)/.exec(String(d));
+        if (m) resolve(m[1]);
+      });
+    });
+    const call = fetch(`${base}/$catalog/pause`, { method: 'POST', body: '[800, "in flight"]', headers: { 'content-type': 'application/json' } });
+    await new Promise((r) => setTimeout(r, 200));
+    process.kill(-(child.pid as number), 'SIGINT');
+    const res = await call;
+    assert.equal(res.status, 200);
+    assert.deepEqual(await res.json(), { result: { ms: 800, tag: 'in flight' } });
+    assert.equal(await exited, 0);
+  });
+
   it('finishes a request in flight when SIGTERM arrives, then exits 0', async () => {
     const dir = project(join(tmp.dir, 'inflight'), SMALL);
     const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });

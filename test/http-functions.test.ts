@@ -380,10 +380,14 @@ describe('HTTP: how a call is checked before it runs', () => {
     }
   });
 
-  it('refuses $filter on a function of the dataclass class (it runs on the dataclass)', async () => {
+  it('refuses $filter on a function of the dataclass class or of an entity (they run on no selection)', async () => {
     const res = await demo.request('/rest/Company/byCode?$filter="ID>1"', 'POST', ['X']);
     assert.equal(res.status, 400);
     assert.match(res.body.__ERROR[0].message, /byCode of the Company class runs on the dataclass: \$filter, \$orderby and \$entityset do not apply/);
+    const key = (await demo.ds.Employee.all().first())?.getKey();
+    const entity = await demo.request(`/rest/Employee(${key})/seniority?$orderby=nope`);
+    assert.equal(entity.status, 400);
+    assert.match(entity.body.__ERROR[0].message, /seniority of the EmployeeEntity class runs on one entity: \$filter, \$orderby and \$entityset do not apply/);
   });
 
   it('runs a selection function and a currentSelection method on the selection sorted by $orderby', async () => {

@@ -43,8 +43,8 @@ export interface StoreOptions {
 export const FILE_CHUNK = 256 * 1024;
 
 /**
- * A file still arriving is kept from the sweep for this long after its last chunk (the lease is
- * renewed as chunks arrive, at most once a RENEW_MS), however slow the client: its expiry proper
+ * A file still arriving is kept from the sweep for this long after its last bytes (the lease is
+ * renewed as bytes arrive, at most once a RENEW_MS), however slow the client: its expiry proper
  * starts when it is complete.
  */
 const LEASE_MS = 10 * 60 * 1000;
@@ -91,10 +91,7 @@ export class FileStore {
           `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
           [id, seq++, Buffer.from(chunk)],
         );
-        if (Date.now() - renewed > RENEW_MS) {
-          renewed = Date.now();
-          await this.#setExpiry(id, renewed + LEASE_MS);
-        }
+
         const rest = all.subarray(chunk.length);
         pending = rest.length ? [rest] : [];
         pendingBytes = rest.length;
@@ -110,6 +107,11 @@ export class FileStore {
         pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
         pendingBytes += piece.length;
         await flush(false);
+        // a slow but steady client keeps its lease, whether or not a whole chunk has arrived
+        if (Date.now() - renewed > RENEW_MS) {
+          renewed = Date.now();
+          await this.#setExpiry(id, renewed + LEASE_MS);
+        }
       }
       await flush(true);
       const done = await this.storage.run(
@@ -210,9 +212,9 @@ const SVG = /^\uFEFF?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>
 /** The type of the content, from its first bytes. */
 async function sniff(first: Uint8Array): Promise<string> {
   const head = first.subarray(0, SNIFF_BYTES);
-  const known = (await fileTypeFromBuffer(head))?.mime;
-  if (known) return known;
-  return SVG.test(Buffer.from(head).toString('utf8')) ? 'image/svg+xml' : OCTET_STREAM;
+  // before file-type, which calls an SVG with an XML prolog (as drawing programs write them) XML
+  if (SVG.test(Buffer.from(head).toString('utf8'))) return 'image/svg+xml';
+  return (await fileTypeFromBuffer(head))?.mime ?? OCTET_STREAM;
 }
 
 export function formatBytes(n: number): string {

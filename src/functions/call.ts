@@ -44,6 +44,8 @@ export function checkHttpMethod(name: string, viaGet: boolean, onHttpGet: boolea
   if (viaGet && !onHttpGet) throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${name}: call it with POST, or mark it @onHttpGet`);
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One call of user code. */
 export interface Invocation {
   /** as errors name it: "counts of the DataStore class" */
@@ -76,8 +78,10 @@ export async function invoke(inv: Invocation): Promise<unknown> {
   const args = inv.params ? convertArgs(inv.params, inv.args, inv.name) : [...inv.args];
   const controller = new AbortController();
   const startedAt = Date.now();
-  const ctx: CallContext = { name: inv.name, request: inv.request, startedAt, deadline: startedAt + inv.timeoutMs, signal: controller.signal };
-  const r: Running = { watchId: watchdog.enter(inv.name, inv.timeoutMs, inv.socketFd), released: false };
+  // setTimeout waits at most 2^31 - 1 ms; a longer limit (set by an embedding program) is that
+  const limit = Math.min(inv.timeoutMs, MAX_TIMER_MS);
+  const ctx: CallContext = { name: inv.name, request: inv.request, startedAt, deadline: startedAt + limit, signal: controller.signal };
+  const r: Running = { watchId: watchdog.enter(inv.name, limit, inv.socketFd), released: false };
   const code = runInContext(ctx, () => inv.run(args));
   code.then(() => release(r), () => release(r));
   try {

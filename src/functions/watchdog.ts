@@ -8,7 +8,17 @@
 // (src/supervisor.ts). Embedded in another program it only reports the stall on stderr.
 // docs/decisions.md ("Time limits of functions") tells the whole mechanism.
 
+import { fstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+
+/** A socket's inode: what tells it from a later socket given the same descriptor number. */
+function inodeOf(fd: number): number | undefined {
+  try {
+    return fstatSync(fd).ino;
+  } catch {
+    return undefined;
+  }
+}
 
 const BEAT_MS = 50;
 /** The shortest stall acted on, whatever the time limit: shorter holds are ordinary work. */
@@ -18,7 +28,7 @@ export type StallAction = 'report' | 'exit';
 
 /** What the watchdog thread is told: calls starting and ending, and what to do on a stall. */
 type WatchdogMessage =
-  | { type: 'enter'; id: number; name: string; limit: number; startedAt: number; fd: number | undefined }
+  | { type: 'enter'; id: number; name: string; limit: number; startedAt: number; fd: number | undefined; inode: number | undefined }
   /** the call's caller has its answer (the time limit's 504): its socket is no longer the call's to write to */
   | { type: 'answered'; id: number }
   | { type: 'leave'; id: number }
@@ -40,7 +50,9 @@ parentPort.on('message', (m) => {
   else if (m.type === 'leave') calls.delete(m.id);
   else if (m.type === 'action') action = m.action;
 });
-function answer(fd, message) {
+function answer(fd, inode, message) {
+  // the descriptor must still be the caller's socket: after a hang-up it may be another connection's
+  try { if (fs.fstatSync(fd).ino !== inode) return; } catch { return; }
   const body = JSON.stringify({ __ERROR: [{ message, componentSignature: 'dsrs', errCode: 7020 }] });
   const head = 'HTTP/1.1 504 Gateway Timeout\\r\\ncontent-type: application/json; charset=utf-8\\r\\ncontent-length: ' + Buffer.byteLength(body) + '\\r\\nconnection: close\\r\\n\\r\\n';
   try { fs.writeSync(fd, head + body); } catch {}
@@ -59,7 +71,7 @@ setInterval(() => {
     fs.writeSync(2, 'dataset-rest: ' + why + '; other requests wait until it yields\\n');
     return;
   }
-  for (const c of running) if (c.fd !== undefined) answer(c.fd, why + ': this server instance was stopped, and a new one takes its place');
+  for (const c of running) if (c.fd !== undefined) answer(c.fd, c.inode, why + ': this server instance was stopped, and a new one takes its place');
   fs.writeSync(2, 'dataset-rest: ' + why + ': stopping this server instance\\n');
   process.kill(process.pid, 'SIGKILL');
 }, ${BEAT_MS});
@@ -83,7 +95,7 @@ class Watchdog {
   enter(name: string, limit: number, fd: number | undefined): number {
     const id = this.#nextId++;
     this.#worker ??= this.#start();
-    this.#worker.postMessage({ type: 'enter', id, name, limit, startedAt: Date.now(), fd } satisfies WatchdogMessage);
+    this.#worker.postMessage({ type: 'enter', id, name, limit, startedAt: Date.now(), fd, inode: fd === undefined ? undefined : inodeOf(fd) } satisfies WatchdogMessage);
     if (this.#running++ === 0) {
       this.#beat[0] = Date.now();
       this.#timer = setInterval(() => void (this.#beat[0] = Date.now()), BEAT_MS).unref();

@@ -46,6 +46,8 @@ interface Transaction {
   readonly afterCommit: (() => Promise<void>)[];
   /** set when an abort signal rolled it back before fn ended: fn's result is refused with it */
   aborted?: unknown;
+  /** set the moment COMMIT ran: an abort after it changes nothing */
+  committed?: boolean;
 }
 
 export class SqliteAdapter implements StorageAdapter {
@@ -143,7 +145,7 @@ export class SqliteAdapter implements StorageAdapter {
       // A function past its time limit: its transaction is undone now, and the writer freed, rather
       // than when (if ever) the function next touches the datastore.
       const onAbort = () => {
-        if (this.#current !== t) return;
+        if (this.#current !== t || t.committed) return;
         t.aborted = signal?.reason ?? new Error('the transaction was aborted');
         rollback();
         this.#current = undefined;
@@ -162,6 +164,7 @@ export class SqliteAdapter implements StorageAdapter {
           }
           if (t.aborted !== undefined) throw t.aborted; // undone already: nothing of it commits
           db.exec('COMMIT');
+          t.committed = true;
           return value;
         });
       } finally {

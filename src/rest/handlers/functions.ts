@@ -84,8 +84,11 @@ export async function callDataClassFunction(ds: Datastore, route: DataClassRoute
   if (found) checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
   else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
   const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
-  if ((scope === 'table' || found?.target.kind === 'dataClass') && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
-    const what = found ? `${name} of ${found.target.label} runs on the dataclass` : `the project method ${name} works on the whole ${dc.name} dataclass (scope table)`;
+  const onSelection = !entityLevel && (found ? found.target.kind === 'selection' : scope === 'currentSelection');
+  if (!onSelection && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
+    const what = found
+      ? `${name} of ${found.target.label} runs on ${entityLevel ? 'one entity' : 'the dataclass'}`
+      : `the project method ${name} works on ${entityLevel ? 'one entity (scope currentRecord)' : `the whole ${dc.name} dataclass (scope table)`}`;
     const instead = found ? `a function of the ${dc.name}Selection class runs on a selection` : 'give it scope currentSelection to run on a selection';
     throw new DatasetError('INVALID_OPTION', `${what}: $filter, $orderby and $entityset do not apply; ${instead}`);
   }
@@ -205,17 +208,32 @@ async function functionAnswer(ds: Datastore, result: unknown, opts: RestOptions,
 
 /**
  * A result sent as {"result": …} must be plain JSON: an entity or a selection inside it would be
- * sent as {}, a bigint or a cycle cannot be sent at all. Either is the function's mistake (7019),
- * said plainly rather than a bare 500.
+ * sent as {}, and a bigint, a cycle, a throwing getter or toJSON cannot be sent at all. Either is
+ * the function's mistake (7019), said plainly rather than a bare 500.
  */
-function checkSendable(value: unknown, what: string, seen = new Set<object>()): void {
-  if (typeof value === 'bigint') throw new DatasetError('FUNCTION_FAILED', `${what} returned a bigint (${value}), which JSON cannot carry: return a number or a string`);
-  if (value === null || typeof value !== 'object' || value instanceof Date) return;
-  if (value instanceof Entity || value instanceof EntitySelection) {
-    throw new DatasetError('FUNCTION_FAILED', `${what} returned an ${value instanceof Entity ? 'entity' : 'entity selection'} inside an object or array: return it alone (it is then sent as REST sends it), or plain values read from it`);
+function checkSendable(value: unknown, what: string): void {
+  try {
+    const nested = nestedEntity(value, 0, new Set());
+    if (nested) {
+      throw new DatasetError('FUNCTION_FAILED', `${what} returned an ${nested} inside an object or array: return it alone (it is then sent as REST sends it), or plain values read from it`);
+    }
+    JSON.stringify(value);
+  } catch (e) {
+    if (e instanceof DatasetError) throw e;
+    throw new DatasetError('FUNCTION_FAILED', `${what} returned a value that cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
-  if (seen.has(value)) throw new DatasetError('FUNCTION_FAILED', `${what} returned an object that contains itself, which JSON cannot carry`);
-  seen.add(value);
-  for (const v of Object.values(value)) checkSendable(v, what, seen);
-  seen.delete(value);
 }
+
+/** 'entity' or 'entity selection' when one sits inside the value (searched 64 levels deep: JSON.stringify refuses deeper cycles and depths itself). */
+function nestedEntity(value: unknown, depth: number, seen: Set<object>): string | undefined {
+  if (value === null || typeof value !== 'object' || depth > 64 || seen.has(value)) return undefined;
+  if (value instanceof Entity) return depth > 0 ? 'entity' : undefined;
+  if (value instanceof EntitySelection) return depth > 0 ? 'entity selection' : undefined;
+  seen.add(value);
+  for (const v of Object.values(value)) {
+    const found = nestedEntity(v, depth + 1, seen);
+    if (found) return found;
+  }
+  return undefined;
+}
+
