@@ -33,9 +33,11 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   const modelFile = join(root, 'model.json');
   if (!existsSync(modelFile)) throw new ProjectError(`${modelFile} is missing: a project folder holds a model.json`);
   const model = await loadModelFile(modelFile);
-  const db = resolve(options.db ?? join(root, 'data', 'data.sqlite'));
-  const isNew = !existsSync(db);
-  if (isNew) mkdirSync(dirname(db), { recursive: true });
+  // ':memory:' is SQLite's in-memory database, not a file name
+  const memory = options.db === ':memory:';
+  const db = memory ? ':memory:' : resolve(options.db ?? join(root, 'data', 'data.sqlite'));
+  const isNew = memory || !existsSync(db);
+  if (isNew && !memory) mkdirSync(dirname(db), { recursive: true });
   let ds: DatastoreWithClasses | undefined;
   try {
     ds = await Datastore.open(model, new SqliteAdapter(db));
@@ -60,7 +62,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   } catch (e) {
     await ds?.close();
     // A database this start created and could not finish is removed, so the next start begins afresh.
-    if (isNew) for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+    if (isNew && !memory) for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
     throw e;
   }
 }

@@ -182,7 +182,7 @@ describe('project methods: results and start-up errors', () => {
       const ok = await app.inject({ method: 'POST', url: '/rest/Person/names' });
       assert.deepEqual(JSON.parse(ok.body), { result: ['a', 'b'] });
       for (const [url, message] of [
-        ['/rest/Person/big', /^the project method big returned a value that cannot be sent as JSON: Do not know how to serialize a BigInt$/],
+        ['/rest/Person/big', /^the project method big returned a value that cannot be sent as JSON: Do not know how to serialize a BigInt \(return a number or a string\)$/],
         ['/rest/Person/nested', /^the project method nested returned an entity inside an object or array: return it alone \(it is then sent as REST sends it\), or plain values read from it$/],
         ['/rest/Person/looped', /^the project method looped returned a value that cannot be sent as JSON: Converting circular structure to JSON/],
         ['/rest/Person/getter', /^the project method getter returned a value that cannot be sent as JSON: getter boom$/],

@@ -15,3 +15,18 @@ describe('demo smoke', () => {
     assert.deepEqual(res.body.dataClasses.map((d: { name: string }) => d.name), ['City', 'Company', 'Employee']);
   });
 });
+
+describe('a project over an in-memory database', () => {
+  it('opens and seeds the demo in memory, writing no file named :memory:', async () => {
+    const { existsSync } = await import('node:fs');
+    const { openProject } = await import('../src/project.js');
+    const { DEMO_DIR } = await import('./helpers.js');
+    const ds = await openProject(DEMO_DIR, { db: ':memory:' });
+    try {
+      assert.ok((await ds.Employee.all().length) > 0, 'seeded');
+      assert.equal(existsSync(':memory:'), false);
+    } finally {
+      await ds.close();
+    }
+  });
+});

@@ -206,14 +206,33 @@ export class FileStore {
   }
 }
 
-/** An SVG document (text, which file-type leaves to others): an optional prolog, then <svg. */
-const SVG = /^\uFEFF?\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!DOCTYPE svg[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*<svg[\s>]/i;
+/**
+ * Is it an SVG document (text, which file-type leaves to others)? Its prolog — an XML declaration,
+ * comments, a doctype, in any number — is skipped by hand, in one pass: a regular expression with
+ * repeated lazy groups backtracks exponentially on crafted comments.
+ */
+function isSvg(text: string): boolean {
+  let at = 0;
+  const skip = (close: string) => {
+    const end = text.indexOf(close, at);
+    at = end < 0 ? text.length : end + close.length;
+  };
+  for (;;) {
+    while (at < text.length && (text.charCodeAt(at) === 0xfeff || /\s/.test(text[at]))) at++;
+    const rest = text.slice(at, at + 9).toLowerCase();
+    if (rest.startsWith('<?xml')) skip('?>');
+    else if (rest.startsWith('<!--')) skip('-->');
+    else if (rest.startsWith('<!doctype')) skip('>');
+    else return /^<svg[\s>]/i.test(text.slice(at, at + 5));
+    if (at >= text.length) return false;
+  }
+}
 
 /** The type of the content, from its first bytes. */
 async function sniff(first: Uint8Array): Promise<string> {
   const head = first.subarray(0, SNIFF_BYTES);
   // before file-type, which calls an SVG with an XML prolog (as drawing programs write them) XML
-  if (SVG.test(Buffer.from(head).toString('utf8'))) return 'image/svg+xml';
+  if (isSvg(Buffer.from(head).toString('utf8'))) return 'image/svg+xml';
   return (await fileTypeFromBuffer(head))?.mime ?? OCTET_STREAM;
 }
 

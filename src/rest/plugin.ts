@@ -9,6 +9,7 @@ import { REST_PREFIX, W } from './constants.js';
 import { handleRest } from './dispatch.js';
 import { RestAnswer } from './handlers/write.js';
 import { FileAnswer } from './handlers/files.js';
+import { JsonText } from './handlers/functions.js';
 import { upload } from './handlers/upload.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -37,6 +38,7 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
       origin: `${request.protocol}://${request.host}`,
     }).then((answer) => {
       if (answer instanceof FileAnswer) return sendFile(reply, answer);
+      if (answer instanceof JsonText) return reply.header('content-type', JSON_TYPE).send(answer.text);
       if (answer instanceof RestAnswer) reply.code(answer.status);
       return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer instanceof RestAnswer ? answer.body : answer));
     });

@@ -111,11 +111,11 @@ async function* bytes(ds: Datastore, file: StoredFile, start: number, end: numbe
   let sent = 0;
   const wanted = Math.max(0, end - start + 1);
   for await (const chunk of ds.files.chunks(file.id, first)) {
-    if (sent >= wanted) break;
     const piece = chunk.subarray(Math.max(0, start - at), Math.min(chunk.length, end - at + 1));
     at += chunk.length;
     sent += piece.length;
     if (piece.length) yield piece;
+    if (sent >= wanted) break; // the chunk after the last byte is never read
   }
   if (sent !== wanted) throw new Error(`file ${file.id} changed while it was sent (${sent} of ${wanted} bytes)`);
 }
@@ -137,7 +137,8 @@ export function byteRange(header: string | string[] | undefined, ifRange: string
     start = Number(m[1]);
     end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
   }
-  if (start >= size || start > end || (m[1] === '' && Number(m[2]) === 0)) return 'unsatisfiable';
+  if (m[1] !== '' && m[2] !== '' && Number(m[2]) < Number(m[1])) return undefined; // a-b with b < a is no range: ignored (RFC 9110)
+  if (start >= size || (m[1] === '' && Number(m[2]) === 0)) return 'unsatisfiable';
   return [start, end];
 }
 

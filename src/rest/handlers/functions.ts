@@ -202,25 +202,30 @@ async function functionAnswer(ds: Datastore, result: unknown, opts: RestOptions,
   const answerOpts: RestOptions = { ...opts, filter: undefined, params: [], orderby: undefined };
   if (result instanceof Entity) return readEntity(ds, result, undefined, answerOpts);
   if (result instanceof EntitySelection) return readCollection(ds, result, undefined, answerOpts, caller);
-  checkSendable(result, what);
-  return { result: result === undefined ? null : result };
+  return new JsonText(sendable({ result: result === undefined ? null : result }, what));
+}
+
+/** An answer already in JSON (so that a function's result is serialised once, here, where a failure can be named). */
+export class JsonText {
+  constructor(readonly text: string) {}
 }
 
 /**
  * A result sent as {"result": …} must be plain JSON: an entity or a selection inside it would be
  * sent as {}, and a bigint, a cycle, a throwing getter or toJSON cannot be sent at all. Either is
- * the function's mistake (7019), said plainly rather than a bare 500.
+ * the function's mistake (7019), said plainly rather than a bare 500. Resolves to the JSON text.
  */
-function checkSendable(value: unknown, what: string): void {
+function sendable(answer: { result: unknown }, what: string): string {
   try {
-    const nested = nestedEntity(value, 0, new Set());
+    const nested = nestedEntity(answer.result, 0, new Set());
     if (nested) {
       throw new DatasetError('FUNCTION_FAILED', `${what} returned an ${nested} inside an object or array: return it alone (it is then sent as REST sends it), or plain values read from it`);
     }
-    JSON.stringify(value);
+    return JSON.stringify(answer);
   } catch (e) {
     if (e instanceof DatasetError) throw e;
-    throw new DatasetError('FUNCTION_FAILED', `${what} returned a value that cannot be sent as JSON: ${e instanceof Error ? e.message : String(e)}`);
+    const why = e instanceof Error ? e.message : String(e);
+    throw new DatasetError('FUNCTION_FAILED', `${what} returned a value that cannot be sent as JSON: ${why}${/BigInt/.test(why) ? ' (return a number or a string)' : ''}`);
   }
 }
 
