@@ -43,7 +43,7 @@ function positiveInt(value: string): number {
 
 /** A size: bytes, or with a unit (KB, MB, GB, TB: powers of 1024; any case). */
 function size(value: string): number {
-  const n = /^\s*\d+(\.\d+)?\s*([kmgt]?b)?\s*$/i.test(value) ? bytes.parse(value) : null;
+  const n = /^\s*\d+(?:\.\d+)?(?:\s*[kmgt]?b)?\s*$/i.test(value) ? bytes.parse(value) : null;
   if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB (powers of 1024)');
   return Math.floor(n);
 }
@@ -54,7 +54,7 @@ function logLevel(value: string): string {
 }
 
 function fail(message: string): never {
-  process.stderr.write(`dataset-rest: ${message.replace(/\s*\n\s*/g, ' ')}\n`);
+  process.stderr.write(`dataset-rest: ${message.replace(/[^\S\n]*\n\s*/g, ' ')}\n`);
   process.exit(2);
 }
 

@@ -119,7 +119,7 @@ async function importClass(f: ClassFile): Promise<unknown> {
 /** One line saying why a module failed to load (esbuild puts the detail on the line after its summary). */
 function loadFailure(e: unknown): string {
   const lines = (e instanceof Error ? e.message : String(e)).split('\n').map((l) => l.trim()).filter(Boolean);
-  const esbuild = lines.map((l) => /:(\d+):\d+: ERROR: (.*)$/.exec(l)).find((m) => m);
+  const esbuild = lines.map((l) => /^.*?:(\d+):\d+: ERROR: (.*)$/.exec(l)).find((m) => m);
   const line = esbuild ? `${esbuild[2]} (line ${esbuild[1]})` : (lines[0] ?? 'unknown error');
   if (/Cannot find (module|package) 'dataset-rest'/.test(line)) {
     return `${line}: install dataset-rest where the project can import it (npm install dataset-rest, or npm link from a checkout)`;

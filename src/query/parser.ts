@@ -10,9 +10,10 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { Comparator, OrderItem, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
-const NUMBER = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
-/** A logical keyword where a value would start or go on: it ends the value (as #keyword reads it). */
-const KEYWORD_AHEAD = /^(?:and|or|except|order\s+by)(?![A-Za-z0-9_.])/i;
+// (digits after a dot only with the dot: `\d+\.?\d*` would split a long run of digits many ways)
+const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+/** A logical keyword where a value would start or go on: it ends the value (as #keyword reads it). Sticky: tested in place. */
+const KEYWORD_AHEAD = /(?:and|or|except|order\s+by)(?![A-Za-z0-9_.])/iy;
 /** Symbols, longest first so that `===` is not read as `==` then `=`. */
 const SYMBOLS: [string, Comparator][] = [['===', '==='], ['!==', '!=='], ['==', '=='], ['!=', '!='], ['<=', '<='], ['>=', '>='], ['=', '='], ['#', '#'], ['<', '<'], ['>', '>'], ['%', '%']];
 
@@ -210,7 +211,8 @@ class Parser {
     const c = this.text[this.#at];
     if (c === undefined) return this.#fail('a value');
     if (c === ':' && /[0-9A-Za-z_]/.test(this.text[this.#at + 1] ?? '')) return { kind: 'param', index: this.#paramIndex(), at };
-    if (KEYWORD_AHEAD.test(this.text.slice(this.#at))) this.#fail('a value');
+    KEYWORD_AHEAD.lastIndex = this.#at;
+    if (KEYWORD_AHEAD.test(this.text)) this.#fail('a value');
     if (c === "'" || c === '"') return { kind: 'literal', value: this.#quoted(c), quoted: true, at };
     const raw = this.#unquoted(inList);
     if (raw === '') return this.#fail('a value');
@@ -249,8 +251,12 @@ class Parser {
       const c = this.text[i];
       if (c === undefined || c === ')' || c === '&' || c === '|' || (inList && (c === ',' || c === ']'))) break;
       if (/\s/.test(c)) {
-        const rest = this.text.slice(i).replace(/^\s+/, '');
-        if (KEYWORD_AHEAD.test(rest)) break;
+        // the whole run of spaces at once, then a keyword right after it? (one pass: no copies)
+        let j = i + 1;
+        while (j < this.text.length && /\s/.test(this.text[j])) j++;
+        KEYWORD_AHEAD.lastIndex = j;
+        if (KEYWORD_AHEAD.test(this.text)) break;
+        i = j - 1;
         continue;
       }
       end = i + 1;
