@@ -6,33 +6,35 @@
 // 504 written straight to each one's socket — and, when the server runs under the
 // command's supervisor, ends the process so that a fresh one takes over the listening socket
 // (src/supervisor.ts). Embedded in another program it only reports the stall on stderr.
-// docs/decisions.md ("Time limits of functions") tells the whole mechanism.
+// docs/decisions.md ("Time limits") tells the whole mechanism.
+//
+// The calls running sit in a table in shared memory, written by the main thread and read by the
+// watchdog thread every BEAT_MS: no message per call (they cost a quarter of a small call's time).
 
 import { fstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
-/** A socket's inode: what tells it from a later socket given the same descriptor number. */
-function inodeOf(fd: number): number | undefined {
-  try {
-    return fstatSync(fd).ino;
-  } catch {
-    return undefined;
-  }
-}
-
 const BEAT_MS = 50;
 /** The shortest stall acted on, whatever the time limit: shorter holds are ordinary work. */
 const MIN_STALL_MS = 1000;
+/** Calls watched at once; more run unwatched (the cooperative checks still apply). */
+const SLOTS = 512;
+/** A slot: used (0/1), time limit, start time, socket descriptor (-1: none or answered), its inode, name length. */
+const FIELDS = 6;
+const [USED, LIMIT, STARTED, FD, INODE, NAME_LENGTH] = [0, 1, 2, 3, 4, 5];
+/** Bytes of a call's name kept (UTF-8) for the watchdog's message. */
+const NAME_BYTES = 120;
 
 export type StallAction = 'report' | 'exit';
 
-/** What the watchdog thread is told: calls starting and ending, and what to do on a stall. */
-type WatchdogMessage =
-  | { type: 'enter'; id: number; name: string; limit: number; startedAt: number; fd: number | undefined; inode: number | undefined }
-  /** the call's caller has its answer (the time limit's 504): its socket is no longer the call's to write to */
-  | { type: 'answered'; id: number }
-  | { type: 'leave'; id: number }
-  | { type: 'action'; action: StallAction };
+/** A socket's inode: what tells it from a later socket given the same descriptor number. */
+function inodeOf(fd: number): number {
+  try {
+    return fstatSync(fd).ino;
+  } catch {
+    return -1;
+  }
+}
 
 // An ES module given as a data: URL: no file to find next to this one, compiled or run by tsx,
 // and the same whatever the process's --input-type. It writes with fs.writeSync only: the main
@@ -40,16 +42,13 @@ type WatchdogMessage =
 const WORKER = `
 import { workerData, parentPort } from 'node:worker_threads';
 import fs from 'node:fs';
-const beat = new Float64Array(workerData);
-const calls = new Map();
+const beat = new Float64Array(workerData.beat);
+const slots = new Float64Array(workerData.slots);
+const names = new Uint8Array(workerData.names);
+const decoder = new TextDecoder();
 let action = 'report';
 let reported = 0;
-parentPort.on('message', (m) => {
-  if (m.type === 'enter') calls.set(m.id, m);
-  else if (m.type === 'answered' && calls.has(m.id)) calls.get(m.id).fd = undefined;
-  else if (m.type === 'leave') calls.delete(m.id);
-  else if (m.type === 'action') action = m.action;
-});
+parentPort.on('message', (m) => { action = m.action; });
 function answer(fd, inode, message) {
   // the descriptor must still be the caller's socket: after a hang-up it may be another connection's
   try { if (fs.fstatSync(fd).ino !== inode) return; } catch { return; }
@@ -57,21 +56,33 @@ function answer(fd, inode, message) {
   const head = 'HTTP/1.1 504 Gateway Timeout\\r\\ncontent-type: application/json; charset=utf-8\\r\\ncontent-length: ' + Buffer.byteLength(body) + '\\r\\nconnection: close\\r\\n\\r\\n';
   try { fs.writeSync(fd, head + body); } catch {}
 }
+function running() {
+  const out = [];
+  for (let i = 0; i < ${SLOTS}; i++) {
+    const at = i * ${FIELDS};
+    if (slots[at + ${USED}] !== 1) continue;
+    const length = slots[at + ${NAME_LENGTH}];
+    out.push({ limit: slots[at + ${LIMIT}], startedAt: slots[at + ${STARTED}], fd: slots[at + ${FD}], inode: slots[at + ${INODE}],
+      name: decoder.decode(names.subarray(i * ${NAME_BYTES}, i * ${NAME_BYTES} + length)) });
+  }
+  return out;
+}
 setInterval(() => {
   const now = Date.now();
   const blocked = now - beat[0];
+  if (blocked <= ${MIN_STALL_MS} || beat[0] === reported) return;
   // A stall: the loop held longer than a call's time limit (and ${MIN_STALL_MS} ms at least), that call
   // past its limit. Which code holds the loop cannot be seen from here: every call running is named.
-  const running = [...calls.values()];
-  if (!running.some((c) => blocked > Math.max(c.limit, ${MIN_STALL_MS}) && now - c.startedAt > c.limit) || beat[0] === reported) return;
+  const calls = running();
+  if (!calls.some((c) => blocked > c.limit && now - c.startedAt > c.limit)) return;
   reported = beat[0];
   const why = 'the server was held for ' + blocked + ' ms, past the time limit (--function-timeout), by code that never yields while '
-    + running.map((c) => c.name).join(', ') + (running.length === 1 ? ' ran' : ' were running');
+    + calls.map((c) => c.name).join(', ') + (calls.length === 1 ? ' ran' : ' were running');
   if (action !== 'exit') {
     fs.writeSync(2, 'dataset-rest: ' + why + '; other requests wait until it yields\\n');
     return;
   }
-  for (const c of running) if (c.fd !== undefined) answer(c.fd, c.inode, why + ': this server instance was stopped, and a new one takes its place');
+  for (const c of calls) if (c.fd >= 0) answer(c.fd, c.inode, why + ': this server instance was stopped, and a new one takes its place');
   fs.writeSync(2, 'dataset-rest: ' + why + ': stopping this server instance\\n');
   process.kill(process.pid, 'SIGKILL');
 }, ${BEAT_MS});
@@ -79,43 +90,59 @@ setInterval(() => {
 
 class Watchdog {
   readonly #beat = new Float64Array(new SharedArrayBuffer(Float64Array.BYTES_PER_ELEMENT));
+  readonly #slots = new Float64Array(new SharedArrayBuffer(SLOTS * FIELDS * Float64Array.BYTES_PER_ELEMENT));
+  readonly #names = new Uint8Array(new SharedArrayBuffer(SLOTS * NAME_BYTES));
+  readonly #free: number[] = Array.from({ length: SLOTS }, (_, i) => SLOTS - 1 - i);
+  readonly #encoder = new TextEncoder();
   #worker: Worker | undefined;
   #timer: NodeJS.Timeout | undefined;
   #running = 0;
-  #nextId = 1;
   #action: StallAction = 'report';
 
   /** What a stall does: report it on stderr (the default, for embedding), or end the process (under the supervisor). */
   set action(action: StallAction) {
     this.#action = action;
-    this.#worker?.postMessage({ type: 'action', action } satisfies WatchdogMessage);
+    this.#worker?.postMessage({ action });
   }
 
-  /** A call starts: watched until leave(id). `fd` is its socket, where a stall's 504 is written. */
+  /** A call starts: watched until leave(id). `fd` is its socket, where a stall's 504 is written. Resolves to its slot (-1: unwatched). */
   enter(name: string, limit: number, fd: number | undefined): number {
-    const id = this.#nextId++;
     this.#worker ??= this.#start();
-    this.#worker.postMessage({ type: 'enter', id, name, limit, startedAt: Date.now(), fd, inode: fd === undefined ? undefined : inodeOf(fd) } satisfies WatchdogMessage);
     if (this.#running++ === 0) {
       this.#beat[0] = Date.now();
       this.#timer = setInterval(() => void (this.#beat[0] = Date.now()), BEAT_MS).unref();
     }
-    return id;
+    const slot = this.#free.pop();
+    if (slot === undefined) return -1;
+    const at = slot * FIELDS;
+    const { written } = this.#encoder.encodeInto(name, this.#names.subarray(slot * NAME_BYTES, (slot + 1) * NAME_BYTES));
+    this.#slots[at + LIMIT] = limit;
+    this.#slots[at + STARTED] = Date.now();
+    this.#slots[at + FD] = fd ?? -1;
+    this.#slots[at + INODE] = fd === undefined ? -1 : inodeOf(fd);
+    this.#slots[at + NAME_LENGTH] = written;
+    this.#slots[at + USED] = 1; // last: the watchdog reads a slot only once it is whole
+    return slot;
   }
 
   /** The call's caller got its answer: the watchdog no longer writes to its socket. */
-  answered(id: number): void {
-    this.#worker?.postMessage({ type: 'answered', id } satisfies WatchdogMessage);
+  answered(slot: number): void {
+    if (slot >= 0) this.#slots[slot * FIELDS + FD] = -1;
   }
 
-  leave(id: number): void {
-    this.#worker?.postMessage({ type: 'leave', id } satisfies WatchdogMessage);
+  leave(slot: number): void {
+    if (slot >= 0) {
+      this.#slots[slot * FIELDS + USED] = 0;
+      this.#free.push(slot);
+    }
     if (--this.#running === 0) clearInterval(this.#timer);
   }
 
   #start(): Worker {
-    const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER)}`), { workerData: this.#beat.buffer });
-    w.postMessage({ type: 'action', action: this.#action } satisfies WatchdogMessage);
+    const w = new Worker(new URL(`data:text/javascript,${encodeURIComponent(WORKER)}`), {
+      workerData: { beat: this.#beat.buffer, slots: this.#slots.buffer, names: this.#names.buffer },
+    });
+    w.postMessage({ action: this.#action });
     // without a watchdog, the cooperative checks remain: say so, once
     w.on('error', (e) => process.stderr.write(`dataset-rest: the function watchdog stopped (${e.message}); functions that never yield are no longer stopped\n`));
     w.unref(); // never keeps the process alive
