@@ -15,8 +15,11 @@ import { fstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 const BEAT_MS = 50;
-/** The shortest stall acted on, whatever the time limit: shorter holds are ordinary work. */
-const MIN_STALL_MS = 1000;
+/**
+ * The shortest stall acted on, whatever the time limit: shorter holds are ordinary work (a big
+ * page being serialised, say), and a limit this short would otherwise make them fatal.
+ */
+const MIN_STALL_MS = 250;
 /** Calls watched at once; more run unwatched (the cooperative checks still apply). */
 const SLOTS = 512;
 /** A slot: used (0/1), time limit, start time, socket descriptor (-1: none or answered), its inode, name length. */
