@@ -5,6 +5,7 @@
 // claims it (in the save's transaction), and replacing or dropping it removes it, so each file
 // belongs to one attribute of one entity.
 
+import bytes from 'bytes';
 import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAdapter } from '../storage/adapter.js';
@@ -102,7 +103,7 @@ export class FileStore {
       for await (const piece of source instanceof Uint8Array ? [source] : source) {
         size += piece.length;
         if (options.maxBytes !== undefined && size > options.maxBytes) {
-          throw new DatasetError('BODY_TOO_LARGE', `the upload is larger than ${formatBytes(options.maxBytes)}, the most this server accepts (--max-upload-size)`);
+          throw new DatasetError('BODY_TOO_LARGE', `the upload is larger than ${bytes.format(options.maxBytes, { unitSeparator: ' ' })}, the most this server accepts (--max-upload-size)`);
         }
         pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
         pendingBytes += piece.length;
@@ -234,10 +235,4 @@ async function sniff(first: Uint8Array): Promise<string> {
   // before file-type, which calls an SVG with an XML prolog (as drawing programs write them) XML
   if (isSvg(Buffer.from(head).toString('utf8'))) return 'image/svg+xml';
   return (await fileTypeFromBuffer(head))?.mime ?? OCTET_STREAM;
-}
-
-export function formatBytes(n: number): string {
-  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MB`;
-  if (n % 1024 === 0) return `${n / 1024} KB`;
-  return `${n} bytes`;
 }

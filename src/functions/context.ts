@@ -47,13 +47,13 @@ export function currentCall(): CallContext | undefined {
 }
 
 /**
- * Throws FUNCTION_TIMEOUT when the function call running now is past its time limit: the datastore
- * asks before every statement, so a function that overstays stops at its next database call and
- * its transaction rolls back.
+ * FUNCTION_TIMEOUT when the function call running now is past its time limit, else undefined: the
+ * datastore asks before every statement, so a function that overstays stops at its next database
+ * call.
  */
-export function checkDeadline(): void {
+export function deadlinePassed(): DatasetError | undefined {
   const ctx = STORE.getStore();
-  if (ctx?.signal.aborted) throw timeoutError(ctx);
+  return ctx?.signal.aborted ? timeoutError(ctx) : undefined;
 }
 
 export function timeoutError(ctx: CallContext): DatasetError {

@@ -5,9 +5,9 @@
 // image that are none answer 400; an upload cut off leaves nothing behind.
 
 import { randomBytes } from 'node:crypto';
+import bytes from 'bytes';
 import type { IncomingMessage } from 'node:http';
 import type { Datastore } from '../../datastore/datastore.js';
-import { formatBytes } from '../../datastore/files.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { parseOptions } from '../options.js';
 
@@ -62,7 +62,7 @@ export async function upload(ds: Datastore, request: IncomingMessage, maxBytes: 
 export function tooLarge(request: IncomingMessage, maxBytes: number): DatasetError | undefined {
   const announced = Number(request.headers['content-length'] ?? Number.NaN);
   if (!(announced > maxBytes)) return undefined;
-  return new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${formatBytes(maxBytes)} this server accepts (--max-upload-size)`);
+  return new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${bytes.format(maxBytes, { unitSeparator: ' ' })} this server accepts (--max-upload-size)`);
 }
 
 /** Is this request target the upload resource? */
