@@ -2,12 +2,10 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
-import { tempDir } from './helpers.js';
+import { BIN, startCommand, tempDir } from './helpers.js';
 
-const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
 
 function run(args: string[]) {
   return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000 });
@@ -92,14 +90,7 @@ describe('command line', () => {
 
   it('finishes a function call in flight when Ctrl-C signals the whole process group, then exits 0', async () => {
     // detached: its own process group, as a terminal's foreground job (supervisor and server)
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'ctrl-c.sqlite'), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const base = await new Promise<string>((resolve) => {
-      child.stdout.on('data', (d) => {
-        const m = /(http:\S+\/rest)/.exec(String(d));
-        if (m) resolve(m[1]);
-      });
-    });
+    const { child, base, exited } = await startCommand(['--port', '0', '--db', join(tmp.dir, 'ctrl-c.sqlite'), '--log-level', 'warn'], { detached: true });
     const call = fetch(`${base}/$catalog/pause`, { method: 'POST', body: '[800, "in flight"]', headers: { 'content-type': 'application/json' } });
     await new Promise((r) => setTimeout(r, 200));
     process.kill(-(child.pid as number), 'SIGINT');
@@ -111,14 +102,8 @@ describe('command line', () => {
 
   it('finishes a request in flight when SIGTERM arrives, then exits 0', async () => {
     const dir = project(join(tmp.dir, 'inflight'), SMALL);
-    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    const port = await new Promise<number>((resolve) => {
-      child.stdout.on('data', (d) => {
-        const m = /:(\d+)\/rest/.exec(String(d));
-        if (m) resolve(Number(m[1]));
-      });
-    });
+    const { child, base, exited } = await startCommand(['--project', dir, '--port', '0', '--log-level', 'warn']);
+    const port = Number(new URL(base).port);
     const socket = connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
     let answer = '';
@@ -141,16 +126,7 @@ describe('command line', () => {
   for (const text of ['one', 'two']) { const n = ds.Note.new(); n.set('text', text); await n.save(); }
 }
 `);
-    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d) => (err += String(d)));
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (d) => {
-        const m = /(http:\S+\/rest)/.exec(String(d));
-        if (m) resolve(m[1]);
-      });
-      child.on('exit', (code) => reject(new Error(`exited with ${code}: ${err}`)));
-    });
+    const { child, base: url } = await startCommand(['--project', dir, '--port', '0', '--log-level', 'warn']);
     const body = (await (await fetch(`${url}/Note`)).json()) as { __COUNT: number };
     child.kill('SIGTERM');
     await new Promise((r) => child.on('exit', r));

@@ -7,9 +7,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { join } from 'node:path';
-import { tempDir } from './helpers.js';
-
-const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
+import { startCommand, tempDir } from './helpers.js';
 
 const post = (url: string, body: unknown) =>
   fetch(url, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
@@ -19,18 +17,9 @@ describe('function watchdog', () => {
   after(() => tmp.remove());
 
   it('answers a call stuck in code that never yields with 504, then serves again on the same port', async () => {
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--function-timeout', '500', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--function-timeout', '500', '--log-level', 'warn']);
+    const { base } = server;
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d) => {
-          const m = /(http:\S+\/rest)/.exec(String(d));
-          if (m) resolve(m[1]);
-        });
-        child.on('exit', (code) => reject(new Error(`the server exited with ${code}: ${stderr}`)));
-      });
       const started = Date.now();
       const stuck = await post(`${base}/$catalog/spin`, [60_000]);
       assert.ok(Date.now() - started < 10_000, 'answered long before the function would end');
@@ -44,35 +33,26 @@ describe('function watchdog', () => {
         if (counts?.status === 200) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      assert.equal(counts?.status, 200, `served again: ${stderr}`);
-      assert.match(stderr, /the server instance ended \(SIGKILL\); starting a new one on port \d+/);
+      assert.equal(counts?.status, 200, `served again: ${server.stderr()}`);
+      assert.match(server.stderr(), /the server instance ended \(SIGKILL\); starting a new one on port \d+/);
     } finally {
-      child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
     }
-    assert.equal(await exited, 0, 'the supervisor stops with its server on SIGTERM');
+    assert.equal(await server.exited, 0, 'the supervisor stops with its server on SIGTERM');
   });
 
   it('only reports a stall on stderr when run alone (DATASET_REST_INSTANCE=1), and the call then finishes', async () => {
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'alone.sqlite'), '--function-timeout', '300', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += String(d)));
-    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'alone.sqlite'), '--function-timeout', '300', '--log-level', 'warn'], { alone: true });
+    const { base } = server;
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d) => {
-          const m = /(http:\S+\/rest)/.exec(String(d));
-          if (m) resolve(m[1]);
-        });
-        child.on('exit', (code) => reject(new Error(`the server exited with ${code}: ${stderr}`)));
-      });
       const res = await post(`${base}/$catalog/spin`, [1500]);
       assert.equal(res.status, 200, 'answered when it ended: it did its work');
-      assert.match(stderr, /by code that never yields while spin of the DataStore class ran; other requests wait until it yields/);
+      assert.match(server.stderr(), /by code that never yields while spin of the DataStore class ran; other requests wait until it yields/);
       assert.equal((await post(`${base}/$catalog/counts`, [])).status, 200, 'the same process serves on');
     } finally {
-      child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
     }
-    assert.equal(await exited, 0);
+    assert.equal(await server.exited, 0);
   });
 
   it('only reports a stall on stderr when embedded (no supervisor), and the call then finishes', async () => {

@@ -1,6 +1,7 @@
-// Shared test fixtures: the demo project opened on a fresh temporary database, and a Fastify app
-// around it for in-process HTTP tests (inject).
+// Shared test fixtures: the demo project opened on a fresh temporary database, a Fastify app
+// around it for in-process HTTP tests (inject), and the command run as a real process.
 
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,39 @@ import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 
 export const DEMO_DIR = fileURLToPath(new URL('../demo', import.meta.url));
+export const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
+
+/** The dataset-rest command running as a process, once it has printed its URL. */
+export interface CommandProcess {
+  readonly child: ChildProcess;
+  /** http://127.0.0.1:PORT/rest */
+  readonly base: string;
+  /** what it wrote on stderr so far */
+  stderr(): string;
+  /** its exit code, when it exits */
+  readonly exited: Promise<number | null>;
+}
+
+/**
+ * Runs `dataset-rest ARGS` (supervised, or with `alone` one server instance without the
+ * supervisor; with `detached` in a process group of its own, as a terminal's foreground job) and
+ * resolves once it prints its URL; rejects, with its stderr, if it exits first.
+ */
+export async function startCommand(args: readonly string[], options: { alone?: boolean; detached?: boolean } = {}): Promise<CommandProcess> {
+  const env = options.alone ? { ...process.env, DATASET_REST_INSTANCE: '1' } : process.env;
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env, detached: options.detached ?? false });
+  let err = '';
+  child.stderr?.on('data', (d) => (err += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const base = await new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', (d) => {
+      const m = /(http:\S+\/rest)/.exec(String(d));
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`the server exited with ${code}: ${err}`)));
+  });
+  return { child, base, stderr: () => err, exited };
+}
 
 export interface DemoFixture {
   ds: DatastoreWithClasses;

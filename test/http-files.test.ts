@@ -6,11 +6,9 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
@@ -18,11 +16,10 @@ import type { DatastoreWithClasses } from '../src/index.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { BLOB_TABLE } from '../src/storage/schema.js';
-import { DEMO_DIR, tempDir } from './helpers.js';
+import { DEMO_DIR, startCommand, tempDir } from './helpers.js';
 
 type Json = any;
 
-const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
 
 /** A BMP: an image file-type knows, that sharp cannot read (so no conversion is possible). */
 function bmp(): Buffer {
@@ -418,15 +415,10 @@ describe('HTTP: a 50 MB upload', () => {
     const SIZE = 50 * 1024 * 1024;
     const PIECE = 64 * 1024;
     // the server alone in its own process, so that its memory is its own
-    const child = spawn(process.execPath, [BIN, '--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--log-level', 'warn'], { alone: true });
+    const { base } = server;
+    const pid = server.child.pid as number;
     try {
-      const base = await new Promise<string>((resolve, reject) => {
-        child.stdout.on('data', (d) => {
-          const m = /(http:\S+\/rest)/.exec(String(d));
-          if (m) resolve(m[1]);
-        });
-        child.on('exit', (code) => reject(new Error(`the server exited with ${code}`)));
-      });
       const send = () => new Promise<string>((resolve, reject) => {
         const req = httpRequest(`${base}/$upload?$binary=true`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' } }, (res) => {
           let text = '';
@@ -442,15 +434,15 @@ describe('HTTP: a 50 MB upload', () => {
         pump();
       });
       await send(); // warm-up: code paths, the database file's growth
-      const before = memory(child.pid as number).rss;
-      writeFileSync(`/proc/${child.pid}/clear_refs`, '5'); // resets VmHWM
+      const before = memory(pid).rss;
+      writeFileSync(`/proc/${pid}/clear_refs`, '5'); // resets VmHWM
       const id = await send();
-      const growth = (memory(child.pid as number).peak - before) / 1024;
+      const growth = (memory(pid).peak - before) / 1024;
       t.diagnostic(`50 MB upload: the server's peak memory grew by ${growth.toFixed(1)} MB (from ${(before / 1024).toFixed(0)} MB)`);
       assert.ok(growth < 25, `the upload was held in memory: the peak grew by ${growth.toFixed(1)} MB`);
       assert.match(id, /^[0-9A-F]{32}$/);
     } finally {
-      child.kill('SIGTERM');
+      server.child.kill('SIGTERM');
     }
   });
 });
