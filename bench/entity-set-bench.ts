@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { parseOrderBy } from '../src/datastore/order-by.js';
+import { parseOrderBy } from '../src/query/order.js';
 import { buildModel } from '../src/model/load-model.js';
 import type { DataClassModel, StorageAttribute } from '../src/model/types.js';
 import { parseQuery } from '../src/query/parser.js';

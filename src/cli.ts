@@ -2,24 +2,21 @@
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, type DatastoreWithClasses } from './datastore/datastore.js';
+import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
-import { DEFAULT_MAX_SET_MEMBERS, MemoryEntitySetStore } from './datastore/entity-sets.js';
+import { MemoryEntitySetStore } from './datastore/entity-sets.js';
 import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
 import { watchdog } from './functions/watchdog.js';
-import { DEFAULT_MAX_UPLOAD_BYTES } from './rest/handlers/upload.js';
 import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
-const MAX_TIMER_MS = 2 ** 31 - 1;
-/** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
-const SHUTDOWN_GRACE_MS = 5_000;
 /** A second stop signal within this long of the first is the same stop, not "stop now". */
 const REPEAT_MS = 1_000;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

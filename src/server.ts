@@ -1,15 +1,12 @@
 // Builds the HTTP server (Fastify) around a datastore, with pino logs on stderr.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { MAX_BODY_SIZE } from './config/limits.js';
+import { DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_SWEEP_MS } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger, type Logger } from './log.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
-import { DEFAULT_MAX_UPLOAD_BYTES, isUploadTarget, tooLarge } from './rest/handlers/upload.js';
-
-/** How often expired uploads are swept (each upload sweeps too). */
-const SWEEP_MS = 60_000;
+import { isUploadTarget, tooLarge } from './rest/handlers/upload.js';
 
 export interface ServerOptions {
   /** the logger; by default one at `logLevel` on stderr */
@@ -55,7 +52,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     response.writeHead(refused.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
-  const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), SWEEP_MS).unref();
+  const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();
   // Closing waits for the requests in flight; a keep-alive connection whose last request ends
   // meanwhile is idle from then on, and would hold the close until the client's keep-alive ran out.
   let idle: NodeJS.Timeout | undefined;

@@ -120,6 +120,17 @@ const cases: Case[] = [
     params: () => ['A', 5, 3],
   },
   {
+    what: 'a prefix test (begin, a trailing @) as a range on the folded column, which an index serves',
+    compile: (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.ID }],
+      where: { kind: 'prefix', path: { ...at(E.lastName), fold: true }, prefix: 'smi' },
+      order: [],
+    }),
+    sql: (p) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."lastName__fold" >= ${p(1)} AND t0."lastName__fold" < ${p(2)})`,
+    params: () => ['smi', 'smi\u{10FFFF}'],
+  },
+  {
     what: 'dates (dateOnly) and objects encoded as bound values',
     compile: (d) => compileSelect(d, {
       dataClass: Employee,

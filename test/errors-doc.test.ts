@@ -2,7 +2,9 @@
 // same errCode, HTTP status, componentSignature and summary; errCodes are unique.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { ERRORS, type ErrorName, type ErrorSpec } from '../src/errors/registry.js';
@@ -102,6 +104,22 @@ describe('error registry', () => {
     }
   });
 
+  it('is the only place an errCode is written: no code in src/ is a number of its own', () => {
+    const src = fileURLToPath(new URL('../src', import.meta.url));
+    const ours = new Set(registry.map(([, spec]) => spec.errCode));
+    const found: string[] = [];
+    for (const file of sourceFiles(src)) {
+      if (file.endsWith(join('errors', 'registry.ts'))) continue;
+      // comments may cite codes (4D's 1542); code may not
+      const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`])\/\/.*$/gm, '$1');
+      code.split('\n').forEach((line, i) => {
+        const codes = [...line.matchAll(/-?\b\d+\b/g)].map((m) => Number(m[0])).filter((n) => ours.has(n));
+        if (codes.length > 0 || /(?<!\.)\berrCode\s*:\s*-?\d+\s*[,}]|ERRCODE\w*\s*=\s*-?\d/i.test(line)) found.push(`${file.slice(src.length + 1)}:${i + 1}: ${line.trim()}`);
+      });
+    }
+    assert.deepEqual(found, [], 'take errCodes from ERRORS (src/errors/registry.ts), and register new ones there');
+  });
+
   it('sends a stack of errors innermost first, with the status of the first', () => {
     const e = new DatasetError('STAMP_CHANGED', 'stamp', [
       { name: 'RECORD_NOT_SAVED', message: 'record' },
@@ -116,3 +134,7 @@ describe('error registry', () => {
     ]);
   });
 });
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+}

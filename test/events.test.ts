@@ -10,7 +10,8 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
 import type { Entity } from '../src/datastore/entity.js';
-import { EVENT_THREW_ERRCODE, type EntityEvent } from '../src/datastore/events.js';
+import type { EntityEvent } from '../src/datastore/events.js';
+import { ERRORS } from '../src/errors/registry.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { openProject } from '../src/project.js';
 import { openDemo, tempDir } from './helpers.js';
@@ -303,7 +304,7 @@ describe('entity events', () => {
         assert.ok(e instanceof DatasetError);
         const [wire] = e.toWire();
         assert.equal(wire.componentSignature, 'DBEV');
-        assert.equal(wire.errCode, EVENT_THREW_ERRCODE);
+        assert.equal(wire.errCode, ERRORS.EVENT_FAILED.errCode);
         assert.match(wire.message, /The validateSave event of Person failed/);
         assert.doesNotMatch(wire.message, /event failed: validateSave/, 'the cause is logged, not sent');
         assert.equal(e.validation?.serious, true);

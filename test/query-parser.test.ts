@@ -389,7 +389,7 @@ describe('parseOrderList', () => {
   ];
   for (const [name, text, offset, expected] of errors) {
     it(`rejects ${name}: ${JSON.stringify(text)}`, () =>
-      assertQueryError(() => parseOrderList(text), 'INVALID_FILTER', JSON.stringify(text), `at offset ${offset}`, `expected ${expected}`));
+      assertQueryError(() => parseOrderList(text), 'INVALID_ORDER_BY', JSON.stringify(text), `at offset ${offset}`, `expected ${expected}`));
   }
 });
 

@@ -191,7 +191,7 @@ describe('query language', () => {
   });
 
   const errors: [string, unknown[], RegExp][] = [
-    ['lastNme = x', [], /at offset 0: unknown attribute 'lastNme' in Person, did you mean 'lastName'\?/],
+    ['lastNme = x', [], /at offset 0: The "lastNme" attribute cannot be found in the "Person" dataclass, did you mean 'lastName'\?/],
     ['salary > abc', [], /at offset 9: salary > "abc": Person\.salary is number/],
     ['salary > :2', [1], /uses :2 but only 1 parameter was given/],
     ['salary = :1', [null], /:1 is null/],

@@ -20,3 +20,48 @@ export const MAX_QUERY_PARAMS = 128;
 export const MAX_IN_LIST = 10_000;
 /** Longest $timeout of an entity set or an upload, in seconds (30 days). */
 export const MAX_TIMEOUT_S = 30 * 24 * 3600;
+
+// ---- queries, sorts and projections ----
+/** How deep calculated attributes may query or sort by one another (a deeper chain is taken for a loop). */
+export const MAX_CALCULATED_DEPTH = 8;
+/** Longest attribute path accepted in $attributes / $expand (limits work on hostile input). */
+export const MAX_PATH_DEPTH = 8;
+
+// ---- reading in batches ----
+/** Keys bound in one IN list at most; longer lists are read in several queries. */
+export const KEYS_PER_QUERY = 1000;
+/** Entities are read in chunks of this size when iterating or converting to an array. */
+export const ITERATION_CHUNK = 1000;
+
+// ---- entity sets ----
+/** Default lifetime of an entity set: 2 hours (spec "Limits"). */
+export const DEFAULT_SET_TIMEOUT_S = 7200;
+/** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
+export const REBUILT_SET_TIMEOUT_S = 600;
+/** Members kept by all the sets of one in-memory store at most (--max-set-members); past it, the least recently used sets go first. */
+export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
+
+// ---- files and uploads ----
+/** How long an upload waits to be attached, without $timeout (spec "Limits"). */
+export const DEFAULT_UPLOAD_TIMEOUT_S = 120;
+/** The longest an upload may wait to be attached ($timeout): a day, so that nobody parks files for a month. */
+export const MAX_UPLOAD_TIMEOUT_S = 24 * 3600;
+/** The largest upload accepted, without --max-upload-size. */
+export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** How long a file stored by code waits for an entity to hold it before it is removed. */
+export const UNCLAIMED_FILE_MS = 24 * 3600 * 1000;
+/** How often expired uploads are swept (each upload sweeps too). */
+export const UPLOAD_SWEEP_MS = 60_000;
+/**
+ * Image conversions decode the whole image: bounded in pixels (a small PNG or SVG can declare
+ * 16000×16000 pixels), and made one at a time.
+ */
+export const MAX_CONVERTED_PIXELS = 25_000_000;
+
+// ---- functions and stopping ----
+/** The default time limit of a function called over REST (--function-timeout). */
+export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
+/** The longest timer Node.js keeps (setTimeout takes at most 2^31 - 1 ms, about 24.8 days). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
+export const SHUTDOWN_GRACE_MS = 5_000;

@@ -3,14 +3,12 @@
 // = staff.lastName), walked level by level with a query per relation step for a whole page,
 // and aliases leading to entities, selected in SQL by reachCondition.
 
+import { KEYS_PER_QUERY } from '../config/limits.js';
 import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute } from '../model/types.js';
 import { directPath, inSelect, type Condition } from '../query/plan.js';
 import type { DataClass } from './dataclass.js';
 import type { Datastore } from './datastore.js';
 import type { Entity } from './entity.js';
-
-/** Keys bound in one IN list at most; longer lists are read in several queries. */
-export const KEYS_PER_QUERY = 1000;
 
 /** Reads the entities of `dc` whose `attr` is one of `values`, in chunks of KEYS_PER_QUERY. */
 export async function readWhereIn(dc: DataClass, attr: DataClassModel['key'], values: readonly unknown[], byKey = false): Promise<Entity[]> {

@@ -2,45 +2,13 @@
 // and $distinct): one SQL aggregate over the selection's members, never a loop in JavaScript.
 
 import { DatasetError } from '../errors/dataset-error.js';
-import { NUMBER_TYPES, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type Visibility } from '../model/types.js';
+import { NUMBER_TYPES } from '../model/types.js';
 import type { AttributePath } from '../query/plan.js';
 import { compileAggregate, compileDistinct, compileTextExtreme, type AggregateFn } from '../sql/compiler.js';
-import { didYouMean } from '../util/suggest.js';
 import type { EntitySelection } from './selection.js';
 
 export type ComputeKeyword = AggregateFn | '$all';
 export const COMPUTE_KEYWORDS: readonly ComputeKeyword[] = ['$all', 'count', 'sum', 'average', 'min', 'max'];
-
-/** The value path of a computation: a storage attribute, through N→1 relations, or a property of an object attribute. */
-export function resolveValuePath(dc: DataClassModel, text: string, visible: Visibility): AttributePath {
-  const via: RelatedEntityAttribute[] = [];
-  let cls = dc;
-  const parts = text.split('.');
-  for (let i = 0; i < parts.length; i++) {
-    const attr = cls.attributesByName.get(parts[i]);
-    if (!attr || !visible(attr)) {
-      const names = cls.attributes.filter(visible).map((a) => a.name);
-      throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${parts[i]}" attribute cannot be found in the "${cls.name}" dataclass (in '${text}')${didYouMean(parts[i], names)}`);
-    }
-    const last = i === parts.length - 1;
-    if (attr.kind === 'relatedEntity' && !last) {
-      via.push(attr);
-      cls = attr.target;
-    } else if (attr.kind === 'storage' && attr.type === 'object' && !last) {
-      return { via, attr, json: parts.slice(i + 1) };
-    } else if (attr.kind === 'storage' && last) {
-      if (attr.type === 'image' || attr.type === 'blob' || attr.type === 'object') {
-        throw new DatasetError('INVALID_OPTION', `cannot compute on '${text}': ${attr.type} attributes have no value to compute (a property of an object can be: '${text}.property')`);
-      }
-      return { via, attr };
-    } else if (attr.kind === 'alias' && last && !attr.toMany && attr.steps[attr.steps.length - 1].kind === 'storage') {
-      return { via: [...via, ...(attr.steps.slice(0, -1) as RelatedEntityAttribute[])], attr: attr.steps[attr.steps.length - 1] as StorageAttribute };
-    } else {
-      throw new DatasetError('INVALID_OPTION', `cannot compute on '${text}': '${parts[i]}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute${attr.kind === 'relatedEntities' ? ' (a 1→N relation has many values)' : ''}`);
-    }
-  }
-  throw new DatasetError('INVALID_OPTION', `cannot compute on '${text}'`);
-}
 
 /** The answer of a $compute keyword: a bare value, or the object of `$all` keyed by the attribute name. */
 export async function compute(selection: EntitySelection, path: AttributePath, keyword: ComputeKeyword, name: string): Promise<unknown> {

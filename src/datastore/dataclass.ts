@@ -3,7 +3,9 @@
 // what user classes give a dataclass: its entity and selection classes, calculated attributes'
 // code and entity events.
 
+import { KEYS_PER_QUERY } from '../config/limits.js';
 import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, StorageType } from '../model/types.js';
+import { attributeOf, kindOf } from '../query/path.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
 import { compileSelect } from '../sql/compiler.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
@@ -15,7 +17,7 @@ import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler
 import { EntitySelection } from './selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { fold } from '../util/fold.js';
-import { coerceValue, keyFromInput } from './values.js';
+import { coerceValue, keyFromInput } from '../model/values.js';
 
 /** Types whose column values need the dialect's decode (the others arrive as they are). */
 const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
@@ -74,12 +76,8 @@ export class DataClass {
    * `/rest/{dataClass}:{attribute}(value)`.
    */
   async findBy(name: string, value: unknown): Promise<Entity | null> {
-    const attr = this.model.attributesByName.get(name);
-    if (!attr || attr.kind !== 'storage') {
-      throw new DatasetError(attr ? 'INVALID_VALUE' : 'UNKNOWN_ATTRIBUTE', attr
-        ? `${this.name}.${name} is a ${attr.kind} attribute: a lookup needs a storage attribute`
-        : `The "${name}" attribute cannot be found in the "${this.name}" dataclass`);
-    }
+    const attr = attributeOf(this.model, name, () => true);
+    if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${this.name}.${name} is ${kindOf(attr)}: a lookup needs a storage attribute`);
     const v = coerceValue(attr, value);
     // text compares as 4D compares it: without regard to case or accents
     if (attr.type === 'string') return this.selectionWhere({ kind: 'compare', path: { via: [], attr, fold: true }, op: '=', value: fold(v as string) }).first();
@@ -180,14 +178,14 @@ export class DataClass {
 
   /**
    * The entities of these keys, in their order: null where no entity has the key any more (an
-   * entity set keeps the keys of dropped entities, reference §8.2). One query per 1,000 keys.
+   * entity set keeps the keys of dropped entities, reference §8.2). One query per KEYS_PER_QUERY keys.
    */
   async getMany(keys: readonly unknown[]): Promise<(Entity | null)[]> {
     const found = new Map<unknown, Entity>();
-    for (let at = 0; at < keys.length; at += 1000) {
+    for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
       for (const e of await this.readEntities({
         dataClass: this.model, columns: this.#columns, order: [],
-        where: { kind: 'in', path: directPath(this.model.key), values: keys.slice(at, at + 1000) },
+        where: { kind: 'in', path: directPath(this.model.key), values: keys.slice(at, at + KEYS_PER_QUERY) },
       })) found.set(e.getKey(), e);
     }
     return keys.map((k) => found.get(k) ?? null);

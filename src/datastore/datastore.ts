@@ -2,8 +2,10 @@
 // sync at open, the global stamp, and the few statements that change data (insert, update,
 // delete), so every save and drop, from REST or from user code, goes through the same checks.
 
+import { DEFAULT_FUNCTION_TIMEOUT_MS, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { DataClassModel, Model, StorageAttribute } from '../model/types.js';
+import type { CalculatedAttribute, DataClassModel, Model, StorageAttribute } from '../model/types.js';
+import type { CalculatedDefinition } from './calculated.js';
 import { and, directPath, type Condition } from '../query/plan.js';
 import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
@@ -13,7 +15,6 @@ import { withDeadlines } from './deadline-storage.js';
 import { FileStore, type StoredFile } from './files.js';
 import { MemoryEntitySetStore, type EntitySetStore } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
-import type { CalculatedLookup } from './order-by.js';
 
 /** The error for a key no entity has: 4D's 1542, in 4D's words. */
 export function entityNotFound(dc: DataClassModel, key: unknown): DatasetError {
@@ -38,12 +39,6 @@ export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: D
 function fileAttributes(dc: DataClassModel): StorageAttribute[] {
   return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
 }
-
-/** How long a file stored by code waits for an entity to hold it before it is removed. */
-const UNCLAIMED_FILE_MS = 24 * 3600 * 1000;
-
-/** The default time limit of a function called over REST (--function-timeout). */
-export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
 
 export class Datastore {
   readonly #classes = new Map<string, DataClass>();
@@ -97,7 +92,7 @@ export class Datastore {
   functionTimeoutMs = DEFAULT_FUNCTION_TIMEOUT_MS;
 
   /** @internal Finds the code of a calculated attribute, for the query resolver and the sorts. */
-  readonly calculatedLookup: CalculatedLookup = (attr) => this.dataClassOf(attr.dataClass).calculated(attr.name);
+  readonly calculatedLookup = (attr: CalculatedAttribute): CalculatedDefinition | undefined => this.dataClassOf(attr.dataClass).calculated(attr.name);
 
   /** @internal */
   dataClassOf(model: DataClassModel): DataClass {

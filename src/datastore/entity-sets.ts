@@ -3,6 +3,7 @@
 // Everything about sets lives behind EntitySetStore, so that a store shared by several server
 // instances can replace the in-memory one without touching the REST layer.
 
+import { DEFAULT_MAX_SET_MEMBERS } from '../config/limits.js';
 import { randomUUID } from 'node:crypto';
 import { DatasetError } from '../errors/dataset-error.js';
 
@@ -35,11 +36,6 @@ export interface EntitySetStore {
 export function newSetId(): string {
   return randomUUID().replaceAll('-', '').toUpperCase();
 }
-
-/** Default lifetime of an entity set: 2 hours (spec "Limits"). */
-export const DEFAULT_SET_TIMEOUT_S = 7200;
-/** Members kept by all the sets of one in-memory store at most; past it, the least recently used sets go first. */
-export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
 
 export interface MemoryStoreOptions {
   readonly maxMembers?: number;

@@ -7,12 +7,16 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { AliasAttribute, AttributeModel, StorageAttribute } from '../model/types.js';
 import type { DataClass } from './dataclass.js';
 import type { EntitySelection } from './selection.js';
+import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
 import { reachCondition, relationSteps, walkAlias } from './alias-values.js';
 import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventKind, type EventTable } from './events.js';
-import { coerceValue, keyFromInput, newUuid } from './values.js';
+import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 
 export type EntityRow = Record<string, unknown>;
+
+/** Code sees every attribute. */
+const ALL = () => true;
 
 /** The state of the entity being constructed by Entity.create (constructors of user classes call super() without arguments). */
 let pending: { dc: DataClass; values: EntityRow | null; stamp: number; timestamp: number } | undefined;
@@ -150,7 +154,7 @@ export class Entity {
     const setter = attr.kind === 'calculated' ? this.#dc.calculated(name)?.set : undefined;
     if (setter) return setter(this, value);
     if (attr.kind !== 'storage') {
-      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute${attr.kind === 'calculated' ? ' without a set function' : ''} and cannot be set`);
+      throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is ${kindOf(attr)}${attr.kind === 'calculated' ? ' without a set function' : ''} and cannot be set`);
     }
     if (attr.identifying && !this.#isNew) {
       throw new DatasetError('INVALID_VALUE', `the key ${this.#dc.name}.${name} of a saved entity cannot change`);
@@ -182,7 +186,7 @@ export class Entity {
       const reached = target.selectionWhere(this.#isNew ? { kind: 'in', path: directPath(target.model.key), values: [] } : reachCondition(this.#dc.model, this.getKey(), steps));
       return attr.toMany || steps[steps.length - 1].kind === 'relatedEntities' ? reached : reached.first();
     }
-    throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute, not a relation`);
+    throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is ${kindOf(attr)}, not a relation`);
   }
 
   /** @internal The key a relatedEntity (its foreign key) or a single-entity alias holds, or null. */
@@ -357,7 +361,7 @@ export class Entity {
 
   #attribute(name: string): AttributeModel {
     const attr = this.#dc.model.attributesByName.get(name);
-    if (!attr) throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${name}" attribute cannot be found in the "${this.#dc.name}" dataclass`);
+    if (!attr) throw unknownAttribute(this.#dc.model, name, ALL);
     return attr;
   }
 }

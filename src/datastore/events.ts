@@ -3,6 +3,7 @@
 // them, so a save from REST and a save from user code run the same events.
 
 import { DatasetError } from '../errors/dataset-error.js';
+import { ERRORS } from '../errors/registry.js';
 import { createLogger, type Logger } from '../log.js';
 import type { Entity } from './entity.js';
 
@@ -10,9 +11,6 @@ export const EVENT_KINDS = ['touched', 'validateSave', 'saving', 'afterSave', 'v
 export type EventKind = (typeof EVENT_KINDS)[number];
 /** Events that also exist per attribute (afterSave and afterDrop are entity-level only, §6.5). */
 export const ATTRIBUTE_EVENT_KINDS: ReadonlySet<EventKind> = new Set(['touched', 'validateSave', 'saving', 'validateDrop', 'dropping']);
-
-/** errCode of the DBEV error reported when an event throws instead of returning an error object. */
-export const EVENT_THREW_ERRCODE = 7030;
 
 /** The `$event` an entity event receives. */
 export interface EntityEvent {
@@ -129,7 +127,7 @@ export async function runStopping(handler: EntityEventHandler, entity: Entity, e
     // message names the event; the cause is logged, not sent (ARCHITECTURE §6).
     report({ kind: event.kind, dataClassName: event.dataClassName, attributeName: event.attributeName, error });
     const where = `${event.dataClassName}${event.attributeName ? `.${event.attributeName}` : ''}`;
-    throw eventError(event.kind, event.dataClassName, { errCode: EVENT_THREW_ERRCODE, message: `The ${event.kind} event of ${where} failed with an exception` }, true);
+    throw eventError(event.kind, event.dataClassName, { errCode: ERRORS.EVENT_FAILED.errCode, message: `The ${event.kind} event of ${where} failed with an exception` }, true);
   }
   if (isErrorObject(result)) throw eventError(event.kind, event.dataClassName, result);
 }

@@ -2,10 +2,11 @@
 // selections, value lists of aliases) with one query per relation level for a whole page (key
 // lists chunked), never one per entity.
 
+import { KEYS_PER_QUERY } from '../config/limits.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
 import { directPath } from '../query/plan.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
-import { KEYS_PER_QUERY, readWhereIn, walkAlias } from './alias-values.js';
+import { readWhereIn, walkAlias } from './alias-values.js';
 import type { Datastore } from './datastore.js';
 import type { Entity } from './entity.js';
 import { leadsTo, type Projection } from './projection.js';

@@ -2,13 +2,13 @@
 // related entity, inline related selection), resolved from attribute paths ($attributes, the
 // /attr1,attr2 list) and $expand paths against the model (spec "$attributes rules" 1–6).
 
+import { MAX_PATH_DEPTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type {
   AliasAttribute, AttributeModel, CalculatedAttribute, DataClassModel,
-  RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute,
+  RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
 } from '../model/types.js';
-import { didYouMean } from '../util/suggest.js';
-import type { Visibility } from '../model/types.js';
+import { attributeOf, kindOf } from '../query/path.js';
 
 export type ProjectedAttribute =
   | { readonly kind: 'value'; readonly attr: StorageAttribute | AliasAttribute | CalculatedAttribute }
@@ -27,9 +27,6 @@ export interface Projection {
   /** true when some attribute needs more than the entity's own row: relations (inline, or deferred N→1 ones whose target must still exist), lists, calculated values (see fetchRelated) */
   readonly related: boolean;
 }
-
-/** Longest attribute path accepted in $attributes / $expand (limits work on hostile input). */
-export const MAX_PATH_DEPTH = 8;
 
 export interface ProjectionRequest {
   /** attribute paths; undefined = all attributes */
@@ -103,11 +100,7 @@ function isLeaf(w: Want): boolean {
  */
 function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, visible: Visibility, at: string): Projection {
   for (const name of new Set([...(want?.children.keys() ?? []), ...(expand?.children.keys() ?? [])])) {
-    const attr = dc.attributesByName.get(name);
-    if (!attr || !visible(attr)) {
-      const candidates = dc.attributes.filter(visible).map((a) => a.name);
-      throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${name}" attribute cannot be found in the "${dc.name}" dataclass${at ? ` (in '${at}${name}')` : ''}${didYouMean(name, candidates)}`);
-    }
+    attributeOf(dc, name, visible, at ? `in '${at}${name}'` : undefined);
   }
   const out: ProjectedAttribute[] = [];
   for (const attr of dc.attributes) {
@@ -135,7 +128,7 @@ function project(attr: AttributeModel, sub: Want | undefined, expand: Want | und
       : { kind: 'entity', attr: r as RelatedEntityAttribute | AliasAttribute, sub: projection };
   }
   if ((sub && !isLeaf(sub) && !(attr.kind === 'storage' && attr.type === 'object')) || (expand && !isLeaf(expand))) {
-    throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute: only relation attributes can be followed by '.'`);
+    throw new DatasetError('NOT_A_RELATION', `'${at.slice(0, -1)}' is ${kindOf(attr)}: only relation attributes can be followed by '.'`);
   }
   if (expand && !(attr.kind === 'storage' && (attr.type === 'image' || attr.type === 'blob'))) {
     throw new DatasetError('INVALID_OPTION', `$expand=${at.slice(0, -1)}: '${attr.name}' is not a relation (only relations, pictures and blobs can be expanded)`);

@@ -2,6 +2,7 @@
 // condition, an order, a window) that runs as SQL only when counted or read, page by page, so
 // no operation loads a whole table.
 
+import { ITERATION_CHUNK } from '../config/limits.js';
 import { parseQuery } from '../query/parser.js';
 import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
 import { INTEGER_TYPES, type Visibility } from '../model/types.js';
@@ -10,8 +11,9 @@ import type { KeyList } from './entity-sets.js';
 import { resolveQuery } from '../query/resolve.js';
 import type { DataClass } from './dataclass.js';
 import type { Entity } from './entity.js';
-import { aggregates, distinct, resolveValuePath } from './compute.js';
-import { parseOrderBy } from './order-by.js';
+import { parseOrderBy } from '../query/order.js';
+import { resolveValuePath } from '../query/path.js';
+import { aggregates, distinct } from './compute.js';
 
 /** How the entities of a selection are defined. (Entity sets will add a key-list source.) */
 export interface QuerySource {
@@ -23,9 +25,6 @@ export interface QuerySource {
   readonly limit: number | null;
 }
 export type SelectionSource = QuerySource;
-
-/** Entities are read in chunks of this size when iterating or converting to an array. */
-const ITERATION_CHUNK = 1000;
 
 export class EntitySelection {
   readonly #dc: DataClass;

@@ -50,6 +50,7 @@ export const ERRORS = {
   NOT_AN_IMAGE: { errCode: 7024, status: 400, signature: 'dsrs', summary: 'An upload announced as an image ($rawPict=true) is not one.' },
   RANGE_NOT_SATISFIABLE: { errCode: 7026, status: 416, signature: 'dsrs', summary: 'A Range header asks for bytes past the end of the file.' },
   UPLOAD_WRONG_KIND: { errCode: 7025, status: 400, signature: 'dsrs', summary: 'An upload of the other kind is attached: image attributes take $rawPict uploads, blob attributes $binary ones.' },
+  EVENT_FAILED: { errCode: 7030, status: 409, signature: 'dsrs', summary: 'An entity event threw an exception instead of returning an error object: the save or drop is refused (the code sits in the DBEV item of the save-failure stack); the cause is logged, not sent.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

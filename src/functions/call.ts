@@ -3,6 +3,7 @@
 // types, the call's own context, the time limit, and the failure of user code (or a result that
 // cannot be sent) turned into a clear error.
 
+import { MAX_TIMER_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
 import { leaveContext, runInContext, timeoutError, type CallContext, type CallRequest } from './context.js';
@@ -43,8 +44,6 @@ export function exposedNames(targets: readonly CallTarget[]): string[] {
 export function checkHttpMethod(name: string, viaGet: boolean, onHttpGet: boolean): void {
   if (viaGet && !onHttpGet) throw new DatasetError('METHOD_NOT_ALLOWED', `GET cannot call ${name}: call it with POST, or mark it @onHttpGet`);
 }
-
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** One call of user code. */
 export interface Invocation {

@@ -6,7 +6,7 @@
 
 import { Entity } from '../datastore/entity.js';
 import { EntitySelection } from '../datastore/selection.js';
-import { parseDate } from '../datastore/values.js';
+import { parseDate } from '../model/values.js';
 import { DatasetError } from '../errors/dataset-error.js';
 
 export const PARAM_KINDS = ['any', 'string', 'number', 'boolean', 'date', 'object', 'array', 'entity', 'selection'] as const;

@@ -13,6 +13,8 @@
 
 import { fstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { WIRE } from '../config/wire.js';
+import { ERRORS } from '../errors/registry.js';
 
 const BEAT_MS = 50;
 /**
@@ -55,7 +57,7 @@ parentPort.on('message', (m) => { action = m.action; });
 function answer(fd, inode, message) {
   // the descriptor must still be the caller's socket: after a hang-up it may be another connection's
   try { if (fs.fstatSync(fd).ino !== inode) return; } catch { return; }
-  const body = JSON.stringify({ __ERROR: [{ message, componentSignature: 'dsrs', errCode: 7020 }] });
+  const body = JSON.stringify({ ${JSON.stringify(WIRE.ERROR)}: [{ message, componentSignature: ${JSON.stringify(ERRORS.FUNCTION_TIMEOUT.signature)}, errCode: ${ERRORS.FUNCTION_TIMEOUT.errCode} }] });
   const head = 'HTTP/1.1 504 Gateway Timeout\\r\\ncontent-type: application/json; charset=utf-8\\r\\ncontent-length: ' + Buffer.byteLength(body) + '\\r\\nconnection: close\\r\\n\\r\\n';
   try { fs.writeSync(fd, head + body); } catch {}
 }

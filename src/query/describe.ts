@@ -19,8 +19,6 @@ export interface PathStep {
 export type Counter = (where: Condition | null) => Promise<number>;
 
 export function queryPlan(c: Condition): PlanNode {
-  const begin = prefixOf(c);
-  if (begin) return viaPlan(begin.via, { item: describe(c) });
   switch (c.kind) {
     case 'and':
       return { And: c.items.map(queryPlan) };
@@ -48,7 +46,7 @@ async function step(c: Condition, count: Counter): Promise<PathStep> {
   const started = performance.now();
   const found = await count(c);
   const time = Math.round((performance.now() - started) * 1000) / 1000;
-  if ((c.kind !== 'and' && c.kind !== 'or') || prefixOf(c)) return { description: describe(c), time, recordsfounds: found };
+  if (c.kind !== 'and' && c.kind !== 'or') return { description: describe(c), time, recordsfounds: found };
   const steps: PathStep[] = [];
   for (const item of c.items) {
     const s = await step(item, count);
@@ -60,13 +58,13 @@ async function step(c: Condition, count: Counter): Promise<PathStep> {
 
 /** One criterion as text: `Employee.salary > 5000`, `[index : Employee.lastName ] = smith`. */
 export function describe(c: Condition): string {
-  const begin = prefixOf(c);
-  if (begin) return `${attribute(begin)} begin ${text(begin.prefix)}`;
   switch (c.kind) {
     case 'compare':
       return `${attribute(c.path)} ${c.op === '!=' ? '#' : c.op} ${text(c.value)}`;
     case 'like':
       return `${attribute(c.path)} LIKE ${c.pattern}`;
+    case 'prefix':
+      return `${attribute(c.path)} begin ${c.prefix}`;
     case 'in':
       return `${attribute(c.path)} IN [${c.values.map(text).join(', ')}]`;
     case 'isNull':
@@ -89,14 +87,6 @@ export function describe(c: Condition): string {
       return never;
     }
   }
-}
-
-/** The range the resolver makes of a prefix test (fold >= p AND fold < p + U+10FFFF), read back as `begin p`. */
-function prefixOf(c: Condition): (AttributePath & { prefix: string }) | undefined {
-  if (c.kind !== 'and' || c.items.length !== 2) return undefined;
-  const [a, b] = c.items;
-  if (a.kind !== 'compare' || b.kind !== 'compare' || a.path !== b.path || a.op !== '>=' || b.op !== '<') return undefined;
-  return typeof a.value === 'string' && b.value === `${a.value}\u{10FFFF}` ? { ...a.path, prefix: a.value } : undefined;
 }
 
 function attribute(p: AttributePath): string {

@@ -18,34 +18,47 @@ const KEYWORD_AHEAD = /(?:and|or|except|order\s+by)(?![A-Za-z0-9_.])/iy;
 const SYMBOLS: [string, Comparator][] = [['===', '==='], ['!==', '!=='], ['==', '=='], ['!=', '!='], ['<=', '<='], ['>=', '>='], ['=', '='], ['#', '#'], ['<', '<'], ['>', '>'], ['%', '%']];
 
 export function parseQuery(text: string): ParsedQuery {
-  if (text.length > MAX_QUERY_LENGTH) {
-    throw new DatasetError('LIMIT_EXCEEDED', `the query is ${text.length} characters long; at most ${MAX_QUERY_LENGTH} are read`);
-  }
-  return new Parser(text).query();
+  return new Parser(text, QUERY).query();
 }
 
-/** Parses an order string on its own ("lastName desc, employer.name"), as $orderby gives it. */
+/**
+ * Parses an order string on its own ("lastName desc, employer.name"), as $orderby and
+ * selection.orderBy() give it: the grammar of a query's `order by` clause, failing with
+ * INVALID_ORDER_BY.
+ */
 export function parseOrderList(text: string): OrderItem[] {
-  const p = new Parser(text);
+  const p = new Parser(text, ORDER_LIST);
   const items = p.orderList();
-  p.end('a comma and another attribute');
+  p.end('a comma and another attribute to sort by, or the end of the order');
   return items;
 }
 
 /** Parses an attribute path on its own (the value of a :n placeholder standing for a path). */
 export function parsePathText(text: string): Extract<PathRef, { kind: 'path' }> {
-  const p = new Parser(text);
+  const p = new Parser(text, QUERY);
   const path = p.path();
   p.end('the end of the attribute path');
   if (path.kind !== 'path') throw new DatasetError('INVALID_FILTER', `${JSON.stringify(text)} is not an attribute path`);
   return path;
 }
 
+/** What is being read, as failures name it. */
+interface TextKind {
+  readonly code: 'INVALID_FILTER' | 'INVALID_ORDER_BY';
+  readonly noun: string;
+}
+const QUERY: TextKind = { code: 'INVALID_FILTER', noun: 'query' };
+const ORDER_LIST: TextKind = { code: 'INVALID_ORDER_BY', noun: 'order-by string' };
+
 class Parser {
   #at = 0;
   #depth = 0;
 
-  constructor(readonly text: string) {}
+  constructor(readonly text: string, readonly kind: TextKind) {
+    if (text.length > MAX_QUERY_LENGTH) {
+      throw new DatasetError('LIMIT_EXCEEDED', `the ${kind.noun} is ${text.length} characters long; at most ${MAX_QUERY_LENGTH} are read`);
+    }
+  }
 
   query(): ParsedQuery {
     this.#space();
@@ -274,7 +287,7 @@ class Parser {
       return this.#fail(/:[A-Za-z_]/y.test(this.text.slice(at, at + 2)) ? 'a numbered placeholder (:1, :2 …): named placeholders are not available through REST' : 'a placeholder :1, :2 …');
     }
     const n = Number(r[1]);
-    if (n < 1 || n > MAX_QUERY_PARAMS) throw new DatasetError('INVALID_FILTER', `${quote(this.text)} at offset ${at}: placeholders are numbered from :1 to :${MAX_QUERY_PARAMS}`);
+    if (n < 1 || n > MAX_QUERY_PARAMS) throw new DatasetError(this.kind.code, `${quote(this.text)} at offset ${at}: placeholders are numbered from :1 to :${MAX_QUERY_PARAMS}`);
     this.#at += r[0].length;
     return n;
   }
@@ -324,8 +337,8 @@ class Parser {
   }
 
   #fail(expected: string): never {
-    const found = this.#done() ? 'the end of the query' : `'${this.text.slice(this.#at, this.#at + 12)}${this.text.length > this.#at + 12 ? '…' : ''}'`;
-    throw new DatasetError('INVALID_FILTER', `cannot read the query ${quote(this.text)} at offset ${this.#at}: expected ${expected}, found ${found}`);
+    const found = this.#done() ? `the end of the ${this.kind.noun}` : `'${this.text.slice(this.#at, this.#at + 12)}${this.text.length > this.#at + 12 ? '…' : ''}'`;
+    throw new DatasetError(this.kind.code, `cannot read the ${this.kind.noun} ${quote(this.text)} at offset ${this.#at}: expected ${expected}, found ${found}`);
   }
 }
 

@@ -1,5 +1,5 @@
 // The resolved query plan: conditions and sort terms holding model references and coerced values,
-// never names as written. Built by resolvers in datastore/ and query/, compiled by sql/compiler.ts.
+// never names as written. Built by the resolvers of query/, compiled by sql/compiler.ts.
 
 import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 
@@ -23,11 +23,13 @@ export type Condition =
   | { readonly kind: 'in'; readonly path: AttributePath; readonly values: readonly unknown[] }
   /** the path's value is one of these keys (an entity set's members), bound as one parameter */
   | { readonly kind: 'inKeys'; readonly path: AttributePath; readonly keys: ArrayLike<unknown> }
-  /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `begin`, `%` */
+  /** SQL LIKE with '\\' as escape: 4D's @ wildcards, `%` */
   | { readonly kind: 'like'; readonly path: AttributePath; readonly pattern: string }
-  /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */
+  /** the (folded) text starts with `prefix`: `begin`, a trailing @ (the compiler makes it a range an index serves) */
+  | { readonly kind: 'prefix'; readonly path: AttributePath; readonly prefix: string }
   /** at least one element of the JSON array at `path` (an object attribute and a property path) matches `where` */
   | { readonly kind: 'elements'; readonly path: AttributePath; readonly where: Condition; readonly tag?: string }
+  /** at least one entity on the N side of `relation` (reached through `via` first) matches `where` */
   | {
     readonly kind: 'exists'; readonly via: readonly RelatedEntityAttribute[]; readonly relation: RelatedEntitiesAttribute; readonly where: Condition | null;
     /** the relation path and class index: criteria of one AND with the same tag share the related entity */

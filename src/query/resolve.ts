@@ -3,16 +3,16 @@
 // attribute, text is folded, 4D's @ wildcards become LIKE patterns or index-friendly ranges.
 // Reads only the in-memory model; every mistake is an INVALID_FILTER naming where it is.
 
+import { MAX_CALCULATED_DEPTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import type {
-  CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
-} from '../model/types.js';
-import { sortTerms, type CalculatedLookup } from '../datastore/order-by.js';
+import type { CalculatedAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, Visibility } from '../model/types.js';
+import { coerceValue } from '../model/values.js';
 import { fold } from '../util/fold.js';
-import { didYouMean } from '../util/suggest.js';
-import { coerceValue } from '../datastore/values.js';
 import type { Comparator, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
+import { NO_CALCULATED, type CalculatedLookup } from './calculated.js';
+import { resolveOrder } from './order.js';
 import { parsePathText, parseQuery } from './parser.js';
+import { walkPath, type Hop } from './path.js';
 import { inSelect, type AttributePath, type CompareOp, type Condition, type OrderTerm } from './plan.js';
 
 export interface ResolvedQuery {
@@ -20,37 +20,28 @@ export interface ResolvedQuery {
   readonly order: readonly OrderTerm[];
 }
 
-/** Above every character a folded text holds: the upper bound of a prefix range. */
-const TOP = '\u{10FFFF}';
-
 export function resolveQuery(
-  dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility, calculated: CalculatedLookup = () => undefined,
+  dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility, calculated: CalculatedLookup = NO_CALCULATED,
 ): ResolvedQuery {
   const r = new Resolver(dc, query.text, params, visible, calculated, 0);
   return {
     where: query.where ? r.node(query.where, dc) : null,
-    order: query.orderBy.flatMap((o) => r.sortTerms(o.path, o.descending)),
+    order: resolveOrder(dc, query.orderBy, visible, calculated),
   };
 }
-
-/** How deep the query functions of calculated attributes may use other calculated attributes. */
-const MAX_CALCULATED_DEPTH = 8;
 /** Our comparators as 4D names them in a calculated attribute's query event. */
 const EVENT_OPERATORS: Partial<Record<Comparator, string>> = {
   '=': '==', '==': '==', '===': '===', IS: '===', '#': '!=', '!=': '!=', '!==': '!==', 'IS NOT': '!==',
   '<': '<', '<=': '<=', '>': '>', '>=': '>=', IN: 'IN', '%': '%', begin: '==',
 };
 
-/** Where a path leads: N→1 hops and 1→N hops in order, then the attribute (and a JSON property path). */
-type Hop = { kind: 'one'; attr: RelatedEntityAttribute } | { kind: 'many'; attr: RelatedEntitiesAttribute; classIndex?: number };
-
 /** A path that ends on a calculated attribute (its query function stands for the criterion). */
-interface CalculatedRoute {
+interface CalculatedTarget {
   readonly hops: readonly Hop[];
   readonly calculated: CalculatedAttribute;
 }
 
-interface Route {
+interface Target {
   readonly hops: readonly Hop[];
   readonly attr: StorageAttribute;
   readonly json?: readonly string[];
@@ -87,15 +78,8 @@ class Resolver {
     }
   }
 
-  sortTerms(ref: PathRef, descending: boolean): OrderTerm[] {
-    if (ref.kind !== 'path' || ref.steps.some((s) => s.element !== undefined || s.classIndex !== undefined)) {
-      throw this.error(ref.at, `cannot sort by '${this.pathText(ref)}': sort by attribute names and N→1 relations`);
-    }
-    return sortTerms(this.root, ref.text, descending, this.visible, this.calculated);
-  }
-
   criterion(c: Extract<QueryNode, { kind: 'compare' }>, dc: DataClassModel): Condition {
-    const found = this.route(c.path, dc);
+    const found = this.target(c.path, dc);
     if ('calculated' in found) return this.calculatedCriterion(c, found);
     const route = found;
     // From the innermost 1→N hop outwards: the comparison, then one EXISTS per 1→N hop.
@@ -120,7 +104,7 @@ class Resolver {
    * A criterion on a calculated attribute: the query its query function returns for the
    * operator and value, resolved on the attribute's dataclass, then reached through the hops.
    */
-  calculatedCriterion(c: Extract<QueryNode, { kind: 'compare' }>, route: CalculatedRoute): Condition {
+  calculatedCriterion(c: Extract<QueryNode, { kind: 'compare' }>, route: CalculatedTarget): Condition {
     const attr = route.calculated;
     const fn = this.calculated(attr)?.query;
     if (!fn) throw this.error(c.at, `${attr.dataClass.name}.${attr.name} is a calculated attribute without a query function: it cannot be queried`);
@@ -146,57 +130,27 @@ class Resolver {
     return cond;
   }
 
-  route(ref: PathRef, dc: DataClassModel): Route | CalculatedRoute {
+  target(ref: PathRef, dc: DataClassModel): Target | CalculatedTarget {
     const steps = ref.kind === 'pathParam' ? this.pathFromParam(ref) : ref.steps;
-    const hops: Route['hops'][number][] = [];
-    let cls = dc;
-    const queue = [...steps];
-    while (queue.length > 0) {
-      const step = queue.shift() as PathStep;
-      const attr = cls.attributesByName.get(step.name);
-      if (!attr || !this.visible(attr)) {
-        const names = cls.attributes.filter(this.visible).map((a) => a.name);
-        throw this.error(ref.at, `unknown attribute '${step.name}' in ${cls.name}${didYouMean(step.name, names)}`);
-      }
-      if (step.element !== undefined && !(attr.kind === 'storage' && attr.type === 'object' && queue.length > 0)) {
-        throw this.error(ref.at, `'${step.name}[${step.element ?? ''}]': only properties inside an object attribute can be collections, and ${cls.name}.${step.name} is ${attr.kind === 'storage' ? `a ${attr.type}` : `a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind}`} attribute`);
-      }
-      if (step.classIndex !== undefined && attr.kind !== 'relatedEntities' && attr.kind !== 'relatedEntity') {
-        throw this.error(ref.at, `'${step.name}{${step.classIndex}}': a class index follows a relation, and ${cls.name}.${step.name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`);
-      }
-      switch (attr.kind) {
-        case 'alias':
-          // an alias stands for its path
-          queue.unshift(...attr.path.split('.').map((name) => ({ name })));
-          continue;
-        case 'calculated':
-          if (queue.length > 0) throw this.error(ref.at, `'${this.pathText(ref)}': nothing can follow the calculated attribute ${cls.name}.${attr.name}`);
-          return { hops, calculated: attr };
-        case 'relatedEntity':
-          if (queue.length === 0) return { hops, attr: attr.foreignKey, relationKey: true };
-          hops.push({ kind: 'one', attr });
-          cls = attr.target;
-          continue;
-        case 'relatedEntities':
-          if (queue.length === 0) throw this.error(ref.at, `'${this.pathText(ref)}' ends on the 1→N relation ${cls.name}.${attr.name}: name an attribute of ${attr.target.name} after it`);
-          hops.push({ kind: 'many', attr, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
-          cls = attr.target;
-          continue;
-        case 'storage':
-          if (queue.length === 0) return { hops, attr };
-          if (attr.type !== 'object') throw this.error(ref.at, `'${this.pathText(ref)}': ${cls.name}.${attr.name} is a ${attr.type} attribute, nothing can follow it`);
-          return { hops, attr, ...this.objectPath(ref, queue) };
-        default: {
-          const never: never = attr;
-          return never;
-        }
+    const { hops, end } = walkPath(dc, steps, this.visible, (message) => this.error(ref.at, message));
+    switch (end.kind) {
+      case 'calculated':
+        return { hops, calculated: end.attr };
+      case 'relatedEntity':
+        return { hops, attr: end.attr.foreignKey, relationKey: true };
+      case 'relatedEntities':
+        throw this.error(ref.at, `'${this.pathText(ref)}' ends on the 1→N relation ${end.attr.dataClass.name}.${end.attr.name}: name an attribute of ${end.attr.target.name} after it`);
+      case 'storage':
+        return end.inside.length === 0 ? { hops, attr: end.attr } : { hops, attr: end.attr, ...this.objectPath(ref, end.inside) };
+      default: {
+        const never: never = end;
+        return never;
       }
     }
-    throw this.error(ref.at, 'an empty attribute path');
   }
 
   /** Steps inside an object attribute: a property path, with at most one collection step (`tags[]`, `tags[a]`). */
-  objectPath(ref: PathRef, steps: readonly PathStep[]): Pick<Route, 'json' | 'collection'> {
+  objectPath(ref: PathRef, steps: readonly PathStep[]): Pick<Target, 'json' | 'collection'> {
     const at = steps.findIndex((s) => s.element !== undefined);
     if (at < 0) return { json: steps.map((s) => s.name) };
     const rest = steps.slice(at + 1);
@@ -223,7 +177,7 @@ class Resolver {
    * `[a]` it means at least one element differs, and the criteria of one AND that share the
    * letter are about the same element.
    */
-  elements(c: Extract<QueryNode, { kind: 'compare' }>, array: AttributePath, route: Route, coll: NonNullable<Route['collection']>): Condition {
+  elements(c: Extract<QueryNode, { kind: 'compare' }>, array: AttributePath, route: Target, coll: NonNullable<Target['collection']>): Condition {
     const element: AttributePath = { via: [], attr: array.attr, json: coll.rest, element: true };
     const negated = c.op === '#' || c.op === '!=' || c.op === '!==' || c.op === 'IS NOT';
     const flipped = { '#': '=', '!=': '=', '!==': '===', 'IS NOT': 'IS' } as const;
@@ -243,7 +197,7 @@ class Resolver {
   }
 
   /** The typed comparison of one criterion. */
-  compare(c: Extract<QueryNode, { kind: 'compare' }>, path: AttributePath, route: Route): Condition {
+  compare(c: Extract<QueryNode, { kind: 'compare' }>, path: AttributePath, route: Target): Condition {
     const op = c.op;
     const attr = path.attr;
     const where = `${this.pathText(c.path)} ${op}`;
@@ -302,7 +256,7 @@ class Resolver {
   }
 
   /** A non-text value in its attribute's type (numbers, dates, booleans, uuids, keys). */
-  typed(path: AttributePath, route: Route, value: unknown, at: number, where: string): unknown {
+  typed(path: AttributePath, route: Target, value: unknown, at: number, where: string): unknown {
     const attr = path.attr;
     if (attr.type === 'bool' && (value === 'true' || value === 'false')) return value === 'true';
     if (attr.type === 'object' || attr.type === 'image' || attr.type === 'blob') {
@@ -342,10 +296,10 @@ class Resolver {
   }
 }
 
-/** fold >= p AND fold < p + TOP: a prefix test an index on the folded column serves. */
+/** A prefix test on folded text (the compiler makes it a range an index serves); an empty prefix: any value. */
 function prefix(path: AttributePath, p: string): Condition {
   if (p === '') return { kind: 'isNull', path, negated: true };
-  return { kind: 'and', items: [{ kind: 'compare', path, op: '>=', value: p }, { kind: 'compare', path, op: '<', value: p + TOP }] };
+  return { kind: 'prefix', path, prefix: p };
 }
 
 /** 4D's # leaves out null values (reference §4.2): NOT (…) AND the value is not null. */

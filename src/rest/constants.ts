@@ -1,23 +1,5 @@
-// Wire names, spelled once: the reserved properties of REST answers and the $-options.
-
-export const W = {
-  KEY: '__KEY',
-  STAMP: '__STAMP',
-  TIMESTAMP: '__TIMESTAMP',
-  ENTITY_MODEL: '__entityModel',
-  DATACLASS: '__DATACLASS',
-  GLOBAL_STAMP: '__GlobalStamp',
-  COUNT: '__COUNT',
-  SENT: '__SENT',
-  FIRST: '__FIRST',
-  ENTITIES: '__ENTITIES',
-  ENTITY_SET: '__ENTITYSET',
-  DEFERRED: '__deferred',
-  ERROR: '__ERROR',
-  STATUS: '__STATUS',
-  QUERY_PLAN: '__queryPlan',
-  QUERY_PATH: '__queryPath',
-} as const;
+// The REST API's own names, spelled once: its URL prefix and its $-options (the reserved
+// properties of answers are in config/wire.ts).
 
 /** The URL prefix of every REST resource. */
 export const REST_PREFIX = '/rest';

@@ -3,7 +3,8 @@
 import { MAX_URL_LENGTH } from '../config/limits.js';
 import type { Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { REST_PREFIX, W } from './constants.js';
+import { WIRE } from '../config/wire.js';
+import { REST_PREFIX } from './constants.js';
 import { catalogAll, catalogDataClass, catalogList, exposedDataClass } from './handlers/catalog.js';
 import { info, releaseSets } from './handlers/entity-sets.js';
 import { callDataClassFunction, callDatastoreFunction, functionOf } from './handlers/functions.js';
@@ -50,7 +51,7 @@ export async function handleRest(ds: Datastore, req: RestRequest): Promise<unkno
       return route.kind === 'catalog' ? catalogList(ds) : catalogAll(ds);
     case 'queryPath':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $querypath: use GET`);
-      return { [W.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
+      return { [WIRE.QUERY_PATH]: (await ds.lastQueryPath(req.caller)) ?? { steps: [] } };
     case 'info':
       if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $info: use GET`);
       return info(ds);

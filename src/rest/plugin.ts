@@ -5,7 +5,8 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Datastore } from '../datastore/datastore.js';
 import type { Logger } from '../log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
-import { REST_PREFIX, W } from './constants.js';
+import { WIRE } from '../config/wire.js';
+import { REST_PREFIX } from './constants.js';
 import { handleRest } from './dispatch.js';
 import { RestAnswer } from './handlers/write.js';
 import { FileAnswer } from './handlers/files.js';
@@ -114,5 +115,5 @@ export function frameworkError(error: FastifyError, request: { url: string }, re
 }
 
 function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
-  return reply.code(error.status).header('content-type', JSON_TYPE).send(JSON.stringify({ [W.ERROR]: error.toWire() }));
+  return reply.code(error.status).header('content-type', JSON_TYPE).send(JSON.stringify({ [WIRE.ERROR]: error.toWire() }));
 }

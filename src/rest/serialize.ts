@@ -4,7 +4,8 @@
 import type { FetchedEntity, FetchedSelection } from '../datastore/fetch.js';
 import { leadsTo, type Projection, type ProjectedAttribute } from '../datastore/projection.js';
 import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
-import { REST_PREFIX, W } from './constants.js';
+import { WIRE } from '../config/wire.js';
+import { REST_PREFIX } from './constants.js';
 import { keyInUri } from './url.js';
 
 type Json = Record<string, unknown>;
@@ -21,10 +22,10 @@ export function entityUri(dc: DataClassModel, key: unknown): string {
 export function serializeEntity(f: FetchedEntity, p: Projection, ctx: SerializeContext, model = false): Json {
   const e = f.entity;
   const out: Json = {};
-  if (model) out[W.ENTITY_MODEL] = p.dataClass.name;
-  out[W.KEY] = String(e.getKey());
-  out[W.TIMESTAMP] = e.getTimeStamp().toISOString();
-  out[W.STAMP] = e.getStamp();
+  if (model) out[WIRE.ENTITY_MODEL] = p.dataClass.name;
+  out[WIRE.KEY] = String(e.getKey());
+  out[WIRE.TIMESTAMP] = e.getTimeStamp().toISOString();
+  out[WIRE.STAMP] = e.getStamp();
   for (const a of p.attributes) out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
   return out;
 }
@@ -34,12 +35,12 @@ export function serializeCollection(
   dc: DataClassModel, count: number, first: number, entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext,
 ): Json {
   return {
-    [W.ENTITY_MODEL]: dc.name,
-    [W.GLOBAL_STAMP]: ctx.globalStamp,
-    [W.COUNT]: count,
-    [W.FIRST]: first,
-    [W.ENTITIES]: entities.map((f) => serializeEntity(f, p, ctx)),
-    [W.SENT]: entities.length,
+    [WIRE.ENTITY_MODEL]: dc.name,
+    [WIRE.GLOBAL_STAMP]: ctx.globalStamp,
+    [WIRE.COUNT]: count,
+    [WIRE.FIRST]: first,
+    [WIRE.ENTITIES]: entities.map((f) => serializeEntity(f, p, ctx)),
+    [WIRE.SENT]: entities.length,
   };
 }
 
@@ -50,7 +51,7 @@ export function serializeCollection(
  */
 export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext): Json[] {
   return entities.map((f) => {
-    const out: Json = { [W.KEY]: f.entity.getKey(), [W.STAMP]: f.entity.getStamp() };
+    const out: Json = { [WIRE.KEY]: f.entity.getKey(), [WIRE.STAMP]: f.entity.getStamp() };
     for (const a of p.attributes) {
       if (a.kind === 'value') out[a.attr.name] = plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
       else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
@@ -68,10 +69,10 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
       return (f.related.get(a.attr.name) as unknown[]).map((v) => plainValue(v, a.attr, dc, e.getKey(), false));
     case 'deferred': {
       const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
-      if (leads.many) return { [W.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
+      if (leads.many) return { [WIRE.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
       // fetchRelated has checked that the target still exists
       const key = f.related.has(a.attr.name) ? f.related.get(a.attr.name) : e.relatedKey(a.attr.name);
-      return key === null ? null : { [W.DEFERRED]: { uri: entityUri(leads.target, key), [W.KEY]: String(key) } };
+      return key === null ? null : { [WIRE.DEFERRED]: { uri: entityUri(leads.target, key), [WIRE.KEY]: String(key) } };
     }
     case 'entity': {
       const related = f.related.get(a.attr.name) as FetchedEntity | null | undefined;
@@ -80,12 +81,12 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
     case 'entities': {
       const sel = f.related.get(a.attr.name) as FetchedSelection;
       return {
-        [W.ENTITY_SET]: relationUri(dc, e.getKey(), a.attr.name),
-        [W.GLOBAL_STAMP]: ctx.globalStamp,
-        [W.COUNT]: sel.count,
-        [W.FIRST]: 0,
-        [W.ENTITIES]: sel.entities.map((r) => serializeEntity(r, a.sub, ctx)),
-        [W.SENT]: sel.entities.length,
+        [WIRE.ENTITY_SET]: relationUri(dc, e.getKey(), a.attr.name),
+        [WIRE.GLOBAL_STAMP]: ctx.globalStamp,
+        [WIRE.COUNT]: sel.count,
+        [WIRE.FIRST]: 0,
+        [WIRE.ENTITIES]: sel.entities.map((r) => serializeEntity(r, a.sub, ctx)),
+        [WIRE.SENT]: sel.entities.length,
       };
     }
     default: {
@@ -112,9 +113,9 @@ function plainValue(
     case 'date':
       return formatDate(v as Date, target.dateOnly, asArray);
     case 'image':
-      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$imageformat=best&$version=${String(v)}&$expand=${name}`, image: true } };
+      return { [WIRE.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$imageformat=best&$version=${String(v)}&$expand=${name}`, image: true } };
     case 'blob':
-      return { [W.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$binary=true&$version=${String(v)}&$expand=${name}` } };
+      return { [WIRE.DEFERRED]: { uri: `${entityUri(dc, key)}/${name}?$binary=true&$version=${String(v)}&$expand=${name}` } };
     default:
       return v;
   }

@@ -7,6 +7,9 @@ import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect } from './dialect.js';
 
+/** Above every character a folded text holds: the upper bound of a prefix range. */
+const PREFIX_TOP = '\u{10FFFF}';
+
 export interface CompiledSql {
   readonly sql: string;
   readonly params: readonly unknown[];
@@ -99,6 +102,11 @@ class Builder {
       }
       case 'like':
         return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+      case 'prefix': {
+        // a range rather than LIKE: an index on the folded column serves it
+        const lhs = this.path(table, c.path);
+        return `(${lhs} >= ${this.bindRaw(c.prefix)} AND ${this.path(table, c.path)} < ${this.bindRaw(c.prefix + PREFIX_TOP)})`;
+      }
       case 'elements': {
         const column = this.chain(table, c.path.via, c.path.attr.column);
         this.params.push(this.d.jsonPath(c.path.json ?? []));

@@ -2,17 +2,19 @@
 // of the stored keys), release (GET ?$method=release, POST /rest/$entityset/$release), $info.
 // The sets themselves are kept by the datastore's EntitySetStore.
 
+import { DEFAULT_SET_TIMEOUT_S, REBUILT_SET_TIMEOUT_S } from '../../config/limits.js';
 import type { DataClass } from '../../datastore/dataclass.js';
 import type { Datastore } from '../../datastore/datastore.js';
-import { DEFAULT_SET_TIMEOUT_S, newSetId, type KeyList, type StoredSet } from '../../datastore/entity-sets.js';
+import { newSetId, type KeyList, type StoredSet } from '../../datastore/entity-sets.js';
 import { fetchRelated } from '../../datastore/fetch.js';
-import { parseOrderBy } from '../../datastore/order-by.js';
+import { parseOrderBy } from '../../query/order.js';
 import type { Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { isExposed, pageSize } from '../../model/types.js';
 import { directPath } from '../../query/plan.js';
-import { REST_PREFIX, W } from '../constants.js';
+import { WIRE } from '../../config/wire.js';
+import { REST_PREFIX } from '../constants.js';
 import type { RestOptions } from '../options.js';
 import { serializeEntity } from '../serialize.js';
 
@@ -97,9 +99,6 @@ export async function readSet(
   return page(ds, dc, result, opts, projection, false);
 }
 
-/** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
-const REBUILT_TIMEOUT_S = 600;
-
 /**
  * An expired or released set asked for with $savedfilter and/or $savedorderby: the query runs
  * again and the set comes back under the same id (its members may have changed). Otherwise 1802.
@@ -110,7 +109,7 @@ async function rebuild(ds: Datastore, dc: DataClass, id: string, opts: RestOptio
   let selection = opts.savedFilter === undefined ? dc.all() : dc.all().queryAs(isExposed, opts.savedFilter, opts.params);
   if (opts.savedOrderby !== undefined) selection = selection.withOrder(parseOrderBy(dc.model, opts.savedOrderby, isExposed, ds.calculatedLookup));
   const set: StoredSet = {
-    id, dataClass: dc.name, keys: await selection.keys(), sorted: opts.savedOrderby !== undefined, timeoutMs: REBUILT_TIMEOUT_S * 1000, refreshed: Date.now(),
+    id, dataClass: dc.name, keys: await selection.keys(), sorted: opts.savedOrderby !== undefined, timeoutMs: REBUILT_SET_TIMEOUT_S * 1000, refreshed: Date.now(),
   };
   await ds.entitySets.put(set);
   return set;
@@ -180,15 +179,15 @@ async function page(ds: Datastore, dc: DataClass, set: StoredSet, opts: RestOpti
   const entities = await dc.getMany(keys);
   const fetched = new Map((await fetchRelated(ds, entities.filter((e) => e !== null), projection)).map((f) => [f.entity, f]));
   const globalStamp = await ds.globalStamp();
-  const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as NonNullable<ReturnType<typeof fetched.get>>, projection, { globalStamp }) : { [W.STAMP]: 0 }));
+  const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as NonNullable<ReturnType<typeof fetched.get>>, projection, { globalStamp }) : { [WIRE.STAMP]: 0 }));
   return {
-    ...(stored ? { [W.ENTITY_SET]: setUri(dc, set.id) } : {}),
-    [W.ENTITY_MODEL]: dc.name,
-    [W.GLOBAL_STAMP]: globalStamp,
-    [W.COUNT]: set.keys.length,
-    [W.FIRST]: opts.skip,
-    [W.ENTITIES]: list,
-    [W.SENT]: list.length,
+    ...(stored ? { [WIRE.ENTITY_SET]: setUri(dc, set.id) } : {}),
+    [WIRE.ENTITY_MODEL]: dc.name,
+    [WIRE.GLOBAL_STAMP]: globalStamp,
+    [WIRE.COUNT]: set.keys.length,
+    [WIRE.FIRST]: opts.skip,
+    [WIRE.ENTITIES]: list,
+    [WIRE.SENT]: list.length,
   };
 }
 

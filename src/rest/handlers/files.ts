@@ -5,6 +5,7 @@
 // $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
+import { MAX_CONVERTED_PIXELS } from '../../config/limits.js';
 import { Readable } from 'node:stream';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
@@ -80,11 +81,7 @@ export async function readFile(ds: Datastore, route: DataClassRoute, attr: Stora
   return new FileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
 }
 
-/**
- * Conversions decode the whole image: bounded in size (a small PNG or SVG can declare 16000×16000
- * pixels) and made one at a time, so a few requests cannot take the server's memory.
- */
-export const MAX_CONVERTED_PIXELS = 25_000_000;
+/** Conversions decode the whole image: bounded in pixels and made one at a time, so a few requests cannot take the server's memory. */
 const converting = pLimit(1);
 
 /** The image in another format, or undefined when it cannot be made (not an image sharp reads, or too large). */

@@ -6,10 +6,10 @@
 import { DataClass } from '../../datastore/dataclass.js';
 import { Datastore } from '../../datastore/datastore.js';
 import { Entity } from '../../datastore/entity.js';
-import { parseOrderBy } from '../../datastore/order-by.js';
+import { parseOrderBy } from '../../query/order.js';
 import { EntitySelection } from '../../datastore/selection.js';
 import { entityNotFound } from '../../datastore/datastore.js';
-import { requireKey } from '../../datastore/values.js';
+import { requireKey } from '../../model/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { checkHttpMethod, exposedNames, findExposed, invoke, unknownMember, type CallTarget } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';

@@ -5,17 +5,18 @@
 import type { DataClass } from '../../datastore/dataclass.js';
 import { entityNotFound, type Datastore } from '../../datastore/datastore.js';
 import type { Entity } from '../../datastore/entity.js';
-import { compute, distinct, resolveValuePath } from '../../datastore/compute.js';
+import { compute, distinct } from '../../datastore/compute.js';
+import { resolveValuePath } from '../../query/path.js';
 import { fetchRelated, type FetchedEntity } from '../../datastore/fetch.js';
-import { parseOrderBy } from '../../datastore/order-by.js';
+import { parseOrderBy } from '../../query/order.js';
 import { leadsTo, resolveProjection, type Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
-import { requireKey, valueFromText } from '../../datastore/values.js';
+import { requireKey, valueFromText } from '../../model/values.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { isExposed, pageSize } from '../../model/types.js';
-import { didYouMean } from '../../util/suggest.js';
+import { attributeOf, kindOf } from '../../query/path.js';
 import { queryPath, queryPlan } from '../../query/describe.js';
-import { W } from '../constants.js';
+import { WIRE } from '../../config/wire.js';
 import type { RestOptions } from '../options.js';
 import { createSet, readSet } from './entity-sets.js';
 import { formatDate, serializeAsArray, serializeCollection, serializeEntity } from '../serialize.js';
@@ -85,10 +86,10 @@ export async function readCollection(ds: Datastore, selection: EntitySelection, 
   if (opts.asArray) return serializeAsArray(fetched, projection, { globalStamp });
   const answer = serializeCollection(model, count, opts.skip, fetched, projection, { globalStamp });
   const where = filtered.source.where;
-  if (where && opts.queryplan) answer[W.QUERY_PLAN] = queryPlan(where);
+  if (where && opts.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
   if (where && opts.querypath) {
-    answer[W.QUERY_PATH] = await queryPath(where, (w) => ds.countWhere(model, w));
-    await ds.recordQueryPath(caller, answer[W.QUERY_PATH]); // for GET /rest/$querypath
+    answer[WIRE.QUERY_PATH] = await queryPath(where, (w) => ds.countWhere(model, w));
+    await ds.recordQueryPath(caller, answer[WIRE.QUERY_PATH]); // for GET /rest/$querypath
   }
   return answer;
 }
@@ -108,7 +109,7 @@ async function computation(selection: EntitySelection, attributes: string[] | un
     throw new DatasetError('INVALID_OPTION', `${option} needs exactly one attribute in the path: /rest/${selection.getDataClass().name}/{attribute}?${option}=…`);
   }
   const path = resolveValuePath(selection.getDataClass().model, attributes[0], isExposed);
-  const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(selection.getDataClass().model, opts.orderby, isExposed));
+  const sorted = opts.orderby === undefined ? selection : selection.withOrder(parseOrderBy(selection.getDataClass().model, opts.orderby, isExposed, selection.getDataClass().ds.calculatedLookup));
   // dates are sent as in entities (date-only ones as d!m!yyyy)
   const wire = (v: unknown) => (v instanceof Date ? formatDate(v, path.attr.dateOnly) : v);
   if (opts.compute !== undefined) {
@@ -144,14 +145,8 @@ export function findEntity(dc: DataClass, selector: Exclude<DataClassRoute['sele
     // (not async: the read by key is the hottest path, and every async frame costs)
     return dc.get(requireKey(dc.model.key, selector.key)).then((entity) => entity ?? Promise.reject(entityNotFound(dc.model, selector.key)));
   }
-  const attr = dc.model.attributesByName.get(selector.attribute);
-  if (!attr || !isExposed(attr)) {
-    const names = dc.model.storage.filter(isExposed).map((a) => a.name);
-    throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${selector.attribute}" attribute cannot be found in the "${dc.name}" dataclass${didYouMean(selector.attribute, names)}`);
-  }
-  if (attr.kind !== 'storage') {
-    throw new DatasetError('INVALID_VALUE', `${dc.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`);
-  }
+  const attr = attributeOf(dc.model, selector.attribute, isExposed);
+  if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${dc.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is ${kindOf(attr)}`);
   return dc.findBy(attr.name, valueFromText(attr, selector.value)).then((entity) =>
     entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
 }

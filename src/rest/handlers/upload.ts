@@ -4,6 +4,7 @@
 // Too many bytes (--max-upload-size) answer 413 as soon as they are known; bytes announced as an
 // image that are none answer 400; an upload cut off leaves nothing behind.
 
+import { DEFAULT_UPLOAD_TIMEOUT_S, MAX_UPLOAD_TIMEOUT_S } from '../../config/limits.js';
 import { randomBytes } from 'node:crypto';
 import bytes from 'bytes';
 import type { IncomingMessage } from 'node:http';
@@ -11,12 +12,6 @@ import type { Datastore } from '../../datastore/datastore.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { parseOptions } from '../options.js';
 
-/** How long an upload waits to be attached, without $timeout (spec "Limits"). */
-export const DEFAULT_UPLOAD_TIMEOUT_S = 120;
-/** The largest upload accepted, without --max-upload-size. */
-export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
-/** The longest an upload may wait to be attached ($timeout): a day, so that nobody parks files for a month. */
-export const MAX_UPLOAD_TIMEOUT_S = 24 * 3600;
 /** An upload id: 32 hexadecimal digits (answered upper-case, accepted in any case). */
 export const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
 

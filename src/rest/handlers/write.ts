@@ -7,12 +7,12 @@ import { entityNotFound, type Datastore } from '../../datastore/datastore.js';
 import type { Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
 import { leadsTo, resolveProjection } from '../../datastore/projection.js';
-import { requireKey } from '../../datastore/values.js';
+import { requireKey } from '../../model/values.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { isExposed, type AttributeModel, type StorageAttribute } from '../../model/types.js';
 import { ERRORS } from '../../errors/registry.js';
-import { didYouMean } from '../../util/suggest.js';
-import { W } from '../constants.js';
+import { kindOf, unknownAttribute } from '../../query/path.js';
+import { WIRE } from '../../config/wire.js';
 import type { RestOptions } from '../options.js';
 import { entityUri, serializeEntity } from '../serialize.js';
 import type { Route } from '../url.js';
@@ -83,17 +83,17 @@ async function prepare(dc: DataClass, input: unknown, index: number): Promise<Pr
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
     }
     const obj = input as Json;
-    const hasKey = obj[W.KEY] !== undefined;
-    const hasStamp = obj[W.STAMP] !== undefined;
+    const hasKey = obj[WIRE.KEY] !== undefined;
+    const hasStamp = obj[WIRE.STAMP] !== undefined;
     if (hasKey !== hasStamp) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1}: an update needs both __KEY and __STAMP (to create an entity, send neither and give the key as its attribute)`);
     }
     let entity: Entity;
     if (hasKey) {
-      const key = requireKey(dc.model.key, obj[W.KEY]);
+      const key = requireKey(dc.model.key, obj[WIRE.KEY]);
       const found = await dc.get(key);
       if (!found) throw entityNotFound(dc.model, key);
-      const stamp = obj[W.STAMP];
+      const stamp = obj[WIRE.STAMP];
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
       // An early answer only: the save itself checks the stamp in its UPDATE, so no update is lost.
       if (stamp !== found.getStamp()) return { error: stampError(dc, key), current: found };
@@ -116,13 +116,12 @@ export function applyValues(dc: DataClass, entity: Entity, obj: Json, index: num
 }
 
 function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown, index: number, checks: ValueCheck[]): void {
-  if (name === W.KEY || name === W.STAMP) return;
+  if (name === WIRE.KEY || name === WIRE.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !isExposed(attr)) {
     if (IGNORED.has(name)) return;
-    if (name === W.TIMESTAMP) throw new DatasetError('INVALID_VALUE', `entity #${index + 1}: __TIMESTAMP is set by the server and cannot be written`);
-    const names = dc.model.attributes.filter(isExposed).map((a) => a.name);
-    throw new DatasetError('UNKNOWN_ATTRIBUTE', `The "${name}" attribute cannot be found in the "${dc.name}" dataclass (entity #${index + 1})${didYouMean(name, names)}`);
+    if (name === WIRE.TIMESTAMP) throw new DatasetError('INVALID_VALUE', `entity #${index + 1}: __TIMESTAMP is set by the server and cannot be written`);
+    throw unknownAttribute(dc.model, name, isExposed, `entity #${index + 1}`);
   }
   if (isDeferredEcho(value)) return; // a relation or picture sent back as it was read: unchanged
   switch (attr.kind) {
@@ -135,14 +134,14 @@ function applyValue(dc: DataClass, entity: Entity, name: string, value: unknown,
       // a set function makes it writable; entity.set refuses it otherwise
       return entity.set(name, value);
     default:
-      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute: it is read-only (entity #${index + 1})`);
+      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is ${kindOf(attr)}: it is read-only (entity #${index + 1})`);
   }
 }
 
 /** A relatedEntity given as {"__KEY": k} (the entity must exist) or null. */
 function setRelated(dc: DataClass, entity: Entity, attr: RelatedAttribute, value: unknown, index: number, checks: ValueCheck[]): void {
   if (value === null) return entity.set(attr.name, null);
-  const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[W.KEY] : undefined;
+  const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[WIRE.KEY] : undefined;
   if (key === undefined) {
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"__KEY": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`);
   }
@@ -192,7 +191,7 @@ export async function checkValues(ds: Datastore, entity: Entity, checks: readonl
 }
 
 function isDeferredEcho(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && W.DEFERRED in value;
+  return typeof value === 'object' && value !== null && WIRE.DEFERRED in value;
 }
 
 function stampError(dc: DataClass, key: unknown): DatasetError {
@@ -237,7 +236,7 @@ async function update(ds: Datastore, dc: DataClass, opts: RestOptions, body: unk
   const failed = prepared.find((p) => p.error);
   if (single) return failed?.error ? new RestAnswer(failed.error.status, answers[0]) : answers[0];
   // an atomic batch that failed saved nothing: the answer has the status of the failure
-  return atomic && failed?.error ? new RestAnswer(failed.error.status, { [W.ENTITIES]: answers }) : { [W.ENTITIES]: answers };
+  return atomic && failed?.error ? new RestAnswer(failed.error.status, { [WIRE.ENTITIES]: answers }) : { [WIRE.ENTITIES]: answers };
 }
 
 /**
@@ -258,8 +257,8 @@ async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown,
     out = serializeEntity(fetched, projection, { globalStamp: await ds.globalStamp() }, !inArray);
     if (shown.isNew()) {
       // not saved ($refresh): no key, time or related selection of its own yet
-      delete out[W.KEY];
-      delete out[W.TIMESTAMP];
+      delete out[WIRE.KEY];
+      delete out[WIRE.TIMESTAMP];
       for (const a of projection.attributes) if (a.kind === 'deferred' && leadsTo(a.attr)?.many) out[a.attr.name] = null;
     } else out.uri = `${origin}${entityUri(dc.model, shown.getKey())}`;
   } else {
@@ -267,10 +266,10 @@ async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown,
     out = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...(input as Json) } : {};
   }
   if (p.error) {
-    if (p.error.code === 'STAMP_CHANGED') out[W.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
+    if (p.error.code === 'STAMP_CHANGED') out[WIRE.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
     // an entity event refused it: 4D's dk status validation failed (7) / serious validation error (8)
-    else if (p.error.validation) out[W.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
-    out[W.ERROR] = p.error.toWire();
+    else if (p.error.validation) out[WIRE.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
+    out[WIRE.ERROR] = p.error.toWire();
   }
   return out;
 }
@@ -278,7 +277,7 @@ async function answer(ds: Datastore, dc: DataClass, p: Prepared, input: unknown,
 /** $method=validate: the values are applied and checked, nothing is saved. */
 async function validate(dc: DataClass, body: unknown): Promise<unknown> {
   const { list } = inputs(body);
-  const failures: { [W.ERROR]: WireError[] }[] = [];
+  const failures: { [WIRE.ERROR]: WireError[] }[] = [];
   for (let i = 0; i < list.length; i++) {
     const p = await prepare(dc, list[i], i);
     if (!p.error && p.entity) {
@@ -292,12 +291,12 @@ async function validate(dc: DataClass, body: unknown): Promise<unknown> {
     }
     if (p.error) {
       // a new entity's errors end with 1534, as 4D reports them (reference §3.14.6)
-      const isNew = !(typeof list[i] === 'object' && list[i] !== null && W.KEY in (list[i] as Json));
+      const isNew = !(typeof list[i] === 'object' && list[i] !== null && WIRE.KEY in (list[i] as Json));
       const closing = isNew ? [{ message: `The new entity of the datastore class "${dc.name}" cannot be saved`, componentSignature: ERRORS.NEW_ENTITY_NOT_SAVED.signature, errCode: ERRORS.NEW_ENTITY_NOT_SAVED.errCode }] : [];
-      failures.push({ [W.ERROR]: [...p.error.toWire(), ...closing] });
+      failures.push({ [WIRE.ERROR]: [...p.error.toWire(), ...closing] });
     }
   }
-  return failures.length === 0 ? { ok: true } : new RestAnswer(400, { [W.ENTITIES]: failures });
+  return failures.length === 0 ? { ok: true } : new RestAnswer(400, { [WIRE.ENTITIES]: failures });
 }
 
 /** $method=delete on an entity, or on every entity a $filter selects (one transaction). */

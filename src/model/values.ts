@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { StorageAttribute } from '../model/types.js';
+import type { StorageAttribute } from './types.js';
 
 const INTEGER_RANGES: Record<string, [number, number]> = {
   byte: [-128, 127],
@@ -12,6 +12,11 @@ const INTEGER_RANGES: Record<string, [number, number]> = {
   long64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 const UUID = /^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$/;
+
+/** A number, or the whole number a text writes (digits with an optional minus); NaN otherwise. */
+function wholeNumber(v: unknown): number {
+  return typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
+}
 
 /** A new uuid in 4D's form: 32 uppercase hexadecimal digits, no dashes. */
 export function newUuid(): string {
@@ -28,7 +33,7 @@ export function keyFromInput(attr: StorageAttribute, input: unknown): string | n
     case 'word':
     case 'long':
     case 'long64': {
-      const n = typeof input === 'number' ? input : typeof input === 'string' && /^\s*-?\d+\s*$/.test(input) ? Number(input) : NaN;
+      const n = wholeNumber(input);
       const [min, max] = INTEGER_RANGES[attr.type];
       return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
     }
@@ -81,7 +86,7 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
     case 'word':
     case 'long':
     case 'long64': {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
+      const n = wholeNumber(value);
       if (!Number.isInteger(n)) return fail('expected a whole number');
       const [min, max] = INTEGER_RANGES[attr.type];
       return n >= min && n <= max ? n : fail(`out of range ${min} to ${max}`);

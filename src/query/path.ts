@@ -1,0 +1,135 @@
+// The one attribute-path resolver: walks a path (names as written) through the model for every
+// reader of paths — queries, sorts, computations, projections, lookups — with one wording for a
+// name that is not there. An alias stands for its own path. What a path may end on is each
+// reader's rule; the walk only says where it goes.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type {
+  AttributeModel, CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
+} from '../model/types.js';
+import { didYouMean } from '../util/suggest.js';
+import type { PathStep } from './ast.js';
+import type { AttributePath } from './plan.js';
+
+/** A relation step of a path: N→1 (one entity) or 1→N (several; `classIndex` is `{n}`). */
+export type Hop =
+  | { readonly kind: 'one'; readonly attr: RelatedEntityAttribute }
+  | { readonly kind: 'many'; readonly attr: RelatedEntitiesAttribute; readonly classIndex?: number };
+
+/** Where a path ends: an attribute that is not followed further. */
+export type PathEnd =
+  /** `inside`: the steps after an object attribute (a property path, maybe a collection step) */
+  | { readonly kind: 'storage'; readonly attr: StorageAttribute; readonly inside: readonly PathStep[] }
+  | { readonly kind: 'relatedEntity'; readonly attr: RelatedEntityAttribute }
+  | { readonly kind: 'relatedEntities'; readonly attr: RelatedEntitiesAttribute }
+  | { readonly kind: 'calculated'; readonly attr: CalculatedAttribute };
+
+export interface WalkedPath {
+  readonly hops: readonly Hop[];
+  readonly end: PathEnd;
+}
+
+/** How a reader of paths words its failures: `unknown` for a name that is not there (or not visible), else the path's shape. */
+export type PathFailure = (message: string, unknown: boolean) => DatasetError;
+
+/** The error for a name a dataclass has no (visible) attribute of, in 4D's words, with the closest name. */
+export function unknownAttribute(dc: DataClassModel, name: string, visible: Visibility, where?: string): DatasetError {
+  return new DatasetError('UNKNOWN_ATTRIBUTE', unknownAttributeMessage(dc, name, visible, where));
+}
+
+function unknownAttributeMessage(dc: DataClassModel, name: string, visible: Visibility, where?: string): string {
+  const names = dc.attributes.filter(visible).map((a) => a.name);
+  return `The "${name}" attribute cannot be found in the "${dc.name}" dataclass${where ? ` (${where})` : ''}${didYouMean(name, names)}`;
+}
+
+/** The visible attribute of that name, or UNKNOWN_ATTRIBUTE (`where` says where the name was read). */
+export function attributeOf(dc: DataClassModel, name: string, visible: Visibility, where?: string): AttributeModel {
+  const attr = dc.attributesByName.get(name);
+  if (!attr || !visible(attr)) throw unknownAttribute(dc, name, visible, where);
+  return attr;
+}
+
+/** "a storage attribute", "an alias attribute": how messages name an attribute's kind. */
+export function kindOf(attr: AttributeModel): string {
+  return `a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`;
+}
+
+/**
+ * Walks `steps` from `dc`. `where` (e.g. "in 'employer.name'") ends the message of an unknown
+ * name; `fail` words every failure for the reader.
+ */
+export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible: Visibility, fail: PathFailure, where?: string): WalkedPath {
+  const hops: Hop[] = [];
+  const text = pathText(steps);
+  let cls = dc;
+  const queue = [...steps];
+  while (queue.length > 0) {
+    const step = queue.shift() as PathStep;
+    const attr = cls.attributesByName.get(step.name);
+    if (!attr || !visible(attr)) throw fail(unknownAttributeMessage(cls, step.name, visible, where), true);
+    if (step.element !== undefined && !(attr.kind === 'storage' && attr.type === 'object' && queue.length > 0)) {
+      throw fail(`'${step.name}[${step.element ?? ''}]': only properties inside an object attribute can be collections, and ${cls.name}.${step.name} is ${attr.kind === 'storage' ? `a ${attr.type}` : kindOf(attr)}${attr.kind === 'storage' ? ' attribute' : ''}`, false);
+    }
+    if (step.classIndex !== undefined && attr.kind !== 'relatedEntities' && attr.kind !== 'relatedEntity') {
+      throw fail(`'${step.name}{${step.classIndex}}': a class index follows a relation, and ${cls.name}.${step.name} is ${kindOf(attr)}`, false);
+    }
+    switch (attr.kind) {
+      case 'alias':
+        // an alias stands for its path
+        queue.unshift(...attr.path.split('.').map((name) => ({ name })));
+        continue;
+      case 'calculated':
+        if (queue.length > 0) throw fail(`'${text}': nothing can follow the calculated attribute ${cls.name}.${attr.name}`, false);
+        return { hops, end: { kind: 'calculated', attr } };
+      case 'relatedEntity':
+        if (queue.length === 0) return { hops, end: { kind: 'relatedEntity', attr } };
+        hops.push({ kind: 'one', attr });
+        cls = attr.target;
+        continue;
+      case 'relatedEntities':
+        if (queue.length === 0) return { hops, end: { kind: 'relatedEntities', attr } };
+        hops.push({ kind: 'many', attr, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
+        cls = attr.target;
+        continue;
+      case 'storage':
+        if (queue.length > 0 && attr.type !== 'object') throw fail(`'${text}': ${cls.name}.${attr.name} is a ${attr.type} attribute, nothing can follow it`, false);
+        return { hops, end: { kind: 'storage', attr, inside: queue } };
+      default: {
+        const never: never = attr;
+        return never;
+      }
+    }
+  }
+  throw fail('an empty attribute path', false);
+}
+
+/** A path as written: `extra.tags[a].name`, `staff{2}.lastName`. */
+export function pathText(steps: readonly PathStep[]): string {
+  return steps.map((s) => `${s.name}${s.element !== undefined ? `[${s.element ?? ''}]` : ''}${s.classIndex ? `{${s.classIndex}}` : ''}`).join('.');
+}
+
+/** The steps of a dotted path written without brackets ("employer.city.name"). */
+export function namesOf(text: string): PathStep[] {
+  return text.split('.').map((name) => ({ name }));
+}
+
+/**
+ * The value path of a computation ($compute, $distinct, sum(), min() …): a storage attribute,
+ * through N→1 relations, or a property of an object attribute.
+ */
+export function resolveValuePath(dc: DataClassModel, text: string, visible: Visibility): AttributePath {
+  const refuse = (why: string) => new DatasetError('INVALID_OPTION', `cannot compute on '${text}': ${why}`);
+  const { hops, end } = walkPath(dc, namesOf(text), visible, (message, unknown) => (unknown ? new DatasetError('UNKNOWN_ATTRIBUTE', message) : refuse(message)), `in '${text}'`);
+  const many = hops.find((h) => h.kind === 'many');
+  if (many) throw refuse(`'${many.attr.name}' is a relatedEntities attribute (a 1→N relation has many values)`);
+  const via = hops.map((h) => h.attr as RelatedEntityAttribute);
+  if (end.kind !== 'storage') throw refuse(`'${end.attr.name}' is ${kindOf(end.attr)}${end.kind === 'relatedEntities' ? ' (a 1→N relation has many values)' : ''}`);
+  if (end.inside.length > 0) {
+    if (end.inside.some((s) => s.element !== undefined || s.classIndex !== undefined)) throw refuse('a property path has no collection steps here');
+    return { via, attr: end.attr, json: end.inside.map((s) => s.name) };
+  }
+  if (end.attr.type === 'image' || end.attr.type === 'blob' || end.attr.type === 'object') {
+    throw refuse(`${end.attr.type} attributes have no value to compute (a property of an object can be: '${text}.property')`);
+  }
+  return { via, attr: end.attr };
+}
