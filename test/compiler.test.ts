@@ -6,8 +6,10 @@ import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { buildModel } from '../src/model/load-model.js';
 import type { AliasAttribute, DataClassModel, Model, RelatedEntityAttribute, StorageAttribute } from '../src/model/types.js';
-import type { AttributePath, Condition, SelectSpec } from '../src/query/plan.js';
-import { compileAggregate, compileCount, compileDelete, compileInsert, compileSelect, compileUpdate, type CompiledSql } from '../src/sql/compiler.js';
+import type { AttributePath, Condition, RowFilter, SelectSpec } from '../src/query/plan.js';
+import {
+  compileAggregate, compileCount, compileDelete, compileDistinct, compileInsert, compileSelect, compileTextExtreme, compileUpdate, type CompiledSql,
+} from '../src/sql/compiler.js';
 import type { Dialect } from '../src/sql/dialect.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
@@ -353,6 +355,78 @@ describe('compiler: the SQLite statements run', () => {
   it('groups counts by foreign key', () => {
     const rows = run(openSqlite(), compileCount(sqliteDialect, Employee, null, E.employerID));
     assert.deepEqual(rows, [{ g: 1, n: 3 }, { g: 2, n: 1 }, { g: 3, n: 1 }]);
+  });
+});
+
+describe('compiler: a row filter (restrict) applies at every FROM and in every UPDATE and DELETE', () => {
+  // The caller may see the companies not named Globex and the active employees; cities are all visible.
+  const restrict: RowFilter = (dc) => (dc === Company ? eq(at(C.name), 'Globex', '!=') : dc === Employee ? eq(at(E.active), true) : null);
+  const staff = Company.attributesByName.get('staff') as Extract<Condition, { kind: 'exists' }>['relation'];
+  const statements: [string, (d: Dialect) => CompiledSql][] = [
+    ['a select through N→1 paths (scalar subqueries), with an alias column and an order', (d) => compileSelect(d, {
+      dataClass: Employee,
+      columns: [{ kind: 'storage', attr: E.lastName }, { kind: 'alias', attr: E.employerName }],
+      where: eq(at(cityName, E.employer, C.city), 'Lyon'),
+      order: [{ path: at(C.name, E.employer), descending: false }],
+    }, restrict)],
+    ['a select through a 1→N relation (EXISTS) and a sub-select (IN)', (d) => compileSelect(d, {
+      dataClass: Company,
+      columns: [{ kind: 'storage', attr: C.name }],
+      where: and(
+        { kind: 'exists', via: [], relation: staff, where: eq(at(E.salary), 0, '>') },
+        { kind: 'inSelect', path: at(storage(Company, 'ID')), select: { dataClass: Employee, columns: [{ kind: 'storage', attr: E.employerID }], where: null, order: [] } },
+      ),
+      order: [{ path: at(C.name), descending: false }],
+    }, restrict)],
+    ['a count', (d) => compileCount(d, Employee, null, undefined, restrict)],
+    ['an aggregate', (d) => compileAggregate(d, Employee, null, at(E.salary), ['sum', 'count'], restrict)],
+    ['distinct values', (d) => compileDistinct(d, Employee, null, at(E.lastName), null, 0, restrict)],
+    ['the highest text', (d) => compileTextExtreme(d, Employee, null, at(E.lastName), true, restrict)],
+    ['an update', (d) => compileUpdate(d, Employee, 2, 1, new Map([[E.lastName, 'Ames']]), T, restrict)],
+    ['a delete', (d) => compileDelete(d, Employee, eq(at(E.lastName), 'Dee'), restrict)],
+  ];
+
+  for (const c of DIALECTS) {
+    for (const [what, compile] of statements) {
+      it(`${c.d.name}: filters every FROM of a filtered dataclass in ${what}`, () => {
+        const { sql } = compile(c.d);
+        const froms = [...sql.matchAll(/(?:FROM|UPDATE) "(\w+)"(?: (t\d+))?/g)];
+        assert.ok(froms.length > 0, sql);
+        for (const [, table, alias] of froms) {
+          const on = alias ?? `"${table}"`;
+          if (table === 'Company') assert.ok(sql.includes(`${on}."name" <> `), `${table} ${on} is filtered in: ${sql}`);
+          if (table === 'Employee') assert.ok(sql.includes(`${on}."active" = `), `${table} ${on} is filtered in: ${sql}`);
+        }
+      });
+    }
+  }
+
+  it('compiles the filter where it belongs: the same statement, AND the filter, params in text order', () => {
+    const { sql, params } = compileSelect(sqliteDialect, {
+      dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: eq(at(E.salary), 100, '>'), order: [],
+    }, restrict);
+    assert.equal(sql, 'SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE t0."active" = ? AND t0."salary" > ?');
+    assert.deepEqual(params, [1, 100]);
+  });
+
+  it('never filters inside a row filter itself (a filter through a relation reads that relation whole)', () => {
+    const throughEmployer: RowFilter = (dc) => (dc === Employee ? eq(at(C.name, E.employer), 'Acme') : dc === Company ? eq(at(C.name), 'Acme', '!=') : null);
+    const { sql } = compileCount(sqliteDialect, Employee, null, undefined, throughEmployer);
+    assert.equal(sql, 'SELECT COUNT(*) AS n FROM "Employee" t0 WHERE (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") = ?');
+  });
+
+  it('gives the filtered answers on SQLite: hidden rows are not read, counted, summed, changed or deleted', () => {
+    const db = openSqlite();
+    const rows = (k: CompiledSql) => run(db, k) as Record<string, unknown>[];
+    const [select, companies, count, aggregate, distinct, highest, update, remove] = statements.map(([, compile]) => compile(sqliteDialect));
+    assert.deepEqual(rows(select), []); // Cole works for Globex (hidden), Dee is inactive
+    assert.deepEqual(rows(companies), [{ name: 'Acme' }]); // Gone Inc has no visible staff
+    assert.deepEqual(rows(count), [{ n: 3 }]);
+    assert.deepEqual(rows(aggregate), [{ sum: 1060, count: 3 }]);
+    assert.deepEqual(rows(distinct).map((r) => r.v), ['Brown', 'Cole', 'Smith']);
+    assert.deepEqual(rows(highest), [{ v: 'Smith' }]);
+    assert.equal((run(db, update) as { changes: number }).changes, 0); // Adams is inactive
+    assert.equal((run(db, remove) as { changes: number }).changes, 0); // so is Dee
   });
 });
 

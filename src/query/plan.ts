@@ -63,6 +63,12 @@ export interface SelectSpec {
   readonly perGroup?: { readonly attr: StorageAttribute; readonly limit: number };
 }
 
+/**
+ * A caller's row filter: the condition on `dc` its rows must meet to be seen or changed
+ * (permissions' restrict), or null for every row. The compiler applies it at every FROM.
+ */
+export type RowFilter = (dc: DataClassModel) => Condition | null;
+
 export function directPath(attr: StorageAttribute): AttributePath {
   return { via: [], attr };
 }

@@ -1,8 +1,11 @@
 // The one SQL compiler: turns SelectSpecs and conditions into SQL text with bound parameters.
 // Identifiers come only from the model and are quoted by the dialect; values are always bound.
+// Every statement that reads or writes entities is built here, so a caller's row filter (the
+// rows it may see: permissions' restrict) is applied in one place: at every FROM of an entity
+// table, subqueries included, and in the WHERE of every UPDATE and DELETE.
 
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
-import type { AttributePath, ColumnSpec, Condition, OrderTerm, SelectSpec } from '../query/plan.js';
+import type { AttributePath, ColumnSpec, Condition, OrderTerm, RowFilter, SelectSpec } from '../query/plan.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect } from './dialect.js';
@@ -21,8 +24,37 @@ class Builder {
   #aliases = 0;
   /** aliases of the JSON-element rows open around the condition being compiled, innermost last */
   readonly #elements: string[] = [];
+  /** compiling a row filter: its own subqueries see every row (filters are the server's, trusted) */
+  #inFilter = false;
 
-  constructor(readonly d: Dialect) {}
+  constructor(readonly d: Dialect, readonly restrict: RowFilter | null = null) {}
+
+  /** The row filter of `dc` compiled on `table`, or ''. */
+  rowFilter(dc: DataClassModel, table: string): string {
+    if (!this.restrict || this.#inFilter) return '';
+    const c = this.restrict(dc);
+    if (!c) return '';
+    this.#inFilter = true;
+    try {
+      return this.condition(table, c);
+    } finally {
+      this.#inFilter = false;
+    }
+  }
+
+  /** The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and `c`, or ''. */
+  where(dc: DataClassModel, table: string, c: Condition | null): string {
+    const filter = this.rowFilter(dc, table);
+    const cond = c ? this.condition(table, c) : '';
+    if (filter && cond) return ` WHERE ${filter} AND ${cond}`;
+    return filter || cond ? ` WHERE ${filter || cond}` : '';
+  }
+
+  /** ` AND <row filter>` for a WHERE already begun, or ''. */
+  andFilter(dc: DataClassModel, table: string): string {
+    const filter = this.rowFilter(dc, table);
+    return filter ? ` AND ${filter}` : '';
+  }
 
   alias(): string {
     return `t${this.#aliases++}`;
@@ -84,7 +116,7 @@ class Builder {
     const [first, ...rest] = via;
     const t = this.alias();
     const inner = this.chain(t, rest, column, wrap);
-    return `(SELECT ${inner} FROM ${this.d.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)})`;
+    return `(SELECT ${inner} FROM ${this.d.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)}${this.andFilter(first.target, t)})`;
   }
 
   condition(table: string, c: Condition): string {
@@ -122,7 +154,7 @@ class Builder {
         const parentKey = this.chain(table, c.via, owner.key.column);
         const t = this.alias();
         const target = c.relation.target;
-        const link = `${this.col(t, c.relation.inverse.foreignKey.column)} = ${parentKey}`;
+        const link = `${this.col(t, c.relation.inverse.foreignKey.column)} = ${parentKey}${this.andFilter(target, t)}`;
         return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${link}${c.where ? ` AND ${this.condition(t, c.where)}` : ''})`;
       }
       case 'in': {
@@ -184,8 +216,7 @@ class Builder {
     if (spec.perGroup) {
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order ? ` ORDER BY ${order}` : ''}) AS __rn`);
     }
-    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
-    if (spec.where) sql += ` WHERE ${this.condition(t, spec.where)}`;
+    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
     if (spec.perGroup) {
       const g = this.alias();
       return `SELECT * FROM (${sql}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
@@ -205,18 +236,18 @@ class Builder {
   }
 }
 
-export function compileSelect(d: Dialect, spec: SelectSpec): CompiledSql {
-  const b = new Builder(d);
+/** `restrict` (every compile function takes one): the caller's row filter, null for every row. */
+export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter | null = null): CompiledSql {
+  const b = new Builder(d, restrict);
   return { sql: b.select(spec), params: b.params };
 }
 
 /** COUNT(*) of the rows matching `where`; grouped by `groupBy` (rows `g`, `n`) when given. */
-export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condition | null, groupBy?: StorageAttribute): CompiledSql {
-  const b = new Builder(d);
+export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condition | null, groupBy?: StorageAttribute, restrict: RowFilter | null = null): CompiledSql {
+  const b = new Builder(d, restrict);
   const t = b.alias();
   const group = groupBy ? b.col(t, groupBy.column) : '';
-  let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.quote(dataClass.table)} ${t}`;
-  if (where) sql += ` WHERE ${b.condition(t, where)}`;
+  let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   if (group) sql += ` GROUP BY ${group}`;
   return { sql, params: b.params };
 }
@@ -245,9 +276,9 @@ export function compileInsert(
 /** UPDATE … WHERE key = ? AND stamp = ?: zero rows changed means the stamp moved (or the entity went). */
 export function compileUpdate(
   d: Dialect, dataClass: DataClassModel, key: unknown, expectedStamp: number,
-  values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number,
+  values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number, restrict: RowFilter | null = null,
 ): CompiledSql {
-  const b = new Builder(d);
+  const b = new Builder(d, restrict);
   const sets = [...values].flatMap(([attr, value]) => {
     const set = `${d.quote(attr.column)} = ${b.bind(attr, value)}`;
     return attr.type === 'string' ? [set, `${d.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? fold(value) : null)}`] : [set];
@@ -256,14 +287,15 @@ export function compileUpdate(
   sets.push(`${d.quote(STAMP_COLUMN)} = ${d.quote(STAMP_COLUMN)} + 1`, `${d.quote(TIMESTAMP_COLUMN)} = ${d.placeholder(b.params.length)}`);
   const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
   b.params.push(expectedStamp);
-  return { sql: `UPDATE ${d.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}`, params: b.params };
+  const stamp = `${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}`;
+  // No table alias in UPDATE and DELETE: not every engine accepts one.
+  return { sql: `UPDATE ${d.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${stamp}${b.andFilter(dataClass, d.quote(dataClass.table))}`, params: b.params };
 }
 
-export function compileDelete(d: Dialect, dataClass: DataClassModel, where: Condition): CompiledSql {
-  const b = new Builder(d);
-  const t = dataClass.table;
-  // No table alias in DELETE: not every engine accepts one.
-  return { sql: `DELETE FROM ${d.quote(t)} WHERE ${b.condition(d.quote(t), where)}`, params: b.params };
+export function compileDelete(d: Dialect, dataClass: DataClassModel, where: Condition, restrict: RowFilter | null = null): CompiledSql {
+  const b = new Builder(d, restrict);
+  const t = d.quote(dataClass.table);
+  return { sql: `DELETE FROM ${t} WHERE ${b.condition(t, where)}${b.andFilter(dataClass, t)}`, params: b.params };
 }
 
 export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
@@ -272,27 +304,30 @@ export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
  * One row (`count`, `sum`, `average`, `min`, `max` columns, those asked) of aggregates of a path
  * over the rows matching `where`. Null values are left out, as SQL's aggregates do.
  */
-export function compileAggregate(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, fns: readonly AggregateFn[]): CompiledSql {
-  const b = new Builder(d);
+export function compileAggregate(
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, fns: readonly AggregateFn[], restrict: RowFilter | null = null,
+): CompiledSql {
+  const b = new Builder(d, restrict);
   const t = b.alias();
   const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
   const value = (f: AggregateFn): string => (f === 'sum' || f === 'average' ? b.numberPath(t, path) : b.path(t, path));
-  let sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${value(f)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}`;
-  if (where) sql += ` WHERE ${b.condition(t, where)}`;
+  const sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${value(f)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   return { sql, params: b.params };
 }
 
 /** The distinct non-null values of a path over the rows matching `where`, sorted (text by its fold). */
-export function compileDistinct(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, limit: number | null, offset: number): CompiledSql {
-  const b = new Builder(d);
+export function compileDistinct(
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, limit: number | null, offset: number, restrict: RowFilter | null = null,
+): CompiledSql {
+  const b = new Builder(d, restrict);
   const t = b.alias();
   const text = path.attr.type === 'string' && !path.json;
   // text: one value per folded form (4D's distinct ignores case and accents), the lowest spelling
   let sql = text
     ? `SELECT MIN(${b.path(t, path)}) AS v, ${b.path(t, { ...path, fold: true })} AS o FROM ${d.quote(dataClass.table)} ${t}`
     : `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t}`;
-  sql += ` WHERE ${b.path(t, path)} IS NOT NULL`;
+  sql += ` WHERE ${b.path(t, path)} IS NOT NULL${b.andFilter(dataClass, t)}`;
   if (where) sql += ` AND ${b.condition(t, where)}`;
   // grouped by the output name: the value's expression (and its parameters) once, for both dialects
   sql += text ? ' GROUP BY o ORDER BY o' : ' GROUP BY v ORDER BY v';
@@ -302,10 +337,12 @@ export function compileDistinct(d: Dialect, dataClass: DataClassModel, where: Co
 }
 
 /** The lowest or highest text of a path (by its fold), for min/max of text. */
-export function compileTextExtreme(d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, highest: boolean): CompiledSql {
-  const b = new Builder(d);
+export function compileTextExtreme(
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, highest: boolean, restrict: RowFilter | null = null,
+): CompiledSql {
+  const b = new Builder(d, restrict);
   const t = b.alias();
-  let sql = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t} WHERE ${b.path(t, path)} IS NOT NULL`;
+  let sql = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t} WHERE ${b.path(t, path)} IS NOT NULL${b.andFilter(dataClass, t)}`;
   if (where) sql += ` AND ${b.condition(t, where)}`;
   return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.paging(b.bindNumber(1), null)}`, params: b.params };
 }
