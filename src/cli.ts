@@ -9,7 +9,8 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
-import { MemoryEntitySetStore } from './datastore/entity-sets.js';
+import { MemoryEntitySetStore } from './datastore/entity-set-store.js';
+import { eventErrorLogger } from './datastore/events.js';
 import { createLogger } from './log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
@@ -91,19 +92,22 @@ async function serve(): Promise<void> {
   const orphaned = () => supervised && !process.connected;
   if (supervised) process.once('disconnect', () => process.exit(0));
   if (orphaned()) process.exit(0); // gone before the listener was there
+  const log = createLogger(opts.logLevel);
   let ds: DatastoreWithClasses;
   try {
-    ds = await openProject(opts.project ?? DEMO, { db: opts.db });
+    ds = await openProject(opts.project ?? DEMO, {
+      db: opts.db,
+      entitySets: new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers }),
+      // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
+      onEventError: eventErrorLogger(() => log),
+    });
   } catch (e) {
     if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
     if (e instanceof ProjectError || e instanceof SchemaError) fail(e.message);
     fail(`cannot open the project: ${(e as Error).message}`);
   }
 
-  ds.entitySets = new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers });
-  ds.functionTimeoutMs = opts.functionTimeout;
-  const log = createLogger(opts.logLevel);
-  const app = await buildServer(ds, { log, maxUploadBytes: opts.maxUploadSize });
+  const app = await buildServer(ds, { log, maxUploadBytes: opts.maxUploadSize, functionTimeoutMs: opts.functionTimeout });
   let address: string;
   try {
     address = await app.listen({ port: opts.port, host: opts.host });

@@ -8,11 +8,12 @@ import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import { ClassLoadError, importProjectModule, loadClasses } from './classes/loader.js';
 import { loadProjectMethods } from './functions/project-methods.js';
-import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
+import { Datastore, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
 import { SqliteAdapter } from './storage/sqlite.js';
+import { withDeadlines } from './datastore/deadline-storage.js';
 
-export interface ProjectOptions {
+export interface ProjectOptions extends DatastoreOptions {
   /** the SQLite file; default DIR/data/data.sqlite */
   readonly db?: string;
 }
@@ -40,7 +41,9 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   if (isNew && !memory) mkdirSync(dirname(db), { recursive: true });
   let ds: DatastoreWithClasses | undefined;
   try {
-    ds = await Datastore.open(model, new SqliteAdapter(db));
+    // statements check the time limit of the function call running them (functions/), and its
+    // transactions roll back when it passes
+    ds = await Datastore.open(model, withDeadlines(new SqliteAdapter(db)), { entitySets: options.entitySets, onEventError: options.onEventError });
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));

@@ -1,12 +1,13 @@
 // Builds the HTTP server (Fastify) around a datastore, with pino logs on stderr.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_SWEEP_MS } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_SWEEP_MS } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
-import { eventErrorLogger } from './datastore/events.js';
 import { createLogger, type Logger } from './log.js';
+import { refusedBeforeBody } from './rest/pipeline.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
-import { isUploadTarget, tooLarge } from './rest/handlers/upload.js';
+import { errorBody } from './rest/response.js';
+import { servicesFor } from './rest/scope.js';
 
 export interface ServerOptions {
   /** the logger; by default one at `logLevel` on stderr */
@@ -15,12 +16,16 @@ export interface ServerOptions {
   readonly logLevel?: string;
   /** the largest upload accepted, in bytes (default 100 MB) */
   readonly maxUploadBytes?: number;
+  /** the time limit of a function called over REST, in ms (default 30 s) */
+  readonly functionTimeoutMs?: number;
 }
 
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
-  // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
-  ds.onEventError = eventErrorLogger(() => log);
+  const services = servicesFor(ds, {
+    maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
+  });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.
     logger: false,
@@ -38,21 +43,20 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       done();
     });
   }
-  const maxUploadBytes = options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES;
-  await restRoutes(app, ds, log, { maxUploadBytes });
-  // Expect: 100-continue — an upload announced past the limit is refused before its body is sent
+  await restRoutes(app, services, log);
+  // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {
-    const refused = request.method === 'POST' && isUploadTarget(request.url) ? tooLarge(request, maxUploadBytes) : undefined;
+    const refused = refusedBeforeBody(services, request, request.socket.remoteAddress ?? '');
     if (!refused) {
       response.writeContinue();
       app.server.emit('request', request, response);
       return;
     }
-    const body = JSON.stringify({ __ERROR: refused.toWire() });
+    const body = errorBody(refused);
     response.writeHead(refused.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
-  const sweep = setInterval(() => void ds.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();
+  const sweep = setInterval(() => void services.core.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();
   // Closing waits for the requests in flight; a keep-alive connection whose last request ends
   // meanwhile is idle from then on, and would hold the close until the client's keep-alive ran out.
   let idle: NodeJS.Timeout | undefined;

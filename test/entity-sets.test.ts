@@ -3,7 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MemoryEntitySetStore, newSetId, type StoredSet } from '../src/datastore/entity-sets.js';
+import { MemoryEntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
+import { newSetId } from '../src/datastore/entity-sets.js';
 import { openDemo, type DemoFixture } from './helpers.js';
 
 const set = (id: string, size: number, refreshed: number, timeoutMs = 1000): StoredSet =>
@@ -199,8 +200,7 @@ describe('entity set lifetimes over HTTP (an injected clock)', () => {
   let demo: DemoFixture;
   let now = 1_000_000;
   before(async () => {
-    demo = await openDemo();
-    demo.ds.entitySets = new MemoryEntitySetStore({ now: () => now, sweepEveryMs: 0 });
+    demo = await openDemo({ entitySets: new MemoryEntitySetStore({ now: () => now, sweepEveryMs: 0 }) });
   });
   after(() => demo.close());
 

@@ -104,8 +104,7 @@ describe('entity events', () => {
     mkdirSync(join(tmp.dir, 'node_modules'));
     symlinkSync(REPO, join(tmp.dir, 'node_modules', 'dataset-rest'), 'dir');
     writeFileSync(join(tmp.dir, 'classes', 'PersonEntity.ts'), PERSON_ENTITY);
-    ds = await openProject(tmp.dir);
-    ds.onEventError = (info) => reported.push(info);
+    ds = await openProject(tmp.dir, { onEventError: (info) => void reported.push(info) });
   });
   after(async () => {
     await ds.close();

@@ -33,8 +33,7 @@ const options = fc.constantFrom('', '?$top=2', '?$filter="salary>1"', '?$filter=
 describe('function calls: fuzz', () => {
   let demo: DemoFixture;
   before(async () => {
-    demo = await openDemo();
-    demo.ds.functionTimeoutMs = 200; // pause() and renameSlowly() with big numbers end early
+    demo = await openDemo({ functionTimeoutMs: 200 }); // pause() and renameSlowly() with big numbers end early
   });
   after(() => demo.close());
 

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
-import { openProject } from '../src/project.js';
-import { buildServer } from '../src/server.js';
+import { openProject, type ProjectOptions } from '../src/project.js';
+import { buildServer, type ServerOptions } from '../src/server.js';
 
 export const DEMO_DIR = fileURLToPath(new URL('../demo', import.meta.url));
 export const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
@@ -46,12 +46,29 @@ export async function startCommand(args: readonly string[], options: { alone?: b
   return { child, base, stderr: () => err, exited };
 }
 
+type Verb = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+type Answer = { status: number; body: any; headers: Record<string, unknown> };
+
 export interface DemoFixture {
   ds: DatastoreWithClasses;
   app: FastifyInstance;
   /** GET (or another method) through inject; resolves to status and parsed JSON body */
-  request(url: string, method?: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH', body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Record<string, unknown> }>;
+  request(url: string, method?: Verb, body?: unknown, headers?: Record<string, string>): Promise<Answer>;
+  /** a second server over the same datastore, built with other options (a shorter function time limit …) */
+  withServer(options: ServerOptions): Promise<{ request: DemoFixture['request']; close(): Promise<void> }>;
   close(): Promise<void>;
+}
+
+/** Injects a request into an app; resolves to status, parsed JSON body (or the text) and headers. */
+async function injected(app: FastifyInstance, url: string, method: Verb = 'GET', body?: unknown, headers?: Record<string, string>): Promise<Answer> {
+  const res = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+  let parsed: unknown = res.body;
+  try {
+    parsed = JSON.parse(res.body);
+  } catch {
+    // not JSON: leave the text
+  }
+  return { status: res.statusCode, body: parsed, headers: res.headers };
 }
 
 export function tempDir(prefix = 'dataset-rest-test-'): { dir: string; remove(): void } {
@@ -59,23 +76,18 @@ export function tempDir(prefix = 'dataset-rest-test-'): { dir: string; remove():
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The demo project, seeded into a temporary database. */
-export async function openDemo(): Promise<DemoFixture> {
+/** The demo project, seeded into a temporary database (the datastore and server built with `options`). */
+export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptions = {}): Promise<DemoFixture> {
   const tmp = tempDir();
-  const ds = await openProject(DEMO_DIR, { db: join(tmp.dir, 'demo.sqlite') });
-  const app = await buildServer(ds, { logLevel: 'silent' });
+  const ds = await openProject(DEMO_DIR, { db: join(tmp.dir, 'demo.sqlite'), entitySets: options.entitySets, onEventError: options.onEventError });
+  const app = await buildServer(ds, { logLevel: 'silent', ...options });
   return {
     ds,
     app,
-    async request(url, method = 'GET', body, headers) {
-      const res = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
-      let parsed: unknown = res.body;
-      try {
-        parsed = JSON.parse(res.body);
-      } catch {
-        // not JSON: leave the text
-      }
-      return { status: res.statusCode, body: parsed, headers: res.headers };
+    request: (url, method, body, headers) => injected(app, url, method, body, headers),
+    async withServer(more) {
+      const other = await buildServer(ds, { logLevel: 'silent', ...options, ...more });
+      return { request: (url, method, body, headers) => injected(other, url, method, body, headers), close: () => other.close() };
     },
     async close() {
       await app.close();

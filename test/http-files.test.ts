@@ -13,6 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import type { DatastoreWithClasses } from '../src/index.js';
+import { coreOf } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { BLOB_TABLE } from '../src/storage/schema.js';
@@ -66,7 +67,7 @@ describe('HTTP: uploads, images and blobs', () => {
     return { status: res.status, body: (await res.json()) as Json };
   };
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${base.replace(/\/rest$/, '')}${path}`, { headers });
-  const files = async () => Number((await ds.storage.get(`SELECT COUNT(*) AS n FROM "${BLOB_TABLE}"`))?.n);
+  const files = async () => Number((await coreOf(ds).storage.get(`SELECT COUNT(*) AS n FROM "${BLOB_TABLE}"`))?.n);
   const employee = async (filter = 'photo = null') => (await (await fetch(`${base}/Employee?$top=1&$filter="${filter}"`)).json() as Json).__ENTITIES[0];
 
   it('takes an image ($rawPict=true) and answers {"ID": 32 hex}', async () => {
@@ -250,20 +251,20 @@ describe('HTTP: uploads, images and blobs', () => {
       });
       req.write(Buffer.alloc(300 * 1024, 1));
       // a sweep that runs while the upload is still arriving, as late as an upload's whole $timeout
-      setTimeout(() => void ds.files.sweep(Date.now() + 61_000).then(() => req.end(Buffer.alloc(300 * 1024, 2)), reject), 100);
+      setTimeout(() => void coreOf(ds).files.sweep(Date.now() + 61_000).then(() => req.end(Buffer.alloc(300 * 1024, 2)), reject), 100);
     });
-    assert.equal((await ds.files.findUpload(id))?.size, 600 * 1024);
+    assert.equal((await coreOf(ds).files.findUpload(id))?.size, 600 * 1024);
     assert.equal(await files(), before + 1);
-    await ds.storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, x'00')`);
-    await ds.files.sweep();
-    assert.equal(Number((await ds.storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654321'))?.n), 0);
+    await coreOf(ds).storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, x'00')`);
+    await coreOf(ds).files.sweep();
+    assert.equal(Number((await coreOf(ds).storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654321'))?.n), 0);
   });
 
   it('reads the prolog of a crafted near-SVG in linear time (no backtracking)', async () => {
     const evil = Buffer.from(`${'<!---->'.repeat(400)}x`);
     const res = await upload('$binary=true', evil);
     assert.equal(res.status, 200);
-    assert.equal((await ds.files.findUpload(res.body.ID))?.mime, 'application/octet-stream');
+    assert.equal((await coreOf(ds).files.findUpload(res.body.ID))?.mime, 'application/octet-stream');
   });
 
   it('takes an SVG written with an XML prolog as an image', async () => {
@@ -388,7 +389,7 @@ describe('HTTP: uploads, images and blobs', () => {
     const res = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, photo: { ID } });
     assert.equal(res.body.__ERROR[0].errCode, 7023);
     const before = await files();
-    assert.ok((await ds.files.sweep()) >= 1);
+    assert.ok((await coreOf(ds).files.sweep()) >= 1);
     assert.ok((await files()) < before);
   });
 

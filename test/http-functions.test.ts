@@ -234,17 +234,17 @@ describe('HTTP: function time limit and concurrency', () => {
   after(() => demo.close());
 
   it('answers 7020 (504) when a function passes the time limit, and serves other calls meanwhile', async () => {
-    demo.ds.functionTimeoutMs = 100;
+    const quick = await demo.withServer({ functionTimeoutMs: 100 });
     try {
-      const slow = demo.request('/rest/$catalog/pause', 'POST', [600]);
+      const slow = quick.request('/rest/$catalog/pause', 'POST', [600]);
       // answered while the slow one is still running
-      assert.deepEqual((await demo.request('/rest/$catalog/pause', 'POST', [1, 'quick'])).body, { result: { ms: 1, tag: 'quick' } });
+      assert.deepEqual((await quick.request('/rest/$catalog/pause', 'POST', [1, 'quick'])).body, { result: { ms: 1, tag: 'quick' } });
       const res = await slow;
       assert.equal(res.status, 504);
       assert.equal(res.body.__ERROR[0].errCode, 7020);
       assert.match(res.body.__ERROR[0].message, /pause of the DataStore class took longer than 100 ms \(the server's --function-timeout\): it is stopped at its next datastore call/);
     } finally {
-      demo.ds.functionTimeoutMs = 30_000;
+      await quick.close();
     }
   });
 
@@ -330,15 +330,15 @@ describe('HTTP: the context of a call', () => {
 
   it('rolls back the transaction of a function past its time limit: its next datastore call is refused', async () => {
     const before = (await demo.ds.Company.get(1))?.get('name');
-    demo.ds.functionTimeoutMs = 100;
+    const quick = await demo.withServer({ functionTimeoutMs: 100 });
     try {
-      const res = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Too Slow Inc', 300]);
+      const res = await quick.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Too Slow Inc', 300]);
       assert.equal(res.status, 504);
       assert.equal(res.body.__ERROR[0].errCode, 7020);
       assert.match(res.body.__ERROR[0].message, /renameSlowly of the DataStore class took longer than 100 ms/);
       await new Promise((resolve) => setTimeout(resolve, 350)); // the function wakes up and tries its second save
     } finally {
-      demo.ds.functionTimeoutMs = 30_000;
+      await quick.close();
     }
     assert.equal((await demo.ds.Company.get(1))?.get('name'), before, 'the first save was rolled back');
     // the writer is free again: the same function within its limit commits
@@ -348,14 +348,14 @@ describe('HTTP: the context of a call', () => {
 
   it('frees the writer at the time limit: other writes go on while the function still sleeps, and it never commits', async () => {
     const before = (await demo.ds.Company.get(1))?.get('name');
-    demo.ds.functionTimeoutMs = 100;
+    const quick = await demo.withServer({ functionTimeoutMs: 100 });
     const started = Date.now();
     try {
       // saves, then sleeps 3 s, then returns without touching the datastore again
-      const res = await demo.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Late Commit Ltd', 3000, false]);
+      const res = await quick.request('/rest/$catalog/renameSlowly', 'POST', [1, 'Late Commit Ltd', 3000, false]);
       assert.equal(res.status, 504);
     } finally {
-      demo.ds.functionTimeoutMs = 30_000;
+      await quick.close();
     }
     const other = await demo.ds.Company.get(2);
     const update = await demo.request('/rest/Company?$method=update', 'POST', { __KEY: 2, __STAMP: other?.getStamp(), revenues: 123 });

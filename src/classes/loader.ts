@@ -9,7 +9,8 @@ import { basename, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import type { CalculatedDefinition } from '../datastore/calculated.js';
-import { DataClass, userMembers } from '../datastore/dataclass.js';
+import { userMembers } from '../datastore/class-install.js';
+import { classCoreOf, DataClass } from '../datastore/dataclass.js';
 import { Datastore } from '../datastore/datastore.js';
 import { Entity } from '../datastore/entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, type EntityEventHandler, type EventKind } from '../datastore/events.js';
@@ -152,7 +153,7 @@ function install(f: ClassFile, cls: unknown, ds: Datastore): void {
       Object.setPrototypeOf(f.dataClass as DataClass, c.prototype);
       return;
     case 'selection':
-      (f.dataClass as DataClass).useSelectionClass(cls as typeof EntitySelection);
+      classCoreOf(f.dataClass as DataClass).useSelectionClass(cls as typeof EntitySelection);
       return;
     case 'entity':
       installEntityClass(f, cls as typeof Entity);
@@ -251,5 +252,5 @@ function installEntityClass(f: ClassFile, cls: typeof Entity): void {
     const entityLevel = members.has(kind) ? lookup(kind) : undefined;
     if (entityLevel && typeof entityLevel.value === 'function') dc.defineEvent(kind as EventKind, entityLevel.value as EntityEventHandler);
   }
-  dc.useEntityClass(cls);
+  classCoreOf(dc).useEntityClass(cls);
 }

@@ -7,6 +7,10 @@ export const WIRE = {
   TIMESTAMP: '__TIMESTAMP',
   ENTITY_MODEL: '__entityModel',
   DATACLASS: '__DATACLASS',
+  /** marks an entity given as a function parameter */
+  ENTITY: '__ENTITY',
+  /** the entity set a selection parameter names */
+  DATASET: '__DATASET',
   GLOBAL_STAMP: '__GlobalStamp',
   COUNT: '__COUNT',
   SENT: '__SENT',

@@ -6,20 +6,21 @@
 import { KEYS_PER_QUERY } from '../config/limits.js';
 import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute } from '../model/types.js';
 import { directPath, inSelect, type Condition } from '../query/plan.js';
-import type { DataClass } from './dataclass.js';
-import type { Datastore } from './datastore.js';
+import type { Access } from './access.js';
+import type { DataClassCore } from './dataclass-core.js';
+import type { Core } from './datastore.js';
 import type { Entity } from './entity.js';
 
 /** Reads the entities of `dc` whose `attr` is one of `values`, in chunks of KEYS_PER_QUERY. */
-export async function readWhereIn(dc: DataClass, attr: DataClassModel['key'], values: readonly unknown[], byKey = false): Promise<Entity[]> {
+export async function readWhereIn(dc: DataClassCore, attr: DataClassModel['key'], values: readonly unknown[], access: Access, byKey = false): Promise<Entity[]> {
   const out: Entity[] = [];
   for (let at = 0; at < values.length; at += KEYS_PER_QUERY) {
     out.push(...await dc.readEntities({
       dataClass: dc.model,
-      columns: dc.entityColumns(),
+      columns: dc.columns,
       where: { kind: 'in', path: directPath(attr), values: values.slice(at, at + KEYS_PER_QUERY) },
       order: byKey ? [{ path: directPath(dc.model.key), descending: false }] : [],
-    }));
+    }, access));
   }
   return out;
 }
@@ -47,7 +48,7 @@ export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | 
 }
 
 /** For each entity, the entities or values at the end of the alias path (in relation order). */
-export async function walkAlias(ds: Datastore, entities: readonly Entity[], alias: AliasAttribute): Promise<Map<Entity, unknown[]>> {
+export async function walkAlias(core: Core, entities: readonly Entity[], alias: AliasAttribute, access: Access): Promise<Map<Entity, unknown[]>> {
   // Each root entity keeps the list of entities reached so far.
   let reached = new Map<Entity, Entity[]>(entities.map((e) => [e, [e]]));
   const last = alias.steps[alias.steps.length - 1];
@@ -56,17 +57,17 @@ export async function walkAlias(ds: Datastore, entities: readonly Entity[], alia
     const all = [...new Set([...reached.values()].flat())];
     let next: (e: Entity) => Entity[];
     if (step.kind === 'relatedEntity') {
-      const target = ds.dataClassOf(step.target);
+      const target = core.classOf(step.target);
       const keys = [...new Set(all.map((e) => e.get(step.foreignKey.name)).filter((k) => k !== null))];
-      const byKey = new Map((await readWhereIn(target, target.model.key, keys)).map((e) => [e.getKey(), e]));
+      const byKey = new Map((await readWhereIn(target, target.model.key, keys, access)).map((e) => [e.getKey(), e]));
       next = (e) => {
         const r = byKey.get(e.get(step.foreignKey.name));
         return r ? [r] : [];
       };
     } else if (step.kind === 'relatedEntities') {
-      const target = ds.dataClassOf(step.target);
+      const target = core.classOf(step.target);
       const fk = step.inverse.foreignKey;
-      const found = await readWhereIn(target, fk, all.map((e) => e.getKey()), true);
+      const found = await readWhereIn(target, fk, all.map((e) => e.getKey()), access, true);
       const byParent = new Map<unknown, Entity[]>();
       for (const e of found) {
         const list = byParent.get(e.get(fk.name));

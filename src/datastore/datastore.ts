@@ -1,76 +1,94 @@
-// Datastore: the ORDA-like core over one storage adapter. It owns the dataclasses, the schema
-// sync at open, the global stamp, and the few statements that change data (insert, update,
-// delete), so every save and drop, from REST or from user code, goes through the same checks.
+// Datastore: the ORDA-like core over one storage. It owns the dataclasses, the schema sync at
+// open, the global stamp and the stores of state requests leave behind (entity sets, query paths,
+// files). What user code may use is its public API; the storage and the stores stay private to
+// the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
-import { DEFAULT_FUNCTION_TIMEOUT_MS, UNCLAIMED_FILE_MS } from '../config/limits.js';
-import { DatasetError } from '../errors/dataset-error.js';
-import type { CalculatedAttribute, DataClassModel, Model, StorageAttribute } from '../model/types.js';
+import { UNCLAIMED_FILE_MS } from '../config/limits.js';
+import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import { GLOBAL_STAMP_TABLE, syncSchema } from '../storage/schema.js';
+import type { Access } from './access.js';
 import type { CalculatedDefinition } from './calculated.js';
-import { and, directPath, type Condition } from '../query/plan.js';
-import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
-import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
-import { GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
 import { DataClass } from './dataclass.js';
-import { withDeadlines } from './deadline-storage.js';
-import { FileStore, type StoredFile } from './files.js';
-import { MemoryEntitySetStore, type EntitySetStore } from './entity-sets.js';
+import { DataClassCore } from './dataclass-core.js';
+import { MemoryEntitySetStore, type EntitySetStore } from './entity-set-store.js';
+import { EntitySets } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
-
-/** The error for a key no entity has: 4D's 1542, in 4D's words. */
-export function entityNotFound(dc: DataClassModel, key: unknown): DatasetError {
-  return new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
-}
-
-/** The hidden stamp column, as a storage attribute the compiler can compare. */
-function stampAttribute(dc: DataClassModel): StorageAttribute {
-  return { ...dc.key, name: STAMP_COLUMN, column: STAMP_COLUMN, type: 'long64', identifying: false, autoincrement: false, autogenerate: false };
-}
-
-export interface SavedState {
-  key: unknown;
-  stamp: number;
-  timestamp: number;
-}
+import { FileStore, type StoredFile } from './files.js';
+import { QueryPathStore } from './query-paths.js';
 
 /** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
 export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: DataClass };
 
-/** The image and blob attributes of a dataclass. */
-function fileAttributes(dc: DataClassModel): StorageAttribute[] {
-  return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
+/** What a datastore is built with, besides its model and storage. */
+export interface DatastoreOptions {
+  /** where entity sets are kept; default: in this process (bounded, see MemoryEntitySetStore) */
+  readonly entitySets?: EntitySetStore;
+  /** reports the failures of entity events that cannot stop anything; default: a pino warning on stderr */
+  readonly onEventError?: EventErrorReporter;
 }
+
+/** The core's own view of a datastore: what the rest of the core reaches through coreOf(). */
+export interface Core {
+  /** the datastore's name (its model's), as 4D's messages name the database */
+  readonly name: string;
+  readonly storage: StorageAdapter;
+  /** reads with every row visible, straight from the storage */
+  readonly root: Access;
+  readonly files: FileStore;
+  readonly entitySets: EntitySetStore;
+  /** what is done with entity sets (kept by entitySets) */
+  readonly sets: EntitySets;
+  readonly queryPaths: QueryPathStore;
+  readonly report: EventErrorReporter;
+  /** the code of a calculated attribute, for the query resolver and the sorts */
+  readonly calculated: (attr: CalculatedAttribute) => CalculatedDefinition | undefined;
+  /** the core side of a dataclass of the model */
+  classOf(model: DataClassModel): DataClassCore;
+}
+
+/** The core of a datastore (for modules of the core and the layers above it; never for user code). */
+export let coreOf: (ds: Datastore) => Core;
 
 export class Datastore {
   readonly #classes = new Map<string, DataClass>();
-  readonly #byModel = new Map<DataClassModel, DataClass>();
+  readonly #core: Core;
 
-  /**
-   * Reports the errors of entity events that cannot stop anything (touched, afterSave, afterDrop)
-   * and the exceptions of those that can: a pino warning on stderr unless replaced.
-   */
-  onEventError: EventErrorReporter = logEventError;
-
-  /** the engine's adapter, checking the time limit of function calls before each statement */
-  readonly storage: StorageAdapter;
-  /** picture and blob contents, and uploads waiting for an entity */
-  readonly files: FileStore;
+  static {
+    coreOf = (ds) => ds.#core;
+  }
 
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
-  protected constructor(readonly model: Model, storage: StorageAdapter) {
-    this.storage = withDeadlines(storage);
-    this.files = new FileStore(this.storage);
+  protected constructor(readonly model: Model, storage: StorageAdapter, options: DatastoreOptions = {}) {
+    const byModel = new Map<DataClassModel, DataClassCore>();
+    const entitySets = options.entitySets ?? new MemoryEntitySetStore();
+    const core: Core = {
+      name: model.name,
+      storage,
+      root: { reader: storage, restrict: null },
+      files: new FileStore(storage),
+      entitySets,
+      queryPaths: new QueryPathStore(storage),
+      report: options.onEventError ?? logEventError,
+      calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),
+      classOf: (m) => byModel.get(m) as DataClassCore,
+      sets: new EntitySets(entitySets, storage),
+    };
+    this.#core = core;
     for (const m of model.dataClasses) {
-      const dc = new DataClass(this, m);
+      const classCore = new DataClassCore(core, m);
+      const dc = new DataClass(this, m, classCore);
+      classCore.dataClass = dc;
       this.#classes.set(m.name, dc);
-      this.#byModel.set(m, dc);
+      byModel.set(m, classCore);
       if (!(m.name in this)) Object.defineProperty(this, m.name, { value: dc, enumerable: true });
     }
   }
 
   /** Brings the database schema in line with the model, then returns the datastore. */
-  static async open(model: Model, storage: StorageAdapter): Promise<DatastoreWithClasses> {
+  static async open(model: Model, storage: StorageAdapter, options: DatastoreOptions = {}): Promise<DatastoreWithClasses> {
     await syncSchema(storage, model);
-    return new Datastore(model, storage) as DatastoreWithClasses;
+    return new Datastore(model, storage, options) as DatastoreWithClasses;
   }
 
   get name(): string {
@@ -85,34 +103,14 @@ export class Datastore {
     return [...this.#classes.values()];
   }
 
-  /** Where entity sets are kept: in this process by default; a shared store can replace it. */
-  entitySets: EntitySetStore = new MemoryEntitySetStore();
-
-  /** How long a function called over REST may take before its caller gets FUNCTION_TIMEOUT (ms). */
-  functionTimeoutMs = DEFAULT_FUNCTION_TIMEOUT_MS;
-
-  /** @internal Finds the code of a calculated attribute, for the query resolver and the sorts. */
-  readonly calculatedLookup = (attr: CalculatedAttribute): CalculatedDefinition | undefined => this.dataClassOf(attr.dataClass).calculated(attr.name);
-
-  /** @internal */
-  dataClassOf(model: DataClassModel): DataClass {
-    return this.#byModel.get(model) as DataClass;
-  }
-
   /** Runs fn in one transaction; saves and drops inside it (however deep) join it. */
   transaction<T>(fn: () => Promise<T>): Promise<T> {
-    return this.storage.transaction(fn);
+    return this.#core.storage.transaction(fn);
   }
 
   /** The datastore's modification counter: increased by every save and drop. */
   async globalStamp(): Promise<number> {
-    const q = this.storage.dialect.quote;
-    const row = await this.storage.get(`SELECT ${q('value')} AS v FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
-    return Number(row?.v ?? 0);
-  }
-
-  async close(): Promise<void> {
-    await this.storage.close();
+    return readGlobalStamp(this.#core.root);
   }
 
   /**
@@ -120,126 +118,18 @@ export class Datastore {
    * no entity holds is removed after a day). The type is read from the content unless given.
    */
   storeFile(bytes: Uint8Array | AsyncIterable<Uint8Array>, mime?: string): Promise<StoredFile> {
-    return this.files.store(bytes, { mime, expiresIn: UNCLAIMED_FILE_MS });
+    return this.#core.files.store(bytes, { mime, expiresIn: UNCLAIMED_FILE_MS });
   }
 
-  /** Keeps the last query path of a caller (a session, or a client address until sessions exist). */
-  async recordQueryPath(caller: string, path: unknown): Promise<void> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    await this.storage.run(
-      `INSERT INTO ${q(QUERY_PATH_TABLE)} (${q('caller')}, ${q('path')}, ${q('at')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`
-      + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
-      [caller, JSON.stringify(path), Date.now()],
-    );
+  async close(): Promise<void> {
+    this.#core.entitySets.close?.();
+    await this.#core.storage.close();
   }
+}
 
-  /** The last query path recorded for a caller, if any. */
-  async lastQueryPath(caller: string): Promise<unknown> {
-    const q = this.storage.dialect.quote;
-    const row = await this.storage.get(`SELECT ${q('path')} AS p FROM ${q(QUERY_PATH_TABLE)} WHERE ${q('caller')} = ${this.storage.dialect.placeholder(1)}`, [caller]);
-    return row ? JSON.parse(row.p as string) : undefined;
-  }
-
-  /** @internal */
-  async countWhere(dc: DataClassModel, where: Condition | null): Promise<number> {
-    const { sql, params } = compileCount(this.storage.dialect, dc, where);
-    const row = await this.storage.get(sql, params);
-    return Number(row?.n ?? 0);
-  }
-
-  /** @internal Inserts a new entity; resolves to its key, stamp and time. */
-  async storeNew(dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
-    return this.transaction(async () => {
-      // the time is taken once the writer is ours, so that saves are stamped in the order they commit
-      const timestamp = Date.now();
-      const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
-      const row = await this.#write(dc, () => this.storage.get(sql, params));
-      await this.#moveFiles(dc, row?.[dc.key.name], new Map(), values);
-      await this.#bumpGlobalStamp();
-      return { key: row?.[dc.key.name], stamp: 1, timestamp };
-    });
-  }
-
-  /** @internal Updates an entity if its stamp still matches; resolves to its new stamp and time. */
-  async storeUpdate(dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
-    return this.transaction(async () => {
-      const timestamp = Date.now();
-      const files = fileAttributes(dc).filter((a) => values.has(a));
-      const before = await this.#storedFiles(dc, key, files);
-      const { sql, params } = compileUpdate(this.storage.dialect, dc, key, stamp, values, timestamp);
-      const changed = await this.#write(dc, () => this.storage.run(sql, params));
-      if (changed === 0) await this.#whyUnchanged(dc, key, 'saved');
-      await this.#moveFiles(dc, key, before, values);
-      await this.#bumpGlobalStamp();
-      return { key, stamp: stamp + 1, timestamp };
-    });
-  }
-
-  /** @internal Deletes one entity by key, if its stamp still matches. */
-  async storeDrop(dc: DataClassModel, key: unknown, stamp: number): Promise<void> {
-    const where = and(
-      { kind: 'compare', path: directPath(dc.key), op: '=', value: key },
-      { kind: 'compare', path: directPath(stampAttribute(dc)), op: '=', value: stamp },
-    ) as Condition;
-    const { sql, params } = compileDelete(this.storage.dialect, dc, where);
-    await this.transaction(async () => {
-      const before = await this.#storedFiles(dc, key, fileAttributes(dc));
-      if ((await this.storage.run(sql, params)) === 0) await this.#whyUnchanged(dc, key, 'dropped');
-      for (const id of before.values()) if (id !== null) await this.files.remove(id);
-      await this.#bumpGlobalStamp();
-    });
-  }
-
-  /** The files an entity's image and blob attributes hold now (read in the write's transaction). */
-  async #storedFiles(dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[]): Promise<Map<StorageAttribute, number | null>> {
-    const out = new Map<StorageAttribute, number | null>();
-    if (attrs.length === 0) return out;
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const row = await this.storage.get(`SELECT ${attrs.map((a) => q(a.column)).join(', ')} FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${d.placeholder(1)}`, [key]);
-    for (const a of attrs) out.set(a, row?.[a.column] === null || row?.[a.column] === undefined ? null : Number(row[a.column]));
-    return out;
-  }
-
-  /** After a write: the new files of image and blob attributes are claimed, the ones they replaced removed. */
-  async #moveFiles(dc: DataClassModel, key: unknown, before: ReadonlyMap<StorageAttribute, number | null>, values: ReadonlyMap<StorageAttribute, unknown>): Promise<void> {
-    for (const attr of fileAttributes(dc)) {
-      if (!values.has(attr)) continue;
-      const now = values.get(attr) === null || values.get(attr) === undefined ? null : Number(values.get(attr));
-      const old = before.get(attr) ?? null;
-      if (now === old) continue;
-      if (now !== null) await this.files.claim(now, `${dc.name}(${String(key)}).${attr.name}`);
-      if (old !== null) await this.files.remove(old);
-    }
-  }
-
-  /** After an UPDATE or DELETE … AND stamp = ? changed nothing: the entity is gone, or its stamp moved. */
-  async #whyUnchanged(dc: DataClassModel, key: unknown, what: 'saved' | 'dropped'): Promise<never> {
-    const q = this.storage.dialect.quote;
-    const row = await this.storage.get(`SELECT ${q(STAMP_COLUMN)} AS s FROM ${q(dc.table)} WHERE ${q(dc.key.column)} = ${this.storage.dialect.placeholder(1)}`, [key]);
-    if (!row) throw entityNotFound(dc, key);
-    throw new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
-      { name: 'RECORD_NOT_SAVED', message: `Cannot ${what === 'saved' ? 'save' : 'delete'} record ${String(key)} in table ${dc.name} of database ${this.name}` },
-      { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be ${what}` },
-    ]);
-  }
-
-  async #bumpGlobalStamp(): Promise<void> {
-    const q = this.storage.dialect.quote;
-    await this.storage.run(`UPDATE ${q(GLOBAL_STAMP_TABLE)} SET ${q('value')} = ${q('value')} + 1 WHERE ${q('id')} = 1`);
-  }
-
-  /** Runs a write, turning an engine's constraint failure into a DatasetError naming the attribute. */
-  async #write<T>(dc: DataClassModel, fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (e instanceof ConstraintError && e.constraint === 'unique') {
-        const attr = dc.storage.find((a) => a.column === e.column);
-        throw new DatasetError('VALUE_NOT_UNIQUE', `another ${dc.name} entity already has this value for '${attr?.name ?? e.column}'`);
-      }
-      throw e;
-    }
-  }
+/** The global stamp, read through an access (a request's snapshot, say). */
+export async function readGlobalStamp(access: Access): Promise<number> {
+  const q = access.reader.dialect.quote;
+  const row = await access.reader.get(`SELECT ${q('value')} AS v FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
+  return Number(row?.v ?? 0);
 }

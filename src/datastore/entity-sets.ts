@@ -1,113 +1,149 @@
-// Entity sets: selections kept on the server under an id (REST's $method=entityset), as compact
-// key lists: a Float64Array for integer keys (8 bytes a member), an array of strings otherwise.
-// Everything about sets lives behind EntitySetStore, so that a store shared by several server
-// instances can replace the in-memory one without touching the REST layer.
+// What is done with entity sets, whoever asks (REST's $entityset options today): storing a
+// selection as a set, finding and rebuilding one, the members of a set as a selection, set
+// algebra (AND, OR, EXCEPT, INTERSECT), cleaning out dropped members, pages, and dropping every
+// member. A set is a key list kept by the datastore's EntitySetStore.
 
-import { DEFAULT_MAX_SET_MEMBERS } from '../config/limits.js';
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_SET_TIMEOUT_S, KEYS_PER_QUERY, REBUILT_SET_TIMEOUT_S } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { directPath } from '../query/plan.js';
+import type { Access } from './access.js';
+import type { DataClassCore } from './dataclass-core.js';
+import type { StorageAdapter } from '../storage/adapter.js';
+import type { Entity } from './entity.js';
+import type { EntitySetStore, KeyList, StoredSet } from './entity-set-store.js';
+import { classOf, isOrdered, keysOf, type EntitySelection } from './selection.js';
 
-export type KeyList = Float64Array | readonly string[];
+export type SetOperator = 'AND' | 'OR' | 'EXCEPT';
 
-export interface StoredSet {
-  /** 32 uppercase hexadecimal digits */
-  readonly id: string;
-  readonly dataClass: string;
-  readonly keys: KeyList;
-  /** built with an order ($orderby), as $info reports */
-  readonly sorted: boolean;
-  /** inactivity lifetime, in ms: every use starts it again */
-  readonly timeoutMs: number;
-  /** the last use (creation included), ms since the epoch */
-  refreshed: number;
-}
-
-export interface EntitySetStore {
-  /** Keeps a set (its lifetime starts now, by the store's clock). */
-  put(set: StoredSet): Promise<void>;
-  /** The set, its lifetime started again; undefined when unknown, released, expired or evicted. */
-  get(id: string): Promise<StoredSet | undefined>;
-  /** true when the set existed */
-  release(id: string): Promise<boolean>;
-  /** The sets alive now (for $info). */
-  list(): Promise<StoredSet[]>;
-}
-
+/** A set id: 32 uppercase hexadecimal digits. */
 export function newSetId(): string {
   return randomUUID().replaceAll('-', '').toUpperCase();
 }
 
-export interface MemoryStoreOptions {
-  readonly maxMembers?: number;
-  /** ms since the epoch; tests inject their own clock */
-  readonly now?: () => number;
-  /** how often expired sets are swept in the background, in ms (0: only when the store is used) */
-  readonly sweepEveryMs?: number;
+const SET_ID = /^[0-9A-F]{32}$/;
+
+/** 4D's 1802 for a set that is gone (released, expired) or was never made. */
+export function setNotFound(id: string): DatasetError {
+  return new DatasetError('ENTITY_SET_NOT_FOUND', `EntitySet "${id}" cannot be found`);
 }
 
-/** The sets of one server process, least recently used first (a Map keeps insertion order). */
-export class MemoryEntitySetStore implements EntitySetStore {
-  readonly #sets = new Map<string, StoredSet>();
-  readonly #maxMembers: number;
-  readonly #now: () => number;
-  #members = 0;
+export class EntitySets {
+  constructor(private readonly kept: EntitySetStore, private readonly storage: StorageAdapter) {}
 
-  constructor(options: MemoryStoreOptions = {}) {
-    this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
-    this.#now = options.now ?? Date.now;
-    const every = options.sweepEveryMs ?? 60_000;
-    // the memory of expired sets comes back even when no request comes (the timer never keeps the process alive)
-    if (every > 0) setInterval(() => this.#sweep(), every).unref();
+  /** Stores every member of a selection (never only a page) for `timeoutS` seconds of disuse; sorted when it has an order of its own. */
+  async create(selection: EntitySelection, timeoutS = DEFAULT_SET_TIMEOUT_S): Promise<StoredSet> {
+    return this.store(classOf(selection).name, await keysOf(selection), isOrdered(selection), timeoutS);
   }
 
-  async put(set: StoredSet): Promise<void> {
-    if (set.keys.length > this.#maxMembers) {
-      throw new DatasetError('LIMIT_EXCEEDED', `an entity set of ${set.keys.length} members is more than the ${this.#maxMembers} this server keeps (--max-set-members)`);
-    }
-    this.#sweep();
-    set.refreshed = this.#now(); // the store's clock decides every lifetime
-    this.#delete(set.id);
-    this.#sets.set(set.id, set);
-    this.#members += set.keys.length;
-    // bounded: the least recently used sets are dropped until the members fit (never the new one)
-    for (const [id] of this.#sets) {
-      if (this.#members <= this.#maxMembers || id === set.id) break;
-      this.#delete(id);
-    }
-  }
-
-  async get(id: string): Promise<StoredSet | undefined> {
-    this.#sweep();
-    const set = this.#sets.get(id);
-    if (!set) return undefined;
-    set.refreshed = this.#now();
-    // most recently used last
-    this.#sets.delete(id);
-    this.#sets.set(id, set);
+  /** Stores a key list as a new set. */
+  async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S): Promise<StoredSet> {
+    const set: StoredSet = { id: newSetId(), dataClass, keys, sorted, timeoutMs: timeoutS * 1000, refreshed: Date.now() };
+    await this.kept.put(set);
     return set;
   }
 
-  async release(id: string): Promise<boolean> {
-    this.#sweep();
-    return this.#delete(id);
+  /** The set, its lifetime started again; undefined when it is gone. */
+  find(id: string): Promise<StoredSet | undefined> {
+    return this.kept.get(id);
   }
 
-  async list(): Promise<StoredSet[]> {
-    this.#sweep();
-    return [...this.#sets.values()];
+  /** The set (of `dataClass`, when given), or 1802. */
+  async get(id: string, dataClass?: string): Promise<StoredSet> {
+    const set = await this.kept.get(id);
+    if (!set || (dataClass !== undefined && set.dataClass !== dataClass)) throw setNotFound(id);
+    return set;
   }
 
-  /** Expired sets go at each use of the store, and in the background. */
-  #sweep(): void {
-    const now = this.#now();
-    for (const [id, set] of this.#sets) if (set.refreshed + set.timeoutMs <= now) this.#delete(id);
+  /**
+   * A set that expired or was released, made again under its id from the selection it was made
+   * of (its members may have changed since). Rebuilt sets live 10 minutes (reference §3.18).
+   */
+  async rebuild(id: string, selection: EntitySelection): Promise<StoredSet> {
+    if (!SET_ID.test(id)) throw setNotFound(id);
+    const set: StoredSet = {
+      id, dataClass: classOf(selection).name, keys: await keysOf(selection), sorted: isOrdered(selection), timeoutMs: REBUILT_SET_TIMEOUT_S * 1000, refreshed: Date.now(),
+    };
+    await this.kept.put(set);
+    return set;
   }
 
-  #delete(id: string): boolean {
-    const set = this.#sets.get(id);
-    if (!set) return false;
-    this.#sets.delete(id);
-    this.#members -= set.keys.length;
-    return true;
+  /** true when the set existed. */
+  release(id: string): Promise<boolean> {
+    return this.kept.release(id);
   }
+
+  list(): Promise<StoredSet[]> {
+    return this.kept.list();
+  }
+
+  /** The entities whose keys are listed, as a selection in key order (the keys bound as one parameter, so queries and sorts on it run in SQL). */
+  members(dc: DataClassCore, keys: KeyList, access: Access): EntitySelection {
+    return dc.selectWhere({ kind: 'inKeys', path: directPath(dc.model.key), keys }, access);
+  }
+
+  /** The keys still in the datastore (dropped members gone), in the order of `keys`. */
+  async clean(dc: DataClassCore, keys: KeyList, access: Access): Promise<KeyList> {
+    return keepOrder(keys, await keysOf(this.members(dc, keys, access)));
+  }
+
+  /**
+   * The keys of a selection made from a set's members (filtered, sorted): in its own order when it
+   * has one, else in the set's order.
+   */
+  async narrowed(keys: KeyList, selection: EntitySelection): Promise<{ keys: KeyList; ordered: boolean }> {
+    const found = await keysOf(selection);
+    const ordered = isOrdered(selection);
+    return { keys: ordered ? found : keepOrder(keys, found), ordered };
+  }
+
+  /** The entities at positions [skip, skip + top) of a key list: null for a member dropped since (a set keeps its key, reference §8.2). */
+  page(dc: DataClassCore, keys: KeyList, skip: number, top: number, access: Access): Promise<(Entity | null)[]> {
+    return dc.getMany(Array.from(keys.slice(skip, skip + top) as ArrayLike<unknown>), access);
+  }
+
+  /** Drops every member still in the datastore through the core (events run), in one transaction. */
+  async drop(dc: DataClassCore, set: StoredSet, access: Access): Promise<void> {
+    await this.storage.transaction(async () => {
+      const keys = Array.from(set.keys as ArrayLike<unknown>);
+      for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
+        // members already dropped are skipped: the set keeps their keys (reference §8.2)
+        for (const e of await dc.getMany(keys.slice(at, at + KEYS_PER_QUERY), access)) await e?.drop();
+      }
+    });
+  }
+}
+
+/** AND: the members of both (the first set's order); OR: the first set, then the second's others; EXCEPT: the first's not in the second. */
+export function combine(a: KeyList, b: KeyList, operator: SetOperator): KeyList {
+  const inB = new Set<unknown>(Array.from(b as ArrayLike<unknown>));
+  if (operator === 'AND') return filterKeys(a, (k) => inB.has(k));
+  if (operator === 'EXCEPT') return filterKeys(a, (k) => !inB.has(k));
+  const inA = new Set<unknown>(Array.from(a as ArrayLike<unknown>));
+  const extra = filterKeys(b, (k) => !inA.has(k));
+  if (a instanceof Float64Array) {
+    const out = new Float64Array(a.length + extra.length);
+    out.set(a);
+    out.set(extra as Float64Array, a.length);
+    return out;
+  }
+  return [...a, ...(extra as readonly string[])];
+}
+
+/** INTERSECT: whether two sets share at least one entity. */
+export function intersects(a: KeyList, b: KeyList): boolean {
+  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  const inSmall = new Set<unknown>(Array.from(small as ArrayLike<unknown>));
+  return Array.from(large as ArrayLike<unknown>).some((k) => inSmall.has(k));
+}
+
+/** The members of `keys` that are also in `found`, in the order of `keys`. */
+function keepOrder(keys: KeyList, found: KeyList): KeyList {
+  const inFound = new Set<unknown>(Array.from(found as ArrayLike<unknown>));
+  return filterKeys(keys, (k) => inFound.has(k));
+}
+
+function filterKeys(keys: KeyList, keep: (k: unknown) => boolean): KeyList {
+  if (keys instanceof Float64Array) return keys.filter(keep);
+  return keys.filter(keep);
 }

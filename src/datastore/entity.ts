@@ -5,24 +5,44 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { AliasAttribute, AttributeModel, StorageAttribute } from '../model/types.js';
-import type { DataClass } from './dataclass.js';
-import type { EntitySelection } from './selection.js';
+import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
+import type { Access } from './access.js';
 import { reachCondition, relationSteps, walkAlias } from './alias-values.js';
+import type { DataClass } from './dataclass.js';
+import type { DataClassCore } from './dataclass-core.js';
 import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventKind, type EventTable } from './events.js';
-import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
+import { checkValues } from './rules.js';
+import type { EntitySelection } from './selection.js';
+import { deleteEntity, insertEntity, updateEntity } from './writes.js';
 
 export type EntityRow = Record<string, unknown>;
 
 /** Code sees every attribute. */
 const ALL = () => true;
 
-/** The state of the entity being constructed by Entity.create (constructors of user classes call super() without arguments). */
-let pending: { dc: DataClass; values: EntityRow | null; stamp: number; timestamp: number } | undefined;
+/** What an entity is made of: its dataclass, its values as read (null for a new one), stamps, and the access it was read with. */
+export interface EntityInit {
+  readonly dc: DataClassCore;
+  readonly values: EntityRow | null;
+  readonly stamp: number;
+  readonly timestamp: number;
+  readonly access: Access;
+}
+
+/** The entity being constructed by createEntity (constructors of user classes call super() without arguments). */
+let pending: EntityInit | undefined;
+
+// The core's own doors into an entity (never reachable from user code, which extends the class).
+export let createEntity: (cls: typeof Entity, init: EntityInit) => Entity;
+export let relatedKeyOf: (e: Entity, name: string) => unknown;
+export let entityAccessOf: (e: Entity) => Access;
+export let entityClassOf: (e: Entity) => DataClassCore;
 
 export class Entity {
-  readonly #dc: DataClass;
+  readonly #dc: DataClassCore;
+  readonly #access: Access;
   /** attribute values by attribute name (storage values, and alias values when they were read) */
   #values: EntityRow;
   #stamp: number;
@@ -35,45 +55,53 @@ export class Entity {
   /** true while touched events run: sets they make fire no further touched events */
   #inTouched = false;
 
+  static {
+    // Constructs an entity of a (generated) entity class whose user constructor may call super()
+    // without arguments. For an entity read from the database, what the constructor sets is
+    // ignored: 4D runs the constructor event for new entities only (§6.5).
+    createEntity = (cls, init) => {
+      pending = init;
+      try {
+        const e = new cls();
+        e.#loading = false;
+        return e;
+      } finally {
+        pending = undefined;
+      }
+    };
+    relatedKeyOf = (e, name) => e.#relatedKey(name);
+    entityAccessOf = (e) => e.#access;
+    entityClassOf = (e) => e.#dc;
+  }
+
   /**
    * Entities come from dataClass.new() or from reads, never from `new`. A user entity class's
    * constructor calls `super()` without arguments: 4D's constructor event (reference §6.5).
    */
-  constructor(dc?: DataClass, values?: EntityRow | null, stamp = 0, timestamp = 0) {
-    const init = pending;
+  constructor(given?: EntityInit) {
+    const init = pending ?? given;
+    const fromUserClass = pending !== undefined;
     pending = undefined;
-    if (init) ({ dc, values, stamp, timestamp } = init);
-    if (!dc) throw new DatasetError('INVALID_VALUE', 'entities are created with dataClass.new() or read from the datastore, not with new');
-    this.#dc = dc;
-    this.#values = values ?? {};
-    this.#stamp = stamp;
-    this.#timestamp = timestamp;
-    this.#isNew = values === null || values === undefined;
-    this.#loading = !this.#isNew && init !== undefined;
-  }
-
-  /**
-   * @internal Constructs an entity of a (generated) entity class whose user constructor may call
-   * super() without arguments. For an entity read from the database, what the constructor sets
-   * is ignored: 4D runs the constructor event for new entities only (§6.5).
-   */
-  static create(cls: typeof Entity, dc: DataClass, values: EntityRow | null, stamp = 0, timestamp = 0): Entity {
-    pending = { dc, values, stamp, timestamp };
-    try {
-      const e = new cls();
-      e.#loading = false;
-      return e;
-    } finally {
-      pending = undefined;
-    }
+    if (!init) throw new DatasetError('INVALID_VALUE', 'entities are created with dataClass.new() or read from the datastore, not with new');
+    this.#dc = init.dc;
+    this.#access = init.access;
+    this.#values = init.values ?? {};
+    this.#stamp = init.stamp;
+    this.#timestamp = init.timestamp;
+    this.#isNew = init.values === null;
+    this.#loading = !this.#isNew && fromUserClass;
   }
 
   getDataClass(): DataClass {
-    return this.#dc;
+    return this.#dc.dataClass;
   }
 
   /** the primary key value (null for a new entity whose key is generated on save) */
   getKey(): unknown {
+    return this.#key();
+  }
+
+  #key(): unknown {
     return this.#values[this.#dc.model.key.name] ?? null;
   }
 
@@ -129,7 +157,7 @@ export class Entity {
     const events = this.#dc.events;
     if (!events || this.#inTouched) return;
     const dataClassName = this.#dc.name;
-    const report = this.#dc.ds.onEventError;
+    const report = this.#dc.core.report;
     this.#inTouched = true;
     try {
       const onAttr = events.attribute('touched', name);
@@ -172,25 +200,26 @@ export class Entity {
    */
   related(name: string): Promise<Entity | null> | EntitySelection {
     const attr = this.#attribute(name);
-    const ds = this.#dc.ds;
+    const core = this.#dc.core;
     if (attr.kind === 'relatedEntity') {
       const key = this.#values[attr.foreignKey.name];
-      return key === null || key === undefined ? Promise.resolve(null) : ds.dataClassOf(attr.target).get(key);
+      return key === null || key === undefined ? Promise.resolve(null) : core.classOf(attr.target).get(key, this.#access);
     }
     if (attr.kind === 'relatedEntities') {
-      return ds.dataClassOf(attr.target).relatedTo(attr.inverse, this.#isNew ? null : this.getKey());
+      return core.classOf(attr.target).relatedTo(attr.inverse, this.#isNew ? null : this.#key(), this.#access);
     }
     if (attr.kind === 'alias' && aliasLeadsToEntities(attr)) {
       const steps = relationSteps(attr);
-      const target = ds.dataClassOf(steps[steps.length - 1].target);
-      const reached = target.selectionWhere(this.#isNew ? { kind: 'in', path: directPath(target.model.key), values: [] } : reachCondition(this.#dc.model, this.getKey(), steps));
+      const target = core.classOf(steps[steps.length - 1].target);
+      const where = this.#isNew ? { kind: 'in' as const, path: directPath(target.model.key), values: [] } : reachCondition(this.#dc.model, this.#key(), steps);
+      const reached = target.selectWhere(where, this.#access);
       return attr.toMany || steps[steps.length - 1].kind === 'relatedEntities' ? reached : reached.first();
     }
     throw new DatasetError('NOT_A_RELATION', `${this.#dc.name}.${name} is ${kindOf(attr)}, not a relation`);
   }
 
-  /** @internal The key a relatedEntity (its foreign key) or a single-entity alias holds, or null. */
-  relatedKey(name: string): unknown {
+  /** The key a relatedEntity (its foreign key) or a single-entity alias holds, or null. */
+  #relatedKey(name: string): unknown {
     const attr = this.#attribute(name);
     return (attr.kind === 'relatedEntity' ? this.#values[attr.foreignKey.name] : this.#values[name]) ?? null;
   }
@@ -201,7 +230,7 @@ export class Entity {
     if (attr.kind !== 'alias' || !attr.toMany || aliasLeadsToEntities(attr)) {
       throw new DatasetError('INVALID_VALUE', `${this.#dc.name}.${name} is not a list (an alias to values through a 1→N relation)`);
     }
-    return (await walkAlias(this.#dc.ds, [this], attr)).get(this) ?? [];
+    return (await walkAlias(this.#dc.core, [this], attr, this.#access)).get(this) ?? [];
   }
 
   /**
@@ -224,10 +253,13 @@ export class Entity {
   }
 
   /**
-   * Runs the validateSave events (attribute level for touched attributes, then entity level)
-   * without saving: what $method=validate asks. Throws the first event's error.
+   * Checks what a save would check — related entities exist, files fit their attributes, notNull
+   * attributes hold a value — then runs the validateSave events (attribute level for touched
+   * attributes, then entity level), without saving: what $method=validate asks. Throws the first
+   * error.
    */
   async validate(): Promise<void> {
+    await checkValues(this.#dc, this.#touchedValues(), this.#access);
     this.#checkRequired();
     const events = this.#dc.events;
     if (events) await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
@@ -248,7 +280,7 @@ export class Entity {
   /** Runs the attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
   async #runEvents(events: EventTable, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
     const dataClassName = this.#dc.name;
-    const report = this.#dc.ds.onEventError;
+    const report = this.#dc.core.report;
     for (const name of events.attributes(kind)) {
       if (qualifies(name)) await runStopping(events.attribute(kind, name) as EntityEventHandler, this, { kind, attributeName: name, dataClassName }, report);
     }
@@ -258,7 +290,7 @@ export class Entity {
 
   async #runAfter(events: EventTable, event: EntityEvent): Promise<void> {
     const handler = events.entity(event.kind);
-    if (handler) await runIgnoring(handler, this, event, this.#dc.ds.onEventError);
+    if (handler) await runIgnoring(handler, this, event, this.#dc.core.report);
   }
 
   #isTouched(name: string): boolean {
@@ -267,15 +299,21 @@ export class Entity {
     return this.#touched?.has(name) ?? false;
   }
 
+  /** The touched storage attributes, with their values: what a save writes. */
+  #touchedValues(): Map<StorageAttribute, unknown> {
+    const values = new Map<StorageAttribute, unknown>();
+    for (const name of this.#touched ?? []) {
+      const attr = this.#dc.model.attributesByName.get(name) as StorageAttribute;
+      values.set(attr, this.#values[name] ?? null);
+    }
+    return values;
+  }
+
   /** The write of save(): resolves to the names of the attributes written. */
   async #write(): Promise<string[]> {
     const dc = this.#dc;
     const key = dc.model.key;
-    const values = new Map<StorageAttribute, unknown>();
-    for (const name of this.#touched ?? []) {
-      const attr = dc.model.attributesByName.get(name) as StorageAttribute;
-      values.set(attr, this.#values[name] ?? null);
-    }
+    const values = this.#touchedValues();
     if (!this.#isNew && values.size === 0) return []; // 4D: a save with nothing touched does nothing
     if (this.#isNew && (values.get(key) ?? null) === null) {
       values.delete(key);
@@ -283,15 +321,18 @@ export class Entity {
       else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
     this.#checkRequired();
+    await checkValues(dc, values, this.#access);
     const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
-    const saved = this.#isNew ? await dc.ds.storeNew(dc.model, values) : await dc.ds.storeUpdate(dc.model, this.getKey(), this.#stamp, values);
+    const saved = this.#isNew
+      ? await insertEntity(dc.core, dc.model, values)
+      : await updateEntity(dc.core, dc.model, this.#key(), this.#stamp, values, this.#access);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
     this.#stamp = saved.stamp;
     this.#timestamp = saved.timestamp;
     this.#isNew = false;
     // Values set while the save was under way stay touched; the saved ones are no longer.
     for (const [attr, value] of values) if (this.#values[attr.name] === value || attr === key) this.#touched?.delete(attr.name);
-    dc.ds.storage.onRollback(() => {
+    dc.core.storage.onRollback(() => {
       this.#values = before.values;
       this.#stamp = before.stamp;
       this.#timestamp = before.timestamp;
@@ -311,7 +352,7 @@ export class Entity {
     if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${dc.name} entity was never saved`);
     const events = dc.events;
     const remove = async () => {
-      await dc.ds.storeDrop(dc.model, this.getKey(), this.#stamp);
+      await deleteEntity(dc.core, dc.model, this.#key(), this.#stamp, this.#access);
       return dc.model.storage.map((a) => a.name);
     };
     if (!events) {
@@ -335,7 +376,7 @@ export class Entity {
     let writeFailed = false;
     let written: string[] = [];
     try {
-      await this.#dc.ds.transaction(async () => {
+      await this.#dc.core.storage.transaction(async () => {
         await this.#runEvents(events, during, qualifies);
         try {
           written = await write();
@@ -348,7 +389,7 @@ export class Entity {
       if (writeFailed) await this.#runAfter(events, after([], false));
       throw e;
     }
-    await this.#dc.ds.storage.afterCommit(() => this.#runAfter(events, after(written, true)));
+    await this.#dc.core.storage.afterCommit(() => this.#runAfter(events, after(written, true)));
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {

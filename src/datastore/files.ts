@@ -21,6 +21,13 @@ export interface StoredFile {
 /** What an upload was announced as: an image ($rawPict) or any file ($binary). */
 export type FileKind = 'image' | 'binary';
 
+/** A stored file as info() reads it. */
+export interface FileInfo extends StoredFile {
+  readonly kind: FileKind;
+  /** the id a client attaches it by while it waits (uploads only); null once an entity holds it */
+  readonly upload: string | null;
+}
+
 /** An upload waiting for an entity. */
 export interface PendingUpload extends StoredFile {
   readonly kind: FileKind;
@@ -150,12 +157,12 @@ export class FileStore {
     if (taken === 0) throw new DatasetError('UPLOAD_NOT_FOUND', `${where}: the file is no longer waiting to be attached: it expired, or another entity holds it`);
   }
 
-  /** The type and size of a stored file. */
-  async info(id: number): Promise<StoredFile | undefined> {
+  /** The type, size and kind of a stored file, and the upload id it waits under (null once an entity holds it). */
+  async info(id: number): Promise<FileInfo | undefined> {
     const d = this.storage.dialect;
     const q = d.quote;
-    const row = await this.storage.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
-    return row ? { id, mime: String(row.mime), size: Number(row.size) } : undefined;
+    const row = await this.storage.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('upload')} AS upload FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
+    return row ? { id, mime: String(row.mime), size: Number(row.size), kind: row.kind as FileKind, upload: (row.upload as string | null) ?? null } : undefined;
   }
 
   /** The bytes of a stored file, one stored chunk (of FILE_CHUNK bytes) at a time, from chunk `from` on. */

@@ -1,53 +1,68 @@
 // EntitySelection: a lazy, ordered set of entities of one dataclass. It is a description (a
 // condition, an order, a window) that runs as SQL only when counted or read, page by page, so
-// no operation loads a whole table.
+// no operation loads a whole table. It carries the access it was made with (where its reads go,
+// which rows its caller may see): every selection and entity derived from it keeps it.
 
-import { ITERATION_CHUNK } from '../config/limits.js';
-import { parseQuery } from '../query/parser.js';
-import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import { ITERATION_CHUNK, KEYS_PER_QUERY } from '../config/limits.js';
 import { INTEGER_TYPES, type Visibility } from '../model/types.js';
-import { compileSelect } from '../sql/compiler.js';
-import type { KeyList } from './entity-sets.js';
-import { resolveQuery } from '../query/resolve.js';
-import type { DataClass } from './dataclass.js';
-import type { Entity } from './entity.js';
+import type { ParsedQuery } from '../query/ast.js';
 import { parseOrderBy } from '../query/order.js';
+import { parseQuery } from '../query/parser.js';
 import { resolveValuePath } from '../query/path.js';
-import { aggregates, distinct } from './compute.js';
+import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../query/plan.js';
+import { resolveQuery } from '../query/resolve.js';
+import { compileCount, compileSelect } from '../sql/compiler.js';
+import type { Access } from './access.js';
+import { aggregates, distinct, type Members } from './compute.js';
+import type { DataClass } from './dataclass.js';
+import type { DataClassCore } from './dataclass-core.js';
+import type { KeyList } from './entity-set-store.js';
+import type { Entity } from './entity.js';
 
-/** How the entities of a selection are defined. (Entity sets will add a key-list source.) */
+/** How the entities of a selection are defined. */
 export interface QuerySource {
-  readonly kind: 'query';
   readonly where: Condition | null;
   /** as given; the primary key is appended when compiled so that pages are stable */
   readonly order: readonly OrderTerm[];
   readonly offset: number;
   readonly limit: number | null;
 }
-export type SelectionSource = QuerySource;
+
+/** Code sees every attribute. */
+const ALL: Visibility = () => true;
+
+// The core's own doors into a selection (never reachable from user code, which extends the class).
+export let sourceOf: (s: EntitySelection) => QuerySource;
+export let accessOf: (s: EntitySelection) => Access;
+export let classOf: (s: EntitySelection) => DataClassCore;
 
 export class EntitySelection {
-  readonly #dc: DataClass;
-  readonly #source: SelectionSource;
+  readonly #dc: DataClassCore;
+  readonly #source: QuerySource;
+  readonly #access: Access;
 
-  /** @internal selections come from a dataclass (all(), query) or from another selection */
-  constructor(dc: DataClass, source: SelectionSource) {
+  static {
+    sourceOf = (s) => s.#source;
+    accessOf = (s) => s.#access;
+    classOf = (s) => s.#dc;
+  }
+
+  /** Selections come from a dataclass (all(), query()) or from another selection. */
+  constructor(dc: DataClassCore, source: QuerySource, access: Access) {
     this.#dc = dc;
     this.#source = source;
+    this.#access = access;
   }
 
   getDataClass(): DataClass {
-    return this.#dc;
-  }
-
-  /** @internal */
-  get source(): SelectionSource {
-    return this.#source;
+    return this.#dc.dataClass;
   }
 
   /** The number of entities (a COUNT in the database). */
   get length(): Promise<number> {
-    return this.#dc.ds.countWhere(this.#dc.model, this.#source.where).then((total) => {
+    const { sql, params } = compileCount(this.#access.reader.dialect, this.#dc.model, this.#source.where, undefined, this.#access.restrict);
+    return this.#access.reader.get(sql, params).then((row) => {
+      const total = Number(row?.n ?? 0);
       const { offset, limit } = this.#source;
       const after = Math.max(0, total - offset);
       return limit === null ? after : Math.min(limit, after);
@@ -56,23 +71,12 @@ export class EntitySelection {
 
   /** The entities from position start (included) to end (excluded), like Array.prototype.slice. */
   slice(start: number, end?: number): EntitySelection {
-    if (start < 0 || (end !== undefined && end < 0)) {
-      throw new RangeError('EntitySelection.slice takes non-negative positions');
-    }
-    const { offset, limit } = this.#source;
-    const from = offset + start;
-    let count = end === undefined ? null : Math.max(0, end - start);
-    if (limit !== null) {
-      const left = Math.max(0, limit - start);
-      count = count === null ? left : Math.min(count, left);
-    }
-    return new EntitySelection(this.#dc, { ...this.#source, offset: from, limit: count });
+    return sliced(this, start, end);
   }
 
   /** The same entities sorted by an order string ("lastName desc, employer.name"). */
   orderBy(spec: string): EntitySelection {
-    const order = parseOrderBy(this.#dc.model, spec, () => true, this.#dc.ds.calculatedLookup);
-    return this.withOrder(order);
+    return withOrder(this, parseOrderBy(this.#dc.model, spec, ALL, this.#dc.core.calculated));
   }
 
   /**
@@ -80,14 +84,7 @@ export class EntitySelection {
    * else they keep this selection's order.
    */
   query(text: string, ...params: unknown[]): EntitySelection {
-    return this.queryAs(() => true, text, params);
-  }
-
-  /** @internal query() seeing only the attributes `visible` lets through (REST sees exposed ones). */
-  queryAs(visible: Visibility, text: string, params: readonly unknown[]): EntitySelection {
-    const { where, order } = resolveQuery(this.#dc.model, parseQuery(text), params, visible, this.#dc.ds.calculatedLookup);
-    const narrowed = where ? this.#where(where) : this;
-    return order.length > 0 ? narrowed.withOrder(order) : narrowed;
+    return queryWith(this, parseQuery(text), params, ALL);
   }
 
   /** The sum of the values of an attribute path (numbers; object properties too: "extra.score"). */
@@ -117,50 +114,20 @@ export class EntitySelection {
 
   /** The distinct values of an attribute path, sorted. */
   distinct(path: string): Promise<unknown[]> {
-    return distinct(this, resolveValuePath(this.#dc.model, path, () => true));
+    return distinct(membersOf(this), resolveValuePath(this.#dc.model, path, ALL));
   }
 
   async #aggregate(path: string, fn: 'sum' | 'average' | 'min' | 'max' | 'count'): Promise<unknown> {
-    return (await aggregates(this, resolveValuePath(this.#dc.model, path, () => true), [fn]))[fn];
+    return (await aggregates(membersOf(this), resolveValuePath(this.#dc.model, path, ALL), [fn]))[fn];
   }
 
   /** The keys of the whole selection, in its order: compact (8 bytes a member for integer keys). */
-  async keys(): Promise<KeyList> {
-    const key = this.#dc.model.key;
-    const { sql, params } = compileSelect(this.#dc.ds.storage.dialect, this.spec([{ kind: 'storage', attr: key }]));
-    const values = await this.#dc.ds.storage.column(sql, params);
-    if (INTEGER_TYPES.has(key.type)) return Float64Array.from(values as number[], Number);
-    return values.map(String);
-  }
-
-  /** @internal The condition selecting this selection's members (its window, when it is a slice). */
-  membersCondition(): Condition | null {
-    const s = this.#source;
-    if (s.offset === 0 && s.limit === null) return s.where;
-    const key = this.#dc.model.key;
-    return { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
-  }
-
-  #where(condition: Condition): EntitySelection {
-    const s = this.#source;
-    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, where: and(s.where, condition) });
-    const key = this.#dc.model.key;
-    const members: Condition = { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
-    return new EntitySelection(this.#dc, { kind: 'query', where: and(members, condition), order: s.order, offset: 0, limit: null });
-  }
-
-  /** @internal */
-  withOrder(order: readonly OrderTerm[]): EntitySelection {
-    const s = this.#source;
-    if (s.offset === 0 && s.limit === null) return new EntitySelection(this.#dc, { ...s, order });
-    // A window keeps its members: select the members first, then sort them.
-    const key = this.#dc.model.key;
-    const members: Condition = { kind: 'inSelect', path: directPath(key), select: this.spec([{ kind: 'storage', attr: key }]) };
-    return new EntitySelection(this.#dc, { kind: 'query', where: members, order, offset: 0, limit: null });
+  keys(): Promise<KeyList> {
+    return keysOf(this);
   }
 
   async first(): Promise<Entity | null> {
-    const [e] = await this.page(0, 1);
+    const [e] = await pageOf(this, 0, 1);
     return e ?? null;
   }
 
@@ -173,23 +140,113 @@ export class EntitySelection {
 
   async *[Symbol.asyncIterator](): AsyncIterator<Entity> {
     for (let at = 0; ; at += ITERATION_CHUNK) {
-      const chunk = await this.page(at, ITERATION_CHUNK);
+      const chunk = await pageOf(this, at, ITERATION_CHUNK);
       yield* chunk;
       if (chunk.length < ITERATION_CHUNK) return;
     }
   }
 
-  /** @internal Entities at positions [start, start + count) of this selection, in order. */
-  page(start: number, count: number): Promise<Entity[]> {
-    const window = this.slice(start, start + count);
-    return this.#dc.readEntities(window.spec(this.#dc.entityColumns()));
+  /**
+   * Drops every entity of the selection through the core (their events run), in one transaction:
+   * all of them, or none when one cannot be dropped (its error is thrown).
+   */
+  async drop(): Promise<void> {
+    await this.#dc.core.storage.transaction(async () => {
+      // the keys first: dropping while paging would shift the pages
+      const keys = Array.from((await keysOf(this)) as ArrayLike<unknown>);
+      for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
+        for (const e of await this.#dc.getMany(keys.slice(at, at + KEYS_PER_QUERY), this.#access)) await e?.drop();
+      }
+    });
   }
+}
 
-  /** @internal The SELECT this selection stands for, with the given columns. */
-  spec(columns: SelectSpec['columns']): SelectSpec {
-    const s = this.#source;
-    const key = this.#dc.model.key;
-    const order = s.order.some((t) => t.path.via.length === 0 && t.path.attr === key) ? s.order : [...s.order, { path: directPath(key), descending: false }];
-    return { dataClass: this.#dc.model, columns, where: s.where, order, offset: s.offset, limit: s.limit };
+/** Positions [start, end) of `s` (internal code never calls what a user selection class may override). */
+export function sliced(s: EntitySelection, start: number, end?: number): EntitySelection {
+  if (start < 0 || (end !== undefined && end < 0)) throw new RangeError('EntitySelection.slice takes non-negative positions');
+  const source = sourceOf(s);
+  const from = source.offset + start;
+  let count = end === undefined ? null : Math.max(0, end - start);
+  if (source.limit !== null) {
+    const left = Math.max(0, source.limit - start);
+    count = count === null ? left : Math.min(count, left);
   }
+  return classOf(s).selection({ ...source, offset: from, limit: count }, accessOf(s));
+}
+
+/** The keys of `s`, in its order. */
+export async function keysOf(s: EntitySelection): Promise<KeyList> {
+  const access = accessOf(s);
+  const key = classOf(s).model.key;
+  const { sql, params } = compileSelect(access.reader.dialect, selectSpec(s, [{ kind: 'storage', attr: key }]), access.restrict);
+  const values = await access.reader.column(sql, params);
+  if (INTEGER_TYPES.has(key.type)) return Float64Array.from(values as number[], Number);
+  return values.map(String);
+}
+
+/** Does the selection have an order of its own (an `order by`, orderBy())? Otherwise it is in key order. */
+export function isOrdered(s: EntitySelection): boolean {
+  return sourceOf(s).order.length > 0;
+}
+
+/**
+ * A parsed query on a selection, its names resolved with `visible` (REST sees the exposed
+ * attributes, code every one): the members that match, sorted by its `order by` if it has one.
+ */
+export function queryWith(s: EntitySelection, query: ParsedQuery, params: readonly unknown[], visible: Visibility): EntitySelection {
+  const dc = classOf(s);
+  const { where, order } = resolveQuery(dc.model, query, params, visible, dc.core.calculated);
+  const narrowed = where ? narrow(s, where) : s;
+  return order.length > 0 ? withOrder(narrowed, order) : narrowed;
+}
+
+/** The members of `s` that meet a condition, in the order of `s`. */
+export function narrow(s: EntitySelection, condition: Condition): EntitySelection {
+  const source = sourceOf(s);
+  const dc = classOf(s);
+  if (source.offset === 0 && source.limit === null) return dc.selection({ ...source, where: and(source.where, condition) }, accessOf(s));
+  // a window keeps its members: select them first, then narrow
+  return dc.selection({ where: and(membersCondition(s), condition), order: source.order, offset: 0, limit: null }, accessOf(s));
+}
+
+/** The members of `s` in another order. */
+export function withOrder(s: EntitySelection, order: readonly OrderTerm[]): EntitySelection {
+  const source = sourceOf(s);
+  const dc = classOf(s);
+  if (source.offset === 0 && source.limit === null) return dc.selection({ ...source, order }, accessOf(s));
+  // a window keeps its members: select them first, then sort them
+  return dc.selection({ where: membersCondition(s), order, offset: 0, limit: null }, accessOf(s));
+}
+
+/** The same members read through another access (a request's snapshot, say). */
+export function withAccess(s: EntitySelection, access: Access): EntitySelection {
+  return classOf(s).selection(sourceOf(s), access);
+}
+
+/** The condition selecting the members of `s` (its window, when it is a slice). */
+export function membersCondition(s: EntitySelection): Condition | null {
+  const source = sourceOf(s);
+  if (source.offset === 0 && source.limit === null) return source.where;
+  const key = classOf(s).model.key;
+  return { kind: 'inSelect', path: directPath(key), select: selectSpec(s, [{ kind: 'storage', attr: key }]) };
+}
+
+/** What a computation runs over: the members of `s` and its access. */
+export function membersOf(s: EntitySelection): Members {
+  return { dataClass: classOf(s).model, where: membersCondition(s), access: accessOf(s) };
+}
+
+/** Entities at positions [start, start + count) of `s`, in order: one query. */
+export function pageOf(s: EntitySelection, start: number, count: number): Promise<Entity[]> {
+  const dc = classOf(s);
+  return dc.readEntities(selectSpec(sliced(s, start, start + count), dc.columns), accessOf(s));
+}
+
+/** The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages are stable). */
+export function selectSpec(s: EntitySelection, columns: SelectSpec['columns']): SelectSpec {
+  const source = sourceOf(s);
+  const model = classOf(s).model;
+  const key = model.key;
+  const order = source.order.some((t) => t.path.via.length === 0 && t.path.attr === key) ? source.order : [...source.order, { path: directPath(key), descending: false }];
+  return { dataClass: model, columns, where: source.where, order, offset: source.offset, limit: source.limit };
 }

@@ -2,11 +2,12 @@
 // dataclass, entity and selection classes, then its project methods) and one at the top for the
 // datastore class.
 
-import { DataClass } from '../datastore/dataclass.js';
+import { classCoreOf, DataClass } from '../datastore/dataclass.js';
 import { Datastore } from '../datastore/datastore.js';
 import { Entity } from '../datastore/entity.js';
 import { EntitySelection } from '../datastore/selection.js';
 import { exposedFunctions } from './exposure.js';
+import { projectMethodsOf } from './method-registry.js';
 import type { MethodScope } from './project-methods.js';
 
 /** Where a function applies, in the catalog's words. */
@@ -21,7 +22,7 @@ export interface CatalogMethod {
 
 /** What REST can call on a dataclass: its exposed class functions, then its exposed project methods. */
 export function dataClassMethods(dc: DataClass): CatalogMethod[] {
-  const methods = [...dc.projectMethods.values()].filter((m) => m.definition.exposed);
+  const methods = [...projectMethodsOf(dc).values()].filter((m) => m.definition.exposed);
   return [
     ...classFunctions(dc),
     ...methods.map((m): CatalogMethod => ({ name: m.name, applyTo: SCOPE_APPLIES_TO[m.definition.scope], exposed: true, allowedOnHTTPGET: m.definition.onHttpGet === true })),
@@ -38,8 +39,8 @@ export function classFunctions(dc: DataClass): CatalogMethod[] {
     for (const f of exposedFunctions(proto, stop)) out.push({ name: f.name, applyTo, exposed: true, allowedOnHTTPGET: f.onHttpGet });
   };
   add(Object.getPrototypeOf(dc) as object, DataClass.prototype, 'dataClass');
-  add(dc.entityPrototype, Entity.prototype, 'entity');
-  add(dc.selectionPrototype, EntitySelection.prototype, 'entityCollection');
+  add(classCoreOf(dc).entityPrototype, Entity.prototype, 'entity');
+  add(classCoreOf(dc).selectionPrototype, EntitySelection.prototype, 'entityCollection');
   return out;
 }
 

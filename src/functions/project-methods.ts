@@ -12,7 +12,10 @@ import type { Entity } from '../datastore/entity.js';
 import type { EntitySelection } from '../datastore/selection.js';
 import { closest } from '../util/suggest.js';
 import { classFunctions } from './catalog.js';
+import { installMethod, type ProjectMethod } from './method-registry.js';
 import { paramTypesProblem, type ParamType } from './params.js';
+
+export type { ProjectMethod } from './method-registry.js';
 
 export const METHOD_SCOPES = ['table', 'currentRecord', 'currentSelection'] as const;
 export type MethodScope = (typeof METHOD_SCOPES)[number];
@@ -40,12 +43,6 @@ export function projectMethod<S extends MethodScope>(definition: ProjectMethodDe
   return definition;
 }
 
-/** A loaded project method. */
-export interface ProjectMethod {
-  readonly name: string;
-  readonly file: string;
-  readonly definition: ProjectMethodDefinition;
-}
 
 const EXTENSIONS = ['.ts', '.js', '.mts', '.mjs'];
 
@@ -107,5 +104,7 @@ function install(ds: Datastore, m: ProjectMethod, where: string, problem: LoadPr
   const entityLevel = m.definition.scope === 'currentRecord';
   const clash = classFunctions(dc).some((f) => f.name === m.name && (f.applyTo === 'entity') === entityLevel);
   if (clash) throw problem(`${where}: ${dc.name} has a class function named ${m.name}, called at the same URL; rename one of them`);
-  dc.projectMethods.set(m.name, m);
+  installMethod(dc, m);
 }
+
+

@@ -5,11 +5,14 @@
 import { MAX_PAGE_SIZE, MAX_TIMEOUT_S } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
-import { COMPUTE_KEYWORDS, type ComputeKeyword } from '../datastore/compute.js';
+import type { AggregateFn } from '../sql/compiler.js';
 import { OPTIONS, type OptionName } from './constants.js';
 import { ATTRIBUTE_PATH } from './url.js';
 
 export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate'] as const;
+/** $compute: one aggregate, or `$all` of them. */
+export type ComputeKeyword = AggregateFn | '$all';
+export const COMPUTE_KEYWORDS: readonly ComputeKeyword[] = ['$all', 'count', 'sum', 'average', 'min', 'max'];
 export type RestMethod = (typeof METHODS)[number];
 
 export interface RestOptions {
@@ -49,6 +52,36 @@ export interface RestOptions {
   readonly imageFormat?: ImageFormat;
   /** $version: a picture's version, sent back by clients to defeat caches (read, never checked) */
   readonly version?: string;
+  /** the options the query string gave, by the name it gave them */
+  readonly given: ReadonlySet<OptionName>;
+}
+
+/** The field of RestOptions each option sets (several names set one field: $top and $limit …); options not built yet set none. */
+const FIELD: Record<OptionName, Exclude<keyof RestOptions, 'given'> | undefined> = {
+  $top: 'top', $limit: 'top', $skip: 'skip', $attributes: 'attributes', $expand: 'expand', $asArray: 'asArray', $orderby: 'orderby',
+  $method: 'method', $filter: 'filter', $params: 'params', $queryplan: 'queryplan', $querypath: 'querypath', $timeout: 'timeout',
+  $savedfilter: 'savedFilter', $savedorderby: 'savedOrderby', $compute: 'compute', $distinct: 'distinct', $logicOperator: 'logic',
+  $operator: 'logic', $otherCollection: 'logic', $subOrderby: 'subOrderby', $atomic: 'atomic', $atOnce: 'atomic', $atonce: 'atomic',
+  $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: undefined, $format: undefined,
+  $clean: 'clean',
+};
+
+const NONE: RestOptions = {
+  skip: 0, asArray: false, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, distinct: false,
+  clean: false, rawPict: false, binary: false, given: new Set(),
+};
+
+/**
+ * The options as one kind of request reads them: those `uses` names, the others as if not given
+ * (so that a kind can only act on the options its rule lists).
+ */
+export function pick(options: RestOptions, uses: readonly OptionName[]): RestOptions {
+  const out: Record<string, unknown> = { ...NONE, given: options.given };
+  for (const name of uses) {
+    const field = FIELD[name];
+    if (field) out[field] = options[field];
+  }
+  return out as unknown as RestOptions;
 }
 
 export const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
@@ -107,6 +140,7 @@ export function parseOptions(query: string): RestOptions {
     binary: bool('$binary', raw.get('$binary')),
     imageFormat: imageFormat(raw.get('$imageformat')),
     version: raw.get('$version'),
+    given: new Set(raw.keys()),
   };
 }
 

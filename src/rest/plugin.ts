@@ -1,20 +1,17 @@
 // The Fastify side of the REST API: one catch-all route per verb under /rest, our own URL grammar
-// behind it, and the error handler that turns every failure into an __ERROR answer.
+// behind it (rest/pipeline.ts), and the error handler that turns every failure into an __ERROR
+// answer. Uploads get a scope of their own where no body parser runs: their handler reads the
+// bytes as they arrive.
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Datastore } from '../datastore/datastore.js';
 import type { Logger } from '../log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
-import { WIRE } from '../config/wire.js';
 import { REST_PREFIX } from './constants.js';
-import { handleRest } from './dispatch.js';
-import { RestAnswer } from './handlers/write.js';
-import { FileAnswer } from './handlers/files.js';
-import { JsonText } from './handlers/functions.js';
-import { upload } from './handlers/upload.js';
+import { handleRest } from './pipeline.js';
+import { send, sendError } from './response.js';
+import type { Services } from './scope.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The socket's file descriptor (-1 or none under inject and on Windows). Node keeps it on the socket's internal handle. */
 function socketFd(request: FastifyRequest): number | undefined {
@@ -22,14 +19,9 @@ function socketFd(request: FastifyRequest): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }
 
-export interface RestRouteOptions {
-  /** the largest upload accepted, in bytes */
-  readonly maxUploadBytes: number;
-}
-
-export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logger, options: RestRouteOptions): Promise<void> {
+export async function restRoutes(app: FastifyInstance, services: Services, log: Logger): Promise<void> {
   const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    handleRest(ds, {
+    handleRest(services, {
       method: request.method,
       url: request.raw.url ?? REST_PREFIX,
       caller: request.ip,
@@ -37,12 +29,8 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
       headers: request.headers,
       socketFd: socketFd(request),
       origin: `${request.protocol}://${request.host}`,
-    }).then((answer) => {
-      if (answer instanceof FileAnswer) return sendFile(reply, answer);
-      if (answer instanceof JsonText) return reply.header('content-type', JSON_TYPE).send(answer.text);
-      if (answer instanceof RestAnswer) reply.code(answer.status);
-      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer instanceof RestAnswer ? answer.body : answer));
-    });
+      raw: request.raw,
+    }).then((response) => send(reply, response));
   // 4D clients do not always label their JSON: a body sent as text is read as JSON too; and an
   // empty body labelled JSON (a delete, say) is no body rather than an error.
   app.removeContentTypeParser('application/json');
@@ -80,29 +68,16 @@ export async function restRoutes(app: FastifyInstance, ds: Datastore, log: Logge
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     const uploadRoute = async (request: FastifyRequest, reply: FastifyReply) => {
       try {
-        const answer = await upload(ds, request.raw, options.maxUploadBytes);
-        return reply.header('content-type', JSON_TYPE).send(JSON.stringify(answer));
+        return await handler(request, reply);
       } catch (e) {
         // refused before the body was read to its end: the rest is not waited for
         if (!request.raw.readableEnded) reply.header('connection', 'close');
         throw e;
       }
     };
-    const otherVerb = async (request: FastifyRequest) => {
-      throw new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not allowed on $upload: POST the file's bytes, with $rawPict=true (an image) or $binary=true`);
-    };
-    for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) {
-      scope.post(url, uploadRoute);
-      scope.route({ method: ['PUT', 'PATCH', 'DELETE'], url, handler: otherVerb });
-    }
+    // (GET on $upload has no body to skip: it takes the main route)
+    for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) scope.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url, handler: uploadRoute });
   });
-}
-
-/** The bytes of an image or blob: streamed out, with their type, length and version tag. */
-function sendFile(reply: FastifyReply, file: FileAnswer): FastifyReply {
-  reply.code(file.status);
-  for (const [name, value] of Object.entries(file.headers)) reply.header(name, value);
-  return reply.send(file.body ?? undefined);
 }
 
 /** Failures Fastify meets before any route runs (a path it cannot decode), in our __ERROR shape. */
@@ -112,8 +87,4 @@ export function frameworkError(error: FastifyError, request: { url: string }, re
   } else {
     sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
   }
-}
-
-function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
-  return reply.code(error.status).header('content-type', JSON_TYPE).send(JSON.stringify({ [WIRE.ERROR]: error.toWire() }));
 }

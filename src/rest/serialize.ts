@@ -1,6 +1,7 @@
 // Turns fetched entities into the wire JSON of 4D's REST server: __KEY as a string, __STAMP,
 // __TIMESTAMP, deferred relations and pictures, inline related entities and selections.
 
+import { relatedKeyOf } from '../datastore/entity.js';
 import type { FetchedEntity, FetchedSelection } from '../datastore/fetch.js';
 import { leadsTo, type Projection, type ProjectedAttribute } from '../datastore/projection.js';
 import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
@@ -71,7 +72,7 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
       const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
       if (leads.many) return { [WIRE.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
       // fetchRelated has checked that the target still exists
-      const key = f.related.has(a.attr.name) ? f.related.get(a.attr.name) : e.relatedKey(a.attr.name);
+      const key = f.related.has(a.attr.name) ? f.related.get(a.attr.name) : relatedKeyOf(e, a.attr.name);
       return key === null ? null : { [WIRE.DEFERRED]: { uri: entityUri(leads.target, key), [WIRE.KEY]: String(key) } };
     }
     case 'entity': {

@@ -1,54 +1,42 @@
-// GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the exposed structure,
-// in the shapes of the spec ("Catalog") and reference §2.1. Optional flags appear only when true.
+// GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the structure the caller
+// sees, in the shapes of the spec ("Catalog") and reference §2.1 (optional flags appear only when
+// true); and GET /rest/$querypath, the caller's last query path.
 
-import type { DataClass } from '../../datastore/dataclass.js';
-import type { Datastore } from '../../datastore/datastore.js';
-import { DatasetError } from '../../errors/dataset-error.js';
+import { WIRE } from '../../config/wire.js';
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { dataClassMethods, datastoreMethods } from '../../functions/catalog.js';
-import { attributeType, isExposed, pageSize, type AttributeModel, type DataClassModel } from '../../model/types.js';
-import { didYouMean } from '../../util/suggest.js';
+import { attributeType, pageSize, type AttributeModel } from '../../model/types.js';
+import type { Action } from '../action.js';
 import { REST_PREFIX } from '../constants.js';
+import { json, type RestResponse } from '../response.js';
+import { visibleDataClasses, type Scope } from '../scope.js';
 
 type Json = Record<string, unknown>;
 
-export function exposedDataClasses(ds: Datastore): DataClassModel[] {
-  return ds.model.dataClasses.filter((dc) => dc.exposed);
+export function catalog(scope: Scope, action: Extract<Action, { kind: 'catalog' }>): RestResponse {
+  const dataClasses = visibleDataClasses(scope);
+  const out: Json = {
+    dataClasses: action.all
+      ? dataClasses.map((dc) => describeDataClass(scope, scope.core.classOf(dc), false))
+      : dataClasses.map((dc) => ({ name: dc.name, uri: `${REST_PREFIX}/$catalog/${dc.name}`, dataURI: `${REST_PREFIX}/${dc.name}` })),
+  };
+  // the datastore class's exposed functions, as a top-level `methods` array when there are some
+  const methods = datastoreMethods(scope.ds);
+  return json(methods.length > 0 ? { ...out, methods } : out);
 }
 
-/** The exposed dataclass of that name, or UNKNOWN_DATACLASS naming the closest one. */
-export function exposedDataClass(ds: Datastore, name: string): DataClassModel {
-  const dc = ds.model.dataClassesByName.get(name);
-  if (dc && dc.exposed) return dc;
-  const names = exposedDataClasses(ds).map((d) => d.name);
-  throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, names)}`);
+export function catalogDataClass(scope: Scope, action: Extract<Action, { kind: 'catalogDataClass' }>): RestResponse {
+  return json(describeDataClass(scope, action.dc, true));
 }
 
-export function catalogList(ds: Datastore): Json {
-  return withDatastoreMethods(ds, {
-    dataClasses: exposedDataClasses(ds).map((dc) => ({
-      name: dc.name,
-      uri: `${REST_PREFIX}/$catalog/${dc.name}`,
-      dataURI: `${REST_PREFIX}/${dc.name}`,
-    })),
-  });
-}
-
-export function catalogAll(ds: Datastore): Json {
-  return withDatastoreMethods(ds, { dataClasses: exposedDataClasses(ds).map((dc) => describeDataClass(ds, dc, false)) });
-}
-
-/** The datastore class's exposed functions, as a top-level `methods` array when there are some. */
-function withDatastoreMethods(ds: Datastore, out: Json): Json {
-  const methods = datastoreMethods(ds);
-  return methods.length > 0 ? { ...out, methods } : out;
-}
-
-export function catalogDataClass(ds: Datastore, name: string): Json {
-  return describeDataClass(ds, exposedDataClass(ds, name), true);
+/** GET /rest/$querypath: the last path recorded for the caller. */
+export async function lastQueryPath(scope: Scope): Promise<RestResponse> {
+  return json({ [WIRE.QUERY_PATH]: (await scope.core.queryPaths.last(scope.caller)) ?? { steps: [] } });
 }
 
 /** `single`: the one-dataclass answer, which always states defaultTopSize (spec "Catalog dataclass description"). */
-function describeDataClass(ds: Datastore, dc: DataClassModel, single: boolean): Json {
+function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): Json {
+  const dc = core.model;
   const out: Json = {
     name: dc.name,
     className: dc.className,
@@ -59,14 +47,14 @@ function describeDataClass(ds: Datastore, dc: DataClassModel, single: boolean): 
   };
   if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = pageSize(dc);
   out.extraProperties = dc.extraProperties;
-  out.attributes = dc.attributes.filter(isExposed).map((a) => describeAttribute(ds, a));
+  out.attributes = dc.attributes.filter(scope.visible).map((a) => describeAttribute(scope, core, a));
   out.key = [{ name: dc.key.name }];
-  const methods = dataClassMethods(ds.dataClass(dc.name) as DataClass);
+  const methods = dataClassMethods(core.dataClass);
   if (methods.length > 0) out.methods = methods;
   return out;
 }
 
-function describeAttribute(ds: Datastore, a: AttributeModel): Json {
+function describeAttribute(scope: Scope, core: DataClassCore, a: AttributeModel): Json {
   const out: Json = { name: a.name, kind: a.kind };
   if (a.fieldPos > 0) out.fieldPos = a.fieldPos;
   out.scope = 'public';
@@ -78,8 +66,8 @@ function describeAttribute(ds: Datastore, a: AttributeModel): Json {
       if (a.dateOnly) out.simpleDate = true;
       break;
     case 'relatedEntity':
-      if (isExposed(a.foreignKey)) out.foreignKey = a.foreignKey.name;
-      if (a.inverse && isExposed(a.inverse)) out.inverseName = a.inverse.name;
+      if (scope.visible(a.foreignKey)) out.foreignKey = a.foreignKey.name;
+      if (a.inverse && scope.visible(a.inverse)) out.inverseName = a.inverse.name;
       out.path = a.target.name;
       break;
     case 'relatedEntities':
@@ -93,7 +81,7 @@ function describeAttribute(ds: Datastore, a: AttributeModel): Json {
       break;
     case 'calculated':
       // writable only with a set function
-      if (!ds.calculatedLookup(a)?.set) out.readOnly = true;
+      if (!core.calculated(a.name)?.set) out.readOnly = true;
       break;
     default: {
       const never: never = a;

@@ -5,91 +5,65 @@
 // $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
-import { MAX_CONVERTED_PIXELS } from '../../config/limits.js';
 import { Readable } from 'node:stream';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
-import type { DataClass } from '../../datastore/dataclass.js';
-import type { Datastore } from '../../datastore/datastore.js';
-import { FILE_CHUNK, type StoredFile } from '../../datastore/files.js';
+import { MAX_CONVERTED_PIXELS } from '../../config/limits.js';
+import { WIRE } from '../../config/wire.js';
+import { FILE_CHUNK, type FileStore, type StoredFile } from '../../datastore/files.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { isExposed, type StorageAttribute } from '../../model/types.js';
-import type { ImageFormat, RestOptions } from '../options.js';
-import type { Route } from '../url.js';
-import { findEntity } from './read.js';
-
-type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
-
-/** An answer that is bytes, not JSON. */
-export class FileAnswer {
-  constructor(
-    readonly status: number,
-    readonly headers: Readonly<Record<string, string>>,
-    readonly body: Readable | Buffer | null,
-  ) {}
-}
+import type { Action } from '../action.js';
+import { findEntity } from '../collections.js';
+import type { ImageFormat } from '../options.js';
+import { file as fileAnswer, type RestResponse } from '../response.js';
+import type { Scope } from '../scope.js';
 
 const MIME: Record<Exclude<ImageFormat, 'best'>, string> = { png: 'image/png', jpeg: 'image/jpeg', gif: 'image/gif', tiff: 'image/tiff' };
 
-/**
- * The image or blob attribute whose contents the request asks for: one such attribute after one
- * entity (`/rest/Employee(1)/photo`, with or without the `$expand=photo` of the deferred uri).
- */
-export function fileAttributeOf(ds: Datastore, route: DataClassRoute): StorageAttribute | undefined {
-  if (route.selector.kind === 'all' || route.path.length !== 1) return undefined;
-  const [segment] = route.path;
-  if (segment.kind !== 'names' || segment.names.length !== 1) return undefined;
-  const attr = ds.dataClass(route.dataClass)?.model.attributesByName.get(segment.names[0]);
-  if (attr?.kind !== 'storage' || (attr.type !== 'image' && attr.type !== 'blob') || !isExposed(attr)) return undefined;
-  return attr;
-}
-
 /** The contents of one entity's image or blob attribute. */
-export async function readFile(ds: Datastore, route: DataClassRoute, attr: StorageAttribute, opts: RestOptions, headers: Readonly<Record<string, string | string[] | undefined>>): Promise<FileAnswer> {
-  if (route.selector.kind === 'all') throw new Error('readFile needs one entity');
-  if (attr.type === 'blob' && opts.imageFormat !== undefined && opts.imageFormat !== 'best') {
-    throw new DatasetError('INVALID_OPTION', `$imageformat converts images; ${route.dataClass}.${attr.name} is a blob (read it with $binary=true)`);
-  }
-  const entity = await findEntity(ds.dataClass(route.dataClass) as DataClass, route.selector);
+export async function readFile(scope: Scope, action: Extract<Action, { kind: 'readFile' }>): Promise<RestResponse> {
+  const { attribute: attr, headers } = action;
+  const files = scope.core.files;
+  const entity = await findEntity(scope, action.dc, action.selector);
   const id = entity.get(attr.name);
-  const file = id === null || id === undefined ? undefined : await ds.files.info(Number(id));
-  if (!file) return new FileAnswer(204, {}, null);
-  const target = opts.imageFormat === undefined || opts.imageFormat === 'best' || MIME[opts.imageFormat] === file.mime ? undefined : opts.imageFormat;
+  const file = id === null || id === undefined ? undefined : await files.info(Number(id));
+  if (!file) return fileAnswer(204, {}, null);
+  const target = action.imageFormat === undefined || action.imageFormat === 'best' || MIME[action.imageFormat] === file.mime ? undefined : action.imageFormat;
   const etag = `"${file.id}-${target ?? 'stored'}"`;
   // Stored content is the clients' own: never sniffed into something else, and never run as a
   // page (an SVG with a script, opened directly, runs in a sandbox without scripts).
   const common: Record<string, string> = { etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
   const type = target ? MIME[target] : file.mime;
   // what a browser would run as a page (an SVG, XML, HTML) is only ever a download
-  if (opts.binary || ACTIVE.has(type)) common['content-disposition'] = `attachment; filename="${attr.name}${extension(type)}"`;
-  if (matches(headers['if-none-match'], etag)) return new FileAnswer(304, common, null);
+  if (action.download || ACTIVE.has(type)) common['content-disposition'] = `attachment; filename="${attr.name}${extension(type)}"`;
+  if (matches(headers['if-none-match'], etag)) return fileAnswer(304, common, null);
   if (!target) {
     const original = { ...common, 'content-type': file.mime, 'accept-ranges': 'bytes' };
     const range = byteRange(headers.range, headers['if-range'], etag, file.size);
     if (range === 'unsatisfiable') {
-      const error = new DatasetError('RANGE_NOT_SATISFIABLE', `the Range ${String(headers.range)} is outside the ${file.size} bytes of ${route.dataClass}.${attr.name}`);
-      return new FileAnswer(416, { 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${file.size}` }, Buffer.from(JSON.stringify({ __ERROR: error.toWire() })));
+      const error = new DatasetError('RANGE_NOT_SATISFIABLE', `the Range ${String(headers.range)} is outside the ${file.size} bytes of ${action.dc.name}.${attr.name}`);
+      return fileAnswer(416, { 'content-type': 'application/json; charset=utf-8', 'content-range': `bytes */${file.size}` }, Buffer.from(JSON.stringify({ [WIRE.ERROR]: error.toWire() })));
     }
     if (range) {
       const [start, end] = range;
-      return new FileAnswer(206, { ...original, 'content-range': `bytes ${start}-${end}/${file.size}`, 'content-length': String(end - start + 1) }, Readable.from(bytes(ds, file, start, end)));
+      return fileAnswer(206, { ...original, 'content-range': `bytes ${start}-${end}/${file.size}`, 'content-length': String(end - start + 1) }, Readable.from(bytes(files, file, start, end)));
     }
-    return new FileAnswer(200, { ...original, 'content-length': String(file.size) }, Readable.from(bytes(ds, file, 0, file.size - 1)));
+    return fileAnswer(200, { ...original, 'content-length': String(file.size) }, Readable.from(bytes(files, file, 0, file.size - 1)));
   }
-  const converted = await convert(ds, file, target);
-  if (!converted) return new FileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
-  return new FileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
+  const converted = await convert(files, file, target);
+  if (!converted) return fileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
+  return fileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
 }
 
 /** Conversions decode the whole image: bounded in pixels and made one at a time, so a few requests cannot take the server's memory. */
 const converting = pLimit(1);
 
 /** The image in another format, or undefined when it cannot be made (not an image sharp reads, or too large). */
-function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
+function convert(files: FileStore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
   return converting(async () => {
     try {
       const pipeline = sharp({ limitInputPixels: MAX_CONVERTED_PIXELS }).toFormat(format);
-      Readable.from(ds.files.chunks(file.id)).pipe(pipeline);
+      Readable.from(files.chunks(file.id)).pipe(pipeline);
       return await pipeline.toBuffer();
     } catch {
       return undefined;
@@ -102,12 +76,12 @@ function convert(ds: Datastore, file: StoredFile, format: Exclude<ImageFormat, '
  * a file replaced (and removed) while it is sent ends the stream with an error, so the connection
  * is closed rather than left waiting for the bytes Content-Length promised.
  */
-async function* bytes(ds: Datastore, file: StoredFile, start: number, end: number): AsyncGenerator<Buffer> {
+async function* bytes(files: FileStore, file: StoredFile, start: number, end: number): AsyncGenerator<Buffer> {
   const first = Math.floor(start / FILE_CHUNK);
   let at = first * FILE_CHUNK; // the file offset of the next chunk
   let sent = 0;
   const wanted = Math.max(0, end - start + 1);
-  for await (const chunk of ds.files.chunks(file.id, first)) {
+  for await (const chunk of files.chunks(file.id, first)) {
     const piece = chunk.subarray(Math.max(0, start - at), Math.min(chunk.length, end - at + 1));
     at += chunk.length;
     sent += piece.length;

@@ -1,0 +1,134 @@
+// The few statements that change entities — insert, update and delete — with what goes with each
+// write: the stamp check, the files an image or blob attribute claims or lets go, the global
+// stamp, and the errors of a write that found nothing to change. Entity.save() and drop() are
+// their only callers, so a save from REST and a save from user code run the same checks.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type { DataClassModel, StorageAttribute } from '../model/types.js';
+import { and, directPath, type Condition } from '../query/plan.js';
+import { compileDelete, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
+import { ConstraintError } from '../storage/adapter.js';
+import { GLOBAL_STAMP_TABLE, STAMP_COLUMN } from '../storage/schema.js';
+import type { Access } from './access.js';
+import type { Core } from './datastore.js';
+
+export interface SavedState {
+  key: unknown;
+  stamp: number;
+  timestamp: number;
+}
+
+/** The error for a key no entity has: 4D's 1542, in 4D's words. */
+export function entityNotFound(dc: DataClassModel, key: unknown): DatasetError {
+  return new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${String(key)}" key in the "${dc.name}" dataclass`);
+}
+
+/** The error for a stamp that is not the stored one (someone saved the entity since): 4D's stack 1263, 1046, 1517. */
+export function stampChanged(database: string, dc: DataClassModel, key: unknown, what: 'saved' | 'dropped' = 'saved'): DatasetError {
+  return new DatasetError('STAMP_CHANGED', `Given stamp does not match current one for record# ${String(key)} of table ${dc.name}`, [
+    { name: 'RECORD_NOT_SAVED', message: `Cannot ${what === 'saved' ? 'save' : 'delete'} record ${String(key)} in table ${dc.name} of database ${database}` },
+    { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be ${what}` },
+  ]);
+}
+
+/** The image and blob attributes of a dataclass. */
+export function fileAttributes(dc: DataClassModel): StorageAttribute[] {
+  return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
+}
+
+/** Inserts a new entity; resolves to its key, stamp and time. */
+export function insertEntity(core: Core, dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
+  const storage = core.storage;
+  return storage.transaction(async () => {
+    // the time is taken once the writer is ours, so that saves are stamped in the order they commit
+    const timestamp = Date.now();
+    const { sql, params } = compileInsert(storage.dialect, dc, values, 1, timestamp);
+    const row = await unique(dc, () => storage.get(sql, params));
+    await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
+    await bumpGlobalStamp(core);
+    return { key: row?.[dc.key.name], stamp: 1, timestamp };
+  });
+}
+
+/** Updates an entity if its stamp still matches (and the caller may change it); resolves to its new stamp and time. */
+export function updateEntity(core: Core, dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+  const storage = core.storage;
+  return storage.transaction(async () => {
+    const timestamp = Date.now();
+    const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)));
+    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
+    if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
+    await moveFiles(core, dc, key, before, values);
+    await bumpGlobalStamp(core);
+    return { key, stamp: stamp + 1, timestamp };
+  });
+}
+
+/** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
+export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
+  const storage = core.storage;
+  const stampAttr: StorageAttribute = { ...dc.key, name: STAMP_COLUMN, column: STAMP_COLUMN, type: 'long64', identifying: false, autoincrement: false, autogenerate: false };
+  const where = and(
+    { kind: 'compare', path: directPath(dc.key), op: '=', value: key },
+    { kind: 'compare', path: directPath(stampAttr), op: '=', value: stamp },
+  ) as Condition;
+  const { sql, params } = compileDelete(storage.dialect, dc, where, access.restrict);
+  return storage.transaction(async () => {
+    const before = await storedFiles(core, dc, key, fileAttributes(dc));
+    if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
+    for (const id of before.values()) if (id !== null) await core.files.remove(id);
+    await bumpGlobalStamp(core);
+  });
+}
+
+/** The files an entity's image and blob attributes hold now (read in the write's transaction). */
+async function storedFiles(core: Core, dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[]): Promise<Map<StorageAttribute, number | null>> {
+  const out = new Map<StorageAttribute, number | null>();
+  if (attrs.length === 0) return out;
+  const row = await core.storage.get(...byKey(core, dc, key, attrs.map((attr) => ({ kind: 'storage', attr }))));
+  for (const a of attrs) out.set(a, row?.[a.name] === null || row?.[a.name] === undefined ? null : Number(row[a.name]));
+  return out;
+}
+
+/** After a write: the new files of image and blob attributes are claimed, the ones they replaced removed. */
+async function moveFiles(core: Core, dc: DataClassModel, key: unknown, before: ReadonlyMap<StorageAttribute, number | null>, values: ReadonlyMap<StorageAttribute, unknown>): Promise<void> {
+  for (const attr of fileAttributes(dc)) {
+    if (!values.has(attr)) continue;
+    const now = values.get(attr) === null || values.get(attr) === undefined ? null : Number(values.get(attr));
+    const old = before.get(attr) ?? null;
+    if (now === old) continue;
+    if (now !== null) await core.files.claim(now, `${dc.name}(${String(key)}).${attr.name}`);
+    if (old !== null) await core.files.remove(old);
+  }
+}
+
+/** After an UPDATE or DELETE … AND stamp = ? changed nothing: the entity is gone (or hidden from the caller), or its stamp moved. */
+async function whyUnchanged(core: Core, dc: DataClassModel, key: unknown, what: 'saved' | 'dropped', access: Access): Promise<never> {
+  const row = await core.storage.get(...byKey(core, dc, key, [{ kind: 'stamp' }], access));
+  if (!row) throw entityNotFound(dc, key);
+  throw stampChanged(core.name, dc, key, what);
+}
+
+/** A SELECT of some columns of one entity, as [sql, params]. */
+function byKey(core: Core, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access?: Access): [string, readonly unknown[]] {
+  const { sql, params } = compileSelect(core.storage.dialect, { dataClass: dc, columns, order: [], where: { kind: 'compare', path: directPath(dc.key), op: '=', value: key } }, access?.restrict ?? null);
+  return [sql, params];
+}
+
+async function bumpGlobalStamp(core: Core): Promise<void> {
+  const q = core.storage.dialect.quote;
+  await core.storage.run(`UPDATE ${q(GLOBAL_STAMP_TABLE)} SET ${q('value')} = ${q('value')} + 1 WHERE ${q('id')} = 1`);
+}
+
+/** Runs a write, turning an engine's unique-constraint failure into a DatasetError naming the attribute. */
+async function unique<T>(dc: DataClassModel, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (e instanceof ConstraintError && e.constraint === 'unique') {
+      const attr = dc.storage.find((a) => a.column === e.column);
+      throw new DatasetError('VALUE_NOT_UNIQUE', `another ${dc.name} entity already has this value for '${attr?.name ?? e.column}'`);
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,149 @@
+// What a REST request is, decided once: a typed action, one member per kind, holding only what
+// that kind uses (names already resolved against what the caller may see, queries parsed).
+// OPTION_RULES says, in one exhaustive table, which $-options each kind reads; the planner
+// (request.ts) builds actions from it, and handlers (run.ts) never look at the query string.
+
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import type { Entity } from '../datastore/entity.js';
+import type { SetOperator } from '../datastore/entity-sets.js';
+import type { FileKind } from '../datastore/files.js';
+import type { ProjectMethod } from '../functions/method-registry.js';
+import type { ExposedFunction } from '../functions/exposure.js';
+import type { CallTarget } from '../functions/call.js';
+import type { RelatedEntitiesAttribute, RelatedEntityAttribute, AliasAttribute, StorageAttribute } from '../model/types.js';
+import type { OrderItem, ParsedQuery } from '../query/ast.js';
+import type { OptionName } from './constants.js';
+import type { ComputeKeyword, ImageFormat } from './options.js';
+
+/** An entity named by the URL: `Company(1)`, `Company[1]` or `Company:code(A1)`. */
+export type EntitySelector =
+  | { readonly kind: 'key'; readonly key: string }
+  | { readonly kind: 'attribute'; readonly attribute: StorageAttribute; readonly value: string };
+
+/** A relation followed from an entity (a deferred URI): `/Company(1)/staff`. */
+export interface RelationStep {
+  readonly from: EntitySelector;
+  readonly relation: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute;
+}
+
+/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`. */
+export interface Shape {
+  readonly attributes?: readonly string[];
+  readonly expand?: readonly string[];
+  readonly asArray: boolean;
+}
+
+/** A page: `$skip`, `$top` (undefined: the dataclass's default page size). */
+export interface Paging {
+  readonly skip: number;
+  readonly top?: number;
+}
+
+/** A query on a collection: `$filter` (parsed) with its `$params`, and `$orderby` (parsed). */
+export interface Narrowing {
+  readonly filter?: ParsedQuery;
+  readonly params: readonly unknown[];
+  readonly orderBy?: readonly OrderItem[];
+}
+
+/** Where a collection's entities come from. */
+export type CollectionSource =
+  | { readonly kind: 'all' }
+  | { readonly kind: 'related'; readonly step: RelationStep }
+  | { readonly kind: 'set'; readonly set: SetRequest };
+
+/** A stored set as a request defines it: the set (rebuilt from saved options if gone), combined with another, cleaned. */
+export interface SetRequest {
+  readonly id: string;
+  readonly logic?: { readonly operator: SetOperator | 'INTERSECT'; readonly other: string };
+  readonly clean: boolean;
+  /** $savedfilter / $savedorderby: how to make the set again if it expired or was released */
+  readonly saved?: { readonly filter?: ParsedQuery; readonly orderBy?: readonly OrderItem[]; readonly params: readonly unknown[] };
+}
+
+/** What a function call is: its code, what it runs on, how its answer is shown. */
+export type FunctionCode =
+  | { readonly kind: 'class'; readonly name: string; readonly fn: ExposedFunction; readonly target: CallTarget & { readonly kind?: 'selection' | 'dataClass' | 'entity' } }
+  | { readonly kind: 'method'; readonly method: ProjectMethod };
+
+export type FunctionSubject =
+  | { readonly kind: 'datastore' }
+  | { readonly kind: 'dataClass'; readonly dc: DataClassCore }
+  | { readonly kind: 'entity'; readonly dc: DataClassCore; readonly selector: EntitySelector }
+  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly narrowing: Narrowing };
+
+export type Action =
+  | { readonly kind: 'catalog'; readonly all: boolean }
+  | { readonly kind: 'catalogDataClass'; readonly dc: DataClassCore }
+  | { readonly kind: 'info' }
+  | { readonly kind: 'queryPath' }
+  | { readonly kind: 'readCollection'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly plan: { readonly queryplan: boolean; readonly querypath: boolean } }
+  | { readonly kind: 'readEntity'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly shape: Shape }
+  | { readonly kind: 'readRelation'; readonly dc: DataClassCore; readonly step: RelationStep; readonly shape: Shape }
+  | { readonly kind: 'readFile'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly attribute: StorageAttribute; readonly imageFormat?: ImageFormat; readonly download: boolean; readonly headers: RequestHeaders }
+  /** $method=entityset on a collection, or $method=subentityset on a relation: the whole selection stored, its first page answered */
+  | { readonly kind: 'createSet'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly timeoutS?: number }
+  /** a page of a stored set (filtered, sorted, combined, cleaned: then stored anew with $method=entityset) */
+  | { readonly kind: 'readSet'; readonly dc: DataClassCore; readonly set: SetRequest; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly store: boolean; readonly timeoutS?: number }
+  | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string }
+  | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
+  | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string }
+  | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }
+  | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
+  | { readonly kind: 'deleteSet'; readonly dc: DataClassCore; readonly id: string }
+  | { readonly kind: 'compute'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly keyword: ComputeKeyword }
+  | { readonly kind: 'distinct'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly paging: Paging }
+  | { readonly kind: 'callFunction'; readonly code: FunctionCode; readonly subject: FunctionSubject; readonly args: readonly unknown[]; readonly viaGet: boolean; readonly answer: FunctionAnswer }
+  | { readonly kind: 'upload'; readonly fileKind: FileKind; readonly timeoutS: number };
+
+export type ActionKind = Action['kind'];
+
+/** How a function's result is answered when it is an entity or a selection. */
+export interface FunctionAnswer {
+  readonly paging: Paging;
+  readonly shape: Shape;
+  readonly store: boolean;
+  readonly timeoutS?: number;
+  readonly plan: { readonly queryplan: boolean; readonly querypath: boolean };
+  /** $top, $skip or $method=entityset was given: refused when the result is one entity */
+  readonly collectionOptions: boolean;
+}
+
+export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
+/** What a kind reads of the query string (options given but not read are ignored, unless refused where the planner says). */
+const SHAPE: OptionName[] = ['$attributes', '$expand', '$asArray'];
+const PAGING: OptionName[] = ['$top', '$limit', '$skip'];
+const NARROWING: OptionName[] = ['$filter', '$params', '$orderby'];
+const SET: OptionName[] = ['$logicOperator', '$operator', '$otherCollection', '$clean', '$savedfilter', '$savedorderby'];
+
+export const OPTION_RULES: Record<ActionKind, readonly OptionName[]> = {
+  catalog: [],
+  catalogDataClass: [],
+  info: [],
+  queryPath: [],
+  readCollection: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath'],
+  readEntity: [...SHAPE],
+  readRelation: [...SHAPE],
+  readFile: ['$imageformat', '$binary', '$version', '$expand'],
+  createSet: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$subOrderby'],
+  readSet: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout'],
+  release: ['$method'],
+  releaseSets: [],
+  update: ['$method', '$atomic', '$atOnce', '$atonce', '$refresh', ...SHAPE],
+  validate: ['$method'],
+  delete: ['$method', '$filter', '$params'],
+  deleteSet: ['$method'],
+  compute: [...NARROWING, ...SET, '$compute'],
+  distinct: [...NARROWING, ...SET, ...PAGING, '$distinct'],
+  callFunction: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath'],
+  upload: ['$rawPict', '$binary', '$timeout'],
+};
+
+/** The options of `given` a kind does not read (for the kinds that refuse them). */
+export function unused(kind: ActionKind, given: Iterable<OptionName>): OptionName[] {
+  const rule = OPTION_RULES[kind];
+  return [...given].filter((o) => !rule.includes(o));
+}
+
+export type { Entity };

@@ -1,0 +1,49 @@
+// $compute and $distinct: /rest/{dataClass}/{attribute}?$compute=sum (on a filtered collection, a
+// relation, a stored set too). One SQL aggregate in the core; dates are sent as in entities.
+
+import { aggregates, distinct } from '../../datastore/compute.js';
+import { membersOf, type EntitySelection } from '../../datastore/selection.js';
+import { NUMBER_TYPES } from '../../model/types.js';
+import { resolveValuePath } from '../../query/path.js';
+import type { AttributePath } from '../../query/plan.js';
+import type { AggregateFn } from '../../sql/compiler.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import type { Action } from '../action.js';
+import { narrow, selectionOf } from '../collections.js';
+import { json, type RestResponse } from '../response.js';
+import type { Scope } from '../scope.js';
+import { formatDate } from '../serialize.js';
+
+type Source = Extract<Action, { kind: 'compute' | 'distinct' }>;
+
+async function members(scope: Scope, action: Source): Promise<{ selection: EntitySelection; path: AttributePath } | { intersects: boolean }> {
+  const found = await selectionOf(scope, action.dc, action.source);
+  if ('intersects' in found) return found;
+  const selection = narrow(scope, found, action.narrowing);
+  return { selection, path: resolveValuePath(action.dc.model, action.attribute, scope.visible) };
+}
+
+export async function compute(scope: Scope, action: Extract<Action, { kind: 'compute' }>): Promise<RestResponse> {
+  const m = await members(scope, action);
+  if ('intersects' in m) return json(m.intersects);
+  const { selection, path } = m;
+  const numeric = path.json !== undefined || NUMBER_TYPES.has(path.attr.type);
+  const keyword = action.keyword;
+  if ((keyword === 'sum' || keyword === 'average') && !numeric) {
+    throw new DatasetError('INVALID_OPTION', `${keyword} needs a number attribute; '${action.attribute}' is ${path.attr.type}`);
+  }
+  // dates are sent as in entities (date-only ones as d!m!yyyy)
+  const wire = (v: unknown) => (v instanceof Date ? formatDate(v, path.attr.dateOnly) : v);
+  if (keyword !== '$all') return json(wire((await aggregates(membersOf(selection), path, [keyword]))[keyword]));
+  const fns: AggregateFn[] = numeric ? ['count', 'sum', 'average', 'min', 'max'] : ['count', 'min', 'max'];
+  const values = await aggregates(membersOf(selection), path, fns);
+  return json({ [action.attribute]: Object.fromEntries(fns.map((f) => [f, wire(values[f])])) });
+}
+
+/** $distinct: $skip and $top apply to the array (reference §3.7). */
+export async function distinctValues(scope: Scope, action: Extract<Action, { kind: 'distinct' }>): Promise<RestResponse> {
+  const m = await members(scope, action);
+  if ('intersects' in m) return json(m.intersects);
+  const wire = (v: unknown) => (v instanceof Date ? formatDate(v, m.path.attr.dateOnly) : v);
+  return json((await distinct(membersOf(m.selection), m.path, action.paging.skip, action.paging.top ?? null)).map(wire));
+}

@@ -1,0 +1,77 @@
+// The body of a write, put onto an entity: each property of an input object sets the attribute of
+// that name (as the caller sees the model). A relation is given as {"__KEY": k}; a picture or
+// blob as {"ID": "<upload id>"} (spec "Upload"), looked up here; what a value must be — a related
+// entity that exists, a file of the attribute's kind — the core checks when the entity is saved.
+
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import type { Entity } from '../datastore/entity.js';
+import { WIRE } from '../config/wire.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import { requireKey } from '../model/values.js';
+import { kindOf, unknownAttribute } from '../query/path.js';
+import type { Scope } from './scope.js';
+
+type Json = Record<string, unknown>;
+
+/** Properties of an input entity that are not attributes: read-only ones are refused, the others ignored. */
+// (__ENTITY marks an entity given as a function parameter)
+const IGNORED = new Set([WIRE.ENTITY_MODEL, WIRE.DATACLASS, 'uri', WIRE.ENTITY]);
+
+/** An upload id: 32 hexadecimal digits (answered upper-case, accepted in any case). */
+export const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
+
+/** Sets the attribute values of a body object on an entity (not saved). `index` numbers the object in the body, for messages. */
+export async function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj: Json, index: number): Promise<void> {
+  for (const [name, value] of Object.entries(obj)) await applyValue(scope, dc, entity, name, value, index);
+}
+
+async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number): Promise<void> {
+  if (name === WIRE.KEY || name === WIRE.STAMP) return;
+  const attr = dc.model.attributesByName.get(name);
+  if (!attr || !scope.visible(attr)) {
+    if (IGNORED.has(name)) return;
+    if (name === WIRE.TIMESTAMP) throw new DatasetError('INVALID_VALUE', `entity #${index + 1}: __TIMESTAMP is set by the server and cannot be written`);
+    throw unknownAttribute(dc.model, name, scope.visible, `entity #${index + 1}`);
+  }
+  if (isDeferredEcho(value)) return; // a relation or picture sent back as it was read: unchanged
+  switch (attr.kind) {
+    case 'storage':
+      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) return entity.set(name, await upload(scope, dc, attr, value, index));
+      return entity.set(name, value);
+    case 'relatedEntity':
+      return entity.set(attr.foreignKey.name, relatedKey(dc, attr, value, index));
+    case 'calculated':
+      // a set function makes it writable; entity.set refuses it otherwise
+      return entity.set(name, value);
+    default:
+      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is ${kindOf(attr)}: it is read-only (entity #${index + 1})`);
+  }
+}
+
+/** A relatedEntity given as {"__KEY": k} or null: the key (the core checks, when saving, that the entity exists). */
+function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unknown, index: number): unknown {
+  if (value === null) return null;
+  const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[WIRE.KEY] : undefined;
+  if (key === undefined) {
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"${WIRE.KEY}": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`);
+  }
+  return requireKey(attr.target.key, key);
+}
+
+/** An image or blob attribute given {"ID": "<upload id>"}: the upload waiting under that id. */
+async function upload(scope: Scope, dc: DataClassCore, attr: StorageAttribute, value: unknown, index: number): Promise<unknown> {
+  const id = typeof value === 'object' && !Array.isArray(value) ? (value as Json).ID : undefined;
+  if (typeof id !== 'string' || !UPLOAD_ID.test(id)) {
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`);
+  }
+  const file = await scope.core.files.findUpload(id.toUpperCase());
+  if (!file) {
+    throw new DatasetError('UPLOAD_NOT_FOUND', `${dc.name}.${attr.name}: no upload ${id.toUpperCase()} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
+  }
+  return file;
+}
+
+function isDeferredEcho(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && WIRE.DEFERRED in value;
+}

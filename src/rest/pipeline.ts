@@ -1,0 +1,44 @@
+// The REST request path, stage by stage: the caller's scope, the request target read (URL grammar
+// and $-options), the action planned (what is asked, with the options its kind accepts), the
+// action run (a handler, through the datastore), one response. Every request takes it, uploads
+// and the Expect: 100-continue check included.
+
+import type { IncomingMessage } from 'node:http';
+import { DatasetError } from '../errors/dataset-error.js';
+import { planRequest, readTarget, type RestRequest } from './request.js';
+import type { RestResponse } from './response.js';
+import { run } from './run.js';
+import { scopeFor, type Services } from './scope.js';
+
+export interface IncomingRest extends RestRequest {
+  /** who asks: the client address until sessions exist */
+  readonly caller: string;
+  readonly socketFd?: number;
+  /** the request itself: an upload's bytes are read from it */
+  readonly raw: IncomingMessage;
+}
+
+export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
+  const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd });
+  const target = readTarget(req.method, req.url);
+  const action = planRequest(req, scope, target);
+  return run(action, scope, req.raw);
+}
+
+/**
+ * Expect: 100-continue: an upload the stage refuses from its head alone (its options, its
+ * announced size) is answered before its body is sent; any other request goes on (its errors, if
+ * any, are answered once its body has arrived, as usual).
+ */
+export function refusedBeforeBody(services: Services, raw: IncomingMessage, caller: string): DatasetError | undefined {
+  const req = { method: raw.method ?? 'GET', url: raw.url ?? '', headers: raw.headers, origin: '' };
+  let isUpload = false;
+  try {
+    const target = readTarget(req.method, req.url);
+    isUpload = target.route.kind === 'upload';
+    if (isUpload) planRequest(req, scopeFor(services, { ...req, caller }), target);
+    return undefined;
+  } catch (e) {
+    return isUpload && e instanceof DatasetError ? e : undefined;
+  }
+}

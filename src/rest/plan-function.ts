@@ -1,0 +1,132 @@
+// Planning a call of user code over REST: which function or project method a URL names, what it
+// runs on (the datastore, a dataclass, an entity, a selection), its raw parameters, and how its
+// answer is shown. What to call, and whether GET may call it, is settled before any data is read.
+
+import { DataClass } from '../datastore/dataclass.js';
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { Datastore } from '../datastore/datastore.js';
+import { Entity } from '../datastore/entity.js';
+import { EntitySelection } from '../datastore/selection.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTarget } from '../functions/call.js';
+import { datastoreMethods } from '../functions/catalog.js';
+import { projectMethodsOf } from '../functions/method-registry.js';
+import type { MethodScope } from '../functions/project-methods.js';
+import { OPTION_RULES, type Action, type FunctionAnswer, type FunctionSubject } from './action.js';
+import { pick, type RestOptions } from './options.js';
+import { entitySelector, narrowing, paging, shape } from './plan-dataclass.js';
+import type { RestRequest } from './request.js';
+import type { Scope } from './scope.js';
+import type { Route, Selector } from './url.js';
+
+type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+type ClassTarget = CallTarget & { readonly kind: 'selection' | 'dataClass' | 'entity' };
+
+/** A POST to /rest/$catalog/{name} that names no dataclass calls a function; a GET does when the name is a datastore function. */
+export function isDatastoreCall(scope: Scope, name: string, isRead: boolean): boolean {
+  if (scope.ds.model.dataClassesByName.get(name)?.exposed) return false;
+  return !isRead || datastoreMethods(scope.ds).some((m) => m.name === name);
+}
+
+/** POST or GET /rest/$catalog/{function}: a function of the DataStore class. */
+export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, options: RestOptions): Action {
+  const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(scope.ds) as object, stop: Datastore.prototype, label: 'the DataStore class' }];
+  const found = findExposed(targets, name);
+  if (!found) throw unknownMember(name, ['the DataStore class'], exposedNames(targets));
+  const viaGet = req.method !== 'POST';
+  checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
+  const opts = pick(options, OPTION_RULES.callFunction);
+  return { kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target }, subject: { kind: 'datastore' }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+}
+
+/**
+ * The function a /rest/{dataClass}… URL calls, or undefined when it reads or writes data: the first
+ * segment after the dataclass (or the entity) names no visible attribute, and either names an
+ * exposed function or project method, or comes with a POST that has no $method (then unknown
+ * names answer -10729).
+ */
+export function functionOf(scope: Scope, dc: DataClassCore, route: DataClassRoute, method: string, opts: RestOptions): string | undefined {
+  const [first, ...rest] = route.path;
+  if (first?.kind !== 'names' || first.names.length !== 1) return undefined;
+  if (rest.length > 1 || (rest.length === 1 && (rest[0].kind !== 'entitySet' || route.selector.kind !== 'all'))) return undefined;
+  const name = first.names[0];
+  const attr = dc.model.attributesByName.get(name);
+  if (attr && scope.visible(attr)) return undefined;
+  if (method === 'POST' && opts.method === undefined) return name;
+  if (projectMethodsOf(dc.dataClass).get(name)?.definition.exposed) return name;
+  return findExposed(classTargets(dc, route.selector.kind !== 'all'), name) ? name : undefined;
+}
+
+/**
+ * POST or GET /rest/{dc}/{fn} (selection class first, the whole dataclass as the selection, then the
+ * dataclass class, then the project methods of scope table or currentSelection),
+ * /rest/{dc}/{fn}/$entityset/{id}, /rest/{dc}/{fn}?$filter=…&$orderby=… and /rest/{dc}({key})/{fn}
+ * (entity class, then project methods of scope currentRecord).
+ */
+export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, name: string, options: RestOptions): Action {
+  const viaGet = req.method !== 'POST';
+  const entityLevel = route.selector.kind !== 'all';
+  const targets = classTargets(dc, entityLevel);
+  const found = findExposed(targets, name);
+  const method = found ? undefined : projectMethodsOf(dc.dataClass).get(name);
+  const methodScope = method?.definition.exposed ? method.definition.scope : undefined;
+  if (!found && !(methodScope && (methodScope === 'currentRecord') === entityLevel)) throw unknownCall(dc, name, targets, entityLevel, methodScope);
+  if (found) checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
+  else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
+  const opts = pick(options, OPTION_RULES.callFunction);
+  const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
+  const onSelection = !entityLevel && (found ? found.target.kind === 'selection' : methodScope === 'currentSelection');
+  if (!onSelection && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
+    const what = found
+      ? `${name} of ${found.target.label} runs on ${entityLevel ? 'one entity' : 'the dataclass'}`
+      : `the project method ${name} works on ${entityLevel ? 'one entity (scope currentRecord)' : `the whole ${dc.name} dataclass (scope table)`}`;
+    const instead = found ? `a function of the ${dc.name}Selection class runs on a selection` : 'give it scope currentSelection to run on a selection';
+    throw new DatasetError('INVALID_OPTION', `${what}: $filter, $orderby and $entityset do not apply; ${instead}`);
+  }
+  let subject: FunctionSubject;
+  if (entityLevel) subject = { kind: 'entity', dc, selector: entitySelector(scope, dc, route.selector as Exclude<Selector, { kind: 'all' }>) };
+  else if (found?.target.kind === 'dataClass' || methodScope === 'table') subject = { kind: 'dataClass', dc };
+  // on GET, $params are the function's: a $filter then takes its values inline
+  else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, false) };
+  const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
+  return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+}
+
+/** Where /rest/{dc}/{fn} looks (the selection class, then the dataclass class), or /rest/{dc}({key})/{fn} (the entity class). */
+function classTargets(dc: DataClassCore, entityLevel: boolean): ClassTarget[] {
+  if (entityLevel) return [{ kind: 'entity', proto: dc.entityPrototype, stop: Entity.prototype, label: `the ${dc.name}Entity class` }];
+  return [
+    { kind: 'selection', proto: dc.selectionPrototype ?? EntitySelection.prototype, stop: EntitySelection.prototype, label: `the ${dc.name}Selection class` },
+    { kind: 'dataClass', proto: Object.getPrototypeOf(dc.dataClass) as object, stop: DataClass.prototype, label: `the ${dc.name} class` },
+  ];
+}
+
+/** -10729 for a name /rest/{dc}/… cannot call, saying where a project method of the other scope is called. */
+function unknownCall(dc: DataClassCore, name: string, targets: readonly CallTarget[], entityLevel: boolean, scope: MethodScope | undefined): DatasetError {
+  const methods = [...projectMethodsOf(dc.dataClass).values()].filter((m) => m.definition.exposed && (m.definition.scope === 'currentRecord') === entityLevel).map((m) => m.name);
+  const where = [...targets.map((t) => t.label), ...(methods.length ? [`the project methods of ${dc.name}`] : [])];
+  const error = unknownMember(name, where, [...exposedNames(targets), ...methods]);
+  if (!scope) return error;
+  const hint = scope === 'currentRecord' ? `it runs on one entity (scope currentRecord): call /rest/${dc.name}({key})/${name}` : `it runs on the dataclass or a selection (scope ${scope}): call /rest/${dc.name}/${name}`;
+  return new DatasetError('UNKNOWN_MEMBER_METHOD', `${error.message}; the project method ${name} exists, but ${hint}`);
+}
+
+/** The parameters of a call as sent: the JSON array body of a POST (none when empty), $params for a GET. */
+function rawArgs(viaGet: boolean, body: unknown, opts: RestOptions): readonly unknown[] {
+  if (viaGet) return opts.params;
+  if (body === undefined || body === null) return [];
+  if (Array.isArray(body)) return body;
+  throw new DatasetError('INVALID_BODY', `the body of a function call is a JSON array of its parameters, like ["Paris", 5]; got ${JSON.stringify(body).slice(0, 60)}`);
+}
+
+/** How an entity or selection result is shown ($filter, $params and $orderby belong to the call, not to the answer). */
+function answerOf(opts: RestOptions): FunctionAnswer {
+  return {
+    paging: paging(opts),
+    shape: shape(undefined, opts),
+    store: opts.method === 'entityset',
+    timeoutS: opts.timeout,
+    plan: { queryplan: opts.queryplan, querypath: opts.querypath },
+    collectionOptions: opts.top !== undefined || opts.skip > 0 || opts.method === 'entityset',
+  };
+}

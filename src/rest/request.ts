@@ -1,0 +1,113 @@
+// The stage that decides what a request is: (method, URL, headers, body) → a typed Action, or a
+// DatasetError before any data is read. Every request passes here — reads, writes, function
+// calls, uploads (whose body is still arriving) and the Expect: 100-continue check — so that the
+// URL grammar, the $-options and what each kind accepts are read in one place.
+
+import { MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, MAX_URL_LENGTH } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import bytes from 'bytes';
+import { OPTION_RULES, unused, type Action, type RequestHeaders } from './action.js';
+import { REST_PREFIX } from './constants.js';
+import { parseOptions, pick, type RestOptions } from './options.js';
+import { planDataClass } from './plan-dataclass.js';
+import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
+import { dataClassFor, type Scope } from './scope.js';
+import { parseRestPath, type Route } from './url.js';
+
+/** A request as the stage reads it. */
+export interface RestRequest {
+  readonly method: string;
+  /** the request target as received: /rest/…?… */
+  readonly url: string;
+  readonly headers: RequestHeaders;
+  /** the parsed JSON body (undefined when none); an upload's bytes are read by its handler */
+  readonly body?: unknown;
+  /** scheme and host the client used (http://127.0.0.1:8080), for the absolute uri of saved entities */
+  readonly origin: string;
+}
+
+/** The request target read: its route and options, checked before any body is read. */
+export interface Target {
+  readonly method: string;
+  readonly route: Route;
+  readonly options: RestOptions;
+}
+
+/** Reads the path and the query string (URL length, grammar, option values). */
+export function readTarget(method: string, url: string): Target {
+  if (url.length > MAX_URL_LENGTH) throw new DatasetError('LIMIT_EXCEEDED', `the URL is ${url.length} characters long; at most ${MAX_URL_LENGTH} are read`);
+  const q = url.indexOf('?');
+  const route = parseRestPath(url.slice(REST_PREFIX.length, q < 0 ? undefined : q));
+  return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1)) };
+}
+
+/** The action a request asks for. */
+export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
+  const { route, options } = target;
+  const isRead = req.method === 'GET' || req.method === 'HEAD';
+  const onlyGet = (what: string): void => {
+    if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${what}: use GET`);
+  };
+  switch (route.kind) {
+    case 'catalogItem':
+      // /rest/$catalog/{name}: a dataclass's description, or a call of a DataStore class function
+      if (isDatastoreCall(scope, route.name, isRead)) return planDatastoreCall(req, scope, route.name, options);
+      onlyGet('the catalog');
+      return { kind: 'catalogDataClass', dc: dataClassFor(scope, route.name) };
+    case 'catalog':
+    case 'catalogAll':
+      onlyGet('the catalog');
+      return { kind: 'catalog', all: route.kind === 'catalogAll' };
+    case 'queryPath':
+      onlyGet('$querypath');
+      return { kind: 'queryPath' };
+    case 'info':
+      onlyGet('$info');
+      return { kind: 'info' };
+    case 'releaseSets':
+      if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
+      return { kind: 'releaseSets', ids: releaseIds(req.body) };
+    case 'upload':
+      if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $upload: POST the file's bytes, with $rawPict=true (an image) or $binary=true`);
+      return planUpload(options, req.headers, scope.maxUploadBytes);
+    case 'dataClass':
+      return planDataClass(req, scope, route, options);
+    default: {
+      const never: never = route;
+      return never;
+    }
+  }
+}
+
+/** POST /rest/$entityset/$release takes a JSON array of entity set ids. */
+function releaseIds(body: unknown): string[] {
+  if (!Array.isArray(body) || body.some((id) => typeof id !== 'string')) {
+    throw new DatasetError('INVALID_BODY', 'POST /rest/$entityset/$release takes a JSON array of entity set ids, like ["9718A30BF61343C796345F3BE5B01CE7"]');
+  }
+  return body as string[];
+}
+
+/**
+ * POST /rest/$upload?$rawPict=true (an image) or ?$binary=true (any file): decided from the
+ * target and the headers alone, so that an upload announced past the limit is refused before its
+ * body is read (and before Expect: 100-continue is answered).
+ */
+function planUpload(given: RestOptions, headers: RequestHeaders, maxBytes: number): Action {
+  const others = unused('upload', given.given);
+  if (others.length > 0) throw new DatasetError('INVALID_OPTION', `$upload takes $rawPict, $binary and $timeout; ${others.join(', ')} ${others.length === 1 ? 'does' : 'do'} not apply`);
+  const opts = pick(given, OPTION_RULES.upload);
+  if (opts.rawPict === opts.binary) {
+    throw new DatasetError('INVALID_OPTION', opts.rawPict ? 'an upload is an image ($rawPict=true) or any other file ($binary=true), not both' : 'say what the upload is: $rawPict=true for an image, $binary=true for any other file');
+  }
+  const announced = Number(headers['content-length'] ?? Number.NaN);
+  if (announced > maxBytes) {
+    throw new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${bytes.format(maxBytes, { unitSeparator: ' ' })} this server accepts (--max-upload-size)`);
+  }
+  // a form's envelope is not the file: storing it would corrupt the upload silently
+  if (/^multipart\//i.test(String(headers['content-type'] ?? ''))) {
+    throw new DatasetError('INVALID_BODY', 'the upload is the file\'s bytes as the request body, not a multipart form: send them as they are (curl --data-binary @file)');
+  }
+  const timeoutS = opts.timeout ?? DEFAULT_UPLOAD_TIMEOUT_S;
+  if (timeoutS > MAX_UPLOAD_TIMEOUT_S) throw new DatasetError('LIMIT_EXCEEDED', `$timeout=${timeoutS}: an upload waits at most ${MAX_UPLOAD_TIMEOUT_S} seconds (a day) to be attached`);
+  return { kind: 'upload', fileKind: opts.rawPict ? 'image' : 'binary', timeoutS };
+}

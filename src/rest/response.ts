@@ -1,0 +1,53 @@
+// What every handler answers: one response type, sent by one function. JSON bodies (a value to
+// serialise, or text already serialised once, where a failure could be named) and files (bytes
+// streamed with their headers). Errors are thrown as DatasetErrors and answered as __ERROR.
+
+import type { Readable } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+import { WIRE } from '../config/wire.js';
+import type { DatasetError } from '../errors/dataset-error.js';
+
+export type RestResponse =
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'jsonText'; readonly status: number; readonly text: string }
+  | { readonly kind: 'file'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Readable | Buffer | null };
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function json(body: unknown, status = 200): RestResponse {
+  return { kind: 'json', status, body };
+}
+
+export function jsonText(text: string, status = 200): RestResponse {
+  return { kind: 'jsonText', status, text };
+}
+
+export function file(status: number, headers: Readonly<Record<string, string>>, body: Readable | Buffer | null): RestResponse {
+  return { kind: 'file', status, headers, body };
+}
+
+/** The body of an error answer: {"__ERROR": [...]}. */
+export function errorBody(error: DatasetError): string {
+  return JSON.stringify({ [WIRE.ERROR]: error.toWire() });
+}
+
+export function send(reply: FastifyReply, response: RestResponse): FastifyReply {
+  reply.code(response.status);
+  switch (response.kind) {
+    case 'json':
+      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(response.body));
+    case 'jsonText':
+      return reply.header('content-type', JSON_TYPE).send(response.text);
+    case 'file':
+      for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+      return reply.send(response.body ?? undefined);
+    default: {
+      const never: never = response;
+      return never;
+    }
+  }
+}
+
+export function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
+  return reply.code(error.status).header('content-type', JSON_TYPE).send(errorBody(error));
+}

@@ -1,0 +1,65 @@
+// Runs an action: one handler per kind, chosen by an exhaustive switch, each returning a
+// RestResponse. Handlers get the action and the caller's scope, nothing else (an upload also gets
+// the body still arriving).
+
+import type { IncomingMessage } from 'node:http';
+import type { Action } from './action.js';
+import { catalog, catalogDataClass, lastQueryPath } from './handlers/catalog.js';
+import { compute, distinctValues } from './handlers/compute.js';
+import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
+import { readFile } from './handlers/files.js';
+import { callFunction } from './handlers/functions.js';
+import { readCollection, readEntity, readRelation } from './handlers/read.js';
+import { upload } from './handlers/upload.js';
+import { remove, update, validate } from './handlers/write.js';
+import type { RestResponse } from './response.js';
+import type { Scope } from './scope.js';
+
+export function run(action: Action, scope: Scope, raw: IncomingMessage): RestResponse | Promise<RestResponse> {
+  switch (action.kind) {
+    case 'catalog':
+      return catalog(scope, action);
+    case 'catalogDataClass':
+      return catalogDataClass(scope, action);
+    case 'info':
+      return info(scope);
+    case 'queryPath':
+      return lastQueryPath(scope);
+    case 'readCollection':
+      return readCollection(scope, action);
+    case 'readEntity':
+      return readEntity(scope, action);
+    case 'readRelation':
+      return readRelation(scope, action);
+    case 'readFile':
+      return readFile(scope, action);
+    case 'createSet':
+      return createSet(scope, action);
+    case 'readSet':
+      return readSet(scope, action);
+    case 'release':
+      return release(scope, action);
+    case 'releaseSets':
+      return releaseSets(scope, action);
+    case 'update':
+      return update(scope, action);
+    case 'validate':
+      return validate(scope, action);
+    case 'delete':
+      return remove(scope, action);
+    case 'deleteSet':
+      return deleteSet(scope, action);
+    case 'compute':
+      return compute(scope, action);
+    case 'distinct':
+      return distinctValues(scope, action);
+    case 'callFunction':
+      return callFunction(scope, action);
+    case 'upload':
+      return upload(scope, action, raw);
+    default: {
+      const never: never = action;
+      return never;
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// The scope of one REST request: who asks (the client address today; a session when sessions
+// exist), what it may see (the exposed dataclasses and attributes; privileges will narrow it),
+// how it reaches the data (its access: row filters, snapshot), and the stores and settings the
+// handlers use. Built once per request and handed down; handlers reach for nothing global.
+
+import type { Access } from '../datastore/access.js';
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { coreOf, type Core, type Datastore } from '../datastore/datastore.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { CallRequest } from '../functions/context.js';
+import { isExposed, type DataClassModel, type Visibility } from '../model/types.js';
+import { didYouMean } from '../util/suggest.js';
+
+/** What the server was built with: the same for every request. */
+export interface Services {
+  readonly ds: Datastore;
+  readonly core: Core;
+  /** the time limit of a function called over REST, in ms (--function-timeout) */
+  readonly functionTimeoutMs: number;
+  /** the largest upload accepted, in bytes (--max-upload-size) */
+  readonly maxUploadBytes: number;
+}
+
+/** The request a scope is made for, as a function called by it may read it (callContext().request). */
+export interface ScopeRequest extends CallRequest {
+  /** the file descriptor of the client's socket, if it has one (not under inject): the function watchdog answers through it */
+  readonly socketFd?: number;
+}
+
+export interface Scope {
+  /** who asks: the client address until sessions exist */
+  readonly caller: string;
+  readonly request: CallRequest;
+  readonly socketFd?: number;
+  readonly ds: Datastore;
+  readonly core: Core;
+  /** the attributes (and, through them, dataclasses) this caller sees */
+  readonly visible: Visibility;
+  /** how this caller's reads and writes reach the data */
+  readonly access: Access;
+  readonly functionTimeoutMs: number;
+  readonly maxUploadBytes: number;
+}
+
+export function scopeFor(services: Services, request: ScopeRequest): Scope {
+  const { ds, core, functionTimeoutMs, maxUploadBytes } = services;
+  const { socketFd, ...call } = request;
+  return { caller: request.caller, request: call, socketFd, ds, core, visible: isExposed, access: core.root, functionTimeoutMs, maxUploadBytes };
+}
+
+export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number; maxUploadBytes: number }): Services {
+  return { ds, core: coreOf(ds), ...options };
+}
+
+/** The dataclasses the caller sees. */
+export function visibleDataClasses(scope: Scope): DataClassModel[] {
+  return scope.ds.model.dataClasses.filter((dc) => dc.exposed);
+}
+
+/** The dataclass of that name the caller sees, or UNKNOWN_DATACLASS naming the closest one. */
+export function dataClassFor(scope: Scope, name: string): DataClassCore {
+  const model = scope.ds.model.dataClassesByName.get(name);
+  if (model && model.exposed) return scope.core.classOf(model);
+  throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
+}
