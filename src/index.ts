@@ -3,7 +3,7 @@
 // classes/canonical.ts), so a project module importing 'dataset-rest' extends the core's own
 // classes even when tsx gave it a copy of this module.
 
-import { canonical } from './classes/canonical.js';
+import { canonical } from './util/canonical.js';
 import { DataClass as CoreDataClass } from './datastore/dataclass.js';
 import { Datastore as CoreDatastore } from './datastore/datastore.js';
 import { Entity as CoreEntity } from './datastore/entity.js';

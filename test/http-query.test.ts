@@ -41,6 +41,17 @@ describe('$filter over HTTP', () => {
     assert.match(twice.body.__ERROR[0].message, /order is given twice/);
   });
 
+  it('reads "order by" inside a quoted value as text, not as a second order (with $orderby, in a set)', async () => {
+    const res = await get('/rest/Employee', { $filter: `lastName = "order by" or salary > 0`, $orderby: 'lastName', $attributes: 'lastName', $top: '20' });
+    assert.equal(res.status, 200);
+    const names = res.body.__ENTITIES.map((e: { lastName: string }) => e.lastName.toLowerCase());
+    assert.deepEqual(names, [...names].sort());
+    const set = await get('/rest/Employee', { $filter: `lastName = "order by"`, $method: 'entityset' });
+    const info = await demo.request('/rest/$info');
+    const id = set.body.__ENTITYSET.split('/').pop();
+    assert.equal(info.body.entitySet.find((s: { id: string }) => s.id === id).sorted, false, 'a set without an order is not sorted');
+  });
+
   it('filters a relation followed from an entity', async () => {
     const { body } = await get('/rest/Company(1)/staff', { $filter: 'salary > 0', $expand: 'staff' });
     const all = await demo.request('/rest/Company(1)/staff?$expand=staff');

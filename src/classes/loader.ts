@@ -18,7 +18,7 @@ import { EntitySelection } from '../datastore/selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { getWithoutExposed } from '../functions/exposure.js';
 import { closest } from '../util/suggest.js';
-import { canonical } from './canonical.js';
+import { canonical } from '../util/canonical.js';
 
 /** A problem with a class module, reported at start-up; its message starts with `classes/<file>: ` (the project loader turns it into a ProjectError naming the full path). */
 export class ClassLoadError extends Error {

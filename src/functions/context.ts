@@ -4,7 +4,7 @@
 // module-level state to know who it serves.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { canonical } from '../classes/canonical.js';
+import { canonical } from '../util/canonical.js';
 import { DatasetError } from '../errors/dataset-error.js';
 
 /** The request that called a function, as the function may read it. */

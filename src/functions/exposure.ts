@@ -4,7 +4,7 @@
 // project's class modules mark functions through their own copy of 'dataset-rest' (see
 // classes/canonical.ts), and the server must read the same marks.
 
-import { canonical } from '../classes/canonical.js';
+import { canonical } from '../util/canonical.js';
 import { paramTypesProblem, type ParamType } from './params.js';
 
 export interface Exposure {

@@ -24,7 +24,8 @@ type ClassTarget = CallTarget & { readonly kind: 'selection' | 'dataClass' | 'en
 
 /** A POST to /rest/$catalog/{name} that names no dataclass calls a function; a GET does when the name is a datastore function. */
 export function isDatastoreCall(scope: Scope, name: string, isRead: boolean): boolean {
-  if (scope.ds.model.dataClassesByName.get(name)?.exposed) return false;
+  const dc = scope.ds.model.dataClassesByName.get(name);
+  if (dc && scope.sees(dc)) return false;
   return !isRead || datastoreMethods(scope.ds).some((m) => m.name === name);
 }
 

@@ -34,7 +34,9 @@ export interface Scope {
   readonly socketFd?: number;
   readonly ds: Datastore;
   readonly core: Core;
-  /** the attributes (and, through them, dataclasses) this caller sees */
+  /** the dataclasses this caller sees */
+  readonly sees: (dc: DataClassModel) => boolean;
+  /** the attributes this caller sees */
   readonly visible: Visibility;
   /** how this caller's reads and writes reach the data */
   readonly access: Access;
@@ -45,7 +47,11 @@ export interface Scope {
 export function scopeFor(services: Services, request: ScopeRequest): Scope {
   const { ds, core, functionTimeoutMs, maxUploadBytes } = services;
   const { socketFd, ...call } = request;
-  return { caller: request.caller, request: call, socketFd, ds, core, visible: isExposed, access: core.root, functionTimeoutMs, maxUploadBytes };
+  return { caller: request.caller, request: call, socketFd, ds, core, sees: exposedClass, visible: isExposed, access: core.root, functionTimeoutMs, maxUploadBytes };
+}
+
+function exposedClass(dc: DataClassModel): boolean {
+  return dc.exposed;
 }
 
 export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number; maxUploadBytes: number }): Services {
@@ -54,12 +60,12 @@ export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number;
 
 /** The dataclasses the caller sees. */
 export function visibleDataClasses(scope: Scope): DataClassModel[] {
-  return scope.ds.model.dataClasses.filter((dc) => dc.exposed);
+  return scope.ds.model.dataClasses.filter(scope.sees);
 }
 
 /** The dataclass of that name the caller sees, or UNKNOWN_DATACLASS naming the closest one. */
 export function dataClassFor(scope: Scope, name: string): DataClassCore {
   const model = scope.ds.model.dataClassesByName.get(name);
-  if (model && model.exposed) return scope.core.classOf(model);
+  if (model && scope.sees(model)) return scope.core.classOf(model);
   throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
 }

@@ -1,0 +1,137 @@
+// The request stage (src/rest/request.ts): what a request is decided once, as a typed action,
+// reading only the options its kind's rule lists; and the scope a request runs with (src/rest/
+// scope.ts): a caller who sees less gets less, everywhere, since nothing in rest/ reaches for a
+// global notion of what is visible.
+
+import assert from 'node:assert/strict';
+import type { IncomingMessage } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import type { AttributeModel } from '../src/model/types.js';
+import { isExposed } from '../src/model/types.js';
+import { OPTION_RULES, type Action } from '../src/rest/action.js';
+import { OPTIONS, type OptionName } from '../src/rest/constants.js';
+import { planRequest } from '../src/rest/request.js';
+import { run } from '../src/rest/run.js';
+import { scopeFor, servicesFor, type Scope } from '../src/rest/scope.js';
+import { DatasetError } from '../src/errors/dataset-error.js';
+import { openDemo, type DemoFixture } from './helpers.js';
+
+describe('the request stage', () => {
+  let demo: DemoFixture;
+  let scope: Scope;
+  before(async () => {
+    demo = await openDemo();
+    scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} });
+  });
+  after(() => demo.close());
+
+  const plan = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Action =>
+    planRequest({ method, url, headers, body, origin: 'http://test' }, scope);
+
+  it('gives every kind of action a rule naming only options the server knows', () => {
+    for (const [kind, options] of Object.entries(OPTION_RULES)) {
+      for (const o of options) assert.ok(o in OPTIONS, `${kind} lists ${o}`);
+    }
+  });
+
+  it('decides the kind of a request from its URL, verb and $method', () => {
+    const kinds: [string, string, string, unknown?][] = [
+      ['GET', '/rest/$catalog', 'catalog'],
+      ['GET', '/rest/$catalog/Company', 'catalogDataClass'],
+      ['POST', '/rest/$catalog/counts', 'callFunction', []],
+      ['GET', '/rest/$info', 'info'],
+      ['GET', '/rest/$querypath', 'queryPath'],
+      ['GET', '/rest/Employee', 'readCollection'],
+      ['GET', '/rest/Employee?$method=entityset', 'createSet'],
+      ['GET', '/rest/Company(1)', 'readEntity'],
+      ['GET', '/rest/Company(1)/staff', 'readCollection'],
+      ['GET', '/rest/Company(1)/staff?$method=subentityset', 'createSet'],
+      ['GET', '/rest/Employee(X)/employer', 'readRelation'],
+      ['GET', '/rest/Company(1)/logo', 'readFile'],
+      ['GET', '/rest/Employee/$entityset/ABC', 'readSet'],
+      ['GET', '/rest/Employee/$entityset/ABC?$method=release', 'release'],
+      ['POST', '/rest/$entityset/$release', 'releaseSets', ['ABC']],
+      ['POST', '/rest/Company?$method=update', 'update', { name: 'X' }],
+      ['POST', '/rest/Company?$method=validate', 'validate', { name: 'X' }],
+      ['POST', '/rest/Company(1)?$method=delete', 'delete'],
+      ['POST', '/rest/Company?$method=delete&$filter="name=x"', 'delete'],
+      ['POST', '/rest/Company/$entityset/ABC?$method=delete', 'deleteSet'],
+      ['GET', '/rest/Employee/salary?$compute=sum', 'compute'],
+      ['GET', '/rest/Employee/lastName?$distinct=true', 'distinct'],
+      ['GET', '/rest/Company/byCode?$params=["ACME"]', 'callFunction'],
+      ['POST', '/rest/$upload?$rawPict=true', 'upload'],
+    ];
+    for (const [method, url, kind, body] of kinds) assert.equal(plan(method, url, body).kind, kind, `${method} ${url}`);
+  });
+
+  it('reads $filter and $orderby once, parsed: a query with "order by" inside a value is no second order', () => {
+    const action = plan('GET', '/rest/Employee?$filter="lastName = \'order by\'"&$orderby=lastName') as Extract<Action, { kind: 'readCollection' }>;
+    assert.equal(action.narrowing.filter?.orderBy.length, 0);
+    assert.equal(action.narrowing.orderBy?.length, 1);
+    assert.throws(() => plan('GET', '/rest/Employee?$filter="salary > 1 order by salary"&$orderby=lastName'), (e: DatasetError) => e.code === 'INVALID_OPTION' && /given twice/.test(e.message));
+  });
+
+  it('lets a kind act on the options of its rule only: others are ignored, or refused where they would mislead', () => {
+    const entity = plan('GET', '/rest/Company(1)?$timeout=5&$compute=sum&$attributes=name') as Extract<Action, { kind: 'readEntity' }>;
+    assert.deepEqual(entity.shape, { attributes: ['name'], expand: undefined, asArray: false });
+    assert.throws(() => plan('GET', '/rest/Company(1)?$top=2'), (e: DatasetError) => e.code === 'INVALID_OPTION' && /not to a single entity/.test(e.message));
+    assert.throws(() => plan('POST', '/rest/$upload?$binary=true&$top=1'), (e: DatasetError) => e.code === 'INVALID_OPTION' && /\$top does not apply/.test(e.message));
+    const update = plan('POST', '/rest/Company?$method=update&$atomic=true&$top=3', [{ name: 'X' }]) as Extract<Action, { kind: 'update' }>;
+    assert.equal(update.atomic, true);
+    assert.equal(update.single, false);
+  });
+
+  it('refuses an upload announced past the limit before its body is read', () => {
+    assert.throws(() => plan('POST', '/rest/$upload?$binary=true', undefined, { 'content-length': '2048' }), (e: DatasetError) => e.code === 'BODY_TOO_LARGE');
+  });
+});
+
+describe('the scope of a request', () => {
+  let demo: DemoFixture;
+  // a caller who does not see salaries, nor the Company dataclass
+  const narrower = (a: AttributeModel) => isExposed(a) && a.name !== 'salary';
+  let scope: Scope;
+  before(async () => {
+    demo = await openDemo();
+    const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} });
+    scope = { ...base, visible: narrower, sees: (dc) => dc.exposed && dc.name !== 'City' };
+  });
+  after(() => demo.close());
+
+  const ask = async (url: string, method = 'GET', body?: unknown): Promise<unknown> => {
+    const response = await run(planRequest({ method, url, headers: {}, body, origin: 'http://test' }, scope), scope, undefined as unknown as IncomingMessage);
+    assert.equal(response.kind, 'json');
+    return (response as { body: unknown }).body;
+  };
+  const fails = (url: string, code: string) => assert.rejects(ask(url), (e: DatasetError) => e.code === code);
+
+  it('shows only what the caller sees: entities, the catalog, pages', async () => {
+    const page = (await ask('/rest/Employee?$top=1')) as { __ENTITIES: Record<string, unknown>[] };
+    assert.ok(!('salary' in page.__ENTITIES[0]) && 'lastName' in page.__ENTITIES[0]);
+    const catalog = (await ask('/rest/$catalog/Employee')) as { attributes: { name: string }[] };
+    assert.ok(!catalog.attributes.some((a) => a.name === 'salary'));
+  });
+
+  it('resolves every name the client gives as the caller sees the model', async () => {
+    await fails('/rest/Employee?$filter="salary > 1"', 'INVALID_FILTER');
+    await fails('/rest/Employee?$orderby=salary', 'UNKNOWN_ATTRIBUTE');
+    await fails('/rest/Employee?$attributes=salary', 'UNKNOWN_ATTRIBUTE');
+    await fails('/rest/Employee/salary?$compute=sum', 'UNKNOWN_ATTRIBUTE');
+    await fails('/rest/City', 'UNKNOWN_DATACLASS');
+    const catalog = (await ask('/rest/$catalog')) as { dataClasses: { name: string }[] };
+    assert.ok(!catalog.dataClasses.some((d) => d.name === 'City'));
+  });
+
+  it('refuses a body naming what the caller does not see', async () => {
+    const answer = (await ask('/rest/Employee?$method=validate', 'POST', { salary: 5 })) as { __ENTITIES: { __ERROR: { errCode: number }[] }[] };
+    assert.equal(answer.__ENTITIES[0].__ERROR[0].errCode, 1500);
+  });
+});
+
+describe('OPTIONS and OPTION_RULES', () => {
+  it('names every implemented option in the rule of at least one kind', () => {
+    const used = new Set(Object.values(OPTION_RULES).flat());
+    const implemented = (Object.keys(OPTIONS) as OptionName[]).filter((o) => OPTIONS[o]);
+    assert.deepEqual(implemented.filter((o) => !used.has(o)), []);
+  });
+});
