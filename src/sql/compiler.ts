@@ -3,9 +3,9 @@
 
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
 import type { AttributePath, ColumnSpec, Condition, OrderTerm, SelectSpec } from '../query/plan.js';
-import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect } from './dialect.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
 
 export interface CompiledSql {
   readonly sql: string;
@@ -72,7 +72,7 @@ class Builder {
 
   /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
   bindRaw(value: unknown): string {
-    this.params.push(typeof value === 'boolean' && this.d.name === 'sqlite' ? (value ? 1 : 0) : value);
+    this.params.push(typeof value === 'boolean' ? this.d.bindBoolean(value) : value);
     return this.d.placeholder(this.params.length);
   }
 

@@ -34,6 +34,7 @@ export const postgresDialect: Dialect = {
   jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
   inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
   keyListParam: (keys) => Array.from(keys),
+  bindBoolean: (value) => value,
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

@@ -38,6 +38,8 @@ export const sqliteDialect: Dialect = {
   jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),
   inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
   keyListParam: (keys) => JSON.stringify(Array.from(keys)),
+  // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
+  bindBoolean: (value) => (value ? 1 : 0),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

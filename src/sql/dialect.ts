@@ -40,6 +40,8 @@ export interface Dialect {
   inKeyList(expr: string, placeholder: string): string;
   /** the bound value of a key list (an entity set's members): one parameter, however many keys */
   keyListParam(keys: ArrayLike<unknown>): unknown;
+  /** the value bound for a boolean compared as it is (a JSON property's value, say) */
+  bindBoolean(value: boolean): unknown;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */

@@ -5,11 +5,11 @@
 
 import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
 import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
 import type { StorageAdapter } from './adapter.js';
 
-/** Hidden columns every dataclass table has. */
-export const STAMP_COLUMN = '__stamp';
-export const TIMESTAMP_COLUMN = '__timestamp';
+/** Hidden columns every dataclass table has (defined in sql/, which the compiler reads them from). */
+export { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
 /** Internal tables. */
 export const META_TABLE = '__dataset_meta';
 export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
