@@ -10,7 +10,7 @@ import { ClassLoadError, importProjectModule, loadClasses } from './classes/load
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
-import { SqliteAdapter } from './storage/sqlite.js';
+import { sqliteStorage } from './storage/open.js';
 
 export interface ProjectOptions {
   /** the SQLite file; default DIR/data/data.sqlite */
@@ -40,7 +40,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   if (isNew && !memory) mkdirSync(dirname(db), { recursive: true });
   let ds: DatastoreWithClasses | undefined;
   try {
-    ds = await Datastore.open(model, new SqliteAdapter(db));
+    ds = await Datastore.open(model, sqliteStorage(db));
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConstraintError, type StorageAdapter } from '../src/storage/adapter.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { sqliteStorage } from '../src/storage/open.js';
+import { tableColumns } from '../src/storage/system-tables.js';
 import { tempDir } from './helpers.js';
 
 interface Engine {
@@ -18,14 +19,14 @@ const ENGINES: Engine[] = [
     name: 'sqlite (file, WAL)',
     async open() {
       const tmp = tempDir();
-      const storage = new SqliteAdapter(join(tmp.dir, 'contract.sqlite'));
+      const storage = sqliteStorage(join(tmp.dir, 'contract.sqlite'));
       return { storage, cleanup: async () => { await storage.close(); tmp.remove(); } };
     },
   },
   {
     name: 'sqlite (:memory:)',
     async open() {
-      const storage = new SqliteAdapter(':memory:');
+      const storage = sqliteStorage(':memory:');
       return { storage, cleanup: () => storage.close() };
     },
   },
@@ -60,8 +61,8 @@ for (const engine of ENGINES) {
     });
 
     it('lists the columns of a table, and none for a missing table', async () => {
-      assert.deepEqual(await s.columns('T'), ['id', 'name']);
-      assert.deepEqual(await s.columns('Missing'), []);
+      assert.deepEqual(await tableColumns(s, 'T'), ['id', 'name']);
+      assert.deepEqual(await tableColumns(s, 'Missing'), []);
     });
 
     it('commits a transaction whose function resolves, and joins nested calls to it', async () => {
@@ -189,7 +190,7 @@ for (const engine of ENGINES) {
         await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (51, 'slow')`);
         await sleep(200); // the time limit passes meanwhile; then it returns normally
         return 'done';
-      }, ac.signal);
+      }, { signal: ac.signal });
       setTimeout(() => ac.abort(new Error('time limit')), 30);
       await sleep(60);
       // another writer gets the database while the aborted one still sleeps
@@ -208,7 +209,7 @@ for (const engine of ENGINES) {
             await sleep(150);
             if (innerFails) throw new Error('A inner fails late');
           });
-        }, ac.signal);
+        }, { signal: ac.signal });
         setTimeout(() => ac.abort(new Error('time limit')), 30);
         await sleep(60);
         const b = s.transaction(async () => {

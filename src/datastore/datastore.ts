@@ -6,8 +6,10 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, Model, StorageAttribute } from '../model/types.js';
 import { and, directPath, type Condition } from '../query/plan.js';
 import { compileCount, compileDelete, compileInsert, compileUpdate } from '../sql/compiler.js';
-import { ConstraintError, type StorageAdapter } from '../storage/adapter.js';
-import { GLOBAL_STAMP_TABLE, QUERY_PATH_TABLE, STAMP_COLUMN, syncSchema } from '../storage/schema.js';
+import { ConstraintError, type Storage } from '../storage/adapter.js';
+import { STAMP_COLUMN, syncSchema } from '../storage/schema.js';
+import { bumpGlobalStamp, lastQueryPath, readGlobalStamp, recordQueryPath } from '../storage/system-tables.js';
+import type { TransactionManager } from '../storage/transactions.js';
 import { DataClass } from './dataclass.js';
 import { withDeadlines } from './deadline-storage.js';
 import { FileStore, type StoredFile } from './files.js';
@@ -55,13 +57,13 @@ export class Datastore {
    */
   onEventError: EventErrorReporter = logEventError;
 
-  /** the engine's adapter, checking the time limit of function calls before each statement */
-  readonly storage: StorageAdapter;
+  /** the engine's storage, checking the time limit of function calls before each statement */
+  readonly storage: Storage;
   /** picture and blob contents, and uploads waiting for an entity */
   readonly files: FileStore;
 
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
-  protected constructor(readonly model: Model, storage: StorageAdapter) {
+  protected constructor(readonly model: Model, storage: TransactionManager) {
     this.storage = withDeadlines(storage);
     this.files = new FileStore(this.storage);
     for (const m of model.dataClasses) {
@@ -73,7 +75,7 @@ export class Datastore {
   }
 
   /** Brings the database schema in line with the model, then returns the datastore. */
-  static async open(model: Model, storage: StorageAdapter): Promise<DatastoreWithClasses> {
+  static async open(model: Model, storage: TransactionManager): Promise<DatastoreWithClasses> {
     await syncSchema(storage, model);
     return new Datastore(model, storage) as DatastoreWithClasses;
   }
@@ -110,10 +112,8 @@ export class Datastore {
   }
 
   /** The datastore's modification counter: increased by every save and drop. */
-  async globalStamp(): Promise<number> {
-    const q = this.storage.dialect.quote;
-    const row = await this.storage.get(`SELECT ${q('value')} AS v FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
-    return Number(row?.v ?? 0);
+  globalStamp(): Promise<number> {
+    return readGlobalStamp(this.storage);
   }
 
   async close(): Promise<void> {
@@ -129,21 +129,13 @@ export class Datastore {
   }
 
   /** Keeps the last query path of a caller (a session, or a client address until sessions exist). */
-  async recordQueryPath(caller: string, path: unknown): Promise<void> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    await this.storage.run(
-      `INSERT INTO ${q(QUERY_PATH_TABLE)} (${q('caller')}, ${q('path')}, ${q('at')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`
-      + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
-      [caller, JSON.stringify(path), Date.now()],
-    );
+  recordQueryPath(caller: string, path: unknown): Promise<void> {
+    return recordQueryPath(this.storage, caller, path, Date.now());
   }
 
   /** The last query path recorded for a caller, if any. */
-  async lastQueryPath(caller: string): Promise<unknown> {
-    const q = this.storage.dialect.quote;
-    const row = await this.storage.get(`SELECT ${q('path')} AS p FROM ${q(QUERY_PATH_TABLE)} WHERE ${q('caller')} = ${this.storage.dialect.placeholder(1)}`, [caller]);
-    return row ? JSON.parse(row.p as string) : undefined;
+  lastQueryPath(caller: string): Promise<unknown> {
+    return lastQueryPath(this.storage, caller);
   }
 
   /** @internal */
@@ -161,7 +153,7 @@ export class Datastore {
       const { sql, params } = compileInsert(this.storage.dialect, dc, values, 1, timestamp);
       const row = await this.#write(dc, () => this.storage.get(sql, params));
       await this.#moveFiles(dc, row?.[dc.key.name], new Map(), values);
-      await this.#bumpGlobalStamp();
+      await bumpGlobalStamp(this.storage);
       return { key: row?.[dc.key.name], stamp: 1, timestamp };
     });
   }
@@ -176,7 +168,7 @@ export class Datastore {
       const changed = await this.#write(dc, () => this.storage.run(sql, params));
       if (changed === 0) await this.#whyUnchanged(dc, key, 'saved');
       await this.#moveFiles(dc, key, before, values);
-      await this.#bumpGlobalStamp();
+      await bumpGlobalStamp(this.storage);
       return { key, stamp: stamp + 1, timestamp };
     });
   }
@@ -192,7 +184,7 @@ export class Datastore {
       const before = await this.#storedFiles(dc, key, fileAttributes(dc));
       if ((await this.storage.run(sql, params)) === 0) await this.#whyUnchanged(dc, key, 'dropped');
       for (const id of before.values()) if (id !== null) await this.files.remove(id);
-      await this.#bumpGlobalStamp();
+      await bumpGlobalStamp(this.storage);
     });
   }
 
@@ -228,11 +220,6 @@ export class Datastore {
       { name: 'RECORD_NOT_SAVED', message: `Cannot ${what === 'saved' ? 'save' : 'delete'} record ${String(key)} in table ${dc.name} of database ${this.name}` },
       { name: 'ENTITY_NOT_SAVED', message: `The entity# ${String(key)} in the "${dc.name}" dataclass cannot be ${what}` },
     ]);
-  }
-
-  async #bumpGlobalStamp(): Promise<void> {
-    const q = this.storage.dialect.quote;
-    await this.storage.run(`UPDATE ${q(GLOBAL_STAMP_TABLE)} SET ${q('value')} = ${q('value')} + 1 WHERE ${q('id')} = 1`);
   }
 
   /** Runs a write, turning an engine's constraint failure into a DatasetError naming the attribute. */
