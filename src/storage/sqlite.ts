@@ -130,6 +130,7 @@ export class SqliteDriver implements Driver {
   #writerFree: Promise<void> = Promise.resolve();
   /** frees the writer for the next user */
   #freeWriter: (() => void) | undefined;
+  #closing: Promise<void> | undefined;
 
   constructor(file: string, options: SqliteOptions = {}) {
     this.#file = file;
@@ -198,7 +199,13 @@ export class SqliteDriver implements Driver {
     return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
   }
 
-  async close(): Promise<void> {
+  /** Closes once (later calls wait for the same close). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     await this.acquire('write'); // never given back: the driver is done
     for (const c of [...this.#idle, ...this.#lent]) c.db.close();
     if (this.#reader !== this.#writer) this.#reader.db.close();
