@@ -70,6 +70,3 @@ export interface Storage extends Reader {
   snapshot(): Promise<Snapshot>;
   close(): Promise<void>;
 }
-
-/** @deprecated the former name of Storage */
-export type StorageAdapter = Storage;

@@ -98,11 +98,6 @@ export class TransactionManager extends Reads implements Storage {
     return frame !== undefined && frame.t.open ? frame.t : undefined;
   }
 
-  /** Is this call inside an open transaction? */
-  inTransaction(): boolean {
-    return this.#current() !== undefined;
-  }
-
   /** A statement: in the current transaction if there is one, else on its own (the driver picks the connection). */
   execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
     return this.#route(undefined, sql, params, options);
@@ -174,6 +169,7 @@ export class TransactionManager extends Reads implements Storage {
       this.#shared.open++;
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
+        if (signal?.aborted) throw signal.reason; // while BEGIN ran (before the listener)
         value = await this.#shared.frames.run({ t, chain: Promise.resolve() }, fn);
       } catch (e) {
         if (t.aborted === undefined) await this.#rollback(t);
@@ -229,11 +225,13 @@ export class TransactionManager extends Reads implements Storage {
     try {
       result = await this.#shared.frames.run({ t, chain: Promise.resolve() }, fn);
     } catch (e) {
+      // alive() just before each statement: an abort may come between two (on an engine whose
+      // statements really wait), and a statement sent once it did could reach the next user
       if (alive()) {
-        await t.conn.rollbackTo(name);
-        await t.conn.releaseSavepoint(name);
         for (const undo of t.onRollback.splice(hooks).reverse()) undo();
         t.afterCommit.splice(commits); // what the savepoint did will never be committed
+        await t.conn.rollbackTo(name);
+        if (alive()) await t.conn.releaseSavepoint(name);
       }
       throw alive() ? e : (t.aborted ?? e);
     }
