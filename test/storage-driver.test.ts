@@ -52,6 +52,13 @@ for (const engine of ENGINES) {
       await using('write', async (c) => assert.deepEqual((await c.execute(sql, [], { pluck: true })).rows, [1, 2, 3]));
     });
 
+    it('returns the first row alone when only it is wanted, and none when there is none', async () => {
+      const sql = `SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} >= ${p(1)} ORDER BY ${q('id')}`;
+      assert.deepEqual(await d.execute(sql, [2], { first: true }), { rows: [{ id: 2 }], rowCount: 1 });
+      assert.deepEqual(await d.execute(sql, [99], { first: true }), { rows: [], rowCount: 0 });
+      assert.deepEqual((await d.execute(sql, [1])).rows.length, 3); // the same statement reads every row again
+    });
+
     it('translates a unique violation into a ConstraintError naming the table and column', async () => {
       const unique = (e: ConstraintError) => e instanceof ConstraintError && e.constraint === 'unique' && e.table === 'T' && e.column === 'name';
       await assert.rejects(d.execute(insert(), [4, 'a']), unique);

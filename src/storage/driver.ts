@@ -16,6 +16,8 @@ export interface QueryResult {
 export interface ExecuteOptions {
   /** rows are the first column's values rather than objects (key lists: no object per row) */
   readonly pluck?: boolean;
+  /** only the first row is wanted (a read by key): the driver may stop after it, and return just it */
+  readonly first?: boolean;
 }
 
 /** One connection, held exclusively between Driver.acquire() and Driver.release(). */

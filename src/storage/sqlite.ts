@@ -44,6 +44,11 @@ class SqliteConnection implements Connection {
   run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined): QueryResult {
     try {
       if (!stmt.reader) return { rows: [], rowCount: stmt.run(...params).changes };
+      if (options?.first === true) {
+        // get() steps once (an INSERT … RETURNING has made all its changes by then)
+        const row = stmt.get(...params) as Row | undefined;
+        return row === undefined ? { rows: [], rowCount: 0 } : { rows: [row], rowCount: 1 };
+      }
       if (options?.pluck !== true) {
         const rows = stmt.all(...params) as Row[];
         return { rows, rowCount: rows.length };

@@ -46,6 +46,7 @@ interface Shared {
 
 const NO_PARAMS: readonly unknown[] = [];
 const PLUCK: ExecuteOptions = { pluck: true };
+const FIRST: ExecuteOptions = { first: true };
 const rowsOf = (r: QueryResult): Row[] => r.rows;
 const firstRow = (r: QueryResult): Row | undefined => r.rows[0];
 const countOf = (r: QueryResult): number => r.rowCount;
@@ -66,7 +67,7 @@ abstract class Reads implements Reader {
   }
 
   get(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<Row | undefined> {
-    return this.execute(sql, params).then(firstRow);
+    return this.execute(sql, params, FIRST).then(firstRow);
   }
 }
 
