@@ -36,4 +36,6 @@ export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
 export { openProject, ProjectError, type SeedFunction } from './project.js';
 export { buildServer } from './server.js';
-export { SqliteAdapter } from './storage/sqlite.js';
+// sqliteStorage(file) builds the storage Datastore.open() takes; SqliteAdapter is its former name, kept
+export { SqliteAdapter, sqliteStorage } from './storage/open.js';
+export type { Reader, Snapshot, Storage, TransactionOptions } from './storage/adapter.js';

@@ -10,8 +10,8 @@ import { ClassLoadError, importProjectModule, loadClasses } from './classes/load
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
-import { SqliteAdapter } from './storage/sqlite.js';
-import { withDeadlines } from './datastore/deadline-storage.js';
+import { sqliteStorage } from './storage/open.js';
+import { withDeadlines } from './functions/deadlines.js';
 
 export interface ProjectOptions extends DatastoreOptions {
   /** the SQLite file; default DIR/data/data.sqlite */
@@ -43,7 +43,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   try {
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
-    ds = await Datastore.open(model, withDeadlines(new SqliteAdapter(db)), { entitySets: options.entitySets, onEventError: options.onEventError });
+    ds = await Datastore.open(model, withDeadlines(sqliteStorage(db)), { entitySets: options.entitySets, onEventError: options.onEventError });
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));

@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { sqliteStorage } from '../src/storage/open.js';
 import { tempDir } from './helpers.js';
 
 const MODEL = buildModel({
@@ -43,7 +43,7 @@ describe('the rules of a save, for code as for REST', () => {
   let ds: DatastoreWithClasses;
   let png: Buffer;
   before(async () => {
-    ds = await Datastore.open(MODEL, new SqliteAdapter(join(tmp.dir, 'rules.sqlite')));
+    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'rules.sqlite')));
     png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#f00' } }).png().toBuffer();
     const acme = ds.Company.new();
     acme.set('name', 'Acme');
@@ -91,7 +91,7 @@ describe('what user code can reach', () => {
   const tmp = tempDir();
   let ds: DatastoreWithClasses;
   before(async () => {
-    ds = await Datastore.open(MODEL, new SqliteAdapter(join(tmp.dir, 'reach.sqlite')));
+    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'reach.sqlite')));
   });
   after(async () => {
     await ds.close();

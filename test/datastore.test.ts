@@ -5,7 +5,7 @@ import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore
 import type { Entity } from '../src/datastore/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { sqliteStorage } from '../src/storage/open.js';
 import { tempDir } from './helpers.js';
 
 const MODEL = {
@@ -37,7 +37,7 @@ const MODEL = {
 };
 
 async function openCore(file: string): Promise<DatastoreWithClasses> {
-  return Datastore.open(buildModel(MODEL), new SqliteAdapter(file));
+  return Datastore.open(buildModel(MODEL), sqliteStorage(file));
 }
 
 describe('datastore core', () => {

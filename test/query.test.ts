@@ -16,7 +16,7 @@ import { resolveQuery } from '../src/query/resolve.js';
 import { compileSelect } from '../src/sql/compiler.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { sqliteStorage } from '../src/storage/open.js';
 import { fold } from '../src/util/fold.js';
 import { tempDir } from './helpers.js';
 
@@ -77,7 +77,7 @@ describe('query language', () => {
   const people = (q: string, ...params: unknown[]) => names(ds.Person.query(q, ...params));
 
   before(async () => {
-    ds = await Datastore.open(MODEL, new SqliteAdapter(join(tmp.dir, 'q.sqlite')));
+    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'q.sqlite')));
     await ds.transaction(async () => {
       const companies = new Map<string, Entity>();
       for (const [name, sector] of [['Acme', 'Tech'], ['Globex', 'Énergie'], ['Initech', 'tech']]) {

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { Datastore } from '../src/datastore/datastore.js';
 import { buildModel } from '../src/model/load-model.js';
 import { SchemaError } from '../src/storage/schema.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
+import { SqliteAdapter, sqliteStorage } from '../src/storage/open.js';
 import { tempDir } from './helpers.js';
 
 type Attr = Record<string, unknown>;
@@ -13,7 +13,7 @@ const model = (attrs: Attr[], more: object[] = []) => buildModel({
   name: 'S',
   dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, ...attrs] }, ...more],
 });
-const open = (file: string, attrs: Attr[], more: object[] = []) => Datastore.open(model(attrs, more), new SqliteAdapter(file));
+const open = (file: string, attrs: Attr[], more: object[] = []) => Datastore.open(model(attrs, more), sqliteStorage(file));
 
 describe('schema sync', () => {
   const tmp = tempDir();
@@ -118,6 +118,7 @@ describe('schema sync', () => {
     const file = join(tmp.dir, 'autoinc.sqlite');
     await (await open(file, [])).close();
     const plainKey = buildModel({ name: 'S', dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true }] }] });
+    // (through SqliteAdapter, the former name, which embedders may still use)
     await assert.rejects(Datastore.open(plainKey, new SqliteAdapter(file)), /the primary key changed/);
   });
 

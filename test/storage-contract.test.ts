@@ -1,48 +1,28 @@
-// The storage contract: one suite, run on every engine the project has (SQLite now; PostgreSQL
-// joins the ENGINES list when its adapter lands).
+// The contract of the storage the core uses (src/storage/adapter.ts): the one transaction
+// manager over every engine's driver (storage-engines.ts). The driver contract has its own
+// suite (storage-driver.test.ts), the internal tables theirs (storage-system-tables.test.ts).
 
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ConstraintError, type StorageAdapter } from '../src/storage/adapter.js';
-import { SqliteAdapter } from '../src/storage/sqlite.js';
-import { tempDir } from './helpers.js';
-
-interface Engine {
-  name: string;
-  open(): Promise<{ storage: StorageAdapter; cleanup(): Promise<void> }>;
-}
-
-const ENGINES: Engine[] = [
-  {
-    name: 'sqlite (file, WAL)',
-    async open() {
-      const tmp = tempDir();
-      const storage = new SqliteAdapter(join(tmp.dir, 'contract.sqlite'));
-      return { storage, cleanup: async () => { await storage.close(); tmp.remove(); } };
-    },
-  },
-  {
-    name: 'sqlite (:memory:)',
-    async open() {
-      const storage = new SqliteAdapter(':memory:');
-      return { storage, cleanup: () => storage.close() };
-    },
-  },
-];
+import type { Reader } from '../src/storage/adapter.js';
+import { ConstraintError } from '../src/storage/driver.js';
+import { TransactionManager } from '../src/storage/transactions.js';
+import { ENGINES, sleep, type TestDatabase } from './storage-engines.js';
 
 for (const engine of ENGINES) {
   describe(`storage contract: ${engine.name}`, () => {
-    let s: StorageAdapter;
-    let cleanup: () => Promise<void>;
+    let db: TestDatabase;
+    let s: TransactionManager;
     const p = (n: number) => s.dialect.placeholder(n);
     const q = (id: string) => s.dialect.quote(id);
+    const insert = () => `INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`;
 
     before(async () => {
-      ({ storage: s, cleanup } = await engine.open());
+      db = await engine.open();
+      s = new TransactionManager(db.driver);
       await s.exec(`CREATE TABLE ${q('T')} (${q('id')} INTEGER PRIMARY KEY, ${q('name')} TEXT UNIQUE)`);
     });
-    after(() => cleanup());
+    after(() => db.cleanup());
 
     it('runs writes and reads rows back as plain objects', async () => {
       assert.equal(await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`, [1, 'a']), 1);
@@ -57,11 +37,6 @@ for (const engine of ENGINES) {
       assert.ok(ids.length > 0 && ids.every((v) => typeof v === 'number'));
       const rows = await s.all(sql);
       assert.deepEqual(rows.map((r) => r.id), ids); // the same statement reads rows again
-    });
-
-    it('lists the columns of a table, and none for a missing table', async () => {
-      assert.deepEqual(await s.columns('T'), ['id', 'name']);
-      assert.deepEqual(await s.columns('Missing'), []);
     });
 
     it('commits a transaction whose function resolves, and joins nested calls to it', async () => {
@@ -180,7 +155,6 @@ for (const engine of ENGINES) {
       assert.deepEqual(ids, [41, 43]);
     });
 
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     const names = async (from: number, to: number) => (await s.all(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} BETWEEN ${from} AND ${to} ORDER BY ${q('id')}`)).map((r) => r.name);
 
     it('rolls back a transaction the moment its signal aborts, frees the writer, and never commits it later', async () => {
@@ -189,11 +163,14 @@ for (const engine of ENGINES) {
         await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (51, 'slow')`);
         await sleep(200); // the time limit passes meanwhile; then it returns normally
         return 'done';
-      }, ac.signal);
+      }, { signal: ac.signal });
+      let slowEnded = false;
+      void slow.catch(() => (slowEnded = true));
       setTimeout(() => ac.abort(new Error('time limit')), 30);
       await sleep(60);
       // another writer gets the database while the aborted one still sleeps
       await s.transaction(() => s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (52, 'other')`));
+      assert.equal(slowEnded, false, 'the other transaction waited for the aborted one to end');
       await assert.rejects(slow, /time limit/);
       assert.deepEqual(await names(51, 52), ['other']);
     });
@@ -208,7 +185,7 @@ for (const engine of ENGINES) {
             await sleep(150);
             if (innerFails) throw new Error('A inner fails late');
           });
-        }, ac.signal);
+        }, { signal: ac.signal });
         setTimeout(() => ac.abort(new Error('time limit')), 30);
         await sleep(60);
         const b = s.transaction(async () => {
@@ -228,6 +205,106 @@ for (const engine of ENGINES) {
         await b;
         assert.deepEqual(await names(base, base + 3), (innerFails ? ['b-inner-1', 'b-inner-2', 'b-outer'] : ['b-outer']).map((n) => `${n}-${base}`), `inner of A fails: ${innerFails}`);
       }
+    });
+
+    it('runs an INSERT … RETURNING outside a transaction: a statement that writes goes to the writer, whatever it returns', async () => {
+      assert.deepEqual(await s.get(`${insert()} RETURNING ${q('id')} AS id`, [80, 'returning']), { id: 80 });
+      assert.deepEqual(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [80]), { name: 'returning' });
+    });
+
+    const count = async (r: Reader) => Number((await r.get(`SELECT COUNT(*) AS n FROM ${q('T')}`))?.n);
+
+    it('reads one state through a snapshot, whatever commits after its first read; released, it reads as the storage does', async () => {
+      const snap = await s.snapshot();
+      const first = await count(snap);
+      await s.run(insert(), [90, 'after the snapshot']); // committed by the writer, another connection
+      assert.equal(await count(s), first + 1);
+      assert.equal(await count(snap), engine.isolated ? first : first + 1);
+      assert.deepEqual(await snap.column(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} = 90`), engine.isolated ? [] : [90]);
+      assert.deepEqual((await snap.all(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} = 90`)).length, engine.isolated ? 0 : 1);
+      await snap.release();
+      assert.equal(await count(snap), first + 1); // what was read through it may outlive the request
+      await snap.release(); // a second release changes nothing
+    });
+
+    it('keeps two snapshots apart, each at the state of its own first read', async (t) => {
+      if (!engine.isolated) return t.skip('one connection: no state to keep apart');
+      const a = await s.snapshot();
+      const before = await count(a);
+      await s.run(insert(), [92, 'between']);
+      const b = await s.snapshot();
+      assert.equal(await count(b), before + 1);
+      await s.run(insert(), [93, 'after both']);
+      assert.deepEqual([await count(a), await count(b), await count(s)], [before, before + 1, before + 2]);
+      await Promise.all([a.release(), b.release()]);
+    });
+
+    it('reads through a snapshot inside a transaction from that transaction, so that they see its writes', async () => {
+      const snap = await s.snapshot();
+      try {
+        const first = await count(snap);
+        await assert.rejects(s.transaction(async () => {
+          await s.run(insert(), [91, 'in the transaction']);
+          assert.deepEqual(await snap.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = ${p(1)}`, [91]), { name: 'in the transaction' });
+          throw new Error('undo it');
+        }), /undo it/);
+        assert.equal(await count(snap), first);
+      } finally {
+        await snap.release();
+      }
+    });
+
+    it('runs a transaction again when the engine refuses it for contention, only when asked', async (t) => {
+      if (!db.another || !db.holdWriteLock) return t.skip('no second connection to contend with');
+      const driver = db.another({ lockWaitMs: 20 });
+      const other = new TransactionManager(driver);
+      let unlock = db.holdWriteLock();
+      try {
+        let runs = 0;
+        const refused: unknown = await other.transaction(async () => void runs++).catch((e: unknown) => e);
+        assert.ok(driver.isRetryable(refused), `not asked to retry: refused with ${String(refused)}`);
+        assert.ok(runs <= 1);
+        setTimeout(() => unlock(), 60);
+        await other.transaction(async () => void (await other.run(insert(), [95, 'retried'])), { retries: 30 });
+        unlock = () => undefined;
+        assert.deepEqual(await s.get(`SELECT ${q('name')} FROM ${q('T')} WHERE ${q('id')} = 95`), { name: 'retried' });
+        // an error that is not contention is not retried, asked or not
+        runs = 0;
+        await assert.rejects(other.transaction(async () => {
+          runs++;
+          await other.run(insert(), [96, 'retried']); // the name is taken: a unique violation
+        }, { retries: 3 }), ConstraintError);
+        assert.equal(runs, 1);
+      } finally {
+        unlock();
+      }
+    });
+
+    it('asks its hooks before every statement and transaction, gives their signal to transactions, and shares its transactions with them', async () => {
+      let stop: Error | undefined;
+      const ac = new AbortController();
+      const h = s.withHooks({ beforeStatement: () => stop, defaultSignal: () => ac.signal });
+      assert.deepEqual(await h.get('SELECT 1 AS one'), { one: 1 });
+      stop = new Error('past its time limit');
+      const calls = [() => h.get('SELECT 1'), () => h.all('SELECT 1'), () => h.column('SELECT 1'), () => h.run('SELECT 1'), () => h.exec('SELECT 1'), () => h.transaction(async () => 1), () => h.snapshot()];
+      for (const call of calls) await assert.rejects(call(), /past its time limit/);
+      stop = undefined;
+      // the hooked storage's calls join the storage's transaction, and the other way round
+      await assert.rejects(s.transaction(async () => {
+        await h.run(insert(), [100, 'joined']);
+        await h.transaction(() => s.run(insert(), [101, 'joined too']));
+        assert.equal(await count(s), await count(h));
+        throw new Error('undo both');
+      }), /undo both/);
+      assert.deepEqual(await h.all(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} IN (100, 101)`), []);
+      // a transaction given no signal carries the hook's
+      const slow = h.transaction(async () => {
+        await h.run(insert(), [102, 'aborted']);
+        await sleep(100);
+      });
+      setTimeout(() => ac.abort(new Error('the call is past its time limit')), 20);
+      await assert.rejects(slow, /the call is past its time limit/);
+      assert.equal(await s.get(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} = 102`), undefined);
     });
   });
 }

@@ -4,10 +4,9 @@
 // derived from them (a query on a selection, a related entity, a page) stays in it.
 
 import type { RowFilter } from '../query/plan.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { Reader } from '../storage/adapter.js';
 
-/** What reads go through: the storage itself, or a snapshot with the same read methods. */
-export type Reader = Pick<StorageAdapter, 'dialect' | 'all' | 'get' | 'column'>;
+export type { Reader };
 
 export interface Access {
   /** reads outside a write transaction (inside one, the storage routes them to it) */

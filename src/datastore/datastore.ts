@@ -5,8 +5,9 @@
 
 import { UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { GLOBAL_STAMP_TABLE, syncSchema } from '../storage/schema.js';
+import type { Storage } from '../storage/adapter.js';
+import { syncSchema } from '../storage/schema.js';
+import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { DataClass } from './dataclass.js';
@@ -32,7 +33,7 @@ export interface DatastoreOptions {
 export interface Core {
   /** the datastore's name (its model's), as 4D's messages name the database */
   readonly name: string;
-  readonly storage: StorageAdapter;
+  readonly storage: Storage;
   /** reads with every row visible, straight from the storage */
   readonly root: Access;
   readonly files: FileStore;
@@ -59,7 +60,7 @@ export class Datastore {
   }
 
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
-  protected constructor(readonly model: Model, storage: StorageAdapter, options: DatastoreOptions = {}) {
+  protected constructor(readonly model: Model, storage: Storage, options: DatastoreOptions = {}) {
     const byModel = new Map<DataClassModel, DataClassCore>();
     const entitySets = options.entitySets ?? new MemoryEntitySetStore();
     const core: Core = {
@@ -86,7 +87,7 @@ export class Datastore {
   }
 
   /** Brings the database schema in line with the model, then returns the datastore. */
-  static async open(model: Model, storage: StorageAdapter, options: DatastoreOptions = {}): Promise<DatastoreWithClasses> {
+  static async open(model: Model, storage: Storage, options: DatastoreOptions = {}): Promise<DatastoreWithClasses> {
     await syncSchema(storage, model);
     return new Datastore(model, storage, options) as DatastoreWithClasses;
   }
@@ -128,8 +129,6 @@ export class Datastore {
 }
 
 /** The global stamp, read through an access (a request's snapshot, say). */
-export async function readGlobalStamp(access: Access): Promise<number> {
-  const q = access.reader.dialect.quote;
-  const row = await access.reader.get(`SELECT ${q('value')} AS v FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
-  return Number(row?.v ?? 0);
+export function readGlobalStamp(access: Access): Promise<number> {
+  return readStamp(access.reader);
 }

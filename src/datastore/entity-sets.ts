@@ -9,7 +9,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
-import type { StorageAdapter } from '../storage/adapter.js';
+import type { Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
 import type { EntitySetStore, KeyList, StoredSet } from './entity-set-store.js';
 import { classOf, isOrdered, keysOf, type EntitySelection } from './selection.js';
@@ -29,7 +29,7 @@ export function setNotFound(id: string): DatasetError {
 }
 
 export class EntitySets {
-  constructor(private readonly kept: EntitySetStore, private readonly storage: StorageAdapter) {}
+  constructor(private readonly kept: EntitySetStore, private readonly storage: Storage) {}
 
   /** Stores every member of a selection (never only a page) for `timeoutS` seconds of disuse; sorted when it has an order of its own. */
   async create(selection: EntitySelection, timeoutS = DEFAULT_SET_TIMEOUT_S): Promise<StoredSet> {

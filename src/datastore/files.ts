@@ -8,8 +8,11 @@
 import bytes from 'bytes';
 import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { StorageAdapter } from '../storage/adapter.js';
-import { BLOB_CHUNK_TABLE, BLOB_TABLE } from '../storage/schema.js';
+import type { Storage } from '../storage/adapter.js';
+import {
+  claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertFile, insertFileChunk,
+  readFileChunk, setFileExpiry,
+} from '../storage/system-tables.js';
 
 /** A stored file; an image or blob attribute holds one, by id. */
 export interface StoredFile {
@@ -64,7 +67,7 @@ const SNIFF_BYTES = 4100;
 const OCTET_STREAM = 'application/octet-stream';
 
 export class FileStore {
-  constructor(private readonly storage: StorageAdapter) {}
+  constructor(private readonly storage: Storage) {}
 
   /**
    * Stores bytes arriving as chunks, one stored chunk at a time (each its own short write, so a
@@ -72,14 +75,7 @@ export class FileStore {
    * announced, the source breaking off — removes what was written, and rethrows.
    */
   async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    // INSERT … RETURNING reads a row: adapters run it on the writer inside a transaction
-    const row = await this.storage.transaction(() => this.storage.get(
-      `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}) VALUES (${d.placeholder(1)}, 0, ${d.placeholder(2)}, ${d.placeholder(3)}, ${d.placeholder(4)}) RETURNING ${q('id')} AS id`,
-      [options.mime ?? OCTET_STREAM, Date.now(), options.kind ?? 'binary', Date.now() + LEASE_MS],
-    ));
-    const id = Number(row?.id);
+    const id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + LEASE_MS);
     let mime = options.mime;
     let size = 0;
     let seq = 0;
@@ -95,10 +91,7 @@ export class FileStore {
         if (options.kind === 'image' && !mime.startsWith('image/')) {
           throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${mime === OCTET_STREAM ? 'of no known format' : `${mime}`}: send an image, or upload with $binary=true`);
         }
-        await this.storage.run(
-          `INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${d.placeholder(1)}, ${d.placeholder(2)}, ${d.placeholder(3)})`,
-          [id, seq++, Buffer.from(chunk)],
-        );
+        await insertFileChunk(this.storage, id, seq++, Buffer.from(chunk));
 
         const rest = all.subarray(chunk.length);
         pending = rest.length ? [rest] : [];
@@ -118,14 +111,13 @@ export class FileStore {
         // a slow but steady client keeps its lease, whether or not a whole chunk has arrived
         if (Date.now() - renewed > RENEW_MS) {
           renewed = Date.now();
-          await this.#setExpiry(id, renewed + LEASE_MS);
+          await setFileExpiry(this.storage, id, renewed + LEASE_MS);
         }
       }
       await flush(true);
-      const done = await this.storage.run(
-        `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${d.placeholder(1)}, ${q('size')} = ${d.placeholder(2)}, ${q('upload')} = ${d.placeholder(3)}, ${q('kind')} = ${d.placeholder(4)}, ${q('expires')} = ${d.placeholder(5)} WHERE ${q('id')} = ${d.placeholder(6)}`,
-        [mime ?? OCTET_STREAM, size, options.upload ?? null, options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), Date.now() + options.expiresIn, id],
-      );
+      const done = await completeFile(this.storage, id, {
+        mime: mime ?? OCTET_STREAM, size, upload: options.upload ?? null, kind: options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), expires: Date.now() + options.expiresIn,
+      });
       // swept meanwhile (its lease ran out: a client silent for LEASE_MS): nothing to answer with
       if (done === 0) throw new DatasetError('INVALID_BODY', 'the upload took too long between two pieces and was dropped: send it again');
       return { id, mime: mime ?? OCTET_STREAM, size };
@@ -137,52 +129,34 @@ export class FileStore {
 
   /** The upload a client attaches by id, if it is complete and not expired. */
   async findUpload(upload: string, now = Date.now()): Promise<PendingUpload | undefined> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const row = await this.storage.get(
-      `SELECT ${q('id')} AS id, ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('expires')} AS expires FROM ${q(BLOB_TABLE)} WHERE ${q('upload')} = ${d.placeholder(1)} AND ${q('expires')} > ${d.placeholder(2)}`,
-      [upload, now],
-    );
-    return row ? { id: Number(row.id), mime: String(row.mime), size: Number(row.size), kind: row.kind as FileKind, expires: Number(row.expires) } : undefined;
+    const row = await findUploadRow(this.storage, upload, now);
+    return row ? { ...row, kind: row.kind as FileKind } : undefined;
   }
 
   /** Gives a waiting file to an entity (call inside the save's transaction): fails when it expired or another entity took it. */
   async claim(id: number, where: string, now = Date.now()): Promise<void> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const taken = await this.storage.run(
-      `UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = NULL, ${q('upload')} = NULL WHERE ${q('id')} = ${d.placeholder(1)} AND ${q('expires')} > ${d.placeholder(2)}`,
-      [id, now],
-    );
-    if (taken === 0) throw new DatasetError('UPLOAD_NOT_FOUND', `${where}: the file is no longer waiting to be attached: it expired, or another entity holds it`);
+    if ((await claimFileRow(this.storage, id, now)) === 0) {
+      throw new DatasetError('UPLOAD_NOT_FOUND', `${where}: the file is no longer waiting to be attached: it expired, or another entity holds it`);
+    }
   }
 
   /** The type, size and kind of a stored file, and the upload id it waits under (null once an entity holds it). */
-  async info(id: number): Promise<FileInfo | undefined> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const row = await this.storage.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('upload')} AS upload FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
-    return row ? { id, mime: String(row.mime), size: Number(row.size), kind: row.kind as FileKind, upload: (row.upload as string | null) ?? null } : undefined;
+  info(id: number): Promise<FileInfo | undefined> {
+    return fileRow(this.storage, id) as Promise<FileInfo | undefined>;
   }
 
   /** The bytes of a stored file, one stored chunk (of FILE_CHUNK bytes) at a time, from chunk `from` on. */
   async *chunks(id: number, from = 0): AsyncGenerator<Buffer> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const sql = `SELECT ${q('data')} AS data FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)} AND ${q('seq')} = ${d.placeholder(2)}`;
     for (let seq = from; ; seq++) {
-      const row = await this.storage.get(sql, [id, seq]);
-      if (!row) return;
-      yield row.data as Buffer;
+      const data = await readFileChunk(this.storage, id, seq);
+      if (!data) return;
+      yield data;
     }
   }
 
   /** Removes a file and its bytes. */
-  async remove(id: number): Promise<void> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)}`, [id]);
-    await this.storage.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)}`, [id]);
+  remove(id: number): Promise<void> {
+    return deleteFile(this.storage, id);
   }
 
   /**
@@ -191,26 +165,10 @@ export class FileStore {
    * conditional, so an instance whose clock is late cannot remove what another just renewed.
    */
   async sweep(now = Date.now()): Promise<number> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    const ids = await this.storage.column(`SELECT ${q('id')} FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} <= ${d.placeholder(1)}`, [now]);
     let removed = 0;
-    for (const id of ids) {
-      await this.storage.transaction(async () => {
-        const gone = await this.storage.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${d.placeholder(1)} AND ${q('expires')} <= ${d.placeholder(2)}`, [id, now]);
-        if (gone === 0) return;
-        removed++;
-        await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${d.placeholder(1)}`, [id]);
-      });
-    }
-    await this.storage.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} NOT IN (SELECT ${q('id')} FROM ${q(BLOB_TABLE)})`);
+    for (const id of await expiredFiles(this.storage, now)) if (await deleteExpiredFile(this.storage, id, now)) removed++;
+    await deleteOrphanChunks(this.storage);
     return removed;
-  }
-
-  async #setExpiry(id: number, expires: number): Promise<void> {
-    const d = this.storage.dialect;
-    const q = d.quote;
-    await this.storage.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = ${d.placeholder(1)} WHERE ${q('id')} = ${d.placeholder(2)} AND ${q('expires')} IS NOT NULL`, [expires, id]);
   }
 }
 

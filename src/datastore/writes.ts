@@ -8,7 +8,8 @@ import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import { and, directPath, type Condition } from '../query/plan.js';
 import { compileDelete, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError } from '../storage/adapter.js';
-import { GLOBAL_STAMP_TABLE, STAMP_COLUMN } from '../storage/schema.js';
+import { STAMP_COLUMN } from '../sql/hidden-columns.js';
+import { bumpGlobalStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { Core } from './datastore.js';
 
@@ -45,7 +46,7 @@ export function insertEntity(core: Core, dc: DataClassModel, values: ReadonlyMap
     const { sql, params } = compileInsert(storage.dialect, dc, values, 1, timestamp);
     const row = await unique(dc, () => storage.get(sql, params));
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
-    await bumpGlobalStamp(core);
+    await bumpGlobalStamp(core.storage);
     return { key: row?.[dc.key.name], stamp: 1, timestamp };
   });
 }
@@ -59,7 +60,7 @@ export function updateEntity(core: Core, dc: DataClassModel, key: unknown, stamp
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     await moveFiles(core, dc, key, before, values);
-    await bumpGlobalStamp(core);
+    await bumpGlobalStamp(core.storage);
     return { key, stamp: stamp + 1, timestamp };
   });
 }
@@ -77,7 +78,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
     const before = await storedFiles(core, dc, key, fileAttributes(dc));
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
-    await bumpGlobalStamp(core);
+    await bumpGlobalStamp(core.storage);
   });
 }
 
@@ -113,11 +114,6 @@ async function whyUnchanged(core: Core, dc: DataClassModel, key: unknown, what: 
 function byKey(core: Core, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access?: Access): [string, readonly unknown[]] {
   const { sql, params } = compileSelect(core.storage.dialect, { dataClass: dc, columns, order: [], where: { kind: 'compare', path: directPath(dc.key), op: '=', value: key } }, access?.restrict ?? null);
   return [sql, params];
-}
-
-async function bumpGlobalStamp(core: Core): Promise<void> {
-  const q = core.storage.dialect.quote;
-  await core.storage.run(`UPDATE ${q(GLOBAL_STAMP_TABLE)} SET ${q('value')} = ${q('value')} + 1 WHERE ${q('id')} = 1`);
 }
 
 /** Runs a write, turning an engine's unique-constraint failure into a DatasetError naming the attribute. */

@@ -6,9 +6,9 @@
 
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
 import type { AttributePath, ColumnSpec, Condition, OrderTerm, RowFilter, SelectSpec } from '../query/plan.js';
-import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect } from './dialect.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
 
 /** Above every character a folded text holds: the upper bound of a prefix range. */
 const PREFIX_TOP = '\u{10FFFF}';
@@ -107,7 +107,7 @@ class Builder {
 
   /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
   bindRaw(value: unknown): string {
-    this.params.push(typeof value === 'boolean' && this.d.name === 'sqlite' ? (value ? 1 : 0) : value);
+    this.params.push(typeof value === 'boolean' ? this.d.bindBoolean(value) : value);
     return this.d.placeholder(this.params.length);
   }
 

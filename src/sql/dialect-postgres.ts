@@ -34,6 +34,19 @@ export const postgresDialect: Dialect = {
   jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
   inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
   keyListParam: (keys) => Array.from(keys),
+  // a transaction-level advisory lock: held until the schema sync commits or rolls back
+  schemaLock: "SELECT pg_advisory_xact_lock(hashtext('dataset-rest schema sync'))",
+  // A sequence, not a row every writer updates: that row's lock would serialise the writers of
+  // every instance. Sequences ignore transactions: a rolled-back write still moves it (a change
+  // that did not happen is reported, which is harmless), and last_value shows a bump before its
+  // transaction commits (a reader may see the new stamp with the old data, for that moment).
+  globalStamp: (t) => ({
+    create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
+    bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
+    read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
+  }),
+  tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
+  bindBoolean: (value) => value,
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

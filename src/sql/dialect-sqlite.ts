@@ -38,6 +38,21 @@ export const sqliteDialect: Dialect = {
   jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),
   inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
   keyListParam: (keys) => JSON.stringify(Array.from(keys)),
+  // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
+  // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
+  schemaLock: null,
+  // one row: its UPDATE is taken under the write lock every writer holds anyway
+  globalStamp: (t) => ({
+    create: [
+      `CREATE TABLE IF NOT EXISTS ${t} ("id" INTEGER PRIMARY KEY, "value" INTEGER NOT NULL)`,
+      `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
+    ],
+    bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
+    read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
+  }),
+  tableColumns: 'SELECT name FROM pragma_table_info(?)',
+  // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
+  bindBoolean: (value) => (value ? 1 : 0),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

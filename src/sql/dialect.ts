@@ -40,10 +40,30 @@ export interface Dialect {
   inKeyList(expr: string, placeholder: string): string;
   /** the bound value of a key list (an entity set's members): one parameter, however many keys */
   keyListParam(keys: ArrayLike<unknown>): unknown;
+  /**
+   * SQL the schema sync runs first in its transaction, so that instances starting together bring
+   * the schema in line one at a time; null where the write transaction already excludes them.
+   */
+  readonly schemaLock: string | null;
+  /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
+  globalStamp(name: string): GlobalStampSql;
+  /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */
+  readonly tableColumns: string;
+  /** the value bound for a boolean compared as it is (a JSON property's value, say) */
+  bindBoolean(value: boolean): unknown;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */
   decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+}
+
+export interface GlobalStampSql {
+  /** creates it when missing, at 0 (run in the schema sync; a value already there stays) */
+  readonly create: readonly string[];
+  /** increases it by one (in every write transaction) */
+  readonly bump: string;
+  /** reads it, as `v` */
+  readonly read: string;
 }
 
 /** Shared by dialects: the ISO string of a date, or of a date without time (`YYYY-MM-DD`). */

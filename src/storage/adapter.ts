@@ -1,11 +1,14 @@
-// The storage contract every engine implements (SQLite now, PostgreSQL next): asynchronous,
-// parameterised SQL in, plain rows out, and scoped transactions.
+// The storage the core works through, whatever the engine: reads, writes, scoped transactions
+// and read snapshots. One implementation (the transaction manager, transactions.ts) serves every
+// engine's driver (driver.ts).
 
 import type { Dialect } from '../sql/dialect.js';
+import type { Row } from './driver.js';
 
-export type Row = Record<string, unknown>;
+export { ConstraintError, type Row } from './driver.js';
 
-export interface StorageAdapter {
+/** What reads need: the storage itself, or a snapshot of it (what a request's reads will carry). */
+export interface Reader {
   readonly dialect: Dialect;
   /** every row of a query */
   all(sql: string, params?: readonly unknown[]): Promise<Row[]>;
@@ -13,20 +16,45 @@ export interface StorageAdapter {
   column(sql: string, params?: readonly unknown[]): Promise<unknown[]>;
   /** the first row of a query, if any */
   get(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
-  /** runs a write statement; resolves to the number of rows changed */
+}
+
+/**
+ * Reads that all see one state of the data (a request's count, page and global stamp agree),
+ * however many writers commit meanwhile. Inside an open transaction its reads go to that
+ * transaction (they see its writes); once released, it reads as the storage does, so that what
+ * was read through it may outlive the request.
+ */
+export interface Snapshot extends Reader {
+  release(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  /**
+   * When it aborts while the transaction is open (a function past its time limit), the
+   * transaction is rolled back at once and its connection freed for others; fn's eventual
+   * result is then refused with the signal's reason, and nothing of it commits.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * How many times to run fn again from the start when the engine refuses it for contention
+   * (Driver.isRetryable). Only for fn that may run twice: not user code with side effects.
+   * Nested transactions ignore it (the outermost one decides).
+   */
+  readonly retries?: number;
+}
+
+export interface Storage extends Reader {
+  /** runs a statement; resolves to the number of rows it changed (or returned) */
   run(sql: string, params?: readonly unknown[]): Promise<number>;
-  /** runs DDL, possibly several statements separated by semicolons, without parameters */
+  /** runs one statement without parameters or result (DDL) */
   exec(sql: string): Promise<void>;
   /**
    * Runs fn in a transaction: commit when it resolves, roll back when it throws. Calls made inside
    * fn (however deep, through AsyncLocalStorage) join the transaction; a nested call runs in a
    * savepoint, so that an inner failure the caller catches undoes only the inner writes. Calls
-   * left running after the transaction ended are outside it. When `signal` aborts while the
-   * transaction is open (a function past its time limit), it is rolled back at once and the
-   * writer freed for others; fn's eventual result is then refused with the signal's reason, and
-   * nothing of it commits.
+   * left running after the transaction ended are outside it.
    */
-  transaction<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * Registers an undo for in-memory state changed by the current transaction (an entity's stamp,
    * say), run if that transaction, or the savepoint open now, rolls back. Outside a transaction:
@@ -38,20 +66,7 @@ export interface StorageAdapter {
    * rolls back); outside a transaction, runs it now. Errors of `run` are its own to handle.
    */
   afterCommit(run: () => Promise<void>): Promise<void>;
-  /** the column names of a table, or [] when the table does not exist */
-  columns(table: string): Promise<string[]>;
+  /** a snapshot for the reads of one request; release it when they are done */
+  snapshot(): Promise<Snapshot>;
   close(): Promise<void>;
-}
-
-/** An engine's constraint failure, translated so the core need not know engine error codes. */
-export class ConstraintError extends Error {
-  constructor(
-    readonly constraint: 'unique' | 'notNull' | 'other',
-    readonly table: string | undefined,
-    readonly column: string | undefined,
-    cause: unknown,
-  ) {
-    super(`${constraint} constraint failed${table ? ` on ${table}.${column}` : ''}`, { cause });
-    this.name = 'ConstraintError';
-  }
 }

@@ -5,18 +5,20 @@
 
 import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
 import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
-import type { StorageAdapter } from './adapter.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
+import type { Storage } from './adapter.js';
+import { createSystemTables, lockSchema, readMeta, tableColumns, writeMeta } from './system-tables.js';
 
-/** Hidden columns every dataclass table has. */
-export const STAMP_COLUMN = '__stamp';
-export const TIMESTAMP_COLUMN = '__timestamp';
-/** Internal tables. */
-export const META_TABLE = '__dataset_meta';
-export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
-export const BLOB_TABLE = '__dataset_blobs';
-export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
-/** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */
-export const QUERY_PATH_TABLE = '__dataset_query_paths';
+/** Hidden columns every dataclass table has (defined in sql/, which the compiler reads them from). */
+export { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
+/** Internal tables (system-tables.ts). */
+export { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, META_TABLE, QUERY_PATH_TABLE } from './system-tables.js';
+
+/**
+ * Schema sync is run again from the start this many times when another instance holds the
+ * database (SQLITE_BUSY past busy_timeout, a PostgreSQL serialization failure).
+ */
+const SYNC_RETRIES = 5;
 
 interface ColumnSnapshot {
   type: StorageType;
@@ -46,44 +48,14 @@ export class SchemaError extends Error {
   }
 }
 
-/**
- * The stored files table's columns for uploads (datastore/files.ts), added to databases made
- * before them: `upload` (the id a client attaches, while the file waits), `kind` (image or
- * binary), `expires` (set while no entity holds the file: past it, the file is swept).
- */
-async function syncFileTable(storage: StorageAdapter): Promise<void> {
-  const d = storage.dialect;
-  const q = d.quote;
-  const existing = await storage.columns(BLOB_TABLE);
-  const add: [string, string][] = [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint]];
-  for (const [name, type] of add) {
-    if (!existing.includes(name)) await storage.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
-  }
-  await storage.exec(
-    `CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')});\n`
-    + `CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`,
-  );
-}
-
-export async function syncSchema(storage: StorageAdapter, model: Model): Promise<void> {
-  const d = storage.dialect;
-  const q = d.quote;
+export async function syncSchema(storage: Storage, model: Model): Promise<void> {
   await storage.transaction(async () => {
-    await storage.exec(
-      [
-        `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('value')} TEXT NOT NULL)`,
-        `CREATE TABLE IF NOT EXISTS ${q(GLOBAL_STAMP_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('value')} ${d.bigint} NOT NULL)`,
-        `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
-        `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL)`,
-        `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
-      ].join(';\n'),
-    );
-    await syncFileTable(storage);
-    const stamp = await storage.get(`SELECT ${q('value')} FROM ${q(GLOBAL_STAMP_TABLE)} WHERE ${q('id')} = 1`);
-    if (!stamp) await storage.run(`INSERT INTO ${q(GLOBAL_STAMP_TABLE)} (${q('id')}, ${q('value')}) VALUES (1, 0)`);
+    // instances starting together: one at a time, each reading what the one before recorded
+    await lockSchema(storage);
+    await createSystemTables(storage);
 
-    const row = await storage.get(`SELECT ${q('value')} FROM ${q(META_TABLE)} WHERE ${q('key')} = 'schema'`);
-    const before: SchemaSnapshot = row ? (JSON.parse(row.value as string) as SchemaSnapshot) : { version: 1, tables: {} };
+    const recorded = await readMeta(storage, 'schema');
+    const before: SchemaSnapshot = recorded !== undefined ? (JSON.parse(recorded) as SchemaSnapshot) : { version: 1, tables: {} };
     const after: SchemaSnapshot = { version: 1, tables: {} };
     const problems: string[] = [];
     const statements: string[] = [];
@@ -92,7 +64,7 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
 
     for (const dc of model.dataClasses) {
       const old = before.tables[dc.table];
-      const existing = await storage.columns(dc.table);
+      const existing = await tableColumns(storage, dc.table);
       if (!old && existing.length > 0) {
         problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
         continue;
@@ -103,23 +75,21 @@ export async function syncSchema(storage: StorageAdapter, model: Model): Promise
     for (const [table, snap] of Object.entries(before.tables)) after.tables[table] ??= snap;
     if (problems.length > 0) throw new SchemaError(problems);
     for (const sql of statements) await storage.exec(sql);
-    const foldRow = await storage.get(`SELECT ${q('value')} FROM ${q(META_TABLE)} WHERE ${q('key')} = 'foldVersion'`);
-    const refold = row !== undefined && Number(foldRow?.value ?? 1) !== FOLD_VERSION;
+    const foldVersion = await readMeta(storage, 'foldVersion');
+    const refold = recorded !== undefined && Number(foldVersion ?? 1) !== FOLD_VERSION;
     for (const dc of model.dataClasses) {
       for (const a of dc.storage) {
         // a folded column just added, or all of them when the fold function changed since
         if (a.type === 'string' && (backfill.includes(a) || (refold && before.tables[dc.table]))) await backfillFold(storage, a, refold);
       }
     }
-    if (!foldRow) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('foldVersion', ${d.placeholder(1)})`, [String(FOLD_VERSION)]);
-    else if (refold) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'foldVersion'`, [String(FOLD_VERSION)]);
+    if (foldVersion === undefined || refold) await writeMeta(storage, 'foldVersion', String(FOLD_VERSION));
     const json = JSON.stringify(after);
-    if (!row) await storage.run(`INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES ('schema', ${d.placeholder(1)})`, [json]);
-    else if (row.value !== json) await storage.run(`UPDATE ${q(META_TABLE)} SET ${q('value')} = ${d.placeholder(1)} WHERE ${q('key')} = 'schema'`, [json]);
-  });
+    if (recorded !== json) await writeMeta(storage, 'schema', json);
+  }, { retries: SYNC_RETRIES });
 }
 
-function createTable(storage: StorageAdapter, dc: DataClassModel, statements: string[]): TableSnapshot {
+function createTable(storage: Storage, dc: DataClassModel, statements: string[]): TableSnapshot {
   const d = storage.dialect;
   const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
   for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
@@ -135,7 +105,7 @@ function createTable(storage: StorageAdapter, dc: DataClassModel, statements: st
 }
 
 async function alterTable(
-  storage: StorageAdapter, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[], backfill: StorageAttribute[],
+  storage: Storage, dc: DataClassModel, old: TableSnapshot, problems: string[], statements: string[], backfill: StorageAttribute[],
 ): Promise<TableSnapshot> {
   const d = storage.dialect;
   const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
@@ -190,14 +160,14 @@ function columnSnapshot(a: StorageAttribute): ColumnSnapshot {
 }
 
 /** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */
-function foldIndex(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
+function foldIndex(storage: Storage, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
   const d = storage.dialect;
   const name = d.quote(`idx_${dc.table}_${foldColumn(a.column)}`);
   return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))})` : `DROP INDEX IF EXISTS ${name}`;
 }
 
 /** Fills a folded column from the values stored (every row, or those not folded yet), a batch at a time in key order. */
-async function backfillFold(storage: StorageAdapter, a: StorageAttribute, all: boolean): Promise<void> {
+async function backfillFold(storage: Storage, a: StorageAttribute, all: boolean): Promise<void> {
   const d = storage.dialect;
   const q = d.quote;
   const table = q(a.dataClass.table);
@@ -216,7 +186,7 @@ async function backfillFold(storage: StorageAdapter, a: StorageAttribute, all: b
   }
 }
 
-function indexStatements(storage: StorageAdapter, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {
+function indexStatements(storage: Storage, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): string[] {
   const d = storage.dialect;
   const out: string[] = [];
   // Text is queried through its folded column (see foldIndex): its own column needs an index only to be unique.

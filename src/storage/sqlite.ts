@@ -1,24 +1,31 @@
-// SQLite storage over better-sqlite3 in WAL mode. One writer connection (writes and everything
-// inside a transaction, serialised by a lock) and one reader connection (reads outside a
-// transaction see committed data only and never wait for a writer).
+// The SQLite driver, over better-sqlite3 in WAL mode: one writer connection (writes and write
+// transactions, one user at a time behind a lock), one reader connection for reads on their own
+// (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
 import { fold } from '../util/fold.js';
-import { ConstraintError, type Row, type StorageAdapter } from './adapter.js';
+import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
 /** Prepared statements kept per connection; the oldest is dropped past this many. */
 const STATEMENT_CACHE_SIZE = 500;
+/** Snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
+const IDLE_SNAPSHOT_CONNECTIONS = 2;
+const NO_PARAMS: readonly unknown[] = [];
 
-class Connection {
+export interface SqliteOptions {
+  /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; 5000 by default) */
+  readonly busyTimeoutMs?: number;
+}
+
+class SqliteConnection implements Connection {
   readonly db: Database.Database;
   readonly #cache = new Map<string, Statement>();
 
-  constructor(file: string, readonly: boolean) {
+  constructor(file: string, readonly: boolean, busyTimeoutMs: number) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
-    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // the text fold of queries on values not stored folded (properties of object attributes)
     this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
   }
@@ -32,209 +39,182 @@ class Connection {
     }
     return stmt;
   }
-}
 
-/** Where a call stands in a transaction: nested calls under one frame take turns (their savepoints must not overlap). */
-interface Frame {
-  readonly t: Transaction;
-  chain: Promise<void>;
-}
-
-/** One open transaction: its savepoint counter and its rollback and after-commit hooks. */
-interface Transaction {
-  readonly onRollback: (() => void)[];
-  readonly afterCommit: (() => Promise<void>)[];
-  /** set when an abort signal rolled it back before fn ended: fn's result is refused with it */
-  aborted?: unknown;
-  /** set the moment COMMIT ran: an abort after it changes nothing */
-  committed?: boolean;
-}
-
-export class SqliteAdapter implements StorageAdapter {
-  readonly dialect = sqliteDialect;
-  readonly #writer: Connection;
-  readonly #reader: Connection;
-  readonly #tx = new AsyncLocalStorage<Frame>();
-  /** the transaction holding the writer, if any; a call whose token is another one is outside it */
-  #current: Transaction | undefined;
-  /** resolves when the writer is free; each writer user chains onto it */
-  #writerFree: Promise<void> = Promise.resolve();
-  /** savepoint names are numbered on the connection, never reused */
-  #savepointSeq = 0;
-
-  constructor(file: string) {
-    this.#writer = new Connection(file, false);
-    this.#writer.db.pragma('journal_mode = WAL');
-    this.#writer.db.pragma('synchronous = NORMAL');
-    // An in-memory database cannot be opened twice: it reads through the writer (and so sees
-    // an open transaction's writes; use a file for real isolation).
-    this.#reader = file === ':memory:' || file === '' ? this.#writer : new Connection(file, true);
-  }
-
-  /** The transaction this call belongs to: only the one open now (a finished one's stray calls are outside). */
-  #inTx(): boolean {
-    const frame = this.#tx.getStore();
-    return frame !== undefined && frame.t === this.#current;
-  }
-
-  async all(sql: string, params: readonly unknown[] = []): Promise<Row[]> {
-    if (this.#inTx()) return this.#writer.statement(sql).all(...params) as Row[];
-    return this.#reader.statement(sql).all(...params) as Row[];
-  }
-
-  async column(sql: string, params: readonly unknown[] = []): Promise<unknown[]> {
-    const stmt = (this.#inTx() ? this.#writer : this.#reader).statement(sql);
-    // pluck() is a mode of the (cached, shared) statement: on for this call only
-    stmt.pluck(true);
+  /** Runs a statement prepared on this connection, synchronously. */
+  run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined): QueryResult {
     try {
-      return stmt.all(...params) as unknown[];
-    } finally {
-      stmt.pluck(false);
-    }
-  }
-
-  async get(sql: string, params: readonly unknown[] = []): Promise<Row | undefined> {
-    if (this.#inTx()) {
-      try {
-        return this.#writer.statement(sql).get(...params) as Row | undefined;
-      } catch (e) {
-        throw translate(e);
+      if (!stmt.reader) return { rows: [], rowCount: stmt.run(...params).changes };
+      if (options?.first === true) {
+        // get() steps once (an INSERT … RETURNING has made all its changes by then)
+        const row = stmt.get(...params) as Row | undefined;
+        return row === undefined ? { rows: [], rowCount: 0 } : { rows: [row], rowCount: 1 };
       }
-    }
-    return this.#reader.statement(sql).get(...params) as Row | undefined;
-  }
-
-  async run(sql: string, params: readonly unknown[] = []): Promise<number> {
-    if (this.#inTx()) return this.#write(sql, params);
-    return this.#withWriter(async () => this.#write(sql, params));
-  }
-
-  /** A write statement (INSERT … RETURNING goes through get() inside a transaction). */
-  #write(sql: string, params: readonly unknown[]): number {
-    try {
-      return this.#writer.statement(sql).run(...params).changes;
+      if (options?.pluck !== true) {
+        const rows = stmt.all(...params) as Row[];
+        return { rows, rowCount: rows.length };
+      }
+      // pluck() is a mode of the (cached, shared) statement: on for this call only
+      stmt.pluck(true);
+      try {
+        const rows = stmt.all(...params) as Row[];
+        return { rows, rowCount: rows.length };
+      } finally {
+        stmt.pluck(false);
+      }
     } catch (e) {
       throw translate(e);
     }
   }
 
-  async exec(sql: string): Promise<void> {
-    if (this.#inTx()) return void this.#writer.db.exec(sql);
-    return this.#withWriter(async () => void this.#writer.db.exec(sql));
+  async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    return this.run(this.statement(sql), params, options);
   }
 
-  async transaction<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    const db = this.#writer.db;
-    const frame = this.#tx.getStore();
-    if (frame && frame.t === this.#current) {
-      // Nested: a savepoint, so that an inner failure the caller catches undoes only the inner
-      // writes. Calls under one frame (two saves awaited together, say) take turns: savepoints
-      // must nest, never interleave.
-      const run = frame.chain.then(() => this.#savepoint(frame.t, fn));
-      frame.chain = run.then(() => undefined, () => undefined);
-      return run;
-    }
-    const t: Transaction = { onRollback: [], afterCommit: [] };
-    const result = await this.#withWriter(async (release) => {
-      if (signal?.aborted) throw signal.reason; // aborted while it waited for the writer
-      this.#current = t;
-      const rollback = () => {
-        if (db.inTransaction) db.exec('ROLLBACK');
-        for (const undo of t.onRollback.reverse()) undo();
-      };
-      // A function past its time limit: its transaction is undone now, and the writer freed, rather
-      // than when (if ever) the function next touches the datastore.
-      const onAbort = () => {
-        if (this.#current !== t || t.committed) return;
-        t.aborted = signal?.reason ?? new Error('the transaction was aborted');
-        rollback();
-        this.#current = undefined;
-        release();
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        return await this.#tx.run({ t, chain: Promise.resolve() }, async () => {
-          db.exec('BEGIN IMMEDIATE');
-          let value: T;
-          try {
-            value = await fn();
-          } catch (e) {
-            if (t.aborted === undefined) rollback();
-            throw e;
-          }
-          if (t.aborted !== undefined) throw t.aborted; // undone already: nothing of it commits
-          db.exec('COMMIT');
-          t.committed = true;
-          return value;
-        });
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-        if (this.#current === t) this.#current = undefined;
-        // On Node 20 an enabled AsyncLocalStorage makes every promise of the process pay for
-        // async hooks; with no transaction open it is switched off (run() switches it on again).
-        if (this.#current === undefined) this.#tx.disable();
-      }
-    });
-    // committed: what waited for the commit runs now, with the writer free again (it may write)
-    for (const run of t.afterCommit) await run().catch(() => undefined);
-    return result;
+  async begin(mode: 'write' | 'snapshot'): Promise<void> {
+    // IMMEDIATE takes the write lock now (other processes wait, or get SQLITE_BUSY, here rather
+    // than at a later write). A deferred BEGIN fixes the snapshot at its first read.
+    this.db.exec(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN');
   }
 
-  async #savepoint<T>(t: Transaction, fn: () => Promise<T>): Promise<T> {
-    const db = this.#writer.db;
-    // A transaction aborted (or ended) while this call waited its turn: the connection may be
-    // another transaction's by now, so nothing more of this one touches it.
-    const alive = () => t.aborted === undefined && this.#current === t;
-    if (!alive()) throw t.aborted ?? new Error('the transaction this call belonged to has ended');
-    // unique on the connection, so that a stray command could never name another transaction's
-    const name = `sp${++this.#savepointSeq}`;
-    const hooks = t.onRollback.length;
-    const commits = t.afterCommit.length;
-    db.exec(`SAVEPOINT ${name}`);
-    let result: T;
+  async commit(): Promise<void> {
+    this.db.exec('COMMIT');
+  }
+
+  async rollback(): Promise<void> {
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+  }
+
+  async savepoint(name: string): Promise<void> {
+    this.db.exec(`SAVEPOINT ${name}`);
+  }
+
+  async rollbackTo(name: string): Promise<void> {
+    this.db.exec(`ROLLBACK TO ${name}`);
+  }
+
+  async releaseSavepoint(name: string): Promise<void> {
+    this.db.exec(`RELEASE ${name}`);
+  }
+
+  /** better-sqlite3 runs statements synchronously: none can be running while JavaScript has control. */
+  async cancel(): Promise<void> {}
+}
+
+/**
+ * The snapshot of an in-memory database, which has one connection only: its reads go through that
+ * connection and see what it sees, an open transaction's writes included. There is no other
+ * connection whose commits it could be kept from seeing.
+ */
+class SharedReads implements Connection {
+  constructor(readonly c: SqliteConnection) {}
+  execute(sql: string, params?: readonly unknown[], options?: ExecuteOptions): Promise<QueryResult> {
+    return this.c.execute(sql, params, options);
+  }
+  async begin(): Promise<void> {}
+  async commit(): Promise<void> {}
+  async rollback(): Promise<void> {}
+  async savepoint(): Promise<void> {
+    throw new Error('a snapshot does not write');
+  }
+  rollbackTo = this.savepoint;
+  releaseSavepoint = this.savepoint;
+  async cancel(): Promise<void> {}
+}
+
+export class SqliteDriver implements Driver {
+  readonly dialect = sqliteDialect;
+  readonly #file: string;
+  readonly #busyTimeoutMs: number;
+  readonly #writer: SqliteConnection;
+  readonly #reader: SqliteConnection;
+  /** an in-memory database's snapshots (undefined for a file) */
+  readonly #shared: SharedReads | undefined;
+  readonly #idle: SqliteConnection[] = [];
+  readonly #lent = new Set<SqliteConnection>();
+  /** resolves when the writer is free; each writer user chains onto it */
+  #writerFree: Promise<void> = Promise.resolve();
+  /** frees the writer for the next user */
+  #freeWriter: (() => void) | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(file: string, options: SqliteOptions = {}) {
+    this.#file = file;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs);
+    this.#writer.db.pragma('journal_mode = WAL');
+    this.#writer.db.pragma('synchronous = NORMAL');
+    // An in-memory database cannot be opened twice: it reads through the writer (and so sees
+    // an open transaction's writes; use a file for real isolation).
+    const memory = file === ':memory:' || file === '';
+    this.#reader = memory ? this.#writer : new SqliteConnection(file, true, this.#busyTimeoutMs);
+    this.#shared = memory ? new SharedReads(this.#writer) : undefined;
+  }
+
+  /** A read runs on the reader; a statement that writes (readonly false) waits for the writer. */
+  async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    const stmt = this.#reader.statement(sql);
+    if (stmt.readonly) return this.#reader.run(stmt, params, options);
+    await this.acquire('write');
     try {
-      result = await this.#tx.run({ t, chain: Promise.resolve() }, fn);
-    } catch (e) {
-      if (alive()) {
-        db.exec(`ROLLBACK TO ${name}`);
-        db.exec(`RELEASE ${name}`);
-        for (const undo of t.onRollback.splice(hooks).reverse()) undo();
-        t.afterCommit.splice(commits); // what the savepoint did will never be committed
-      }
-      throw alive() ? e : (t.aborted ?? e);
+      return this.#writer.run(this.#writer.statement(sql), params, options);
+    } finally {
+      this.release(this.#writer);
     }
-    if (!alive()) throw t.aborted ?? new Error('the transaction this call belonged to has ended');
-    db.exec(`RELEASE ${name}`);
-    return result;
   }
 
-  onRollback(undo: () => void): void {
-    if (this.#inTx()) (this.#current as Transaction).onRollback.push(undo);
+  async acquire(kind: 'write' | 'snapshot'): Promise<Connection> {
+    switch (kind) {
+      case 'write': {
+        const before = this.#writerFree;
+        let free!: () => void;
+        this.#writerFree = new Promise<void>((resolve) => (free = resolve));
+        await before;
+        this.#freeWriter = free;
+        return this.#writer;
+      }
+      case 'snapshot': {
+        if (this.#shared) return this.#shared;
+        const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs);
+        this.#lent.add(c);
+        return c;
+      }
+      default:
+        throw new Error(`unknown connection kind ${kind satisfies never}`);
+    }
   }
 
-  async afterCommit(run: () => Promise<void>): Promise<void> {
-    if (this.#inTx()) (this.#current as Transaction).afterCommit.push(run);
-    else await run();
+  release(c: Connection): void {
+    if (c === this.#shared) return;
+    const conn = c as SqliteConnection;
+    if (conn.db.open && conn.db.inTransaction) conn.db.exec('ROLLBACK');
+    if (conn === this.#writer) {
+      const free = this.#freeWriter;
+      this.#freeWriter = undefined;
+      free?.();
+      return;
+    }
+    this.#lent.delete(conn);
+    if (this.#idle.length < IDLE_SNAPSHOT_CONNECTIONS && conn.db.open) this.#idle.push(conn);
+    else if (conn.db.open) conn.db.close();
   }
 
-  async columns(table: string): Promise<string[]> {
-    const rows = this.#writer.db.prepare('SELECT name FROM pragma_table_info(?)').all(table) as { name: string }[];
-    return rows.map((r) => r.name);
+  /** Another connection (another process) holds the database's lock: SQLITE_BUSY, or SQLITE_LOCKED. */
+  isRetryable(error: unknown): boolean {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
   }
 
-  async close(): Promise<void> {
-    await this.#writerFree;
+  /** Closes once (later calls wait for the same close). */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.acquire('write'); // never given back: the driver is done
+    for (const c of [...this.#idle, ...this.#lent]) c.db.close();
     if (this.#reader !== this.#writer) this.#reader.db.close();
     this.#writer.db.close();
-  }
-
-  /** Runs fn once every earlier user of the writer has finished; the next one waits until fn ends, or until fn calls release(). */
-  #withWriter<T>(fn: (release: () => void) => Promise<T>): Promise<T> {
-    let release!: () => void;
-    const freed = new Promise<void>((resolve) => (release = resolve));
-    const before = this.#writerFree;
-    this.#writerFree = freed;
-    return before.then(() => fn(release)).finally(release);
   }
 }
 

@@ -1,0 +1,193 @@
+// The internal tables (`__dataset_…`): their creation and every statement on them, so that the
+// core calls functions rather than writing SQL for them. Entity tables are the compiler's. Where
+// engines differ (the global stamp, the schema lock, the catalog), the dialect gives the SQL.
+
+import type { Reader, Storage } from './adapter.js';
+
+export const META_TABLE = '__dataset_meta';
+export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
+export const BLOB_TABLE = '__dataset_blobs';
+export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
+/** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */
+export const QUERY_PATH_TABLE = '__dataset_query_paths';
+
+/** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
+export async function createSystemTables(s: Storage): Promise<void> {
+  const d = s.dialect;
+  const q = d.quote;
+  for (const sql of [
+    `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('value')} TEXT NOT NULL)`,
+    ...d.globalStamp(q(GLOBAL_STAMP_TABLE)).create,
+    `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
+  ]) await s.exec(sql);
+  // The stored files' columns for uploads (datastore/files.ts), added to databases made before
+  // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
+  // `expires` (set while no entity holds the file: past it, the file is swept).
+  const existing = await tableColumns(s, BLOB_TABLE);
+  for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint]]) {
+    if (!existing.includes(name)) await s.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
+  }
+  await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
+}
+
+/** Takes the engine's schema lock until the current transaction ends (see Dialect.schemaLock). */
+export async function lockSchema(s: Storage): Promise<void> {
+  if (s.dialect.schemaLock !== null) await s.run(s.dialect.schemaLock);
+}
+
+/** The column names of a table, or [] when the table does not exist. */
+export async function tableColumns(r: Reader, table: string): Promise<string[]> {
+  return (await r.column(r.dialect.tableColumns, [table])) as string[];
+}
+
+/** A value recorded in the meta table (the schema last applied, the fold version), if any. */
+export async function readMeta(r: Reader, key: string): Promise<string | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT ${q('value')} AS v FROM ${q(META_TABLE)} WHERE ${q('key')} = ${p(1)}`, [key]);
+  return row === undefined ? undefined : String(row.v);
+}
+
+export async function writeMeta(s: Storage, key: string, value: string): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(
+    `INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (${q('key')}) DO UPDATE SET ${q('value')} = excluded.${q('value')}`,
+    [key, value],
+  );
+}
+
+/** Increases the global stamp: in every transaction that saves or drops. */
+export async function bumpGlobalStamp(s: Storage): Promise<void> {
+  await s.run(s.dialect.globalStamp(s.dialect.quote(GLOBAL_STAMP_TABLE)).bump);
+}
+
+/** The datastore's modification counter. */
+export async function readGlobalStamp(r: Reader): Promise<number> {
+  const row = await r.get(r.dialect.globalStamp(r.dialect.quote(GLOBAL_STAMP_TABLE)).read);
+  return Number(row?.v ?? 0);
+}
+
+/** Keeps the last query path of a caller. */
+export async function recordQueryPath(s: Storage, caller: string, path: unknown, at: number): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(
+    `INSERT INTO ${q(QUERY_PATH_TABLE)} (${q('caller')}, ${q('path')}, ${q('at')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`
+    + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
+    [caller, JSON.stringify(path), at],
+  );
+}
+
+/** The last query path recorded for a caller, if any. */
+export async function lastQueryPath(r: Reader, caller: string): Promise<unknown> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT ${q('path')} AS p FROM ${q(QUERY_PATH_TABLE)} WHERE ${q('caller')} = ${p(1)}`, [caller]);
+  return row ? JSON.parse(row.p as string) : undefined;
+}
+
+// ── Stored files (datastore/files.ts): a row per file, its bytes in chunks ──
+
+export interface FileRow {
+  readonly id: number;
+  readonly mime: string;
+  readonly size: number;
+  /** 'image' or 'binary': what it was stored (or announced, for an upload) as */
+  readonly kind: string;
+  /** the id a client attaches it by while it waits (uploads only); null once an entity holds it */
+  readonly upload: string | null;
+}
+export interface UploadRow extends FileRow {
+  readonly expires: number;
+}
+
+/** A new file, its bytes to come, kept from the sweep until `expires`; resolves to its id. */
+export async function insertFile(s: Storage, mime: string, kind: string, created: number, expires: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const row = await s.get(
+    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}) VALUES (${p(1)}, 0, ${p(2)}, ${p(3)}, ${p(4)}) RETURNING ${q('id')} AS id`,
+    [mime, created, kind, expires],
+  );
+  return Number(row?.id);
+}
+
+export async function insertFileChunk(s: Storage, file: number, seq: number, data: Uint8Array): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(`INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [file, seq, data]);
+}
+
+/** A file whose bytes are all stored: its type, size, upload id and expiry. Resolves to 0 when it is gone (swept). */
+export async function completeFile(s: Storage, id: number, f: { mime: string; size: number; upload: string | null; kind: string; expires: number }): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.run(
+    `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${p(1)}, ${q('size')} = ${p(2)}, ${q('upload')} = ${p(3)}, ${q('kind')} = ${p(4)}, ${q('expires')} = ${p(5)} WHERE ${q('id')} = ${p(6)}`,
+    [f.mime, f.size, f.upload, f.kind, f.expires, id],
+  );
+}
+
+/** The complete upload a client attaches by id, unless it expired. */
+export async function findUploadRow(r: Reader, upload: string, now: number): Promise<UploadRow | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(
+    `SELECT ${q('id')} AS id, ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('expires')} AS expires FROM ${q(BLOB_TABLE)} WHERE ${q('upload')} = ${p(1)} AND ${q('expires')} > ${p(2)}`,
+    [upload, now],
+  );
+  return row ? { id: Number(row.id), mime: String(row.mime), size: Number(row.size), kind: String(row.kind), upload, expires: Number(row.expires) } : undefined;
+}
+
+/** Takes a waiting file for an entity: no expiry, no upload id. Resolves to 0 when it expired or another took it. */
+export async function claimFileRow(s: Storage, id: number, now: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = NULL, ${q('upload')} = NULL WHERE ${q('id')} = ${p(1)} AND ${q('expires')} > ${p(2)}`, [id, now]);
+}
+
+/** Moves the expiry of a file still waiting (one an entity holds has none). */
+export async function setFileExpiry(s: Storage, id: number, expires: number): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = ${p(1)} WHERE ${q('id')} = ${p(2)} AND ${q('expires')} IS NOT NULL`, [expires, id]);
+}
+
+export async function fileRow(r: Reader, id: number): Promise<FileRow | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('upload')} AS upload FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)}`, [id]);
+  return row ? { id, mime: String(row.mime), size: Number(row.size), kind: String(row.kind), upload: (row.upload as string | null) ?? null } : undefined;
+}
+
+/** The bytes of chunk `seq` of a file, if it has one. */
+export async function readFileChunk(r: Reader, id: number, seq: number): Promise<Buffer | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT ${q('data')} AS data FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)} AND ${q('seq')} = ${p(2)}`, [id, seq]);
+  return row?.data as Buffer | undefined;
+}
+
+/** Removes a file and its bytes. */
+export async function deleteFile(s: Storage, id: number): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)}`, [id]);
+  await s.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)}`, [id]);
+}
+
+/** The files whose expiry has passed. */
+export async function expiredFiles(r: Reader, now: number): Promise<number[]> {
+  const { quote: q, placeholder: p } = r.dialect;
+  return (await r.column(`SELECT ${q('id')} FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} <= ${p(1)}`, [now])).map(Number);
+}
+
+/**
+ * Removes a file if it is still expired, in one transaction; resolves to whether it did. The
+ * delete is conditional, so an instance whose clock is late cannot remove what another just renewed.
+ */
+export async function deleteExpiredFile(s: Storage, id: number, now: number): Promise<boolean> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.transaction(async () => {
+    const gone = await s.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)} AND ${q('expires')} <= ${p(2)}`, [id, now]);
+    if (gone > 0) await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)}`, [id]);
+    return gone > 0;
+  });
+}
+
+/** Removes chunks whose file is gone (a crash between a file's two deletes). */
+export async function deleteOrphanChunks(s: Storage): Promise<void> {
+  const q = s.dialect.quote;
+  await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} NOT IN (SELECT ${q('id')} FROM ${q(BLOB_TABLE)})`);
+}

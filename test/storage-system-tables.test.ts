@@ -1,0 +1,91 @@
+// The internal tables (src/storage/system-tables.ts) and the dialect hooks behind them (the
+// global stamp, the schema lock, the catalog query), run on every engine (storage-engines.ts).
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { buildModel } from '../src/model/load-model.js';
+import { postgresDialect } from '../src/sql/dialect-postgres.js';
+import { syncSchema } from '../src/storage/schema.js';
+import {
+  bumpGlobalStamp, createSystemTables, GLOBAL_STAMP_TABLE, lockSchema, readGlobalStamp, readMeta, tableColumns, writeMeta,
+} from '../src/storage/system-tables.js';
+import { TransactionManager } from '../src/storage/transactions.js';
+import { ENGINES, type TestDatabase } from './storage-engines.js';
+
+for (const engine of ENGINES) {
+  describe(`system tables: ${engine.name}`, () => {
+    let db: TestDatabase;
+    let s: TransactionManager;
+
+    before(async () => {
+      db = await engine.open();
+      s = new TransactionManager(db.driver);
+      await s.transaction(() => createSystemTables(s));
+    });
+    after(() => db.cleanup());
+
+    it('counts modifications with the global stamp, from 0, inside transactions and out', async () => {
+      assert.equal(await readGlobalStamp(s), 0);
+      await s.transaction(() => bumpGlobalStamp(s));
+      await bumpGlobalStamp(s);
+      assert.equal(await readGlobalStamp(s), 2);
+      const snap = await s.snapshot();
+      assert.equal(await readGlobalStamp(snap), 2); // a snapshot reads it too: a request's reads agree
+      await snap.release();
+    });
+
+    it('records meta values, replacing them', async () => {
+      assert.equal(await readMeta(s, 'k'), undefined);
+      await writeMeta(s, 'k', 'one');
+      await writeMeta(s, 'k', 'two');
+      assert.equal(await readMeta(s, 'k'), 'two');
+    });
+
+    it('creates the internal tables once: created again, they keep what they hold', async () => {
+      await s.transaction(() => createSystemTables(s));
+      assert.equal(await readGlobalStamp(s), 2);
+      assert.equal(await readMeta(s, 'k'), 'two');
+    });
+
+    it('lists the columns of a table in order, and none for a missing table', async () => {
+      assert.deepEqual(await tableColumns(s, '__dataset_meta'), ['key', 'value']);
+      assert.deepEqual(await tableColumns(s, 'Missing'), []);
+    });
+
+    it('takes the schema lock inside a transaction, until it ends', async () => {
+      await s.transaction(async () => {
+        await lockSchema(s);
+        await writeMeta(s, 'locked', 'yes');
+      });
+      await s.transaction(() => lockSchema(s)); // released with the transaction before
+      assert.equal(await readMeta(s, 'locked'), 'yes');
+    });
+
+    it('brings the schema in line once when two instances start together on one database', async (t) => {
+      if (!db.another) return t.skip('no second instance on one database');
+      const model = buildModel({ name: 'S', dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'n', type: 'string' }] }] });
+      // a short lock wait: the two are in one process here, where a wait blocks the other too
+      const [a, b] = [db.another({ lockWaitMs: 20 }), db.another({ lockWaitMs: 20 })].map((d) => new TransactionManager(d));
+      await Promise.all([syncSchema(a, model), syncSchema(b, model)]);
+      assert.deepEqual(await tableColumns(s, 'Thing'), ['ID', 'n', 'n__fold', '__stamp', '__timestamp']);
+      assert.deepEqual(Object.keys(JSON.parse(await readMeta(s, 'schema') ?? '{}').tables), ['Thing']);
+    });
+  });
+}
+
+describe('dialect hooks for PostgreSQL (text only until its driver lands)', () => {
+  it('takes a transaction-level advisory lock for the schema sync', () => {
+    assert.match(postgresDialect.schemaLock ?? '', /^SELECT pg_advisory_xact_lock\(/);
+  });
+
+  it('keeps the global stamp in a sequence: nextval to bump, last_value to read', () => {
+    const sql = postgresDialect.globalStamp(postgresDialect.quote(GLOBAL_STAMP_TABLE));
+    assert.deepEqual(sql.create, ['CREATE SEQUENCE IF NOT EXISTS "__dataset_global_stamp" AS bigint START WITH 1']);
+    assert.equal(sql.bump, `SELECT nextval('"__dataset_global_stamp"')`);
+    assert.equal(sql.read, 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM "__dataset_global_stamp"');
+  });
+
+  it('binds booleans as booleans', () => {
+    assert.equal(postgresDialect.bindBoolean(true), true);
+  });
+});
