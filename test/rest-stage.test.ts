@@ -135,3 +135,37 @@ describe('OPTIONS and OPTION_RULES', () => {
     assert.deepEqual(implemented.filter((o) => !used.has(o)), []);
   });
 });
+
+describe('the reads of one request', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  it('go through one snapshot when a request reads more than once: the count, the page, the global stamp and what the page inlines', async () => {
+    const { coreOf } = await import('../src/datastore/datastore.js');
+    const storage = coreOf(demo.ds).storage as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    const counts = { outside: 0, inside: 0, snapshots: 0 };
+    const original = { snapshot: storage.snapshot, get: storage.get, all: storage.all, column: storage.column };
+    for (const m of ['get', 'all', 'column'] as const) storage[m] = function (this: unknown, ...a: unknown[]) { counts.outside++; return original[m].apply(this, a); };
+    storage.snapshot = async function (this: unknown) {
+      counts.snapshots++;
+      const snap = (await original.snapshot.call(this)) as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      for (const m of ['get', 'all', 'column']) {
+        const read = snap[m].bind(snap);
+        snap[m] = (...a: unknown[]) => { counts.inside++; return read(...a); };
+      }
+      return snap;
+    };
+    try {
+      const res = await demo.request('/rest/Company?$top=5&$expand=staff,city&$filter="name > a"');
+      assert.equal(res.status, 200);
+      assert.equal(counts.snapshots, 1);
+      assert.equal(counts.outside, 0, 'no read outside the snapshot');
+      assert.ok(counts.inside >= 5, `count, page, stamp, staff (count, page) and city read in it: ${counts.inside}`);
+    } finally {
+      Object.assign(storage, original);
+    }
+  });
+});

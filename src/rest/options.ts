@@ -57,7 +57,7 @@ export interface RestOptions {
 }
 
 /** The field of RestOptions each option sets (several names set one field: $top and $limit …); options not built yet set none. */
-const FIELD: Record<OptionName, Exclude<keyof RestOptions, 'given'> | undefined> = {
+const FIELD: Record<OptionName, Field | undefined> = {
   $top: 'top', $limit: 'top', $skip: 'skip', $attributes: 'attributes', $expand: 'expand', $asArray: 'asArray', $orderby: 'orderby',
   $method: 'method', $filter: 'filter', $params: 'params', $queryplan: 'queryplan', $querypath: 'querypath', $timeout: 'timeout',
   $savedfilter: 'savedFilter', $savedorderby: 'savedOrderby', $compute: 'compute', $distinct: 'distinct', $logicOperator: 'logic',
@@ -66,22 +66,69 @@ const FIELD: Record<OptionName, Exclude<keyof RestOptions, 'given'> | undefined>
   $clean: 'clean',
 };
 
-const NONE: RestOptions = {
-  skip: 0, asArray: false, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, distinct: false,
-  clean: false, rawPict: false, binary: false, given: new Set(),
-};
+type Field = Exclude<keyof RestOptions, 'given'>;
+
+/** The options of a query string that gives none (shared: most reads give none). */
+const NO_OPTIONS: RestOptions = Object.freeze({
+  top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
+  filter: undefined, params: Object.freeze([]), queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined,
+  distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined,
+  clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set<OptionName>(),
+});
+
+/** Per rule (an option list), which fields of RestOptions it reads: computed once per rule. */
+const masks = new WeakMap<readonly OptionName[], Record<Field, boolean>>();
+
+function maskOf(uses: readonly OptionName[]): Record<Field, boolean> {
+  let mask = masks.get(uses);
+  if (!mask) {
+    mask = Object.fromEntries(Object.keys(NO_OPTIONS).filter((k) => k !== 'given').map((k) => [k, false])) as Record<Field, boolean>;
+    for (const name of uses) {
+      const field = FIELD[name];
+      if (field) mask[field] = true;
+    }
+    masks.set(uses, mask);
+  }
+  return mask;
+}
 
 /**
  * The options as one kind of request reads them: those `uses` names, the others as if not given
- * (so that a kind can only act on the options its rule lists).
+ * (so that a kind can only act on the options its rule lists). One object of one shape: this runs
+ * for every request.
  */
-export function pick(options: RestOptions, uses: readonly OptionName[]): RestOptions {
-  const out: Record<string, unknown> = { ...NONE, given: options.given };
-  for (const name of uses) {
-    const field = FIELD[name];
-    if (field) out[field] = options[field];
-  }
-  return out as unknown as RestOptions;
+export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
+  if (o === NO_OPTIONS) return o;
+  const m = maskOf(uses);
+  const d = NO_OPTIONS;
+  return {
+    top: m.top ? o.top : d.top,
+    skip: m.skip ? o.skip : d.skip,
+    attributes: m.attributes ? o.attributes : d.attributes,
+    expand: m.expand ? o.expand : d.expand,
+    asArray: m.asArray ? o.asArray : d.asArray,
+    orderby: m.orderby ? o.orderby : d.orderby,
+    method: m.method ? o.method : d.method,
+    filter: m.filter ? o.filter : d.filter,
+    params: m.params ? o.params : d.params,
+    queryplan: m.queryplan ? o.queryplan : d.queryplan,
+    querypath: m.querypath ? o.querypath : d.querypath,
+    atomic: m.atomic ? o.atomic : d.atomic,
+    refresh: m.refresh ? o.refresh : d.refresh,
+    compute: m.compute ? o.compute : d.compute,
+    distinct: m.distinct ? o.distinct : d.distinct,
+    timeout: m.timeout ? o.timeout : d.timeout,
+    logic: m.logic ? o.logic : d.logic,
+    savedFilter: m.savedFilter ? o.savedFilter : d.savedFilter,
+    savedOrderby: m.savedOrderby ? o.savedOrderby : d.savedOrderby,
+    subOrderby: m.subOrderby ? o.subOrderby : d.subOrderby,
+    clean: m.clean ? o.clean : d.clean,
+    rawPict: m.rawPict ? o.rawPict : d.rawPict,
+    binary: m.binary ? o.binary : d.binary,
+    imageFormat: m.imageFormat ? o.imageFormat : d.imageFormat,
+    version: m.version ? o.version : d.version,
+    given: o.given,
+  };
 }
 
 export const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
@@ -89,6 +136,7 @@ export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
 export function parseOptions(query: string): RestOptions {
+  if (query === '') return NO_OPTIONS;
   const raw = new Map<OptionName, string>();
   for (const part of query.split('&')) {
     if (part === '') continue;

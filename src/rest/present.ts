@@ -26,10 +26,10 @@ export function projectionFor(dc: DataClassModel, shape: Shape, scope: Scope): P
 }
 
 /** One entity, as a top-level answer (with __entityModel), or a one-element array with $asArray. */
-export async function entityBody(scope: Scope, entity: Entity, shape: Shape): Promise<unknown> {
+export async function entityBody(scope: Scope, entity: Entity, shape: Shape, projection?: Projection): Promise<unknown> {
   const model = entityClassOf(entity).model;
   if (!scope.sees(model)) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
-  const projection = projectionFor(model, shape, scope);
+  projection ??= projectionFor(model, shape, scope);
   const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;

@@ -45,24 +45,21 @@ export function readTarget(method: string, url: string): Target {
 export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
   const { route, options } = target;
   const isRead = req.method === 'GET' || req.method === 'HEAD';
-  const onlyGet = (what: string): void => {
-    if (!isRead) throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${what}: use GET`);
-  };
   switch (route.kind) {
     case 'catalogItem':
       // /rest/$catalog/{name}: a dataclass's description, or a call of a DataStore class function
       if (isDatastoreCall(scope, route.name, isRead)) return planDatastoreCall(req, scope, route.name, options);
-      onlyGet('the catalog');
+      onlyGet(req, 'the catalog');
       return { kind: 'catalogDataClass', dc: dataClassFor(scope, route.name) };
     case 'catalog':
     case 'catalogAll':
-      onlyGet('the catalog');
+      onlyGet(req, 'the catalog');
       return { kind: 'catalog', all: route.kind === 'catalogAll' };
     case 'queryPath':
-      onlyGet('$querypath');
+      onlyGet(req, '$querypath');
       return { kind: 'queryPath' };
     case 'info':
-      onlyGet('$info');
+      onlyGet(req, '$info');
       return { kind: 'info' };
     case 'releaseSets':
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
@@ -77,6 +74,10 @@ export function planRequest(req: RestRequest, scope: Scope, target: Target = rea
       return never;
     }
   }
+}
+
+function onlyGet(req: RestRequest, what: string): void {
+  if (req.method !== 'GET' && req.method !== 'HEAD') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${what}: use GET`);
 }
 
 /** POST /rest/$entityset/$release takes a JSON array of entity set ids. */

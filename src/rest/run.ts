@@ -13,7 +13,7 @@ import { readCollection, readEntity, readRelation } from './handlers/read.js';
 import { upload } from './handlers/upload.js';
 import { remove, update, validate } from './handlers/write.js';
 import type { RestResponse } from './response.js';
-import type { Scope } from './scope.js';
+import { inSnapshot, type Scope } from './scope.js';
 
 export function run(action: Action, scope: Scope, raw: IncomingMessage): RestResponse | Promise<RestResponse> {
   switch (action.kind) {
@@ -25,18 +25,19 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return info(scope);
     case 'queryPath':
       return lastQueryPath(scope);
+    // reads of more than one statement see one state of the data
     case 'readCollection':
-      return readCollection(scope, action);
+      return inSnapshot(scope, (s) => readCollection(s, action));
     case 'readEntity':
       return readEntity(scope, action);
     case 'readRelation':
-      return readRelation(scope, action);
+      return inSnapshot(scope, (s) => readRelation(s, action));
     case 'readFile':
       return readFile(scope, action);
     case 'createSet':
-      return createSet(scope, action);
+      return inSnapshot(scope, (s) => createSet(s, action));
     case 'readSet':
-      return readSet(scope, action);
+      return inSnapshot(scope, (s) => readSet(s, action));
     case 'release':
       return release(scope, action);
     case 'releaseSets':
@@ -50,9 +51,9 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
     case 'deleteSet':
       return deleteSet(scope, action);
     case 'compute':
-      return compute(scope, action);
+      return inSnapshot(scope, (s) => compute(s, action));
     case 'distinct':
-      return distinctValues(scope, action);
+      return inSnapshot(scope, (s) => distinctValues(s, action));
     case 'callFunction':
       return callFunction(scope, action);
     case 'upload':

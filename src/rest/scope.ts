@@ -45,9 +45,18 @@ export interface Scope {
 }
 
 export function scopeFor(services: Services, request: ScopeRequest): Scope {
-  const { ds, core, functionTimeoutMs, maxUploadBytes } = services;
-  const { socketFd, ...call } = request;
-  return { caller: request.caller, request: call, socketFd, ds, core, sees: exposedClass, visible: isExposed, access: core.root, functionTimeoutMs, maxUploadBytes };
+  return {
+    caller: request.caller,
+    request,
+    socketFd: request.socketFd,
+    ds: services.ds,
+    core: services.core,
+    sees: exposedClass,
+    visible: isExposed,
+    access: services.core.root,
+    functionTimeoutMs: services.functionTimeoutMs,
+    maxUploadBytes: services.maxUploadBytes,
+  };
 }
 
 function exposedClass(dc: DataClassModel): boolean {
@@ -56,6 +65,20 @@ function exposedClass(dc: DataClassModel): boolean {
 
 export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number; maxUploadBytes: number }): Services {
   return { ds, core: coreOf(ds), ...options };
+}
+
+/**
+ * Runs `fn` with the scope's reads in one snapshot: a page's count, entities, global stamp and
+ * what it inlines all see one state of the data, whatever commits meanwhile (PostgreSQL will run
+ * them in one REPEATABLE READ transaction). For requests that read more than once.
+ */
+export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
+  const snapshot = await scope.core.storage.snapshot();
+  try {
+    return await fn({ ...scope, access: { reader: snapshot, restrict: scope.access.restrict } });
+  } finally {
+    await snapshot.release();
+  }
 }
 
 /** The dataclasses the caller sees. */
