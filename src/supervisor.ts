@@ -4,6 +4,7 @@
 // the server keeps serving. Signals go through: SIGTERM/SIGINT ask the child to finish its
 // requests, and the supervisor exits with it.
 
+import { RESTART_BURST } from './config/limits.js';
 import { fork, type ChildProcess } from 'node:child_process';
 
 /** Set in the child's environment: "serve, don't supervise". */
@@ -15,8 +16,6 @@ export interface ReadyMessage {
   readonly port: number;
 }
 
-/** This many restarts within this long slow the next one down (a client calling a stuck function again and again). */
-const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 };
 
 /** Runs the server in a child process (this script with the same arguments) and restarts it when it dies. Resolves never; exits the process. */
 export function supervise(script: string, args: readonly string[]): void {

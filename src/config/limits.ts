@@ -65,3 +65,31 @@ export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
 export const SHUTDOWN_GRACE_MS = 5_000;
+/** Files are kept in chunks of this size: an upload or a download holds one chunk in memory at a time. */
+export const FILE_CHUNK = 256 * 1024;
+/**
+ * A file still arriving is kept from the sweep for this long after its last bytes (the lease is
+ * renewed as bytes arrive, at most once a minute), however slow the client: its expiry proper
+ * starts when it is complete.
+ */
+export const UPLOAD_LEASE_MS = 10 * 60 * 1000;
+
+// ---- storage ----
+/** Prepared statements kept per SQLite connection; the oldest is dropped past this many. */
+export const STATEMENT_CACHE_SIZE = 500;
+/** SQLite snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
+export const IDLE_SNAPSHOT_CONNECTIONS = 2;
+/** Rows a schema change rewrites per statement (the folded text of existing rows). */
+export const SCHEMA_BATCH_ROWS = 1000;
+
+// ---- the watchdog and the supervisor ----
+/**
+ * The shortest stall of the event loop the function watchdog acts on, whatever the time limit:
+ * shorter holds are ordinary work (a big page being serialised), and a limit this short would
+ * otherwise make them fatal.
+ */
+export const MIN_STALL_MS = 250;
+/** Function calls the watchdog watches at once; more run unwatched (the cooperative checks still apply). */
+export const WATCHED_CALLS = 512;
+/** This many restarts of the server instance within this long slow the next one down (a client calling a stuck function again and again). */
+export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } as const;

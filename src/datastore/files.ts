@@ -5,6 +5,7 @@
 // claims it (in the save's transaction), and replacing or dropping it removes it, so each file
 // belongs to one attribute of one entity.
 
+import { FILE_CHUNK, UPLOAD_LEASE_MS } from '../config/limits.js';
 import bytes from 'bytes';
 import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -50,15 +51,12 @@ export interface StoreOptions {
   readonly maxBytes?: number;
 }
 
-/** Files are kept in chunks of this size. */
-export const FILE_CHUNK = 256 * 1024;
 
 /**
  * A file still arriving is kept from the sweep for this long after its last bytes (the lease is
  * renewed as bytes arrive, at most once a RENEW_MS), however slow the client: its expiry proper
  * starts when it is complete.
  */
-const LEASE_MS = 10 * 60 * 1000;
 const RENEW_MS = 60 * 1000;
 
 /** The first bytes file-type needs to know a format. */
@@ -75,7 +73,7 @@ export class FileStore {
    * announced, the source breaking off — removes what was written, and rethrows.
    */
   async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
-    const id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + LEASE_MS);
+    const id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS);
     let mime = options.mime;
     let size = 0;
     let seq = 0;
@@ -111,7 +109,7 @@ export class FileStore {
         // a slow but steady client keeps its lease, whether or not a whole chunk has arrived
         if (Date.now() - renewed > RENEW_MS) {
           renewed = Date.now();
-          await setFileExpiry(this.storage, id, renewed + LEASE_MS);
+          await setFileExpiry(this.storage, id, renewed + UPLOAD_LEASE_MS);
         }
       }
       await flush(true);

@@ -13,17 +13,12 @@
 
 import { fstatSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { MIN_STALL_MS, WATCHED_CALLS } from '../config/limits.js';
 import { WIRE } from '../config/wire.js';
 import { ERRORS } from '../errors/registry.js';
 
 const BEAT_MS = 50;
-/**
- * The shortest stall acted on, whatever the time limit: shorter holds are ordinary work (a big
- * page being serialised, say), and a limit this short would otherwise make them fatal.
- */
-const MIN_STALL_MS = 250;
-/** Calls watched at once; more run unwatched (the cooperative checks still apply). */
-const SLOTS = 512;
+const SLOTS = WATCHED_CALLS;
 /** A slot: used (0/1), time limit, start time, socket descriptor (-1: none or answered), its inode, name length. */
 const FIELDS = 6;
 const [USED, LIMIT, STARTED, FD, INODE, NAME_LENGTH] = [0, 1, 2, 3, 4, 5];

@@ -3,6 +3,7 @@
 // change that cannot be applied safely (a type change, a new unique on duplicate data) is caught
 // and reported before the server starts.
 
+import { SCHEMA_BATCH_ROWS } from '../config/limits.js';
 import type { DataClassModel, Model, StorageAttribute, StorageType } from '../model/types.js';
 import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
@@ -177,11 +178,11 @@ async function backfillFold(storage: Storage, a: StorageAttribute, all: boolean)
   for (;;) {
     const from = after === null ? '' : ` AND ${key} > ${d.placeholder(1)}`;
     const rows = await storage.all(
-      `SELECT ${key} AS k, ${q(a.column)} AS v FROM ${table} WHERE ${q(a.column)} IS NOT NULL${which}${from} ORDER BY ${key} LIMIT 1000`,
+      `SELECT ${key} AS k, ${q(a.column)} AS v FROM ${table} WHERE ${q(a.column)} IS NOT NULL${which}${from} ORDER BY ${key} LIMIT ${SCHEMA_BATCH_ROWS}`,
       after === null ? [] : [after],
     );
     for (const r of rows) await storage.run(`UPDATE ${table} SET ${q(foldColumn(a.column))} = ${d.placeholder(1)} WHERE ${key} = ${d.placeholder(2)}`, [fold(String(r.v)), r.k]);
-    if (rows.length < 1000) return;
+    if (rows.length < SCHEMA_BATCH_ROWS) return;
     after = rows[rows.length - 1].k;
   }
 }

@@ -2,16 +2,13 @@
 // transactions, one user at a time behind a lock), one reader connection for reads on their own
 // (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
+import { IDLE_SNAPSHOT_CONNECTIONS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
 import { fold } from '../util/fold.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
-/** Prepared statements kept per connection; the oldest is dropped past this many. */
-const STATEMENT_CACHE_SIZE = 500;
-/** Snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
-const IDLE_SNAPSHOT_CONNECTIONS = 2;
 const NO_PARAMS: readonly unknown[] = [];
 
 export interface SqliteOptions {

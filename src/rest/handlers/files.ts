@@ -8,9 +8,9 @@
 import { Readable } from 'node:stream';
 import pLimit from 'p-limit';
 import sharp from 'sharp';
-import { MAX_CONVERTED_PIXELS } from '../../config/limits.js';
+import { FILE_CHUNK, MAX_CONVERTED_PIXELS } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
-import { FILE_CHUNK, type FileStore, type StoredFile } from '../../datastore/files.js';
+import type { FileStore, StoredFile } from '../../datastore/files.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';

@@ -1,0 +1,114 @@
+// The contract of each store the core keeps request state in, one suite per interface, run
+// against every implementation (Hono's common.case pattern). Entity sets: the in-memory store
+// today; a store shared by server instances joins the list. Query paths: kept in the database,
+// so run on every storage engine. (Sessions get their suite with their store.)
+
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
+import { newSetId } from '../src/datastore/entity-sets.js';
+import { QueryPathStore } from '../src/datastore/query-paths.js';
+import { createSystemTables } from '../src/storage/system-tables.js';
+import { TransactionManager } from '../src/storage/transactions.js';
+import { ENGINES, type TestDatabase } from './storage-engines.js';
+
+interface SetStoreImplementation {
+  readonly name: string;
+  /** a new, empty store whose clock is `now` */
+  open(now: () => number): Promise<{ store: EntitySetStore; cleanup(): Promise<void> }>;
+}
+
+const SET_STORES: readonly SetStoreImplementation[] = [
+  {
+    name: 'in memory',
+    async open(now) {
+      const store = new MemoryEntitySetStore({ now, sweepEveryMs: 0 });
+      return { store, cleanup: async () => store.close() };
+    },
+  },
+];
+
+const set = (keys: Float64Array | string[], timeoutMs = 1000): StoredSet => ({ id: newSetId(), dataClass: 'Employee', keys, sorted: false, timeoutMs, refreshed: 0 });
+
+for (const impl of SET_STORES) {
+  describe(`entity set store contract: ${impl.name}`, () => {
+    let now = 1_000;
+    let store: EntitySetStore;
+    let cleanup: () => Promise<void>;
+    before(async () => {
+      ({ store, cleanup } = await impl.open(() => now));
+    });
+    after(() => cleanup());
+
+    it('gives back a set as it was kept: its dataclass, order and keys, integer or text', async () => {
+      const ints = set(Float64Array.from([3, 1, 2]));
+      const texts = set(['B', 'A']);
+      await store.put(ints);
+      await store.put(texts);
+      const got = await store.get(ints.id);
+      assert.equal(got?.dataClass, 'Employee');
+      assert.deepEqual(Array.from(got?.keys as ArrayLike<number>), [3, 1, 2]);
+      assert.deepEqual((await store.get(texts.id))?.keys, ['B', 'A']);
+      assert.equal(await store.get(newSetId()), undefined);
+    });
+
+    it('starts a set\'s lifetime when it is kept, by the store\'s clock, and again at every use', async () => {
+      const s = set(Float64Array.from([1]), 1000);
+      await store.put({ ...s, refreshed: -1e12 }); // the caller's clock does not count
+      now += 900;
+      assert.ok(await store.get(s.id));
+      now += 900;
+      assert.ok(await store.get(s.id), 'used 900 ms ago: alive');
+      now += 1001;
+      assert.equal(await store.get(s.id), undefined);
+    });
+
+    it('releases a set once: true when it existed', async () => {
+      const s = set(['X']);
+      await store.put(s);
+      assert.equal(await store.release(s.id), true);
+      assert.equal(await store.release(s.id), false);
+      assert.equal(await store.get(s.id), undefined);
+    });
+
+    it('lists the sets alive now, expired ones left out', async () => {
+      const alive = set(['Y'], 10_000);
+      const dying = set(['Z'], 10);
+      await store.put(alive);
+      await store.put(dying);
+      now += 11;
+      const ids = (await store.list()).map((s) => s.id);
+      assert.ok(ids.includes(alive.id) && !ids.includes(dying.id));
+    });
+  });
+}
+
+for (const engine of ENGINES) {
+  describe(`query path store contract: ${engine.name}`, () => {
+    let db: TestDatabase;
+    let paths: QueryPathStore;
+    before(async () => {
+      db = await engine.open();
+      const storage = new TransactionManager(db.driver);
+      await createSystemTables(storage);
+      paths = new QueryPathStore(storage);
+    });
+    after(() => db.cleanup());
+
+    it('keeps the last path of each caller, and nothing for a caller with none', async () => {
+      await paths.record('a', { steps: [{ description: 'first' }] });
+      await paths.record('a', { steps: [{ description: 'second' }] });
+      await paths.record('b', { steps: [] });
+      assert.deepEqual(await paths.last('a'), { steps: [{ description: 'second' }] });
+      assert.deepEqual(await paths.last('b'), { steps: [] });
+      assert.equal(await paths.last('nobody'), undefined);
+    });
+
+    it('is seen by every instance over the same database', async (t) => {
+      if (!db.another) return t.skip('one connection only');
+      await paths.record('shared', { steps: [{ description: 'from one instance' }] });
+      const other = new QueryPathStore(new TransactionManager(db.another()));
+      assert.deepEqual(await other.last('shared'), { steps: [{ description: 'from one instance' }] });
+    });
+  });
+}
