@@ -27,9 +27,11 @@ export type DatasetError = CoreDatasetError;
 
 export { exposed, onHttpGet, params } from './functions/exposure.js';
 export { callContext, type CallContext, type CallRequest } from './functions/context.js';
+// the storage a server with functions runs on: their time limit checked before each statement
+export { withDeadlines } from './functions/deadlines.js';
 export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodDefinition } from './functions/project-methods.js';
 export type { ParamKind, ParamType } from './functions/params.js';
-export type { DatastoreWithClasses } from './datastore/datastore.js';
+export type { DatastoreOptions, DatastoreWithClasses } from './datastore/datastore.js';
 export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
 export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/events.js';
 export type { ValidationFailure } from './errors/dataset-error.js';
