@@ -1,6 +1,7 @@
 // The demo's DataStore class: its methods are methods of the datastore (ds); the exposed ones are
 // called over REST at /rest/$catalog/{function}.
 
+import { setTimeout as sleep } from 'node:timers/promises';
 import { callContext, Datastore, DatasetError, exposed, onHttpGet, params, type Entity, type EntitySelection } from 'dataset-rest';
 
 export default class DataStore extends Datastore {
@@ -55,10 +56,13 @@ export default class DataStore extends Datastore {
     return staff.sum('salary');
   }
 
-  /** Waits `ms` milliseconds, then answers what it was given: a slow function, for trying time limits. */
+  /**
+   * Waits `ms` milliseconds, then answers what it was given: a slow function, for trying time
+   * limits. The wait stops at the call's time limit (its signal), as cancellable work should.
+   */
   @exposed
   async pause(ms: number, tag?: string): Promise<{ ms: number; tag: string | null }> {
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(ms, undefined, { signal: callContext().signal });
     return { ms, tag: tag ?? null };
   }
 
@@ -78,7 +82,7 @@ export default class DataStore extends Datastore {
   @params('number')
   async whoCalls(ms: number): Promise<{ before: unknown; after: unknown; function: string }> {
     const before = callContext().request.headers['x-demo-tag'] ?? null;
-    await new Promise((resolve) => setTimeout(resolve, ms));
+    await sleep(ms, undefined, { signal: callContext().signal });
     return { before, after: callContext().request.headers['x-demo-tag'] ?? null, function: callContext().name };
   }
 
@@ -93,10 +97,10 @@ export default class DataStore extends Datastore {
   }
 
   /**
-   * Renames a company, waits, then (when `confirm`, the default) saves it again, all in one
-   * transaction. Past the time limit the transaction is rolled back at once, whatever the
-   * function does next: a second save is refused (FUNCTION_TIMEOUT), and without one nothing
-   * commits either.
+   * Renames a company, waits (10 s at most, and deliberately deaf to the time limit's signal),
+   * then (when `confirm`, the default) saves it again, all in one transaction. Past the time limit
+   * the transaction is rolled back at once, whatever the function does next: a second save is
+   * refused (FUNCTION_TIMEOUT), and without one nothing commits either.
    */
   @exposed
   @params('number', 'string', 'number', 'boolean?')
@@ -106,7 +110,7 @@ export default class DataStore extends Datastore {
       if (!company) throw new DatasetError('ENTITY_NOT_FOUND', `no company ${companyID}`);
       company.set('name', name);
       await company.save();
-      await new Promise((resolve) => setTimeout(resolve, ms));
+      await sleep(Math.min(ms, 10_000));
       if (confirm) {
         company.set('name', `${name} (confirmed)`);
         await company.save();
