@@ -153,9 +153,9 @@ const cases: Case[] = [
     }),
     sql: (p) => 'SELECT t0."ID" AS "ID", (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") AS "employerName"'
       + ' FROM "Employee" t0'
-      + ' WHERE (SELECT (SELECT t4."name" FROM "City" t4 WHERE t4."ID" = t3."cityID") FROM "Company" t3 WHERE t3."ID" = t0."employerID")'
+      + ' WHERE (SELECT (SELECT t3."name" FROM "City" t3 WHERE t3."ID" = t2."cityID") FROM "Company" t2 WHERE t2."ID" = t0."employerID")'
       + ` = ${p(1)}`
-      + ' ORDER BY (SELECT t2."name__fold" FROM "Company" t2 WHERE t2."ID" = t0."employerID") DESC',
+      + ' ORDER BY (SELECT t4."name__fold" FROM "Company" t4 WHERE t4."ID" = t0."employerID") DESC',
     params: () => ['Paris'],
   },
   {
@@ -407,6 +407,17 @@ describe('compiler: a row filter (restrict) applies at every FROM and in every U
     }, restrict);
     assert.equal(sql, 'SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE t0."active" = ? AND t0."salary" > ?');
     assert.deepEqual(params, [1, 100]);
+  });
+
+  it('binds the parameters of a filtered relation in the ORDER BY after those of the WHERE (positional placeholders)', () => {
+    const byRegion: RowFilter = (dc) => (dc === Company ? eq(at(C.name), 'Acme') : dc === Employee ? eq(at(E.salary), 10, '>') : null);
+    const compiled = compileSelect(sqliteDialect, {
+      dataClass: Employee, columns: [{ kind: 'storage', attr: E.lastName }], where: eq(at(E.salary), 9999, '<'),
+      order: [{ path: at(C.name, E.employer), descending: false }, { path: at(E.lastName), descending: false }],
+    }, byRegion);
+    assert.deepEqual(compiled.params, [10, 9999, 'Acme']);
+    // Smith (1000) and Brown (10, not > 10) work for Acme; Adams (2000) too: all sort after the others' null employer names
+    assert.deepEqual((run(openSqlite(), compiled) as { lastName: string }[]).map((r) => r.lastName), ['Cole', 'Dee', 'Adams', 'Smith']);
   });
 
   it('never filters inside a row filter itself (a filter through a relation reads that relation whole)', () => {

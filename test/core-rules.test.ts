@@ -69,7 +69,10 @@ describe('the rules of a save, for code as for REST', () => {
   it('refuses a file that is no image in an image attribute (7025); takes an image there, and any file a code stored in a blob', async () => {
     const company = (await ds.Company.get(1))!;
     company.set('logo', await ds.storeFile(Buffer.from('plain text, not a picture')));
-    await assert.rejects(company.save(), (err: DatasetError) => code('UPLOAD_WRONG_KIND')(err) && /Company\.logo is an image attribute: it takes an image, and file \d+ is application\/octet-stream/.test(err.message));
+    await assert.rejects(company.save(), (err: DatasetError) => code('UPLOAD_WRONG_KIND')(err) && /Company\.logo is an image attribute: it takes an image, and the bytes of file \d+ are none/.test(err.message));
+    // a type given by the caller does not make bytes an image
+    company.set('logo', await ds.storeFile(Buffer.from('plain text, not a picture'), 'image/png'));
+    await assert.rejects(company.save(), code('UPLOAD_WRONG_KIND'));
     company.set('logo', await ds.storeFile(png));
     company.set('contract', await ds.storeFile(png));
     await company.save();

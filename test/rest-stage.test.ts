@@ -7,12 +7,11 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import type { AttributeModel } from '../src/model/types.js';
-import { isExposed } from '../src/model/types.js';
 import { OPTION_RULES, type Action } from '../src/rest/action.js';
 import { OPTIONS, type OptionName } from '../src/rest/constants.js';
 import { planRequest } from '../src/rest/request.js';
 import { run } from '../src/rest/run.js';
-import { scopeFor, servicesFor, type Scope } from '../src/rest/scope.js';
+import { narrowed, scopeFor, servicesFor, type Scope } from '../src/rest/scope.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { openDemo, type DemoFixture } from './helpers.js';
 
@@ -89,12 +88,12 @@ describe('the request stage', () => {
 describe('the scope of a request', () => {
   let demo: DemoFixture;
   // a caller who does not see salaries, nor the Company dataclass
-  const narrower = (a: AttributeModel) => isExposed(a) && a.name !== 'salary';
+  const narrower = (a: AttributeModel) => a.name !== 'salary';
   let scope: Scope;
   before(async () => {
     demo = await openDemo();
     const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} });
-    scope = { ...base, visible: narrower, sees: (dc) => dc.exposed && dc.name !== 'City' };
+    scope = narrowed(base, (dc) => dc.name !== 'City', narrower);
   });
   after(() => demo.close());
 
@@ -118,6 +117,12 @@ describe('the scope of a request', () => {
     await fails('/rest/Employee?$attributes=salary', 'UNKNOWN_ATTRIBUTE');
     await fails('/rest/Employee/salary?$compute=sum', 'UNKNOWN_ATTRIBUTE');
     await fails('/rest/City', 'UNKNOWN_DATACLASS');
+    // nor through a relation or an alias to it
+    await fails('/rest/Company(1)?$expand=city', 'UNKNOWN_ATTRIBUTE');
+    await fails('/rest/Company?$filter="city.name > a"', 'INVALID_FILTER');
+    await fails('/rest/Company?$filter="cityName > a"', 'INVALID_FILTER');
+    const company = (await ask('/rest/Company(1)')) as Record<string, unknown>;
+    assert.ok(!('city' in company) && !('cityName' in company) && 'staff' in company);
     const catalog = (await ask('/rest/$catalog')) as { dataClasses: { name: string }[] };
     assert.ok(!catalog.dataClasses.some((d) => d.name === 'City'));
   });

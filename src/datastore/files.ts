@@ -74,7 +74,8 @@ export class FileStore {
    */
   async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
     const id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS);
-    let mime = options.mime;
+    // what the first bytes are, whatever a caller says: a file is an image only if they are one
+    let sniffed: string | undefined;
     let size = 0;
     let seq = 0;
     let pending: Buffer[] = [];
@@ -85,9 +86,9 @@ export class FileStore {
         const all = Buffer.concat(pending, pendingBytes);
         const chunk = all.subarray(0, Math.min(FILE_CHUNK, all.length));
         if (options.kind === 'image' && size === 0) throw new DatasetError('INVALID_BODY', 'the upload is empty: send the image\'s bytes as the request body');
-        if (mime === undefined) mime = await sniff(chunk);
-        if (options.kind === 'image' && !mime.startsWith('image/')) {
-          throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${mime === OCTET_STREAM ? 'of no known format' : `${mime}`}: send an image, or upload with $binary=true`);
+        if (sniffed === undefined) sniffed = await sniff(chunk);
+        if (options.kind === 'image' && !sniffed.startsWith('image/')) {
+          throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${sniffed === OCTET_STREAM ? 'of no known format' : `${sniffed}`}: send an image, or upload with $binary=true`);
         }
         await insertFileChunk(this.storage, id, seq++, Buffer.from(chunk));
 
@@ -113,12 +114,14 @@ export class FileStore {
         }
       }
       await flush(true);
-      const done = await completeFile(this.storage, id, {
-        mime: mime ?? OCTET_STREAM, size, upload: options.upload ?? null, kind: options.kind ?? (mime?.startsWith('image/') ? 'image' : 'binary'), expires: Date.now() + options.expiresIn,
-      });
+      // the type given is the one served (a caller may know better than the first bytes); the kind
+      // is the content's: bytes that are no image never fill an image attribute
+      const mime = options.mime ?? sniffed ?? OCTET_STREAM;
+      const kind = options.kind ?? (sniffed?.startsWith('image/') ? 'image' : 'binary');
+      const done = await completeFile(this.storage, id, { mime, size, upload: options.upload ?? null, kind, expires: Date.now() + options.expiresIn });
       // swept meanwhile (its lease ran out: a client silent for LEASE_MS): nothing to answer with
       if (done === 0) throw new DatasetError('INVALID_BODY', 'the upload took too long between two pieces and was dropped: send it again');
-      return { id, mime: mime ?? OCTET_STREAM, size };
+      return { id, mime, size };
     } catch (e) {
       await this.remove(id).catch(() => undefined);
       throw e;

@@ -32,7 +32,7 @@ async function checkFile(dc: DataClassCore, attr: StorageAttribute, id: number):
   const what = `${dc.name}.${attr.name} is ${image ? 'an image' : 'a blob'} attribute`;
   throw new DatasetError('UPLOAD_WRONG_KIND', file.upload !== null
     ? `${what}: it takes an upload made with ${how(image ? 'image' : 'binary')}, and upload ${file.upload} was made with ${how(file.kind)}`
-    : `${what}: it takes ${image ? 'an image' : 'a file'}, and file ${id} is ${file.mime}`);
+    : `${what}: it takes an image, and the bytes of file ${id} are none (whatever type they were stored with)`);
 }
 
 const relations = new WeakMap<DataClassCore, RelatedEntityAttribute[]>();

@@ -107,6 +107,8 @@ export interface FunctionAnswer {
   readonly plan: { readonly queryplan: boolean; readonly querypath: boolean };
   /** $top, $skip or $method=entityset was given: refused when the result is one entity */
   readonly collectionOptions: boolean;
+  /** what a selection result refuses: $method=subentityset (no relation), $compute/$distinct (no attribute in the path) */
+  readonly selectionRefuses?: 'subentityset' | '$compute' | '$distinct' | 'both';
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
@@ -136,7 +138,7 @@ export const OPTION_RULES: Record<ActionKind, readonly OptionName[]> = {
   deleteSet: ['$method'],
   compute: [...NARROWING, ...SET, '$compute'],
   distinct: [...NARROWING, ...SET, ...PAGING, '$distinct'],
-  callFunction: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath'],
+  callFunction: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct'],
   upload: ['$rawPict', '$binary', '$timeout'],
 };
 

@@ -21,12 +21,16 @@ const IGNORED = new Set([WIRE.ENTITY_MODEL, WIRE.DATACLASS, 'uri', WIRE.ENTITY])
 /** An upload id: 32 hexadecimal digits (answered upper-case, accepted in any case). */
 export const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
 
-/** Sets the attribute values of a body object on an entity (not saved). `index` numbers the object in the body, for messages. */
-export async function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj: Json, index: number): Promise<void> {
-  for (const [name, value] of Object.entries(obj)) await applyValue(scope, dc, entity, name, value, index);
+/**
+ * Sets the attribute values of a body object on an entity (not saved). `index` numbers the object
+ * in the body, for messages. Without `uploads` (an update's $refresh, which saves nothing), upload
+ * ids are checked for their form but not looked up, and leave their attribute as it is.
+ */
+export async function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj: Json, index: number, uploads = true): Promise<void> {
+  for (const [name, value] of Object.entries(obj)) await applyValue(scope, dc, entity, name, value, index, uploads);
 }
 
-async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number): Promise<void> {
+async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number, uploads: boolean): Promise<void> {
   if (name === WIRE.KEY || name === WIRE.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !scope.visible(attr)) {
@@ -37,9 +41,15 @@ async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name:
   if (isDeferredEcho(value)) return; // a relation or picture sent back as it was read: unchanged
   switch (attr.kind) {
     case 'storage':
-      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) return entity.set(name, await upload(scope, dc, attr, value, index));
+      if ((attr.type === 'image' || attr.type === 'blob') && value !== null) {
+        const id = uploadId(dc, attr, value, index);
+        if (uploads) entity.set(name, await upload(scope, dc, attr, id, index));
+        return;
+      }
       return entity.set(name, value);
     case 'relatedEntity':
+      // null unsets the relation (its touched event is the relation's); a key sets its foreign key
+      if (value === null) return entity.set(name, null);
       return entity.set(attr.foreignKey.name, relatedKey(dc, attr, value, index));
     case 'calculated':
       // a set function makes it writable; entity.set refuses it otherwise
@@ -49,9 +59,8 @@ async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name:
   }
 }
 
-/** A relatedEntity given as {"__KEY": k} or null: the key (the core checks, when saving, that the entity exists). */
+/** A relatedEntity given as {"__KEY": k}: the key (the core checks, when saving, that the entity exists). */
 function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unknown, index: number): unknown {
-  if (value === null) return null;
   const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[WIRE.KEY] : undefined;
   if (key === undefined) {
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"${WIRE.KEY}": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`);
@@ -59,15 +68,20 @@ function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unkn
   return requireKey(attr.target.key, key);
 }
 
-/** An image or blob attribute given {"ID": "<upload id>"}: the upload waiting under that id. */
-async function upload(scope: Scope, dc: DataClassCore, attr: StorageAttribute, value: unknown, index: number): Promise<unknown> {
+/** The upload id of an image or blob attribute given {"ID": "<upload id>"}, upper-cased. */
+function uploadId(dc: DataClassCore, attr: StorageAttribute, value: unknown, index: number): string {
   const id = typeof value === 'object' && !Array.isArray(value) ? (value as Json).ID : undefined;
   if (typeof id !== 'string' || !UPLOAD_ID.test(id)) {
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`);
   }
-  const file = await scope.core.files.findUpload(id.toUpperCase());
+  return id.toUpperCase();
+}
+
+/** The upload waiting under an id. */
+async function upload(scope: Scope, dc: DataClassCore, attr: StorageAttribute, id: string, index: number): Promise<unknown> {
+  const file = await scope.core.files.findUpload(id);
   if (!file) {
-    throw new DatasetError('UPLOAD_NOT_FOUND', `${dc.name}.${attr.name}: no upload ${id.toUpperCase()} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
+    throw new DatasetError('UPLOAD_NOT_FOUND', `${dc.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
   }
   return file;
 }

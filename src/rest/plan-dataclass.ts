@@ -96,10 +96,11 @@ function planCollection(dc: DataClassCore, source: CollectionSource, listed: str
     if (!listed || listed.length !== 1) throw new DatasetError('INVALID_OPTION', `${option} needs exactly one attribute in the path: /rest/${dc.name}/{attribute}?${option}=…`);
     if (options.compute !== undefined) {
       const opts = pick(options, OPTION_RULES.compute);
-      return { kind: 'compute', dc, source, narrowing: narrowing(opts), attribute: listed[0], keyword: options.compute };
+      // (an order means nothing to a computation: one in $filter and $orderby is not refused)
+      return { kind: 'compute', dc, source, narrowing: narrowing(opts, false), attribute: listed[0], keyword: options.compute };
     }
     const opts = pick(options, OPTION_RULES.distinct);
-    return { kind: 'distinct', dc, source, narrowing: narrowing(opts), attribute: listed[0], paging: paging(opts) };
+    return { kind: 'distinct', dc, source, narrowing: narrowing(opts, false), attribute: listed[0], paging: paging(opts) };
   }
   if (kind === 'readSet') {
     const opts = pick(options, OPTION_RULES.readSet);

@@ -129,5 +129,7 @@ function answerOf(opts: RestOptions): FunctionAnswer {
     timeoutS: opts.timeout,
     plan: { queryplan: opts.queryplan, querypath: opts.querypath },
     collectionOptions: opts.top !== undefined || opts.skip > 0 || opts.method === 'entityset',
+    selectionRefuses: opts.method === 'subentityset' ? 'subentityset'
+      : opts.compute !== undefined && opts.distinct ? 'both' : opts.compute !== undefined ? '$compute' : opts.distinct ? '$distinct' : undefined,
   };
 }

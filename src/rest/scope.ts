@@ -8,7 +8,7 @@ import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { coreOf, type Core, type Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { CallRequest } from '../functions/context.js';
-import { isExposed, type DataClassModel, type Visibility } from '../model/types.js';
+import { isExposed, type AttributeModel, type DataClassModel, type Visibility } from '../model/types.js';
 import { didYouMean } from '../util/suggest.js';
 
 /** What the server was built with: the same for every request. */
@@ -79,6 +79,23 @@ export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<
   } finally {
     await snapshot.release();
   }
+}
+
+/**
+ * A scope that sees less: the dataclasses both see, and of their attributes those `visible` lets
+ * through — never one on, or leading to, a dataclass it does not see (a relation, an alias). One
+ * rule then answers everywhere: names, projections, queries, the catalog. (Build one per role:
+ * projections are cached per visibility function.)
+ */
+export function narrowed(scope: Scope, sees: (dc: DataClassModel) => boolean, visible: Visibility): Scope {
+  const seen = (dc: DataClassModel) => scope.sees(dc) && sees(dc);
+  const reaches = (a: AttributeModel): boolean => {
+    if (!seen(a.dataClass)) return false;
+    if (a.kind === 'relatedEntity' || a.kind === 'relatedEntities') return seen(a.target);
+    if (a.kind === 'alias') return a.steps.every(reaches);
+    return true;
+  };
+  return { ...scope, sees: seen, visible: (a) => scope.visible(a) && visible(a) && reaches(a) };
 }
 
 /** The dataclasses the caller sees. */

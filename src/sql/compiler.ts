@@ -209,19 +209,20 @@ class Builder {
     return path.fold || path.json ? this.bindRaw(v) : this.bind(path.attr, v);
   }
 
+  /** Parts are compiled in the order they appear in the text: '?' placeholders bind by position. */
   select(spec: SelectSpec): string {
     const t = this.alias();
     const cols = spec.columns.map((c) => this.column(t, c));
-    const order = spec.order.length > 0 ? this.order(t, spec.order) : '';
     if (spec.perGroup) {
-      cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order ? ` ORDER BY ${order}` : ''}) AS __rn`);
+      // the order sits in the select list here, before the WHERE
+      const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
+      cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
+      const g = this.alias();
+      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
+      return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
     let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
-    if (spec.perGroup) {
-      const g = this.alias();
-      return `SELECT * FROM (${sql}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
-    }
-    if (order) sql += ` ORDER BY ${order}`;
+    if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
     return sql + this.d.paging(limit, offset);

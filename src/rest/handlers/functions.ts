@@ -108,11 +108,19 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
   }
   if (result instanceof EntitySelection) {
     const selection = withAccess(result, scope.access);
+    if (how.selectionRefuses) throw selectionRefusal(how.selectionRefuses, classOf(selection).name);
     if (!how.store) return json(await pageBody(scope, selection, how.paging, how.shape, how.plan));
     const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
     return json(await setPageBody(scope, classOf(selection).model, set, how.paging, how.shape, true));
   }
   return jsonText(sendable({ result: result === undefined ? null : result }, what));
+}
+
+/** Options the answer of a selection cannot honour: there is no relation to store, no attribute to compute on. */
+function selectionRefusal(what: NonNullable<FunctionAnswer['selectionRefuses']>, dataClass: string): DatasetError {
+  if (what === 'subentityset') return new DatasetError('INVALID_OPTION', '$method=subentityset stores the entities of a relation: /rest/{dataClass}({key})/{relation}?$method=subentityset');
+  if (what === 'both') return new DatasetError('INVALID_OPTION', '$compute and $distinct are two requests: give one');
+  return new DatasetError('INVALID_OPTION', `${what} needs exactly one attribute in the path: /rest/${dataClass}/{attribute}?${what}=…`);
 }
 
 /**

@@ -17,7 +17,14 @@ export async function readCollection(scope: Scope, action: Extract<Action, { kin
 
 /** One entity: read alone (the hottest path), or in one snapshot with what its projection inlines. */
 export async function readEntity(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>): Promise<RestResponse> {
-  const projection = projectionFor(action.dc.model, action.shape, scope);
+  let projection: Projection;
+  try {
+    projection = projectionFor(action.dc.model, action.shape, scope);
+  } catch (e) {
+    // the entity first, then what is asked of it (a missing entity is 1542 whatever the attributes)
+    await findEntity(scope, action.dc, action.selector);
+    throw e;
+  }
   if (projection.related) return inSnapshot(scope, (s) => entityAnswer(s, action, projection));
   return entityAnswer(scope, action, projection);
 }

@@ -32,7 +32,7 @@ interface Prepared {
   current?: Entity;
 }
 
-async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number): Promise<Prepared> {
+async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, saving = true): Promise<Prepared> {
   try {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
@@ -57,7 +57,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     } else {
       entity = dc.newEntity(scope.access);
     }
-    await applyValues(scope, dc, entity, obj, index);
+    await applyValues(scope, dc, entity, obj, index, saving);
     return { entity };
   } catch (e) {
     if (isDatasetError(e)) return { error: e };
@@ -68,7 +68,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
   const prepared: Prepared[] = [];
-  for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i));
+  for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, !action.refresh));
   if (!action.refresh) {
     const saveAll = async () => {
       for (const p of prepared) {
