@@ -175,6 +175,25 @@ for (const engine of ENGINES) {
       assert.deepEqual(await names(51, 52), ['other']);
     });
 
+    it('refuses the later statements and transactions of an aborted transaction\'s code: nothing more of it reaches the database', async () => {
+      const ac = new AbortController();
+      let later: Promise<unknown> | undefined;
+      let nested: Promise<unknown> | undefined;
+      const slow = s.transaction(async () => {
+        await s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (55, 'before')`);
+        await sleep(60); // aborted meanwhile
+        later = s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (56, 'after')`);
+        nested = s.transaction(() => s.run(`INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (57, 'nested')`));
+        await Promise.allSettled([later, nested]);
+        return 'done';
+      }, { signal: ac.signal });
+      setTimeout(() => ac.abort(new Error('time limit')), 20);
+      await assert.rejects(slow, /time limit/);
+      await assert.rejects(later as Promise<unknown>, /time limit/);
+      await assert.rejects(nested as Promise<unknown>, /time limit/);
+      assert.deepEqual(await names(55, 57), []);
+    });
+
     it('keeps the savepoints of an aborted transaction out of the transaction that holds the writer next', async () => {
       for (const innerFails of [false, true]) {
         const base = innerFails ? 70 : 60;

@@ -140,6 +140,20 @@ for (const engine of ENGINES) {
       }), first + 1);
     });
 
+    it('lends at most MAX_SNAPSHOT_CONNECTIONS snapshot connections at once: the next one waits for one to be given back', async (t) => {
+      if (!engine.isolated) return t.skip('one shared connection');
+      const { MAX_SNAPSHOT_CONNECTIONS } = await import('../src/config/limits.js');
+      const lent = await Promise.all(Array.from({ length: MAX_SNAPSHOT_CONNECTIONS }, () => d.acquire('snapshot')));
+      let got: Connection | undefined;
+      const waiting = d.acquire('snapshot').then((c) => (got = c));
+      await sleep(10);
+      assert.equal(got, undefined, 'waits while every connection is lent');
+      d.release(lent[0]);
+      await waiting;
+      assert.equal(got, lent[0], 'the connection given back is handed to the waiting snapshot');
+      for (const c of [...lent.slice(1), got]) d.release(c);
+    });
+
     it('cancels nothing when no statement runs, and the connection goes on', async () => {
       await using('write', async (c) => {
         await c.begin('write');

@@ -79,6 +79,8 @@ export const UPLOAD_LEASE_MS = 10 * 60 * 1000;
 export const STATEMENT_CACHE_SIZE = 500;
 /** SQLite snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
 export const IDLE_SNAPSHOT_CONNECTIONS = 2;
+/** SQLite snapshot connections open at once at most: past them, a request waits for one to be given back. */
+export const MAX_SNAPSHOT_CONNECTIONS = 8;
 /** Rows a schema change rewrites per statement (the folded text of existing rows). */
 export const SCHEMA_BATCH_ROWS = 1000;
 

@@ -9,6 +9,9 @@ import { directPath, inSelect, type Condition } from '../query/plan.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
+
+/** What reading related entities needs of the core: the dataclasses. */
+type Classes = Pick<Core, 'classOf'>;
 import type { Entity } from './entity.js';
 
 /** Reads the entities of `dc` whose `attr` is one of `values`, in chunks of KEYS_PER_QUERY. */
@@ -48,7 +51,7 @@ export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | 
 }
 
 /** For each entity, the entities or values at the end of the alias path (in relation order). */
-export async function walkAlias(core: Core, entities: readonly Entity[], alias: AliasAttribute, access: Access): Promise<Map<Entity, unknown[]>> {
+export async function walkAlias(core: Classes, entities: readonly Entity[], alias: AliasAttribute, access: Access): Promise<Map<Entity, unknown[]>> {
   // Each root entity keeps the list of entities reached so far.
   let reached = new Map<Entity, Entity[]>(entities.map((e) => [e, [e]]));
   const last = alias.steps[alias.steps.length - 1];

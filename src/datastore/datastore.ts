@@ -5,7 +5,7 @@
 
 import { UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
-import type { Storage } from '../storage/adapter.js';
+import type { Snapshot, Storage } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
 import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
@@ -42,6 +42,10 @@ export interface Core {
   readonly sets: EntitySets;
   readonly queryPaths: QueryPathStore;
   readonly report: EventErrorReporter;
+  /** runs fn in one transaction (the storage's) */
+  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** reads that all see one state of the data, until released */
+  snapshot(): Promise<Snapshot>;
   /** the code of a calculated attribute, for the query resolver and the sorts */
   readonly calculated: (attr: CalculatedAttribute) => CalculatedDefinition | undefined;
   /** the core side of a dataclass of the model */
@@ -74,6 +78,8 @@ export class Datastore {
       calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),
       classOf: (m) => byModel.get(m) as DataClassCore,
       sets: new EntitySets(entitySets, storage),
+      transaction: (fn) => storage.transaction(fn),
+      snapshot: () => storage.snapshot(),
     };
     this.#core = core;
     for (const m of model.dataClasses) {

@@ -15,7 +15,7 @@ import type { DataClassCore } from './dataclass-core.js';
 import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventKind, type EventTable } from './events.js';
 import { checkValues } from './rules.js';
 import type { EntitySelection } from './selection.js';
-import { deleteEntity, insertEntity, updateEntity } from './writes.js';
+import { deleteEntity, insertEntity, stampChanged, updateEntity } from './writes.js';
 
 export type EntityRow = Record<string, unknown>;
 
@@ -37,8 +37,12 @@ let pending: EntityInit | undefined;
 // The core's own doors into an entity (never reachable from user code, which extends the class).
 export let createEntity: (cls: typeof Entity, init: EntityInit) => Entity;
 export let relatedKeyOf: (e: Entity, name: string) => unknown;
-export let entityAccessOf: (e: Entity) => Access;
 export let entityClassOf: (e: Entity) => DataClassCore;
+/**
+ * A save from a client that read the entity at `stamp` (REST's __STAMP): the stamp-mismatch error
+ * when the entity has been saved since (its events then never run), else undefined.
+ */
+export let staleStamp: (e: Entity, stamp: number) => DatasetError | undefined;
 
 export class Entity {
   readonly #dc: DataClassCore;
@@ -70,8 +74,8 @@ export class Entity {
       }
     };
     relatedKeyOf = (e, name) => e.#relatedKey(name);
-    entityAccessOf = (e) => e.#access;
     entityClassOf = (e) => e.#dc;
+    staleStamp = (e, stamp) => (stamp === e.#stamp ? undefined : stampChanged(e.#dc.core.name, e.#dc.model, e.#key()));
   }
 
   /**
@@ -321,11 +325,10 @@ export class Entity {
       else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
     this.#checkRequired();
-    await checkValues(dc, values, this.#access);
     const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
     const saved = this.#isNew
-      ? await insertEntity(dc.core, dc.model, values)
-      : await updateEntity(dc.core, dc.model, this.#key(), this.#stamp, values, this.#access);
+      ? await insertEntity(dc, values, this.#access)
+      : await updateEntity(dc, this.#key(), this.#stamp, values, this.#access);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
     this.#stamp = saved.stamp;
     this.#timestamp = saved.timestamp;

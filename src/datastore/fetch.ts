@@ -9,6 +9,9 @@ import { compileCount, compileSelect } from '../sql/compiler.js';
 import type { Access } from './access.js';
 import { readWhereIn, walkAlias } from './alias-values.js';
 import type { Core } from './datastore.js';
+
+/** What reading related entities needs of the core: the dataclasses. */
+type Classes = Pick<Core, 'classOf'>;
 import { relatedKeyOf, type Entity } from './entity.js';
 import { leadsTo, type ProjectedAttribute, type Projection } from './projection.js';
 
@@ -24,14 +27,14 @@ export interface FetchedSelection {
   readonly entities: readonly FetchedEntity[];
 }
 
-export async function fetchRelated(core: Core, entities: readonly Entity[], projection: Projection, access: Access): Promise<FetchedEntity[]> {
+export async function fetchRelated(core: Classes, entities: readonly Entity[], projection: Projection, access: Access): Promise<FetchedEntity[]> {
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
   if (entities.length === 0 || !projection.related) return out;
   for (const p of projection.attributes) await fetchAttribute(core, out, p, access);
   return out;
 }
 
-async function fetchAttribute(core: Core, out: readonly FetchedEntity[], p: ProjectedAttribute, access: Access): Promise<void> {
+async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: ProjectedAttribute, access: Access): Promise<void> {
   switch (p.kind) {
     case 'value':
       if (p.attr.kind === 'calculated') await calculatedValues(out, p.attr.name);
@@ -64,7 +67,7 @@ async function calculatedValues(out: readonly FetchedEntity[], name: string): Pr
  * A deferred N→1 relation names its target only if that entity still exists (4D reads a relation
  * to a dropped entity as null): one look-up of the keys for the whole page.
  */
-async function existingTargets(core: Core, out: readonly FetchedEntity[], name: string, target: DataClassModel, access: Access): Promise<void> {
+async function existingTargets(core: Classes, out: readonly FetchedEntity[], name: string, target: DataClassModel, access: Access): Promise<void> {
   const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
   const existing = new Set<unknown>();
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
@@ -81,7 +84,7 @@ async function existingTargets(core: Core, out: readonly FetchedEntity[], name: 
 }
 
 /** Related entities inline (an N→1 relation or an alias through N→1 relations): a key pointing at a dropped entity reads as null, as 4D does. */
-async function relatedEntities(core: Core, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access): Promise<void> {
+async function relatedEntities(core: Classes, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access): Promise<void> {
   const target = core.classOf(sub.dataClass);
   const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
   const fetched = await fetchRelated(core, await readWhereIn(target, target.model.key, keys, access), sub, access);
@@ -90,7 +93,7 @@ async function relatedEntities(core: Core, out: readonly FetchedEntity[], name: 
 }
 
 /** The first page of each parent's entities reached through an alias (in relation order), with their count. */
-async function aliasSelections(core: Core, out: readonly FetchedEntity[], alias: AliasAttribute, sub: Projection, access: Access): Promise<void> {
+async function aliasSelections(core: Classes, out: readonly FetchedEntity[], alias: AliasAttribute, sub: Projection, access: Access): Promise<void> {
   const reached = (await walkAlias(core, out.map((o) => o.entity), alias, access)) as Map<Entity, Entity[]>;
   const limit = pageSize(sub.dataClass);
   const pages = new Map([...reached].map(([root, list]) => [root, list.slice(0, limit)]));
@@ -103,7 +106,7 @@ async function aliasSelections(core: Core, out: readonly FetchedEntity[], alias:
 }
 
 /** The first page of each parent's related entities (a 1→N relation), in key order (a window function), with their count. */
-async function relatedSelections(core: Core, out: readonly FetchedEntity[], relation: RelatedEntitiesAttribute, sub: Projection, access: Access): Promise<void> {
+async function relatedSelections(core: Classes, out: readonly FetchedEntity[], relation: RelatedEntitiesAttribute, sub: Projection, access: Access): Promise<void> {
   const target = core.classOf(relation.target);
   const fkAttr = relation.inverse.foreignKey;
   const counts = new Map<unknown, number>();

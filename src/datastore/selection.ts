@@ -231,6 +231,13 @@ export function membersCondition(s: EntitySelection): Condition | null {
   return { kind: 'inSelect', path: directPath(key), select: selectSpec(s, [{ kind: 'storage', attr: key }]) };
 }
 
+/** How many members of `s` meet a condition (the counts of a query path). */
+export async function countWhere(s: EntitySelection, where: Condition | null): Promise<number> {
+  const access = accessOf(s);
+  const { sql, params } = compileCount(access.reader.dialect, classOf(s).model, where, undefined, access.restrict);
+  return Number((await access.reader.get(sql, params))?.n ?? 0);
+}
+
 /** What a computation runs over: the members of `s` and its access. */
 export function membersOf(s: EntitySelection): Members {
   return { dataClass: classOf(s).model, where: membersCondition(s), access: accessOf(s) };

@@ -11,7 +11,9 @@ import { ConstraintError } from '../storage/adapter.js';
 import { STAMP_COLUMN } from '../sql/hidden-columns.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
+import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
+import { checkValues } from './rules.js';
 
 export interface SavedState {
   key: unknown;
@@ -37,10 +39,12 @@ export function fileAttributes(dc: DataClassModel): StorageAttribute[] {
   return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
 }
 
-/** Inserts a new entity; resolves to its key, stamp and time. */
-export function insertEntity(core: Core, dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>): Promise<SavedState> {
+/** Inserts a new entity (its values checked by the rules of a save, in the same transaction); resolves to its key, stamp and time. */
+export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+  const { core, model: dc } = classCore;
   const storage = core.storage;
   return storage.transaction(async () => {
+    await checkValues(classCore, values, access);
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
     const { sql, params } = compileInsert(storage.dialect, dc, values, 1, timestamp);
@@ -51,10 +55,12 @@ export function insertEntity(core: Core, dc: DataClassModel, values: ReadonlyMap
   });
 }
 
-/** Updates an entity if its stamp still matches (and the caller may change it); resolves to its new stamp and time. */
-export function updateEntity(core: Core, dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+/** Updates an entity if its stamp still matches (and the caller may change it), its values checked by the rules of a save; resolves to its new stamp and time. */
+export function updateEntity(classCore: DataClassCore, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+  const { core, model: dc } = classCore;
   const storage = core.storage;
   return storage.transaction(async () => {
+    await checkValues(classCore, values, access);
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)));
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);

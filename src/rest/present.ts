@@ -7,12 +7,11 @@ import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
 import { fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
-import { accessOf, classOf, pageOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
+import { accessOf, classOf, countWhere, pageOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
 import { queryPath, queryPlan } from '../query/describe.js';
-import { compileCount } from '../sql/compiler.js';
 import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
@@ -57,10 +56,7 @@ export async function pageBody(scope: Scope, selection: EntitySelection, paging:
   const where = sourceOf(selection).where;
   if (where && plan?.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
   if (where && plan?.querypath) {
-    answer[WIRE.QUERY_PATH] = await queryPath(where, async (w) => {
-      const { sql, params } = compileCount(access.reader.dialect, model, w, undefined, access.restrict);
-      return Number((await access.reader.get(sql, params))?.n ?? 0);
-    });
+    answer[WIRE.QUERY_PATH] = await queryPath(where, (w) => countWhere(selection, w));
     await scope.core.queryPaths.record(scope.caller, answer[WIRE.QUERY_PATH]); // for GET /rest/$querypath
   }
   return answer;

@@ -12,9 +12,12 @@ import { isExposed, type AttributeModel, type DataClassModel, type Visibility } 
 import { didYouMean } from '../util/suggest.js';
 
 /** What the server was built with: the same for every request. */
+/** What REST may use of the datastore's core: its stores and services, never the storage itself. */
+export type RestCore = Omit<Core, 'storage'>;
+
 export interface Services {
   readonly ds: Datastore;
-  readonly core: Core;
+  readonly core: RestCore;
   /** the time limit of a function called over REST, in ms (--function-timeout) */
   readonly functionTimeoutMs: number;
   /** the largest upload accepted, in bytes (--max-upload-size) */
@@ -33,7 +36,7 @@ export interface Scope {
   readonly request: CallRequest;
   readonly socketFd?: number;
   readonly ds: Datastore;
-  readonly core: Core;
+  readonly core: RestCore;
   /** the dataclasses this caller sees */
   readonly sees: (dc: DataClassModel) => boolean;
   /** the attributes this caller sees */
@@ -73,7 +76,7 @@ export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number;
  * them in one REPEATABLE READ transaction). For requests that read more than once.
  */
 export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
-  const snapshot = await scope.core.storage.snapshot();
+  const snapshot = await scope.core.snapshot();
   try {
     return await fn({ ...scope, access: { reader: snapshot, restrict: scope.access.restrict } });
   } finally {

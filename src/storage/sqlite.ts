@@ -2,7 +2,7 @@
 // transactions, one user at a time behind a lock), one reader connection for reads on their own
 // (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
-import { IDLE_SNAPSHOT_CONNECTIONS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
+import { IDLE_SNAPSHOT_CONNECTIONS, MAX_SNAPSHOT_CONNECTIONS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
@@ -128,6 +128,8 @@ export class SqliteDriver implements Driver {
   readonly #shared: SharedReads | undefined;
   readonly #idle: SqliteConnection[] = [];
   readonly #lent = new Set<SqliteConnection>();
+  /** snapshots waiting for a connection, all MAX_SNAPSHOT_CONNECTIONS being lent */
+  readonly #waiting: ((c: SqliteConnection) => void)[] = [];
   /** resolves when the writer is free; each writer user chains onto it */
   #writerFree: Promise<void> = Promise.resolve();
   /** frees the writer for the next user */
@@ -171,6 +173,8 @@ export class SqliteDriver implements Driver {
       }
       case 'snapshot': {
         if (this.#shared) return this.#shared;
+        // bounded: past the most connections open at once, wait for one to be given back
+        if (this.#lent.size >= MAX_SNAPSHOT_CONNECTIONS) return new Promise<SqliteConnection>((resolve) => this.#waiting.push(resolve));
         const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs);
         this.#lent.add(c);
         return c;
@@ -190,6 +194,8 @@ export class SqliteDriver implements Driver {
       free?.();
       return;
     }
+    const next = this.#waiting.shift();
+    if (next && conn.db.open) return next(conn); // handed to a waiting snapshot, still lent
     this.#lent.delete(conn);
     if (this.#idle.length < IDLE_SNAPSHOT_CONNECTIONS && conn.db.open) this.#idle.push(conn);
     else if (conn.db.open) conn.db.close();

@@ -29,6 +29,8 @@ interface Transaction {
   aborting?: Promise<void>;
   /** set as COMMIT starts: an abort after it changes nothing */
   committing?: boolean;
+  /** counted among the open ones (the frames stay enabled) until its function has settled */
+  counted?: boolean;
 }
 
 /** Where a call stands in a transaction: nested calls under one frame take turns (their savepoints must not overlap). */
@@ -108,8 +110,12 @@ export class TransactionManager extends Reads implements Storage {
   #route(lent: Connection | undefined, sql: string, params: readonly unknown[], options: ExecuteOptions | undefined): Promise<QueryResult> {
     const stop = this.#check?.();
     if (stop !== undefined) return Promise.reject(stop);
-    const t = this.#current();
-    if (t !== undefined) return t.conn.execute(sql, params, options);
+    const frame = this.#shared.frames.getStore();
+    if (frame !== undefined) {
+      if (frame.t.open) return frame.t.conn.execute(sql, params, options);
+      // the code of an aborted transaction goes on: nothing more of it may reach the database
+      if (frame.t.aborted !== undefined) return Promise.reject(frame.t.aborted);
+    }
     return lent === undefined ? this.#driver.execute(sql, params, options) : lent.execute(sql, params, options);
   }
 
@@ -125,6 +131,7 @@ export class TransactionManager extends Reads implements Storage {
     const stop = this.#check?.();
     if (stop !== undefined) throw stop;
     const frame = this.#shared.frames.getStore();
+    if (frame !== undefined && frame.t.aborted !== undefined) throw frame.t.aborted;
     if (frame !== undefined && frame.t.open) {
       // Nested: a savepoint, so that an inner failure the caller catches undoes only the inner
       // writes. Calls under one frame (two saves awaited together, say) take turns: savepoints
@@ -159,7 +166,9 @@ export class TransactionManager extends Reads implements Storage {
     const onAbort = () => {
       if (!t.open || t.committing) return;
       t.aborted = signal?.reason ?? new Error('the transaction was aborted');
-      this.#end(t);
+      // closed now, but its frames stay readable until fn settles: what fn still does is refused,
+      // not run on its own (#route)
+      t.open = false;
       t.aborting = conn.cancel().then(() => this.#rollback(t)).catch(nothing).finally(release);
     };
     let value: T;
@@ -167,6 +176,7 @@ export class TransactionManager extends Reads implements Storage {
       if (signal?.aborted) throw signal.reason; // aborted while it waited for the writer
       await conn.begin('write');
       t.open = true;
+      t.counted = true;
       this.#shared.open++;
       signal?.addEventListener('abort', onAbort, { once: true });
       try {
@@ -197,8 +207,9 @@ export class TransactionManager extends Reads implements Storage {
 
   /** Marks a transaction ended; with none open, the frames are switched off. */
   #end(t: Transaction): void {
-    if (!t.open) return;
     t.open = false;
+    if (!t.counted) return;
+    t.counted = false;
     // On Node 20 an enabled AsyncLocalStorage makes every promise of the process pay for async
     // hooks; with no transaction open it is switched off (run() switches it on again).
     if (--this.#shared.open === 0) this.#shared.frames.disable();

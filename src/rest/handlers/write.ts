@@ -6,11 +6,11 @@
 import { WIRE } from '../../config/wire.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import type { Entity } from '../../datastore/entity.js';
+import { staleStamp, type Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
 import { leadsTo } from '../../datastore/projection.js';
 import { queryWith } from '../../datastore/selection.js';
-import { entityNotFound, stampChanged } from '../../datastore/writes.js';
+import { entityNotFound } from '../../datastore/writes.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { ERRORS } from '../../errors/registry.js';
 import { requireKey } from '../../model/values.js';
@@ -50,9 +50,10 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
       if (!found) throw entityNotFound(dc.model, key);
       const stamp = obj[WIRE.STAMP];
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
-      // The client's stamp must be the stored one. (An early answer only: the save itself checks
-      // the stamp it read in its UPDATE, so no update is lost.)
-      if (stamp !== found.getStamp()) return { error: stampChanged(scope.ds.name, dc.model, key), current: found };
+      // the client read it at another stamp: refused by the core before any event runs (and the
+      // save itself checks the stamp it read in its UPDATE, so no update is lost)
+      const stale = staleStamp(found, stamp as number);
+      if (stale) return { error: stale, current: found };
       entity = found;
     } else {
       entity = dc.newEntity(scope.access);
@@ -88,7 +89,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     };
     if (atomic) {
       // one transaction: any failure rolls every save back (the entities get their stamps back)
-      await scope.core.storage.transaction(saveAll).catch((e) => {
+      await scope.core.transaction(saveAll).catch((e) => {
         if (!isDatasetError(e)) throw e;
       });
     } else await saveAll();
