@@ -266,6 +266,12 @@ describe('user classes: start-up errors', () => {
       /Person\.ts: list: @onHttpGet allows GET for an exposed function; mark it @exposed too/],
     ['@exposed on a static method', { 'Person.ts': "import { DataClass, exposed } from 'dataset-rest'; export default class Person extends DataClass { @exposed static list() { return 1; } }" },
       /Person\.ts: failed to load: @exposed marks an instance method of a class; list is static/],
+    ['an entity class replacing a method of the core', { 'PersonEntity.ts': "import { Entity } from 'dataset-rest'; export default class PersonEntity extends Entity { async save() {} getKey() { return 1; } }" },
+      /PersonEntity\.ts: save, getKey are methods of the core's Entity: a class cannot replace them/],
+    ['a selection class replacing a method of the core', { 'PersonSelection.ts': "import { EntitySelection } from 'dataset-rest'; export default class PersonSelection extends EntitySelection { slice() { return this; } }" },
+      /PersonSelection\.ts: slice is a method of the core's EntitySelection/],
+    ['a DataStore class replacing a method of the core', { 'DataStore.ts': "import { Datastore } from 'dataset-rest'; export default class DataStore extends Datastore { async transaction(fn: () => Promise<unknown>) { return fn(); } }" },
+      /DataStore\.ts: transaction is a method of the core's Datastore/],
     ['@exposed on a getter', { 'PersonEntity.ts': "import { Entity, exposed } from 'dataset-rest'; export default class PersonEntity extends Entity { @exposed get fullName() { return ''; } }" },
       /PersonEntity\.ts: failed to load: @exposed marks an instance method of a class; fullName is a getter/],
   ];

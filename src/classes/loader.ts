@@ -141,6 +141,12 @@ function install(f: ClassFile, cls: unknown, ds: Datastore): void {
   if (typeof c.prototype !== 'object' || !Object.prototype.isPrototypeOf.call(base.prototype, c.prototype)) {
     throw new ClassLoadError(`classes/${basename(f.file)}: the class ${c.name || f.name} must extend ${baseName} (import { ${baseName} } from 'dataset-rest')`);
   }
+  // the core's own methods stay the core's: the core and REST call them (a save, a key, a page)
+  const core = new Set(Object.getOwnPropertyNames(base.prototype).filter((n) => n !== 'constructor'));
+  const replaced = [...userMembers(c.prototype, base.prototype)].filter((n) => core.has(n));
+  if (replaced.length > 0) {
+    throw new ClassLoadError(`classes/${basename(f.file)}: ${replaced.join(', ')} ${replaced.length === 1 ? 'is a method' : 'are methods'} of the core's ${baseName}: a class cannot replace ${replaced.length === 1 ? 'it' : 'them'} (give yours another name)`);
+  }
   const getOnly = getWithoutExposed(c.prototype, base.prototype);
   if (getOnly.length > 0) {
     throw new ClassLoadError(`classes/${basename(f.file)}: ${getOnly.join(', ')}: @onHttpGet allows GET for an exposed function; mark it @exposed too`);

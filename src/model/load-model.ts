@@ -270,7 +270,8 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       else if (a.kind === 'relatedEntities') a.fieldPos = dc.key.fieldPos;
     }
   }
-  return { name: json.name as string, dataClasses: classes, dataClassesByName: byName };
+  // read-only from here on, for every layer and for user code alike
+  return deepFreeze({ name: json.name as string, dataClasses: classes, dataClassesByName: byName });
 }
 
 function storageAttribute(raw: Json, base: object, path: string, fail: (p: string, m: string) => void): StorageAttribute | undefined {
@@ -389,4 +390,27 @@ function checkKeys(obj: Json, allowed: readonly string[], path: string, fail: (p
 
 function optionalBool(obj: Json, key: string, path: string, fail: (p: string, m: string) => void): void {
   if (obj[key] !== undefined && typeof obj[key] !== 'boolean') fail(`${path}.${key}`, 'must be true or false');
+}
+
+/** Freezes an object graph (maps included: their setters throw), cycles and all. */
+function deepFreeze<T>(root: T): T {
+  const seen = new Set<unknown>();
+  const visit = (v: unknown): void => {
+    if (v === null || typeof v !== 'object' || seen.has(v)) return;
+    seen.add(v);
+    if (v instanceof Map) {
+      for (const [k, x] of v) {
+        visit(k);
+        visit(x);
+      }
+      const frozen = () => {
+        throw new TypeError('the model is read-only');
+      };
+      Object.assign(v, { set: frozen, delete: frozen, clear: frozen });
+    }
+    for (const x of Object.values(v)) visit(x);
+    Object.freeze(v);
+  };
+  visit(root);
+  return root;
 }
