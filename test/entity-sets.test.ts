@@ -129,6 +129,15 @@ describe('entity sets over HTTP', () => {
     assert.deepEqual(up, [...salaries].sort((a, b) => a - b));
   });
 
+  it('sorts a page of a set by $orderby when $filter gives an order too', async () => {
+    const created = (await demo.request('/rest/Employee?$method=entityset&$top=0')).body;
+    const page = await demo.request(`${created.__ENTITYSET}?$filter=${encodeURIComponent('"salary > 80000 order by salary desc"')}&$orderby=salary&$attributes=salary&$top=1000`);
+    assert.equal(page.status, 200, JSON.stringify(page.body));
+    const salaries = page.body.__ENTITIES.map((e: { salary: number }) => e.salary);
+    assert.ok(salaries.length > 1);
+    assert.deepEqual(salaries, [...salaries].sort((a, b) => a - b));
+  });
+
   it('combines two sets with AND, OR, EXCEPT (any case, $operator too) and answers INTERSECT with true or false', async () => {
     const a = (await demo.request('/rest/City?$filter=%22ID%20%3C%3D%2010%22&$method=entityset&$top=0')).body.__ENTITYSET as string;
     const b = (await demo.request('/rest/City?$filter=%22ID%20%3E%3D%208%20and%20ID%20%3C%3D%2015%22&$method=entityset&$top=0')).body.__ENTITYSET as string;

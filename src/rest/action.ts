@@ -1,10 +1,9 @@
 // What a REST request is, decided once: a typed action, one member per kind, holding only what
 // that kind uses (names already resolved against what the caller may see, queries parsed).
-// OPTION_RULES says, in one exhaustive table, which $-options each kind reads; the planner
-// (request.ts) builds actions from it, and handlers (run.ts) never look at the query string.
+// The planner (request.ts) builds actions, reading options through their kind's rule
+// (option-rules.ts); handlers (run.ts) never look at the query string.
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import type { Entity } from '../datastore/entity.js';
 import type { SetOperator } from '../datastore/entity-sets.js';
 import type { FileKind } from '../datastore/files.js';
 import type { ProjectMethod } from '../functions/method-registry.js';
@@ -12,7 +11,6 @@ import type { ExposedFunction } from '../functions/exposure.js';
 import type { CallTarget } from '../functions/call.js';
 import type { RelatedEntitiesAttribute, RelatedEntityAttribute, AliasAttribute, StorageAttribute } from '../model/types.js';
 import type { OrderItem, ParsedQuery } from '../query/ast.js';
-import type { OptionName } from './constants.js';
 import type { ComputeKeyword, ImageFormat } from './options.js';
 
 /** An entity named by the URL: `Company(1)`, `Company[1]` or `Company:code(A1)`. */
@@ -112,40 +110,3 @@ export interface FunctionAnswer {
 }
 
 export type RequestHeaders = Readonly<Record<string, string | string[] | undefined>>;
-
-/** What a kind reads of the query string (options given but not read are ignored, unless refused where the planner says). */
-const SHAPE: OptionName[] = ['$attributes', '$expand', '$asArray'];
-const PAGING: OptionName[] = ['$top', '$limit', '$skip'];
-const NARROWING: OptionName[] = ['$filter', '$params', '$orderby'];
-const SET: OptionName[] = ['$logicOperator', '$operator', '$otherCollection', '$clean', '$savedfilter', '$savedorderby'];
-
-export const OPTION_RULES: Record<ActionKind, readonly OptionName[]> = {
-  catalog: [],
-  catalogDataClass: [],
-  info: [],
-  queryPath: [],
-  readCollection: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath'],
-  readEntity: [...SHAPE],
-  readRelation: [...SHAPE],
-  readFile: ['$imageformat', '$binary', '$version', '$expand'],
-  createSet: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$subOrderby'],
-  readSet: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout'],
-  release: ['$method'],
-  releaseSets: [],
-  update: ['$method', '$atomic', '$atOnce', '$atonce', '$refresh', ...SHAPE],
-  validate: ['$method'],
-  delete: ['$method', '$filter', '$params'],
-  deleteSet: ['$method'],
-  compute: [...NARROWING, ...SET, '$compute'],
-  distinct: [...NARROWING, ...SET, ...PAGING, '$distinct'],
-  callFunction: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct'],
-  upload: ['$rawPict', '$binary', '$timeout'],
-};
-
-/** The options of `given` a kind does not read (for the kinds that refuse them). */
-export function unused(kind: ActionKind, given: Iterable<OptionName>): OptionName[] {
-  const rule = OPTION_RULES[kind];
-  return [...given].filter((o) => !rule.includes(o));
-}
-
-export type { Entity };

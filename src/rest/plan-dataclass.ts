@@ -6,16 +6,15 @@ import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
-import { attributeOf, kindOf } from '../query/path.js';
 import { leadsTo } from '../datastore/projection.js';
-import { OPTION_RULES, type Action, type CollectionSource, type EntitySelector, type Narrowing, type Paging, type RelationStep, type SetRequest, type Shape } from './action.js';
-import { pick, type RestMethod, type RestOptions } from './options.js';
+import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
+import { optionsFor } from './option-rules.js';
+import type { RestOptions } from './options.js';
 import { functionOf, planDataClassCall } from './plan-function.js';
+import { attributeList, entitySelector, narrowing, paging, refuseMethod, shape } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import { dataClassFor, type Scope } from './scope.js';
-import type { PathSegment, Route, Selector } from './url.js';
-
-type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+import type { DataClassRoute, PathSegment, Selector } from './url.js';
 
 export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRoute, options: RestOptions): Action {
   const dc = dataClassFor(scope, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
@@ -43,7 +42,7 @@ function fileAttributeOf(dc: DataClassCore, route: DataClassRoute, scope: Scope)
 }
 
 function planReadFile(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, attribute: StorageAttribute, options: RestOptions): Action {
-  const opts = pick(options, OPTION_RULES.readFile);
+  const opts = optionsFor('readFile', options);
   if (attribute.type === 'blob' && opts.imageFormat !== undefined && opts.imageFormat !== 'best') {
     throw new DatasetError('INVALID_OPTION', `$imageformat converts images; ${route.dataClass}.${attribute.name} is a blob (read it with $binary=true)`);
   }
@@ -82,42 +81,39 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
         return subEntitySet(target, step, attributeList(rest), spent);
       }
       if (leads.many) return planCollection(target, { kind: 'related', step }, attributeList(rest), spent);
-      return { kind: 'readRelation', dc: target, step, shape: entityShape(attributeList(rest), spent) };
+      return { kind: 'readRelation', dc: target, step, shape: shape(attributeList(rest), optionsFor('readRelation', spent)) };
     }
   }
-  return { kind: 'readEntity', dc, selector, shape: entityShape(attributeList(route.path), options) };
+  return { kind: 'readEntity', dc, selector, shape: shape(attributeList(route.path), optionsFor('readEntity', options)) };
 }
 
 /** A collection read: a page, a stored set ($method=entityset), or a computation ($compute, $distinct) on it. */
 function planCollection(dc: DataClassCore, source: CollectionSource, listed: string[] | undefined, options: RestOptions, kind: 'readCollection' | 'readSet' = 'readCollection'): Action {
   if (options.compute !== undefined || options.distinct) {
-    const option = options.compute !== undefined ? '$compute' : '$distinct';
-    if (options.compute !== undefined && options.distinct) throw new DatasetError('INVALID_OPTION', '$compute and $distinct are two requests: give one');
-    if (!listed || listed.length !== 1) throw new DatasetError('INVALID_OPTION', `${option} needs exactly one attribute in the path: /rest/${dc.name}/{attribute}?${option}=…`);
-    if (options.compute !== undefined) {
-      const opts = pick(options, OPTION_RULES.compute);
-      // (an order means nothing to a computation: one in $filter and $orderby is not refused)
-      return { kind: 'compute', dc, source, narrowing: narrowing(opts, false), attribute: listed[0], keyword: options.compute };
-    }
-    const opts = pick(options, OPTION_RULES.distinct);
-    return { kind: 'distinct', dc, source, narrowing: narrowing(opts, false), attribute: listed[0], paging: paging(opts) };
+    const computed = options.compute !== undefined ? 'compute' : 'distinct';
+    const opts = optionsFor(computed, options);
+    if (!listed || listed.length !== 1) throw new DatasetError('INVALID_OPTION', `$${computed} needs exactly one attribute in the path: /rest/${dc.name}/{attribute}?$${computed}=…`);
+    // (an order means nothing to a computation: one in $filter and $orderby is not refused)
+    if (opts.compute !== undefined) return { kind: 'compute', dc, source, narrowing: narrowing(opts, 'orderby wins'), attribute: listed[0], keyword: opts.compute };
+    return { kind: 'distinct', dc, source, narrowing: narrowing(opts, 'orderby wins'), attribute: listed[0], paging: paging(opts) };
   }
   if (kind === 'readSet') {
-    const opts = pick(options, OPTION_RULES.readSet);
+    const opts = optionsFor('readSet', options);
     const set = (source as Extract<CollectionSource, { kind: 'set' }>).set;
-    return { kind: 'readSet', dc, set, narrowing: narrowing(opts), paging: paging(opts), shape: shape(listed, opts), store: opts.method === 'entityset', timeoutS: opts.timeout };
+    // a page of a set takes $orderby over the order of its $filter (as 4D does)
+    return { kind: 'readSet', dc, set, narrowing: narrowing(opts, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store: opts.method === 'entityset', timeoutS: opts.timeout };
   }
   if (options.method === 'entityset') {
-    const opts = pick(options, OPTION_RULES.createSet);
-    return { kind: 'createSet', dc, source, narrowing: narrowing(opts), paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
+    const opts = optionsFor('createSet', options);
+    return { kind: 'createSet', dc, source, narrowing: narrowing(opts, 'refused'), paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
   }
-  const opts = pick(options, OPTION_RULES.readCollection);
-  return { kind: 'readCollection', dc, source, narrowing: narrowing(opts), paging: paging(opts), shape: shape(listed, opts), plan: { queryplan: opts.queryplan, querypath: opts.querypath } };
+  const opts = optionsFor('readCollection', options);
+  return { kind: 'readCollection', dc, source, narrowing: narrowing(opts, 'refused'), paging: paging(opts), shape: shape(listed, opts), plan: { queryplan: opts.queryplan, querypath: opts.querypath } };
 }
 
 /** $method=subentityset: the related entities stored as a set, sorted by $subOrderby (its only order; $filter does not apply). */
 function subEntitySet(dc: DataClassCore, step: RelationStep, listed: string[] | undefined, options: RestOptions): Action {
-  const opts = pick(options, OPTION_RULES.createSet);
+  const opts = optionsFor('createSet', options);
   const orderBy = opts.subOrderby === undefined ? undefined : parseOrderList(opts.subOrderby);
   return { kind: 'createSet', dc, source: { kind: 'related', step }, narrowing: { params: [], orderBy }, paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
 }
@@ -131,11 +127,11 @@ function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, o
       }
       const { list, single } = inputs(req.body);
       if (options.method === 'validate') return { kind: 'validate', dc, entities: list };
-      const opts = pick(options, OPTION_RULES.update);
+      const opts = optionsFor('update', options);
       return { kind: 'update', dc, entities: list, single, atomic: opts.atomic, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin };
     }
     case 'delete':
-      return planDelete(dc, route, pick(options, OPTION_RULES.delete));
+      return planDelete(dc, route, optionsFor('delete', options));
     default:
       throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${options.method} is read with GET; POST takes $method=update, validate or delete`);
   }
@@ -163,50 +159,9 @@ function inputs(body: unknown): { list: unknown[]; single: boolean } {
   return { list: [body], single: true };
 }
 
-// ---- the parts actions share ----
-
-/** `Company(1)`, `Company[1]` (the key checked when read), `Company:code(A1)` (the attribute resolved now). */
-export function entitySelector(scope: Scope, dc: DataClassCore, selector: Exclude<Selector, { kind: 'all' }>): EntitySelector {
-  if (selector.kind === 'key') return selector;
-  const attr = attributeOf(dc.model, selector.attribute, scope.visible);
-  if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${dc.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is ${kindOf(attr)}`);
-  return { kind: 'attribute', attribute: attr, value: selector.value };
-}
-
-/**
- * $filter and $orderby parsed (a syntax error is answered before any data is read), with $params.
- * An order given twice is refused (a function's selection takes $orderby after its filter's order).
- */
-export function narrowing(opts: RestOptions, refuseTwoOrders = true): Narrowing {
-  const filter = opts.filter === undefined ? undefined : parseQuery(opts.filter);
-  if (refuseTwoOrders && filter && filter.orderBy.length > 0 && opts.orderby !== undefined) {
-    throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
-  }
-  return { filter, params: opts.params, orderBy: opts.orderby === undefined ? undefined : parseOrderList(opts.orderby) };
-}
-
-export function paging(opts: RestOptions): Paging {
-  return { skip: opts.skip, top: opts.top };
-}
-
-/** The attributes an answer shows: the /a,b list of the URL and $attributes together. */
-export function shape(listed: readonly string[] | undefined, opts: RestOptions): Shape {
-  const attributes = listed || opts.attributes ? [...(listed ?? []), ...(opts.attributes ?? [])] : undefined;
-  return { attributes, expand: opts.expand, asArray: opts.asArray };
-}
-
-/** The shape of a single-entity answer: $top, $skip, $orderby, $filter and $method=entityset would mean nothing there. */
-export function entityShape(listed: readonly string[] | undefined, options: RestOptions): Shape {
-  if (options.top !== undefined || options.skip > 0 || options.orderby !== undefined || options.filter !== undefined || options.method === 'entityset') {
-    throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby, $filter and $method=entityset apply to collections, not to a single entity');
-  }
-  return shape(listed, pick(options, OPTION_RULES.readEntity));
-}
-
 /** A set as the request defines it: combined with another ($logicOperator), cleaned, rebuilt from saved options. */
 function setRequest(id: string, options: RestOptions): SetRequest {
-  const opts = pick(options, OPTION_RULES.readSet);
-  if (opts.clean && opts.method !== 'entityset') throw new DatasetError('INVALID_OPTION', '$clean=true makes a new set: give $method=entityset with it');
+  const opts = optionsFor('readSet', options);
   const saved = opts.savedFilter === undefined && opts.savedOrderby === undefined ? undefined : {
     filter: opts.savedFilter === undefined ? undefined : parseQuery(opts.savedFilter),
     orderBy: opts.savedOrderby === undefined ? undefined : parseOrderList(opts.savedOrderby),
@@ -215,25 +170,9 @@ function setRequest(id: string, options: RestOptions): SetRequest {
   return { id, logic: opts.logic, clean: opts.clean, saved };
 }
 
-/** The attribute list of the trailing /attr1,attr2 segment, if any. */
-export function attributeList(path: readonly PathSegment[]): string[] | undefined {
-  if (path.length === 0) return undefined;
-  if (path.length > 1 || path[0].kind !== 'names') {
-    throw new DatasetError('MALFORMED_URL', `unexpected segments after the resource: only one attribute list (/attr1,attr2) can follow`);
-  }
-  return [...path[0].names];
-}
-
 /** Deferred URIs carry ?$expand=<relation>; once the relation is followed, that $expand is spent. */
 function withoutExpand(opts: RestOptions, relation: string): RestOptions {
   if (!opts.expand) return opts;
   const expand = opts.expand.filter((e) => e !== relation);
   return { ...opts, expand: expand.length > 0 ? expand : undefined };
-}
-
-export function refuseMethod(method: RestMethod): never {
-  if (method === 'update' || method === 'delete' || method === 'validate') {
-    throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${method} changes data: send it with POST`);
-  }
-  throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} is not supported here by this version of the server yet`);
 }

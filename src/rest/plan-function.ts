@@ -12,14 +12,13 @@ import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTar
 import { datastoreMethods } from '../functions/catalog.js';
 import { projectMethodsOf } from '../functions/method-registry.js';
 import type { MethodScope } from '../functions/project-methods.js';
-import { OPTION_RULES, type Action, type FunctionAnswer, type FunctionSubject } from './action.js';
-import { pick, type RestOptions } from './options.js';
-import { entitySelector, narrowing, paging, shape } from './plan-dataclass.js';
+import type { Action, FunctionAnswer, FunctionSubject } from './action.js';
+import { optionsFor } from './option-rules.js';
+import type { RestOptions } from './options.js';
+import { entitySelector, narrowing, paging, shape } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import type { Scope } from './scope.js';
-import type { Route, Selector } from './url.js';
-
-type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+import type { DataClassRoute, Selector } from './url.js';
 type ClassTarget = CallTarget & { readonly kind: 'selection' | 'dataClass' | 'entity' };
 
 /** A POST to /rest/$catalog/{name} that names no dataclass calls a function; a GET does when the name is a datastore function. */
@@ -36,7 +35,7 @@ export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, 
   if (!found) throw unknownMember(name, ['the DataStore class'], exposedNames(targets));
   const viaGet = req.method !== 'POST';
   checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
-  const opts = pick(options, OPTION_RULES.callFunction);
+  const opts = optionsFor('callFunction', options);
   return { kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target }, subject: { kind: 'datastore' }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
 }
 
@@ -74,7 +73,7 @@ export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassC
   if (!found && !(methodScope && (methodScope === 'currentRecord') === entityLevel)) throw unknownCall(dc, name, targets, entityLevel, methodScope);
   if (found) checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
   else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
-  const opts = pick(options, OPTION_RULES.callFunction);
+  const opts = optionsFor('callFunction', options);
   const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
   const onSelection = !entityLevel && (found ? found.target.kind === 'selection' : methodScope === 'currentSelection');
   if (!onSelection && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
@@ -88,7 +87,7 @@ export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassC
   if (entityLevel) subject = { kind: 'entity', dc, selector: entitySelector(scope, dc, route.selector as Exclude<Selector, { kind: 'all' }>) };
   else if (found?.target.kind === 'dataClass' || methodScope === 'table') subject = { kind: 'dataClass', dc };
   // on GET, $params are the function's: a $filter then takes its values inline
-  else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, false) };
+  else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, 'orderby wins') };
   const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
   return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
 }

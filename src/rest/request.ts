@@ -6,9 +6,10 @@
 import { MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, MAX_URL_LENGTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import bytes from 'bytes';
-import { OPTION_RULES, unused, type Action, type RequestHeaders } from './action.js';
+import type { Action, RequestHeaders } from './action.js';
 import { REST_PREFIX } from './constants.js';
-import { parseOptions, pick, type RestOptions } from './options.js';
+import { optionsFor } from './option-rules.js';
+import { parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
@@ -94,12 +95,7 @@ function releaseIds(body: unknown): string[] {
  * body is read (and before Expect: 100-continue is answered).
  */
 function planUpload(given: RestOptions, headers: RequestHeaders, maxBytes: number): Action {
-  const others = unused('upload', given.given);
-  if (others.length > 0) throw new DatasetError('INVALID_OPTION', `$upload takes $rawPict, $binary and $timeout; ${others.join(', ')} ${others.length === 1 ? 'does' : 'do'} not apply`);
-  const opts = pick(given, OPTION_RULES.upload);
-  if (opts.rawPict === opts.binary) {
-    throw new DatasetError('INVALID_OPTION', opts.rawPict ? 'an upload is an image ($rawPict=true) or any other file ($binary=true), not both' : 'say what the upload is: $rawPict=true for an image, $binary=true for any other file');
-  }
+  const opts = optionsFor('upload', given);
   const announced = Number(headers['content-length'] ?? Number.NaN);
   if (announced > maxBytes) {
     throw new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${bytes.format(maxBytes, { unitSeparator: ' ' })} this server accepts (--max-upload-size)`);

@@ -30,6 +30,8 @@ export type Route =
   | { readonly kind: 'upload' }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
+export type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
+
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** An attribute path as lists and $attributes/$expand write it: names or '*' joined by dots. */
 export const ATTRIBUTE_PATH = /^(?:[A-Za-z_][A-Za-z0-9_]*|\*)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|\*))*$/;

@@ -1,0 +1,79 @@
+// Which $-options each kind of action reads, and which it refuses, in one exhaustive table. The
+// planner reads a kind's options only through optionsFor(): an option the rule does not list is
+// as if not given (a kind can only act on what its rule names), and a combination the rule
+// refuses answers INVALID_OPTION before any data is read. Refusals that depend on more than the
+// options (the attribute a URL names, what a function returns) stay with the planner.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type { ActionKind } from './action.js';
+import type { OptionName } from './constants.js';
+import { pick, type RestOptions } from './options.js';
+
+export interface OptionRule {
+  /** the options the kind reads */
+  readonly uses: readonly OptionName[];
+  /** why the given options do not go together here, if they do not */
+  readonly refuses?: (o: RestOptions) => string | undefined;
+}
+
+const SHAPE: OptionName[] = ['$attributes', '$expand', '$asArray'];
+const PAGING: OptionName[] = ['$top', '$limit', '$skip'];
+const NARROWING: OptionName[] = ['$filter', '$params', '$orderby'];
+const SET: OptionName[] = ['$logicOperator', '$operator', '$otherCollection', '$clean', '$savedfilter', '$savedorderby'];
+
+/** One entity is answered: the options of a collection would mean nothing. */
+function collectionOptions(o: RestOptions): string | undefined {
+  if (o.top !== undefined || o.skip > 0 || o.orderby !== undefined || o.filter !== undefined || o.method === 'entityset') {
+    return '$top, $limit, $skip, $orderby, $filter and $method=entityset apply to collections, not to a single entity';
+  }
+  return undefined;
+}
+
+function computeAndDistinct(o: RestOptions): string | undefined {
+  return o.compute !== undefined && o.distinct ? '$compute and $distinct are two requests: give one' : undefined;
+}
+
+const UPLOAD: OptionName[] = ['$rawPict', '$binary', '$timeout'];
+
+export const OPTION_RULES: Record<ActionKind, OptionRule> = {
+  catalog: { uses: [] },
+  catalogDataClass: { uses: [] },
+  info: { uses: [] },
+  queryPath: { uses: [] },
+  readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath'] },
+  readEntity: { uses: SHAPE, refuses: collectionOptions },
+  readRelation: { uses: SHAPE, refuses: collectionOptions },
+  readFile: { uses: ['$imageformat', '$binary', '$version', '$expand'] },
+  createSet: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$subOrderby'] },
+  readSet: {
+    uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout'],
+    refuses: (o) => (o.clean && o.method !== 'entityset' ? '$clean=true makes a new set: give $method=entityset with it' : undefined),
+  },
+  release: { uses: ['$method'] },
+  releaseSets: { uses: [] },
+  update: { uses: ['$method', '$atomic', '$atOnce', '$atonce', '$refresh', ...SHAPE] },
+  validate: { uses: ['$method'] },
+  delete: { uses: ['$method', '$filter', '$params'] },
+  deleteSet: { uses: ['$method'] },
+  compute: { uses: [...NARROWING, ...SET, '$compute'], refuses: computeAndDistinct },
+  distinct: { uses: [...NARROWING, ...SET, ...PAGING, '$distinct'], refuses: computeAndDistinct },
+  callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct'] },
+  upload: {
+    uses: UPLOAD,
+    refuses(o) {
+      const others = [...o.given].filter((name) => !UPLOAD.includes(name));
+      if (others.length > 0) return `$upload takes $rawPict, $binary and $timeout; ${others.join(', ')} ${others.length === 1 ? 'does' : 'do'} not apply`;
+      if (o.rawPict && o.binary) return 'an upload is an image ($rawPict=true) or any other file ($binary=true), not both';
+      if (!o.rawPict && !o.binary) return 'say what the upload is: $rawPict=true for an image, $binary=true for any other file';
+      return undefined;
+    },
+  },
+};
+
+/** The options of a request as `kind` reads them, or INVALID_OPTION for a combination it refuses. */
+export function optionsFor(kind: ActionKind, options: RestOptions): RestOptions {
+  const rule = OPTION_RULES[kind];
+  const refused = rule.refuses?.(options);
+  if (refused !== undefined) throw new DatasetError('INVALID_OPTION', refused);
+  return pick(options, rule.uses);
+}

@@ -1,0 +1,60 @@
+// The parts the planners (plan-dataclass.ts, plan-function.ts) build actions from: the entity a
+// URL names, the $filter/$orderby narrowing, the page, the shape of an answer, the attribute
+// list of a path. Each reads options already passed through their kind's rule (optionsFor).
+
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { parseOrderList, parseQuery } from '../query/parser.js';
+import { attributeOf, kindOf } from '../query/path.js';
+import type { EntitySelector, Narrowing, Paging, Shape } from './action.js';
+import type { RestMethod, RestOptions } from './options.js';
+import type { Scope } from './scope.js';
+import type { PathSegment, Selector } from './url.js';
+
+/** `Company(1)`, `Company[1]` (the key checked when read), `Company:code(A1)` (the attribute resolved now). */
+export function entitySelector(scope: Scope, dc: DataClassCore, selector: Exclude<Selector, { kind: 'all' }>): EntitySelector {
+  if (selector.kind === 'key') return selector;
+  const attr = attributeOf(dc.model, selector.attribute, scope.visible);
+  if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${dc.name}:${attr.name}(…) needs a storage attribute; '${attr.name}' is ${kindOf(attr)}`);
+  return { kind: 'attribute', attribute: attr, value: selector.value };
+}
+
+/**
+ * $filter and $orderby parsed (a syntax error is answered before any data is read), with $params.
+ * When both give an order, $orderby wins — except where `twoOrders` is 'refused' (a page or a new
+ * set of a dataclass, where 4D refuses it too).
+ */
+export function narrowing(opts: RestOptions, twoOrders: 'refused' | 'orderby wins'): Narrowing {
+  const filter = opts.filter === undefined ? undefined : parseQuery(opts.filter);
+  if (twoOrders === 'refused' && filter && filter.orderBy.length > 0 && opts.orderby !== undefined) {
+    throw new DatasetError('INVALID_OPTION', 'the order is given twice: in $filter (order by …) and in $orderby; keep one');
+  }
+  return { filter, params: opts.params, orderBy: opts.orderby === undefined ? undefined : parseOrderList(opts.orderby) };
+}
+
+export function paging(opts: RestOptions): Paging {
+  return { skip: opts.skip, top: opts.top };
+}
+
+/** The attributes an answer shows: the /a,b list of the URL and $attributes together. */
+export function shape(listed: readonly string[] | undefined, opts: RestOptions): Shape {
+  const attributes = listed || opts.attributes ? [...(listed ?? []), ...(opts.attributes ?? [])] : undefined;
+  return { attributes, expand: opts.expand, asArray: opts.asArray };
+}
+
+/** The attribute list of the trailing /attr1,attr2 segment, if any. */
+export function attributeList(path: readonly PathSegment[]): string[] | undefined {
+  if (path.length === 0) return undefined;
+  if (path.length > 1 || path[0].kind !== 'names') {
+    throw new DatasetError('MALFORMED_URL', `unexpected segments after the resource: only one attribute list (/attr1,attr2) can follow`);
+  }
+  return [...path[0].names];
+}
+
+/** A $method a URL does not take: a write sent with GET, or a method not served there. */
+export function refuseMethod(method: RestMethod): never {
+  if (method === 'update' || method === 'delete' || method === 'validate') {
+    throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${method} changes data: send it with POST`);
+  }
+  throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} is not supported here by this version of the server yet`);
+}
