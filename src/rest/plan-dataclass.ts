@@ -7,7 +7,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
-import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
+import type { Action, CollectionSource, RelationStep, SetRequest } from './action.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
 import { functionOf, planDataClassCall } from './plan-function.js';
