@@ -182,6 +182,26 @@ describe('HTTP: uploads, images and blobs', () => {
     assert.equal(malformed.body.__ERROR[0].errCode, 7013);
   });
 
+  it('answers the stored entity with the error of an upload it cannot attach, and gives an upload named twice in a batch to the first entity only', async () => {
+    const e = await employee();
+    const unknown = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, photo: { ID: 'a'.repeat(32) }, lastName: 'Never' });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.__KEY, e.__KEY, 'the entity as stored');
+    assert.equal(unknown.body.__STAMP, e.__STAMP);
+    assert.notEqual(unknown.body.lastName, 'Never');
+    assert.equal(unknown.body.__ERROR[0].errCode, 7023);
+    const { ID } = (await upload('$rawPict=true', png)).body;
+    const a = await employee();
+    const b = await employee(`photo = null and ID != ${a.__KEY}`);
+    const batch = await update([{ __KEY: a.__KEY, __STAMP: a.__STAMP, photo: { ID } }, { __KEY: b.__KEY, __STAMP: b.__STAMP, photo: { ID } }]);
+    assert.equal(batch.status, 200);
+    assert.equal(batch.body.__ENTITIES[0].__ERROR, undefined);
+    const second = batch.body.__ENTITIES[1];
+    assert.equal(second.__ERROR[0].errCode, 7023);
+    assert.match(second.__ERROR[0].message, new RegExp(`no upload ${ID} is waiting to be attached \\(entity #2\\)`));
+    assert.equal(second.__KEY, b.__KEY);
+  });
+
   it('leaves an upload attachable when the $atomic batch that used it fails', async () => {
     const { ID } = (await upload('$rawPict=true', png)).body;
     const e = await employee();

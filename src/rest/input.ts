@@ -1,7 +1,9 @@
 // The body of a write, put onto an entity: each property of an input object sets the attribute of
 // that name (as the caller sees the model). A relation is given as {"__KEY": k}; a picture or
-// blob as {"ID": "<upload id>"} (spec "Upload"), looked up here; what a value must be — a related
-// entity that exists, a file of the attribute's kind — the core checks when the entity is saved.
+// blob as {"ID": "<upload id>"} (spec "Upload"), looked up by attachUploads() just before the save
+// (so that an upload a batch gives twice is found by the first entity only); what a value must be
+// — a related entity that exists, a file of the attribute's kind — the core checks when the
+// entity is saved.
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import type { Entity } from '../datastore/entity.js';
@@ -19,18 +21,39 @@ type Json = Record<string, unknown>;
 const IGNORED = new Set([WIRE.ENTITY_MODEL, WIRE.DATACLASS, 'uri', WIRE.ENTITY]);
 
 /** An upload id: 32 hexadecimal digits (answered upper-case, accepted in any case). */
-export const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
+const UPLOAD_ID = /^[0-9A-Fa-f]{32}$/;
+
+/** An upload a body names for an image or blob attribute, not looked up yet. */
+export interface PendingUpload {
+  readonly attr: StorageAttribute;
+  readonly id: string;
+  /** the entity's number in the body, for messages */
+  readonly index: number;
+}
 
 /**
  * Sets the attribute values of a body object on an entity (not saved). `index` numbers the object
- * in the body, for messages. Without `uploads` (an update's $refresh, which saves nothing), upload
- * ids are checked for their form but not looked up, and leave their attribute as it is.
+ * in the body, for messages. Upload ids are checked for their form and answered, to be attached
+ * with attachUploads() (an update's $refresh, which saves nothing, leaves them unattached).
  */
-export async function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj: Json, index: number, uploads = true): Promise<void> {
-  for (const [name, value] of Object.entries(obj)) await applyValue(scope, dc, entity, name, value, index, uploads);
+export function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj: Json, index: number): PendingUpload[] {
+  const uploads: PendingUpload[] = [];
+  for (const [name, value] of Object.entries(obj)) applyValue(scope, dc, entity, name, value, index, uploads);
+  return uploads;
 }
 
-async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number, uploads: boolean): Promise<void> {
+/** Sets each upload still waiting on its attribute; UPLOAD_NOT_FOUND for one that is not (unknown, expired, attached). */
+export async function attachUploads(scope: Scope, entity: Entity, uploads: readonly PendingUpload[]): Promise<void> {
+  for (const { attr, id, index } of uploads) {
+    const file = await scope.core.files.findUpload(id);
+    if (!file) {
+      throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
+    }
+    entity.set(attr.name, file);
+  }
+}
+
+function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number, uploads: PendingUpload[]): void {
   if (name === WIRE.KEY || name === WIRE.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
   if (!attr || !scope.visible(attr)) {
@@ -42,8 +65,7 @@ async function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name:
   switch (attr.kind) {
     case 'storage':
       if ((attr.type === 'image' || attr.type === 'blob') && value !== null) {
-        const id = uploadId(dc, attr, value, index);
-        if (uploads) entity.set(name, await upload(scope, dc, attr, id, index));
+        uploads.push({ attr, id: uploadId(dc, attr, value, index), index });
         return;
       }
       return entity.set(name, value);
@@ -75,15 +97,6 @@ function uploadId(dc: DataClassCore, attr: StorageAttribute, value: unknown, ind
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`);
   }
   return id.toUpperCase();
-}
-
-/** The upload waiting under an id. */
-async function upload(scope: Scope, dc: DataClassCore, attr: StorageAttribute, id: string, index: number): Promise<unknown> {
-  const file = await scope.core.files.findUpload(id);
-  if (!file) {
-    throw new DatasetError('UPLOAD_NOT_FOUND', `${dc.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
-  }
-  return file;
 }
 
 function isDeferredEcho(value: unknown): boolean {

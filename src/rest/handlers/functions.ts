@@ -14,7 +14,7 @@ import { requireKey } from '../../model/values.js';
 import { entityNotFound } from '../../datastore/writes.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../action.js';
 import { findEntity, narrow } from '../collections.js';
-import { applyValues } from '../input.js';
+import { applyValues, attachUploads } from '../input.js';
 import { entityBody, pageBody, setPageBody } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
 import { dataClassFor, type Scope } from '../scope.js';
@@ -96,7 +96,7 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   } else {
     entity = dc.newEntity(scope.access);
   }
-  await applyValues(scope, dc, entity, obj, index);
+  await attachUploads(scope, entity, applyValues(scope, dc, entity, obj, index));
   return entity;
 }
 

@@ -16,7 +16,7 @@ import { ERRORS } from '../../errors/registry.js';
 import { requireKey } from '../../model/values.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
-import { applyValues } from '../input.js';
+import { applyValues, attachUploads, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
@@ -27,12 +27,14 @@ type Json = Record<string, unknown>;
 /** One input entity with its values applied (not saved), or the error that stopped it. */
 interface Prepared {
   entity?: Entity;
+  /** the uploads its body names, attached just before it is saved or validated */
+  uploads?: readonly PendingUpload[];
   error?: DatasetError;
   /** the entity as stored, for the answer of a failed update */
   current?: Entity;
 }
 
-async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, saving = true): Promise<Prepared> {
+async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number): Promise<Prepared> {
   try {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
@@ -58,8 +60,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     } else {
       entity = dc.newEntity(scope.access);
     }
-    await applyValues(scope, dc, entity, obj, index, saving);
-    return { entity };
+    return { entity, uploads: applyValues(scope, dc, entity, obj, index) };
   } catch (e) {
     if (isDatasetError(e)) return { error: e };
     throw e;
@@ -69,7 +70,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
   const prepared: Prepared[] = [];
-  for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, !action.refresh));
+  for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i));
   if (!action.refresh) {
     const saveAll = async () => {
       for (const p of prepared) {
@@ -78,6 +79,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
           continue;
         }
         try {
+          await attachUploads(scope, p.entity, p.uploads ?? []);
           await p.entity.save();
         } catch (e) {
           if (!isDatasetError(e)) throw e;
@@ -146,6 +148,7 @@ export async function validate(scope: Scope, action: Extract<Action, { kind: 'va
     const p = await prepare(scope, dc, list[i], i);
     if (!p.error && p.entity) {
       try {
+        await attachUploads(scope, p.entity, p.uploads ?? []);
         await p.entity.validate();
       } catch (e) {
         if (!isDatasetError(e)) throw e;
