@@ -5,7 +5,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
-import { planRequest, readTarget, type RestRequest } from './request.js';
+import { isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
 import { scopeFor, type Services } from './scope.js';
@@ -32,13 +32,13 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
  */
 export function refusedBeforeBody(services: Services, raw: IncomingMessage, caller: string): DatasetError | undefined {
   const req = { method: raw.method ?? 'GET', url: raw.url ?? '', headers: raw.headers, origin: '' };
-  let isUpload = false;
+  if (!isUploadTarget(req.url)) return undefined;
   try {
-    const target = readTarget(req.method, req.url);
-    isUpload = target.route.kind === 'upload';
-    if (isUpload) planRequest(req, scopeFor(services, { ...req, caller }), target);
+    planRequest(req, scopeFor(services, { ...req, caller }));
     return undefined;
   } catch (e) {
-    return isUpload && e instanceof DatasetError ? e : undefined;
+    // any refusal of an upload's head, a bad option as much as a size past the limit (anything
+    // else is no refusal: the request goes on, and the usual path answers it)
+    return e instanceof DatasetError ? e : undefined;
   }
 }

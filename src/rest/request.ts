@@ -42,6 +42,16 @@ export function readTarget(method: string, url: string): Target {
   return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1)) };
 }
 
+/** Whether a request target is /rest/$upload, whatever its options (false for a path that does not parse). */
+export function isUploadTarget(url: string): boolean {
+  const q = url.indexOf('?');
+  try {
+    return parseRestPath(url.slice(REST_PREFIX.length, q < 0 ? undefined : q)).kind === 'upload';
+  } catch {
+    return false;
+  }
+}
+
 /** The action a request asks for. */
 export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
   const { route, options } = target;
