@@ -199,6 +199,8 @@ describe('query language', () => {
     ['lastName.x = 1', [], /Person\.lastName is a string attribute, nothing can follow it/],
     ['salary begin 1', [], /begin compares text/],
     [':1 = 1', [5], /:1 stands for an attribute path/],
+    ['salary > 1 order by :1', ['lastName'], /at offset 20: cannot sort by ':1': sort by attribute names/],
+    ['salary > 1 order by skills[].name', [], /at offset 20: cannot sort by 'skills\[\]\.name'/],
   ];
   for (const [query, params, message] of errors) {
     it(`refuses ${query} with a message that says where and why`, () => {

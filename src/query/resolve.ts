@@ -24,10 +24,14 @@ export function resolveQuery(
   dc: DataClassModel, query: ParsedQuery, params: readonly unknown[], visible: Visibility, calculated: CalculatedLookup = NO_CALCULATED,
 ): ResolvedQuery {
   const r = new Resolver(dc, query.text, params, visible, calculated, 0);
-  return {
-    where: query.where ? r.node(query.where, dc) : null,
-    order: resolveOrder(dc, query.orderBy, visible, calculated),
-  };
+  const where = query.where ? r.node(query.where, dc) : null;
+  for (const { path } of query.orderBy) {
+    // what only criteria take (a :n path, [] or [n] steps) is a mistake in the query text: said where
+    if (path.kind !== 'path' || path.steps.some((s) => s.element !== undefined || s.classIndex !== undefined)) {
+      throw r.error(path.at, `cannot sort by '${r.pathText(path)}': sort by attribute names and N→1 relations`);
+    }
+  }
+  return { where, order: resolveOrder(dc, query.orderBy, visible, calculated) };
 }
 /** Our comparators as 4D names them in a calculated attribute's query event. */
 const EVENT_OPERATORS: Partial<Record<Comparator, string>> = {
