@@ -257,6 +257,16 @@ describe('entity events', () => {
       assert.equal(await count(), before + 1);
     });
 
+    it('checks the values it was given before any event runs: a relation to a missing entity is 1542, and no event sees it', async () => {
+      const p = ds.Person.new();
+      p.set('lastName', 'Orphan');
+      p.set('employerID', 424242);
+      reset({ validateSave: { errCode: 42, message: 'never reached' } });
+      await assert.rejects(p.save(), (e: DatasetError) => e.code === 'ENTITY_NOT_FOUND' && /Person\.employer: Cannot find entity with "424242" key in the "Company" dataclass/.test(e.message));
+      assert.deepEqual(g.__events, []);
+      assert.ok(p.isNew());
+    });
+
     it('marks a validateSave error with seriousError as a serious validation error', async () => {
       const p = await saved();
       p.set('lastName', 'Changed');

@@ -240,9 +240,9 @@ export class Entity {
   /**
    * Saves the entity: inserts a new one, or updates the touched attributes if the stamp still
    * matches. Inside a transaction that later rolls back, the entity gets its former state back.
-   * Events (§6.5): validateSave (attribute level for touched attributes, then entity level), then
-   * in one transaction with the write saving (same order), then afterSave. A saved entity with
-   * nothing touched is not saved and runs no event.
+   * Events (§6.5): the values checked (rules.ts), validateSave (attribute level for touched
+   * attributes, then entity level), then in one transaction with the write saving (same order),
+   * then afterSave. A saved entity with nothing touched is not saved and runs no event.
    */
   async save(): Promise<void> {
     if (!this.#isNew && !this.#touched?.size) return;
@@ -252,6 +252,9 @@ export class Entity {
       await this.#write();
       return;
     }
+    // the values as given are checked before any event runs (an event sees only values that fit);
+    // the write checks again, in its transaction, what the events may have set since
+    await checkValues(dc, this.#touchedValues(), this.#access);
     await this.#aroundWrite(events, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
       (saved, ok) => ({ kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: ok ? 'success' : 'failed' }));
   }

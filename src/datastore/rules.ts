@@ -1,8 +1,8 @@
 // Rules every save meets, whoever asks for it (REST, a user function, a seed): a relation names an
 // entity that exists (one the caller can see), and an image or blob attribute holds a file of its
-// kind. The write checks them in its own transaction, after the validateSave and saving events
-// (so that what an event sets is checked too); validate() checks them first. The write then
-// claims the file in that transaction (so one taken meanwhile is still refused).
+// kind. The write checks them in its own transaction, after the saving event (so that what an
+// event sets is checked too), and claims the file there (so one taken meanwhile is still
+// refused). A save with events, and validate(), check them first as well, before any event runs.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
