@@ -98,6 +98,9 @@ describe('entity sets over HTTP', () => {
     assert.equal(entry.sorted, false);
     assert.equal(Date.parse(entry.expires) - Date.parse(entry.refreshed), 600_000);
     assert.equal(infoBody.entitySetCount, infoBody.entitySet.length);
+    // a mistake in the request keeps the set
+    assert.equal((await demo.request(`${a}?$method=release&$attributes=nope`)).body.__ERROR[0].errCode, 1500);
+    assert.equal((await demo.request(a)).status, 200);
     assert.deepEqual((await demo.request(`${a}?$method=release`)).body, { ok: true });
     const gone = await demo.request(a);
     assert.equal(gone.status, 404);

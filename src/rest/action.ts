@@ -83,7 +83,8 @@ export type Action =
   | { readonly kind: 'createSet'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly timeoutS?: number }
   /** a page of a stored set (filtered, sorted, combined, cleaned: then stored anew with $method=entityset) */
   | { readonly kind: 'readSet'; readonly dc: DataClassCore; readonly set: SetRequest; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly store: boolean; readonly timeoutS?: number }
-  | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string }
+  /** a set released; the attributes the URL names are checked first (a mistake keeps the set) */
+  | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string; readonly shape: Shape }
   | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
   | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string }
   | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }

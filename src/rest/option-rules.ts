@@ -49,7 +49,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
     uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout'],
     refuses: (o) => (o.clean && o.method !== 'entityset' ? '$clean=true makes a new set: give $method=entityset with it' : undefined),
   },
-  release: { uses: ['$method'] },
+  release: { uses: ['$method', ...SHAPE] },
   releaseSets: { uses: [] },
   update: { uses: ['$method', '$atomic', '$atOnce', '$atonce', '$refresh', ...SHAPE] },
   validate: { uses: ['$method'] },

@@ -58,7 +58,7 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
       throw new DatasetError('MALFORMED_URL', `an entity set is read as /rest/${dc.name}/$entityset/{id}, with an optional attribute list before $entityset`);
     }
     if (options.method !== undefined && options.method !== 'entityset' && options.method !== 'release') refuseMethod(options.method);
-    if (options.method === 'release') return { kind: 'release', dc, id: seg.id };
+    if (options.method === 'release') return { kind: 'release', dc, id: seg.id, shape: shape(attributeList(route.path.slice(0, setAt)), optionsFor('release', options)) };
     return planCollection(dc, { kind: 'set', set: setRequest(seg.id, options) }, attributeList(route.path.slice(0, setAt)), options, 'readSet');
   }
   if (options.method !== undefined && options.method !== 'entityset' && options.method !== 'subentityset') refuseMethod(options.method);

@@ -8,7 +8,7 @@ import type { EntitySelection } from '../../datastore/selection.js';
 import { setNotFound } from '../../datastore/entity-sets.js';
 import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
-import { setPageBody } from '../present.js';
+import { projectionFor, setPageBody } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
 
@@ -39,6 +39,7 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
 }
 
 export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {
+  projectionFor(action.dc.model, action.shape, scope); // an unknown attribute is a mistake: answered before the set goes
   if (!(await scope.core.sets.release(action.id))) throw setNotFound(action.id);
   return json({ ok: true });
 }
