@@ -26,6 +26,7 @@ const MODEL = buildModel({
         { name: 'extra', type: 'object' },
         { name: 'city', kind: 'relatedEntity', type: 'City' },
         { name: 'staff', kind: 'relatedEntities', type: 'PersonSelection', path: 'employer' },
+        { name: 'staffNames', kind: 'alias', path: 'staff.lastName' },
         { name: 'secret', type: 'string', exposed: false },
       ],
     },
@@ -107,6 +108,9 @@ describe('sort terms (parseOrderBy)', () => {
   it('refuses what has no single value to sort by, with INVALID_ORDER_BY', () => {
     fails(() => parseOrderBy(dc('Company'), 'staff.lastName', ALL), 'INVALID_ORDER_BY', "'staff' is a relatedEntities attribute");
     fails(() => parseOrderBy(dc('Company'), 'city', ALL), 'INVALID_ORDER_BY', 'the path ends on a relation');
+    // an alias is named as the client wrote it, with what it stands for
+    fails(() => parseOrderBy(dc('Company'), 'staffNames', ALL), 'INVALID_ORDER_BY', "cannot sort Company by 'staffNames': 'staffNames' is an alias of 'staff.lastName', where 'staff' is a relatedEntities attribute");
+    fails(() => parseOrderBy(dc('Person'), 'employerCity', ALL), 'INVALID_ORDER_BY', "'employerCity' is an alias of 'employer.city', where 'city' is a relatedEntity attribute: the path ends on a relation");
     fails(() => parseOrderBy(dc('Company'), 'logo', ALL), 'INVALID_ORDER_BY', 'image attributes have no order');
     fails(() => parseOrderBy(dc('Company'), 'extra.rank', ALL), 'INVALID_ORDER_BY', 'object attributes have no order');
     fails(() => parseOrderBy(dc('Person'), 'full', ALL), 'INVALID_ORDER_BY', 'has no orderBy function');
@@ -138,6 +142,7 @@ describe('computation paths (resolveValuePath)', () => {
     fails(() => resolveValuePath(dc('Company'), 'staff.salary', ALL), 'INVALID_OPTION', "cannot compute on 'staff.salary'", 'a 1→N relation has many values');
     fails(() => resolveValuePath(dc('Company'), 'logo', ALL), 'INVALID_OPTION', 'image attributes have no value to compute');
     fails(() => resolveValuePath(dc('Company'), 'city', ALL), 'INVALID_OPTION', "'city' is a relatedEntity attribute");
+    fails(() => resolveValuePath(dc('Company'), 'staffNames', ALL), 'INVALID_OPTION', "cannot compute on 'staffNames': 'staffNames' is an alias of 'staff.lastName', where 'staff' is a relatedEntities attribute");
     fails(() => resolveValuePath(dc('Company'), 'nam', ALL), 'UNKNOWN_ATTRIBUTE', "(in 'nam')");
   });
 });

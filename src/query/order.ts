@@ -8,7 +8,7 @@ import type { CalculatedAttribute, DataClassModel, RelatedEntityAttribute, Visib
 import type { OrderItem } from './ast.js';
 import { NO_CALCULATED, type CalculatedLookup } from './calculated.js';
 import { parseOrderList } from './parser.js';
-import { kindOf, walkPath } from './path.js';
+import { described, walkPath } from './path.js';
 import type { OrderTerm } from './plan.js';
 
 const refuse = (message: string) => new DatasetError('INVALID_ORDER_BY', message);
@@ -31,7 +31,7 @@ function sortTerms(dc: DataClassModel, item: OrderItem, visible: Visibility, cal
   const path = ref.text;
   const { hops, end } = walkPath(dc, ref.steps, visible, (message, unknown) => (unknown ? new DatasetError('UNKNOWN_ATTRIBUTE', message) : refuse(`cannot sort ${dc.name} by ${message}`)), `in '${path}'`);
   const many = hops.find((h) => h.kind === 'many');
-  if (many) throw refuse(`cannot sort ${dc.name} by '${path}': '${many.attr.name}' is a relatedEntities attribute (a 1→N relation has many values)`);
+  if (many) throw refuse(`cannot sort ${dc.name} by '${path}': ${described(many)} (a 1→N relation has many values)`);
   const via = hops.map((h) => h.attr as RelatedEntityAttribute);
   switch (end.kind) {
     case 'storage':
@@ -43,7 +43,7 @@ function sortTerms(dc: DataClassModel, item: OrderItem, visible: Visibility, cal
       return calculatedTerms(end.attr, via, item.descending, calculated, depth, path);
     case 'relatedEntity':
     case 'relatedEntities':
-      throw refuse(`cannot sort ${dc.name} by '${path}': '${end.attr.name}' is ${kindOf(end.attr)}: the path ends on a relation`);
+      throw refuse(`cannot sort ${dc.name} by '${path}': ${described(end)}: the path ends on a relation`);
     default: {
       const never: never = end;
       return never;

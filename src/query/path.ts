@@ -5,24 +5,29 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type {
-  AttributeModel, CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
+  AliasAttribute, AttributeModel, CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
 } from '../model/types.js';
 import { didYouMean } from '../util/suggest.js';
 import type { PathStep } from './ast.js';
 import type { AttributePath } from './plan.js';
 
+/** A step reached through an alias the client wrote: messages name the alias, not what it stands for. */
+interface Written {
+  readonly alias?: AliasAttribute;
+}
+
 /** A relation step of a path: N→1 (one entity) or 1→N (several; `classIndex` is `{n}`). */
-export type Hop =
+export type Hop = Written & (
   | { readonly kind: 'one'; readonly attr: RelatedEntityAttribute }
-  | { readonly kind: 'many'; readonly attr: RelatedEntitiesAttribute; readonly classIndex?: number };
+  | { readonly kind: 'many'; readonly attr: RelatedEntitiesAttribute; readonly classIndex?: number });
 
 /** Where a path ends: an attribute that is not followed further. */
-export type PathEnd =
+export type PathEnd = Written & (
   /** `inside`: the steps after an object attribute (a property path, maybe a collection step) */
   | { readonly kind: 'storage'; readonly attr: StorageAttribute; readonly inside: readonly PathStep[] }
   | { readonly kind: 'relatedEntity'; readonly attr: RelatedEntityAttribute }
   | { readonly kind: 'relatedEntities'; readonly attr: RelatedEntitiesAttribute }
-  | { readonly kind: 'calculated'; readonly attr: CalculatedAttribute };
+  | { readonly kind: 'calculated'; readonly attr: CalculatedAttribute });
 
 export interface WalkedPath {
   readonly hops: readonly Hop[];
@@ -54,6 +59,12 @@ export function kindOf(attr: AttributeModel): string {
   return `a${attr.kind === 'alias' ? 'n' : ''} ${attr.kind} attribute`;
 }
 
+/** "'staff' is a relatedEntities attribute", or, reached through an alias, what the client wrote first. */
+export function described(step: Hop | PathEnd): string {
+  const own = `'${step.attr.name}' is ${kindOf(step.attr)}`;
+  return step.alias ? `'${step.alias.name}' is an alias of '${step.alias.path}', where ${own}` : own;
+}
+
 /**
  * Walks `steps` from `dc`. `where` (e.g. "in 'employer.name'") ends the message of an unknown
  * name; `fail` words every failure for the reader.
@@ -62,9 +73,11 @@ export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible
   const hops: Hop[] = [];
   const text = pathText(steps);
   let cls = dc;
-  const queue = [...steps];
+  // each step with the alias the client wrote, if it came from one
+  const queue: (PathStep & Written)[] = [...steps];
   while (queue.length > 0) {
-    const step = queue.shift() as PathStep;
+    const step = queue.shift() as PathStep & Written;
+    const { alias } = step;
     const attr = cls.attributesByName.get(step.name);
     if (!attr || !visible(attr)) throw fail(unknownAttributeMessage(cls, step.name, visible, where), true);
     if (step.element !== undefined && !(attr.kind === 'storage' && attr.type === 'object' && queue.length > 0)) {
@@ -75,25 +88,25 @@ export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible
     }
     switch (attr.kind) {
       case 'alias':
-        // an alias stands for its path
-        queue.unshift(...attr.path.split('.').map((name) => ({ name })));
+        // an alias stands for its path (an alias inside it is still named by the outer one)
+        queue.unshift(...attr.path.split('.').map((name) => ({ name, alias: alias ?? attr })));
         continue;
       case 'calculated':
         if (queue.length > 0) throw fail(`'${text}': nothing can follow the calculated attribute ${cls.name}.${attr.name}`, false);
-        return { hops, end: { kind: 'calculated', attr } };
+        return { hops, end: { kind: 'calculated', attr, alias } };
       case 'relatedEntity':
-        if (queue.length === 0) return { hops, end: { kind: 'relatedEntity', attr } };
-        hops.push({ kind: 'one', attr });
+        if (queue.length === 0) return { hops, end: { kind: 'relatedEntity', attr, alias } };
+        hops.push({ kind: 'one', attr, alias });
         cls = attr.target;
         continue;
       case 'relatedEntities':
-        if (queue.length === 0) return { hops, end: { kind: 'relatedEntities', attr } };
-        hops.push({ kind: 'many', attr, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
+        if (queue.length === 0) return { hops, end: { kind: 'relatedEntities', attr, alias } };
+        hops.push({ kind: 'many', attr, alias, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
         cls = attr.target;
         continue;
       case 'storage':
         if (queue.length > 0 && attr.type !== 'object') throw fail(`'${text}': ${cls.name}.${attr.name} is a ${attr.type} attribute, nothing can follow it`, false);
-        return { hops, end: { kind: 'storage', attr, inside: queue } };
+        return { hops, end: { kind: 'storage', attr, alias, inside: queue } };
       default: {
         const never: never = attr;
         return never;
@@ -121,9 +134,9 @@ export function resolveValuePath(dc: DataClassModel, text: string, visible: Visi
   const refuse = (why: string) => new DatasetError('INVALID_OPTION', `cannot compute on '${text}': ${why}`);
   const { hops, end } = walkPath(dc, namesOf(text), visible, (message, unknown) => (unknown ? new DatasetError('UNKNOWN_ATTRIBUTE', message) : refuse(message)), `in '${text}'`);
   const many = hops.find((h) => h.kind === 'many');
-  if (many) throw refuse(`'${many.attr.name}' is a relatedEntities attribute (a 1→N relation has many values)`);
+  if (many) throw refuse(`${described(many)} (a 1→N relation has many values)`);
   const via = hops.map((h) => h.attr as RelatedEntityAttribute);
-  if (end.kind !== 'storage') throw refuse(`'${end.attr.name}' is ${kindOf(end.attr)}${end.kind === 'relatedEntities' ? ' (a 1→N relation has many values)' : ''}`);
+  if (end.kind !== 'storage') throw refuse(`${described(end)}${end.kind === 'relatedEntities' ? ' (a 1→N relation has many values)' : ''}`);
   if (end.inside.length > 0) {
     if (end.inside.some((s) => s.element !== undefined || s.classIndex !== undefined)) throw refuse('a property path has no collection steps here');
     return { via, attr: end.attr, json: end.inside.map((s) => s.name) };
