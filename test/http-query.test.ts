@@ -41,6 +41,20 @@ describe('$filter over HTTP', () => {
     assert.match(twice.body.__ERROR[0].message, /order is given twice/);
   });
 
+  it('answers a query of 800 criteria (a chain a database would refuse as too deep), and refuses an order of more terms than it sorts by', async () => {
+    const many = Array.from({ length: 800 }, (_, i) => `salary=${i % 10}`).join('|');
+    const wide = await get('/rest/Employee', { $filter: many, $top: '1' });
+    assert.equal(wide.status, 200, JSON.stringify(wide.body).slice(-200));
+    assert.equal(wide.body.__COUNT, await demo.ds.Employee.query(many).length);
+    const deep = Array.from({ length: 450 }, () => 'employer.name=a').join('|');
+    const through = await get('/rest/Employee', { $filter: deep, $top: '1' });
+    assert.equal(through.status, 200, JSON.stringify(through.body).slice(-200));
+    const order = await get('/rest/Employee', { $orderby: Array.from({ length: 65 }, () => 'lastName').join(',') });
+    assert.equal(order.status, 400);
+    assert.equal(order.body.__ERROR[0].errCode, 7009);
+    assert.match(order.body.__ERROR[0].message, /the order has 65 terms; at most 64 are sorted by/);
+  });
+
   it('reads "order by" inside a quoted value as text, not as a second order (with $orderby, in a set)', async () => {
     const res = await get('/rest/Employee', { $filter: `lastName = "order by" or salary > 0`, $orderby: 'lastName', $attributes: 'lastName', $top: '20' });
     assert.equal(res.status, 200);

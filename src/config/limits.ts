@@ -26,6 +26,8 @@ export const MAX_TIMEOUT_S = 30 * 24 * 3600;
 export const MAX_CALCULATED_DEPTH = 8;
 /** Longest attribute path accepted in $attributes / $expand (limits work on hostile input). */
 export const MAX_PATH_DEPTH = 8;
+/** Most sort terms in one order, calculated attributes' orders counted (databases refuse a few thousand). */
+export const MAX_ORDER_TERMS = 64;
 
 // ---- reading in batches ----
 /** Keys bound in one IN list at most; longer lists are read in several queries. */

@@ -2,7 +2,7 @@
 // into sort terms. Paths may follow N→1 relations and aliases; a calculated attribute sorts by
 // the order its orderBy function gives. A 1→N path has no single value to sort by: refused.
 
-import { MAX_CALCULATED_DEPTH } from '../config/limits.js';
+import { MAX_CALCULATED_DEPTH, MAX_ORDER_TERMS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { CalculatedAttribute, DataClassModel, RelatedEntityAttribute, Visibility } from '../model/types.js';
 import type { OrderItem } from './ast.js';
@@ -19,7 +19,14 @@ export function parseOrderBy(dc: DataClassModel, text: string, visible: Visibili
 }
 
 export function resolveOrder(dc: DataClassModel, items: readonly OrderItem[], visible: Visibility, calculated: CalculatedLookup = NO_CALCULATED, depth = 0): OrderTerm[] {
-  return items.flatMap((item) => sortTerms(dc, item, visible, calculated, depth));
+  if (items.length > MAX_ORDER_TERMS) throw tooManyTerms(items.length);
+  const terms = items.flatMap((item) => sortTerms(dc, item, visible, calculated, depth));
+  if (terms.length > MAX_ORDER_TERMS) throw tooManyTerms(terms.length, ' (with the orders of the calculated attributes in it)');
+  return terms;
+}
+
+function tooManyTerms(count: number, how = ''): DatasetError {
+  return new DatasetError('LIMIT_EXCEEDED', `the order has ${count} terms${how}; at most ${MAX_ORDER_TERMS} are sorted by`);
 }
 
 /** The terms for sorting by one item: one term, or those of a calculated attribute's orderBy function. */

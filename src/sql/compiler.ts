@@ -168,7 +168,7 @@ class Builder {
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
       case 'and':
       case 'or':
-        return `(${c.items.map((i) => this.condition(table, i)).join(c.kind === 'and' ? ' AND ' : ' OR ')})`;
+        return balanced(c.items.map((i) => this.condition(table, i)), c.kind === 'and' ? ' AND ' : ' OR ');
       case 'not':
         return `NOT (${this.condition(table, c.item)})`;
       default: {
@@ -346,4 +346,15 @@ export function compileTextExtreme(
   let sql = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t} WHERE ${b.path(t, path)} IS NOT NULL${b.andFilter(dataClass, t)}`;
   if (where) sql += ` AND ${b.condition(t, where)}`;
   return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.paging(b.bindNumber(1), null)}`, params: b.params };
+}
+
+/**
+ * `(a OP b OP c …)` grouped as a balanced tree: a database parses a flat chain as deep as it is
+ * long (SQLite refuses 1000 levels), and a query of a thousand criteria is a few KB of text. The
+ * parts keep their order, and so does the binding of their parameters.
+ */
+function balanced(parts: readonly string[], op: string): string {
+  if (parts.length <= 16) return `(${parts.join(op)})`;
+  const mid = parts.length >> 1;
+  return `(${balanced(parts.slice(0, mid), op)}${op}${balanced(parts.slice(mid), op)})`;
 }

@@ -35,7 +35,8 @@ export const sqliteDialect: Dialect = {
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
   jsonElements: (column, path, alias) => `json_each(${column}, ${path}) ${alias}`,
-  jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `json_extract(${alias}.value, ${path})`),
+  // (an element that is no object or array has no properties: json_extract would fail on its text)
+  jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `CASE WHEN ${alias}.type IN ('object', 'array') THEN json_extract(${alias}.value, ${path}) END`),
   inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
   keyListParam: (keys) => JSON.stringify(Array.from(keys)),
   // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
