@@ -11,7 +11,7 @@ import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
 import { MemoryEntitySetStore } from './datastore/entity-set-store.js';
 import { eventErrorLogger } from './datastore/events.js';
-import { createLogger } from './log.js';
+import { createLogger } from './util/log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
 import { watchdog } from './functions/watchdog.js';

@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_SWEEP_MS } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
-import { createLogger, type Logger } from './log.js';
+import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody } from './rest/response.js';

@@ -4,7 +4,7 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import { ERRORS } from '../errors/registry.js';
-import { createLogger, type Logger } from '../log.js';
+import { createLogger, type Logger } from '../util/log.js';
 import type { Entity } from './entity.js';
 
 export const EVENT_KINDS = ['touched', 'validateSave', 'saving', 'afterSave', 'validateDrop', 'dropping', 'afterDrop'] as const;

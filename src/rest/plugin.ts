@@ -4,7 +4,7 @@
 // bytes as they arrive.
 
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../log.js';
+import type { Logger } from '../util/log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { handleRest } from './pipeline.js';
