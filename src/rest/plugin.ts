@@ -28,7 +28,10 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
       body: request.body,
       headers: request.headers,
       socketFd: socketFd(request),
-      origin: `${request.protocol}://${request.host}`,
+      // read only by the answers that carry an absolute uri (saved entities)
+      get origin() {
+        return `${request.protocol}://${request.host}`;
+      },
       raw: request.raw,
     }).then((response) => send(reply, response));
   // 4D clients do not always label their JSON: a body sent as text is read as JSON too; and an

@@ -63,9 +63,14 @@ export async function bumpGlobalStamp(s: Storage): Promise<void> {
   await s.run(s.dialect.globalStamp(s.dialect.quote(GLOBAL_STAMP_TABLE)).bump);
 }
 
+/** The read of the modification counter, per dialect: built once (many answers show the counter). */
+const stampReads = new WeakMap<Reader['dialect'], string>();
+
 /** The datastore's modification counter. */
 export async function readGlobalStamp(r: Reader): Promise<number> {
-  const row = await r.get(r.dialect.globalStamp(r.dialect.quote(GLOBAL_STAMP_TABLE)).read);
+  let sql = stampReads.get(r.dialect);
+  if (sql === undefined) stampReads.set(r.dialect, (sql = r.dialect.globalStamp(r.dialect.quote(GLOBAL_STAMP_TABLE)).read));
+  const row = await r.get(sql);
   return Number(row?.v ?? 0);
 }
 
