@@ -5,7 +5,7 @@
 
 import { KEYS_PER_QUERY } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, StorageType } from '../model/types.js';
+import { EVERY_ATTRIBUTE, type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
 import { coerceValue, keyFromInput } from '../model/values.js';
 import { attributeOf, kindOf } from '../query/path.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
@@ -89,7 +89,7 @@ export class DataClassCore {
 
   /** The first entity (in key order) whose storage attribute `name` equals `value` (text without regard to case or accents), or null. */
   async findBy(name: string, value: unknown, access: Access): Promise<Entity | null> {
-    const attr = attributeOf(this.model, name, () => true);
+    const attr = attributeOf(this.model, name, EVERY_ATTRIBUTE);
     if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${this.name}.${name} is ${kindOf(attr)}: a lookup needs a storage attribute`);
     const v = coerceValue(attr, value);
     const where: Condition = attr.type === 'string'

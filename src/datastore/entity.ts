@@ -4,7 +4,7 @@
 // class (classes/<DataClass>Entity.ts) extends Entity; save() and drop() run its events.
 
 import { DatasetError } from '../errors/dataset-error.js';
-import type { AliasAttribute, AttributeModel, StorageAttribute } from '../model/types.js';
+import { EVERY_ATTRIBUTE, type AliasAttribute, type AttributeModel, type StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
@@ -20,7 +20,6 @@ import { deleteEntity, insertEntity, stampChanged, updateEntity } from './writes
 export type EntityRow = Record<string, unknown>;
 
 /** Code sees every attribute. */
-const ALL = () => true;
 
 /** What an entity is made of: its dataclass, its values as read (null for a new one), stamps, and the access it was read with. */
 export interface EntityInit {
@@ -408,7 +407,7 @@ export class Entity {
 
   #attribute(name: string): AttributeModel {
     const attr = this.#dc.model.attributesByName.get(name);
-    if (!attr) throw unknownAttribute(this.#dc.model, name, ALL);
+    if (!attr) throw unknownAttribute(this.#dc.model, name, EVERY_ATTRIBUTE);
     return attr;
   }
 }

@@ -4,7 +4,7 @@
 // which rows its caller may see): every selection and entity derived from it keeps it.
 
 import { ITERATION_CHUNK, KEYS_PER_QUERY } from '../config/limits.js';
-import { INTEGER_TYPES, type Visibility } from '../model/types.js';
+import { EVERY_ATTRIBUTE, INTEGER_TYPES, type Visibility } from '../model/types.js';
 import type { ParsedQuery } from '../query/ast.js';
 import { parseOrderBy } from '../query/order.js';
 import { parseQuery } from '../query/parser.js';
@@ -29,7 +29,6 @@ export interface QuerySource {
 }
 
 /** Code sees every attribute. */
-const ALL: Visibility = () => true;
 
 // The core's own doors into a selection (never reachable from user code, which extends the class).
 export let sourceOf: (s: EntitySelection) => QuerySource;
@@ -76,7 +75,7 @@ export class EntitySelection {
 
   /** The same entities sorted by an order string ("lastName desc, employer.name"). */
   orderBy(spec: string): EntitySelection {
-    return withOrder(this, parseOrderBy(this.#dc.model, spec, ALL, this.#dc.core.calculated));
+    return withOrder(this, parseOrderBy(this.#dc.model, spec, EVERY_ATTRIBUTE, this.#dc.core.calculated));
   }
 
   /**
@@ -84,7 +83,7 @@ export class EntitySelection {
    * else they keep this selection's order.
    */
   query(text: string, ...params: unknown[]): EntitySelection {
-    return queryWith(this, parseQuery(text), params, ALL);
+    return queryWith(this, parseQuery(text), params, EVERY_ATTRIBUTE);
   }
 
   /** The sum of the values of an attribute path (numbers; object properties too: "extra.score"). */
@@ -114,11 +113,11 @@ export class EntitySelection {
 
   /** The distinct values of an attribute path, sorted. */
   distinct(path: string): Promise<unknown[]> {
-    return distinct(membersOf(this), resolveValuePath(this.#dc.model, path, ALL));
+    return distinct(membersOf(this), resolveValuePath(this.#dc.model, path, EVERY_ATTRIBUTE));
   }
 
   async #aggregate(path: string, fn: 'sum' | 'average' | 'min' | 'max' | 'count'): Promise<unknown> {
-    return (await aggregates(membersOf(this), resolveValuePath(this.#dc.model, path, ALL), [fn]))[fn];
+    return (await aggregates(membersOf(this), resolveValuePath(this.#dc.model, path, EVERY_ATTRIBUTE), [fn]))[fn];
   }
 
   /** The keys of the whole selection, in its order: compact (8 bytes a member for integer keys). */

@@ -125,6 +125,9 @@ export function isExposed(attr: AttributeModel): boolean {
 /** Which attributes a caller may see: every one for user code, the exposed ones for REST. */
 export type Visibility = (attr: AttributeModel) => boolean;
 
+/** What user code (and the model's own functions) sees: every attribute. */
+export const EVERY_ATTRIBUTE: Visibility = () => true;
+
 /** Catalog type of an attribute (`long`, `Company`, `EmployeeSelection` …). */
 export function attributeType(attr: AttributeModel): string {
   switch (attr.kind) {

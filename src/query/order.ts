@@ -4,7 +4,7 @@
 
 import { MAX_CALCULATED_DEPTH, MAX_ORDER_TERMS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { CalculatedAttribute, DataClassModel, RelatedEntityAttribute, Visibility } from '../model/types.js';
+import { EVERY_ATTRIBUTE, type CalculatedAttribute, type DataClassModel, type RelatedEntityAttribute, type Visibility } from '../model/types.js';
 import type { OrderItem } from './ast.js';
 import { NO_CALCULATED, type CalculatedLookup } from './calculated.js';
 import { parseOrderList } from './parser.js';
@@ -65,6 +65,6 @@ function calculatedTerms(attr: CalculatedAttribute, via: RelatedEntityAttribute[
   if (depth >= MAX_CALCULATED_DEPTH) throw refuse(`cannot sort by '${path}': calculated attributes sort by each other more than ${MAX_CALCULATED_DEPTH} levels deep (a loop?)`);
   const text = orderBy({ attributeName: attr.name, dataClassName: attr.dataClass.name, kind: 'orderBy', operator: descending ? 'desc' : 'asc', descending });
   // the function's own order is trusted code: every attribute is visible to it
-  const terms = resolveOrder(attr.dataClass, parseOrderList(text), () => true, calculated, depth + 1);
+  const terms = resolveOrder(attr.dataClass, parseOrderList(text), EVERY_ATTRIBUTE, calculated, depth + 1);
   return terms.map((t) => ({ ...t, path: { ...t.path, via: [...via, ...t.path.via] } }));
 }

@@ -5,7 +5,7 @@
 
 import { MAX_CALCULATED_DEPTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import type { CalculatedAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute, Visibility } from '../model/types.js';
+import { EVERY_ATTRIBUTE, type CalculatedAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type Visibility } from '../model/types.js';
 import { coerceValue } from '../model/values.js';
 import { fold } from '../util/fold.js';
 import type { Comparator, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
@@ -123,7 +123,7 @@ class Resolver {
       throw this.error(c.at, `the query function of ${attr.dataClass.name}.${attr.name} must return criteria without order by; it returned ${JSON.stringify(query)}`);
     }
     // the function's query is trusted code: every attribute is visible to it
-    const inner = new Resolver(attr.dataClass, query, parameters, () => true, this.calculated, this.depth + 1);
+    const inner = new Resolver(attr.dataClass, query, parameters, EVERY_ATTRIBUTE, this.calculated, this.depth + 1);
     let cond = inner.node(parsed.where, attr.dataClass);
     for (let i = route.hops.length - 1; i >= 0; i--) {
       const hop = route.hops[i];

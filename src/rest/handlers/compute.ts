@@ -32,8 +32,7 @@ export async function compute(scope: Scope, action: Extract<Action, { kind: 'com
   if ((keyword === 'sum' || keyword === 'average') && !numeric) {
     throw new DatasetError('INVALID_OPTION', `${keyword} needs a number attribute; '${action.attribute}' is ${path.attr.type}`);
   }
-  // dates are sent as in entities (date-only ones as d!m!yyyy)
-  const wire = (v: unknown) => (v instanceof Date ? formatDate(v, path.attr.dateOnly) : v);
+  const wire = toWire(path);
   if (keyword !== '$all') return json(wire((await aggregates(membersOf(selection), path, [keyword]))[keyword]));
   const fns: AggregateFn[] = numeric ? ['count', 'sum', 'average', 'min', 'max'] : ['count', 'min', 'max'];
   const values = await aggregates(membersOf(selection), path, fns);
@@ -44,6 +43,10 @@ export async function compute(scope: Scope, action: Extract<Action, { kind: 'com
 export async function distinctValues(scope: Scope, action: Extract<Action, { kind: 'distinct' }>): Promise<RestResponse> {
   const m = await members(scope, action);
   if ('intersects' in m) return json(m.intersects);
-  const wire = (v: unknown) => (v instanceof Date ? formatDate(v, m.path.attr.dateOnly) : v);
-  return json((await distinct(membersOf(m.selection), m.path, action.paging.skip, action.paging.top ?? null)).map(wire));
+  return json((await distinct(membersOf(m.selection), m.path, action.paging.skip, action.paging.top ?? null)).map(toWire(m.path)));
+}
+
+/** A computed value as the answer sends it: dates as in entities (date-only ones as d!m!yyyy). */
+function toWire(path: AttributePath): (v: unknown) => unknown {
+  return (v) => (v instanceof Date ? formatDate(v, path.attr.dateOnly) : v);
 }
