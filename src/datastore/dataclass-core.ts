@@ -87,6 +87,17 @@ export class DataClassCore {
     return keys.map((k) => found.get(k) ?? null);
   }
 
+  /**
+   * Drops the entities of `keys` through the core (their events run), a batch at a time, in the
+   * caller's transaction; a key with no entity is skipped (a set keeps the keys of dropped members).
+   */
+  async dropEach(keys: ArrayLike<unknown>, access: Access): Promise<void> {
+    const list = Array.from(keys);
+    for (let at = 0; at < list.length; at += KEYS_PER_QUERY) {
+      for (const e of await this.getMany(list.slice(at, at + KEYS_PER_QUERY), access)) await e?.drop();
+    }
+  }
+
   /** The first entity (in key order) whose storage attribute `name` equals `value` (text without regard to case or accents), or null. */
   async findBy(name: string, value: unknown, access: Access): Promise<Entity | null> {
     const attr = attributeOf(this.model, name, EVERY_ATTRIBUTE);

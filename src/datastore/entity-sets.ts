@@ -4,7 +4,7 @@
 // member. A set is a key list kept by the datastore's EntitySetStore.
 
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_SET_TIMEOUT_S, KEYS_PER_QUERY, REBUILT_SET_TIMEOUT_S } from '../config/limits.js';
+import { DEFAULT_SET_TIMEOUT_S, REBUILT_SET_TIMEOUT_S } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
@@ -104,13 +104,7 @@ export class EntitySets {
 
   /** Drops every member still in the datastore through the core (events run), in one transaction. */
   async drop(dc: DataClassCore, set: StoredSet, access: Access): Promise<void> {
-    await this.storage.transaction(async () => {
-      const keys = Array.from(set.keys as ArrayLike<unknown>);
-      for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
-        // members already dropped are skipped: the set keeps their keys (reference §8.2)
-        for (const e of await dc.getMany(keys.slice(at, at + KEYS_PER_QUERY), access)) await e?.drop();
-      }
-    });
+    await this.storage.transaction(() => dc.dropEach(set.keys, access));
   }
 }
 

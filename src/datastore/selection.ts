@@ -3,7 +3,7 @@
 // no operation loads a whole table. It carries the access it was made with (where its reads go,
 // which rows its caller may see): every selection and entity derived from it keeps it.
 
-import { ITERATION_CHUNK, KEYS_PER_QUERY } from '../config/limits.js';
+import { ITERATION_CHUNK } from '../config/limits.js';
 import { EVERY_ATTRIBUTE, INTEGER_TYPES, type Visibility } from '../model/types.js';
 import type { ParsedQuery } from '../query/ast.js';
 import { parseOrderBy } from '../query/order.js';
@@ -150,13 +150,8 @@ export class EntitySelection {
    * all of them, or none when one cannot be dropped (its error is thrown).
    */
   async drop(): Promise<void> {
-    await this.#dc.core.storage.transaction(async () => {
-      // the keys first: dropping while paging would shift the pages
-      const keys = Array.from((await keysOf(this)) as ArrayLike<unknown>);
-      for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
-        for (const e of await this.#dc.getMany(keys.slice(at, at + KEYS_PER_QUERY), this.#access)) await e?.drop();
-      }
-    });
+    // the keys first: dropping while paging would shift the pages
+    await this.#dc.core.storage.transaction(async () => this.#dc.dropEach(await keysOf(this), this.#access));
   }
 }
 

@@ -11,6 +11,7 @@ import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 import { requireKey } from '../model/values.js';
+import { entityNotFound } from '../datastore/writes.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import type { Scope } from './scope.js';
 
@@ -29,6 +30,15 @@ export interface PendingUpload {
   readonly id: string;
   /** the entity's number in the body, for messages */
   readonly index: number;
+}
+
+/** The entity a body object is about: the stored one of its __KEY (1542 when there is none), or a new one. */
+export async function entityOf(scope: Scope, dc: DataClassCore, key: unknown): Promise<Entity> {
+  if (key === undefined) return dc.newEntity(scope.access);
+  const k = requireKey(dc.model.key, key);
+  const found = await dc.get(k, scope.access);
+  if (!found) throw entityNotFound(dc.model, k);
+  return found;
 }
 
 /**

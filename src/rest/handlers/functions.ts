@@ -10,11 +10,9 @@ import { classOf, EntitySelection, withAccess } from '../../datastore/selection.
 import { DatasetError } from '../../errors/dataset-error.js';
 import { invoke } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';
-import { requireKey } from '../../model/values.js';
-import { entityNotFound } from '../../datastore/writes.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../action.js';
 import { findEntity, narrow } from '../collections.js';
-import { applyValues, attachUploads } from '../input.js';
+import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityBody, pageBody, setPageBody } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
 import { dataClassFor, type Scope } from '../scope.js';
@@ -87,15 +85,7 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   const name = obj[WIRE.DATACLASS];
   if (typeof name !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: an entity parameter names its dataclass in "${WIRE.DATACLASS}"`);
   const dc = dataClassFor(scope, name);
-  let entity: Entity;
-  if (obj[WIRE.KEY] !== undefined) {
-    const key = requireKey(dc.model.key, obj[WIRE.KEY]);
-    const found = await dc.get(key, scope.access);
-    if (!found) throw entityNotFound(dc.model, key);
-    entity = found;
-  } else {
-    entity = dc.newEntity(scope.access);
-  }
+  const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
   await attachUploads(scope, entity, applyValues(scope, dc, entity, obj, index));
   return entity;
 }

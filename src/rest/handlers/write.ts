@@ -10,13 +10,11 @@ import { staleStamp, type Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
 import { leadsTo } from '../../datastore/projection.js';
 import { queryWith } from '../../datastore/selection.js';
-import { entityNotFound } from '../../datastore/writes.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { ERRORS } from '../../errors/registry.js';
-import { requireKey } from '../../model/values.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
-import { applyValues, attachUploads, type PendingUpload } from '../input.js';
+import { applyValues, attachUploads, entityOf, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
@@ -45,20 +43,14 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     if (hasKey !== hasStamp) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1}: an update needs both __KEY and __STAMP (to create an entity, send neither and give the key as its attribute)`);
     }
-    let entity: Entity;
+    const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
     if (hasKey) {
-      const key = requireKey(dc.model.key, obj[WIRE.KEY]);
-      const found = await dc.get(key, scope.access);
-      if (!found) throw entityNotFound(dc.model, key);
       const stamp = obj[WIRE.STAMP];
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
       // the client read it at another stamp: refused by the core before any event runs (and the
       // save itself checks the stamp it read in its UPDATE, so no update is lost)
-      const stale = staleStamp(found, stamp as number);
-      if (stale) return { error: stale, current: found };
-      entity = found;
-    } else {
-      entity = dc.newEntity(scope.access);
+      const stale = staleStamp(entity, stamp as number);
+      if (stale) return { error: stale, current: entity };
     }
     return { entity, uploads: applyValues(scope, dc, entity, obj, index) };
   } catch (e) {
