@@ -223,7 +223,7 @@ describe('query language', () => {
       for (const q of [`lastName = :1`, `lastName = '${v.replaceAll("'", "\\'")}'`, `employer.extra.sector = :1`, `lastName IN [:1]`]) {
         const { where } = resolveQuery(MODEL.dataClassesByName.get('Person')!, parseQuery(q), [v], () => true);
         for (const d of [sqliteDialect, postgresDialect]) {
-          const { sql } = compileSelect(d, { dataClass: MODEL.dataClassesByName.get('Person')!, columns: [], where, order: [] });
+          const { sql } = compileSelect(d, { dataClass: MODEL.dataClassesByName.get('Person')!, columns: [], where, order: [] }, null);
           for (const fragment of ['DROP', 'UNION', '--', '/*', 'OR 1=1', '\u0000']) assert.ok(!sql.includes(fragment), `${q} → ${sql}`);
         }
       }
@@ -233,21 +233,21 @@ describe('query language', () => {
   it('compiles a 1→N path to EXISTS and text to the folded column, for both dialects', () => {
     const person = MODEL.dataClassesByName.get('Company')!;
     const { where } = resolveQuery(person, parseQuery('staff.lastName = Émile and staff.salary > :1'), [1000], () => true);
-    const sqlite = compileSelect(sqliteDialect, { dataClass: person, columns: [], where, order: [] });
+    const sqlite = compileSelect(sqliteDialect, { dataClass: person, columns: [], where, order: [] }, null);
     assert.equal(sqlite.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM "Person" t1 WHERE t1."employerID" = t0."ID" AND (t1."lastName__fold" = ? AND t1."salary" > ?)))');
     assert.deepEqual(sqlite.params, ['emile', 1000]);
-    const pg = compileSelect(postgresDialect, { dataClass: person, columns: [], where, order: [] });
+    const pg = compileSelect(postgresDialect, { dataClass: person, columns: [], where, order: [] }, null);
     assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM "Person" t1 WHERE t1."employerID" = t0."ID" AND (t1."lastName__fold" = $1 AND t1."salary" > $2)))');
   });
 
   it('compiles collection criteria to EXISTS over the JSON elements, for both dialects', () => {
     const company = MODEL.dataClassesByName.get('Company')!;
     const { where } = resolveQuery(company, parseQuery('extra.tags[a].name = Red and extra.tags[a].level > 2'), [], () => true);
-    const sqlite = compileSelect(sqliteDialect, { dataClass: company, columns: [], where, order: [] });
+    const sqlite = compileSelect(sqliteDialect, { dataClass: company, columns: [], where, order: [] }, null);
     const element = (p: string) => `CASE WHEN j1.type IN ('object', 'array') THEN json_extract(j1.value, ${p}) END`;
     assert.equal(sqlite.sql, `SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM json_each(t0."extra", ?) j1 WHERE (dataset_fold(${element('?')}) = ? AND ${element('?')} > ?)))`);
     assert.deepEqual(sqlite.params, ['$."tags"', '$."name"', 'red', '$."level"', 2]);
-    const pg = compileSelect(postgresDialect, { dataClass: company, columns: [], where, order: [] });
+    const pg = compileSelect(postgresDialect, { dataClass: company, columns: [], where, order: [] }, null);
     assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM jsonb_array_elements(t0."extra" #> $1::text[]) j1(value) WHERE (lower((j1.value #>> $2::text[])) = $3 AND (j1.value #>> $4::text[]) > $5)))');
     assert.deepEqual(pg.params, [['tags'], ['name'], 'red', ['level'], 2]);
   });
@@ -258,7 +258,7 @@ describe('query language', () => {
     try {
       for (const q of ['lastName = Smith', 'lastName = smi@', 'lastName begin smi']) {
         const { where } = resolveQuery(person, parseQuery(q), [], () => true);
-        const { sql, params } = compileSelect(sqliteDialect, { dataClass: person, columns: [{ kind: 'storage', attr: person.key }], where, order: [] });
+        const { sql, params } = compileSelect(sqliteDialect, { dataClass: person, columns: [{ kind: 'storage', attr: person.key }], where, order: [] }, null);
         const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...(params as unknown[])) as { detail: string }[]).map((r) => r.detail).join('; ');
         assert.match(plan, /USING (COVERING )?INDEX idx_Person_lastName__fold/, `${q}: ${plan}`);
       }

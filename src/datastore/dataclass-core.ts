@@ -65,7 +65,7 @@ export class DataClassCore {
     let params: readonly unknown[];
     if (access.restrict === null) {
       // the hottest read of all: its SQL is compiled once, and the key is its only parameter
-      sql = this.#getSql ??= compileSelect(reader.dialect, this.#byKey(k)).sql;
+      sql = this.#getSql ??= compileSelect(reader.dialect, this.#byKey(k), null).sql;
       params = [reader.dialect.encode(this.model.key.type, k, false)];
     } else ({ sql, params } = compileSelect(reader.dialect, this.#byKey(k), access.restrict));
     const row = await reader.get(sql, params);

@@ -114,7 +114,7 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
   const keys = out.map((o) => o.entity.getKey());
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
-    const { sql, params } = compileCount(access.reader.dialect, target.model, where, fkAttr, access.restrict);
+    const { sql, params } = compileCount(access.reader.dialect, target.model, where, access.restrict, fkAttr);
     for (const r of await access.reader.all(sql, params)) counts.set(r.g, Number(r.n));
     found.push(...await target.readEntities({
       dataClass: target.model,

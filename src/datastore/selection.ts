@@ -59,7 +59,7 @@ export class EntitySelection {
 
   /** The number of entities (a COUNT in the database). */
   get length(): Promise<number> {
-    const { sql, params } = compileCount(this.#access.reader.dialect, this.#dc.model, this.#source.where, undefined, this.#access.restrict);
+    const { sql, params } = compileCount(this.#access.reader.dialect, this.#dc.model, this.#source.where, this.#access.restrict);
     return this.#access.reader.get(sql, params).then((row) => {
       const total = Number(row?.n ?? 0);
       const { offset, limit } = this.#source;
@@ -228,7 +228,7 @@ export function membersCondition(s: EntitySelection): Condition | null {
 /** How many members of `s` meet a condition (the counts of a query path). */
 export async function countWhere(s: EntitySelection, where: Condition | null): Promise<number> {
   const access = accessOf(s);
-  const { sql, params } = compileCount(access.reader.dialect, classOf(s).model, where, undefined, access.restrict);
+  const { sql, params } = compileCount(access.reader.dialect, classOf(s).model, where, access.restrict);
   return Number((await access.reader.get(sql, params))?.n ?? 0);
 }
 

@@ -5,10 +5,9 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
-import { and, directPath, type Condition } from '../query/plan.js';
+import { directPath } from '../query/plan.js';
 import { compileDelete, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError } from '../storage/adapter.js';
-import { STAMP_COLUMN } from '../sql/hidden-columns.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
@@ -74,12 +73,7 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
 /** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
 export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
   const storage = core.storage;
-  const stampAttr: StorageAttribute = { ...dc.key, name: STAMP_COLUMN, column: STAMP_COLUMN, type: 'long64', identifying: false, autoincrement: false, autogenerate: false };
-  const where = and(
-    { kind: 'compare', path: directPath(dc.key), op: '=', value: key },
-    { kind: 'compare', path: directPath(stampAttr), op: '=', value: stamp },
-  ) as Condition;
-  const { sql, params } = compileDelete(storage.dialect, dc, where, access.restrict);
+  const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
   return storage.transaction(async () => {
     const before = await storedFiles(core, dc, key, fileAttributes(dc));
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);

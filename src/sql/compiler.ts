@@ -27,7 +27,7 @@ class Builder {
   /** compiling a row filter: its own subqueries see every row (filters are the server's, trusted) */
   #inFilter = false;
 
-  constructor(readonly d: Dialect, readonly restrict: RowFilter | null = null) {}
+  constructor(readonly d: Dialect, readonly restrict: RowFilter | null) {}
 
   /** The row filter of `dc` compiled on `table`, or ''. */
   rowFilter(dc: DataClassModel, table: string): string {
@@ -237,14 +237,14 @@ class Builder {
   }
 }
 
-/** `restrict` (every compile function takes one): the caller's row filter, null for every row. */
-export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter | null = null): CompiledSql {
+/** `restrict` (every compile function that reads or changes rows takes one): the caller's row filter, null for every row. */
+export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter | null): CompiledSql {
   const b = new Builder(d, restrict);
   return { sql: b.select(spec), params: b.params };
 }
 
 /** COUNT(*) of the rows matching `where`; grouped by `groupBy` (rows `g`, `n`) when given. */
-export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condition | null, groupBy?: StorageAttribute, restrict: RowFilter | null = null): CompiledSql {
+export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condition | null, restrict: RowFilter | null, groupBy?: StorageAttribute): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
   const group = groupBy ? b.col(t, groupBy.column) : '';
@@ -256,7 +256,8 @@ export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condi
 export function compileInsert(
   d: Dialect, dataClass: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>, stamp: number, timestamp: number,
 ): CompiledSql {
-  const b = new Builder(d);
+  // (no row filter: an insert reads no rows)
+  const b = new Builder(d, null);
   const cols: string[] = [];
   const marks: string[] = [];
   for (const [attr, value] of values) {
@@ -277,7 +278,7 @@ export function compileInsert(
 /** UPDATE … WHERE key = ? AND stamp = ?: zero rows changed means the stamp moved (or the entity went). */
 export function compileUpdate(
   d: Dialect, dataClass: DataClassModel, key: unknown, expectedStamp: number,
-  values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number, restrict: RowFilter | null = null,
+  values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number, restrict: RowFilter | null,
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const sets = [...values].flatMap(([attr, value]) => {
@@ -293,10 +294,13 @@ export function compileUpdate(
   return { sql: `UPDATE ${d.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${stamp}${b.andFilter(dataClass, d.quote(dataClass.table))}`, params: b.params };
 }
 
-export function compileDelete(d: Dialect, dataClass: DataClassModel, where: Condition, restrict: RowFilter | null = null): CompiledSql {
+/** The delete of one entity, if its stamp is still the one expected (and `restrict` lets the caller reach it). */
+export function compileDelete(d: Dialect, dataClass: DataClassModel, key: unknown, expectedStamp: number, restrict: RowFilter | null): CompiledSql {
   const b = new Builder(d, restrict);
   const t = d.quote(dataClass.table);
-  return { sql: `DELETE FROM ${t} WHERE ${b.condition(t, where)}${b.andFilter(dataClass, t)}`, params: b.params };
+  const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
+  b.params.push(expectedStamp);
+  return { sql: `DELETE FROM ${t} WHERE ${where} AND ${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}${b.andFilter(dataClass, t)}`, params: b.params };
 }
 
 export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
@@ -306,7 +310,7 @@ export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
  * over the rows matching `where`. Null values are left out, as SQL's aggregates do.
  */
 export function compileAggregate(
-  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, fns: readonly AggregateFn[], restrict: RowFilter | null = null,
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, fns: readonly AggregateFn[], restrict: RowFilter | null,
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
@@ -319,7 +323,7 @@ export function compileAggregate(
 
 /** The distinct non-null values of a path over the rows matching `where`, sorted (text by its fold). */
 export function compileDistinct(
-  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, limit: number | null, offset: number, restrict: RowFilter | null = null,
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, limit: number | null, offset: number, restrict: RowFilter | null,
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
@@ -339,7 +343,7 @@ export function compileDistinct(
 
 /** The lowest or highest text of a path (by its fold), for min/max of text. */
 export function compileTextExtreme(
-  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, highest: boolean, restrict: RowFilter | null = null,
+  d: Dialect, dataClass: DataClassModel, where: Condition | null, path: AttributePath, highest: boolean, restrict: RowFilter | null,
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
