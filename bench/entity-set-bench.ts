@@ -146,11 +146,11 @@ function serverKeySql(dc: DataClassModel, text: ServerText): { sql: string; para
   return compileSelect(sqliteDialect, {
     dataClass: dc, columns: [{ kind: 'storage', attr: dc.key }], where: w,
     order: byKey ? order : [...order, { path: directPath(dc.key), descending: false }], limit: null, offset: 0,
-  });
+  }, null);
 }
 
 function serverSumSql(dc: DataClassModel, attr: StorageAttribute, text: ServerText): { sql: string; params: readonly unknown[] } {
-  return compileAggregate(sqliteDialect, dc, where(dc, text).where, { via: [], attr }, ['sum']);
+  return compileAggregate(sqliteDialect, dc, where(dc, text).where, { via: [], attr }, ['sum'], null);
 }
 
 // ---- the server's memory ----

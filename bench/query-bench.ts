@@ -171,7 +171,7 @@ function pageSql(dc: DataClassModel, scenario: Scenario, value: string, top: num
   const { where, order } = resolveQuery(dc, parseQuery(text), [value], () => true);
   const columns: ColumnSpec[] = [...dc.storage.map((attr) => ({ kind: 'storage' as const, attr })), { kind: 'stamp' }, { kind: 'timestamp' }];
   const spec: SelectSpec = { dataClass: dc, columns, where, order: [...order, { path: { via: [], attr: dc.key }, descending: false }], limit: top, offset: 0 };
-  return { page: compileSelect(sqliteDialect, spec), count: compileCount(sqliteDialect, dc, where) };
+  return { page: compileSelect(sqliteDialect, spec, null), count: compileCount(sqliteDialect, dc, where, null) };
 }
 
 function explain(db: Database.Database, sql: string, args: readonly unknown[]): string {

@@ -40,7 +40,7 @@ interface ClassFile {
 }
 
 /** Registers the core's classes as the ones `dataset-rest` hands out, before any user module loads. */
-export function registerCoreClasses(): void {
+function registerCoreClasses(): void {
   canonical('Datastore', Datastore);
   canonical('DataClass', DataClass);
   canonical('Entity', Entity);

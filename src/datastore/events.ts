@@ -93,7 +93,7 @@ function isErrorObject(v: unknown): v is EventErrorObject {
  * The error for an event that stopped a save or a drop: one DBEV error (the event's errCode and
  * message), marked mild or serious as 4D's statuses say (§6.5: saving/dropping are always serious).
  */
-export function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObject, threw = false): DatasetError {
+function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObject, threw = false): DatasetError {
   const validate = kind === 'validateSave' || kind === 'validateDrop';
   const serious = !validate || obj.seriousError === true || threw;
   const message = typeof obj.message === 'string' ? obj.message : `the ${kind} event of ${dataClassName} refused the ${kind.endsWith('Drop') || kind === 'dropping' ? 'drop' : 'save'}`;

@@ -156,7 +156,7 @@ export class EntitySelection {
 }
 
 /** Positions [start, end) of `s` (internal code never calls what a user selection class may override). */
-export function sliced(s: EntitySelection, start: number, end?: number): EntitySelection {
+function sliced(s: EntitySelection, start: number, end?: number): EntitySelection {
   if (start < 0 || (end !== undefined && end < 0)) throw new RangeError('EntitySelection.slice takes non-negative positions');
   const source = sourceOf(s);
   const from = source.offset + start;
@@ -244,7 +244,7 @@ export function pageOf(s: EntitySelection, start: number, count: number): Promis
 }
 
 /** The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages are stable). */
-export function selectSpec(s: EntitySelection, columns: SelectSpec['columns']): SelectSpec {
+function selectSpec(s: EntitySelection, columns: SelectSpec['columns']): SelectSpec {
   const source = sourceOf(s);
   const model = classOf(s).model;
   const key = model.key;

@@ -34,7 +34,7 @@ export function stampChanged(database: string, dc: DataClassModel, key: unknown,
 }
 
 /** The image and blob attributes of a dataclass. */
-export function fileAttributes(dc: DataClassModel): StorageAttribute[] {
+function fileAttributes(dc: DataClassModel): StorageAttribute[] {
   return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
 }
 

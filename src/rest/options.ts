@@ -12,7 +12,7 @@ import { ATTRIBUTE_PATH } from './url.js';
 export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate'] as const;
 /** $compute: one aggregate, or `$all` of them. */
 export type ComputeKeyword = AggregateFn | '$all';
-export const COMPUTE_KEYWORDS: readonly ComputeKeyword[] = ['$all', 'count', 'sum', 'average', 'min', 'max'];
+const COMPUTE_KEYWORDS: readonly ComputeKeyword[] = ['$all', 'count', 'sum', 'average', 'min', 'max'];
 export type RestMethod = (typeof METHODS)[number];
 
 export interface RestOptions {
@@ -131,7 +131,7 @@ export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
   };
 }
 
-export const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
+const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */

@@ -81,6 +81,6 @@ export async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: s
   };
 }
 
-export function setUri(dc: DataClassModel, id: string): string {
+function setUri(dc: DataClassModel, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
 }

@@ -95,7 +95,7 @@ async function* bytes(files: FileStore, file: StoredFile, start: number, end: nu
  * A single byte range of a Range header (`bytes=a-b`, `bytes=a-`, `bytes=-n`), or undefined to send
  * the whole file: no header, several ranges, another unit, or an If-Range naming another version.
  */
-export function byteRange(header: string | string[] | undefined, ifRange: string | string[] | undefined, etag: string, size: number): [number, number] | 'unsatisfiable' | undefined {
+function byteRange(header: string | string[] | undefined, ifRange: string | string[] | undefined, etag: string, size: number): [number, number] | 'unsatisfiable' | undefined {
   if (typeof header !== 'string' || (ifRange !== undefined && ifRange !== etag)) return undefined;
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
