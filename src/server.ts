@@ -1,7 +1,7 @@
 // Builds the HTTP server (Fastify) around a datastore, with pino logs on stderr.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_SWEEP_MS } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, UPLOAD_SWEEP_MS } from './config/limits.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
@@ -31,7 +31,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     logger: false,
     bodyLimit: MAX_BODY_SIZE,
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
-    routerOptions: { maxParamLength: 16 * 1024 },
+    routerOptions: { maxParamLength: MAX_URL_LENGTH },
     frameworkErrors: frameworkError,
     // On SIGTERM a request already on its way is served, not answered 503 (in a shape that is
     // not ours): closing waits for it.

@@ -42,6 +42,8 @@ export const DEFAULT_SET_TIMEOUT_S = 7200;
 export const REBUILT_SET_TIMEOUT_S = 600;
 /** Members kept by all the sets of one in-memory store at most (--max-set-members); past it, the least recently used sets go first. */
 export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
+/** How often the memory of expired entity sets is reclaimed when no request comes. */
+export const SET_SWEEP_MS = 60_000;
 
 // ---- files and uploads ----
 /** How long an upload waits to be attached, without $timeout (spec "Limits"). */
@@ -75,8 +77,14 @@ export const FILE_CHUNK = 256 * 1024;
  * starts when it is complete.
  */
 export const UPLOAD_LEASE_MS = 10 * 60 * 1000;
+/** How often at most an arriving upload renews its lease (a write per renewal). */
+export const UPLOAD_LEASE_RENEW_MS = 60 * 1000;
 
 // ---- storage ----
+/** How long an SQLite statement waits for another connection's lock before SQLITE_BUSY. */
+export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** A transaction retried after a conflict waits 5 ms, doubling each time up to this (with jitter). */
+export const MAX_RETRY_DELAY_MS = 250;
 /** Prepared statements kept per SQLite connection; the oldest is dropped past this many. */
 export const STATEMENT_CACHE_SIZE = 500;
 /** SQLite snapshot connections kept open while idle; more are opened when needed, and closed when given back. */

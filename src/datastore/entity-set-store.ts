@@ -3,7 +3,7 @@
 // otherwise. Every set lives behind EntitySetStore, so that a store shared by several server
 // instances can replace the in-memory one; what is done with sets is in entity-sets.ts.
 
-import { DEFAULT_MAX_SET_MEMBERS } from '../config/limits.js';
+import { DEFAULT_MAX_SET_MEMBERS, SET_SWEEP_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 
 export type KeyList = Float64Array | readonly string[];
@@ -53,7 +53,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
   constructor(options: MemoryStoreOptions = {}) {
     this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
     this.#now = options.now ?? Date.now;
-    const every = options.sweepEveryMs ?? 60_000;
+    const every = options.sweepEveryMs ?? SET_SWEEP_MS;
     // the memory of expired sets comes back even when no request comes (the timer never keeps the process alive)
     if (every > 0) this.#sweeper = setInterval(() => this.#sweep(), every).unref();
   }

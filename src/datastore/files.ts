@@ -5,7 +5,7 @@
 // claims it (in the save's transaction), and replacing or dropping it removes it, so each file
 // belongs to one attribute of one entity.
 
-import { FILE_CHUNK, UPLOAD_LEASE_MS } from '../config/limits.js';
+import { FILE_CHUNK, UPLOAD_LEASE_MS, UPLOAD_LEASE_RENEW_MS } from '../config/limits.js';
 import bytes from 'bytes';
 import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -51,13 +51,6 @@ export interface StoreOptions {
   readonly maxBytes?: number;
 }
 
-
-/**
- * A file still arriving is kept from the sweep for this long after its last bytes (the lease is
- * renewed as bytes arrive, at most once a RENEW_MS), however slow the client: its expiry proper
- * starts when it is complete.
- */
-const RENEW_MS = 60 * 1000;
 
 /** The first bytes file-type needs to know a format. */
 const SNIFF_BYTES = 4100;
@@ -108,7 +101,7 @@ export class FileStore {
         pendingBytes += piece.length;
         await flush(false);
         // a slow but steady client keeps its lease, whether or not a whole chunk has arrived
-        if (Date.now() - renewed > RENEW_MS) {
+        if (Date.now() - renewed > UPLOAD_LEASE_RENEW_MS) {
           renewed = Date.now();
           await setFileExpiry(this.storage, id, renewed + UPLOAD_LEASE_MS);
         }

@@ -2,7 +2,7 @@
 // transactions, one user at a time behind a lock), one reader connection for reads on their own
 // (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
-import { IDLE_SNAPSHOT_CONNECTIONS, MAX_SNAPSHOT_CONNECTIONS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
+import { IDLE_SNAPSHOT_CONNECTIONS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
@@ -12,7 +12,7 @@ import { ConstraintError, type Connection, type Driver, type ExecuteOptions, typ
 const NO_PARAMS: readonly unknown[] = [];
 
 export interface SqliteOptions {
-  /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; 5000 by default) */
+  /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; SQLITE_BUSY_TIMEOUT_MS by default) */
   readonly busyTimeoutMs?: number;
 }
 
@@ -138,7 +138,7 @@ export class SqliteDriver implements Driver {
 
   constructor(file: string, options: SqliteOptions = {}) {
     this.#file = file;
-    this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');

@@ -4,6 +4,7 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MAX_RETRY_DELAY_MS } from '../config/limits.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { Reader, Snapshot, Storage, TransactionOptions } from './adapter.js';
 import type { Connection, Driver, ExecuteOptions, QueryResult, Row } from './driver.js';
@@ -147,7 +148,7 @@ export class TransactionManager extends Reads implements Storage {
       } catch (e) {
         if (attempt >= (options.retries ?? 0) || signal?.aborted || !this.#driver.isRetryable(e)) throw e;
         // the other side holds the lock a while: back off a little more each time, with jitter
-        await sleep(Math.min(5 * 2 ** attempt, 250) * (0.5 + Math.random()));
+        await sleep(Math.min(5 * 2 ** attempt, MAX_RETRY_DELAY_MS) * (0.5 + Math.random()));
       }
     }
   }
