@@ -90,3 +90,9 @@ export async function walkAlias(core: Classes, entities: readonly Entity[], alia
   for (const [root, list] of reached) out.set(root, list.map((e) => e.get(last.name)));
   return out;
 }
+
+/** Does the alias lead to entities (its last step is a relation), rather than to a value? */
+export function aliasLeadsToEntities(alias: AliasAttribute): boolean {
+  const last = alias.steps[alias.steps.length - 1].kind;
+  return last === 'relatedEntity' || last === 'relatedEntities';
+}

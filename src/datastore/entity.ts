@@ -4,22 +4,22 @@
 // class (classes/<DataClass>Entity.ts) extends Entity; save() and drop() run its events.
 
 import { DatasetError } from '../errors/dataset-error.js';
-import { EVERY_ATTRIBUTE, type AliasAttribute, type AttributeModel, type StorageAttribute } from '../model/types.js';
+import { EVERY_ATTRIBUTE, type AttributeModel, type StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
-import { reachCondition, relationSteps, walkAlias } from './alias-values.js';
+import { aliasLeadsToEntities, reachCondition, relationSteps, walkAlias } from './alias-values.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
-import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventKind, type EventTable } from './events.js';
+import { aroundWrite, fireTouched, runEvents, type EventContext } from './event-sequence.js';
+import type { EventTable } from './events.js';
 import { checkValues } from './rules.js';
 import type { EntitySelection } from './selection.js';
 import { deleteEntity, insertEntity, stampChanged, updateEntity } from './writes.js';
 
 export type EntityRow = Record<string, unknown>;
 
-/** Code sees every attribute. */
 
 /** What an entity is made of: its dataclass, its values as read (null for a new one), stamps, and the access it was read with. */
 export interface EntityInit {
@@ -159,17 +159,16 @@ export class Entity {
   #fireTouched(name: string): void {
     const events = this.#dc.events;
     if (!events || this.#inTouched) return;
-    const dataClassName = this.#dc.name;
-    const report = this.#dc.core.report;
     this.#inTouched = true;
     try {
-      const onAttr = events.attribute('touched', name);
-      if (onAttr) runTouched(onAttr, this, { kind: 'touched', attributeName: name, dataClassName }, report);
-      const onEntity = events.entity('touched');
-      if (onEntity) runTouched(onEntity, this, { kind: 'touched', attributeName: name, dataClassName }, report);
+      fireTouched(this.#events(events), name);
     } finally {
       this.#inTouched = false;
     }
+  }
+
+  #events(events: EventTable): EventContext {
+    return { events, entity: this, dataClassName: this.#dc.name, report: this.#dc.core.report };
   }
 
   #setValue(attr: AttributeModel, name: string, value: unknown): void {
@@ -254,7 +253,7 @@ export class Entity {
     // the values as given are checked before any event runs (an event sees only values that fit);
     // the write checks again, in its transaction, what the events may have set since
     await checkValues(dc, this.#touchedValues(), this.#access);
-    await this.#aroundWrite(events, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
+    await aroundWrite(this.#events(events), dc.core.storage, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
       (saved, ok) => ({ kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: ok ? 'success' : 'failed' }));
   }
 
@@ -268,7 +267,7 @@ export class Entity {
     await checkValues(this.#dc, this.#touchedValues(), this.#access);
     this.#checkRequired();
     const events = this.#dc.events;
-    if (events) await this.#runEvents(events, 'validateSave', (a) => this.#isTouched(a));
+    if (events) await runEvents(this.#events(events), 'validateSave', (a) => this.#isTouched(a));
   }
 
   /** notNull attributes: a new entity needs them all, an update may not clear one. */
@@ -281,22 +280,6 @@ export class Entity {
         throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`);
       }
     }
-  }
-
-  /** Runs the attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
-  async #runEvents(events: EventTable, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
-    const dataClassName = this.#dc.name;
-    const report = this.#dc.core.report;
-    for (const name of events.attributes(kind)) {
-      if (qualifies(name)) await runStopping(events.attribute(kind, name) as EntityEventHandler, this, { kind, attributeName: name, dataClassName }, report);
-    }
-    const onEntity = events.entity(kind);
-    if (onEntity) await runStopping(onEntity, this, { kind, dataClassName }, report);
-  }
-
-  async #runAfter(events: EventTable, event: EntityEvent): Promise<void> {
-    const handler = events.entity(event.kind);
-    if (handler) await runIgnoring(handler, this, event, this.#dc.core.report);
   }
 
   #isTouched(name: string): boolean {
@@ -364,37 +347,8 @@ export class Entity {
       await remove();
       return;
     }
-    await this.#aroundWrite(events, ['validateDrop', 'dropping'], () => true, remove,
+    await aroundWrite(this.#events(events), dc.core.storage, ['validateDrop', 'dropping'], () => true, remove,
       (dropped, ok) => ({ kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: ok ? 'success' : 'failed' }));
-  }
-
-  /**
-   * 4D's sequence around a write (§6.5): the validate event, then the "during" event and the write
-   * in one transaction, then the after event: "failed" when the write failed, "success" once the
-   * write (and any enclosing ds.transaction()) has committed. An error of the first two stops it.
-   */
-  async #aroundWrite(
-    events: EventTable, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
-    write: () => Promise<string[]>, after: (attributes: string[], ok: boolean) => EntityEvent,
-  ): Promise<void> {
-    await this.#runEvents(events, validate, qualifies);
-    let writeFailed = false;
-    let written: string[] = [];
-    try {
-      await this.#dc.core.storage.transaction(async () => {
-        await this.#runEvents(events, during, qualifies);
-        try {
-          written = await write();
-        } catch (e) {
-          writeFailed = true;
-          throw e;
-        }
-      });
-    } catch (e) {
-      if (writeFailed) await this.#runAfter(events, after([], false));
-      throw e;
-    }
-    await this.#dc.core.storage.afterCommit(() => this.#runAfter(events, after(written, true)));
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {
@@ -410,10 +364,4 @@ export class Entity {
     if (!attr) throw unknownAttribute(this.#dc.model, name, EVERY_ATTRIBUTE);
     return attr;
   }
-}
-
-/** Does the alias lead to entities (its last step is a relation), rather than to a value? */
-export function aliasLeadsToEntities(alias: AliasAttribute): boolean {
-  const last = alias.steps[alias.steps.length - 1].kind;
-  return last === 'relatedEntity' || last === 'relatedEntities';
 }
