@@ -380,6 +380,18 @@ describe('entity events', () => {
       assert.ok(await ds.Person.get(p.getKey()), 'still there');
     });
 
+    it('drops a selection all or nothing: one entity its validateDrop refuses keeps them all, and no afterDrop runs', async () => {
+      for (const name of ['Batch A', 'Batch B', 'Batch C']) await saved(name);
+      const batch = () => ds.Person.query('lastName begin :1', 'Batch');
+      reset({ validateDrop: (e: Entity) => (e.get('lastName') === 'Batch C' ? { errCode: 52, message: 'C stays' } : undefined) });
+      await assert.rejects(batch().drop(), (e: unknown) => e instanceof DatasetError && e.toWire()[0].errCode === 52);
+      assert.equal(await batch().length, 3, 'the two dropped before C are back');
+      assert.ok(!g.__events.includes('afterDrop'), 'no afterDrop for drops that were rolled back');
+      reset();
+      await batch().drop();
+      assert.equal(await batch().length, 0);
+    });
+
     it('runs afterDrop with dropStatus "failed" when the delete fails, and ignores afterDrop errors', async () => {
       const p = await saved();
       const stale = await ds.Person.get(p.getKey());

@@ -186,4 +186,30 @@ describe('the reads of one request', () => {
       Object.assign(storage, original);
     }
   });
+
+  it('give their snapshot back when they fail: more failing reads than the pool holds, then a good one answers', async () => {
+    const { coreOf } = await import('../src/datastore/datastore.js');
+    const { MAX_SNAPSHOT_CONNECTIONS } = await import('../src/config/limits.js');
+    const storage = coreOf(demo.ds).storage as unknown as { snapshot: () => Promise<{ release: () => Promise<void> }> };
+    const original = storage.snapshot;
+    const counts = { taken: 0, released: 0 };
+    storage.snapshot = async function (this: unknown) {
+      const snap = await original.call(this);
+      counts.taken++;
+      const release = snap.release.bind(snap);
+      snap.release = () => { counts.released++; return release(); };
+      return snap;
+    };
+    try {
+      // the filter names no attribute: found out inside the snapshot, when the query is resolved
+      const failing = Array.from({ length: MAX_SNAPSHOT_CONNECTIONS * 2 + 4 }, () => demo.request('/rest/Employee?$filter="nope = 1"'));
+      for (const res of await Promise.all(failing)) assert.equal(res.status, 400);
+      assert.equal(counts.taken, failing.length, 'each failed inside its snapshot');
+      assert.equal(counts.released, counts.taken);
+      const good = await Promise.race([demo.request('/rest/Employee?$top=1&$filter="salary > 0"'), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('no snapshot came back')), 5000).unref())]);
+      assert.equal(good.status, 200);
+    } finally {
+      storage.snapshot = original;
+    }
+  });
 });
