@@ -205,6 +205,9 @@ describe('HTTP: entity and selection parameters', () => {
     const related = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, employer: { __KEY: 99999 } }]);
     assert.equal(related.body.__ERROR[0].errCode, 1542);
     assert.match(related.body.__ERROR[0].message, /Employee\.employer: Cannot find entity with "99999" key in the "Company" dataclass/);
+    // before the call, even for a function that saves nothing
+    const unsaved = await demo.request('/rest/$catalog/pause', 'POST', [1, { __DATACLASS: 'Employee', __ENTITY: true, employer: { __KEY: 99999 } }]);
+    assert.equal(unsaved.body.__ERROR?.[0].errCode, 1542);
     const unknown = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employe', __ENTITY: true }]);
     assert.equal(unknown.body.__ERROR[0].errCode, 7002);
     const unnamed = await demo.request('/rest/$catalog/hire', 'POST', [{ __ENTITY: true }]);

@@ -42,6 +42,8 @@ export let entityClassOf: (e: Entity) => DataClassCore;
  * when the entity has been saved since (its events then never run), else undefined.
  */
 export let staleStamp: (e: Entity, stamp: number) => DatasetError | undefined;
+/** The rules of a save (rules.ts) on the values set so far: a related entity exists, a file fits its attribute. */
+export let checkTouched: (e: Entity) => Promise<void>;
 
 export class Entity {
   readonly #dc: DataClassCore;
@@ -75,6 +77,7 @@ export class Entity {
     relatedKeyOf = (e, name) => e.#relatedKey(name);
     entityClassOf = (e) => e.#dc;
     staleStamp = (e, stamp) => (stamp === e.#stamp ? undefined : stampChanged(e.#dc.core.name, e.#dc.model, e.#key()));
+    checkTouched = (e) => checkValues(e.#dc, e.#touchedValues(), e.#access);
   }
 
   /**

@@ -5,7 +5,7 @@
 
 import { DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
-import { Entity } from '../../datastore/entity.js';
+import { checkTouched, Entity } from '../../datastore/entity.js';
 import { classOf, EntitySelection, withAccess } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { invoke } from '../../functions/call.js';
@@ -87,6 +87,8 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   const dc = dataClassFor(scope, name);
   const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
   await attachUploads(scope, entity, applyValues(scope, dc, entity, obj, index));
+  // a related entity that does not exist is refused before the call, not when the function saves
+  await checkTouched(entity);
   return entity;
 }
 
