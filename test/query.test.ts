@@ -174,12 +174,22 @@ describe('query language', () => {
     // elements that are no objects have no properties: they match nothing (codes holds text)
     assert.deepEqual(await companies('extra.codes[].name = x1'), []);
     assert.deepEqual(await companies('extra.codes[].name = null'), ['Acme', 'Globex', 'Initech']);
+    // and # never matches null: such elements differ in neither form
+    assert.deepEqual(await companies('extra.codes[].name # x1'), []);
+    assert.deepEqual(await companies('extra.codes[a].name # x1'), []);
+    // only an array is a collection: an object or a text is no collection of anything
+    assert.deepEqual(await companies('extra.address[].city = lyon'), []);
+    assert.deepEqual(await companies('extra.sector[] = tech'), []);
   });
 
   it('runs a query of 1500 criteria: the SQL groups them as a balanced tree, not a chain the database finds too deep', async () => {
     const ids = Array.from({ length: 1500 }, (_, i) => `ID=${i % 9}`).join('|');
     assert.equal(await ds.Person.query(ids).length, await ds.Person.query('ID < 9').length);
     assert.equal(await ds.Company.query(Array.from({ length: 500 }, () => 'staff.ID=1').join('|')).length, 1);
+    // a selection queried over and over: its conditions join one list, grouped the same way
+    let narrowed = ds.Person.all();
+    for (let i = 0; i < 1500; i++) narrowed = narrowed.query('ID > :1', i % 3);
+    assert.equal(await narrowed.length, await ds.Person.query('ID > 2').length);
   });
 
   it('sorts by an order by clause of the query, text without regard to case', async () => {
@@ -245,10 +255,10 @@ describe('query language', () => {
     const { where } = resolveQuery(company, parseQuery('extra.tags[a].name = Red and extra.tags[a].level > 2'), [], () => true);
     const sqlite = compileSelect(sqliteDialect, { dataClass: company, columns: [], where, order: [] }, null);
     const element = (p: string) => `CASE WHEN j1.type IN ('object', 'array') THEN json_extract(j1.value, ${p}) END`;
-    assert.equal(sqlite.sql, `SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM json_each(t0."extra", ?) j1 WHERE (dataset_fold(${element('?')}) = ? AND ${element('?')} > ?)))`);
+    assert.equal(sqlite.sql, `SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM (SELECT value, type FROM json_each(t0."extra", ?) WHERE typeof(key) = 'integer') j1 WHERE (dataset_fold(${element('?')}) = ? AND ${element('?')} > ?)))`);
     assert.deepEqual(sqlite.params, ['$."tags"', '$."name"', 'red', '$."level"', 2]);
     const pg = compileSelect(postgresDialect, { dataClass: company, columns: [], where, order: [] }, null);
-    assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM jsonb_array_elements(t0."extra" #> $1::text[]) j1(value) WHERE (lower((j1.value #>> $2::text[])) = $3 AND (j1.value #>> $4::text[]) > $5)))');
+    assert.equal(pg.sql, 'SELECT  FROM "Company" t0 WHERE (EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(t0."extra" #> $1::text[]) = \'array\' THEN t0."extra" #> $1::text[] END) j1(value) WHERE (lower((j1.value #>> $2::text[])) = $3 AND (j1.value #>> $4::text[]) > $5)))');
     assert.deepEqual(pg.params, [['tags'], ['name'], 'red', ['level'], 2]);
   });
 

@@ -17,11 +17,12 @@ export interface EventContext {
 
 /** The touched handlers of an attribute just set: attribute level, then entity level. */
 export function fireTouched(c: EventContext, attributeName: string): void {
-  const event = { kind: 'touched' as const, attributeName, dataClassName: c.dataClassName };
+  // (each handler gets an event of its own: what one does to it, the next does not see)
+  const event = (): EntityEvent => ({ kind: 'touched', attributeName, dataClassName: c.dataClassName });
   const onAttr = c.events.attribute('touched', attributeName);
-  if (onAttr) runTouched(onAttr, c.entity, event, c.report);
+  if (onAttr) runTouched(onAttr, c.entity, event(), c.report);
   const onEntity = c.events.entity('touched');
-  if (onEntity) runTouched(onEntity, c.entity, event, c.report);
+  if (onEntity) runTouched(onEntity, c.entity, event(), c.report);
 }
 
 /** The attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */

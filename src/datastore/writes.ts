@@ -61,7 +61,7 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
   return storage.transaction(async () => {
     await checkValues(classCore, values, access);
     const timestamp = Date.now();
-    const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)));
+    const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     await moveFiles(core, dc, key, before, values);
@@ -75,7 +75,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
   return storage.transaction(async () => {
-    const before = await storedFiles(core, dc, key, fileAttributes(dc));
+    const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
     await bumpGlobalStamp(core.storage);
@@ -83,10 +83,10 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
 }
 
 /** The files an entity's image and blob attributes hold now (read in the write's transaction). */
-async function storedFiles(core: Core, dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[]): Promise<Map<StorageAttribute, number | null>> {
+async function storedFiles(core: Core, dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[], access: Access): Promise<Map<StorageAttribute, number | null>> {
   const out = new Map<StorageAttribute, number | null>();
   if (attrs.length === 0) return out;
-  const row = await core.storage.get(...byKey(core, dc, key, attrs.map((attr) => ({ kind: 'storage', attr }))));
+  const row = await core.storage.get(...byKey(core, dc, key, attrs.map((attr) => ({ kind: 'storage', attr })), access));
   for (const a of attrs) out.set(a, row?.[a.name] === null || row?.[a.name] === undefined ? null : Number(row[a.name]));
   return out;
 }
@@ -111,8 +111,8 @@ async function whyUnchanged(core: Core, dc: DataClassModel, key: unknown, what: 
 }
 
 /** A SELECT of some columns of one entity, as [sql, params]. */
-function byKey(core: Core, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access?: Access): [string, readonly unknown[]] {
-  const { sql, params } = compileSelect(core.storage.dialect, { dataClass: dc, columns, order: [], where: { kind: 'compare', path: directPath(dc.key), op: '=', value: key } }, access?.restrict ?? null);
+function byKey(core: Core, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access: Access): [string, readonly unknown[]] {
+  const { sql, params } = compileSelect(core.storage.dialect, { dataClass: dc, columns, order: [], where: { kind: 'compare', path: directPath(dc.key), op: '=', value: key } }, access.restrict);
   return [sql, params];
 }
 

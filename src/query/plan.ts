@@ -78,8 +78,9 @@ export function inSelect(attr: StorageAttribute, from: DataClassModel, column: S
   return { kind: 'inSelect', path: directPath(attr), select: { dataClass: from, columns: [{ kind: 'storage', attr: column }], where, order: [], ...rest } };
 }
 
+/** The conjunction of conditions, nulls left out; nested ANDs are flattened (query().query()… chains grow one list, not a deep tree). */
 export function and(...items: (Condition | null)[]): Condition | null {
-  const present = items.filter((c): c is Condition => c !== null);
+  const present = items.flatMap((c) => (c === null ? [] : c.kind === 'and' ? c.items : [c]));
   if (present.length === 0) return null;
   return present.length === 1 ? present[0] : { kind: 'and', items: present };
 }

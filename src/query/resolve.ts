@@ -179,7 +179,8 @@ class Resolver {
    * A criterion on the elements of a collection: at least one element matches. With `[]`, a
    * negative comparison means that every element differs (4D: `coll[].val # 0`); with a linked
    * `[a]` it means at least one element differs, and the criteria of one AND that share the
-   * letter are about the same element.
+   * letter are about the same element. As everywhere, `#` never matches null: an element without
+   * the value (or one that is no object) differs in neither form.
    */
   elements(c: Extract<QueryNode, { kind: 'compare' }>, array: AttributePath, route: Target, coll: NonNullable<Target['collection']>): Condition {
     const element: AttributePath = { via: [], attr: array.attr, json: coll.rest, element: true };
@@ -187,7 +188,8 @@ class Resolver {
     const flipped = { '#': '=', '!=': '=', '!==': '===', 'IS NOT': 'IS' } as const;
     if (negated && coll.link === null) {
       const positive = this.compare({ ...c, op: flipped[c.op as keyof typeof flipped] }, element, route);
-      return { kind: 'not', item: { kind: 'elements', path: array, where: positive } };
+      const sameOrNull: Condition = { kind: 'or', items: [positive, { kind: 'isNull', path: element, negated: false }] };
+      return { kind: 'not', item: { kind: 'elements', path: array, where: sameOrNull } };
     }
     const where = this.compare(c, element, route);
     return { kind: 'elements', path: array, where, ...(coll.link ? { tag: `${array.attr.name}.${coll.text}[${coll.link}]` } : {}) };

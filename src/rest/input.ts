@@ -54,7 +54,11 @@ export function applyValues(scope: Scope, dc: DataClassCore, entity: Entity, obj
 
 /** Sets each upload still waiting on its attribute; UPLOAD_NOT_FOUND for one that is not (unknown, expired, attached). */
 export async function attachUploads(scope: Scope, entity: Entity, uploads: readonly PendingUpload[]): Promise<void> {
+  const seen = new Set<string>();
   for (const { attr, id, index } of uploads) {
+    // one file, one attribute: the save would claim it twice (validate must say so too)
+    if (seen.has(id)) throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: upload ${id} is given to another attribute of this entity too (entity #${index + 1}): an upload is attached once`);
+    seen.add(id);
     const file = await scope.core.files.findUpload(id);
     if (!file) {
       throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);

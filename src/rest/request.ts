@@ -44,6 +44,7 @@ export function readTarget(method: string, url: string): Target {
 
 /** Whether a request target is /rest/$upload, whatever its options (false for a path that does not parse). */
 export function isUploadTarget(url: string): boolean {
+  if (!url.startsWith(`${REST_PREFIX}/`)) return false;
   const q = url.indexOf('?');
   try {
     return parseRestPath(url.slice(REST_PREFIX.length, q < 0 ? undefined : q)).kind === 'upload';

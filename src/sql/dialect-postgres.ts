@@ -30,7 +30,8 @@ export const postgresDialect: Dialect = {
   jsonValue: (column, path) => `(${column} #>> ${path}::text[])`,
   jsonNumber: (column, path) => `(CASE WHEN jsonb_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
   jsonPath: (parts) => parts,
-  jsonElements: (column, path, alias) => `jsonb_array_elements(${column} #> ${path}::text[]) ${alias}(value)`,
+  // only an array is a collection (jsonb_array_elements fails on anything else; on null it gives no row)
+  jsonElements: (column, path, alias) => `jsonb_array_elements(CASE WHEN jsonb_typeof(${column} #> ${path}::text[]) = 'array' THEN ${column} #> ${path}::text[] END) ${alias}(value)`,
   jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
   inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
   keyListParam: (keys) => Array.from(keys),

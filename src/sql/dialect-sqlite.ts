@@ -34,7 +34,9 @@ export const sqliteDialect: Dialect = {
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
-  jsonElements: (column, path, alias) => `json_each(${column}, ${path}) ${alias}`,
+  // only an array is a collection (json_each would walk an object's members, or a scalar as one row):
+  // its elements are the rows with an integer key
+  jsonElements: (column, path, alias) => `(SELECT value, type FROM json_each(${column}, ${path}) WHERE typeof(key) = 'integer') ${alias}`,
   // (an element that is no object or array has no properties: json_extract would fail on its text)
   jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `CASE WHEN ${alias}.type IN ('object', 'array') THEN json_extract(${alias}.value, ${path}) END`),
   inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
