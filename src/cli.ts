@@ -2,18 +2,18 @@
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, SHUTDOWN_GRACE_MS } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ModelError } from './model/load-model.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
-import { MemoryEntitySetStore } from './datastore/entity-set-store.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger } from './util/log.js';
 import { buildServer } from './server.js';
 import { SchemaError } from './storage/schema.js';
+import { StorageConfigError } from './storage/open.js';
 import { watchdog } from './functions/watchdog.js';
 import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
@@ -60,11 +60,12 @@ const program = new Command()
   .name('dataset-rest')
   .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
   .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
-  .option('--db <file>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite)')
+  .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
+  .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most', positiveInt, PG_POOL_SIZE)
   .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
   .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
-  .option('--max-set-members <n>', 'entity set members kept in memory at most; past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
+  .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
   .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
@@ -80,7 +81,7 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{ project?: string; db?: string; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number }>();
+const opts = program.opts<{ project?: string; db?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
 else supervise(process.argv[1], process.argv.slice(2));
@@ -97,13 +98,14 @@ async function serve(): Promise<void> {
   try {
     ds = await openProject(opts.project ?? DEMO, {
       db: opts.db,
-      entitySets: new MemoryEntitySetStore({ maxMembers: opts.maxSetMembers }),
+      poolSize: opts.poolSize,
+      maxSetMembers: opts.maxSetMembers,
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
       onEventError: eventErrorLogger(() => log),
     });
   } catch (e) {
     if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
-    if (e instanceof ProjectError || e instanceof SchemaError) fail(e.message);
+    if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) fail(e.message);
     fail(`cannot open the project: ${(e as Error).message}`);
   }
 

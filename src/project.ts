@@ -1,5 +1,5 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
-// database), optional classes/ and methods/ folders (user classes and project methods, loaded at
+// database; --db names another file, or a PostgreSQL database by URL), optional classes/ and methods/ folders (user classes and project methods, loaded at
 // every start) and an optional seed module (seed.ts or seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
@@ -10,12 +10,17 @@ import { ClassLoadError, importProjectModule, loadClasses } from './classes/load
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
-import { sqliteStorage } from './storage/open.js';
+import { databaseTarget, openStorage, type DatabaseTarget } from './storage/open.js';
+import { dropCreatedSchema } from './storage/schema.js';
+import { META_TABLE, tableColumns } from './storage/system-tables.js';
+import type { TransactionManager } from './storage/transactions.js';
 import { withDeadlines } from './functions/deadlines.js';
 
 export interface ProjectOptions extends DatastoreOptions {
-  /** the SQLite file; default DIR/data/data.sqlite */
+  /** the SQLite file, or a postgres:// URL; default DIR/data/data.sqlite */
   readonly db?: string;
+  /** PostgreSQL: connections in the pool at most */
+  readonly poolSize?: number;
 }
 
 export class ProjectError extends Error {
@@ -34,16 +39,18 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   const modelFile = join(root, 'model.json');
   if (!existsSync(modelFile)) throw new ProjectError(`${modelFile} is missing: a project folder holds a model.json`);
   const model = await loadModelFile(modelFile);
-  // ':memory:' is SQLite's in-memory database, not a file name
-  const memory = options.db === ':memory:';
-  const db = memory ? ':memory:' : resolve(options.db ?? join(root, 'data', 'data.sqlite'));
-  const isNew = memory || !existsSync(db);
-  if (isNew && !memory) mkdirSync(dirname(db), { recursive: true });
+  const target = resolved(databaseTarget(options.db ?? join(root, 'data', 'data.sqlite')));
+  const created = prepareDatabase(target);
+  let storage: TransactionManager | undefined;
   let ds: DatastoreWithClasses | undefined;
+  let isNew = created.isNew;
   try {
+    storage = await openStorage(target, { poolSize: options.poolSize });
+    // a PostgreSQL database is new when dataset-rest never set it up (its meta table is not there)
+    isNew ??= (await tableColumns(storage, META_TABLE)).length === 0;
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
-    ds = await Datastore.open(model, withDeadlines(sqliteStorage(db)), { entitySets: options.entitySets, onEventError: options.onEventError });
+    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, onEventError: options.onEventError });
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));
@@ -63,9 +70,26 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     }
     return ds;
   } catch (e) {
-    await ds?.close();
     // A database this start created and could not finish is removed, so the next start begins afresh.
-    if (isNew && !memory) for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true });
+    if (storage !== undefined && target.engine === 'postgres' && isNew === true) await dropCreatedSchema(storage, model).catch(() => undefined);
+    await (ds !== undefined ? ds.close() : storage?.close());
+    created.remove();
     throw e;
   }
+}
+
+/** A SQLite file's absolute path. */
+function resolved(target: DatabaseTarget): DatabaseTarget {
+  return target.engine === 'sqlite' && target.file !== ':memory:' ? { engine: 'sqlite', file: resolve(target.file) } : target;
+}
+
+/** Known before a SQLite file is opened: whether it is new (and its folder made); PostgreSQL asks the database itself. */
+function prepareDatabase(target: DatabaseTarget): { isNew?: boolean; remove(): void } {
+  if (target.engine === 'postgres') return { remove() {} };
+  // ':memory:' is SQLite's in-memory database, not a file name
+  if (target.file === ':memory:') return { isNew: true, remove() {} };
+  const db = target.file;
+  if (existsSync(db)) return { isNew: false, remove() {} };
+  mkdirSync(dirname(db), { recursive: true });
+  return { isNew: true, remove: () => { for (const f of [db, `${db}-wal`, `${db}-shm`]) rmSync(f, { force: true }); } };
 }

@@ -10,8 +10,7 @@ import type { Entity } from '../src/datastore/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
 import { buildServer } from '../src/server.js';
-import { sqliteStorage } from '../src/storage/open.js';
-import { tempDir } from './helpers.js';
+import { tempDir, testStorage } from './helpers.js';
 
 const MODEL = buildModel({
   name: 'Calc',
@@ -48,7 +47,7 @@ describe('calculated attributes', () => {
   const names = async (q: string, ...params: unknown[]) => (await ds.Person.query(q, ...params).orderBy('ID').toArray()).map((e) => e.get('firstName'));
 
   before(async () => {
-    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'calc.sqlite')));
+    ds = await Datastore.open(MODEL, await testStorage(join(tmp.dir, 'calc.sqlite')));
     ds.Person.defineCalculated('fullName', {
       get: (e) => `${e.get('firstName')} ${e.get('lastName')}`,
       set: (e, value) => {

@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { DataClass, Datastore, Entity, EntitySelection, type DatastoreWithClasses } from '../src/index.js';
 import { openProject, ProjectError } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { openDemo, tempDir } from './helpers.js';
+import { openDemo, tempDir, testDatabase } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -127,7 +127,7 @@ describe('user classes (TypeScript)', () => {
 
   before(async () => {
     tmp = project(FILES_TS);
-    ds = await openProject(tmp.dir);
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')) });
     await fill(ds);
     app = await buildServer(ds, { logLevel: 'silent' });
   });
@@ -229,7 +229,7 @@ const { EntitySelection } = require('dataset-rest');
 module.exports = class CompanySelection extends EntitySelection { async names() { return (await this.toArray()).map((c) => c.get('name')); } };
 `,
     });
-    const ds = await openProject(tmp.dir);
+    const ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')) });
     try {
       await fill(ds);
       const p = (await ds.Person.get(2)) as Entity & { shout(): string };
@@ -295,7 +295,7 @@ describe('user classes: start-up errors', () => {
     const tmp = project({ 'PersonEntity.ts': "import { Entity } from 'dataset-rest'; import { twice } from './lib/util.ts'; export default class PersonEntity extends Entity { two() { return twice(1); } }" });
     mkdirSync(join(tmp.dir, 'classes', 'lib'));
     writeFileSync(join(tmp.dir, 'classes', 'lib', 'util.ts'), 'export const twice = (n: number) => n * 2;');
-    const ds = await openProject(tmp.dir);
+    const ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')) });
     try {
       assert.equal((ds.Person.new() as Entity & { two(): number }).two(), 2);
     } finally {

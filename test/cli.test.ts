@@ -4,7 +4,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { BIN, startCommand, tempDir } from './helpers.js';
+import { testPostgres } from './postgres-server.js';
 
 
 function run(args: string[]) {
@@ -29,7 +31,7 @@ describe('command line', () => {
   it('--help explains every flag and exits 0', () => {
     const r = run(['--help']);
     assert.equal(r.status, 0);
-    for (const flag of ['--project', '--db', '--port', '--host', '--log-level', '--max-set-members', '--function-timeout', '--max-upload-size']) assert.match(r.stdout, new RegExp(flag));
+    for (const flag of ['--project', '--db', '--pool-size', '--port', '--host', '--log-level', '--max-set-members', '--function-timeout', '--max-upload-size']) assert.match(r.stdout, new RegExp(flag));
   });
 
   const bad: [string, string[], RegExp][] = [
@@ -40,6 +42,9 @@ describe('command line', () => {
     ['an upload size with an unknown unit', ['--max-upload-size', '5XB'], /--max-upload-size.*a size in bytes/],
     ['a missing project folder', ['--project', '/nonexistent/nowhere'], /does not exist/],
     ['a folder without model.json', ['--project', '.'], /model\.json is missing/],
+    ['a database URL of no supported engine', ['--db', 'mysql://u:p@127.0.0.1/db'], /mysql:\/\/ is not a database this server can use/],
+    ['a PostgreSQL server nobody listens for', ['--db', 'postgres://u:p@127.0.0.1:1/db'], /PostgreSQL at u@127\.0\.0\.1:1\/db: connection refused/],
+    ['a pool size of zero', ['--pool-size', '0'], /--pool-size.*a whole number of 1 or more/],
   ];
   for (const [what, args, message] of bad) {
     it(`answers ${what} with one line on stderr and exit code 2`, () => {
@@ -50,6 +55,37 @@ describe('command line', () => {
       assert.doesNotMatch(r.stderr, /\n\s+at /);
     });
   }
+
+  it('answers a wrong password, a missing database and missing rights on a real PostgreSQL with one line naming it, exit code 2, the password never shown', async () => {
+    const server = new URL((await testPostgres()).url);
+    const url = (user: string, password: string, db: string) => `postgres://${user}:${password}@${server.host}/${db}`;
+    const admin = new pg.Client({ connectionString: server.href });
+    await admin.connect();
+    try {
+      await admin.query("CREATE ROLE cli_reader LOGIN PASSWORD 'reader-secret'");
+      await admin.query('CREATE DATABASE cli_rights');
+      // (PostgreSQL 15 and later revoke it already in a new database; older ones do not)
+      const inRights = new pg.Client({ connectionString: Object.assign(new URL(server.href), { pathname: '/cli_rights' }).href });
+      await inRights.connect();
+      await inRights.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC').finally(() => inRights.end());
+      const cases: [string, RegExp][] = [
+        [url(server.username, 'not-the-password', 'postgres'), /password authentication failed for user "postgres"/],
+        [url(server.username, decodeURIComponent(server.password), 'no_such_db'), /database "no_such_db" does not exist/],
+        [url('cli_reader', 'reader-secret', 'cli_rights'), /permission denied for schema public/],
+      ];
+      for (const [db, message] of cases) {
+        const r = spawnSync(process.execPath, [BIN, '--db', db, '--port', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+        assert.equal(r.status, 2, r.stderr);
+        assert.match(r.stderr, message);
+        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+        assert.doesNotMatch(r.stderr, /not-the-password|reader-secret/);
+      }
+    } finally {
+      await admin.query('DROP DATABASE IF EXISTS cli_rights WITH (FORCE)').catch(() => undefined);
+      await admin.query('DROP ROLE IF EXISTS cli_reader').catch(() => undefined);
+      await admin.end();
+    }
+  });
 
   it('reports every model mistake with its JSON path on one line, exit code 2', () => {
     const dir = project(join(tmp.dir, 'badmodel'), {

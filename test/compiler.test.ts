@@ -76,6 +76,10 @@ interface DialectCase {
   p(n: number): string;
   bool(b: boolean): unknown;
 }
+/** SQLite's order of nulls, as PostgreSQL is told it (Dialect.nullsOrder) */
+const nullsLast = (dialect: string) => (dialect === 'postgres' ? ' NULLS LAST' : '');
+const nullsFirst = (dialect: string) => (dialect === 'postgres' ? ' NULLS FIRST' : '');
+
 const DIALECTS: DialectCase[] = [
   { d: sqliteDialect, p: () => '?', bool: (b) => (b ? 1 : 0) },
   { d: postgresDialect, p: (n) => `$${n}`, bool: (b) => b },
@@ -100,9 +104,9 @@ const cases: Case[] = [
       limit: 10,
       offset: 20,
     }, null),
-    sql: (p) => 'SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."__stamp", t0."__timestamp" FROM "Employee" t0'
+    sql: (p, dialect) => 'SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."__stamp", t0."__timestamp" FROM "Employee" t0'
       + ` WHERE (t0."lastName" = ${p(1)} AND t0."salary" >= ${p(2)} AND t0."hired" IS NOT NULL AND t0."active" = ${p(3)})`
-      + ` ORDER BY t0."lastName__fold" DESC, t0."ID" LIMIT ${p(4)} OFFSET ${p(5)}`,
+      + ` ORDER BY t0."lastName__fold" DESC${nullsLast(dialect)}, t0."ID" LIMIT ${p(4)} OFFSET ${p(5)}`,
     params: (c) => ['Smith', 1000, c.bool(true), 10, 20],
   },
   {
@@ -151,11 +155,11 @@ const cases: Case[] = [
       where: eq(at(cityName, E.employer, C.city), 'Paris'),
       order: [{ path: at(C.name, E.employer), descending: true }],
     }, null),
-    sql: (p) => 'SELECT t0."ID" AS "ID", (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") AS "employerName"'
+    sql: (p, dialect) => 'SELECT t0."ID" AS "ID", (SELECT t1."name" FROM "Company" t1 WHERE t1."ID" = t0."employerID") AS "employerName"'
       + ' FROM "Employee" t0'
       + ' WHERE (SELECT (SELECT t3."name" FROM "City" t3 WHERE t3."ID" = t2."cityID") FROM "Company" t2 WHERE t2."ID" = t0."employerID")'
       + ` = ${p(1)}`
-      + ' ORDER BY (SELECT t4."name__fold" FROM "Company" t4 WHERE t4."ID" = t0."employerID") DESC',
+      + ` ORDER BY (SELECT t4."name__fold" FROM "Company" t4 WHERE t4."ID" = t0."employerID") DESC${nullsLast(dialect)}`,
     params: () => ['Paris'],
   },
   {
@@ -203,8 +207,8 @@ const cases: Case[] = [
       ),
       order: [],
     }, null),
-    sql: (p) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."lastName" = ${p(1)}`
-      + ` AND t0."ID" IN (SELECT t1."ID" AS "ID" FROM "Employee" t1 WHERE t1."salary" > ${p(2)} ORDER BY t1."salary" DESC LIMIT ${p(3)} OFFSET ${p(4)})`
+    sql: (p, dialect) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE (t0."lastName" = ${p(1)}`
+      + ` AND t0."ID" IN (SELECT t1."ID" AS "ID" FROM "Employee" t1 WHERE t1."salary" > ${p(2)} ORDER BY t1."salary" DESC${nullsLast(dialect)} LIMIT ${p(3)} OFFSET ${p(4)})`
       + ` AND t0."active" = ${p(5)})`,
     params: (c) => ['x', 5, 3, 1, c.bool(false)],
   },
@@ -217,8 +221,8 @@ const cases: Case[] = [
       order: [{ path: at(E.lastName), descending: false }],
       perGroup: { attr: E.employerID, limit: 2 },
     }, null),
-    sql: (p) => 'SELECT * FROM (SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."employerID" AS "employerID",'
-      + ' ROW_NUMBER() OVER (PARTITION BY t0."employerID" ORDER BY t0."lastName__fold") AS __rn'
+    sql: (p, dialect) => 'SELECT * FROM (SELECT t0."ID" AS "ID", t0."lastName" AS "lastName", t0."employerID" AS "employerID",'
+      + ` ROW_NUMBER() OVER (PARTITION BY t0."employerID" ORDER BY t0."lastName__fold"${nullsFirst(dialect)}) AS __rn`
       + ` FROM "Employee" t0 WHERE t0."employerID" IN (${p(1)}, ${p(2)})) t1`
       + ' WHERE t1.__rn <= 2 ORDER BY t1."employerID", t1.__rn',
     params: () => [1, 2],
@@ -259,13 +263,17 @@ const cases: Case[] = [
     params: () => [2, 7],
   },
   {
-    what: 'sums of an object property over its numbers only, and its max over every value',
+    what: 'sums of an object property over its numbers only, and its max per class of value (numbers, text)',
     compile: (d) => compileAggregate(d, Employee, null, { via: [], attr: E.extra, json: ['score'] }, ['sum', 'max'], null),
     sql: (p, dialect) =>
       dialect === 'sqlite'
-        ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p))) AS sum, MAX(json_extract(t0."extra", ${p(2)})) AS max FROM "Employee" t0`
-        : `SELECT SUM((CASE WHEN jsonb_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END)) AS sum, MAX((t0."extra" #>> ${p(2)}::text[])) AS max FROM "Employee" t0`,
-    params: (c) => (c.d.name === 'sqlite' ? ['$."score"', '$."score"'] : [['score'], ['score']]),
+        ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p))) AS sum,`
+          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real', 'true', 'false') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(2)} AS p))) AS max,`
+          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('text', 'object', 'array') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(3)} AS p))) AS max__text FROM "Employee" t0`
+        : `SELECT SUM((CASE WHEN json_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END)) AS sum,`
+          + ` MAX((CASE json_typeof(t0."extra" #> ${p(2)}::text[]) WHEN 'number' THEN (t0."extra" #> ${p(2)}::text[] #>> '{}')::double precision WHEN 'boolean' THEN CASE WHEN (t0."extra" #> ${p(2)}::text[] #>> '{}') = 'true' THEN 1 ELSE 0 END END)) AS max,`
+          + ` MAX((CASE WHEN json_typeof(t0."extra" #> ${p(3)}::text[]) IN ('string', 'object', 'array') THEN (t0."extra" #> ${p(3)}::text[] #>> '{}') COLLATE "C" END)) AS max__text FROM "Employee" t0`,
+    params: (c) => (c.d.name === 'sqlite' ? ['$."score"', '$."score"', '$."score"'] : [['score'], ['score'], ['score']]),
   },
 ];
 

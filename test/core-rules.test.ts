@@ -14,8 +14,7 @@ import type { StorageAttribute } from '../src/model/types.js';
 import { directPath } from '../src/query/plan.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
-import { sqliteStorage } from '../src/storage/open.js';
-import { tempDir } from './helpers.js';
+import { tempDir, testStorage } from './helpers.js';
 
 const MODEL = buildModel({
   name: 'Rules',
@@ -48,7 +47,7 @@ describe('the rules of a save, for code as for REST', () => {
   let ds: DatastoreWithClasses;
   let png: Buffer;
   before(async () => {
-    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'rules.sqlite')));
+    ds = await Datastore.open(MODEL, await testStorage(join(tmp.dir, 'rules.sqlite')));
     png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#f00' } }).png().toBuffer();
     const acme = ds.Company.new();
     acme.set('name', 'Acme');
@@ -99,7 +98,7 @@ describe('what user code can reach', () => {
   const tmp = tempDir();
   let ds: DatastoreWithClasses;
   before(async () => {
-    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'reach.sqlite')));
+    ds = await Datastore.open(MODEL, await testStorage(join(tmp.dir, 'reach.sqlite')));
   });
   after(async () => {
     await ds.close();
@@ -136,7 +135,7 @@ describe('a caller whose access filters rows', () => {
   let access: Access;
   const keys: Record<string, unknown> = {};
   before(async () => {
-    ds = await Datastore.open(MODEL, sqliteStorage(join(tmp.dir, 'restrict.sqlite')));
+    ds = await Datastore.open(MODEL, await testStorage(join(tmp.dir, 'restrict.sqlite')));
     core = coreOf(ds);
     const acme = ds.Company.new();
     acme.set('name', 'Acme');

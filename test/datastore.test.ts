@@ -5,8 +5,7 @@ import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore
 import type { Entity } from '../src/datastore/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
-import { sqliteStorage } from '../src/storage/open.js';
-import { tempDir } from './helpers.js';
+import { tempDir, testStorage } from './helpers.js';
 
 const MODEL = {
   name: 'Core',
@@ -37,7 +36,7 @@ const MODEL = {
 };
 
 async function openCore(file: string): Promise<DatastoreWithClasses> {
-  return Datastore.open(buildModel(MODEL), sqliteStorage(file));
+  return Datastore.open(buildModel(MODEL), await testStorage(file));
 }
 
 describe('datastore core', () => {

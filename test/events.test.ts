@@ -14,7 +14,7 @@ import type { EntityEvent } from '../src/datastore/events.js';
 import { ERRORS } from '../src/errors/registry.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { openProject } from '../src/project.js';
-import { openDemo, tempDir } from './helpers.js';
+import { openDemo, tempDir, testDatabase } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
@@ -104,7 +104,7 @@ describe('entity events', () => {
     mkdirSync(join(tmp.dir, 'node_modules'));
     symlinkSync(REPO, join(tmp.dir, 'node_modules', 'dataset-rest'), 'dir');
     writeFileSync(join(tmp.dir, 'classes', 'PersonEntity.ts'), PERSON_ENTITY);
-    ds = await openProject(tmp.dir, { onEventError: (info) => void reported.push(info) });
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')), onEventError: (info) => void reported.push(info) });
   });
   after(async () => {
     await ds.close();

@@ -10,6 +10,28 @@ import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { openProject, type ProjectOptions } from '../src/project.js';
 import { buildServer, type ServerOptions } from '../src/server.js';
+import { openStorage, databaseTarget } from '../src/storage/open.js';
+import type { TransactionManager } from '../src/storage/transactions.js';
+import { freshDatabase } from './postgres-server.js';
+
+/**
+ * The engine the datastore tests run on: SQLite, or PostgreSQL when DATASET_REST_TEST_ENGINE is
+ * `postgres` (test/run.ts runs those files once on each; see postgres-server.ts for the server).
+ */
+export const TEST_ENGINE: 'sqlite' | 'postgres' = process.env.DATASET_REST_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * What a test gives as --db: the SQLite file it names, or on PostgreSQL a new database of its
+ * own (left for the run to drop with its server).
+ */
+export async function testDatabase(sqliteFile: string): Promise<string> {
+  return TEST_ENGINE === 'postgres' ? (await freshDatabase()).url : sqliteFile;
+}
+
+/** The storage of testDatabase(sqliteFile). */
+export async function testStorage(sqliteFile: string): Promise<TransactionManager> {
+  return openStorage(databaseTarget(await testDatabase(sqliteFile)), { poolSize: 4 });
+}
 
 export const DEMO_DIR = fileURLToPath(new URL('../demo', import.meta.url));
 export const BIN = fileURLToPath(new URL('../bin/dataset-rest.mjs', import.meta.url));
@@ -79,7 +101,7 @@ export function tempDir(prefix = 'dataset-rest-test-'): { dir: string; remove():
 /** The demo project, seeded into a temporary database (the datastore and server built with `options`). */
 export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptions = {}): Promise<DemoFixture> {
   const tmp = tempDir();
-  const ds = await openProject(DEMO_DIR, { db: join(tmp.dir, 'demo.sqlite'), entitySets: options.entitySets, onEventError: options.onEventError });
+  const ds = await openProject(DEMO_DIR, { db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError });
   const app = await buildServer(ds, { logLevel: 'silent', ...options });
   return {
     ds,

@@ -17,7 +17,7 @@ import { coreOf } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { BLOB_TABLE } from '../src/storage/schema.js';
-import { DEMO_DIR, startCommand, tempDir } from './helpers.js';
+import { DEMO_DIR, startCommand, tempDir, testDatabase } from './helpers.js';
 
 type Json = any;
 
@@ -46,7 +46,7 @@ describe('HTTP: uploads, images and blobs', () => {
   const MAX = 2 * 1024 * 1024;
 
   before(async () => {
-    ds = await openProject(DEMO_DIR, { db: `${tmp.dir}/demo.sqlite` });
+    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/demo.sqlite`) });
     app = await buildServer(ds, { logLevel: 'silent', maxUploadBytes: MAX });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/rest`;
@@ -277,7 +277,8 @@ describe('HTTP: uploads, images and blobs', () => {
     });
     assert.equal((await coreOf(ds).files.findUpload(id))?.size, 600 * 1024);
     assert.equal(await files(), before + 1);
-    await coreOf(ds).storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, x'00')`);
+    const p = coreOf(ds).storage.dialect.placeholder;
+    await coreOf(ds).storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, ${p(1)})`, [Buffer.from([0])]);
     await coreOf(ds).files.sweep();
     assert.equal(Number((await coreOf(ds).storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654321'))?.n), 0);
   });

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { tempDir } from './helpers.js';
+import { tempDir, testDatabase } from './helpers.js';
 
 describe('keys of every identifying type', () => {
   const tmp = tempDir();
@@ -30,7 +30,7 @@ describe('keys of every identifying type', () => {
         { name: 'Big', attributes: [{ name: 'ID', type: 'long64', identifying: true, autoincrement: true }, { name: 'country', kind: 'relatedEntity', type: 'Country' }] },
       ],
     }));
-    ds = await openProject(dir, { db: join(tmp.dir, 'keys.sqlite') });
+    ds = await openProject(dir, { db: await testDatabase(join(tmp.dir, 'keys.sqlite')) });
     for (const [code, name] of [['FR', 'France'], ['007', 'Bond'], ['a/b (c)', 'Odd'], ['"q"', 'Quoted']]) {
       const c = ds.Country.new();
       c.set('code', code);

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openProject, ProjectError } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { openDemo, tempDir, type DemoFixture } from './helpers.js';
+import { openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
 
 describe('HTTP: the demo\'s project methods', () => {
   let demo: DemoFixture;
@@ -168,7 +168,7 @@ describe('project methods: results and start-up errors', () => {
       'looped.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: () => { const o: any = {}; o.self = o; return o; }"),
       'getter.ts': method("dataClass: 'Person', scope: 'table', exposed: true, run: () => ({ get x() { throw new Error('getter boom'); } })"),
     });
-    const ds = await openProject(tmp.dir);
+    const ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')) });
     const person = ds.Person.new();
     person.set('name', 'Ada');
     await person.save();
@@ -239,7 +239,7 @@ describe('project methods: failures and time limits', () => {
   let ds: Awaited<ReturnType<typeof openProject>>;
   let app: Awaited<ReturnType<typeof buildServer>>;
   before(async () => {
-    ds = await openProject(tmp.dir);
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'data.sqlite')) });
     for (const name of ['Ann', 'Bob']) {
       const p = ds.Person.new();
       p.set('name', name);

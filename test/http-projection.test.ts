@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { openDemo, tempDir, type DemoFixture } from './helpers.js';
+import { openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
 
 describe('$attributes trees on the demo', () => {
   let demo: DemoFixture;
@@ -86,7 +86,7 @@ describe('aliases and exposure on a small project', () => {
         },
       ],
     }));
-    const ds = await openProject(dir, { db: join(tmp.dir, 'p.sqlite') });
+    const ds = await openProject(dir, { db: await testDatabase(join(tmp.dir, 'p.sqlite')) });
     await ds.transaction(async () => {
       const co = ds.Co.new();
       await co.save();

@@ -1,10 +1,12 @@
 // The engines every storage contract suite runs on (Hono's common.case pattern): one entry per
-// driver configuration. PostgreSQL joins the list when its driver lands (run when PG_URL is set).
+// driver configuration. PostgreSQL is a real server (postgres-server.ts), a new database per suite.
 
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Driver } from '../src/storage/driver.js';
+import { PostgresDriver } from '../src/storage/postgres.js';
 import { SqliteDriver } from '../src/storage/sqlite.js';
+import { freshDatabase } from './postgres-server.js';
 import { tempDir } from './helpers.js';
 
 export interface DriverOptions {
@@ -27,6 +29,8 @@ export interface Engine {
   readonly name: string;
   /** a snapshot is kept from other connections' commits (one in-memory connection has no others) */
   readonly isolated: boolean;
+  /** several transactions write at once (row locks), so two can cross and deadlock */
+  readonly concurrentWriters?: boolean;
   open(options?: DriverOptions): Promise<TestDatabase>;
 }
 
@@ -69,6 +73,28 @@ export const ENGINES: readonly Engine[] = [
     async open(options) {
       const driver = new SqliteDriver(':memory:', sqliteOptions(options));
       return { driver, cleanup: () => driver.close() };
+    },
+  },
+  {
+    name: 'postgres',
+    isolated: true,
+    concurrentWriters: true,
+    async open() {
+      const database = await freshDatabase();
+      const driver = new PostgresDriver(database.url, { poolSize: 4 });
+      const others: Driver[] = [];
+      return {
+        driver,
+        another: () => {
+          const other = new PostgresDriver(database.url, { poolSize: 4 });
+          others.push(other);
+          return other;
+        },
+        async cleanup() {
+          for (const d of [driver, ...others]) await d.close();
+          await database.drop();
+        },
+      };
     },
   },
 ];

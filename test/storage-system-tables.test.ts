@@ -4,10 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildModel } from '../src/model/load-model.js';
-import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { syncSchema } from '../src/storage/schema.js';
 import {
-  bumpGlobalStamp, createSystemTables, GLOBAL_STAMP_TABLE, lockSchema, readGlobalStamp, readMeta, tableColumns, writeMeta,
+  bumpGlobalStamp, createSystemTables, lockSchema, readGlobalStamp, readMeta, tableColumns, writeMeta,
 } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { ENGINES, type TestDatabase } from './storage-engines.js';
@@ -72,20 +71,3 @@ for (const engine of ENGINES) {
     });
   });
 }
-
-describe('dialect hooks for PostgreSQL (text only until its driver lands)', () => {
-  it('takes a transaction-level advisory lock for the schema sync', () => {
-    assert.match(postgresDialect.schemaLock ?? '', /^SELECT pg_advisory_xact_lock\(/);
-  });
-
-  it('keeps the global stamp in a sequence: nextval to bump, last_value to read', () => {
-    const sql = postgresDialect.globalStamp(postgresDialect.quote(GLOBAL_STAMP_TABLE));
-    assert.deepEqual(sql.create, ['CREATE SEQUENCE IF NOT EXISTS "__dataset_global_stamp" AS bigint START WITH 1']);
-    assert.equal(sql.bump, `SELECT nextval('"__dataset_global_stamp"')`);
-    assert.equal(sql.read, 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM "__dataset_global_stamp"');
-  });
-
-  it('binds booleans as booleans', () => {
-    assert.equal(postgresDialect.bindBoolean(true), true);
-  });
-});

@@ -1,11 +1,12 @@
 // The contract of each store the core keeps request state in, one suite per interface, run
-// against every implementation (Hono's common.case pattern). Entity sets: the in-memory store
-// today; a store shared by server instances joins the list. Query paths: kept in the database,
+// against every implementation (Hono's common.case pattern). Entity sets: in memory, and in the
+// database on every engine (shared by server instances). Query paths: kept in the database,
 // so run on every storage engine. (Sessions get their suite with their store.)
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
+import { DatabaseEntitySetStore } from '../src/datastore/database-set-store.js';
 import { newSetId } from '../src/datastore/entity-sets.js';
 import { QueryPathStore } from '../src/datastore/query-paths.js';
 import { createSystemTables } from '../src/storage/system-tables.js';
@@ -15,7 +16,7 @@ import { ENGINES, type TestDatabase } from './storage-engines.js';
 interface SetStoreImplementation {
   readonly name: string;
   /** a new, empty store whose clock is `now` */
-  open(now: () => number): Promise<{ store: EntitySetStore; cleanup(): Promise<void> }>;
+  open(now: () => number): Promise<{ store: EntitySetStore; other?: EntitySetStore; cleanup(): Promise<void> }>;
 }
 
 const SET_STORES: readonly SetStoreImplementation[] = [
@@ -26,6 +27,17 @@ const SET_STORES: readonly SetStoreImplementation[] = [
       return { store, cleanup: async () => store.close() };
     },
   },
+  // in the database, on every engine; `other` is a second instance's store over the same database
+  ...ENGINES.map((engine): SetStoreImplementation => ({
+    name: `in the database: ${engine.name}`,
+    async open(now) {
+      const db = await engine.open();
+      const storage = new TransactionManager(db.driver);
+      await createSystemTables(storage);
+      const other = db.another ? new DatabaseEntitySetStore(new TransactionManager(db.another()), { now, maxMembers: 10 }) : undefined;
+      return { store: new DatabaseEntitySetStore(storage, { now }), other, cleanup: () => db.cleanup() };
+    },
+  })),
 ];
 
 const set = (keys: Float64Array | string[], timeoutMs = 1000): StoredSet => ({ id: newSetId(), dataClass: 'Employee', keys, sorted: false, timeoutMs, refreshed: 0 });
@@ -34,9 +46,10 @@ for (const impl of SET_STORES) {
   describe(`entity set store contract: ${impl.name}`, () => {
     let now = 1_000;
     let store: EntitySetStore;
+    let other: EntitySetStore | undefined;
     let cleanup: () => Promise<void>;
     before(async () => {
-      ({ store, cleanup } = await impl.open(() => now));
+      ({ store, other, cleanup } = await impl.open(() => now));
     });
     after(() => cleanup());
 
@@ -69,6 +82,36 @@ for (const impl of SET_STORES) {
       assert.equal(await store.release(s.id), true);
       assert.equal(await store.release(s.id), false);
       assert.equal(await store.get(s.id), undefined);
+    });
+
+    it('keeps a set of 200,000 integer members and gives them back in order, members counted in $info', async () => {
+      const keys = Float64Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 1_000_003);
+      const s = set(keys, 60_000);
+      await store.put(s);
+      const got = await store.get(s.id);
+      assert.ok(got?.keys instanceof Float64Array);
+      assert.deepEqual(got.keys, keys);
+      assert.equal((await store.list()).find((x) => x.id === s.id)?.size, 200_000);
+      await store.release(s.id);
+    });
+
+    it('is one store for every instance over the database: a set kept on one is read, used and released on another', async (t) => {
+      if (!other) return t.skip('a store of one process');
+      const s = set(['K1', 'K2', 'K3'], 1000);
+      await store.put(s);
+      assert.deepEqual((await other.get(s.id))?.keys, ['K1', 'K2', 'K3']);
+      now += 900;
+      assert.ok(await store.get(s.id), 'the use on the other instance started its lifetime again');
+      assert.equal(await other.release(s.id), true);
+      assert.equal(await store.get(s.id), undefined, 'released on the other instance: gone here too, cached members or not');
+      // the bound counts every instance's sets: the other store keeps 10 members at most
+      const a = set(Float64Array.from([1, 2, 3, 4, 5, 6]), 60_000);
+      const b = set(Float64Array.from([7, 8, 9, 10, 11, 12]), 60_000);
+      await store.put(a);
+      await other.put(b);
+      assert.equal(await store.get(a.id), undefined, 'the least recently used set went to make room');
+      assert.ok(await store.get(b.id));
+      await other.release(b.id);
     });
 
     it('lists the sets alive now, expired ones left out', async () => {

@@ -44,6 +44,10 @@ export const REBUILT_SET_TIMEOUT_S = 600;
 export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
 /** How often the memory of expired entity sets is reclaimed when no request comes. */
 export const SET_SWEEP_MS = 60_000;
+/** Members of an entity set stored in one row of the database (512 KB of integer keys). */
+export const SET_CHUNK_MEMBERS = 65_536;
+/** Members of sets read from the database that an instance keeps at hand (sets never change: only their lifetime is asked each time). */
+export const SET_CACHE_MEMBERS = 4_000_000;
 
 // ---- files and uploads ----
 /** How long an upload waits to be attached, without $timeout (spec "Limits"). */
@@ -87,6 +91,12 @@ export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 export const MAX_RETRY_DELAY_MS = 250;
 /** Prepared statements kept per SQLite connection; the oldest is dropped past this many. */
 export const STATEMENT_CACHE_SIZE = 500;
+/** Statement texts a PostgreSQL server prepares (by name, on each connection that runs them); later texts are parsed at every run. */
+export const PG_NAMED_STATEMENTS = 2000;
+/** Connections in the PostgreSQL pool by default (--pool-size). */
+export const PG_POOL_SIZE = 10;
+/** How long getting a PostgreSQL connection may take (connecting, or waiting for a free one in the pool) before the request fails. */
+export const PG_CONNECT_TIMEOUT_MS = 10_000;
 /** SQLite snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
 export const IDLE_SNAPSHOT_CONNECTIONS = 2;
 /** SQLite snapshot connections open at once at most: past them, a request waits for one to be given back. */

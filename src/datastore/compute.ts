@@ -3,7 +3,7 @@
 
 import type { DataClassModel } from '../model/types.js';
 import type { AttributePath, Condition } from '../query/plan.js';
-import { compileAggregate, compileDistinct, compileTextExtreme, type AggregateFn } from '../sql/compiler.js';
+import { compileAggregate, compileDistinct, compileTextExtreme, jsonExtreme, type AggregateFn } from '../sql/compiler.js';
 import type { Access } from './access.js';
 
 /** The entities a computation runs over: a selection's members, read through its access. */
@@ -22,7 +22,10 @@ export async function aggregates(members: Members, path: AttributePath, fns: rea
   if (plain.length > 0) {
     const { sql, params } = compileAggregate(reader.dialect, dc, where, path, plain, restrict);
     const row = (await reader.get(sql, params)) ?? {};
-    for (const f of plain) out[f] = f === 'count' ? Number(row[f] ?? 0) : decode(members, path, row[f], f);
+    for (const f of plain) {
+      const json = path.json !== undefined && (f === 'min' || f === 'max');
+      out[f] = f === 'count' ? Number(row[f] ?? 0) : decode(members, path, json ? jsonExtreme(row, f, f === 'max') : row[f], f);
+    }
   }
   for (const f of fns.filter((x) => text && (x === 'min' || x === 'max'))) {
     const { sql, params } = compileTextExtreme(reader.dialect, dc, where, path, f === 'max', restrict);
@@ -35,7 +38,7 @@ export async function aggregates(members: Members, path: AttributePath, fns: rea
 export async function distinct(members: Members, path: AttributePath, skip = 0, top: number | null = null): Promise<unknown[]> {
   const { reader, restrict } = members.access;
   const { sql, params } = compileDistinct(reader.dialect, members.dataClass, members.where, path, top, skip, restrict);
-  return (await reader.all(sql, params)).map((r) => decode(members, path, r.v, 'min'));
+  return (await reader.all(sql, params)).map((r) => decode(members, path, path.json ? jsonExtreme(r, 'v', false) : r.v, 'min'));
 }
 
 /** A value read back in its attribute's type (min/max of dates are dates); sums and averages stay numbers. */

@@ -12,7 +12,8 @@ import type { Access } from './access.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
-import { MemoryEntitySetStore, type EntitySetStore } from './entity-set-store.js';
+import { DatabaseEntitySetStore } from './database-set-store.js';
+import type { EntitySetStore } from './entity-set-store.js';
 import { EntitySets } from './entity-sets.js';
 import { logEventError, type EventErrorReporter } from './events.js';
 import { FileStore, type StoredFile } from './files.js';
@@ -23,8 +24,10 @@ export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: D
 
 /** What a datastore is built with, besides its model and storage. */
 export interface DatastoreOptions {
-  /** where entity sets are kept; default: in this process (bounded, see MemoryEntitySetStore) */
+  /** where entity sets are kept; default: in the database, shared by every server instance (DatabaseEntitySetStore) */
   readonly entitySets?: EntitySetStore;
+  /** the default store's bound: members of all sets together, past which the least recently used sets go */
+  readonly maxSetMembers?: number;
   /** reports the failures of entity events that cannot stop anything; default: a pino warning on stderr */
   readonly onEventError?: EventErrorReporter;
 }
@@ -66,7 +69,7 @@ export class Datastore {
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
   protected constructor(readonly model: Model, storage: Storage, options: DatastoreOptions = {}) {
     const byModel = new Map<DataClassModel, DataClassCore>();
-    const entitySets = options.entitySets ?? new MemoryEntitySetStore();
+    const entitySets = options.entitySets ?? new DatabaseEntitySetStore(storage, { maxMembers: options.maxSetMembers });
     const core: Core = {
       name: model.name,
       storage,

@@ -1,7 +1,8 @@
 // Where entity sets are kept: selections stored under an id (REST's $method=entityset), as
 // compact key lists — a Float64Array for integer keys (8 bytes a member), an array of strings
-// otherwise. Every set lives behind EntitySetStore, so that a store shared by several server
-// instances can replace the in-memory one; what is done with sets is in entity-sets.ts.
+// otherwise. Every set lives behind EntitySetStore: in the database by default (shared by every
+// server instance, database-set-store.ts), or in this process (MemoryEntitySetStore, below, for
+// embedders and tests); what is done with sets is in entity-sets.ts.
 
 import { DEFAULT_MAX_SET_MEMBERS, SET_SWEEP_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -21,6 +22,17 @@ export interface StoredSet {
   refreshed: number;
 }
 
+/** What is known of a set without its members (for $info). */
+export interface SetInfo {
+  readonly id: string;
+  readonly dataClass: string;
+  readonly sorted: boolean;
+  readonly timeoutMs: number;
+  readonly refreshed: number;
+  /** its members */
+  readonly size: number;
+}
+
 export interface EntitySetStore {
   /** Keeps a set (its lifetime starts now, by the store's clock). */
   put(set: StoredSet): Promise<void>;
@@ -28,8 +40,8 @@ export interface EntitySetStore {
   get(id: string): Promise<StoredSet | undefined>;
   /** true when the set existed */
   release(id: string): Promise<boolean>;
-  /** The sets alive now (for $info). */
-  list(): Promise<StoredSet[]>;
+  /** The sets alive now (for $info), without their members. */
+  list(): Promise<SetInfo[]>;
   /** Stops what the store runs in the background (the datastore closes it with itself). */
   close?(): void;
 }
@@ -94,9 +106,9 @@ export class MemoryEntitySetStore implements EntitySetStore {
     return this.#delete(id);
   }
 
-  async list(): Promise<StoredSet[]> {
+  async list(): Promise<SetInfo[]> {
     this.#sweep();
-    return [...this.#sets.values()];
+    return [...this.#sets.values()].map(({ keys, ...rest }) => ({ ...rest, size: keys.length }));
   }
 
   /** Expired sets go at each use of the store, and in the background. */

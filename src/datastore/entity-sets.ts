@@ -11,7 +11,7 @@ import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
-import type { EntitySetStore, KeyList, StoredSet } from './entity-set-store.js';
+import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
 import { classOf, isOrdered, keysOf, type EntitySelection } from './selection.js';
 
 export type SetOperator = 'AND' | 'OR' | 'EXCEPT';
@@ -73,7 +73,7 @@ export class EntitySets {
     return this.kept.release(id);
   }
 
-  list(): Promise<StoredSet[]> {
+  list(): Promise<SetInfo[]> {
     return this.kept.list();
   }
 

@@ -51,6 +51,8 @@ export const ERRORS = {
   RANGE_NOT_SATISFIABLE: { errCode: 7026, status: 416, signature: 'dsrs', summary: 'A Range header asks for bytes past the end of the file.' },
   UPLOAD_WRONG_KIND: { errCode: 7025, status: 400, signature: 'dsrs', summary: 'An upload of the other kind is attached: image attributes take $rawPict uploads, blob attributes $binary ones.' },
   EVENT_FAILED: { errCode: 7030, status: 409, signature: 'dsrs', summary: 'An entity event threw an exception instead of returning an error object: the save or drop is refused (the code sits in the DBEV item of the save-failure stack); the cause is logged, not sent.' },
+  STORAGE_UNAVAILABLE: { errCode: 7031, status: 503, signature: 'dsrs', summary: 'The database cannot be reached (connection refused or lost, server shutting down): nothing was changed by the failed statement; try again once it is back (the pool reconnects by itself).' },
+  TRANSACTION_CONFLICT: { errCode: 7032, status: 409, signature: 'dsrs', summary: 'The database stopped the transaction for a conflict with another one (PostgreSQL serialization failure or deadlock) and it could not be run again safely, or failed again each time: nothing of it was kept; try again.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

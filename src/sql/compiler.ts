@@ -5,9 +5,9 @@
 // table, subqueries included, and in the WHERE of every UPDATE and DELETE.
 
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
-import type { AttributePath, ColumnSpec, Condition, OrderTerm, RowFilter, SelectSpec } from '../query/plan.js';
+import type { AttributePath, ColumnSpec, CompareOp, Condition, OrderTerm, RowFilter, SelectSpec } from '../query/plan.js';
 import { fold, foldColumn } from '../util/fold.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, JsonClass } from './dialect.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
 
 /** Above every character a folded text holds: the upper bound of a prefix range. */
@@ -74,8 +74,26 @@ class Builder {
     return `${table}.${this.d.quote(column)}`;
   }
 
-  /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop). */
+  /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop); not for JSON values (json*() below). */
   path(table: string, path: AttributePath): string {
+    return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
+  }
+
+  /** SQL for the numeric value of a path: a JSON property holding anything but a number reads as null. */
+  numberPath(table: string, path: AttributePath): string {
+    if (!path.json || path.element) return path.element ? this.jsonScalar(table, path, 'number') : this.path(table, path);
+    return this.chain(table, path.via, path.attr.column, (col) => {
+      this.params.push(this.d.jsonPath(path.json as string[]));
+      return this.d.jsonNumber(col, this.d.placeholder(this.params.length));
+    });
+  }
+
+  /**
+   * A JSON value of one class (Dialect.jsonScalar): a property of an object attribute, or the
+   * element of the innermost `elements` condition. Each call binds its own path parameter, so
+   * that '?' placeholders stay in order.
+   */
+  jsonScalar(table: string, path: AttributePath, cls: JsonClass): string {
     if (path.element) {
       const alias = this.#elements[this.#elements.length - 1];
       let at: string | null = null;
@@ -83,26 +101,46 @@ class Builder {
         this.params.push(this.d.jsonPath(path.json));
         at = this.d.placeholder(this.params.length);
       }
-      const value = this.d.jsonElementValue(alias, at);
-      return path.fold ? this.d.fold(value) : value;
+      return this.d.jsonScalar({ element: alias, path: at }, cls);
     }
-    if (path.json) {
-      const value = this.chain(table, path.via, path.attr.column, (col) => {
-        this.params.push(this.d.jsonPath(path.json as string[]));
-        return this.d.jsonValue(col, this.d.placeholder(this.params.length));
-      });
-      return path.fold ? this.d.fold(value) : value;
-    }
-    return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
-  }
-
-  /** SQL for the numeric value of a path: a JSON property holding anything but a number reads as null. */
-  numberPath(table: string, path: AttributePath): string {
-    if (!path.json || path.element) return this.path(table, path);
     return this.chain(table, path.via, path.attr.column, (col) => {
       this.params.push(this.d.jsonPath(path.json as string[]));
-      return this.d.jsonNumber(col, this.d.placeholder(this.params.length));
+      return this.d.jsonScalar({ column: col, path: this.d.placeholder(this.params.length) }, cls);
     });
+  }
+
+  /** The text class of a JSON value, folded when the path says so. */
+  jsonText(table: string, path: AttributePath): string {
+    const text = this.jsonScalar(table, path, 'text');
+    return path.fold ? this.d.fold(text) : text;
+  }
+
+  /** A JSON value is there: neither missing nor JSON null. */
+  jsonPresent(table: string, path: AttributePath): string {
+    return `(${this.jsonScalar(table, path, 'number')} IS NOT NULL OR ${this.jsonScalar(table, path, 'text')} IS NOT NULL)`;
+  }
+
+  /**
+   * A JSON value compared with a bound one as SQLite compares a json_extract() value, on every
+   * engine: within a class as numbers or as text, across classes by SQLite's order of types
+   * (numbers before text), and null (missing, JSON null) matching nothing.
+   */
+  jsonCompare(table: string, path: AttributePath, op: CompareOp, value: unknown): string {
+    const v = value instanceof Date ? value.toISOString() : value;
+    const cls: JsonClass = typeof v === 'string' ? 'text' : 'number';
+    const same = () => (cls === 'text' ? this.jsonText(table, path) : this.jsonScalar(table, path, 'number'));
+    const test = same();
+    const compared = `${same()} ${op === '!=' ? '<>' : op} ${this.bindRaw(v)}`;
+    const other = this.jsonScalar(table, path, cls === 'text' ? 'number' : 'text');
+    const across = (cls === 'text' ? ['<', '<=', '!='] : ['>', '>=', '!=']).includes(op);
+    return `(CASE WHEN ${test} IS NOT NULL THEN ${compared} WHEN ${other} IS NOT NULL THEN ${across ? '1 = 1' : '1 = 0'} END)`;
+  }
+
+  /** Sort terms of a JSON value: its class (null, numbers, text), then its value in that class. */
+  jsonOrder(table: string, path: AttributePath, descending: boolean): string {
+    const dir = `${descending ? ' DESC' : ''}${this.d.nullsOrder(descending)}`;
+    const rank = `CASE WHEN ${this.jsonScalar(table, path, 'number')} IS NOT NULL THEN 1 WHEN ${this.jsonScalar(table, path, 'text')} IS NOT NULL THEN 2 END`;
+    return `${rank}${dir}, ${this.jsonScalar(table, path, 'number')}${dir}, ${this.jsonScalar(table, path, 'text')}${dir}`;
   }
 
   /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
@@ -122,6 +160,7 @@ class Builder {
   condition(table: string, c: Condition): string {
     switch (c.kind) {
       case 'compare': {
+        if (c.path.json && c.value !== null) return this.jsonCompare(table, c.path, c.op, c.value);
         const lhs = this.path(table, c.path);
         if (c.value === null) return `${lhs} ${c.op === '!=' ? 'IS NOT' : 'IS'} NULL`;
         // 4D: '#' does not match null values; SQL's <> already leaves them out.
@@ -132,9 +171,13 @@ class Builder {
         this.params.push(this.d.keyListParam(c.keys));
         return this.d.inKeyList(lhs, this.d.placeholder(this.params.length));
       }
-      case 'like':
-        return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+      case 'like': {
+        // a JSON value: its text, or a number as its text (as SQLite's LIKE reads a number)
+        const lhs = c.path.json ? `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))` : this.path(table, c.path);
+        return `${lhs} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+      }
       case 'prefix': {
+        if (c.path.json) return `(${this.jsonCompare(table, c.path, '>=', c.prefix)} AND ${this.jsonCompare(table, c.path, '<', c.prefix + PREFIX_TOP)})`;
         // a range rather than LIKE: an index on the folded column serves it
         const lhs = this.path(table, c.path);
         return `(${lhs} >= ${this.bindRaw(c.prefix)} AND ${this.path(table, c.path)} < ${this.bindRaw(c.prefix + PREFIX_TOP)})`;
@@ -159,12 +202,14 @@ class Builder {
       }
       case 'in': {
         if (c.values.length === 0) return '1 = 0';
+        if (c.path.json) return balanced(c.values.map((v) => this.jsonCompare(table, c.path, '=', v)), ' OR ');
         const lhs = this.path(table, c.path);
         return `${lhs} IN (${c.values.map((v) => this.value(c.path, v)).join(', ')})`;
       }
       case 'inSelect':
         return `${this.path(table, c.path)} IN (${this.select(c.select)})`;
       case 'isNull':
+        if (c.path.json) return `${c.negated ? '' : 'NOT '}${this.jsonPresent(table, c.path)}`;
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
       case 'and':
       case 'or':
@@ -231,8 +276,11 @@ class Builder {
   /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */
   order(table: string, terms: readonly OrderTerm[]): string {
     return terms.map((t) => {
-      const path = t.path.attr.type === 'string' && !t.path.json ? { ...t.path, fold: true } : t.path;
-      return `${this.path(table, path)}${t.descending ? ' DESC' : ''}`;
+      if (t.path.json) return this.jsonOrder(table, t.path, t.descending);
+      const path = t.path.attr.type === 'string' ? { ...t.path, fold: true } : t.path;
+      // (a value that is never null needs no null order: a key sorts by its own index as it is)
+      const neverNull = t.path.via.length === 0 && (t.path.attr.identifying || t.path.attr.notNull);
+      return `${this.path(table, path)}${t.descending ? ' DESC' : ''}${neverNull ? '' : this.d.nullsOrder(t.descending)}`;
     }).join(', ');
   }
 }
@@ -316,9 +364,25 @@ export function compileAggregate(
   const t = b.alias();
   const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
-  const value = (f: AggregateFn): string => (f === 'sum' || f === 'average' ? b.numberPath(t, path) : b.path(t, path));
-  const sql = `SELECT ${fns.map((f) => `${sqlFn[f]}(${value(f)}) AS ${f}`).join(', ')} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
+  const columns = fns.map((f) => {
+    if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${b.numberPath(t, path)}) AS ${f}`;
+    if (!path.json) return `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`;
+    if (f === 'count') return `COUNT(CASE WHEN ${b.jsonPresent(t, path)} THEN 1 END) AS count`;
+    // min and max of each class: jsonExtreme() picks (numbers come before text)
+    return `${sqlFn[f]}(${b.jsonScalar(t, path, 'number')}) AS ${f}, ${sqlFn[f]}(${b.jsonScalar(t, path, 'text')}) AS ${f}${TEXT_SUFFIX}`;
+  });
+  const sql = `SELECT ${columns.join(', ')} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   return { sql, params: b.params };
+}
+
+/** The column of the text class of a JSON value beside its number class (`min` and `min__text`, `v` and `v__text`). */
+const TEXT_SUFFIX = '__text';
+
+/** The min or max of a JSON path from compileAggregate's row, or a distinct value from compileDistinct's: numbers before text, as SQLite orders them. */
+export function jsonExtreme(row: Record<string, unknown>, column: string, highest: boolean): unknown {
+  const n = row[column] ?? null;
+  const s = row[`${column}${TEXT_SUFFIX}`] ?? null;
+  return highest ? (s ?? n) : (n ?? s);
 }
 
 /** The distinct non-null values of a path over the rows matching `where`, sorted (text by its fold). */
@@ -327,15 +391,22 @@ export function compileDistinct(
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
-  const text = path.attr.type === 'string' && !path.json;
-  // text: one value per folded form (4D's distinct ignores case and accents), the lowest spelling
-  let sql = text
-    ? `SELECT MIN(${b.path(t, path)}) AS v, ${b.path(t, { ...path, fold: true })} AS o FROM ${d.quote(dataClass.table)} ${t}`
-    : `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t}`;
-  sql += ` WHERE ${b.path(t, path)} IS NOT NULL${b.andFilter(dataClass, t)}`;
+  const from = ` FROM ${d.quote(dataClass.table)} ${t}`;
+  // grouped and sorted by position: the values' expressions (and their parameters) once, for both dialects
+  let sql: string;
+  if (path.json) {
+    // numbers, then text (a number has no text class, and the other way round)
+    const rank = `CASE WHEN ${b.jsonScalar(t, path, 'number')} IS NOT NULL THEN 1 ELSE 2 END`;
+    sql = `SELECT ${rank} AS r, ${b.jsonScalar(t, path, 'number')} AS v, ${b.jsonScalar(t, path, 'text')} AS v${TEXT_SUFFIX}${from} WHERE ${b.jsonPresent(t, path)}`;
+  } else if (path.attr.type === 'string') {
+    // text: one value per folded form (4D's distinct ignores case and accents), the lowest spelling
+    sql = `SELECT ${b.path(t, { ...path, fold: true })} AS o, MIN(${b.path(t, path)}) AS v${from} WHERE ${b.path(t, path)} IS NOT NULL`;
+  } else {
+    sql = `SELECT ${b.path(t, path)} AS v${from} WHERE ${b.path(t, path)} IS NOT NULL`;
+  }
+  sql += b.andFilter(dataClass, t);
   if (where) sql += ` AND ${b.condition(t, where)}`;
-  // grouped by the output name: the value's expression (and its parameters) once, for both dialects
-  sql += text ? ' GROUP BY o ORDER BY o' : ' GROUP BY v ORDER BY v';
+  sql += path.json ? ' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3' : ' GROUP BY 1 ORDER BY 1';
   const l = limit === null ? null : b.bindNumber(limit);
   const o = offset ? b.bindNumber(offset) : null;
   return { sql: sql + d.paging(l, o), params: b.params };

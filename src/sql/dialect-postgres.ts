@@ -1,12 +1,19 @@
-// PostgreSQL dialect: native booleans, dates and jsonb. The PostgreSQL adapter configures its
-// driver to hand dates and 64-bit integers over as text, which decode() converts.
+// PostgreSQL dialect: native booleans and dates. Text is compared byte by byte (COLLATE "C"), as
+// SQLite's BINARY does, so that both engines sort and match alike. Objects are `json`, not jsonb:
+// jsonb would reorder an object's keys, and answers must give them back as they were written.
+// The driver (storage/postgres.ts) reads 64-bit integers and numerics as numbers.
 
 import type { StorageAttribute, StorageType } from '../model/types.js';
 import { isoDate, type Dialect } from './dialect.js';
+import { PG_FOLD_FUNCTION, postgresFoldFunction } from './fold-postgres.js';
+
+/** built on first use (it walks the Unicode tables): only a server on PostgreSQL needs it */
+let functions: readonly string[] | undefined;
 
 const TYPES: Record<StorageType, string> = {
   bool: 'boolean', byte: 'smallint', word: 'integer', long: 'integer', long64: 'bigint', duration: 'bigint',
-  number: 'double precision', string: 'text', uuid: 'text', date: 'timestamptz', object: 'jsonb',
+  // uuid as text: 4D's UUIDs are 32 hex digits without dashes, which the uuid type would give back with them
+  number: 'double precision', string: 'text COLLATE "C"', uuid: 'text COLLATE "C"', date: 'timestamptz', object: 'json',
   image: 'bigint', blob: 'bigint',
 };
 
@@ -25,14 +32,22 @@ export const postgresDialect: Dialect = {
   paging(limit, offset) {
     return `${limit === null ? '' : ` LIMIT ${limit}`}${offset === null ? '' : ` OFFSET ${offset}`}`;
   },
-  // lower() folds case only; the PostgreSQL adapter will install an accent-folding function
-  fold: (expr) => `lower(${expr})`,
-  jsonValue: (column, path) => `(${column} #>> ${path}::text[])`,
-  jsonNumber: (column, path) => `(CASE WHEN jsonb_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
+  // the fold as a SQL function generated from the JavaScript one, which the schema sync creates
+  // (compared byte by byte, as SQLite compares text, whatever the database's collation)
+  fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
+  sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
+  jsonNumber: (column, path) => `(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
+  jsonScalar(value, cls) {
+    const j = 'column' in value ? `${value.column} #> ${value.path}::text[]` : value.path === null ? `${value.element}.value` : `${value.element}.value #> ${value.path}::text[]`;
+    if (cls === 'number') {
+      return `(CASE json_typeof(${j}) WHEN 'number' THEN (${j} #>> '{}')::double precision WHEN 'boolean' THEN CASE WHEN (${j} #>> '{}') = 'true' THEN 1 ELSE 0 END END)`;
+    }
+    // compared byte by byte, as SQLite compares text, whatever the database's collation
+    return `(CASE WHEN json_typeof(${j}) IN ('string', 'object', 'array') THEN (${j} #>> '{}') COLLATE "C" END)`;
+  },
   jsonPath: (parts) => parts,
-  // only an array is a collection (jsonb_array_elements fails on anything else; on null it gives no row)
-  jsonElements: (column, path, alias) => `jsonb_array_elements(CASE WHEN jsonb_typeof(${column} #> ${path}::text[]) = 'array' THEN ${column} #> ${path}::text[] END) ${alias}(value)`,
-  jsonElementValue: (alias, path) => (path === null ? `(${alias}.value #>> '{}')` : `(${alias}.value #>> ${path}::text[])`),
+  // only an array is a collection (json_array_elements fails on anything else; on null it gives no row)
+  jsonElements: (column, path, alias) => `json_array_elements(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'array' THEN ${column} #> ${path}::text[] END) ${alias}(value)`,
   inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
   keyListParam: (keys) => Array.from(keys),
   // a transaction-level advisory lock: held until the schema sync commits or rolls back
@@ -43,11 +58,14 @@ export const postgresDialect: Dialect = {
   // transaction commits (a reader may see the new stamp with the old data, for that moment).
   globalStamp: (t) => ({
     create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
+    drop: `DROP SEQUENCE IF EXISTS ${t}`,
     bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
     read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
   }),
   tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
-  bindBoolean: (value) => value,
+  bindBoolean: (value) => (value ? 1 : 0),
+  // PostgreSQL puts nulls last going up; SQLite, and so the service, first
+  nullsOrder: (descending) => (descending ? ' NULLS LAST' : ' NULLS FIRST'),
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);

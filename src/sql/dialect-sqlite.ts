@@ -11,6 +11,10 @@ const TYPES: Record<StorageType, string> = {
   image: 'INTEGER', blob: 'INTEGER',
 };
 
+/** json_type()'s names of the two classes of JSON values (Dialect.jsonScalar) */
+const NUMBER_TYPES = "('integer', 'real', 'true', 'false')";
+const TEXT_TYPES = "('text', 'object', 'array')";
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   quote: (id) => `"${id.replaceAll('"', '""')}"`,
@@ -30,15 +34,21 @@ export const sqliteDialect: Dialect = {
   },
   // dataset_fold is registered on every connection by storage/sqlite.ts
   fold: (expr) => `dataset_fold(${expr})`,
-  jsonValue: (column, path) => `json_extract(${column}, ${path})`,
+  sqlFunctions: () => [],
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
+  jsonScalar(value, cls) {
+    const types = cls === 'number' ? NUMBER_TYPES : TEXT_TYPES;
+    if ('column' in value) return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT ${value.column} AS c, ${value.path} AS p))`;
+    const e = value.element;
+    if (value.path === null) return `(CASE WHEN ${e}.type IN ${types} THEN ${e}.value END)`;
+    // (an element that is no object or array has no properties: json_type would fail on its text)
+    return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT CASE WHEN ${e}.type IN ('object', 'array') THEN ${e}.value END AS c, ${value.path} AS p))`;
+  },
   jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
   // only an array is a collection (json_each would walk an object's members, or a scalar as one row):
   // its elements are the rows with an integer key
   jsonElements: (column, path, alias) => `(SELECT value, type FROM json_each(${column}, ${path}) WHERE typeof(key) = 'integer') ${alias}`,
-  // (an element that is no object or array has no properties: json_extract would fail on its text)
-  jsonElementValue: (alias, path) => (path === null ? `${alias}.value` : `CASE WHEN ${alias}.type IN ('object', 'array') THEN json_extract(${alias}.value, ${path}) END`),
   inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
   keyListParam: (keys) => JSON.stringify(Array.from(keys)),
   // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
@@ -50,12 +60,15 @@ export const sqliteDialect: Dialect = {
       `CREATE TABLE IF NOT EXISTS ${t} ("id" INTEGER PRIMARY KEY, "value" INTEGER NOT NULL)`,
       `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
     ],
+    drop: `DROP TABLE IF EXISTS ${t}`,
     bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
     read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
   }),
   tableColumns: 'SELECT name FROM pragma_table_info(?)',
   // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
   bindBoolean: (value) => (value ? 1 : 0),
+  // SQLite's own order
+  nullsOrder: () => '',
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     switch (type) {

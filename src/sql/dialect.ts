@@ -26,16 +26,21 @@ export interface Dialect {
   paging(limit: string | null, offset: string | null): string;
   /** SQL applying the text fold (util/fold.ts) to an expression: for values computed in queries */
   fold(expr: string): string;
-  /** SQL reading a property path of a JSON (object) column; `path` is the placeholder of jsonPath()'s value */
-  jsonValue(column: string, path: string): string;
+  /** statements creating the SQL functions this dialect's SQL calls (fold), run by the schema sync; none where the driver registers them */
+  sqlFunctions(): readonly string[];
   /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */
   jsonNumber(column: string, path: string): string;
-  /** the bound value that names a property path for jsonValue() */
+  /**
+   * SQL reading a JSON value of one class, null when it holds one of the other class, JSON null
+   * or nothing: 'number' (numbers; true and false as 1 and 0) or 'text' (strings; objects and
+   * arrays as their JSON text). The compiler orders the classes as SQLite orders types (null,
+   * numbers, text), so that both engines compare and sort JSON values alike.
+   */
+  jsonScalar(value: JsonRef, cls: JsonClass): string;
+  /** the bound value that names a property path (a JsonRef's `path`) */
   jsonPath(parts: readonly string[]): unknown;
   /** a FROM item listing the elements of the JSON array at `path` in `column`, as rows of `alias` */
   jsonElements(column: string, path: string, alias: string): string;
-  /** SQL reading an element (`path` null) or a property path inside it (placeholder of jsonPath()) */
-  jsonElementValue(alias: string, path: string | null): string;
   /** SQL testing that `expr` is one of the keys bound (as keyListParam's value) at `placeholder` */
   inKeyList(expr: string, placeholder: string): string;
   /** the bound value of a key list (an entity set's members): one parameter, however many keys */
@@ -49,17 +54,28 @@ export interface Dialect {
   globalStamp(name: string): GlobalStampSql;
   /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */
   readonly tableColumns: string;
-  /** the value bound for a boolean compared as it is (a JSON property's value, say) */
+  /** the value bound for a boolean compared with a JSON value: 1 or 0, the 'number' class that reads true and false so */
   bindBoolean(value: boolean): unknown;
+  /** what follows a sort term (and an index's column, so that the index serves the sort) so that nulls come first going up and last going down (SQLite's order) */
+  nullsOrder(descending: boolean): string;
   /** turns a JavaScript attribute value into the value bound for the column */
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */
   decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
 }
 
+export type JsonClass = 'number' | 'text';
+
+/** A JSON value in a row: a property path of a JSON column, or an element of a jsonElements() row (itself, or a path inside it). */
+export type JsonRef =
+  | { readonly column: string; readonly path: string }
+  | { readonly element: string; readonly path: string | null };
+
 export interface GlobalStampSql {
   /** creates it when missing, at 0 (run in the schema sync; a value already there stays) */
   readonly create: readonly string[];
+  /** removes it (a database set up by a start that failed) */
+  readonly drop: string;
   /** increases it by one (in every write transaction) */
   readonly bump: string;
   /** reads it, as `v` */

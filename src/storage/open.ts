@@ -1,12 +1,57 @@
-// Builds the storage the core uses: an engine's driver under the one transaction manager. The
-// place where the engine is chosen (from a URL, once PostgreSQL joins).
+// Builds the storage the core uses: an engine's driver under the one transaction manager, the
+// engine chosen from what `--db` names: a postgres:// (or postgresql://) URL is PostgreSQL, any
+// other URL is refused, and anything else is a SQLite file (or ':memory:').
 
+import { PostgresDriver, type PostgresOptions } from './postgres.js';
 import { SqliteDriver, type SqliteOptions } from './sqlite.js';
 import { TransactionManager } from './transactions.js';
+
+export type DatabaseTarget =
+  | { readonly engine: 'sqlite'; readonly file: string }
+  | { readonly engine: 'postgres'; readonly url: string };
+
+/** What `--db` names cannot be opened (an unsupported URL, an unreachable server …): one line for the operator. */
+export class StorageConfigError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'StorageConfigError';
+  }
+}
+
+/** `scheme://…` (a Windows path like C:\data has no `//` after its colon) */
+const URL_LIKE = /^([a-z][a-z0-9+.-]*):\/\//i;
+
+/** The engine and address of a database named by `--db`; throws StorageConfigError for a URL of no supported engine. */
+export function databaseTarget(db: string): DatabaseTarget {
+  const scheme = URL_LIKE.exec(db)?.[1].toLowerCase();
+  if (scheme === undefined) return { engine: 'sqlite', file: db };
+  if (scheme === 'postgres' || scheme === 'postgresql') return { engine: 'postgres', url: db };
+  throw new StorageConfigError(`${scheme}:// is not a database this server can use: give a postgres:// (or postgresql://) URL, or a SQLite file path`);
+}
 
 /** The storage of a SQLite file (WAL mode), or of an in-memory database (':memory:'). */
 export function sqliteStorage(file: string, options: SqliteOptions = {}): TransactionManager {
   return new TransactionManager(new SqliteDriver(file, options));
+}
+
+/**
+ * The storage of a PostgreSQL database, once a first connection shows it can be used (reachable,
+ * the password accepted, the database there and in UTF8): else a StorageConfigError naming what failed.
+ */
+export async function postgresStorage(url: string, options: PostgresOptions = {}): Promise<TransactionManager> {
+  const driver = new PostgresDriver(url, options);
+  try {
+    await driver.check();
+  } catch (e) {
+    await driver.close().catch(() => undefined);
+    throw new StorageConfigError(`PostgreSQL at ${driver.address}: ${(e as Error).message}`, { cause: e });
+  }
+  return new TransactionManager(driver);
+}
+
+/** The storage `--db` names. */
+export function openStorage(target: DatabaseTarget, options: { readonly poolSize?: number } = {}): Promise<TransactionManager> {
+  return target.engine === 'postgres' ? postgresStorage(target.url, options) : Promise.resolve(sqliteStorage(target.file));
 }
 
 /** @deprecated use sqliteStorage(file): the former SQLite adapter's name and constructor, kept for embedders */

@@ -8,7 +8,7 @@ import type { DataClassModel, Model, StorageAttribute, StorageType } from '../mo
 import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
 import type { Storage } from './adapter.js';
-import { createSystemTables, lockSchema, readMeta, tableColumns, writeMeta } from './system-tables.js';
+import { createSystemTables, dropSystemTables, lockSchema, readMeta, tableColumns, writeMeta } from './system-tables.js';
 
 /** Hidden columns every dataclass table has (defined in sql/, which the compiler reads them from). */
 export { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
@@ -90,6 +90,19 @@ export async function syncSchema(storage: Storage, model: Model): Promise<void> 
   }, { retries: SYNC_RETRIES });
 }
 
+/**
+ * Undoes the set-up of a database that this start found empty and could not finish (its seed
+ * failed, say), so that the next start begins afresh: the model's tables and the internal ones.
+ * Only for such a database: the schema sync refuses tables it did not create, so these are its own.
+ */
+export async function dropCreatedSchema(storage: Storage, model: Model): Promise<void> {
+  await storage.transaction(async () => {
+    await lockSchema(storage);
+    for (const dc of model.dataClasses) await storage.exec(`DROP TABLE IF EXISTS ${storage.dialect.quote(dc.table)}`);
+    await dropSystemTables(storage);
+  });
+}
+
 function createTable(storage: Storage, dc: DataClassModel, statements: string[]): TableSnapshot {
   const d = storage.dialect;
   const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
@@ -164,7 +177,7 @@ function columnSnapshot(a: StorageAttribute): ColumnSnapshot {
 function foldIndex(storage: Storage, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
   const d = storage.dialect;
   const name = d.quote(`idx_${dc.table}_${foldColumn(a.column)}`);
-  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))})` : `DROP INDEX IF EXISTS ${name}`;
+  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))}${d.nullsOrder(false)})` : `DROP INDEX IF EXISTS ${name}`;
 }
 
 /** Fills a folded column from the values stored (every row, or those not folded yet), a batch at a time in key order. */
@@ -196,7 +209,7 @@ function indexStatements(storage: Storage, dc: DataClassModel, a: StorageAttribu
   if (wanted === had) return out;
   if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc, a.column, had === 'unique'))}`);
   if (wanted !== 'none') {
-    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)})`);
+    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)}${d.nullsOrder(false)})`);
   }
   return out;
 }

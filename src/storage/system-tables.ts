@@ -10,6 +10,9 @@ export const BLOB_TABLE = '__dataset_blobs';
 export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
 /** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */
 export const QUERY_PATH_TABLE = '__dataset_query_paths';
+/** Entity sets (datastore/database-set-store.ts): one row a set, its members in chunks. */
+export const SET_TABLE = '__dataset_entity_sets';
+export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
@@ -21,6 +24,10 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
+    `CREATE TABLE IF NOT EXISTS ${q(SET_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('dataClass')} TEXT NOT NULL, ${q('sorted')} INTEGER NOT NULL, ${q('timeout')} ${d.bigint} NOT NULL, ${q('refreshed')} ${d.bigint} NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('text')} INTEGER NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_refreshed`)} ON ${q(SET_TABLE)} (${q('refreshed')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
+    ...d.sqlFunctions(),
   ]) await s.exec(sql);
   // The stored files' columns for uploads (datastore/files.ts), added to databases made before
   // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
@@ -31,6 +38,13 @@ export async function createSystemTables(s: Storage): Promise<void> {
   }
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
+}
+
+/** Removes the internal tables (of a database set up by a start that failed). */
+export async function dropSystemTables(s: Storage): Promise<void> {
+  const q = s.dialect.quote;
+  for (const t of [META_TABLE, BLOB_CHUNK_TABLE, BLOB_TABLE, QUERY_PATH_TABLE, SET_CHUNK_TABLE, SET_TABLE]) await s.exec(`DROP TABLE IF EXISTS ${q(t)}`);
+  await s.exec(s.dialect.globalStamp(q(GLOBAL_STAMP_TABLE)).drop);
 }
 
 /** Takes the engine's schema lock until the current transaction ends (see Dialect.schemaLock). */

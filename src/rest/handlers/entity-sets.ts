@@ -68,7 +68,7 @@ export async function info(scope: Scope): Promise<RestResponse> {
     entitySet: sets.map((s) => ({
       id: s.id,
       dataClass: s.dataClass,
-      selectionSize: s.keys.length,
+      selectionSize: s.size,
       sorted: s.sorted,
       refreshed: iso(s.refreshed),
       expires: iso(s.refreshed + s.timeoutMs),

@@ -1,0 +1,193 @@
+// Entity sets kept in the database (__dataset_entity_sets and its member chunks), so that every
+// server instance over one database sees the same sets, and a restarted instance loses none.
+// Members are stored compactly: integer keys as 8-byte floats, CHUNK_MEMBERS to a row; text keys
+// as a JSON array a chunk. A set never changes once kept (a new id is a new set), so each
+// instance keeps the members it read in a bounded cache; the row (its lifetime, its existence)
+// is asked every time, so a release on another instance counts at once.
+
+import { DEFAULT_MAX_SET_MEMBERS, SET_CACHE_MEMBERS, SET_CHUNK_MEMBERS } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { Storage } from '../storage/adapter.js';
+import { SET_CHUNK_TABLE, SET_TABLE } from '../storage/system-tables.js';
+import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
+
+/** The store's transactions run only its own statements: one that another stopped (a deadlock) is run again, this many times. */
+const PURE_RETRIES = 3;
+
+export interface DatabaseSetStoreOptions {
+  /** members kept at most, all sets of all instances together: past it the least recently used sets go */
+  readonly maxMembers?: number;
+  /** ms since the epoch; tests inject their own clock */
+  readonly now?: () => number;
+}
+
+interface SetRow {
+  id: string;
+  dataClass: string;
+  sorted: unknown;
+  timeoutMs: unknown;
+  refreshed: unknown;
+  size: unknown;
+  text: unknown;
+}
+
+function info(r: SetRow): SetInfo {
+  return { id: r.id, dataClass: r.dataClass, sorted: Number(r.sorted) === 1, timeoutMs: Number(r.timeoutMs), refreshed: Number(r.refreshed), size: Number(r.size) };
+}
+
+function encodeChunk(keys: KeyList, from: number, to: number): Buffer {
+  if (keys instanceof Float64Array) {
+    const part = keys.slice(from, to);
+    return Buffer.from(part.buffer, part.byteOffset, part.byteLength);
+  }
+  return Buffer.from(JSON.stringify(keys.slice(from, to)), 'utf8');
+}
+
+function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): KeyList {
+  if (text) return chunks.flatMap((c) => JSON.parse(Buffer.from(c as Uint8Array).toString('utf8')) as string[]);
+  const keys = new Float64Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    const bytes = c as Uint8Array;
+    // copied: a chunk's bytes need not be aligned for a Float64Array view
+    const part = new Float64Array(Uint8Array.from(bytes).buffer);
+    keys.set(part, at);
+    at += part.length;
+  }
+  return keys;
+}
+
+export class DatabaseEntitySetStore implements EntitySetStore {
+  readonly #maxMembers: number;
+  readonly #now: () => number;
+  /** members already read, by set id, least recently used first */
+  readonly #cache = new Map<string, KeyList>();
+  #cached = 0;
+
+  constructor(private readonly storage: Storage, options: DatabaseSetStoreOptions = {}) {
+    this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get #sql() {
+    const { quote: q, placeholder: p } = this.storage.dialect;
+    const sets = q(SET_TABLE);
+    const chunks = q(SET_CHUNK_TABLE);
+    const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text`;
+    const alive = `${q('refreshed')} + ${q('timeout')} > ${p(1)}`;
+    return { q, p, sets, chunks, columns, alive };
+  }
+
+  async put(set: StoredSet): Promise<void> {
+    if (set.keys.length > this.#maxMembers) {
+      throw new DatasetError('LIMIT_EXCEEDED', `an entity set of ${set.keys.length} members is more than the ${this.#maxMembers} this server keeps (--max-set-members)`);
+    }
+    const { q, p, sets, chunks } = this.#sql;
+    const now = this.#now();
+    set.refreshed = now; // the store's clock decides every lifetime
+    const text = !(set.keys instanceof Float64Array);
+    await this.storage.transaction(async () => {
+      await this.#sweep(now);
+      await this.#delete(set.id);
+      await this.storage.run(
+        `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`,
+        [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0],
+      );
+      const insert = `INSERT INTO ${chunks} (${q('set')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`;
+      for (let from = 0, seq = 0; from < set.keys.length; from += SET_CHUNK_MEMBERS, seq++) {
+        await this.storage.run(insert, [set.id, seq, encodeChunk(set.keys, from, Math.min(from + SET_CHUNK_MEMBERS, set.keys.length))]);
+      }
+      await this.#evict(set.id);
+    }, { retries: PURE_RETRIES });
+    this.#remember(set.id, set.keys);
+  }
+
+  async get(id: string): Promise<StoredSet | undefined> {
+    const { q, p, sets, columns } = this.#sql;
+    const now = this.#now();
+    // one statement: alive, and used now (its lifetime starts again), or nothing
+    const row = (await this.storage.get(
+      `UPDATE ${sets} SET ${q('refreshed')} = ${p(1)} WHERE ${q('id')} = ${p(2)} AND ${q('refreshed')} + ${q('timeout')} > ${p(3)} RETURNING ${columns}`,
+      [now, id, now],
+    )) as SetRow | undefined;
+    if (row === undefined) {
+      this.#forget(id);
+      return undefined;
+    }
+    const set = info(row);
+    return { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, keys: await this.#keys(id, Number(row.text) === 1, set.size) };
+  }
+
+  async release(id: string): Promise<boolean> {
+    this.#forget(id);
+    return this.storage.transaction(() => this.#delete(id), { retries: PURE_RETRIES });
+  }
+
+  async list(): Promise<SetInfo[]> {
+    const { q, sets, columns, alive } = this.#sql;
+    const rows = (await this.storage.all(`SELECT ${columns} FROM ${sets} WHERE ${alive} ORDER BY ${q('refreshed')}`, [this.#now()])) as unknown as SetRow[];
+    return rows.map(info);
+  }
+
+  async #keys(id: string, text: boolean, size: number): Promise<KeyList> {
+    const hit = this.#cache.get(id);
+    if (hit !== undefined) {
+      this.#cache.delete(id);
+      this.#cache.set(id, hit); // most recently used last
+      return hit;
+    }
+    const { q, p, chunks } = this.#sql;
+    const data = await this.storage.column(`SELECT ${q('data')} FROM ${chunks} WHERE ${q('set')} = ${p(1)} ORDER BY ${q('seq')}`, [id]);
+    const keys = decodeChunks(data, text, size);
+    this.#remember(id, keys);
+    return keys;
+  }
+
+  #remember(id: string, keys: KeyList): void {
+    this.#forget(id);
+    if (keys.length > SET_CACHE_MEMBERS) return;
+    this.#cache.set(id, keys);
+    this.#cached += keys.length;
+    for (const [old, k] of this.#cache) {
+      if (this.#cached <= SET_CACHE_MEMBERS) break;
+      this.#cache.delete(old);
+      this.#cached -= k.length;
+    }
+  }
+
+  #forget(id: string): void {
+    const k = this.#cache.get(id);
+    if (k === undefined) return;
+    this.#cache.delete(id);
+    this.#cached -= k.length;
+  }
+
+  /** Deletes a set and its members; true when it was there. In the caller's transaction. */
+  async #delete(id: string): Promise<boolean> {
+    const { q, p, sets, chunks } = this.#sql;
+    await this.storage.run(`DELETE FROM ${chunks} WHERE ${q('set')} = ${p(1)}`, [id]);
+    return (await this.storage.run(`DELETE FROM ${sets} WHERE ${q('id')} = ${p(1)}`, [id])) > 0;
+  }
+
+  /** Expired sets go whenever a set is kept. */
+  async #sweep(now: number): Promise<void> {
+    const { q, p, sets } = this.#sql;
+    const expired = await this.storage.column(`SELECT ${q('id')} FROM ${sets} WHERE ${q('refreshed')} + ${q('timeout')} <= ${p(1)}`, [now]);
+    for (const id of expired) await this.#delete(String(id));
+  }
+
+  /** The least recently used sets go (never `keep`, the one just kept) until the members fit. */
+  async #evict(keep: string): Promise<void> {
+    const { q, p, sets } = this.#sql;
+    const total = Number((await this.storage.get(`SELECT COALESCE(SUM(${q('size')}), 0) AS n FROM ${sets}`))?.n ?? 0);
+    if (total <= this.#maxMembers) return;
+    let over = total - this.#maxMembers;
+    const oldest = await this.storage.all(`SELECT ${q('id')} AS id, ${q('size')} AS size FROM ${sets} WHERE ${q('id')} <> ${p(1)} ORDER BY ${q('refreshed')}`, [keep]);
+    for (const r of oldest) {
+      if (over <= 0) break;
+      await this.#delete(String(r.id));
+      this.#forget(String(r.id));
+      over -= Number(r.size);
+    }
+  }
+}

