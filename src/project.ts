@@ -1,6 +1,7 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
-// database; --db names another file, or a PostgreSQL database by URL), optional classes/ and methods/ folders (user classes and project methods, loaded at
-// every start) and an optional seed module (seed.ts or seed.js) run once, when the database is new.
+// database; --db names another file, or a PostgreSQL database by URL), optional classes/ and
+// methods/ folders (user classes and project methods, loaded at every start) and an optional seed
+// module (seed.ts or seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';

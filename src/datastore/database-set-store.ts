@@ -57,6 +57,12 @@ function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): 
   return keys;
 }
 
+function sqlParts(storage: Storage) {
+  const { quote: q, placeholder: p } = storage.dialect;
+  const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text`;
+  return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
+}
+
 export class DatabaseEntitySetStore implements EntitySetStore {
   readonly #maxMembers: number;
   readonly #now: () => number;
@@ -67,16 +73,11 @@ export class DatabaseEntitySetStore implements EntitySetStore {
   constructor(private readonly storage: Storage, options: DatabaseSetStoreOptions = {}) {
     this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
     this.#now = options.now ?? Date.now;
+    this.#sql = sqlParts(storage);
   }
 
-  get #sql() {
-    const { quote: q, placeholder: p } = this.storage.dialect;
-    const sets = q(SET_TABLE);
-    const chunks = q(SET_CHUNK_TABLE);
-    const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text`;
-    const alive = `${q('refreshed')} + ${q('timeout')} > ${p(1)}`;
-    return { q, p, sets, chunks, columns, alive };
-  }
+  /** the statements' names and pieces, built once: every request that uses a set comes through here */
+  readonly #sql: ReturnType<typeof sqlParts>;
 
   async put(set: StoredSet): Promise<void> {
     if (set.keys.length > this.#maxMembers) {
