@@ -46,6 +46,13 @@ function size(value: string): number {
   return Math.floor(n);
 }
 
+/** A request reading a snapshot may need a second connection: a pool of one could never serve it. */
+function poolSize(value: string): number {
+  const n = positiveInt(value);
+  if (n < 2) throw new InvalidArgumentError('2 or more (a request reading a snapshot may need a second connection)');
+  return n;
+}
+
 function logLevel(value: string): string {
   if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
   return value;
@@ -61,7 +68,7 @@ const program = new Command()
   .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
   .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
   .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
-  .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most', positiveInt, PG_POOL_SIZE)
+  .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most (2 or more)', poolSize, PG_POOL_SIZE)
   .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
   .option('--host <h>', 'interface to listen on', '127.0.0.1')
   .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)

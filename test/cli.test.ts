@@ -45,6 +45,7 @@ describe('command line', () => {
     ['a database URL of no supported engine', ['--db', 'mysql://u:p@127.0.0.1/db'], /mysql:\/\/ is not a database this server can use/],
     ['a PostgreSQL server nobody listens for', ['--db', 'postgres://u:p@127.0.0.1:1/db'], /PostgreSQL at u@127\.0\.0\.1:1\/db: connection refused/],
     ['a pool size of zero', ['--pool-size', '0'], /--pool-size.*a whole number of 1 or more/],
+    ['a pool size of one', ['--pool-size', '1'], /--pool-size.*2 or more/],
   ];
   for (const [what, args, message] of bad) {
     it(`answers ${what} with one line on stderr and exit code 2`, () => {

@@ -66,6 +66,17 @@ describe('entity sets over HTTP', () => {
     assert.deepEqual(salaries, [...salaries].sort((a, b) => b - a));
   });
 
+  it('serves many set requests at once, more than the database connections, without one waiting for a connection it cannot get', async () => {
+    const made = await demo.request('/rest/City?$method=entityset&$top=1');
+    const started = Date.now();
+    const answers = await Promise.all([
+      ...Array.from({ length: 15 }, () => demo.request(`${made.body.__ENTITYSET}?$top=1`)),
+      ...Array.from({ length: 15 }, () => demo.request('/rest/City?$method=entityset&$top=1')),
+    ]);
+    assert.deepEqual([...new Set(answers.map((a) => a.status))], [200], JSON.stringify(answers.find((a) => a.status !== 200)?.body));
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+  });
+
   it('shows current values and reads a dropped member as {"__STAMP": 0}, still counted', async () => {
     const created = await demo.request('/rest/City?$method=entityset&$orderby=ID');
     const first = created.body.__ENTITIES[0];

@@ -81,6 +81,8 @@ class PostgresConnection implements Connection {
   constructor(
     readonly client: pg.PoolClient,
     readonly driver: PostgresDriver,
+    /** lent for a snapshot (it counts against the snapshots' share of the pool) */
+    readonly snapshot: boolean,
   ) {}
 
   /** the last statement asked for: a connection runs one at a time, so each waits for the one before */
@@ -154,14 +156,22 @@ export class PostgresDriver implements Driver {
   readonly pool: pg.Pool;
   readonly names = new StatementNames();
   #closing: Promise<void> | undefined;
+  /** snapshots lent now, at most #maxSnapshots; those waiting for a turn */
+  #snapshots = 0;
+  readonly #maxSnapshots: number;
+  readonly #waiting: (() => void)[] = [];
 
   /** user@host:port/database, as pg resolves them (the URL's parts, else PG* variables, else defaults): for messages; no password */
   readonly address: string;
 
   constructor(url: string, options: PostgresOptions = {}) {
+    const size = options.poolSize ?? PG_POOL_SIZE;
+    if (!(size >= 2)) throw new RangeError('a PostgreSQL pool needs 2 connections or more (a request reading a snapshot may need a second one)');
+    // a quarter of the pool, one at least, is kept from snapshots
+    this.#maxSnapshots = size - Math.max(1, Math.floor(size / 4));
     this.pool = new pg.Pool({
       connectionString: url,
-      max: options.poolSize ?? PG_POOL_SIZE,
+      max: size,
       types: TYPES,
       // times in UTC, whatever the server's or the role's setting
       options: '-c TimeZone=UTC',
@@ -203,16 +213,38 @@ export class PostgresDriver implements Driver {
     return query(this.pool, this.names, sql, params, options);
   }
 
-  async acquire(): Promise<Connection> {
+  async acquire(kind: 'write' | 'snapshot'): Promise<Connection> {
+    if (kind === 'snapshot') await this.#snapshotTurn();
     try {
-      return new PostgresConnection(await this.pool.connect(), this);
+      return new PostgresConnection(await this.pool.connect(), this, kind === 'snapshot');
     } catch (e) {
+      if (kind === 'snapshot') this.#snapshotDone();
       throw translate(e);
     }
   }
 
+  /**
+   * A request holding a snapshot may still need a connection of its own (an entity set kept, a
+   * set's lifetime refreshed): snapshots never take the last connections of the pool, or N
+   * requests holding N snapshots would each wait for an (N+1)th until their time ran out.
+   */
+  async #snapshotTurn(): Promise<void> {
+    if (this.#snapshots < this.#maxSnapshots) {
+      this.#snapshots++;
+      return;
+    }
+    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+  }
+
+  #snapshotDone(): void {
+    const next = this.#waiting.shift();
+    if (next) next(); // the turn passes on: the count stays
+    else this.#snapshots--;
+  }
+
   release(c: Connection): void {
     const conn = c as PostgresConnection;
+    if (conn.snapshot) this.#snapshotDone();
     if (!conn.inTransaction) return conn.client.release();
     // a transaction left open is rolled back first; a connection that cannot is dropped
     conn.rollback().then(
@@ -263,7 +295,7 @@ function isUnavailable(e: { code?: unknown }): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
   return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03'
     || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)
-    || /Connection terminated|Client has encountered a connection error|timeout exceeded when trying to connect/.test(String((e as Error).message));
+    || /Connection terminated|Client has encountered a connection error/.test(String((e as Error).message));
 }
 
 /** PostgreSQL's errors in the driver contract's terms: constraint failures, an unavailable server. */
@@ -283,6 +315,9 @@ function translate(e: unknown): unknown {
       // text holding U+0000, which PostgreSQL text cannot (SQLite can): the caller's value, refused
       if (err.code === '22021' || err.code === '22P05') {
         return new DatasetError('INVALID_VALUE', 'a text holds the character U+0000 (NUL), which PostgreSQL cannot store or compare: remove it from the value');
+      }
+      if (/timeout exceeded when trying to connect/.test(String(err.message))) {
+        return new DatasetError('STORAGE_UNAVAILABLE', `no database connection came free within ${PG_CONNECT_TIMEOUT_MS / 1000} s (every one of the pool is busy): try again`);
       }
       if (isUnavailable(err)) return new DatasetError('STORAGE_UNAVAILABLE', 'the database cannot be reached: try again once it is back');
       return e;
