@@ -12,8 +12,7 @@ import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { loadModelFile } from './model/load-model.js';
 import { databaseTarget, openStorage, type DatabaseTarget } from './storage/open.js';
-import { dropCreatedSchema } from './storage/schema.js';
-import { META_TABLE, tableColumns } from './storage/system-tables.js';
+import { lockSchema, readMeta, writeMeta } from './storage/system-tables.js';
 import type { TransactionManager } from './storage/transactions.js';
 import { withDeadlines } from './functions/deadlines.js';
 
@@ -44,11 +43,8 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   const created = prepareDatabase(target);
   let storage: TransactionManager | undefined;
   let ds: DatastoreWithClasses | undefined;
-  let isNew = created.isNew;
   try {
     storage = await openStorage(target, { poolSize: options.poolSize });
-    // a PostgreSQL database is new when dataset-rest never set it up (its meta table is not there)
-    isNew ??= (await tableColumns(storage, META_TABLE)).length === 0;
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
     ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, onEventError: options.onEventError });
@@ -59,24 +55,43 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
       if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
       throw e;
     }
-    const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
-    if (isNew && seed) {
-      // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says
-      const mod = (await tsImport(pathToFileURL(seed).href, import.meta.url)) as { default?: SeedFunction | { default?: SeedFunction } };
-      // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
-      const fn = typeof mod.default === 'function' ? mod.default : mod.default?.default;
-      if (typeof fn !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
-      const target = ds;
-      await ds.transaction(() => fn(target));
-    }
+    // a PostgreSQL database is new until a start has set it up (and seeded it); a SQLite file, when this start made it
+    const isNew = created.isNew ?? (await readMeta(storage, SET_UP)) === undefined;
+    if (isNew) await setUp(ds, storage, root);
     return ds;
   } catch (e) {
-    // A database this start created and could not finish is removed, so the next start begins afresh.
-    if (storage !== undefined && target.engine === 'postgres' && isNew === true) await dropCreatedSchema(storage, model).catch(() => undefined);
+    // A SQLite file this start made and could not finish is removed, so the next start begins
+    // afresh; on PostgreSQL the seed's transaction was rolled back, and the next start seeds again.
     await (ds !== undefined ? ds.close() : storage?.close());
     created.remove();
     throw e;
   }
+}
+
+/** The meta key written once a database is set up (seeded, when the project has a seed). */
+const SET_UP = 'setUp';
+
+/**
+ * Seeds a new database, in one transaction with the mark that it is set up. Under the schema
+ * lock: instances starting together on a new database wait for each other, and only the first
+ * seeds; the others find the mark.
+ */
+async function setUp(ds: DatastoreWithClasses, storage: TransactionManager, root: string): Promise<void> {
+  const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
+  let fn: SeedFunction | undefined;
+  if (seed) {
+    // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says
+    const mod = (await tsImport(pathToFileURL(seed).href, import.meta.url)) as { default?: SeedFunction | { default?: SeedFunction } };
+    // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
+    fn = typeof mod.default === 'function' ? mod.default : mod.default?.default;
+    if (typeof fn !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
+  }
+  await ds.transaction(async () => {
+    await lockSchema(storage);
+    if ((await readMeta(storage, SET_UP)) !== undefined) return;
+    await fn?.(ds);
+    await writeMeta(storage, SET_UP, new Date().toISOString());
+  });
 }
 
 /** A SQLite file's absolute path. */
@@ -84,7 +99,7 @@ function resolved(target: DatabaseTarget): DatabaseTarget {
   return target.engine === 'sqlite' && target.file !== ':memory:' ? { engine: 'sqlite', file: resolve(target.file) } : target;
 }
 
-/** Known before a SQLite file is opened: whether it is new (and its folder made); PostgreSQL asks the database itself. */
+/** Known before a SQLite file is opened: whether it is new (and its folder made); PostgreSQL asks the database itself (SET_UP). */
 function prepareDatabase(target: DatabaseTarget): { isNew?: boolean; remove(): void } {
   if (target.engine === 'postgres') return { remove() {} };
   // ':memory:' is SQLite's in-memory database, not a file name

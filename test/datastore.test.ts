@@ -5,7 +5,8 @@ import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore
 import type { Entity } from '../src/datastore/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
-import { tempDir, testStorage } from './helpers.js';
+import { openProject } from '../src/project.js';
+import { DEMO_DIR, tempDir, testDatabase, testStorage } from './helpers.js';
 
 const MODEL = {
   name: 'Core',
@@ -293,5 +294,22 @@ describe('datastore core', () => {
     assert.equal(e.get('age'), 20);
     assert.equal(await ds.Person.findBy('age', 1000), null);
     await assert.rejects(ds.Person.findBy('agee', 1), (err: DatasetError) => err.code === 'UNKNOWN_ATTRIBUTE');
+  });
+});
+
+describe('a new database', () => {
+  it('is seeded once when two instances start on it together, and not again at the next start', async () => {
+    const tmp = tempDir();
+    const db = await testDatabase(join(tmp.dir, 'race.sqlite'));
+    try {
+      const both = await Promise.all([openProject(DEMO_DIR, { db, poolSize: 4 }), openProject(DEMO_DIR, { db, poolSize: 4 })]);
+      assert.deepEqual(await Promise.all(both.map((ds) => ds.City.all().length)), [20, 20]);
+      await Promise.all(both.map((ds) => ds.close()));
+      const again = await openProject(DEMO_DIR, { db, poolSize: 4 });
+      assert.equal(await again.City.all().length, 20);
+      await again.close();
+    } finally {
+      tmp.remove();
+    }
   });
 });

@@ -58,7 +58,6 @@ export const postgresDialect: Dialect = {
   // transaction commits (a reader may see the new stamp with the old data, for that moment).
   globalStamp: (t) => ({
     create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
-    drop: `DROP SEQUENCE IF EXISTS ${t}`,
     bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
     read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
   }),

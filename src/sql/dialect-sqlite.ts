@@ -60,7 +60,6 @@ export const sqliteDialect: Dialect = {
       `CREATE TABLE IF NOT EXISTS ${t} ("id" INTEGER PRIMARY KEY, "value" INTEGER NOT NULL)`,
       `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
     ],
-    drop: `DROP TABLE IF EXISTS ${t}`,
     bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
     read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
   }),

@@ -74,8 +74,6 @@ export type JsonRef =
 export interface GlobalStampSql {
   /** creates it when missing, at 0 (run in the schema sync; a value already there stays) */
   readonly create: readonly string[];
-  /** removes it (a database set up by a start that failed) */
-  readonly drop: string;
   /** increases it by one (in every write transaction) */
   readonly bump: string;
   /** reads it, as `v` */

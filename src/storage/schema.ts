@@ -8,7 +8,7 @@ import type { DataClassModel, Model, StorageAttribute, StorageType } from '../mo
 import { fold, FOLD_VERSION, foldColumn } from '../util/fold.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
 import type { Storage } from './adapter.js';
-import { createSystemTables, dropSystemTables, lockSchema, readMeta, tableColumns, writeMeta } from './system-tables.js';
+import { createSystemTables, lockSchema, readMeta, tableColumns, writeMeta } from './system-tables.js';
 
 /** Hidden columns every dataclass table has (defined in sql/, which the compiler reads them from). */
 export { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
@@ -88,19 +88,6 @@ export async function syncSchema(storage: Storage, model: Model): Promise<void> 
     const json = JSON.stringify(after);
     if (recorded !== json) await writeMeta(storage, 'schema', json);
   }, { retries: SYNC_RETRIES });
-}
-
-/**
- * Undoes the set-up of a database that this start found empty and could not finish (its seed
- * failed, say), so that the next start begins afresh: the model's tables and the internal ones.
- * Only for such a database: the schema sync refuses tables it did not create, so these are its own.
- */
-export async function dropCreatedSchema(storage: Storage, model: Model): Promise<void> {
-  await storage.transaction(async () => {
-    await lockSchema(storage);
-    for (const dc of model.dataClasses) await storage.exec(`DROP TABLE IF EXISTS ${storage.dialect.quote(dc.table)}`);
-    await dropSystemTables(storage);
-  });
 }
 
 function createTable(storage: Storage, dc: DataClassModel, statements: string[]): TableSnapshot {

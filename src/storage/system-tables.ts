@@ -40,13 +40,6 @@ export async function createSystemTables(s: Storage): Promise<void> {
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
 }
 
-/** Removes the internal tables (of a database set up by a start that failed). */
-export async function dropSystemTables(s: Storage): Promise<void> {
-  const q = s.dialect.quote;
-  for (const t of [META_TABLE, BLOB_CHUNK_TABLE, BLOB_TABLE, QUERY_PATH_TABLE, SET_CHUNK_TABLE, SET_TABLE]) await s.exec(`DROP TABLE IF EXISTS ${q(t)}`);
-  await s.exec(s.dialect.globalStamp(q(GLOBAL_STAMP_TABLE)).drop);
-}
-
 /** Takes the engine's schema lock until the current transaction ends (see Dialect.schemaLock). */
 export async function lockSchema(s: Storage): Promise<void> {
   if (s.dialect.schemaLock !== null) await s.run(s.dialect.schemaLock);
