@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDemo, type DemoFixture } from './helpers.js';
+import { openDemo, TEST_ENGINE, type DemoFixture } from './helpers.js';
 
 describe('writes over HTTP', () => {
   let demo: DemoFixture;
@@ -24,6 +24,21 @@ describe('writes over HTTP', () => {
     assert.equal(body.uri.endsWith(`/rest/Company(${body.__KEY})`), true);
     assert.equal(body.cityName, 'Lyon');
     assert.equal(body.founded, '5!10!2013'); // date-only: the time is dropped
+  });
+
+  it('keeps U+0000 inside an object on SQLite, and refuses it on PostgreSQL before it is stored (it could never be read back as text there)', async () => {
+    const { status, body } = await post('/rest/Company?$method=update', { name: 'Nul Co', companyCode: 'NUL-1', extra: { note: 'a\u0000b', 'k\u0000': 1 } });
+    if (TEST_ENGINE === 'postgres') {
+      assert.equal(status, 400, JSON.stringify(body));
+      assert.equal(body.__ERROR[0].errCode, 7013);
+      assert.match(body.__ERROR[0].message, /U\+0000/);
+      assert.equal((await demo.request('/rest/Company?$filter="companyCode=NUL-1"')).body.__COUNT, 0);
+    } else {
+      assert.equal(status, 200, JSON.stringify(body));
+      assert.equal(body.extra.note, 'a\u0000b');
+    }
+    // the other objects stay readable through their properties either way
+    assert.equal((await demo.request('/rest/Company?$filter="extra.rating > 0"&$top=1')).status, 200);
   });
 
   it('shapes the answer with $attributes and $expand as reads do', async () => {

@@ -4,6 +4,7 @@
 // The driver (storage/postgres.ts) reads 64-bit integers and numerics as numbers.
 
 import type { StorageAttribute, StorageType } from '../model/types.js';
+import { DatasetError } from '../errors/dataset-error.js';
 import { isoDate, type Dialect } from './dialect.js';
 import { PG_FOLD_FUNCTION, postgresFoldFunction } from './fold-postgres.js';
 
@@ -68,7 +69,16 @@ export const postgresDialect: Dialect = {
   encode(type, value, dateOnly) {
     if (value === null || value === undefined) return null;
     if (type === 'date') return isoDate(value as Date, dateOnly);
-    if (type === 'object') return JSON.stringify(value);
+    if (type === 'object') {
+      let nul = false;
+      const json = JSON.stringify(value, (key: string, v: unknown) => {
+        if (key.includes('\0') || (typeof v === 'string' && v.includes('\0'))) nul = true;
+        return v;
+      });
+      // json keeps the escape, but every read of the text inside (->>, #>>) would fail on it: refused now, not at each later query
+      if (nul) throw new DatasetError('INVALID_VALUE', 'an object holds the character U+0000 (NUL) in a text, which PostgreSQL cannot read back as text: remove it from the value');
+      return json;
+    }
     return value;
   },
   decode(type, value) {
