@@ -270,7 +270,7 @@ const cases: Case[] = [
         ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p))) AS sum,`
           + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real', 'true', 'false') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(2)} AS p))) AS max,`
           + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('text', 'object', 'array') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(3)} AS p))) AS max__text FROM "Employee" t0`
-        : `SELECT SUM((CASE WHEN json_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END)) AS sum,`
+        : `SELECT SUM(((CASE WHEN json_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END))::numeric) AS sum,`
           + ` MAX((CASE json_typeof(t0."extra" #> ${p(2)}::text[]) WHEN 'number' THEN (t0."extra" #> ${p(2)}::text[] #>> '{}')::double precision WHEN 'boolean' THEN CASE WHEN (t0."extra" #> ${p(2)}::text[] #>> '{}') = 'true' THEN 1 ELSE 0 END END)) AS max,`
           + ` MAX((CASE WHEN json_typeof(t0."extra" #> ${p(3)}::text[]) IN ('string', 'object', 'array') THEN (t0."extra" #> ${p(3)}::text[] #>> '{}') COLLATE "C" END)) AS max__text FROM "Employee" t0`,
     params: (c) => (c.d.name === 'sqlite' ? ['$."score"', '$."score"', '$."score"'] : [['score'], ['score'], ['score']]),

@@ -55,6 +55,33 @@ describe('computations', () => {
     assert.equal(staff.body, (await demo.request('/rest/Company(1)/staff?$expand=staff')).body.__COUNT);
   });
 
+  it('sums and averages numbers near the largest double without failing: a sum past it is null, as infinity is in JSON', async () => {
+    const ds = demo.ds;
+    const [a, b] = await ds.Company.all().orderBy('ID').slice(0, 2).toArray();
+    const before = [a.get('revenues'), b.get('revenues')];
+    try {
+      await ds.transaction(async () => {
+        a.set('revenues', 1.7e308);
+        b.set('revenues', 1.7e308);
+        await a.save();
+        await b.save();
+      });
+      const sum = await demo.request(`/rest/Company/revenues?$compute=sum&$filter=${encodeURIComponent(`"ID in [${a.get('ID')}, ${b.get('ID')}]"`)}`);
+      assert.equal(sum.status, 200, JSON.stringify(sum.body));
+      assert.equal(sum.body, null);
+      const one = await demo.request(`/rest/Company/revenues?$compute=average&$filter=${encodeURIComponent(`"ID = ${a.get('ID')}"`)}`);
+      assert.equal(one.status, 200, JSON.stringify(one.body));
+      assert.equal(one.body, 1.7e308);
+    } finally {
+      await ds.transaction(async () => {
+        a.set('revenues', before[0]);
+        b.set('revenues', before[1]);
+        await a.save();
+        await b.save();
+      });
+    }
+  });
+
   it('computes on properties of object attributes', async () => {
     const ratings = (await demo.ds.Company.all().toArray()).map((c) => (c.get('extra') as { rating: number }).rating);
     const sum = (await demo.request('/rest/Company/extra.rating?$compute=sum')).body;

@@ -383,7 +383,7 @@ export function compileAggregate(
   const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
   const columns = fns.map((f) => {
-    if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${b.numberPath(t, path)}) AS ${f}`;
+    if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${d.sumOperand(b.numberPath(t, path))}) AS ${f}`;
     if (!path.json) return `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`;
     if (f === 'count') return `COUNT(CASE WHEN ${b.jsonPresent(t, path)} THEN 1 END) AS count`;
     // min and max of each class: jsonExtreme() picks (numbers come before text)

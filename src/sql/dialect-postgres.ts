@@ -38,6 +38,9 @@ export const postgresDialect: Dialect = {
   fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
   sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
   jsonNumber: (column, path) => `(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
+  // SUM and AVG of double precision raise an error past 1.8e308 (AVG even on squares past 1e154):
+  // numeric does not, and the driver reads its result back as a number (Infinity past the range, as SQLite's)
+  sumOperand: (expr) => `(${expr})::numeric`,
   jsonScalar(value, cls) {
     const j = 'column' in value ? `${value.column} #> ${value.path}::text[]` : value.path === null ? `${value.element}.value` : `${value.element}.value #> ${value.path}::text[]`;
     if (cls === 'number') {

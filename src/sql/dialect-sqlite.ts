@@ -37,6 +37,7 @@ export const sqliteDialect: Dialect = {
   sqlFunctions: () => [],
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
+  sumOperand: (expr) => expr,
   jsonScalar(value, cls) {
     const types = cls === 'number' ? NUMBER_TYPES : TEXT_TYPES;
     if ('column' in value) return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT ${value.column} AS c, ${value.path} AS p))`;
