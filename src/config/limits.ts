@@ -115,3 +115,9 @@ export const MIN_STALL_MS = 250;
 export const WATCHED_CALLS = 512;
 /** This many restarts of the server instance within this long slow the next one down (a client calling a stuck function again and again). */
 export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } as const;
+/**
+ * How many times a write unit that runs no user code (a save's own statements, an $atomic batch or
+ * a selection's drop on a dataclass without events or calculated setters) is run again from the
+ * start when the database stopped it for a conflict (a deadlock, a serialization failure).
+ */
+export const WRITE_RETRIES = 3;

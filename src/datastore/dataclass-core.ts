@@ -3,13 +3,14 @@
 // entity and selection classes). User code never reaches it: the DataClass user classes extend
 // is its public face, and the selections and entities it makes hold it privately.
 
-import { KEYS_PER_QUERY } from '../config/limits.js';
+import { KEYS_PER_QUERY, WRITE_RETRIES } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
 import { coerceValue, keyFromInput } from '../model/values.js';
 import { attributeOf, kindOf } from '../query/path.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
 import { compileSelect } from '../sql/compiler.js';
+import type { TransactionOptions } from '../storage/adapter.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold } from '../util/fold.js';
 import type { Access } from './access.js';
@@ -172,6 +173,19 @@ export class DataClassCore {
   /** The entity events, or undefined when there are none (saves then skip them). */
   get events(): EventTable | undefined {
     return this.#events.empty ? undefined : this.#events;
+  }
+
+  /**
+   * A write of this dataclass runs user code (an event, a calculated attribute's set): a unit of
+   * such writes is never run again after a conflict (the code could have acted outside the database).
+   */
+  get writesRunUserCode(): boolean {
+    return this.events !== undefined || [...this.#calculated.values()].some((c) => c.set !== undefined);
+  }
+
+  /** The options of a transaction of writes of this dataclass alone: run again after a conflict when no user code runs in it. */
+  get writeUnit(): TransactionOptions {
+    return { retries: this.writesRunUserCode ? 0 : WRITE_RETRIES };
   }
 
   defineCalculated(name: string, definition: CalculatedDefinition): void {

@@ -5,7 +5,7 @@
 
 import { UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
-import type { Snapshot, Storage } from '../storage/adapter.js';
+import type { Snapshot, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
 import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
@@ -46,7 +46,7 @@ export interface Core {
   readonly queryPaths: QueryPathStore;
   readonly report: EventErrorReporter;
   /** runs fn in one transaction (the storage's) */
-  transaction<T>(fn: () => Promise<T>): Promise<T>;
+  transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** reads that all see one state of the data, until released */
   snapshot(): Promise<Snapshot>;
   /** the code of a calculated attribute, for the query resolver and the sorts */
@@ -81,7 +81,7 @@ export class Datastore {
       calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),
       classOf: (m) => byModel.get(m) as DataClassCore,
       sets: new EntitySets(entitySets, storage),
-      transaction: (fn) => storage.transaction(fn),
+      transaction: (fn, options) => storage.transaction(fn, options),
       snapshot: () => storage.snapshot(),
     };
     this.#core = core;

@@ -104,7 +104,7 @@ export class EntitySets {
 
   /** Drops every member still in the datastore through the core (events run), in one transaction. */
   async drop(dc: DataClassCore, set: StoredSet, access: Access): Promise<void> {
-    await this.storage.transaction(() => dc.dropEach(set.keys, access));
+    await this.storage.transaction(() => dc.dropEach(set.keys, access), dc.writeUnit);
   }
 }
 

@@ -151,7 +151,7 @@ export class EntitySelection {
    */
   async drop(): Promise<void> {
     // the keys first: dropping while paging would shift the pages
-    await this.#dc.core.storage.transaction(async () => this.#dc.dropEach(await keysOf(this), this.#access));
+    await this.#dc.core.storage.transaction(async () => this.#dc.dropEach(await keysOf(this), this.#access), this.#dc.writeUnit);
   }
 }
 

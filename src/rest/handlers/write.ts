@@ -61,32 +61,41 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
 
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
-  const prepared: Prepared[] = [];
-  for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i));
-  if (!action.refresh) {
-    const saveAll = async () => {
-      for (const p of prepared) {
-        if (p.error || !p.entity) {
-          if (atomic) throw p.error;
-          continue;
-        }
-        try {
-          await attachUploads(scope, p.entity, p.uploads ?? []);
-          await p.entity.save();
-        } catch (e) {
-          if (!isDatasetError(e)) throw e;
-          p.error = e;
-          if (e.code === 'STAMP_CHANGED') p.current = (await dc.get(p.entity.getKey(), scope.access)) ?? undefined;
-          if (atomic) throw e;
-        }
+  let prepared: Prepared[] = [];
+  const prepareAll = async () => {
+    prepared = [];
+    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i));
+  };
+  const saveAll = async () => {
+    for (const p of prepared) {
+      if (p.error || !p.entity) {
+        if (atomic) throw p.error;
+        continue;
       }
-    };
-    if (atomic) {
-      // one transaction: any failure rolls every save back (the entities get their stamps back)
-      await scope.core.transaction(saveAll).catch((e) => {
+      try {
+        await attachUploads(scope, p.entity, p.uploads ?? []);
+        await p.entity.save();
+      } catch (e) {
         if (!isDatasetError(e)) throw e;
-      });
-    } else await saveAll();
+        p.error = e;
+        if (e.code === 'STAMP_CHANGED') p.current = (await dc.get(p.entity.getKey(), scope.access)) ?? undefined;
+        if (atomic) throw e;
+      }
+    }
+  };
+  if (action.refresh) await prepareAll();
+  else if (atomic) {
+    // one transaction, read and written: any failure rolls every save back; one the database
+    // stopped for a conflict is run again from the reads on when no user code runs in it
+    await scope.core.transaction(async () => {
+      await prepareAll();
+      await saveAll();
+    }, dc.writeUnit).catch((e) => {
+      if (!isDatasetError(e)) throw e;
+    });
+  } else {
+    await prepareAll();
+    await saveAll();
   }
   const answers: Json[] = [];
   for (let i = 0; i < prepared.length; i++) answers.push(await answer(scope, action, prepared[i], list[i]));
