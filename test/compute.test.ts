@@ -55,6 +55,15 @@ describe('computations', () => {
     assert.equal(staff.body, (await demo.request('/rest/Company(1)/staff?$expand=staff')).body.__COUNT);
   });
 
+  it('finds the lowest and highest boolean (false before true), nulls left out, on both engines', async () => {
+    assert.equal((await demo.request('/rest/Employee/isManager?$compute=min')).body, false);
+    assert.equal((await demo.request('/rest/Employee/isManager?$compute=max')).body, true);
+    const all = (await demo.request('/rest/Employee/isManager?$compute=$all')).body.isManager;
+    assert.deepEqual([all.min, all.max], [false, true]);
+    assert.equal((await demo.request('/rest/Employee/isManager?$compute=min&$filter="isManager = true"')).body, true);
+    assert.equal((await demo.request('/rest/Employee/isManager?$compute=max&$filter="isManager = false"')).body, false);
+  });
+
   it('sums and averages numbers near the largest double without failing: a sum past it is null, as infinity is in JSON', async () => {
     const ds = demo.ds;
     const [a, b] = await ds.Company.all().orderBy('ID').slice(0, 2).toArray();

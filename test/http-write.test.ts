@@ -41,6 +41,37 @@ describe('writes over HTTP', () => {
     assert.equal((await demo.request('/rest/Company?$filter="extra.rating > 0"&$top=1')).status, 200);
   });
 
+  it('refuses, on both engines, text with a lone surrogate (in a text attribute, an object value or key), objects nested past 100 levels, and durations that are not whole milliseconds', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 101; i++) deep = { d: deep };
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['text', { name: 'Half \ud800 pair', companyCode: 'LS-1' }, /Company\.name \(string\).*lone surrogate/],
+      ['object value', { name: 'LS', companyCode: 'LS-2', extra: { v: '\ud800' } }, /Company\.extra \(object\).*lone surrogate/],
+      ['object key', { name: 'LS', companyCode: 'LS-3', extra: { '\udc00k': 1 } }, /lone surrogate/],
+      ['deep object', { name: 'Deep', companyCode: 'LS-4', extra: deep }, /nest deeper than 100 levels/],
+    ];
+    for (const [what, entity, message] of cases) {
+      const { status, body } = await post('/rest/Company?$method=update', entity);
+      assert.equal(status, 400, `${what}: ${JSON.stringify(body)}`);
+      assert.equal(body.__ERROR[0].errCode, 7013, what);
+      assert.match(body.__ERROR[0].message, message, what);
+    }
+    assert.equal((await demo.request('/rest/Company?$filter="companyCode begin LS-"')).body.__COUNT, 0);
+    // queries on the objects stay answerable (PostgreSQL refused every one once such a value was stored)
+    assert.equal((await demo.request('/rest/Company?$filter="extra.sector = tech"&$top=1')).status, 200);
+    assert.equal((await demo.request('/rest/Company/extra.rating?$compute=average')).status, 200);
+
+    const staff = (await demo.request('/rest/Employee?$top=1&$attributes=dailyHours')).body.__ENTITIES[0];
+    for (const dailyHours of [1.5, 1e19]) {
+      const { status, body } = await post('/rest/Employee?$method=update', { __KEY: staff.__KEY, __STAMP: staff.__STAMP, dailyHours });
+      assert.equal(status, 400, JSON.stringify(body));
+      assert.match(body.__ERROR[0].message, /Employee\.dailyHours \(duration\).*milliseconds/);
+    }
+    const query = await demo.request('/rest/Employee?$filter="dailyHours = 1.5"');
+    assert.equal(query.status, 400, JSON.stringify(query.body));
+    assert.equal((await demo.request('/rest/Employee?$filter="dailyHours >= 28800000"&$top=1')).status, 200);
+  });
+
   it('shapes the answer with $attributes and $expand as reads do', async () => {
     const { body } = await post('/rest/Company?$method=update&$attributes=name,city.name', { name: 'Shaped', companyCode: 'S-1', city: { __KEY: 3 } });
     assert.deepEqual(Object.keys(body).filter((k) => !k.startsWith('__') && k !== 'uri'), ['name', 'city']);

@@ -121,3 +121,5 @@ export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } a
  * start when the database stopped it for a conflict (a deadlock, a serialization failure).
  */
 export const WRITE_RETRIES = 3;
+/** How deep objects and arrays may nest in an object attribute's value (deeper ones are refused: each level costs stack in every later read and write). */
+export const MAX_OBJECT_DEPTH = 100;

@@ -2,6 +2,7 @@
 // integers, numbers, strings, uuids (32 uppercase hex, as 4D writes them), booleans, dates.
 
 import { randomUUID } from 'node:crypto';
+import { MAX_OBJECT_DEPTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from './types.js';
 
@@ -12,6 +13,25 @@ const INTEGER_RANGES: Record<string, [number, number]> = {
   long64: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
 };
 const UUID = /^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$/;
+
+/** A lone surrogate: half of a UTF-16 pair, which UTF-8 (what either database stores) cannot write. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Why a JSON value cannot be stored faithfully, or undefined: a text (or a property name) with a
+ * lone surrogate — SQLite would keep replacement characters, PostgreSQL would refuse every later
+ * query on the object — or objects nested deeper than MAX_OBJECT_DEPTH.
+ */
+function jsonFault(value: unknown, depth = 0): string | undefined {
+  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? `the text ${describe(value)} holds a lone surrogate (half of a UTF-16 pair), which cannot be stored` : undefined;
+  if (typeof value !== 'object' || value === null || value instanceof Date) return undefined;
+  if (depth >= MAX_OBJECT_DEPTH) return `objects and arrays nest deeper than ${MAX_OBJECT_DEPTH} levels`;
+  for (const [k, v] of Object.entries(value)) {
+    const fault = jsonFault(k, depth + 1) ?? jsonFault(v, depth + 1);
+    if (fault) return fault;
+  }
+  return undefined;
+}
 
 /** A number, or the whole number a text writes (digits with an optional minus); NaN otherwise. */
 function wholeNumber(v: unknown): number {
@@ -91,13 +111,20 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
       const [min, max] = INTEGER_RANGES[attr.type];
       return n >= min && n <= max ? n : fail(`out of range ${min} to ${max}`);
     }
-    case 'number':
-    case 'duration': {
+    case 'number': {
       const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
       return Number.isFinite(n) ? n : fail('expected a number');
     }
-    case 'string':
-      return typeof value === 'string' ? value : fail('expected text');
+    case 'duration': {
+      // milliseconds, stored as a 64-bit integer on PostgreSQL: whole, and exact in a double
+      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+      if (!Number.isInteger(n)) return fail('expected a whole number of milliseconds');
+      return Math.abs(n) <= Number.MAX_SAFE_INTEGER ? n : fail(`out of range ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} milliseconds`);
+    }
+    case 'string': {
+      if (typeof value !== 'string') return fail('expected text');
+      return LONE_SURROGATE.test(value) ? fail('it holds a lone surrogate (half of a UTF-16 pair), which cannot be stored') : value;
+    }
     case 'uuid':
       return typeof value === 'string' && UUID.test(value) ? value.replaceAll('-', '').toUpperCase() : fail('expected a uuid (32 hexadecimal digits)');
     case 'date': {
@@ -106,8 +133,11 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
       // date-only attributes keep the day (time and zone dropped, spec "Value formats for input")
       return attr.dateOnly ? new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())) : d;
     }
-    case 'object':
-      return typeof value === 'object' ? value : fail('expected a JSON object');
+    case 'object': {
+      if (typeof value !== 'object') return fail('expected a JSON object');
+      const fault = jsonFault(value);
+      return fault ? fail(fault) : value;
+    }
     case 'image':
     case 'blob':
       return Number.isInteger(value) ? value : fail('expected a stored file');

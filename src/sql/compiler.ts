@@ -384,6 +384,8 @@ export function compileAggregate(
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
   const columns = fns.map((f) => {
     if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${d.sumOperand(b.numberPath(t, path))}) AS ${f}`;
+    // booleans as 0 and 1 (PostgreSQL has no MIN or MAX of boolean; SQLite stores them so)
+    if (!path.json && path.attr.type === 'bool' && f !== 'count') return `${sqlFn[f]}(${asBit(b.path(t, path))}) AS ${f}`;
     if (!path.json) return `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`;
     if (f === 'count') return `COUNT(CASE WHEN ${b.jsonPresent(t, path)} THEN 1 END) AS count`;
     // min and max of each class: jsonExtreme() picks (numbers come before text)
@@ -391,6 +393,11 @@ export function compileAggregate(
   });
   const sql = `SELECT ${columns.join(', ')} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   return { sql, params: b.params };
+}
+
+/** A boolean expression as 1, 0 or null, on any engine. */
+function asBit(expr: string): string {
+  return `CASE WHEN ${expr} THEN 1 WHEN NOT ${expr} THEN 0 END`;
 }
 
 /** The column of the text class of a JSON value beside its number class (`min` and `min__text`, `v` and `v__text`). */

@@ -94,6 +94,9 @@ export const postgresDialect: Dialect = {
       case 'image':
       case 'blob':
         return Number(value);
+      case 'bool':
+        // a boolean column reads as one; an aggregate of booleans computes on 0 and 1
+        return typeof value === 'number' ? value !== 0 : value;
       default:
         return value;
     }
