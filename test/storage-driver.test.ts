@@ -181,3 +181,27 @@ for (const engine of ENGINES) {
     });
   });
 }
+
+describe('the PostgreSQL pool', () => {
+  it('fails a snapshot that waits for a turn longer than the wait time with 503 (STORAGE_UNAVAILABLE), and lends the turn once one is given back', async () => {
+    const { PostgresDriver } = await import('../src/storage/postgres.js');
+    const { freshDatabase } = await import('./postgres-server.js');
+    const database = await freshDatabase();
+    // two connections: one for snapshots, one kept for what a request holding a snapshot needs
+    const driver = new PostgresDriver(database.url, { poolSize: 2, waitMs: 200 });
+    try {
+      const first = await driver.acquire('snapshot');
+      await assert.rejects(driver.acquire('snapshot'), (e: { code?: string; status?: number; message?: string }) =>
+        e.code === 'STORAGE_UNAVAILABLE' && e.status === 503 && /no database connection came free for reading within 0.2 s/.test(String(e.message)));
+      const waiting = driver.acquire('snapshot');
+      await sleep(20);
+      driver.release(first);
+      driver.release(await waiting);
+      // the connection kept from snapshots serves a statement meanwhile
+      assert.equal((await driver.execute('SELECT 1 AS one')).rows[0].one, 1);
+    } finally {
+      await driver.close();
+      await database.drop();
+    }
+  });
+});

@@ -14,6 +14,8 @@ const NO_PARAMS: readonly unknown[] = [];
 export interface PostgresOptions {
   /** the most connections open at once (PG_POOL_SIZE by default) */
   readonly poolSize?: number;
+  /** how long a statement waits for a connection (connecting, or for one of the pool to come free) before it fails with 503 (PG_CONNECT_TIMEOUT_MS) */
+  readonly waitMs?: number;
 }
 
 // Numbers come back as numbers: 64-bit integers (counts, sums, long64 values, stamps) and numerics
@@ -174,6 +176,7 @@ export class PostgresDriver implements Driver {
   readonly pool: pg.Pool;
   readonly names = new StatementNames();
   #closing: Promise<void> | undefined;
+  readonly #waitMs: number;
   /** snapshots lent now, at most #maxSnapshots; those waiting for a turn */
   #snapshots = 0;
   readonly #maxSnapshots: number;
@@ -185,16 +188,18 @@ export class PostgresDriver implements Driver {
   constructor(url: string, options: PostgresOptions = {}) {
     const size = options.poolSize ?? PG_POOL_SIZE;
     if (!(size >= 2)) throw new RangeError('a PostgreSQL pool needs 2 connections or more (a request reading a snapshot may need a second one)');
+    this.#waitMs = options.waitMs ?? PG_CONNECT_TIMEOUT_MS;
     // a quarter of the pool, one at least, is kept from snapshots
     this.#maxSnapshots = size - Math.max(1, Math.floor(size / 4));
     this.pool = new pg.Pool({
       connectionString: url,
       max: size,
       types: TYPES,
-      // times in UTC, whatever the server's or the role's setting
-      options: '-c TimeZone=UTC',
+      // times in UTC, and backslashes in string literals taken as they are (the LIKE escapes and
+      // the fold function's literals rely on it), whatever the server's or the role's settings
+      options: '-c TimeZone=UTC -c standard_conforming_strings=on',
       // a server that does not answer (or a pool with no connection free that long) fails the request, never hangs it
-      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: this.#waitMs,
     });
     const resolved = new pg.Client({ connectionString: url });
     this.address = `${resolved.user ?? ''}@${resolved.host}:${resolved.port}/${resolved.database ?? ''}`;
@@ -254,7 +259,18 @@ export class PostgresDriver implements Driver {
       this.#snapshots++;
       return;
     }
-    await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    // as long as a connection of the pool may be waited for, then 503
+    await new Promise<void>((resolve, reject) => {
+      const turn = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#waiting.splice(this.#waiting.indexOf(turn), 1);
+        reject(new DatasetError('STORAGE_UNAVAILABLE', `no database connection came free for reading within ${this.#waitMs / 1000} s (every one of the pool is busy): try again`));
+      }, this.#waitMs);
+      this.#waiting.push(turn);
+    });
   }
 
   #snapshotDone(): void {
@@ -311,10 +327,14 @@ function keyColumn(detail: string | undefined): string | undefined {
   return name.startsWith('"') ? name.slice(1, -1).replaceAll('""', '"') : name;
 }
 
-/** SQLSTATE classes of a connection that failed or was lost (08), and of a server going away (57P). */
+/**
+ * A database that cannot serve now, whoever asks: a connection that failed or was lost (class 08),
+ * a server going away or starting (57P01–57P04), out of resources (class 53: too many
+ * connections, disk full, out of memory), the database itself gone (3D000, dropped while running).
+ */
 function isUnavailable(e: { code?: unknown }): boolean {
   const code = typeof e.code === 'string' ? e.code : '';
-  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03'
+  return code.startsWith('08') || code.startsWith('53') || code.startsWith('57P') || code === '3D000'
     || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND'].includes(code)
     || /Connection terminated|Client has encountered a connection error/.test(String((e as Error).message));
 }
