@@ -15,6 +15,8 @@ import { ENGINES, type TestDatabase } from './storage-engines.js';
 
 interface SetStoreImplementation {
   readonly name: string;
+  /** two instances' stores may keep sets at the same moment (in one test process: not two SQLite connections, whose waits block the thread) */
+  readonly concurrentInstances?: boolean;
   /** a new, empty store whose clock is `now` */
   open(now: () => number): Promise<{ store: EntitySetStore; other?: EntitySetStore; cleanup(): Promise<void> }>;
 }
@@ -30,6 +32,7 @@ const SET_STORES: readonly SetStoreImplementation[] = [
   // in the database, on every engine; `other` is a second instance's store over the same database
   ...ENGINES.map((engine): SetStoreImplementation => ({
     name: `in the database: ${engine.name}`,
+    concurrentInstances: engine.concurrentWriters,
     async open(now) {
       const db = await engine.open();
       const storage = new TransactionManager(db.driver);
@@ -112,6 +115,30 @@ for (const impl of SET_STORES) {
       assert.equal(await store.get(a.id), undefined, 'the least recently used set went to make room');
       assert.ok(await store.get(b.id));
       await other.release(b.id);
+    });
+
+    it('gives the members of a set rebuilt under its id (a saved filter run again) on every instance, not the ones an instance cached', async (t) => {
+      if (!other) return t.skip('a store of one process');
+      const first = set(['A1', 'A2'], 60_000);
+      await store.put(first);
+      assert.deepEqual((await other.get(first.id))?.keys, ['A1', 'A2']); // cached there now
+      await store.release(first.id);
+      await store.put({ ...first, dataClass: 'Company', keys: ['B1'] });
+      const rebuilt = await other.get(first.id);
+      assert.equal(rebuilt?.dataClass, 'Company');
+      assert.deepEqual(rebuilt?.keys, ['B1']);
+      await store.release(first.id);
+    });
+
+    it('holds the bound when sets are kept at once (on several connections or instances): each put counts the sets the others kept', async (t) => {
+      if (!other || !impl.concurrentInstances) return t.skip('a store of one process, or instances that write one at a time');
+      // the other store keeps 10 members at most: of eight 4-member sets kept through it at once
+      // (on as many connections), two stay
+      const sets = Array.from({ length: 8 }, (_, i) => set(Float64Array.from([1, 2, 3, 4].map((k) => k + 10 * i)), 60_000));
+      await Promise.all(sets.map((x) => other!.put(x)));
+      const kept = (await other.list()).filter((x) => sets.some((y) => y.id === x.id)).reduce((n, x) => n + x.size, 0);
+      assert.ok(kept <= 10, `${kept} members kept, past the bound of 10`);
+      for (const x of sets) await store.release(x.id);
     });
 
     it('lists the sets alive now, expired ones left out', async () => {

@@ -1,14 +1,16 @@
 // Entity sets kept in the database (__dataset_entity_sets and its member chunks), so that every
 // server instance over one database sees the same sets, and a restarted instance loses none.
 // Members are stored compactly: integer keys as 8-byte floats, CHUNK_MEMBERS to a row; text keys
-// as a JSON array a chunk. A set never changes once kept (a new id is a new set), so each
-// instance keeps the members it read in a bounded cache; the row (its lifetime, its existence)
-// is asked every time, so a release on another instance counts at once.
+// as a JSON array a chunk. Members never change once kept: a set rebuilt under its id (a saved
+// filter run again) is kept with a new version. So each instance keeps the members it read in a
+// bounded cache, by id and version; the row (its version, lifetime, existence) is asked every
+// time, so a release or a rebuild on another instance counts at once.
 
+import { randomUUID } from 'node:crypto';
 import { DEFAULT_MAX_SET_MEMBERS, SET_CACHE_MEMBERS, SET_CHUNK_MEMBERS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
-import { SET_CHUNK_TABLE, SET_TABLE } from '../storage/system-tables.js';
+import { lockNamed, SET_CHUNK_TABLE, SET_TABLE } from '../storage/system-tables.js';
 import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
 
 /** The store's transactions run only its own statements: one that another stopped (a deadlock) is run again, this many times. */
@@ -29,6 +31,7 @@ interface SetRow {
   refreshed: unknown;
   size: unknown;
   text: unknown;
+  version: unknown;
 }
 
 function info(r: SetRow): SetInfo {
@@ -59,15 +62,15 @@ function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): 
 
 function sqlParts(storage: Storage) {
   const { quote: q, placeholder: p } = storage.dialect;
-  const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text`;
+  const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text, ${q('version')} AS version`;
   return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
 }
 
 export class DatabaseEntitySetStore implements EntitySetStore {
   readonly #maxMembers: number;
   readonly #now: () => number;
-  /** members already read, by set id, least recently used first */
-  readonly #cache = new Map<string, KeyList>();
+  /** members already read, by set id (with the version they are of), least recently used first */
+  readonly #cache = new Map<string, { version: string; keys: KeyList }>();
   #cached = 0;
 
   constructor(private readonly storage: Storage, options: DatabaseSetStoreOptions = {}) {
@@ -87,12 +90,15 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     const now = this.#now();
     set.refreshed = now; // the store's clock decides every lifetime
     const text = !(set.keys instanceof Float64Array);
+    const version = randomUUID();
     await this.storage.transaction(async () => {
+      // one put at a time, across instances, so that each counts the others' sets in the bound
+      await lockNamed(this.storage, 'entity sets');
       await this.#sweep(now);
       await this.#delete(set.id);
       await this.storage.run(
-        `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`,
-        [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0],
+        `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}, ${q('version')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)})`,
+        [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0, version],
       );
       const insert = `INSERT INTO ${chunks} (${q('set')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`;
       for (let from = 0, seq = 0; from < set.keys.length; from += SET_CHUNK_MEMBERS, seq++) {
@@ -100,7 +106,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
       }
       await this.#evict(set.id);
     }, { retries: PURE_RETRIES });
-    this.#remember(set.id, set.keys);
+    this.#remember(set.id, version, set.keys);
   }
 
   async get(id: string): Promise<StoredSet | undefined> {
@@ -116,7 +122,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
       return undefined;
     }
     const set = info(row);
-    return { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, keys: await this.#keys(id, Number(row.text) === 1, set.size) };
+    return { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, keys: await this.#keys(id, String(row.version), Number(row.text) === 1, set.size) };
   }
 
   async release(id: string): Promise<boolean> {
@@ -130,37 +136,37 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     return rows.map(info);
   }
 
-  async #keys(id: string, text: boolean, size: number): Promise<KeyList> {
+  async #keys(id: string, version: string, text: boolean, size: number): Promise<KeyList> {
     const hit = this.#cache.get(id);
-    if (hit !== undefined) {
+    if (hit?.version === version) {
       this.#cache.delete(id);
       this.#cache.set(id, hit); // most recently used last
-      return hit;
+      return hit.keys;
     }
     const { q, p, chunks } = this.#sql;
     const data = await this.storage.column(`SELECT ${q('data')} FROM ${chunks} WHERE ${q('set')} = ${p(1)} ORDER BY ${q('seq')}`, [id]);
     const keys = decodeChunks(data, text, size);
-    this.#remember(id, keys);
+    this.#remember(id, version, keys);
     return keys;
   }
 
-  #remember(id: string, keys: KeyList): void {
+  #remember(id: string, version: string, keys: KeyList): void {
     this.#forget(id);
     if (keys.length > SET_CACHE_MEMBERS) return;
-    this.#cache.set(id, keys);
+    this.#cache.set(id, { version, keys });
     this.#cached += keys.length;
-    for (const [old, k] of this.#cache) {
+    for (const [old, hit] of this.#cache) {
       if (this.#cached <= SET_CACHE_MEMBERS) break;
       this.#cache.delete(old);
-      this.#cached -= k.length;
+      this.#cached -= hit.keys.length;
     }
   }
 
   #forget(id: string): void {
-    const k = this.#cache.get(id);
-    if (k === undefined) return;
+    const hit = this.#cache.get(id);
+    if (hit === undefined) return;
     this.#cache.delete(id);
-    this.#cached -= k.length;
+    this.#cached -= hit.keys.length;
   }
 
   /** Deletes a set and its members; true when it was there. In the caller's transaction. */

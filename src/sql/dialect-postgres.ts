@@ -54,8 +54,8 @@ export const postgresDialect: Dialect = {
   jsonElements: (column, path, alias) => `json_array_elements(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'array' THEN ${column} #> ${path}::text[] END) ${alias}(value)`,
   inKeyList: (expr, placeholder) => `${expr} = ANY(${placeholder})`,
   keyListParam: (keys) => Array.from(keys),
-  // a transaction-level advisory lock: held until the schema sync commits or rolls back
-  schemaLock: "SELECT pg_advisory_xact_lock(hashtext('dataset-rest schema sync'))",
+  // a transaction-level advisory lock: held until the transaction commits or rolls back
+  transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('dataset-rest ${name.replaceAll("'", "''")}'))`,
   // A sequence, not a row every writer updates: that row's lock would serialise the writers of
   // every instance. Sequences ignore transactions: a rolled-back write still moves it (a change
   // that did not happen is reported, which is harmless), and last_value shows a bump before its

@@ -54,7 +54,7 @@ export const sqliteDialect: Dialect = {
   keyListParam: (keys) => JSON.stringify(Array.from(keys)),
   // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
   // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
-  schemaLock: null,
+  transactionLock: () => null,
   // one row: its UPDATE is taken under the write lock every writer holds anyway
   globalStamp: (t) => ({
     create: [

@@ -48,10 +48,11 @@ export interface Dialect {
   /** the bound value of a key list (an entity set's members): one parameter, however many keys */
   keyListParam(keys: ArrayLike<unknown>): unknown;
   /**
-   * SQL the schema sync runs first in its transaction, so that instances starting together bring
-   * the schema in line one at a time; null where the write transaction already excludes them.
+   * SQL taking a lock named `name` (a constant of the service) until the transaction ends: the
+   * schema sync, the seed and the entity-set bound run one instance at a time so; null where the
+   * write transaction already excludes every other writer.
    */
-  readonly schemaLock: string | null;
+  transactionLock(name: string): string | null;
   /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
   globalStamp(name: string): GlobalStampSql;
   /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */

@@ -36,13 +36,22 @@ export async function createSystemTables(s: Storage): Promise<void> {
   for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint]]) {
     if (!existing.includes(name)) await s.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
   }
+  // The version of an entity set's members (a set rebuilt under its id gets a new one), added to
+  // databases made before it: instances cache members by it.
+  if (!(await tableColumns(s, SET_TABLE)).includes('version')) await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('version')} TEXT`);
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
 }
 
-/** Takes the engine's schema lock until the current transaction ends (see Dialect.schemaLock). */
-export async function lockSchema(s: Storage): Promise<void> {
-  if (s.dialect.schemaLock !== null) await s.run(s.dialect.schemaLock);
+/** Takes the lock named `name` until the current transaction ends, where the engine needs one (see Dialect.transactionLock). */
+export async function lockNamed(s: Storage, name: string): Promise<void> {
+  const sql = s.dialect.transactionLock(name);
+  if (sql !== null) await s.run(sql);
+}
+
+/** Takes the schema's lock until the current transaction ends: instances bring the schema in line, and seed, one at a time. */
+export function lockSchema(s: Storage): Promise<void> {
+  return lockNamed(s, 'schema sync');
 }
 
 /** The column names of a table, or [] when the table does not exist. */
