@@ -1,9 +1,12 @@
 // The baseline of the read bench: a hand-written node:http + better-sqlite3 server over the bench
-// database, answering the wire JSON our server sends for the same two reads, with nothing else.
+// database, answering the wire JSON our server sends for the same reads, with nothing else:
+//   /item/ID, /items?skip=N (a page of 100 in key order with the count), and
+//   /items?prefix=P&skip=N (the same over name begin P: the SQL our server compiles, a range on the folded, indexed column).
 // Usage: node --import tsx bench/baseline-server.ts DB_FILE  → prints "baseline listening on http://HOST:PORT"
 
 import { createServer, type ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
+import { fold } from '../src/util/fold.js';
 
 interface ItemRow {
   ID: number;
@@ -27,6 +30,11 @@ const COLUMNS = '"ID", "name", "price", "qty", "created", "__stamp", "__timestam
 const byId = db.prepare(`SELECT ${COLUMNS} FROM "Item" WHERE "ID" = ?`);
 const page = db.prepare(`SELECT ${COLUMNS} FROM "Item" ORDER BY "ID" LIMIT ? OFFSET ?`);
 const count = db.prepare('SELECT COUNT(*) AS n FROM "Item"').pluck();
+const T0 = 't0."ID" AS "ID", t0."name" AS "name", t0."price" AS "price", t0."qty" AS "qty", t0."created" AS "created", t0."__stamp", t0."__timestamp"';
+const PREFIX = '(t0."name__fold" >= ? AND t0."name__fold" < ?)';
+const PREFIX_TOP = '\u{10FFFF}';
+const countPrefix = db.prepare(`SELECT COUNT(*) AS n FROM "Item" t0 WHERE ${PREFIX}`).pluck();
+const pagePrefix = db.prepare(`SELECT ${T0} FROM "Item" t0 WHERE ${PREFIX} ORDER BY t0."ID" LIMIT ? OFFSET ?`);
 
 const PAGE_SIZE = 100;
 
@@ -62,8 +70,10 @@ const server = createServer((req, res) => {
   if (url === '/items' || url.startsWith('/items?')) {
     const m = /[?&]skip=(\d+)/.exec(url);
     const skip = m ? Number(m[1]) : 0;
-    const rows = page.all(PAGE_SIZE, skip) as ItemRow[];
-    const n = count.get() as number;
+    const p = /[?&]prefix=([^&]*)/.exec(url);
+    const f = p ? fold(decodeURIComponent(p[1])) : undefined;
+    const n = (f === undefined ? count.get() : countPrefix.get(f, f + PREFIX_TOP)) as number;
+    const rows = (f === undefined ? page.all(PAGE_SIZE, skip) : pagePrefix.all(f, f + PREFIX_TOP, PAGE_SIZE, skip)) as ItemRow[];
     return send(res, 200, {
       __entityModel: 'Item',
       // Our server also reads the global stamp (one more primary-key lookup); not done here.

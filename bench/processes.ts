@@ -1,6 +1,7 @@
 // The bench's child processes (servers started with `node`, ready when they print a URL) and
 // temporary folders, and their cleanup: on normal exit, on failure and on SIGINT/SIGTERM, every
-// child still running is killed and every temporary folder removed.
+// registered cleanup runs (a PostgreSQL cluster is stopped), every child still running is killed
+// and every temporary folder removed.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,9 +10,19 @@ import { join } from 'node:path';
 
 const children = new Set<ChildProcess>();
 const folders = new Set<string>();
+const cleanups = new Set<() => void>();
 let hooked = false;
 
 function cleanupNow(): void {
+  // first: what must go before the folders it uses (a PostgreSQL cluster in one of them)
+  for (const fn of cleanups) {
+    try {
+      fn();
+    } catch {
+      // best effort: the others must run too
+    }
+  }
+  cleanups.clear();
   for (const child of children) {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
@@ -40,6 +51,19 @@ export function temporaryFolder(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   folders.add(dir);
   return dir;
+}
+
+/**
+ * A synchronous cleanup run when the bench ends however it ends (normal exit, failure, SIGINT or
+ * SIGTERM), before the servers are killed and the folders removed; the returned function drops it
+ * (once its resource has been released the normal way).
+ */
+export function onCleanup(fn: () => void): () => void {
+  hook();
+  cleanups.add(fn);
+  return () => {
+    cleanups.delete(fn);
+  };
 }
 
 export interface ServerProcess {

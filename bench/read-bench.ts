@@ -14,35 +14,48 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { formatSummary, mainProfile } from './cpuprofile.js';
-import { createProject, itemValues, type FillMode } from './fixture.js';
+import { createProject, itemValues, type FillMode, type Project } from './fixture.js';
+import { benchDatabase, type BenchDatabase } from './postgres.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
-import { formatTable, Latencies, processCpuMs } from './measure.js';
+import { formatTable, Latencies, processCpuMs, processTreeCpuMs } from './measure.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const PAGE = 100;
-const TARGET = 0.7;
+
+type Engine = 'sqlite' | 'postgres';
+const ENGINE_NAME: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+/** ours/baseline req/s at least; undefined: reported, no target */
+const TARGETS: Record<Engine, Partial<Record<ScenarioKind, number>>> = {
+  sqlite: { byKey: 0.7 },
+  postgres: { byKey: 0.6, filtered: 0.6 },
+};
 
 interface Settings {
+  engines: Engine[];
+  poolSize: number;
   rows: number;
   duration: number;
   rounds: number;
   warmup: number;
   connections: number;
   maxSkip: number;
-  fill: FillMode;
+  /** undefined: core on SQLite, sql on PostgreSQL */
+  fill: FillMode | undefined;
   profile: boolean;
 }
 
 function settings(): Settings {
   const { values } = parseArgs({
     options: {
+      engine: { type: 'string', default: 'sqlite' },
+      'pool-size': { type: 'string', default: '10' },
       rows: { type: 'string', default: '100000' },
       duration: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '5' },
       warmup: { type: 'string', default: '2' },
       connections: { type: 'string', default: '10' },
       'max-skip': { type: 'string' },
-      fill: { type: 'string', default: 'core' },
+      fill: { type: 'string' },
       profile: { type: 'boolean', default: false },
     },
     strict: true,
@@ -52,9 +65,13 @@ function settings(): Settings {
     if (!Number.isFinite(n) || (whole && !Number.isInteger(n)) || n < min) throw new Error(`--${name} takes a ${whole ? 'whole ' : ''}number of ${min} or more, got '${text}'`);
     return n;
   };
-  if (values.fill !== 'core' && values.fill !== 'sql') throw new Error(`--fill is core or sql, got '${values.fill}'`);
-  const rows = num('rows', values.rows, PAGE + 1);
+  if (values.fill !== undefined && values.fill !== 'core' && values.fill !== 'sql') throw new Error(`--fill is core or sql, got '${values.fill}'`);
+  const engines: Record<string, Engine[]> = { sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] };
+  if (!engines[values.engine]) throw new Error(`--engine is sqlite, postgres or both, got '${values.engine}'`);
+  const rows = num('rows', values.rows, 1000);
   return {
+    engines: engines[values.engine],
+    poolSize: num('pool-size', values['pool-size'], 2),
     rows,
     duration: num('duration', values.duration, 1, false),
     rounds: num('rounds', values.rounds, 1),
@@ -80,6 +97,8 @@ interface Totals {
   timeouts: number;
   /** CPU ms of the server while loaded; undefined when it cannot be read */
   serverCpuMs: number | undefined;
+  /** PostgreSQL: CPU ms of the whole database server while loaded; undefined when it cannot be read (SQLite, a server not started here) */
+  dbCpuMs: number | undefined;
   /** CPU ms of this process (the load generator) while loading */
   clientCpuMs: number;
   latencies: Latencies;
@@ -87,10 +106,11 @@ interface Totals {
   rounds: number[];
 }
 
-const newTotals = (): Totals => ({ requests: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, serverCpuMs: 0, clientCpuMs: 0, latencies: new Latencies(), rounds: [] });
+const newTotals = (): Totals => ({ requests: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, serverCpuMs: 0, dbCpuMs: 0, clientCpuMs: 0, latencies: new Latencies(), rounds: [] });
 
-async function load(server: ServerProcess, path: (n: number) => string, range: number, seconds: number, s: Settings, into?: Totals): Promise<number> {
+async function load(server: ServerProcess, path: (n: number) => string, range: number, seconds: number, s: Settings, dbPid: number | undefined, into?: Totals): Promise<number> {
   const cpu0 = processCpuMs(server.pid);
+  const db0 = dbPid === undefined ? undefined : processTreeCpuMs(dbPid);
   const client0 = process.cpuUsage();
   const instance = autocannon({
     url: server.url,
@@ -105,6 +125,7 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
   const r = await instance;
   const client = process.cpuUsage(client0);
   const cpu1 = processCpuMs(server.pid);
+  const db1 = dbPid === undefined ? undefined : processTreeCpuMs(dbPid);
   const answered = r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'];
   if (into) {
     into.requests += answered;
@@ -113,6 +134,7 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
     into.errors += r.errors;
     into.timeouts += r.timeouts;
     into.serverCpuMs = into.serverCpuMs === undefined || cpu0 === undefined || cpu1 === undefined ? undefined : into.serverCpuMs + cpu1 - cpu0;
+    into.dbCpuMs = into.dbCpuMs === undefined || db0 === undefined || db1 === undefined ? undefined : into.dbCpuMs + db1 - db0;
     into.clientCpuMs += (client.user + client.system) / 1000;
     into.rounds.push(answered / r.duration);
   }
@@ -120,6 +142,17 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
 }
 
 // ---- sanity ----
+
+/** The filter of the filtered page for a random n: name begin "<word>-<first 3 digits>", 100 rows of each full 1,000. */
+function prefixOf(n: number): string {
+  const name = itemValues(n).name;
+  return name.slice(0, name.indexOf('-') + 4);
+}
+const filteredPath = (prefix: string, skip = 0): string =>
+  `/rest/Item?$filter=${encodeURIComponent('"name begin :1"')}&$params=${encodeURIComponent(JSON.stringify([prefix]))}&$top=${PAGE}${skip ? `&$skip=${skip}` : ''}`;
+
+/** A page's text with its global stamp set to 0 (the baseline does not read it). */
+const stampless = (text: string): string => text.replace(/^\{"__entityModel":"Item","__GlobalStamp":\d+,/, '{"__entityModel":"Item","__GlobalStamp":0,');
 
 /** Our answer must be the entity stored, and byte for byte what the baseline sends. */
 async function sanity(ours: string, baseline: string, s: Settings): Promise<void> {
@@ -146,15 +179,31 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
   const d = await fetch(`${baseline}/items?skip=${skip}`);
   const dText = await d.text();
   strictEqual(d.status, 200, `baseline /items?skip=${skip} answered ${d.status}`);
-  const page = JSON.parse(cText) as { __COUNT: number; __SENT: number; __ENTITIES: { ID: number }[]; __GlobalStamp?: number };
+  const page = JSON.parse(cText) as { __COUNT: number; __SENT: number; __ENTITIES: { ID: number; name: string }[]; __GlobalStamp?: number };
   strictEqual(page.__COUNT, s.rows, '__COUNT');
   strictEqual(page.__SENT, PAGE, '__SENT');
   strictEqual(page.__ENTITIES[0]?.ID, skip + 1, 'first ID of the page');
-  const other = JSON.parse(dText) as typeof page;
-  deepStrictEqual({ ...page, __GlobalStamp: 0 }, { ...other, __GlobalStamp: 0 }, 'our page and the baseline page differ');
+  strictEqual(stampless(cText), dText, 'our page and the baseline page differ (the global stamp aside)');
+
+  // the filtered page: the rows the generator wrote with that prefix, in key order
+  const at = Math.min(12345, s.rows - 1);
+  const prefix = prefixOf(at);
+  const want: number[] = [];
+  for (let n = 0; n < s.rows; n++) if (itemValues(n).name.startsWith(prefix)) want.push(n + 1);
+  const e = await fetch(`${ours}${filteredPath(prefix)}`);
+  const eText = await e.text();
+  strictEqual(e.status, 200, `GET ${filteredPath(prefix)} answered ${e.status}: ${eText}`);
+  const f = await fetch(`${baseline}/items?prefix=${encodeURIComponent(prefix)}&skip=0`);
+  const fText = await f.text();
+  strictEqual(f.status, 200, `baseline /items?prefix=${prefix} answered ${f.status}`);
+  const filtered = JSON.parse(eText) as typeof page;
+  strictEqual(filtered.__COUNT, want.length, `name begin "${prefix}": __COUNT`);
+  strictEqual(filtered.__ENTITIES.map((x) => x.ID).join(','), want.slice(0, PAGE).join(','), `name begin "${prefix}": not the rows with that prefix`);
+  strictEqual(stampless(eText), fText, 'our filtered page and the baseline one differ (the global stamp aside)');
   console.log(
     `sanity: GET /rest/Item(${key}) → 200, the stored entity, the same bytes as the baseline's (${aText.length} B); ` +
-      `page of ${PAGE} at $skip=${skip} → 200, the same entities (${cText.length} B ours, ${dText.length} B baseline)`,
+      `page of ${PAGE} at $skip=${skip} → 200, the same bytes (${cText.length} B); ` +
+      `name begin "${prefix}" → 200, ${filtered.__COUNT} rows, the same bytes (${eText.length} B) — global stamps aside`,
   );
 }
 
@@ -162,19 +211,28 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
 
 const profiling = (dir: string | undefined): string[] => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
 
-function startOurs(dir: string, profileDir: string | undefined): Promise<ServerProcess> {
+interface Target {
+  engine: Engine;
+  project: Project;
+  /** PostgreSQL started here: the postmaster's pid */
+  dbPid?: number;
+}
+
+function startOurs(t: Target, s: Settings, profileDir: string | undefined): Promise<ServerProcess> {
+  const db = t.engine === 'postgres' ? ['--db', t.project.db, '--pool-size', String(s.poolSize)] : [];
   return startServer({
     name: 'ours',
-    args: [...profiling(profileDir), 'bin/dataset-rest.mjs', '--project', dir, '--port', '0', '--log-level', 'warn'],
+    args: [...profiling(profileDir), 'bin/dataset-rest.mjs', '--project', t.project.dir, ...db, '--port', '0', '--log-level', 'warn'],
     cwd: ROOT,
     ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
   });
 }
 
-function startBaseline(db: string, profileDir: string | undefined): Promise<ServerProcess> {
+function startBaseline(t: Target, s: Settings, profileDir: string | undefined): Promise<ServerProcess> {
+  const args = t.engine === 'postgres' ? ['bench/baseline-server-pg.ts', t.project.db, String(s.poolSize)] : ['bench/baseline-server.ts', t.project.db];
   return startServer({
     name: 'baseline',
-    args: [...profiling(profileDir), '--import', 'tsx', 'bench/baseline-server.ts', db],
+    args: [...profiling(profileDir), '--import', 'tsx', ...args],
     cwd: ROOT,
     ready: /baseline listening on (http:\/\/\S+)/,
   });
@@ -182,7 +240,10 @@ function startBaseline(db: string, profileDir: string | undefined): Promise<Serv
 
 // ---- the run ----
 
+type ScenarioKind = 'byKey' | 'page' | 'filtered';
+
 interface Scenario {
+  readonly kind: ScenarioKind;
   readonly name: string;
   readonly ours: (n: number) => string;
   readonly baseline: (n: number) => string;
@@ -191,6 +252,9 @@ interface Scenario {
 }
 
 interface Outcome {
+  engine: Engine;
+  /** ours/baseline req/s at least, or no target */
+  target: number | undefined;
   scenario: Scenario;
   ours: Totals;
   baseline: Totals;
@@ -202,12 +266,14 @@ const rps = (t: Totals): number => t.requests / t.seconds;
 const ms = (x: number): string => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const faults = (t: Totals): string => `${t.non2xx}/${t.errors}/${t.timeouts}`;
 const cpuPerRequest = (t: Totals): number | undefined => (t.serverCpuMs === undefined ? undefined : (t.serverCpuMs * 1000) / t.requests);
+const dbCpuPerRequest = (t: Totals): number | undefined => (t.dbCpuMs === undefined ? undefined : (t.dbCpuMs * 1000) / t.requests);
 
-async function runScenario(scenario: Scenario, project: { dir: string; db: string }, s: Settings, profileRoot: string | undefined, check: boolean): Promise<Outcome> {
-  const dirs = profileRoot ? { ours: join(profileRoot, scenario.name.replaceAll(' ', '-'), 'ours'), baseline: join(profileRoot, scenario.name.replaceAll(' ', '-'), 'baseline') } : undefined;
+async function runScenario(scenario: Scenario, target: Target, s: Settings, profileRoot: string | undefined, check: boolean): Promise<Outcome> {
+  const folder = join(profileRoot ?? '', target.engine, scenario.name.replaceAll(' ', '-'));
+  const dirs = profileRoot ? { ours: join(folder, 'ours'), baseline: join(folder, 'baseline') } : undefined;
   if (dirs) for (const d of Object.values(dirs)) mkdirSync(d, { recursive: true });
   // Fresh processes per scenario: a clean JIT state, and one CPU profile per scenario.
-  const started = await Promise.allSettled([startOurs(project.dir, dirs?.ours), startBaseline(project.db, dirs?.baseline)]);
+  const started = await Promise.allSettled([startOurs(target, s, dirs?.ours), startBaseline(target, s, dirs?.baseline)]);
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
     // the other one may be up: stop it, or its open pipes would keep this process alive
@@ -215,7 +281,7 @@ async function runScenario(scenario: Scenario, project: { dir: string; db: strin
     throw failed.reason;
   }
   const [ours, baseline] = started.map((r) => (r as PromiseFulfilledResult<ServerProcess>).value);
-  const outcome: Outcome = { scenario, ours: newTotals(), baseline: newTotals(), served: { ours: 0, baseline: 0 } };
+  const outcome: Outcome = { engine: target.engine, target: undefined, scenario, ours: newTotals(), baseline: newTotals(), served: { ours: 0, baseline: 0 } };
   try {
     if (check) await sanity(ours.url, baseline.url, s);
     const sides = [
@@ -223,22 +289,23 @@ async function runScenario(scenario: Scenario, project: { dir: string; db: strin
       { server: baseline, path: scenario.baseline, totals: outcome.baseline, side: 'baseline' as const },
     ];
     if (s.warmup > 0) {
-      for (const x of sides) outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.warmup, s);
+      for (const x of sides) outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.warmup, s, target.dbPid);
     }
     // Alternating rounds (ours first, then baseline first, …) so that a drift in machine speed
     // weighs on both alike.
     for (let round = 0; round < s.rounds; round++) {
       for (const x of round % 2 === 0 ? sides : [...sides].reverse()) {
-        outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.duration / s.rounds, s, x.totals);
+        outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.duration / s.rounds, s, target.dbPid, x.totals);
       }
     }
     for (const x of sides) {
       const t = x.totals;
       const cpu = cpuPerRequest(t);
       console.log(
-        `  ${scenario.name}, ${x.side}: ${rps(t).toFixed(0)} req/s (rounds ${t.rounds.map((r) => r.toFixed(0)).join(', ')}), ` +
+        `  ${ENGINE_NAME[target.engine]}, ${scenario.name}, ${x.side}: ${rps(t).toFixed(0)} req/s (rounds ${t.rounds.map((r) => r.toFixed(0)).join(', ')}), ` +
           `p50 ${ms(t.latencies.percentile(50))}, p99 ${ms(t.latencies.percentile(99))}, ${t.requests} requests, ` +
           `server CPU ${cpu === undefined ? 'n/a' : `${cpu.toFixed(1)} µs/req (${((t.serverCpuMs as number) / 10 / t.seconds).toFixed(0)}% of a core)`}, ` +
+          `${target.engine === 'postgres' ? `PostgreSQL CPU ${dbCpuPerRequest(t)?.toFixed(1) ?? 'n/a'} µs/req, ` : ''}` +
           `load generator ${(t.clientCpuMs / 10 / t.seconds).toFixed(0)}% of a core, non-2xx/errors/timeouts ${faults(t)}`,
       );
     }
@@ -254,59 +321,105 @@ async function runScenario(scenario: Scenario, project: { dir: string; db: strin
 }
 
 function table(outcomes: Outcome[]): string {
-  const head = ['scenario', 'ours req/s', 'baseline req/s', 'ours/baseline', 'ours p99', 'baseline p99', 'CPU µs/req ours', 'baseline', 'ours non2xx/err/to', 'baseline'];
-  const rows = outcomes.map(({ scenario, ours, baseline }) => {
-    const [co, cb] = [cpuPerRequest(ours), cpuPerRequest(baseline)];
-    return [
-      scenario.name, rps(ours).toFixed(0), rps(baseline).toFixed(0), (rps(ours) / rps(baseline)).toFixed(2),
-      ms(ours.latencies.percentile(99)), ms(baseline.latencies.percentile(99)),
-      co === undefined ? 'n/a' : co.toFixed(1), cb === undefined ? 'n/a' : cb.toFixed(1), faults(ours), faults(baseline),
-    ];
-  });
+  const pg = outcomes.some((o) => o.engine === 'postgres');
+  const head = [
+    'scenario', 'ours req/s', 'baseline req/s', 'ours/baseline', 'target', 'ours p99', 'baseline p99', 'CPU µs/req ours', 'baseline',
+    ...(pg ? ['PG CPU µs/req ours', 'baseline'] : []), 'ours non2xx/err/to', 'baseline',
+  ];
+  const us = (x: number | undefined): string => (x === undefined ? 'n/a' : x.toFixed(1));
+  const rows = outcomes.map(({ scenario, ours, baseline, target }) => [
+    scenario.name, rps(ours).toFixed(0), rps(baseline).toFixed(0), (rps(ours) / rps(baseline)).toFixed(2), target === undefined ? '—' : `≥ ${target.toFixed(2)}`,
+    ms(ours.latencies.percentile(99)), ms(baseline.latencies.percentile(99)), us(cpuPerRequest(ours)), us(cpuPerRequest(baseline)),
+    ...(pg ? [us(dbCpuPerRequest(ours)), us(dbCpuPerRequest(baseline))] : []), faults(ours), faults(baseline),
+  ]);
   return formatTable(head, rows);
+}
+
+const ratio = (o: Outcome): number => rps(o.ours) / rps(o.baseline);
+const cpuRatio = (o: Outcome): number | undefined => {
+  const [a, b] = [cpuPerRequest(o.ours), cpuPerRequest(o.baseline)];
+  return a === undefined || b === undefined ? undefined : a / b;
+};
+const verdict = (o: Outcome): string => (o.target === undefined ? 'no target' : `target ≥ ${o.target.toFixed(2)}: ${ratio(o) >= o.target ? 'met' : 'NOT met'}`);
+
+/** Fills the engine's database, runs every scenario on it, prints its table; the database goes at the end. */
+async function runEngine(engine: Engine, s: Settings, profileRoot: string | undefined): Promise<Outcome[]> {
+  const fill: FillMode = s.fill ?? (engine === 'sqlite' ? 'core' : 'sql');
+  let pg: BenchDatabase | undefined;
+  try {
+    if (engine === 'postgres') {
+      pg = await benchDatabase();
+      console.log(`\n== PostgreSQL: ${pg.where}; pool of ${s.poolSize} connections for our server and for the baseline ==`);
+    } else {
+      console.log('\n== SQLite ==');
+    }
+    const dir = temporaryFolder('dataset-rest-bench-');
+    const project = await createProject(dir, s.rows, fill, pg?.url);
+    console.log(
+      `fill: ${s.rows} rows through ${fill === 'core' ? 'the datastore core (new/set/save in one transaction)' : engine === 'sqlite' ? 'plain SQL' : 'plain SQL (INSERT … SELECT FROM unnest, 10,000 rows a statement, one transaction), then VACUUM ANALYZE'} ` +
+        `in ${(project.fillMs / 1000).toFixed(2)} s`,
+    );
+    const target: Target = { engine, project, dbPid: pg?.pid };
+    const scenarios: Scenario[] = [
+      { kind: 'byKey', name: 'by key', ours: (n) => `/rest/Item(${n + 1})`, baseline: (n) => `/item/${n + 1}`, range: s.rows },
+      { kind: 'page', name: `page of ${PAGE}`, ours: (n) => `/rest/Item?$top=${PAGE}&$skip=${n}`, baseline: (n) => `/items?skip=${n}`, range: s.maxSkip + 1 },
+      {
+        kind: 'filtered', name: `filtered page of ${PAGE}`, ours: (n) => filteredPath(prefixOf(n)),
+        baseline: (n) => `/items?prefix=${encodeURIComponent(prefixOf(n))}&skip=0`, range: s.rows,
+      },
+    ];
+    const outcomes: Outcome[] = [];
+    for (const [i, scenario] of scenarios.entries()) outcomes.push({ ...(await runScenario(scenario, target, s, profileRoot, i === 0)), engine, target: TARGETS[engine][scenario.kind] });
+    console.log(`\n${ENGINE_NAME[engine]}:\n${table(outcomes)}`);
+    return outcomes;
+  } finally {
+    await pg?.close();
+  }
 }
 
 async function main(): Promise<number> {
   const s = settings();
   const started = performance.now();
   console.log(
-    `read bench: ${s.rows} rows; ${s.connections} connections, pipelining 1, 127.0.0.1; per server and scenario ${s.warmup} s warm-up, ` +
+    `read bench on ${s.engines.map((e) => ENGINE_NAME[e]).join(' and ')}: ${s.rows} rows; ${s.connections} connections, pipelining 1, 127.0.0.1; per server and scenario ${s.warmup} s warm-up, ` +
       `then ${s.duration} s in ${s.rounds} alternating rounds${s.profile ? '; CPU profiling on (it slows both servers)' : ''}`,
   );
-
-  const dir = temporaryFolder('dataset-rest-bench-');
-  const project = await createProject(dir, s.rows, s.fill);
-  console.log(`fill: ${s.rows} rows through ${s.fill === 'core' ? 'the datastore core (new/set/save in one transaction)' : 'plain SQL'} in ${(project.fillMs / 1000).toFixed(2)} s`);
+  console.log(
+    `scenarios: by key (GET /rest/Item(k), k random); page of ${PAGE} ($top=${PAGE}&$skip=random, with the count of all rows); ` +
+      `filtered page of ${PAGE} ($filter="name begin :1", a random prefix like "bolt-012" that ${PAGE} rows of each 1,000 have, $top=${PAGE}, with its count)`,
+  );
   // Profiles are kept (outside the temporary folder) so they can be opened afterwards.
   const profileRoot = s.profile ? mkdtempSync(join(tmpdir(), 'dataset-rest-bench-profile-')) : undefined;
 
-  const scenarios: Scenario[] = [
-    { name: 'by key', ours: (n) => `/rest/Item(${n + 1})`, baseline: (n) => `/item/${n + 1}`, range: s.rows },
-    { name: `page of ${PAGE}`, ours: (n) => `/rest/Item?$top=${PAGE}&$skip=${n}`, baseline: (n) => `/items?skip=${n}`, range: s.maxSkip + 1 },
-  ];
   const outcomes: Outcome[] = [];
-  for (const [i, scenario] of scenarios.entries()) outcomes.push(await runScenario(scenario, project, s, profileRoot, i === 0));
+  for (const engine of s.engines) outcomes.push(...(await runEngine(engine, s, profileRoot)));
 
-  console.log(`\n${table(outcomes)}\n`);
   console.log(
-    'req/s: answered requests over the measured time; p99: response time; CPU µs/req: server CPU time (all threads) per request while loaded. ' +
-      'When the load generator is near 100% of a core, req/s ratios understate the difference; the CPU ratio does not.',
+    '\nreq/s: answered requests over the measured time; p99: response time; CPU µs/req: server CPU time (all threads) per request while loaded; ' +
+      'PG CPU µs/req: the PostgreSQL server\'s CPU time (postmaster, backends, background processes) per request while that side was loaded (n/a on a server not started here). When the load generator is near 100% of a core, req/s ratios understate the difference; the CPU ratio does not.',
   );
   const faulty = outcomes.some(({ ours, baseline }) => [ours, baseline].some((t) => t.non2xx + t.errors + t.timeouts > 0));
-  const ratio = (o: Outcome) => rps(o.ours) / rps(o.baseline);
-  const cpuRatio = (o: Outcome) => {
-    const [a, b] = [cpuPerRequest(o.ours), cpuPerRequest(o.baseline)];
-    return a === undefined || b === undefined ? '' : ` (CPU per request ×${(a / b).toFixed(2)})`;
+  console.log(`\nratios ours/baseline (req/s; CPU per request in brackets, baseline/ours):`);
+  const kinds = [...new Set(outcomes.map((o) => o.scenario.kind))];
+  const cell = (o: Outcome | undefined): string => {
+    if (!o) return '';
+    const c = cpuRatio(o);
+    return `${ratio(o).toFixed(2)}${c === undefined ? '' : ` (${(1 / c).toFixed(2)})`} — ${verdict(o)}`;
   };
-  const [byKey, page] = outcomes;
+  console.log(formatTable(
+    ['scenario', ...s.engines.map((e) => ENGINE_NAME[e])],
+    kinds.map((k) => [
+      (outcomes.find((o) => o.scenario.kind === k) as Outcome).scenario.name,
+      ...s.engines.map((e) => cell(outcomes.find((o) => o.engine === e && o.scenario.kind === k))),
+    ]),
+  ).replace(/^/gm, '  '));
+  const missed = outcomes.filter((o) => o.target !== undefined && ratio(o) < o.target).map((o) => `${ENGINE_NAME[o.engine]} ${o.scenario.name}`);
   console.log(
-    `ratios ours/baseline: by key ${ratio(byKey).toFixed(2)}${cpuRatio(byKey)} — target ≥ ${TARGET.toFixed(2)}: ${ratio(byKey) >= TARGET ? 'met' : 'NOT met'}; ` +
-      `page of ${PAGE} ${ratio(page).toFixed(2)}${cpuRatio(page)}; ${faulty ? 'SOME REQUESTS FAILED (see non2xx/err/to)' : 'every request answered 2xx'}; ` +
+    `\n${missed.length ? `target NOT met: ${missed.join(', ')}` : 'every target met'}; ${faulty ? 'SOME REQUESTS FAILED (see non2xx/err/to)' : 'every request answered 2xx'}; ` +
       `${((performance.now() - started) / 1000).toFixed(0)} s in all`,
   );
   return faulty ? 1 : 0;
 }
-
 main().then(
   (code) => {
     process.exitCode = code;
