@@ -33,6 +33,13 @@ for (const engine of ENGINES) {
       await snap.release();
     });
 
+    it('stores file chunks and set members uncompressed on PostgreSQL, and creates the tables again unchanged', async (t) => {
+      if (engine.name !== 'postgres') return t.skip('SQLite never compresses');
+      await s.transaction(() => createSystemTables(s)); // a second start: nothing to change
+      const storage = await s.column("SELECT attstorage FROM pg_attribute WHERE attname = 'data' AND attrelid IN ('\"__dataset_blob_chunks\"'::regclass, '\"__dataset_entity_set_chunks\"'::regclass)");
+      assert.deepEqual(storage, ['e', 'e']);
+    });
+
     it('records meta values, replacing them', async () => {
       assert.equal(await readMeta(s, 'k'), undefined);
       await writeMeta(s, 'k', 'one');

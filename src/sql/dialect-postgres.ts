@@ -18,9 +18,11 @@ const TYPES: Record<StorageType, string> = {
   image: 'bigint', blob: 'bigint',
 };
 
+const quote = (id: string): string => `"${id.replaceAll('"', '""')}"`;
+
 export const postgresDialect: Dialect = {
   name: 'postgres',
-  quote: (id) => `"${id.replaceAll('"', '""')}"`,
+  quote,
   placeholder: (n) => `$${n}`,
   columnType: (type) => TYPES[type],
   keyColumn(attr: StorageAttribute): string {
@@ -37,6 +39,13 @@ export const postgresDialect: Dialect = {
   // (compared byte by byte, as SQLite compares text, whatever the database's collation)
   fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
   sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
+  // out of line (TOAST) but never compressed: pglz made storing a 1M-member set ~10× slower
+  // (changed only when it is not so yet: ALTER TABLE locks the table out, and every start runs this)
+  storeUncompressed: (table, column) => {
+    const literal = (text: string) => `'${text.replaceAll("'", "''")}'`;
+    const alter = `ALTER TABLE ${quote(table)} ALTER COLUMN ${quote(column)} SET STORAGE EXTERNAL`;
+    return `DO $$ BEGIN IF (SELECT attstorage FROM pg_attribute WHERE attrelid = ${literal(quote(table))}::regclass AND attname = ${literal(column)}) <> 'e' THEN EXECUTE ${literal(alter)}; END IF; END $$`;
+  },
   jsonNumber: (column, path) => `(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
   // SUM and AVG of double precision raise an error past 1.8e308 (AVG even on squares past 1e154):
   // numeric does not, and the driver reads its result back as a number (Infinity past the range, as SQLite's)

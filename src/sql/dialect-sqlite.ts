@@ -35,6 +35,7 @@ export const sqliteDialect: Dialect = {
   // dataset_fold is registered on every connection by storage/sqlite.ts
   fold: (expr) => `dataset_fold(${expr})`,
   sqlFunctions: () => [],
+  storeUncompressed: () => null,
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,
   sumOperand: (expr) => expr,

@@ -28,6 +28,12 @@ export interface Dialect {
   fold(expr: string): string;
   /** statements creating the SQL functions this dialect's SQL calls (fold), run by the schema sync; none where the driver registers them */
   sqlFunctions(): readonly string[];
+  /**
+   * SQL storing a binary column as it is, uncompressed (its values are compressed already, as
+   * images, or do not compress much for the time it costs, as entity-set members); null where the
+   * engine never compresses. `table` and `column` are names, not quoted.
+   */
+  storeUncompressed(table: string, column: string): string | null;
   /** the operand of SUM and AVG: where the engine's float sums fail past the largest double, a type that does not (SQLite gives infinity) */
   sumOperand(expr: string): string;
   /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */

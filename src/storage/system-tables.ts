@@ -28,7 +28,10 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_refreshed`)} ON ${q(SET_TABLE)} (${q('refreshed')})`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.sqlFunctions(),
-  ]) await s.exec(sql);
+    // file contents (mostly compressed formats) and set members are written as they are
+    d.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),
+    d.storeUncompressed(SET_CHUNK_TABLE, 'data'),
+  ]) if (sql !== null) await s.exec(sql);
   // The stored files' columns for uploads (datastore/files.ts), added to databases made before
   // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
   // `expires` (set while no entity holds the file: past it, the file is swept).
