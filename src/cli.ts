@@ -48,9 +48,8 @@ function size(value: string): number {
 
 /** A request reading a snapshot may need a second connection: a pool of one could never serve it. */
 function poolSize(value: string): number {
-  const n = positiveInt(value);
-  if (n < 2) throw new InvalidArgumentError('2 or more (a request reading a snapshot may need a second connection)');
-  return n;
+  if (!/^\d+$/.test(value) || Number(value) < 2) throw new InvalidArgumentError('a whole number of 2 or more (a request reading a snapshot may need a second connection)');
+  return Number(value);
 }
 
 function logLevel(value: string): string {
@@ -113,6 +112,8 @@ async function serve(): Promise<void> {
   } catch (e) {
     if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
     if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) fail(e.message);
+    // PostgreSQL refusing the schema's statements to the user the URL names (insufficient_privilege)
+    if ((e as { code?: unknown }).code === '42501') fail(`--db: PostgreSQL refused to bring the schema in line: ${(e as Error).message} (the user needs the right to create and alter tables in its schema: GRANT CREATE ON SCHEMA …)`);
     fail(`cannot open the project: ${(e as Error).message}`);
   }
 

@@ -44,8 +44,9 @@ describe('command line', () => {
     ['a folder without model.json', ['--project', '.'], /model\.json is missing/],
     ['a database URL of no supported engine', ['--db', 'mysql://u:p@127.0.0.1/db'], /mysql:\/\/ is not a database this server can use/],
     ['a PostgreSQL server nobody listens for', ['--db', 'postgres://u:p@127.0.0.1:1/db'], /PostgreSQL at u@127\.0\.0\.1:1\/db: connection refused/],
-    ['a pool size of zero', ['--pool-size', '0'], /--pool-size.*a whole number of 1 or more/],
-    ['a pool size of one', ['--pool-size', '1'], /--pool-size.*2 or more/],
+    ['a pool size of zero', ['--pool-size', '0'], /--pool-size.*a whole number of 2 or more/],
+    ['a pool size of one', ['--pool-size', '1'], /--pool-size.*a whole number of 2 or more/],
+    ['a pool size that is no whole number', ['--pool-size', '2.5'], /--pool-size.*a whole number of 2 or more/],
   ];
   for (const [what, args, message] of bad) {
     it(`answers ${what} with one line on stderr and exit code 2`, () => {
@@ -72,7 +73,8 @@ describe('command line', () => {
       const cases: [string, RegExp][] = [
         [url(server.username, 'not-the-password', 'postgres'), /password authentication failed for user "postgres"/],
         [url(server.username, decodeURIComponent(server.password), 'no_such_db'), /database "no_such_db" does not exist/],
-        [url('cli_reader', 'reader-secret', 'cli_rights'), /permission denied for schema public/],
+        [url('cli_reader', 'reader-secret', 'cli_rights'), /^dataset-rest: --db: PostgreSQL refused to bring the schema in line: permission denied for schema public \(the user needs the right/],
+        ['postgres://u:p@[::1/x', /^dataset-rest: --db: the PostgreSQL URL cannot be read \(Invalid URL\)/],
       ];
       for (const [db, message] of cases) {
         const r = spawnSync(process.execPath, [BIN, '--db', db, '--port', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, DATASET_REST_INSTANCE: '1' } });

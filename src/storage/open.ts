@@ -39,7 +39,13 @@ export function sqliteStorage(file: string, options: SqliteOptions = {}): Transa
  * the password accepted, the database there and in UTF8): else a StorageConfigError naming what failed.
  */
 export async function postgresStorage(url: string, options: PostgresOptions = {}): Promise<TransactionManager> {
-  const driver = new PostgresDriver(url, options);
+  let driver: PostgresDriver;
+  try {
+    driver = new PostgresDriver(url, options);
+  } catch (e) {
+    if (e instanceof RangeError) throw e; // a pool size the caller gives
+    throw new StorageConfigError(`--db: the PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });
+  }
   try {
     await driver.check();
   } catch (e) {
