@@ -13,17 +13,11 @@
 import { createServer, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { fold } from '../src/util/fold.js';
+import { entity, PAGE_SIZE, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+
+type ItemRow = Row<Date>;
 import { PG_TYPES } from './postgres.js';
 
-interface ItemRow {
-  ID: number;
-  name: string | null;
-  price: number | null;
-  qty: number | null;
-  created: Date | null;
-  __stamp: number;
-  __timestamp: number;
-}
 
 const [url, size] = [process.argv[2], Number(process.argv[3] ?? 10)];
 if (!url || !(Number.isInteger(size) && size >= 1)) {
@@ -37,7 +31,6 @@ pool.on('error', () => {});
 // The SQL our server compiles (src/sql/compiler.ts), word for word, so that the plans are the same.
 const COLUMNS = 't0."ID" AS "ID", t0."name" AS "name", t0."price" AS "price", t0."qty" AS "qty", t0."created" AS "created", t0."__stamp", t0."__timestamp"';
 const PREFIX = '(t0."name__fold" >= $1 AND t0."name__fold" < $2)';
-const PREFIX_TOP = '\u{10FFFF}';
 const statements = {
   byId: { name: 'byId', text: `SELECT ${COLUMNS} FROM "Item" t0 WHERE t0."ID" = $1` },
   count: { name: 'count', text: 'SELECT COUNT(*) AS n FROM "Item" t0' },
@@ -46,28 +39,8 @@ const statements = {
   pagePrefix: { name: 'pagePrefix', text: `SELECT ${COLUMNS} FROM "Item" t0 WHERE ${PREFIX} ORDER BY t0."ID" LIMIT $3 OFFSET $4` },
 };
 
-const PAGE_SIZE = 100;
 
-/** One entity as our server writes it. */
-function entity(row: ItemRow, top: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (top) out.__entityModel = 'Item';
-  out.__KEY = String(row.ID);
-  out.__TIMESTAMP = new Date(row.__timestamp).toISOString();
-  out.__STAMP = row.__stamp;
-  out.ID = row.ID;
-  out.name = row.name;
-  out.price = row.price;
-  out.qty = row.qty;
-  out.created = row.created;
-  return out;
-}
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 async function page(res: ServerResponse, skip: number, prefix: string | undefined): Promise<void> {
   const client = await pool.connect();

@@ -4,19 +4,13 @@
 //   /items?prefix=P&skip=N (the same over name begin P: the SQL our server compiles, a range on the folded, indexed column).
 // Usage: node --import tsx bench/baseline-server.ts DB_FILE  → prints "baseline listening on http://HOST:PORT"
 
-import { createServer, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../src/util/fold.js';
+import { entity, PAGE_SIZE, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
-interface ItemRow {
-  ID: number;
-  name: string | null;
-  price: number | null;
-  qty: number | null;
-  created: string | null;
-  __stamp: number;
-  __timestamp: number;
-}
+type ItemRow = Row<string>;
+
 
 const file = process.argv[2];
 if (!file) {
@@ -32,32 +26,11 @@ const page = db.prepare(`SELECT ${COLUMNS} FROM "Item" ORDER BY "ID" LIMIT ? OFF
 const count = db.prepare('SELECT COUNT(*) AS n FROM "Item"').pluck();
 const T0 = 't0."ID" AS "ID", t0."name" AS "name", t0."price" AS "price", t0."qty" AS "qty", t0."created" AS "created", t0."__stamp", t0."__timestamp"';
 const PREFIX = '(t0."name__fold" >= ? AND t0."name__fold" < ?)';
-const PREFIX_TOP = '\u{10FFFF}';
 const countPrefix = db.prepare(`SELECT COUNT(*) AS n FROM "Item" t0 WHERE ${PREFIX}`).pluck();
 const pagePrefix = db.prepare(`SELECT ${T0} FROM "Item" t0 WHERE ${PREFIX} ORDER BY t0."ID" LIMIT ? OFFSET ?`);
 
-const PAGE_SIZE = 100;
 
-/** One entity as our server writes it (created is stored as ISO text already). */
-function entity(row: ItemRow, top: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (top) out.__entityModel = 'Item';
-  out.__KEY = String(row.ID);
-  out.__TIMESTAMP = new Date(row.__timestamp).toISOString();
-  out.__STAMP = row.__stamp;
-  out.ID = row.ID;
-  out.name = row.name;
-  out.price = row.price;
-  out.qty = row.qty;
-  out.created = row.created;
-  return out;
-}
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
-}
 
 const server = createServer((req, res) => {
   const url = req.url ?? '/';
