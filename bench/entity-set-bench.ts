@@ -149,6 +149,19 @@ const setId = (page: SetPage): string => {
   return m[1];
 };
 
+/** Creates `s.sets` sets of every entity, one at a time, checking each count: their ids and creation times. */
+async function setsOfEveryEntity(base: string, s: Settings): Promise<{ ids: string[]; createMs: number[] }> {
+  const ids: string[] = [];
+  const createMs: number[] = [];
+  for (let i = 0; i < s.sets; i++) {
+    const r = await request<SetPage>(base, `/rest/${TABLE}?$method=entityset&$top=1`);
+    strictEqual(r.body.__COUNT, s.rows, `set ${i}: __COUNT`);
+    ids.push(setId(r.body));
+    createMs.push(r.ms);
+  }
+  return { ids, createMs };
+}
+
 async function release(base: string, ids: readonly string[]): Promise<void> {
   await request(base, '/rest/$entityset/$release', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ids) });
 }
@@ -475,14 +488,7 @@ async function probe(server: ServerProcess, file: string, last: number): Promise
     try {
       const space = async () => (await relationBytes(c, SET_CHUNK_TABLE)) + (await relationBytes(c, SET_TABLE));
       const before = await space();
-      const ids: string[] = [];
-      const createMs: number[] = [];
-      for (let i = 0; i < s.sets; i++) {
-        const r = await request<SetPage>(base, `/rest/${TABLE}?$method=entityset&$top=1`);
-        strictEqual(r.body.__COUNT, s.rows, `set ${i}: __COUNT`);
-        ids.push(setId(r.body));
-        createMs.push(r.ms);
-      }
+      const { ids, createMs } = await setsOfEveryEntity(base, s);
       const holding = await space();
       const stored = Number((await c.query<{ n: number }>(`SELECT COALESCE(SUM(octet_length("data")), 0)::bigint AS n FROM "${SET_CHUNK_TABLE}"`)).rows[0].n);
       await release(base, ids);
@@ -542,14 +548,7 @@ async function probe(server: ServerProcess, file: string, last: number): Promise
           const before = status(server.pid);
           if (!gc0.gc) console.log('  (no gc() in the server: the "after GC" figures are without a forced collection)');
           const peakReset = resetPeak(server.pid);
-          const ids: string[] = [];
-          const createMs: number[] = [];
-          for (let i = 0; i < s.sets; i++) {
-            const r = await request<SetPage>(base, `/rest/${TABLE}?$method=entityset&$top=1`);
-            strictEqual(r.body.__COUNT, s.rows, `set ${i}: __COUNT`);
-            ids.push(setId(r.body));
-            createMs.push(r.ms);
-          }
+          const { ids, createMs } = await setsOfEveryEntity(base, s);
           const holding = status(server.pid);
           const gc1 = await probe(server, probeFile, seq);
           seq = gc1.seq;

@@ -179,13 +179,7 @@ export async function createPeopleProject(dir: string, rows: number, pgUrl?: str
 
   const lastNames = new FoldedCounts();
   const cities = new FoldedCounts();
-  // fold() of each distinct string once: the data set has a few thousand of them
-  const folds = new Map<string, string>();
-  const folded = (s: string): string => {
-    let f = folds.get(s);
-    if (f === undefined) folds.set(s, (f = fold(s)));
-    return f;
-  };
+  const folded = memoFold();
   const db = new Database(file);
   let bytes = 0;
   try {
@@ -213,6 +207,16 @@ export async function createPeopleProject(dir: string, rows: number, pgUrl?: str
 
 const BATCH = 10_000;
 
+/** fold() that folds each distinct string once: the data set has a few thousand of them */
+function memoFold(): (s: string) => string {
+  const folds = new Map<string, string>();
+  return (s) => {
+    let f = folds.get(s);
+    if (f === undefined) folds.set(s, (f = fold(s)));
+    return f;
+  };
+}
+
 /**
  * The same rows on PostgreSQL (the schema made by openProject on the database): INSERT … SELECT
  * FROM unnest of one array a column, BATCH rows a statement, in one transaction; then VACUUM
@@ -221,12 +225,7 @@ const BATCH = 10_000;
 async function fillPostgres(dir: string, url: string, rows: number, schemaMs: number): Promise<PeopleProject> {
   const lastNames = new FoldedCounts();
   const cities = new FoldedCounts();
-  const folds = new Map<string, string>();
-  const folded = (s: string): string => {
-    let f = folds.get(s);
-    if (f === undefined) folds.set(s, (f = fold(s)));
-    return f;
-  };
+  const folded = memoFold();
   const c = await connect(url);
   try {
     const t1 = performance.now();
