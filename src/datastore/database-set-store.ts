@@ -13,9 +13,6 @@ import type { Storage } from '../storage/adapter.js';
 import { lockNamed, SET_CHUNK_TABLE, SET_TABLE } from '../storage/system-tables.js';
 import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
 
-/** The store's transactions run only its own statements: one that another stopped (a deadlock) is run again, this many times. */
-const PURE_RETRIES = 3;
-
 export interface DatabaseSetStoreOptions {
   /** members kept at most, all sets of all instances together: past it the least recently used sets go */
   readonly maxMembers?: number;
@@ -62,7 +59,7 @@ function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): 
 
 function sqlParts(storage: Storage) {
   const { quote: q, placeholder: p } = storage.dialect;
-  const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text, ${q('version')} AS version`;
+  const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text, COALESCE(${q('version')}, ${q('id')} || ':' || ${q('refreshed')}) AS version`;
   return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
 }
 
@@ -92,9 +89,6 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     const text = !(set.keys instanceof Float64Array);
     const version = randomUUID();
     await this.storage.transaction(async () => {
-      // one put at a time, across instances, so that each counts the others' sets in the bound
-      await lockNamed(this.storage, 'entity sets');
-      await this.#sweep(now);
       await this.#delete(set.id);
       await this.storage.run(
         `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}, ${q('version')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)})`,
@@ -104,8 +98,12 @@ export class DatabaseEntitySetStore implements EntitySetStore {
       for (let from = 0, seq = 0; from < set.keys.length; from += SET_CHUNK_MEMBERS, seq++) {
         await this.storage.run(insert, [set.id, seq, encodeChunk(set.keys, from, Math.min(from + SET_CHUNK_MEMBERS, set.keys.length))]);
       }
+      // then one put at a time, across instances, so that each counts the others' sets in the
+      // bound (the members are written before: the lock is held for the count and the evictions)
+      await lockNamed(this.storage, 'entity sets');
+      await this.#sweep(now);
       await this.#evict(set.id);
-    }, { retries: PURE_RETRIES });
+    }, { retries: this.storage.dialect.conflictRetries });
     this.#remember(set.id, version, set.keys);
   }
 
@@ -127,7 +125,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
 
   async release(id: string): Promise<boolean> {
     this.#forget(id);
-    return this.storage.transaction(() => this.#delete(id), { retries: PURE_RETRIES });
+    return this.storage.transaction(() => this.#delete(id), { retries: this.storage.dialect.conflictRetries });
   }
 
   async list(): Promise<SetInfo[]> {

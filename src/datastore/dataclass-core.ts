@@ -3,7 +3,7 @@
 // entity and selection classes). User code never reaches it: the DataClass user classes extend
 // is its public face, and the selections and entities it makes hold it privately.
 
-import { KEYS_PER_QUERY, WRITE_RETRIES } from '../config/limits.js';
+import { KEYS_PER_QUERY } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
 import { coerceValue, keyFromInput } from '../model/values.js';
@@ -185,7 +185,7 @@ export class DataClassCore {
 
   /** The options of a transaction of writes of this dataclass alone: run again after a conflict when no user code runs in it. */
   get writeUnit(): TransactionOptions {
-    return { retries: this.writesRunUserCode ? 0 : WRITE_RETRIES };
+    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.conflictRetries };
   }
 
   defineCalculated(name: string, definition: CalculatedDefinition): void {

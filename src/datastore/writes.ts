@@ -3,7 +3,6 @@
 // stamp, and the errors of a write that found nothing to change. Entity.save() and drop() are
 // their only callers, so a save from REST and a save from user code run the same checks.
 
-import { WRITE_RETRIES } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import { directPath } from '../query/plan.js';
@@ -18,9 +17,9 @@ import { checkValues } from './rules.js';
 /**
  * A write's own statements run no user code (the events run around them, in Entity.save and
  * drop): on its own (not inside a caller's transaction), one that the database stopped for a
- * conflict is run again.
+ * conflict is run again, where the engine's conflicts are worth it (Dialect.conflictRetries).
  */
-const PURE_UNIT = { retries: WRITE_RETRIES };
+const pureUnit = (storage: { readonly dialect: { readonly conflictRetries: number } }) => ({ retries: storage.dialect.conflictRetries });
 
 export interface SavedState {
   key: unknown;
@@ -59,7 +58,7 @@ export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<Stora
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
     await bumpGlobalStamp(core.storage);
     return { key: row?.[dc.key.name], stamp: 1, timestamp };
-  }, PURE_UNIT);
+  }, pureUnit(storage));
 }
 
 /** Updates an entity if its stamp still matches (and the caller may change it), its values checked by the rules of a save; resolves to its new stamp and time. */
@@ -75,7 +74,7 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
     await moveFiles(core, dc, key, before, values);
     await bumpGlobalStamp(core.storage);
     return { key, stamp: stamp + 1, timestamp };
-  }, PURE_UNIT);
+  }, pureUnit(storage));
 }
 
 /** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
@@ -87,7 +86,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
     await bumpGlobalStamp(core.storage);
-  }, PURE_UNIT);
+  }, pureUnit(storage));
 }
 
 /** The files an entity's image and blob attributes hold now (read in the write's transaction). */

@@ -14,8 +14,8 @@ const INTEGER_RANGES: Record<string, [number, number]> = {
 };
 const UUID = /^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$/;
 
-/** A lone surrogate: half of a UTF-16 pair, which UTF-8 (what either database stores) cannot write. */
-const LONE_SURROGATE = /\p{Cs}/u;
+/** Has it no lone surrogate (half of a UTF-16 pair, which UTF-8 — what either database stores — cannot write)? */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
 
 /**
  * Why a JSON value cannot be stored faithfully, or undefined: a text (or a property name) with a
@@ -23,11 +23,21 @@ const LONE_SURROGATE = /\p{Cs}/u;
  * query on the object — or objects nested deeper than MAX_OBJECT_DEPTH.
  */
 function jsonFault(value: unknown, depth = 0): string | undefined {
-  if (typeof value === 'string') return LONE_SURROGATE.test(value) ? `the text ${describe(value)} holds a lone surrogate (half of a UTF-16 pair), which cannot be stored` : undefined;
-  if (typeof value !== 'object' || value === null || value instanceof Date) return undefined;
+  if (typeof value === 'string') return wellFormed(value) ? undefined : `the text ${describe(value)} holds a lone surrogate (half of a UTF-16 pair), which cannot be stored`;
+  if (typeof value !== 'object' || value === null || value instanceof Date || ArrayBuffer.isView(value)) return undefined;
   if (depth >= MAX_OBJECT_DEPTH) return `objects and arrays nest deeper than ${MAX_OBJECT_DEPTH} levels`;
-  for (const [k, v] of Object.entries(value)) {
-    const fault = jsonFault(k, depth + 1) ?? jsonFault(v, depth + 1);
+  if (Array.isArray(value)) {
+    // by index: no key to check, and no string made for each
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const fault = typeof item === 'object' || typeof item === 'string' ? jsonFault(item, depth + 1) : undefined;
+      if (fault) return fault;
+    }
+    return undefined;
+  }
+  for (const k in value) {
+    if (!Object.hasOwn(value, k)) continue;
+    const fault = jsonFault(k, depth + 1) ?? jsonFault((value as Record<string, unknown>)[k], depth + 1);
     if (fault) return fault;
   }
   return undefined;
@@ -116,14 +126,18 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
       return Number.isFinite(n) ? n : fail('expected a number');
     }
     case 'duration': {
-      // milliseconds, stored as a 64-bit integer on PostgreSQL: whole, and exact in a double
+      // milliseconds, stored as a 64-bit integer on PostgreSQL: whole, and exact in a double; the
+      // noise of float arithmetic (1.1 * 3600000 = 3960000.0000000005) is rounded away, a real
+      // fraction of a millisecond refused
       const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-      if (!Number.isInteger(n)) return fail('expected a whole number of milliseconds');
-      return Math.abs(n) <= Number.MAX_SAFE_INTEGER ? n : fail(`out of range ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} milliseconds`);
+      if (!Number.isFinite(n)) return fail('expected a whole number of milliseconds');
+      const whole = Math.round(n);
+      if (Math.abs(n - whole) > 1e-6) return fail('expected a whole number of milliseconds');
+      return Math.abs(whole) <= Number.MAX_SAFE_INTEGER ? whole : fail(`out of range ${Number.MIN_SAFE_INTEGER} to ${Number.MAX_SAFE_INTEGER} milliseconds`);
     }
     case 'string': {
       if (typeof value !== 'string') return fail('expected text');
-      return LONE_SURROGATE.test(value) ? fail('it holds a lone surrogate (half of a UTF-16 pair), which cannot be stored') : value;
+      return wellFormed(value) ? value : fail('it holds a lone surrogate (half of a UTF-16 pair), which cannot be stored');
     }
     case 'uuid':
       return typeof value === 'string' && UUID.test(value) ? value.replaceAll('-', '').toUpperCase() : fail('expected a uuid (32 hexadecimal digits)');

@@ -59,6 +59,12 @@ export interface Dialect {
    * write transaction already excludes every other writer.
    */
   transactionLock(name: string): string | null;
+  /**
+   * How many times a write unit that runs no user code is run again when the engine stopped it
+   * for a conflict with another transaction (a deadlock): none where a writer waits for the
+   * other instead (SQLite: each try would block the process for the busy timeout).
+   */
+  readonly conflictRetries: number;
   /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
   globalStamp(name: string): GlobalStampSql;
   /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */

@@ -91,7 +91,9 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
       await prepareAll();
       await saveAll();
     }, dc.writeUnit).catch((e) => {
-      if (!isDatasetError(e)) throw e;
+      // an entity's failure is in its answer; a failure of the transaction itself (no connection,
+      // the commit refused) is the answer
+      if (!isDatasetError(e) || !prepared.some((p) => p.error)) throw e;
     });
   } else {
     await prepareAll();
