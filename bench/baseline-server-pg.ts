@@ -13,7 +13,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { fold } from '../src/util/fold.js';
-import { entity, PAGE_SIZE, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+import { entity, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
 type ItemRow = Row<Date>;
 import { PG_TYPES } from './postgres.js';
@@ -58,15 +58,7 @@ async function page(res: ServerResponse, skip: number, prefix: string | undefine
   } finally {
     client.release();
   }
-  send(res, 200, {
-    __entityModel: 'Item',
-    // Our server also reads the global stamp; not done here.
-    __GlobalStamp: 0,
-    __COUNT: n,
-    __FIRST: skip,
-    __ENTITIES: rows.map((r) => entity(r, false)),
-    __SENT: rows.length,
-  });
+  send(res, 200, pageAnswer(rows, n, skip));
 }
 
 async function handle(url: string, res: ServerResponse): Promise<void> {

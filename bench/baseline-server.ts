@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../src/util/fold.js';
-import { entity, PAGE_SIZE, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+import { entity, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
 type ItemRow = Row<string>;
 
@@ -47,15 +47,7 @@ const server = createServer((req, res) => {
     const f = p ? fold(decodeURIComponent(p[1])) : undefined;
     const n = (f === undefined ? count.get() : countPrefix.get(f, f + PREFIX_TOP)) as number;
     const rows = (f === undefined ? page.all(PAGE_SIZE, skip) : pagePrefix.all(f, f + PREFIX_TOP, PAGE_SIZE, skip)) as ItemRow[];
-    return send(res, 200, {
-      __entityModel: 'Item',
-      // Our server also reads the global stamp (one more primary-key lookup); not done here.
-      __GlobalStamp: 0,
-      __COUNT: n,
-      __FIRST: skip,
-      __ENTITIES: rows.map((r) => entity(r, false)),
-      __SENT: rows.length,
-    });
+    return send(res, 200, pageAnswer(rows, n, skip));
   }
   send(res, 404, { error: 'not found' });
 });

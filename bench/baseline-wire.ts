@@ -39,3 +39,8 @@ export function send(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
+
+/** A page of Items as our server answers it (the global stamp, which our server reads too, left at 0). */
+export function pageAnswer(rows: readonly ItemRow[], count: number, skip: number): Record<string, unknown> {
+  return { __entityModel: 'Item', __GlobalStamp: 0, __COUNT: count, __FIRST: skip, __ENTITIES: rows.map((r) => entity(r, false)), __SENT: rows.length };
+}
