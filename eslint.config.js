@@ -10,6 +10,7 @@ import tseslint from 'typescript-eslint';
 const LAYERS = [
   ['config', 'util', 'errors'],
   ['model'],
+  ['permissions'],
   ['query'],
   ['sql'],
   ['storage'],

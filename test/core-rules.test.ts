@@ -149,7 +149,7 @@ describe('a caller whose access filters rows', () => {
     }
     // this caller may not reach the employee named Hidden
     const name = MODEL.dataClassesByName.get('Employee')!.attributesByName.get('name') as StorageAttribute;
-    access = { reader: core.root.reader, restrict: (dc) => (dc.name === 'Employee' ? { kind: 'compare', path: directPath(name), op: '!=', value: 'Hidden' } : null) };
+    access = { ...core.root, restrict: (dc) => (dc.name === 'Employee' ? { kind: 'compare', path: directPath(name), op: '!=', value: 'Hidden' } : null) };
   });
   after(async () => {
     await ds.close();

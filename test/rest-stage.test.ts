@@ -14,6 +14,7 @@ import { planRequest } from '../src/rest/request.js';
 import { run } from '../src/rest/run.js';
 import { narrowed, scopeFor, servicesFor, type Scope } from '../src/rest/scope.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
+import { coreOf } from '../src/datastore/datastore.js';
 import { openDemo, type DemoFixture } from './helpers.js';
 
 describe('the request stage', () => {
@@ -21,7 +22,7 @@ describe('the request stage', () => {
   let scope: Scope;
   before(async () => {
     demo = await openDemo();
-    scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} });
+    scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
   });
   after(() => demo.close());
 
@@ -105,7 +106,7 @@ describe('the scope of a request', () => {
   let scope: Scope;
   before(async () => {
     demo = await openDemo();
-    const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} });
+    const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
     scope = narrowed(base, (dc) => dc.name !== 'City', narrower);
   });
   after(() => demo.close());

@@ -123,3 +123,33 @@ export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } a
 export const WRITE_RETRIES = 3;
 /** How deep objects and arrays may nest in an object attribute's value (deeper ones are refused: each level costs stack in every later read and write). */
 export const MAX_OBJECT_DEPTH = 100;
+
+// ---- sessions and quotas ----
+/** A session's idle timeout without --session-idle-timeout: 60 minutes (4D's default). */
+export const DEFAULT_SESSION_IDLE_MINUTES = 60;
+/** The shortest idle timeout user code may give a session (4D raises lower values to 60). */
+export const MIN_SESSION_IDLE_MINUTES = 60;
+/** How long an instance trusts a session it read from the database before reading it again: what another instance changed (a logout) shows within this. */
+export const SESSION_CACHE_MS = 1000;
+/** Sessions an instance keeps at hand at most. */
+export const SESSION_CACHE_SIZE = 10_000;
+/** A used session's expiry is written again only once it has moved by this much (not on every request). */
+export const SESSION_TOUCH_MS = 60_000;
+/** How often expired sessions (and old login-failure counts) are removed. */
+export const SESSION_SWEEP_MS = 60_000;
+/** Stored sessions that hold privileges, at most (--max-sessions); past it a new login answers 429. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** Stored guest sessions (a guest is stored once it keeps something: storage, entity sets), at most. */
+export const DEFAULT_MAX_GUEST_SESSIONS = 10_000;
+/** REST requests a session may make in a minute, per instance (--max-requests-per-minute; guests are counted per client address). */
+export const DEFAULT_REQUESTS_PER_MINUTE = 6000;
+/** Entity sets one session may hold at once (--max-sets-per-session). */
+export const DEFAULT_SETS_PER_SESSION = 1000;
+/** Failed authentify calls from one client address in a minute, past which it gets 429. */
+export const LOGIN_FAILURES_PER_CLIENT = 10;
+/** Failed authentify calls for one user name in a minute, past which it gets 429. */
+export const LOGIN_FAILURES_PER_USER = 5;
+/** The window of the login-failure counts. */
+export const LOGIN_FAILURE_WINDOW_MS = 60_000;
+/** Sessions listed by $info for an administrator, at most. */
+export const MAX_LISTED_SESSIONS = 1000;

@@ -1,8 +1,10 @@
-// How one caller reaches the data: where its reads go (the storage, or one request's snapshot)
-// and which rows it may see and change (a row filter: permissions' restrict). It is carried by
-// the selections and entities it reads — not by a global or an async context — so everything
-// derived from them (a query on a selection, a related entity, a page) stays in it.
+// How one caller reaches the data: where its reads go (the storage, or one request's snapshot),
+// which rows it may see and change (a row filter: the dataclasses' restrict), and what its session
+// may do (its grants, from roles.json). It is carried by the selections and entities it reads —
+// not by a global — so everything derived from them (a query on a selection, a related entity, a
+// page) stays in it. User code reaches its caller's access through the caller context (caller.ts).
 
+import type { Grants } from '../permissions/policy.js';
 import type { RowFilter } from '../query/plan.js';
 import type { Reader } from '../storage/adapter.js';
 
@@ -13,4 +15,6 @@ export interface Access {
   readonly reader: Reader;
   /** the rows of each dataclass this caller may see and change; null: every row */
   readonly restrict: RowFilter | null;
+  /** what this caller may read, create, update, drop and run (Policy.ALL: the server's own work) */
+  readonly grants: Grants;
 }

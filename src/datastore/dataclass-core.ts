@@ -5,7 +5,7 @@
 
 import { KEYS_PER_QUERY } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { EVERY_ATTRIBUTE, type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
+import { type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
 import { coerceValue, keyFromInput } from '../model/values.js';
 import { attributeOf, kindOf } from '../query/path.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
@@ -14,6 +14,7 @@ import type { TransactionOptions } from '../storage/adapter.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold } from '../util/fold.js';
 import type { Access } from './access.js';
+import { readableBy, requireDataClass } from './guard.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { entityClassFor } from './class-install.js';
 import type { Core } from './datastore.js';
@@ -59,6 +60,7 @@ export class DataClassCore {
 
   /** The entity with this primary key, or null (also null when the value cannot be a key). */
   async get(key: unknown, access: Access): Promise<Entity | null> {
+    requireDataClass(access, this.model, 'read');
     const k = keyFromInput(this.model.key, key);
     if (k === undefined) return null;
     const reader = access.reader;
@@ -80,6 +82,7 @@ export class DataClassCore {
 
   /** The entities of these keys, in their order: null where no entity has the key (an entity set keeps the keys of dropped entities, reference §8.2). */
   async getMany(keys: readonly unknown[], access: Access): Promise<(Entity | null)[]> {
+    requireDataClass(access, this.model, 'read');
     const found = new Map<unknown, Entity>();
     for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
       const where: Condition = { kind: 'in', path: directPath(this.model.key), values: keys.slice(at, at + KEYS_PER_QUERY) };
@@ -101,7 +104,7 @@ export class DataClassCore {
 
   /** The first entity (in key order) whose storage attribute `name` equals `value` (text without regard to case or accents), or null. */
   async findBy(name: string, value: unknown, access: Access): Promise<Entity | null> {
-    const attr = attributeOf(this.model, name, EVERY_ATTRIBUTE);
+    const attr = attributeOf(this.model, name, readableBy(access.grants));
     if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${this.name}.${name} is ${kindOf(attr)}: a lookup needs a storage attribute`);
     const v = coerceValue(attr, value);
     const where: Condition = attr.type === 'string'
@@ -117,6 +120,8 @@ export class DataClassCore {
 
   /** A selection of this dataclass, of the user selection class if there is one. */
   selection(source: QuerySource, access: Access): EntitySelection {
+    // every selection is made here: a caller that may not read the dataclass gets none
+    requireDataClass(access, this.model, 'read');
     const s = new EntitySelection(this, source, access);
     if (this.#selectionPrototype) Object.setPrototypeOf(s, this.#selectionPrototype);
     return s;

@@ -3,6 +3,8 @@
 // its DataClassCore, which user code never reaches.
 
 import type { DataClassModel } from '../model/types.js';
+import type { Access } from './access.js';
+import { currentAccess } from './caller.js';
 import type { CalculatedDefinition } from './calculated.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Datastore } from './datastore.js';
@@ -21,6 +23,11 @@ export class DataClass {
     classCoreOf = (dc) => dc.#core;
   }
 
+  /** The access of the code running now: its REST caller's (grants, row filters), or the server's. */
+  #access(): Access {
+    return currentAccess(this.#core.core.root);
+  }
+
   /** Dataclasses come from their datastore: ds.Employee, ds.dataClass('Employee'). */
   constructor(readonly ds: Datastore, readonly model: DataClassModel, core: DataClassCore) {
     this.name = model.name;
@@ -29,7 +36,7 @@ export class DataClass {
 
   /** The entity with this primary key, or null (also null when the value cannot be a key). */
   get(key: unknown): Promise<Entity | null> {
-    return this.#core.get(key, this.#core.core.root);
+    return this.#core.get(key, this.#access());
   }
 
   /**
@@ -37,7 +44,7 @@ export class DataClass {
    * thousand keys.
    */
   getMany(keys: readonly unknown[]): Promise<(Entity | null)[]> {
-    return this.#core.getMany(keys, this.#core.core.root);
+    return this.#core.getMany(keys, this.#access());
   }
 
   /**
@@ -46,7 +53,7 @@ export class DataClass {
    * `/rest/{dataClass}:{attribute}(value)`.
    */
   findBy(name: string, value: unknown): Promise<Entity | null> {
-    return this.#core.findBy(name, value, this.#core.core.root);
+    return this.#core.findBy(name, value, this.#access());
   }
 
   /**
@@ -59,12 +66,12 @@ export class DataClass {
 
   /** Every entity, in creation (primary key) order. */
   all(): EntitySelection {
-    return this.#core.selectWhere(null, this.#core.core.root);
+    return this.#core.selectWhere(null, this.#access());
   }
 
   /** A new entity, not yet saved. A user entity class's constructor runs (4D's constructor event). */
   new(): Entity {
-    return this.#core.newEntity(this.#core.core.root);
+    return this.#core.newEntity(this.#access());
   }
 
   /**

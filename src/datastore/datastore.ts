@@ -3,12 +3,16 @@
 // files). What user code may use is its public API; the storage and the stores stay private to
 // the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
-import { UNCLAIMED_FILE_MS } from '../config/limits.js';
+import { DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
 import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
+import { Policy } from '../permissions/policy.js';
 import type { Access } from './access.js';
+import { currentAccess } from './caller.js';
+import { accessFor } from './row-filters.js';
+import { SessionStore, type Session, type SessionStoreOptions } from './sessions.js';
 import type { CalculatedDefinition } from './calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
@@ -30,12 +34,15 @@ export interface DatastoreOptions {
   readonly maxSetMembers?: number;
   /** reports the failures of entity events that cannot stop anything; default: a pino warning on stderr */
   readonly onEventError?: EventErrorReporter;
+  /** web sessions: idle timeout (default 60 minutes), caps, the clock */
+  readonly sessions?: Partial<SessionStoreOptions>;
 }
 
 /** The core's own view of a datastore: what the rest of the core reaches through coreOf(). */
 export interface Core {
   /** the datastore's name (its model's), as 4D's messages name the database */
   readonly name: string;
+  readonly model: Model;
   readonly storage: Storage;
   /** reads with every row visible, straight from the storage */
   readonly root: Access;
@@ -45,6 +52,12 @@ export interface Core {
   readonly sets: EntitySets;
   readonly queryPaths: QueryPathStore;
   readonly report: EventErrorReporter;
+  /** web sessions, in the database */
+  readonly sessions: SessionStore;
+  /** who may do what (roles.json; open until a project installs one) */
+  readonly policy: Policy;
+  /** the access of a request's session: its grants, the row filters of the dataclasses' restrict() */
+  accessFor(session: Session): Access;
   /** runs fn in one transaction (the storage's) */
   transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** reads that all see one state of the data, until released */
@@ -58,22 +71,38 @@ export interface Core {
 /** The core of a datastore (for modules of the core and the layers above it; never for user code). */
 export let coreOf: (ds: Datastore) => Core;
 
+/** Gives a datastore its roles.json policy, once, when its project opens (after its classes: the policy names their functions). */
+export let installPolicy: (ds: Datastore, policy: Policy) => void;
+
 export class Datastore {
   readonly #classes = new Map<string, DataClass>();
   readonly #core: Core;
+  #policy: Policy = Policy.open();
+  #policyInstalled = false;
 
   static {
     coreOf = (ds) => ds.#core;
+    installPolicy = (ds, policy) => {
+      if (ds.#policyInstalled) throw new Error('the datastore has its policy already');
+      ds.#policy = policy;
+      ds.#policyInstalled = true;
+    };
   }
 
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
   protected constructor(readonly model: Model, storage: Storage, options: DatastoreOptions = {}) {
     const byModel = new Map<DataClassModel, DataClassCore>();
     const entitySets = options.entitySets ?? new DatabaseEntitySetStore(storage, { maxMembers: options.maxSetMembers });
+    const policyOf = () => this.#policy;
+    const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions });
     const core: Core = {
       name: model.name,
+      model,
       storage,
-      root: { reader: storage, restrict: null },
+      sessions,
+      get policy() { return policyOf(); },
+      accessFor: (session) => accessFor(core, session),
+      root: { reader: storage, restrict: null, grants: Policy.ALL },
       files: new FileStore(storage),
       entitySets,
       queryPaths: new QueryPathStore(storage),
@@ -120,7 +149,7 @@ export class Datastore {
 
   /** The datastore's modification counter: increased by every save and drop. */
   async globalStamp(): Promise<number> {
-    return readGlobalStamp(this.#core.root);
+    return readGlobalStamp(currentAccess(this.#core.root));
   }
 
   /**

@@ -9,6 +9,7 @@ import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
+import { requireDrop, requireSave } from './guard.js';
 import { aliasLeadsToEntities, reachCondition, relationSteps, walkAlias } from './alias-values.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
@@ -248,6 +249,8 @@ export class Entity {
   async save(): Promise<void> {
     if (!this.#isNew && !this.#touched?.size) return;
     const dc = this.#dc;
+    // the caller's permissions first: a refused save runs no event and writes nothing
+    requireSave(this.#access, dc.model, this.#isNew, this.#touchedValues());
     const events = dc.events;
     if (!events) {
       await this.#write();
@@ -267,6 +270,7 @@ export class Entity {
    * error.
    */
   async validate(): Promise<void> {
+    requireSave(this.#access, this.#dc.model, this.#isNew, this.#touchedValues());
     await checkValues(this.#dc, this.#touchedValues(), this.#access);
     this.#checkRequired();
     const events = this.#dc.events;
@@ -341,6 +345,7 @@ export class Entity {
   async drop(): Promise<void> {
     const dc = this.#dc;
     if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${dc.name} entity was never saved`);
+    requireDrop(this.#access, dc.model, this.#values ?? {});
     const events = dc.events;
     const remove = async () => {
       await deleteEntity(dc.core, dc.model, this.#key(), this.#stamp, this.#access);

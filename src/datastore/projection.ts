@@ -8,7 +8,7 @@ import type {
   AliasAttribute, AttributeModel, CalculatedAttribute, DataClassModel,
   RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
 } from '../model/types.js';
-import { attributeOf, kindOf } from '../query/path.js';
+import { kindOf, knownAttribute } from '../query/path.js';
 
 export type ProjectedAttribute =
   | { readonly kind: 'value'; readonly attr: StorageAttribute | AliasAttribute | CalculatedAttribute }
@@ -100,7 +100,8 @@ function isLeaf(w: Want): boolean {
  */
 function build(dc: DataClassModel, want: Want | null, expand: Want | undefined, visible: Visibility, at: string): Projection {
   for (const name of new Set([...(want?.children.keys() ?? []), ...(expand?.children.keys() ?? [])])) {
-    attributeOf(dc, name, visible, at ? `in '${at}${name}'` : undefined);
+    // one the session may not read is left out without a word (4D: "not sent"), as below
+    knownAttribute(dc, name, visible, at ? `in '${at}${name}'` : undefined);
   }
   const out: ProjectedAttribute[] = [];
   for (const attr of dc.attributes) {

@@ -4,7 +4,7 @@
 // which rows its caller may see): every selection and entity derived from it keeps it.
 
 import { ITERATION_CHUNK } from '../config/limits.js';
-import { EVERY_ATTRIBUTE, INTEGER_TYPES, type Visibility } from '../model/types.js';
+import { INTEGER_TYPES, type Visibility } from '../model/types.js';
 import type { ParsedQuery } from '../query/ast.js';
 import { parseOrderBy } from '../query/order.js';
 import { parseQuery } from '../query/parser.js';
@@ -13,6 +13,7 @@ import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from
 import { resolveQuery } from '../query/resolve.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
 import type { Access } from './access.js';
+import { readableBy } from './guard.js';
 import { aggregates, distinct, type Members } from './compute.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
@@ -27,8 +28,6 @@ export interface QuerySource {
   readonly offset: number;
   readonly limit: number | null;
 }
-
-/** Code sees every attribute. */
 
 // The core's own doors into a selection (never reachable from user code, which extends the class).
 export let sourceOf: (s: EntitySelection) => QuerySource;
@@ -75,7 +74,7 @@ export class EntitySelection {
 
   /** The same entities sorted by an order string ("lastName desc, employer.name"). */
   orderBy(spec: string): EntitySelection {
-    return withOrder(this, parseOrderBy(this.#dc.model, spec, EVERY_ATTRIBUTE, this.#dc.core.calculated));
+    return withOrder(this, parseOrderBy(this.#dc.model, spec, readableBy(this.#access.grants), this.#dc.core.calculated));
   }
 
   /**
@@ -83,7 +82,7 @@ export class EntitySelection {
    * else they keep this selection's order.
    */
   query(text: string, ...params: unknown[]): EntitySelection {
-    return queryWith(this, parseQuery(text), params, EVERY_ATTRIBUTE);
+    return queryWith(this, parseQuery(text), params, readableBy(this.#access.grants));
   }
 
   /** The sum of the values of an attribute path (numbers; object properties too: "extra.score"). */
@@ -113,11 +112,11 @@ export class EntitySelection {
 
   /** The distinct values of an attribute path, sorted. */
   distinct(path: string): Promise<unknown[]> {
-    return distinct(membersOf(this), resolveValuePath(this.#dc.model, path, EVERY_ATTRIBUTE));
+    return distinct(membersOf(this), resolveValuePath(this.#dc.model, path, readableBy(this.#access.grants)));
   }
 
   async #aggregate(path: string, fn: 'sum' | 'average' | 'min' | 'max' | 'count'): Promise<unknown> {
-    return (await aggregates(membersOf(this), resolveValuePath(this.#dc.model, path, EVERY_ATTRIBUTE), [fn]))[fn];
+    return (await aggregates(membersOf(this), resolveValuePath(this.#dc.model, path, readableBy(this.#access.grants)), [fn]))[fn];
   }
 
   /** The keys of the whole selection, in its order: compact (8 bytes a member for integer keys). */

@@ -37,18 +37,26 @@ export interface DatasetErrorOptions {
   /** replaces the items built from name, message and more */
   readonly items?: readonly ErrorItem[];
   readonly validation?: ValidationFailure;
+  /** replaces the registry's status: a permission refusal answers 401 to a guest session, 403 to a logged-in one */
+  readonly status?: number;
+  /** seconds for the Retry-After header of a 429 (quotas) */
+  readonly retryAfterS?: number;
 }
 
 export class DatasetError extends Error {
   readonly items: readonly ErrorItem[];
   /** present when an entity event stopped the action */
   readonly validation?: ValidationFailure;
+  readonly retryAfterS?: number;
+  readonly #status?: number;
 
   constructor(name: ErrorName, message: string, more: readonly ErrorItem[] = [], options: DatasetErrorOptions = {}) {
     super(message);
     this.name = 'DatasetError';
     this.items = options.items ?? [{ name, message }, ...more];
     if (options.validation) this.validation = options.validation;
+    if (options.status !== undefined) this.#status = options.status;
+    if (options.retryAfterS !== undefined) this.retryAfterS = options.retryAfterS;
   }
 
   /** The registry name of the first (innermost) error. */
@@ -57,7 +65,7 @@ export class DatasetError extends Error {
   }
 
   get status(): number {
-    return ERRORS[this.code].status;
+    return this.#status ?? ERRORS[this.code].status;
   }
 
   toWire(): WireError[] {

@@ -22,6 +22,8 @@ export const ERRORS = {
   ENTITY_NOT_FOUND: { errCode: 1542, status: 404, signature: 'dbmg', summary: 'No entity with the given key (or unique attribute value) in the dataclass.' },
   ENTITY_SET_NOT_FOUND: { errCode: 1802, status: 404, signature: 'dbmg', summary: 'The entity set cannot be found (released, expired or never created).' },
   UNKNOWN_MEMBER_METHOD: { errCode: -10729, status: 404, signature: 'dbmg', summary: 'Unknown member method: the function called over REST does not exist or is not exposed.' },
+  NO_PERMISSION_UPDATE: { errCode: 1558, status: 403, signature: 'dbmg', summary: 'The session may not update entities of the dataclass (or this attribute): 401 for a guest session (log in first), 403 for a logged-in one. Nothing is saved, no event runs.' },
+  NO_PERMISSION_EXECUTE: { errCode: 1561, status: 403, signature: 'dbmg', summary: 'The session may not run the function: 401 for a guest session, 403 for a logged-in one.' },
   UNKNOWN_ATTRIBUTE: { errCode: 1500, status: 404, signature: 'dbmg', summary: 'An attribute named in the URL or in an option does not exist in the dataclass or is not exposed.' },
 
   // ---- codes of our own (4D documents none for these cases) ----
@@ -53,6 +55,13 @@ export const ERRORS = {
   EVENT_FAILED: { errCode: 7030, status: 409, signature: 'dsrs', summary: 'An entity event threw an exception instead of returning an error object: the save or drop is refused (the code sits in the DBEV item of the save-failure stack); the cause is logged, not sent.' },
   STORAGE_UNAVAILABLE: { errCode: 7031, status: 503, signature: 'dsrs', summary: 'The database cannot be reached (connection refused or lost, server shutting down): nothing was changed by the failed statement; try again once it is back (the pool reconnects by itself).' },
   TRANSACTION_CONFLICT: { errCode: 7032, status: 409, signature: 'dsrs', summary: 'The database stopped the transaction for a conflict with another one (PostgreSQL serialization failure or deadlock) and it could not be run again safely, or failed again each time: nothing of it was kept; try again.' },
+  NO_PERMISSION_READ: { errCode: 7040, status: 403, signature: 'dsrs', summary: 'The session may not read the dataclass, or query or sort by the attribute: 401 for a guest session (log in first), 403 for a logged-in one.' },
+  NO_PERMISSION_CREATE: { errCode: 7041, status: 403, signature: 'dsrs', summary: 'The session may not create entities of the dataclass (or give this attribute a value): 401 for a guest session, 403 for a logged-in one. Nothing is saved, no event runs.' },
+  NO_PERMISSION_DROP: { errCode: 7042, status: 403, signature: 'dsrs', summary: 'The session may not drop entities of the dataclass (or one holding a value in this attribute): 401 for a guest session, 403 for a logged-in one. Nothing is dropped, no event runs.' },
+  LOGIN_REQUIRED: { errCode: 7043, status: 401, signature: 'dsrs', summary: 'The datastore is in force-login mode and the session is a guest: only the catalog and authentify (and what roles.json grants to guest) are open until it logs in.' },
+  TOO_MANY_REQUESTS: { errCode: 7044, status: 429, signature: 'dsrs', summary: 'A quota is spent (requests a minute, entity sets of a session, live sessions, failed logins): try again after the Retry-After header\'s seconds.' },
+  HOST_NOT_ALLOWED: { errCode: 7045, status: 421, signature: 'dsrs', summary: 'The Host header names a host this server does not answer for (--allowed-hosts): a guard against DNS rebinding.' },
+  CROSS_SITE_REFUSED: { errCode: 7046, status: 403, signature: 'dsrs', summary: 'A request that changes data came from a web page of another origin (its Origin header is neither the server\'s nor a --cors-origin): a guard against cross-site request forgery.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -4,6 +4,9 @@
 // cannot be sent) turned into a clear error.
 
 import { MAX_TIMER_MS } from '../config/limits.js';
+import { leaveCaller, startAsCaller, type Caller } from '../datastore/caller.js';
+import { refusal } from '../datastore/guard.js';
+import { sessionInternals } from '../datastore/sessions.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
 import { leaveContext, runInContext, timeoutError, type CallContext, type CallRequest } from './context.js';
@@ -57,12 +60,22 @@ export interface Invocation {
   readonly request: CallRequest;
   /** the caller's socket, where the watchdog answers a call stuck in code that never yields */
   readonly socketFd?: number;
+  /** who calls (a REST request's access and session): the code runs as it, judged by its privileges */
+  readonly caller?: Caller;
+  /** the function as roles.json names it ("ds.authentify", "Employee.raise") and how errors name it ("method raise in dataClass Employee") */
+  readonly resource?: { readonly name: string; readonly label: string };
+  /** privileges roles.json's `promote` adds while the function runs */
+  readonly promote?: readonly string[];
 }
 
 /** A call on its way: released once its code settles, even past its time limit. */
 interface Running {
   readonly watchId: number;
   released: boolean;
+  /** the call ran as a caller (left when the code settles, not at the time limit) */
+  readonly asCaller: boolean;
+  /** takes back what promote added */
+  readonly demote?: () => void;
 }
 
 function release(r: Running): void {
@@ -70,18 +83,38 @@ function release(r: Running): void {
   r.released = true;
   watchdog.leave(r.watchId);
   leaveContext();
+  if (r.asCaller) leaveCaller();
+  r.demote?.();
+}
+
+/** The caller may run the function (roles.json's execute), checked before anything of the call. */
+function requireExecute(inv: Invocation): void {
+  if (!inv.caller || !inv.resource) return;
+  const grants = inv.caller.access.grants;
+  if (!grants.execute(inv.resource.name)) throw refusal(grants, 'execute', inv.resource.label);
+}
+
+/** The caller the code runs as: with the privileges `promote` adds while it runs. */
+function promoted(caller: Caller, names: readonly string[] | undefined): { caller: Caller; demote?: () => void } {
+  if (!names || names.length === 0) return { caller };
+  const internals = sessionInternals(caller.session);
+  const demote = internals.promote(names);
+  return { caller: { session: caller.session, access: { ...caller.access, grants: internals.grants() } }, demote };
 }
 
 /** Runs an invocation (its GET rule checked already, see checkHttpMethod): the parameter types, then the code in its own context under the time limit. */
 export async function invoke(inv: Invocation): Promise<unknown> {
+  requireExecute(inv);
   const args = inv.params ? convertArgs(inv.params, inv.args, inv.name) : [...inv.args];
   const controller = new AbortController();
   const startedAt = Date.now();
   // setTimeout waits at most 2^31 - 1 ms; a longer limit (set by an embedding program) is that
   const limit = Math.min(inv.timeoutMs, MAX_TIMER_MS);
   const ctx: CallContext = { name: inv.name, request: inv.request, startedAt, deadline: startedAt + limit, signal: controller.signal };
-  const r: Running = { watchId: watchdog.enter(inv.name, limit, inv.socketFd), released: false };
-  const code = runInContext(ctx, () => inv.run(args));
+  const as = inv.caller ? promoted(inv.caller, inv.promote) : undefined;
+  const r: Running = { watchId: watchdog.enter(inv.name, limit, inv.socketFd), released: false, asCaller: as !== undefined, demote: as?.demote };
+  const start = () => runInContext(ctx, () => inv.run(args));
+  const code = as ? startAsCaller(as.caller, start) : start();
   code.then(() => release(r), () => release(r));
   try {
     return await withTimeLimit(code, ctx, controller, () => watchdog.answered(r.watchId));

@@ -1,6 +1,7 @@
 // The resolved model: dataclasses and attributes with their cross-references filled in.
 // Built once from model.json by load-model.ts; read-only afterwards, shared by every layer.
 
+import type { DatasetError } from '../errors/dataset-error.js';
 import { DEFAULT_PAGE_SIZE } from '../config/limits.js';
 
 export const STORAGE_TYPES = [
@@ -122,8 +123,13 @@ export function isExposed(attr: AttributeModel): boolean {
   }
 }
 
-/** Which attributes a caller may see: every one for user code, the exposed ones for REST. */
-export type Visibility = (attr: AttributeModel) => boolean;
+/**
+ * Which attributes a caller may see: every one for the server's own code, the exposed ones for
+ * REST, those its session may read. `denied` tells an attribute the caller knows of but may not
+ * read (a permission) from one that is not there for it: a query or sort naming the first is
+ * refused with that error, not "unknown attribute"; answers leave it out either way.
+ */
+export type Visibility = ((attr: AttributeModel) => boolean) & { readonly denied?: (attr: AttributeModel) => DatasetError | undefined };
 
 /** What user code (and the model's own functions) sees: every attribute. */
 export const EVERY_ATTRIBUTE: Visibility = () => true;

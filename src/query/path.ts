@@ -50,7 +50,14 @@ function unknownAttributeMessage(dc: DataClassModel, name: string, visible: Visi
 /** The visible attribute of that name, or UNKNOWN_ATTRIBUTE (`where` says where the name was read). */
 export function attributeOf(dc: DataClassModel, name: string, visible: Visibility, where?: string): AttributeModel {
   const attr = dc.attributesByName.get(name);
-  if (!attr || !visible(attr)) throw unknownAttribute(dc, name, visible, where);
+  if (!attr || !visible(attr)) throw (attr && visible.denied?.(attr)) || unknownAttribute(dc, name, visible, where);
+  return attr;
+}
+
+/** The attribute of that name the caller sees or may not read (a permission), or UNKNOWN_ATTRIBUTE: names an answer leaves out without a word. */
+export function knownAttribute(dc: DataClassModel, name: string, visible: Visibility, where?: string): AttributeModel {
+  const attr = dc.attributesByName.get(name);
+  if (!attr || !(visible(attr) || visible.denied?.(attr))) throw unknownAttribute(dc, name, visible, where);
   return attr;
 }
 
@@ -79,7 +86,7 @@ export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible
     const step = queue.shift() as PathStep & Written;
     const { alias } = step;
     const attr = cls.attributesByName.get(step.name);
-    if (!attr || !visible(attr)) throw fail(unknownAttributeMessage(cls, step.name, visible, where), true);
+    if (!attr || !visible(attr)) throw (attr && visible.denied?.(attr)) || fail(unknownAttributeMessage(cls, step.name, visible, where), true);
     if (step.element !== undefined && !(attr.kind === 'storage' && attr.type === 'object' && queue.length > 0)) {
       throw fail(`'${step.name}[${step.element ?? ''}]': only properties inside an object attribute can be collections, and ${cls.name}.${step.name} is ${attr.kind === 'storage' ? `a ${attr.type}` : kindOf(attr)}${attr.kind === 'storage' ? ' attribute' : ''}`, false);
     }

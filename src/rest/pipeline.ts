@@ -1,27 +1,33 @@
 // The REST request path, stage by stage: the caller's scope, the request target read (URL grammar
 // and $-options), the action planned (what is asked, with the options its kind accepts), the
-// action run (a handler, through the datastore), one response. Every request takes it, uploads
+// action authorized (what the session may ask of it), the action run (a handler, through the
+// datastore, which checks every read and write again), one response. Every request takes it, uploads
 // and the Expect: 100-continue check included.
 
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
+import type { Session } from '../datastore/sessions.js';
+import { authorize } from './authorize.js';
 import { isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
 import { scopeFor, type Services } from './scope.js';
 
 export interface IncomingRest extends RestRequest {
-  /** who asks: the client address until sessions exist */
+  /** the client's address */
   readonly caller: string;
+  /** the request's web session (from its cookie, or a new guest one) */
+  readonly session: Session;
   readonly socketFd?: number;
   /** the request itself: an upload's bytes are read from it */
   readonly raw: IncomingMessage;
 }
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
-  const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd });
+  const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd }, req.session);
   const target = readTarget(req.method, req.url);
   const action = planRequest(req, scope, target);
+  authorize(action, scope);
   return run(action, scope, req.raw);
 }
 
@@ -34,7 +40,8 @@ export function refusedBeforeBody(services: Services, raw: IncomingMessage, call
   const req = { method: raw.method ?? 'GET', url: raw.url ?? '', headers: raw.headers, origin: '' };
   if (!isUploadTarget(req.url)) return undefined;
   try {
-    planRequest(req, scopeFor(services, { ...req, caller }));
+    // (the head alone: the session is not read yet, a guest's scope plans it)
+    planRequest(req, scopeFor(services, { ...req, caller }, services.core.sessions.guest()));
     return undefined;
   } catch (e) {
     // any refusal of an upload's head, a bad option as much as a size past the limit (anything

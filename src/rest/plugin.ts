@@ -3,12 +3,14 @@
 // answer. Uploads get a scope of their own where no body parser runs: their handler reads the
 // bytes as they arrive.
 
+import fastifyCookie from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../util/log.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { handleRest } from './pipeline.js';
-import { send, sendError } from './response.js';
+import { send, sendError, type RestResponse } from './response.js';
+import { sessionInternals } from '../datastore/sessions.js';
 import type { Services } from './scope.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -20,19 +22,37 @@ function socketFd(request: FastifyRequest): number | undefined {
 }
 
 export async function restRoutes(app: FastifyInstance, services: Services, log: Logger): Promise<void> {
-  const handler = (request: FastifyRequest, reply: FastifyReply) =>
-    handleRest(services, {
-      method: request.method,
-      url: request.raw.url ?? REST_PREFIX,
-      caller: request.ip,
-      body: request.body,
-      headers: request.headers,
-      socketFd: socketFd(request),
-      // (a string, not a getter: an object literal with an accessor costs the hot path three times
-      // the garbage collection of the whole request — measured with the read bench)
-      origin: `${request.protocol}://${request.host}`,
-      raw: request.raw,
-    }).then((response) => send(reply, response));
+  const sessions = services.core.sessions;
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const session = await sessions.open(request.cookies[services.cookie.name]);
+    let response: RestResponse;
+    try {
+      // a guest whose session is not stored has a new one each time: it is counted by its address
+      services.requests.take(sessionInternals(session).stored ? `session:${session.id}` : `address:${request.ip}`);
+      response = await handleRest(services, {
+        method: request.method,
+        url: request.raw.url ?? REST_PREFIX,
+        caller: request.ip,
+        session,
+        body: request.body,
+        headers: request.headers,
+        socketFd: socketFd(request),
+        // (a string, not a getter: an object literal with an accessor costs the hot path three times
+        // the garbage collection of the whole request — measured with the read bench)
+        origin: `${request.protocol}://${request.host}`,
+        raw: request.raw,
+      });
+    } finally {
+      // what the request changed of its session is stored before the answer leaves: the next
+      // request, on any instance, sees it
+      await sessions.save(session);
+      const { newToken, token } = sessionInternals(session);
+      if (newToken) {
+        reply.setCookie(services.cookie.name, token, { path: '/', httpOnly: true, sameSite: 'lax', secure: services.cookie.secure || request.protocol === 'https' });
+      }
+    }
+    return send(reply, response);
+  };
   // 4D clients do not always label their JSON: a body sent as text is read as JSON too; and an
   // empty body labelled JSON (a delete, say) is no body rather than an error.
   app.removeContentTypeParser('application/json');
@@ -43,6 +63,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
       done(new DatasetError('INVALID_BODY', `the body is not valid JSON: ${(e as Error).message}`), undefined);
     }
   });
+  await app.register(fastifyCookie);
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
 

@@ -49,5 +49,6 @@ export function send(reply: FastifyReply, response: RestResponse): FastifyReply 
 }
 
 export function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
+  if (error.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterS))));
   return reply.code(error.status).header('content-type', JSON_TYPE).send(errorBody(error));
 }

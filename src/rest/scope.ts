@@ -1,10 +1,15 @@
-// The scope of one REST request: who asks (the client address today; a session when sessions
-// exist), what it may see (the exposed dataclasses and attributes; privileges will narrow it),
-// how it reaches the data (its access: row filters, snapshot), and the stores and settings the
-// handlers use. Built once per request and handed down; handlers reach for nothing global.
+// The scope of one REST request: who asks (its session), what it may see (the exposed dataclasses
+// and, of their attributes, those its session may read), how it reaches the data (its access:
+// grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
+// request and handed down; handlers reach for nothing global.
 
 import type { Access } from '../datastore/access.js';
+import { DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { LoginThrottle, RequestQuota } from './quotas.js';
+import { bothVisible, readableBy } from '../datastore/guard.js';
+import { sessionInternals, type Session } from '../datastore/sessions.js';
+import type { Grants } from '../permissions/policy.js';
 import { coreOf, type Core, type Datastore } from '../datastore/datastore.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { CallRequest } from '../functions/context.js';
@@ -22,6 +27,23 @@ export interface Services {
   readonly functionTimeoutMs: number;
   /** the largest upload accepted, in bytes (--max-upload-size) */
   readonly maxUploadBytes: number;
+  /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
+  readonly cookie: { readonly name: string; readonly secure: boolean };
+  /** requests a minute per session (per address for a guest) */
+  readonly requests: RequestQuota;
+  /** failed logins per address and user name */
+  readonly logins: LoginThrottle;
+  /** entity sets one session may hold at once */
+  readonly setsPerSession: number;
+}
+
+/** What a server is built with, besides its datastore. */
+export interface ServiceOptions {
+  readonly functionTimeoutMs: number;
+  readonly maxUploadBytes: number;
+  readonly secureCookies?: boolean;
+  readonly requestsPerMinute?: number;
+  readonly setsPerSession?: number;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -31,8 +53,10 @@ export interface ScopeRequest extends CallRequest {
 }
 
 export interface Scope {
-  /** who asks: the client address until sessions exist */
+  /** who asks, as the stores key what a caller leaves (its last query path): its session's id once stored, else its address */
   readonly caller: string;
+  /** the request's web session */
+  readonly session: Session;
   readonly request: CallRequest;
   readonly socketFd?: number;
   readonly ds: Datastore;
@@ -45,29 +69,58 @@ export interface Scope {
   readonly access: Access;
   readonly functionTimeoutMs: number;
   readonly maxUploadBytes: number;
+  /** what the server was built with (quotas, the cookie) */
+  readonly services: Services;
 }
 
-export function scopeFor(services: Services, request: ScopeRequest): Scope {
+export function scopeFor(services: Services, request: ScopeRequest, session: Session): Scope {
+  const access = services.core.accessFor(session);
   return {
-    caller: request.caller,
+    caller: sessionInternals(session).stored ? `session:${session.id}` : request.caller,
+    session,
     request,
     socketFd: request.socketFd,
     ds: services.ds,
     core: services.core,
     sees: exposedClass,
-    visible: isExposed,
-    access: services.core.root,
+    visible: visibleWith(access.grants),
+    access,
     functionTimeoutMs: services.functionTimeoutMs,
     maxUploadBytes: services.maxUploadBytes,
+    services,
   };
+}
+
+/** REST sees the exposed attributes its session may read: one function per grants (projections are cached per visibility). */
+const visibilities = new WeakMap<Grants, Visibility>();
+
+function visibleWith(grants: Grants): Visibility {
+  let v = visibilities.get(grants);
+  if (!v) visibilities.set(grants, (v = bothVisible(isExposed, readableBy(grants))));
+  return v;
 }
 
 function exposedClass(dc: DataClassModel): boolean {
   return dc.exposed;
 }
 
-export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number; maxUploadBytes: number }): Services {
-  return { ds, core: coreOf(ds), ...options };
+export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
+  const core = coreOf(ds);
+  return {
+    ds,
+    core,
+    functionTimeoutMs: options.functionTimeoutMs,
+    maxUploadBytes: options.maxUploadBytes,
+    cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
+    requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
+    logins: new LoginThrottle(core.storage, core.sessions.now),
+    setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
+  };
+}
+
+/** 4D's cookie name, 4DSID_<project name>, with what a cookie name may not hold made '_'. */
+export function cookieName(project: string): string {
+  return `4DSID_${project.replace(/[^A-Za-z0-9!#$%&'*+.^_`|~-]/g, '_')}`;
 }
 
 /**
@@ -78,7 +131,7 @@ export function servicesFor(ds: Datastore, options: { functionTimeoutMs: number;
 export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
   const snapshot = await scope.core.snapshot();
   try {
-    return await fn({ ...scope, access: { reader: snapshot, restrict: scope.access.restrict } });
+    return await fn({ ...scope, access: { ...scope.access, reader: snapshot } });
   } finally {
     await snapshot.release();
   }

@@ -13,6 +13,10 @@ export const QUERY_PATH_TABLE = '__dataset_query_paths';
 /** Entity sets (datastore/database-set-store.ts): one row a set, its members in chunks. */
 export const SET_TABLE = '__dataset_entity_sets';
 export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
+/** Web sessions (datastore/sessions.ts): one row a stored session, keyed by the hash of its cookie. */
+export const SESSION_TABLE = '__dataset_sessions';
+/** Failed logins counted per client address and per user name, in fixed windows. */
+export const LOGIN_FAILURE_TABLE = '__dataset_login_failures';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
@@ -26,6 +30,9 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('dataClass')} TEXT NOT NULL, ${q('sorted')} INTEGER NOT NULL, ${q('timeout')} ${d.bigint} NOT NULL, ${q('refreshed')} ${d.bigint} NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('text')} INTEGER NOT NULL)`,
     `CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_refreshed`)} ON ${q(SET_TABLE)} (${q('refreshed')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(SESSION_TABLE)} (${q('token')} TEXT PRIMARY KEY, ${q('id')} TEXT NOT NULL, ${q('userName')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('storage')} TEXT NOT NULL, ${q('idle')} ${d.bigint} NOT NULL, ${q('expires')} ${d.bigint} NOT NULL, ${q('guest')} INTEGER NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_expires`)} ON ${q(SESSION_TABLE)} (${q('expires')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(LOGIN_FAILURE_TABLE)} (${q('key')} TEXT NOT NULL, ${q('window')} ${d.bigint} NOT NULL, ${q('count')} INTEGER NOT NULL, PRIMARY KEY (${q('key')}, ${q('window')}))`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
@@ -41,7 +48,11 @@ export async function createSystemTables(s: Storage): Promise<void> {
   }
   // The version of an entity set's members (a set rebuilt under its id gets a new one), added to
   // databases made before it: instances cache members by it.
-  if (!(await tableColumns(s, SET_TABLE)).includes('version')) await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('version')} TEXT`);
+  const setColumns = await tableColumns(s, SET_TABLE);
+  if (!setColumns.includes('version')) await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('version')} TEXT`);
+  // The session that made a set (its public id): counted for the sets-per-session quota, and what $info lists to it.
+  if (!setColumns.includes('owner')) await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('owner')} TEXT`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_owner`)} ON ${q(SET_TABLE)} (${q('owner')})`);
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
 }
@@ -214,4 +225,111 @@ export async function deleteExpiredFile(s: Storage, id: number, now: number): Pr
 export async function deleteOrphanChunks(s: Storage): Promise<void> {
   const q = s.dialect.quote;
   await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} NOT IN (SELECT ${q('id')} FROM ${q(BLOB_TABLE)})`);
+}
+
+// ── Web sessions (datastore/sessions.ts) ──
+
+export interface SessionRow {
+  /** the SHA-256 of the cookie's token (the token itself is never stored) */
+  readonly token: string;
+  /** the session's public id ($info, session().id): not the cookie */
+  readonly id: string;
+  readonly userName: string;
+  /** JSON: the privilege names held, expanded */
+  readonly privileges: string;
+  /** JSON: the session's storage object */
+  readonly storage: string;
+  /** the idle timeout, in ms */
+  readonly idle: number;
+  /** when it expires unless used again (ms since the epoch) */
+  readonly expires: number;
+  readonly guest: boolean;
+}
+
+const SESSION_COLUMNS = ['token', 'id', 'userName', 'privileges', 'storage', 'idle', 'expires', 'guest'] as const;
+
+function sessionFromRow(row: Record<string, unknown>): SessionRow {
+  return {
+    token: String(row.token), id: String(row.id), userName: String(row.userName), privileges: String(row.privileges), storage: String(row.storage),
+    idle: Number(row.idle), expires: Number(row.expires), guest: Number(row.guest) === 1,
+  };
+}
+
+export async function readSession(r: Reader, token: string): Promise<SessionRow | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT ${SESSION_COLUMNS.map((c) => q(c)).join(', ')} FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token]);
+  return row ? sessionFromRow(row) : undefined;
+}
+
+/** Stores a session (new, or all its state again). */
+export async function writeSession(s: Storage, row: SessionRow): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const set = SESSION_COLUMNS.filter((c) => c !== 'token').map((c) => `${q(c)} = excluded.${q(c)}`).join(', ');
+  await s.run(
+    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO UPDATE SET ${set}`,
+    [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0],
+  );
+}
+
+/** Moves a session's expiry (it was used); resolves to 0 when it is gone. */
+export async function touchSession(s: Storage, token: string, expires: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${q('expires')} = ${p(1)} WHERE ${q('token')} = ${p(2)}`, [expires, token]);
+}
+
+export async function deleteSession(s: Storage, token: string): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(`DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token]);
+}
+
+/** The live sessions, guests or not. */
+export async function countSessions(r: Reader, guest: boolean, now: number): Promise<number> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT COUNT(*) AS n FROM ${q(SESSION_TABLE)} WHERE ${q('guest')} = ${p(1)} AND ${q('expires')} > ${p(2)}`, [guest ? 1 : 0, now]);
+  return Number(row?.n ?? 0);
+}
+
+/** The live sessions, soonest to expire last, at most `limit` (no tokens). */
+export async function listSessions(r: Reader, now: number, limit: number): Promise<Omit<SessionRow, 'token' | 'storage'>[]> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const rows = await r.all(
+    `SELECT ${q('id')} AS id, ${q('userName')} AS ${q('userName')}, ${q('privileges')} AS privileges, ${q('idle')} AS idle, ${q('expires')} AS expires, ${q('guest')} AS guest FROM ${q(SESSION_TABLE)}`
+    + ` WHERE ${q('expires')} > ${p(1)} ORDER BY ${q('expires')} DESC LIMIT ${p(2)}`,
+    [now, limit],
+  );
+  return rows.map((row) => ({ id: String(row.id), userName: String(row.userName), privileges: String(row.privileges), idle: Number(row.idle), expires: Number(row.expires), guest: Number(row.guest) === 1 }));
+}
+
+/** Removes expired sessions and login-failure counts of windows past; resolves to the sessions removed. */
+export async function deleteExpiredSessions(s: Storage, now: number, failuresBefore: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const n = await s.run(`DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('expires')} <= ${p(1)}`, [now]);
+  await s.run(`DELETE FROM ${q(LOGIN_FAILURE_TABLE)} WHERE ${q('window')} < ${p(1)}`, [failuresBefore]);
+  return n;
+}
+
+/** Counts one failed login under each key in the window; resolves to each key's count after it. */
+export async function countLoginFailure(s: Storage, keys: readonly string[], window: number): Promise<number[]> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const out: number[] = [];
+  for (const key of keys) {
+    const row = await s.get(
+      `INSERT INTO ${q(LOGIN_FAILURE_TABLE)} (${q('key')}, ${q('window')}, ${q('count')}) VALUES (${p(1)}, ${p(2)}, 1)`
+      + ` ON CONFLICT (${q('key')}, ${q('window')}) DO UPDATE SET ${q('count')} = ${q(LOGIN_FAILURE_TABLE)}.${q('count')} + 1 RETURNING ${q('count')} AS n`,
+      [key, window],
+    );
+    out.push(Number(row?.n ?? 0));
+  }
+  return out;
+}
+
+/** The failed logins counted under each key in the window. */
+export async function loginFailures(r: Reader, keys: readonly string[], window: number): Promise<number[]> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const out: number[] = [];
+  for (const key of keys) {
+    const row = await r.get(`SELECT ${q('count')} AS n FROM ${q(LOGIN_FAILURE_TABLE)} WHERE ${q('key')} = ${p(1)} AND ${q('window')} = ${p(2)}`, [key, window]);
+    out.push(Number(row?.n ?? 0));
+  }
+  return out;
 }

@@ -11,7 +11,9 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import { invoke } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../action.js';
+import { functionResource } from '../authorize.js';
 import { findEntity, narrow } from '../collections.js';
+import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityBody, pageBody, setPageBody } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
@@ -21,7 +23,22 @@ export async function callFunction(scope: Scope, action: Extract<Action, { kind:
   const self = await subjectOf(scope, action.subject);
   const args = await Promise.all(action.args.map((v, i) => param(scope, v, i)));
   const what = action.code.kind === 'class' ? `${action.code.name} of ${action.code.target.label}` : `the project method ${action.code.method.name}`;
-  return answer(scope, await call(scope, action.code, what, self, args), action.answer, what);
+  const resource = functionResource(action);
+  if (resource.name === LOGIN_FUNCTION) return answer(scope, await login(scope, args, () => call(scope, action.code, what, self, args, resource)), action.answer, what);
+  return answer(scope, await call(scope, action.code, what, self, args, resource), action.answer, what);
+}
+
+/** The datastore function that logs a session in (4D's): always callable, its failures counted. */
+const LOGIN_FUNCTION = 'ds.authentify';
+
+/** A call of authentify: refused while the address or the user name has failed too often; a call that leaves the session a guest is a failure. */
+async function login(scope: Scope, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
+  const client = scope.request.caller;
+  const user = loginName(args);
+  await scope.services.logins.check(client, user);
+  const result = await run();
+  if (scope.session.isGuest()) await scope.services.logins.failed(client, user);
+  return result;
 }
 
 /** What the code runs on: the datastore, a dataclass, one entity, or a selection (a stored set's members, filtered and sorted). */
@@ -45,8 +62,11 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
   }
 }
 
-function call(scope: Scope, code: FunctionCode, what: string, self: object, args: unknown[]): Promise<unknown> {
-  const common = { name: what, args, timeoutMs: scope.functionTimeoutMs, request: scope.request satisfies CallRequest, socketFd: scope.socketFd };
+function call(scope: Scope, code: FunctionCode, what: string, self: object, args: unknown[], resource: { name: string; label: string }): Promise<unknown> {
+  const common = {
+    name: what, args, timeoutMs: scope.functionTimeoutMs, request: scope.request satisfies CallRequest, socketFd: scope.socketFd,
+    caller: { access: scope.access, session: scope.session }, resource, promote: scope.core.policy.promotes(resource.name),
+  };
   if (code.kind === 'class') {
     const fn = (self as Record<string, (...a: unknown[]) => unknown>)[code.name];
     return invoke({ ...common, run: (a) => fn.apply(self, a), params: code.fn.params });

@@ -1,0 +1,357 @@
+// Web sessions: who a REST request is. A request names its session by a cookie holding a random
+// token (128 bits); the database keeps each stored session under the token's SHA-256 (never the
+// token), with its user name, privileges, storage object and expiry, so every server instance
+// sees every session. A guest session is stored only once it keeps something (storage, a set,
+// privileges): a client without a cookie jar costs no write. Sessions are read through a short
+// per-instance cache (SESSION_CACHE_MS) and their expiry is written again only when it has moved
+// by SESSION_TOUCH_MS. Expired sessions come back as new guests and are swept.
+
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
+} from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { Grants, Policy } from '../permissions/policy.js';
+import type { Storage } from '../storage/adapter.js';
+import {
+  countSessions, deleteExpiredSessions, deleteSession, listSessions, readSession, touchSession, writeSession, type SessionRow,
+} from '../storage/system-tables.js';
+
+/** What setPrivileges() takes: "a,b", ["a", "b"], or { privileges, roles, userName }. */
+export type PrivilegeSettings = string | readonly string[] | { readonly privileges?: string | readonly string[]; readonly roles?: string | readonly string[]; readonly userName?: string };
+
+/** A session as $info lists it. */
+export interface SessionInfo {
+  readonly sessionID: string;
+  readonly userName: string;
+  readonly privileges: readonly string[];
+  /** the idle timeout, in seconds (4D's lifeTime) */
+  readonly lifeTime: number;
+  readonly expiration: string;
+}
+
+/** The state of a session, as stored. */
+interface State {
+  id: string;
+  userName: string;
+  privileges: string[];
+  storage: Record<string, unknown>;
+  idleMs: number;
+  expires: number;
+}
+
+// The core's doors into a session (never reachable from user code).
+export let sessionInternals: (s: Session) => {
+  /** the cookie's token */
+  readonly token: string;
+  /** the token was made (or replaced) by this request: the answer sets the cookie */
+  readonly newToken: boolean;
+  /** the session is stored (in the database) */
+  readonly stored: boolean;
+  /** what it may do now: its privileges and those a running function promotes */
+  grants(): Grants;
+  /** adds privileges while a function with `promote` runs; returns the undo */
+  promote(names: readonly string[]): () => void;
+  /** what the request changed, to store: undefined when nothing needs storing */
+  changed(): State | undefined;
+  /** the token it had before a login gave it a new one, until stored */
+  readonly replaced: string | undefined;
+  /** the store saved it */
+  markStored(): void;
+};
+
+/**
+ * The session of a request, as user code reaches it through session(): 4D's Session object. Its
+ * changes (privileges, user name, storage) are stored when the request ends.
+ */
+export class Session {
+  #store: SessionStore;
+  #state: State;
+  #token: string;
+  #newToken: boolean;
+  #stored: boolean;
+  /** the stored state, as JSON, to tell whether the request changed it */
+  #saved: string;
+  #promoted: string[] = [];
+  #grants: Grants | undefined;
+  #replaced: string | undefined;
+
+  static {
+    sessionInternals = (s) => ({
+      get token() { return s.#token; },
+      get newToken() { return s.#newToken; },
+      get stored() { return s.#stored; },
+      grants: () => (s.#grants ??= s.#store.policy.grantsFor(s.#promoted.length === 0 ? s.#state.privileges : [...s.#state.privileges, ...s.#promoted])),
+      promote: (names) => {
+        const before = s.#promoted;
+        s.#promoted = [...before, ...names];
+        s.#grants = undefined;
+        return () => {
+          s.#promoted = before;
+          s.#grants = undefined;
+        };
+      },
+      changed: () => s.#changed(),
+      get replaced() { return s.#replaced; },
+      markStored: () => {
+        s.#stored = true;
+        s.#replaced = undefined;
+        s.#saved = snapshot(s.#state);
+      },
+    });
+  }
+
+  /** Sessions come from the store (one per request). */
+  constructor(store: SessionStore, state: State, token: string, flags: { newToken: boolean; stored: boolean }) {
+    this.#store = store;
+    this.#state = state;
+    this.#token = token;
+    this.#newToken = flags.newToken;
+    this.#stored = flags.stored;
+    this.#saved = flags.stored ? snapshot(state) : '';
+  }
+
+  /** The session's id (what $info shows; not the cookie, which is never shown). */
+  get id(): string {
+    return this.#state.id;
+  }
+
+  get userName(): string {
+    return this.#state.userName;
+  }
+
+  /** The idle timeout, in minutes: the session expires when no request uses it for that long. */
+  get idleTimeout(): number {
+    return this.#state.idleMs / 60_000;
+  }
+
+  /** As 4D: at least 60 minutes (a lower value is raised to 60). */
+  set idleTimeout(minutes: number) {
+    if (typeof minutes !== 'number' || !Number.isFinite(minutes)) throw new TypeError('idleTimeout is a number of minutes');
+    this.#state.idleMs = Math.max(MIN_SESSION_IDLE_MINUTES, minutes) * 60_000;
+    this.#state.expires = this.#store.now() + this.#state.idleMs;
+  }
+
+  /** When the session expires unless used again (ISO 8601). */
+  get expirationDate(): string {
+    return new Date(this.#state.expires).toISOString();
+  }
+
+  /** An object kept with the session (JSON values only), shared by its requests on every instance. */
+  get storage(): Record<string, unknown> {
+    return this.#state.storage;
+  }
+
+  /**
+   * Gives the session these privileges (and those of these roles), replacing the ones it had;
+   * names roles.json does not know are ignored. A session that goes from guest to privileged
+   * gets a new token (its cookie changes): a token planted before the login is worth nothing.
+   */
+  setPrivileges(settings: PrivilegeSettings): boolean {
+    const list = (v: string | readonly string[] | undefined): string[] => (v === undefined ? [] : typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [...v].map(String));
+    const wanted = typeof settings === 'string' || Array.isArray(settings)
+      ? { privileges: list(settings as string | readonly string[]) }
+      : { privileges: list((settings as { privileges?: string | string[] }).privileges), roles: list((settings as { roles?: string | string[] }).roles) };
+    const wasGuest = this.isGuest();
+    this.#state.privileges = this.#store.policy.expand(wanted);
+    const name = typeof settings === 'object' && !Array.isArray(settings) ? (settings as { userName?: unknown }).userName : undefined;
+    if (typeof name === 'string') this.#state.userName = name;
+    this.#grants = undefined;
+    if (wasGuest && !this.isGuest()) this.#rotate();
+    return true;
+  }
+
+  /** The privileges held (roles and includes expanded; promoted ones not listed, as 4D). */
+  getPrivileges(): string[] {
+    return [...this.#state.privileges];
+  }
+
+  /** Holds the privilege (promoted ones count). Case-insensitive. */
+  hasPrivilege(name: string): boolean {
+    const wanted = String(name).toLowerCase();
+    return wanted === 'guest' || [...this.#state.privileges, ...this.#promoted].some((p) => p.toLowerCase() === wanted);
+  }
+
+  /** Holds no privilege. */
+  isGuest(): boolean {
+    return this.#state.privileges.length === 0;
+  }
+
+  /** Removes every privilege (a logout); the user name goes too. */
+  clearPrivileges(): boolean {
+    this.#state.privileges = [];
+    this.#state.userName = '';
+    this.#grants = undefined;
+    return true;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { id: this.id, userName: this.userName, privileges: this.getPrivileges(), idleTimeout: this.idleTimeout, expirationDate: this.expirationDate };
+  }
+
+  /** A new token for the same session (the old one stops working once it is stored). */
+  #rotate(): void {
+    if (this.#stored) this.#replaced ??= this.#token;
+    this.#token = newToken();
+    this.#newToken = true;
+    this.#stored = false;
+  }
+
+  #changed(): State | undefined {
+    if (!this.#stored) {
+      // a guest that keeps nothing is not stored
+      const empty = this.isGuest() && this.#state.userName === '' && Object.keys(this.#state.storage).length === 0;
+      return empty && this.#replaced === undefined ? undefined : this.#state;
+    }
+    return snapshot(this.#state) === this.#saved ? undefined : this.#state;
+  }
+}
+
+/** What tells whether a request changed a session. */
+function snapshot(state: State): string {
+  return JSON.stringify([state.userName, state.privileges, state.storage, state.idleMs]);
+}
+
+/** A new cookie token: 128 random bits, as 32 upper-case hex digits (4D's UUID look). */
+function newToken(): string {
+  return randomBytes(16).toString('hex').toUpperCase();
+}
+
+/** What the database keys a token by. */
+function hashOf(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+const TOKEN = /^[0-9A-F]{32}$/;
+
+export interface SessionStoreOptions {
+  /** the idle timeout of a new session, in minutes */
+  readonly idleMinutes: number;
+  /** the clock (tests move it) */
+  readonly now?: () => number;
+  readonly maxSessions?: number;
+  readonly maxGuestSessions?: number;
+}
+
+interface Cached {
+  readonly row: SessionRow;
+  readonly at: number;
+}
+
+export class SessionStore {
+  readonly now: () => number;
+  readonly #cache = new Map<string, Cached>();
+  readonly #maxSessions: number;
+  readonly #maxGuests: number;
+  idleMs: number;
+
+  constructor(readonly storage: Storage, readonly policyOf: () => Policy, options: SessionStoreOptions) {
+    this.now = options.now ?? Date.now;
+    this.idleMs = options.idleMinutes * 60_000;
+    this.#maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    this.#maxGuests = options.maxGuestSessions ?? DEFAULT_MAX_GUEST_SESSIONS;
+  }
+
+  get policy(): Policy {
+    return this.policyOf();
+  }
+
+  /** The session a cookie token names, or a new guest session (with a new token) when it names none that is live. */
+  async open(token: string | undefined): Promise<Session> {
+    const now = this.now();
+    if (token !== undefined && TOKEN.test(token)) {
+      const hash = hashOf(token);
+      const row = await this.#read(hash, now);
+      if (row && row.expires > now) {
+        const state: State = { id: row.id, userName: row.userName, privileges: JSON.parse(row.privileges) as string[], storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
+        // used: its expiry moves, written again only once it has moved enough
+        if (state.expires - row.expires >= Math.min(SESSION_TOUCH_MS, row.idle / 10)) {
+          if ((await touchSession(this.storage, hash, state.expires)) > 0) this.#remember(hash, { ...row, expires: state.expires }, now);
+        }
+        return new Session(this, state, token, { newToken: false, stored: true });
+      }
+      if (row) {
+        // expired: gone, and the request starts as a new guest
+        this.#cache.delete(hash);
+        await deleteSession(this.storage, hash);
+      }
+    }
+    return this.guest();
+  }
+
+  /** A new guest session, not stored until it keeps something. */
+  guest(): Session {
+    const state: State = { id: newToken(), userName: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    return new Session(this, state, newToken(), { newToken: true, stored: false });
+  }
+
+  /** Stores what the request changed of its session (nothing when it changed nothing). */
+  async save(session: Session): Promise<void> {
+    const internals = sessionInternals(session);
+    const state = internals.changed();
+    if (!state) return;
+    const { token, stored, replaced } = internals;
+    const now = this.now();
+    const guest = state.privileges.length === 0;
+    if (!stored) {
+      // a new row: within the caps on live sessions (guests counted apart)
+      const cap = guest ? this.#maxGuests : this.#maxSessions;
+      if ((await countSessions(this.storage, guest, now)) >= cap) {
+        throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most ${guest ? 'guest ' : ''}sessions (${cap}): try again later`, [], { retryAfterS: 60 });
+      }
+    }
+    const row: SessionRow = {
+      token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: JSON.stringify(state.storage),
+      idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
+    };
+    if (replaced !== undefined) {
+      const old = hashOf(replaced);
+      this.#cache.delete(old);
+      await deleteSession(this.storage, old);
+    }
+    await writeSession(this.storage, row);
+    this.#remember(row.token, row, now);
+    internals.markStored();
+  }
+
+  /** Ends a session: its token stops working on every instance (this one at once, the others within SESSION_CACHE_MS). */
+  async end(session: Session): Promise<void> {
+    const hash = hashOf(sessionInternals(session).token);
+    this.#cache.delete(hash);
+    await deleteSession(this.storage, hash);
+  }
+
+  /** The live sessions, for an administrator's $info. */
+  async list(limit: number): Promise<SessionInfo[]> {
+    return (await listSessions(this.storage, this.now(), limit)).map((r) => ({
+      sessionID: r.id, userName: r.userName, privileges: JSON.parse(r.privileges) as string[], lifeTime: Math.round(r.idle / 1000), expiration: isoSeconds(r.expires),
+    }));
+  }
+
+  /** Removes expired sessions (and old login-failure counts); resolves to how many sessions went. */
+  sweep(): Promise<number> {
+    const now = this.now();
+    for (const [hash, c] of this.#cache) if (c.row.expires <= now) this.#cache.delete(hash);
+    return deleteExpiredSessions(this.storage, now, now - 2 * LOGIN_FAILURE_WINDOW_MS);
+  }
+
+  async #read(hash: string, now: number): Promise<SessionRow | undefined> {
+    const cached = this.#cache.get(hash);
+    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at) return cached.row;
+    const row = await readSession(this.storage, hash);
+    if (row) this.#remember(hash, row, now);
+    else this.#cache.delete(hash);
+    return row;
+  }
+
+  #remember(hash: string, row: SessionRow, now: number): void {
+    this.#cache.delete(hash);
+    this.#cache.set(hash, { row, at: now });
+    if (this.#cache.size > SESSION_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
+  }
+}
+
+/** $info's date format: no milliseconds. */
+export function isoSeconds(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
