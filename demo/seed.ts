@@ -1,6 +1,8 @@
 // Seeds the demo datastore on first start: cities, companies (with logos) and employees (some
-// with photos and résumés). Deterministic: a fixed pseudo-random sequence, fixed dates.
+// with photos and résumés), and the users who may log in. Deterministic: a fixed pseudo-random
+// sequence, fixed dates.
 
+import { hash } from '@node-rs/argon2';
 import sharp from 'sharp';
 import type { DatastoreWithClasses, Entity } from 'dataset-rest';
 
@@ -16,6 +18,12 @@ const WORDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Vandelay', 'St
 const SUFFIXES = ['Industries', 'Labs'];
 const FIRST = ['Anne', 'Bruno', 'Chloé', 'David', 'Émile', 'Fatima', 'Gustav', 'Hélène', 'Ivan', 'Jade', 'Karim', 'Léa', 'Marc', 'Noor', 'Oscar', 'Paula', 'Quentin', 'Rosa', 'Sven', 'Tara', 'Ugo', 'Vera', 'Walid', 'Xavier', 'Yuki', 'Zoé'];
 const LAST = ['Martin', 'Bernard', 'Dubois', 'Thomas', 'Robert', 'Richard', 'Petit', 'Durand', 'Leroy', 'Moreau', 'Simon', 'Laurent', 'Lefèvre', 'Michel', 'García', 'Müller', 'Schmidt', 'Rossi', 'Smith', 'Jones', 'Tanaka', 'Silva', 'Novak', 'Olsen', "O'Brien"];
+/** Demo users: name, full name, password, roles (roles.json). */
+const USERS: [string, string, string, string][] = [
+  ['alice', 'Alice Editor', 'alice123', 'Editor'],
+  ['bob', 'Bob Payroll', 'bob123', 'Payroll'],
+  ['admin', 'Ada Admin', 'admin123', 'Administrator'],
+];
 const SKILLS = ['sql', 'typescript', 'design', 'sales', 'support', 'finance', 'ops', 'writing'];
 
 /** mulberry32: a small deterministic generator, so every fresh demo has the same data. */
@@ -97,5 +105,15 @@ export default async function seed(ds: DatastoreWithClasses): Promise<void> {
     log.set('message', `seeded step ${i + 1}`);
     log.set('at', new Date(Date.UTC(2026, 0, 1, 12, i)));
     await log.save();
+  }
+
+  // the demo's users (README, "Sessions and permissions"): passwords kept as Argon2id hashes
+  for (const [userName, fullName, password, roles] of USERS) {
+    const user = ds.User.new();
+    user.set('userName', userName);
+    user.set('fullName', fullName);
+    user.set('passwordHash', await hash(password));
+    user.set('roles', roles);
+    await user.save();
   }
 }

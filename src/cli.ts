@@ -2,6 +2,7 @@
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
+import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
@@ -11,7 +12,9 @@ import type { DatastoreWithClasses } from './datastore/datastore.js';
 import { openProject, ProjectError } from './project.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger } from './util/log.js';
-import { buildServer } from './server.js';
+import { buildServer, LOOPBACK_HOSTS } from './server.js';
+import { hostname, networkInterfaces } from 'node:os';
+import { coreOf } from './datastore/datastore.js';
 import { SchemaError } from './storage/schema.js';
 import { StorageConfigError } from './storage/open.js';
 import { watchdog } from './functions/watchdog.js';
@@ -52,6 +55,28 @@ function poolSize(value: string): number {
   return Number(value);
 }
 
+/** A comma-separated list (repeating the flag adds to it). */
+function list(value: string, previous: string[] | undefined): string[] {
+  const items = value.split(',').map((x) => x.trim()).filter(Boolean);
+  if (items.length === 0) throw new InvalidArgumentError('a comma-separated list');
+  return [...(previous ?? []), ...items];
+}
+
+/** An origin: scheme://host[:port], nothing after. */
+function origins(value: string, previous: string[] | undefined): string[] {
+  const items = list(value, undefined);
+  for (const o of items) {
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o.replace(/\/$/, '')) throw new InvalidArgumentError(`'${o}' is not an origin: scheme://host[:port], e.g. https://app.example.com`);
+  }
+  return [...(previous ?? []), ...items];
+}
+
 function logLevel(value: string): string {
   if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
   return value;
@@ -73,6 +98,15 @@ const program = new Command()
   .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
   .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
   .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
+  .option('--roles <file>', "the roles.json to enforce (default: the project's roles.json, if it has one); none: no permissions at all, everything open (development only)")
+  .option('--session-idle-timeout <minutes>', 'a session ends when unused for this long', positiveInt, DEFAULT_SESSION_IDLE_MINUTES)
+  .option('--secure-cookies', 'mark the session cookie Secure even over plain HTTP (behind a TLS-terminating proxy)')
+  .option('--allowed-hosts <names>', 'host names the server answers for, comma-separated (default: the listen address and localhost; * for any)', list)
+  .option('--cors-origin <origins>', 'origins whose web pages may call the API with the session cookie, comma-separated (https://app.example.com)', origins)
+  .option('--trust-proxy', 'read the client address, scheme and host from X-Forwarded-* headers (only behind a proxy that sets them)')
+  .option('--max-requests-per-minute <n>', 'requests a session (or a guest\'s address) may make in a minute, per instance', positiveInt, DEFAULT_REQUESTS_PER_MINUTE)
+  .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
+  .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()
@@ -87,10 +121,31 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{ project?: string; db?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number }>();
+const opts = program.opts<{
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
+  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxSessions: number;
+}>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
 else supervise(process.argv[1], process.argv.slice(2));
+
+/** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */
+function defaultHosts(listen: string): string[] {
+  const hosts = [...LOOPBACK_HOSTS, listen];
+  if (listen === '0.0.0.0' || listen === '::') {
+    hosts.push(hostname());
+    for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) hosts.push(a.address);
+  }
+  return hosts;
+}
+
+/** Without roles.json every client may read, write and call everything: said at start-up, louder when the port is open to the network. */
+function warnIfOpen(ds: DatastoreWithClasses, log: ReturnType<typeof createLogger>, port: number): void {
+  if (!coreOf(ds).policy.isOpen) return;
+  const network = !['127.0.0.1', 'localhost', '::1'].includes(opts.host);
+  const where = network ? `on ${opts.host}:${port}, open to the network` : `on ${opts.host}:${port}`;
+  log.warn(`the datastore is open: no roles.json in the project, so every client that reaches ${where} may read, change and delete every exposed entity and call every function (add a roles.json: see the README, "Sessions and permissions")`);
+}
 
 /** The server itself: what the supervisor runs in its child process. */
 async function serve(): Promise<void> {
@@ -104,8 +159,10 @@ async function serve(): Promise<void> {
   try {
     ds = await openProject(opts.project ?? DEMO, {
       db: opts.db,
+      roles: opts.roles === 'none' ? false : opts.roles,
       poolSize: opts.poolSize,
       maxSetMembers: opts.maxSetMembers,
+      sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions },
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
       onEventError: eventErrorLogger(() => log),
     });
@@ -117,7 +174,17 @@ async function serve(): Promise<void> {
     fail(`cannot open the project: ${(e as Error).message}`);
   }
 
-  const app = await buildServer(ds, { log, maxUploadBytes: opts.maxUploadSize, functionTimeoutMs: opts.functionTimeout });
+  const app = await buildServer(ds, {
+    log,
+    maxUploadBytes: opts.maxUploadSize,
+    functionTimeoutMs: opts.functionTimeout,
+    allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host),
+    corsOrigins: opts.corsOrigin,
+    trustProxy: opts.trustProxy,
+    secureCookies: opts.secureCookies,
+    requestsPerMinute: opts.maxRequestsPerMinute,
+    setsPerSession: opts.maxSetsPerSession,
+  });
   let address: string;
   try {
     address = await app.listen({ port: opts.port, host: opts.host });
@@ -128,6 +195,7 @@ async function serve(): Promise<void> {
   const { port: actual } = app.server.address() as { port: number };
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO }, 'listening');
+  warnIfOpen(ds, log, actual);
   process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
   if (orphaned()) process.exit(0);
   if (supervised) {

@@ -27,6 +27,9 @@ export type DatasetError = CoreDatasetError;
 
 export { exposed, onHttpGet, params } from './functions/exposure.js';
 export { callContext, type CallContext, type CallRequest } from './functions/context.js';
+// the web session of the REST request the code runs for (a function, an event, a restrict())
+export { session } from './datastore/caller.js';
+export type { PrivilegeSettings, Session } from './datastore/sessions.js';
 // the storage a server with functions runs on: their time limit checked before each statement
 export { withDeadlines } from './functions/deadlines.js';
 export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodDefinition } from './functions/project-methods.js';

@@ -1,15 +1,19 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
 // database; --db names another file, or a PostgreSQL database by URL), optional classes/ and
-// methods/ folders (user classes and project methods, loaded at every start) and an optional seed
-// module (seed.ts or seed.js) run once, when the database is new.
+// methods/ folders (user classes and project methods, loaded at every start), an optional
+// roles.json (who may do what: without one, everything is open) and an optional seed module
+// (seed.ts or seed.js) run once, when the database is new.
 
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
 import { ClassLoadError, importProjectModule, loadClasses } from './classes/loader.js';
 import { loadProjectMethods } from './functions/project-methods.js';
-import { Datastore, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
+import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
+import { dataClassMethods, datastoreMethods } from './functions/catalog.js';
+import { parseRolesFile, RolesFileError, type KnownResources } from './permissions/roles-file.js';
+import { Policy } from './permissions/policy.js';
 import { loadModelFile } from './model/load-model.js';
 import { databaseTarget, openStorage, type DatabaseTarget } from './storage/open.js';
 import { lockSchema, readMeta, writeMeta } from './storage/system-tables.js';
@@ -17,6 +21,8 @@ import type { TransactionManager } from './storage/transactions.js';
 import { withDeadlines } from './functions/deadlines.js';
 
 export interface ProjectOptions extends DatastoreOptions {
+  /** the roles.json to enforce: default DIR/roles.json when it exists; false: none (everything open, for tests and tools) */
+  readonly roles?: string | false;
   /** the SQLite file, or a postgres:// URL; default DIR/data/data.sqlite */
   readonly db?: string;
   /** PostgreSQL: connections in the pool at most */
@@ -47,7 +53,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     storage = await openStorage(target, { poolSize: options.poolSize });
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
-    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, onEventError: options.onEventError });
+    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, onEventError: options.onEventError, sessions: options.sessions });
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));
@@ -55,6 +61,9 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
       if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
       throw e;
     }
+    // after the classes: roles.json names their functions
+    const rolesFile = options.roles === false ? undefined : options.roles ?? join(root, 'roles.json');
+    if (rolesFile !== undefined && (options.roles !== undefined || existsSync(rolesFile))) installPolicy(ds, readPolicy(rolesFile, ds));
     // a PostgreSQL database is new until a start has set it up (and seeded it); a SQLite file, when this start made it
     const isNew = created.isNew ?? (await readMeta(storage, SET_UP)) === undefined;
     if (isNew) await setUp(ds, storage, root);
@@ -66,6 +75,32 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     created.remove();
     throw e;
   }
+}
+
+/** A roles.json read and checked against the datastore's dataclasses, attributes and functions; a ProjectError says what is wrong and where. */
+function readPolicy(file: string, ds: DatastoreWithClasses): Policy {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ProjectError(`${file} cannot be read: ${(e as Error).message}`);
+  }
+  try {
+    return Policy.fromFile(parseRolesFile(text, file, knownResources(ds)));
+  } catch (e) {
+    if (e instanceof RolesFileError) throw new ProjectError(e.message);
+    throw e;
+  }
+}
+
+/** What roles.json may name: the dataclasses and their attributes, the exposed functions (ds.f, DataClass.f). */
+function knownResources(ds: DatastoreWithClasses): KnownResources {
+  const dataClasses = new Map(ds.model.dataClasses.map((dc) => [dc.name, new Set(dc.attributes.map((a) => a.name))] as const));
+  const functions = new Set([
+    ...datastoreMethods(ds).map((m) => `ds.${m.name}`),
+    ...ds.dataClasses().flatMap((dc) => dataClassMethods(dc).map((m) => `${dc.name}.${m.name}`)),
+  ]);
+  return { dataClasses, functions };
 }
 
 /** The meta key written once a database is set up (seeded, when the project has a seed). */

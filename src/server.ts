@@ -1,7 +1,9 @@
 // Builds the HTTP server (Fastify) around a datastore, with pino logs on stderr.
 
 import Fastify, { type FastifyInstance } from 'fastify';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, UPLOAD_SWEEP_MS } from './config/limits.js';
+import fastifyCors from '@fastify/cors';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
+import { httpGuards } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
@@ -18,13 +20,31 @@ export interface ServerOptions {
   readonly maxUploadBytes?: number;
   /** the time limit of a function called over REST, in ms (default 30 s) */
   readonly functionTimeoutMs?: number;
+  /** host names the server answers for (default localhost, 127.0.0.1, ::1); '*': any */
+  readonly allowedHosts?: readonly string[];
+  /** origins whose web pages may call the API with credentials (CORS) */
+  readonly corsOrigins?: readonly string[];
+  /** read the client's address, scheme and host from X-Forwarded-* (behind a proxy only) */
+  readonly trustProxy?: boolean;
+  /** the session cookie is Secure even over plain HTTP (a TLS-terminating proxy in front) */
+  readonly secureCookies?: boolean;
+  /** requests a minute per session (per address for a guest), per instance */
+  readonly requestsPerMinute?: number;
+  /** entity sets one session may hold at once */
+  readonly setsPerSession?: number;
 }
+
+/** Who a server answers for without --allowed-hosts: the loopback names. */
+export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
 
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
   const services = servicesFor(ds, {
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
+    secureCookies: options.secureCookies,
+    requestsPerMinute: options.requestsPerMinute,
+    setsPerSession: options.setsPerSession,
   });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.
@@ -36,7 +56,12 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // On SIGTERM a request already on its way is served, not answered 503 (in a shape that is
     // not ours): closing waits for it.
     return503OnClosing: false,
+    trustProxy: options.trustProxy ?? false,
   });
+  const corsOrigins = options.corsOrigins ?? [];
+  app.addHook('onRequest', httpGuards({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins }));
+  // browser front ends on the listed origins may call the API with the session's cookie
+  if (corsOrigins.length > 0) await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
       log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
@@ -57,6 +82,8 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void services.core.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();
+  // and sessions past their idle timeout
+  const sessionSweep = setInterval(() => void services.core.sessions.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired sessions failed')), SESSION_SWEEP_MS).unref();
   // Closing waits for the requests in flight; a keep-alive connection whose last request ends
   // meanwhile is idle from then on, and would hold the close until the client's keep-alive ran out.
   let idle: NodeJS.Timeout | undefined;
@@ -66,6 +93,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   });
   app.addHook('onClose', (_instance, done) => {
     clearInterval(sweep);
+    clearInterval(sessionSweep);
     clearInterval(idle);
     done();
   });

@@ -321,7 +321,7 @@ describe('the demo classes', () => {
     assert.equal(byCode?.get('companyCode'), 'C1007');
     const total = await (ds.Company.query('companyCode = :1', 'C1007') as EntitySelection & { totalRevenues(): Promise<number> }).totalRevenues();
     assert.equal(total, byCode?.get('revenues'));
-    assert.deepEqual(await (ds as unknown as { counts(): Promise<Record<string, number>> }).counts(), { City: 20, Company: 40, Employee: 320, AuditLog: 5 });
+    assert.deepEqual(await (ds as unknown as { counts(): Promise<Record<string, number>> }).counts(), { City: 20, Company: 40, Employee: 320, AuditLog: 5, User: 3 });
   });
 
   it('queries and sorts fullName over REST', async () => {

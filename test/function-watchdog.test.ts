@@ -17,7 +17,7 @@ describe('function watchdog', () => {
   after(() => tmp.remove());
 
   it('answers a call stuck in code that never yields with 504, then serves again on the same port', async () => {
-    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--function-timeout', '500', '--log-level', 'warn']);
+    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'demo.sqlite'), '--function-timeout', '500', '--roles', 'none', '--log-level', 'warn']);
     const { base } = server;
     try {
       const started = Date.now();
@@ -42,7 +42,7 @@ describe('function watchdog', () => {
   });
 
   it('only reports a stall on stderr when run alone (DATASET_REST_INSTANCE=1), and the call then finishes', async () => {
-    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'alone.sqlite'), '--function-timeout', '300', '--log-level', 'warn'], { alone: true });
+    const server = await startCommand(['--port', '0', '--db', join(tmp.dir, 'alone.sqlite'), '--function-timeout', '300', '--roles', 'none', '--log-level', 'warn'], { alone: true });
     const { base } = server;
     try {
       const res = await post(`${base}/$catalog/spin`, [1500]);

@@ -98,10 +98,13 @@ export function tempDir(prefix = 'dataset-rest-test-'): { dir: string; remove():
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The demo project, seeded into a temporary database (the datastore and server built with `options`). */
+/** The demo project, seeded into a temporary database (the datastore and server built with `options`); its roles.json only when `roles` names it. */
 export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptions = {}): Promise<DemoFixture> {
   const tmp = tempDir();
-  const ds = await openProject(DEMO_DIR, { db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError });
+  // without roles.json unless a test names one: the REST tests drive everything as an open datastore's guest
+  const ds = await openProject(DEMO_DIR, {
+    db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError, roles: options.roles ?? false, sessions: options.sessions,
+  });
   const app = await buildServer(ds, { logLevel: 'silent', ...options });
   return {
     ds,

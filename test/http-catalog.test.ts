@@ -115,6 +115,7 @@ describe('HTTP catalog', () => {
         { name: 'earningAtLeast', exposed: true, allowedOnHTTPGET: false },
         { name: 'hire', exposed: true, allowedOnHTTPGET: false },
         { name: 'hiredBetween', exposed: true, allowedOnHTTPGET: false },
+        { name: 'logout', exposed: true, allowedOnHTTPGET: false },
         { name: 'pause', exposed: true, allowedOnHTTPGET: false },
         { name: 'payroll', exposed: true, allowedOnHTTPGET: false },
         { name: 'raiseSalaries', exposed: true, allowedOnHTTPGET: false },

@@ -46,7 +46,7 @@ describe('HTTP: uploads, images and blobs', () => {
   const MAX = 2 * 1024 * 1024;
 
   before(async () => {
-    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/demo.sqlite`) });
+    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/demo.sqlite`), roles: false });
     app = await buildServer(ds, { logLevel: 'silent', maxUploadBytes: MAX });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/rest`;
@@ -439,7 +439,7 @@ describe('HTTP: a 50 MB blob up and down', () => {
     const SIZE = 50 * 1024 * 1024;
     const PIECE = 64 * 1024;
     // the server alone in its own process, so that its memory is its own
-    const server = await startCommand(['--port', '0', '--db', await testDatabase(join(tmp.dir, 'demo.sqlite')), '--log-level', 'warn'], { alone: true });
+    const server = await startCommand(['--port', '0', '--db', await testDatabase(join(tmp.dir, 'demo.sqlite')), '--roles', 'none', '--log-level', 'warn'], { alone: true });
     const { base } = server;
     const pid = server.child.pid as number;
     try {

@@ -298,12 +298,11 @@ describe('HTTP: declared parameter types', () => {
     assert.deepEqual(res.body, { result: { ms: 1, tag: '2019-01-01' } });
   });
 
-  it('checks an object parameter: authentify takes {employeeNumber, password}', async () => {
-    const e = await demo.ds.Employee.all().orderBy('employeeNumber').first();
-    const ok = await demo.request('/rest/$catalog/authentify', 'POST', [{ employeeNumber: e?.get('employeeNumber'), password: String(e?.get('lastName')).toUpperCase() }]);
-    assert.deepEqual(ok.body, { result: { success: true, employee: { ID: e?.getKey(), fullName: e?.get('fullName') } } });
-    const wrong = await demo.request('/rest/$catalog/authentify', 'POST', [{ employeeNumber: e?.get('employeeNumber'), password: 'nope' }]);
-    assert.deepEqual(wrong.body, { result: { success: false, reason: 'unknown employee number or wrong password' } });
+  it('checks an object parameter: authentify takes {userName, password}', async () => {
+    const ok = await demo.request('/rest/$catalog/authentify', 'POST', [{ userName: 'alice', password: 'alice123' }]);
+    assert.deepEqual(ok.body, { result: { success: true, userName: 'alice', privileges: [] } }, 'without roles.json there are no privileges to give');
+    const wrong = await demo.request('/rest/$catalog/authentify', 'POST', [{ userName: 'alice', password: 'nope' }]);
+    assert.deepEqual(wrong.body, { result: { success: false, reason: 'unknown user name or wrong password' } });
     const shape = await demo.request('/rest/$catalog/authentify', 'POST', ['me']);
     assert.equal(shape.status, 400);
     assert.equal(shape.body.__ERROR[0].message, 'parameter #1 of authentify of the DataStore class is a JSON object; got "me"');

@@ -39,7 +39,7 @@ describe('two server instances on one database', () => {
 
   before(async () => {
     const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
-    const args = ['--port', '0', '--db', db, '--log-level', 'warn'];
+    const args = ['--port', '0', '--db', db, '--roles', 'none', '--log-level', 'warn'];
     // both start at once: one seeds the demo, the other waits for it and finds it seeded
     [a, b] = await Promise.all([startCommand(args), startCommand(args)]);
   });

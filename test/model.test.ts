@@ -63,6 +63,7 @@ describe('buildModel: the demo model', () => {
         ['Company', 2, 'Company', 'CompanySelection', true],
         ['Employee', 3, 'Employee', 'EmployeeSelection', true],
         ['AuditLog', 4, 'AuditLog', 'AuditLogSelection', false],
+        ['User', 5, 'User', 'UserSelection', false],
       ],
     );
     assert.equal(cls(model, 'Company').defaultTopSize, 50);

@@ -19,7 +19,7 @@ describe('PostgreSQL stopped and started under traffic', () => {
 
   before(async () => {
     database = await startEmbeddedPostgres();
-    server = await startCommand(['--port', '0', '--db', database.url, '--pool-size', '4', '--log-level', 'warn'], { alone: true });
+    server = await startCommand(['--port', '0', '--db', database.url, '--pool-size', '4', '--roles', 'none', '--log-level', 'warn'], { alone: true });
   });
 
   after(async () => {

@@ -2,7 +2,11 @@
 // called over REST at /rest/$catalog/{function}.
 
 import { setTimeout as sleep } from 'node:timers/promises';
-import { callContext, Datastore, DatasetError, exposed, onHttpGet, params, type Entity, type EntitySelection } from 'dataset-rest';
+import { verify } from '@node-rs/argon2';
+import { callContext, Datastore, DatasetError, exposed, onHttpGet, params, session, type Entity, type EntitySelection } from 'dataset-rest';
+
+/** An Argon2id hash of nothing anyone types: what an unknown user name's password is checked against. */
+const UNKNOWN_USER_HASH = '$argon2id$v=19$m=19456,t=2,p=1$hGc6JYhFI4kMhsh9o64kTw$sBZz3uygU2igxfrMwrrpbVkQQQAONn3+H2yz2EhDgwQ';
 
 export default class DataStore extends Datastore {
   /** How many entities each dataclass holds (POST or GET /rest/$catalog/counts). */
@@ -120,19 +124,30 @@ export default class DataStore extends Datastore {
   }
 
   /**
-   * Checks a login: an employee number and that employee's last name (any case) as the password
-   * — the demo's stand-in for real credentials. The permissions work will make authentify open a
-   * session with privileges; for now it is an ordinary exposed function (POST /rest/$catalog/authentify).
+   * Logs the session in (POST /rest/$catalog/authentify, body [{"userName": "alice", "password":
+   * "alice123"}]): checks the password against the user's Argon2id hash and gives the session the
+   * user's roles (roles.json). Always callable, even in force-login mode; roles.json's `promote`
+   * lets it read the User dataclass, which guests may not. Failed attempts are counted by the
+   * server (429 past its limit).
    */
   @exposed
   @params('object')
-  async authentify(credentials: { employeeNumber?: unknown; password?: unknown }): Promise<{ success: boolean; employee?: unknown; reason?: string }> {
-    const { employeeNumber, password } = credentials;
-    if (typeof employeeNumber !== 'number' || typeof password !== 'string') return { success: false, reason: 'give {"employeeNumber": <number>, "password": "<text>"}' };
-    const employee = await this.dataClass('Employee')!.query('employeeNumber = :1', employeeNumber).first();
-    const lastName = employee?.get('lastName');
-    if (!employee || typeof lastName !== 'string' || lastName.toLowerCase() !== password.toLowerCase()) return { success: false, reason: 'unknown employee number or wrong password' };
-    return { success: true, employee: { ID: employee.getKey(), fullName: employee.get('fullName') } };
+  async authentify(credentials: { userName?: unknown; password?: unknown }): Promise<{ success: boolean; userName?: string; privileges?: string[]; reason?: string }> {
+    const { userName, password } = credentials;
+    if (typeof userName !== 'string' || typeof password !== 'string') return { success: false, reason: 'give {"userName": "<name>", "password": "<text>"}' };
+    const user = await this.dataClass('User')!.query('userName = :1', userName).first();
+    // a hash is checked even for an unknown name: how long the answer takes says nothing of which names exist
+    const ok = await verify(String(user?.get('passwordHash') ?? UNKNOWN_USER_HASH), password).catch(() => false);
+    if (!user || !ok) return { success: false, reason: 'unknown user name or wrong password' };
+    const roles = String(user.get('roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+    session().setPrivileges({ roles, userName: String(user.get('userName')) });
+    return { success: true, userName: session().userName, privileges: session().getPrivileges() };
+  }
+
+  /** Logs the session out (POST /rest/$catalog/logout): it keeps its cookie, as a guest. */
+  @exposed
+  logout(): boolean {
+    return session().clearPrivileges();
   }
 
   /** Not exposed: REST cannot call it. */

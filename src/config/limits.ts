@@ -153,3 +153,5 @@ export const LOGIN_FAILURES_PER_USER = 5;
 export const LOGIN_FAILURE_WINDOW_MS = 60_000;
 /** Sessions listed by $info for an administrator, at most. */
 export const MAX_LISTED_SESSIONS = 1000;
+/** The privilege whose sessions $info shows every live session to (README, "Sessions and permissions"). */
+export const ADMIN_PRIVILEGE = 'admin';

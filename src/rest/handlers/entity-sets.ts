@@ -3,7 +3,8 @@
 // combined, cleaned: stored anew with $method=entityset), release, delete, and $info. What is
 // done with sets is the core's (datastore/entity-sets.ts); this file maps the options onto it.
 
-import { DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
+import { ADMIN_PRIVILEGE, DEFAULT_SET_TIMEOUT_S, MAX_LISTED_SESSIONS } from '../../config/limits.js';
+import { isoSeconds, type SessionInfo } from '../../datastore/sessions.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 import { setNotFound } from '../../datastore/entity-sets.js';
 import type { Action } from '../action.js';
@@ -59,10 +60,20 @@ export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'd
   return json({ ok: true });
 }
 
-/** GET /rest/$info: the entity sets alive now (sessions come with a later version). */
+/**
+ * GET /rest/$info: the entity sets alive now, the caller's session (its id, user name, privileges
+ * and expiry) and, for a session holding the administrator privilege (ADMIN_PRIVILEGE), every
+ * live session; `privileges` lists the caller's as 4D does.
+ */
 export async function info(scope: Scope): Promise<RestResponse> {
   const iso = (ms: number) => new Date(Math.min(ms, 8.64e15)).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const sets = await scope.core.sets.list();
+  const session = scope.session;
+  const own: SessionInfo = {
+    sessionID: session.id, userName: session.userName, privileges: session.getPrivileges(), lifeTime: session.idleTimeout * 60, expiration: isoSeconds(Date.parse(session.expirationDate)),
+  };
+  const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
+  const others = admin ? (await scope.core.sessions.list(MAX_LISTED_SESSIONS)).filter((s) => s.sessionID !== own.sessionID) : [];
   return json({
     entitySetCount: sets.length,
     entitySet: sets.map((s) => ({
@@ -73,5 +84,8 @@ export async function info(scope: Scope): Promise<RestResponse> {
       refreshed: iso(s.refreshed),
       expires: iso(s.refreshed + s.timeoutMs),
     })),
+    session: own,
+    sessionInfo: [own, ...others],
+    privileges: { privileges: session.getPrivileges().map((privilege) => ({ privilege })) },
   });
 }
