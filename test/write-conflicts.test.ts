@@ -26,7 +26,7 @@ describe('REST writes stopped by the database for a conflict', { skip: TEST_ENGI
 
   before(async () => {
     url = await testDatabase(join(tmp.dir, 'unused.sqlite'));
-    ds = await openProject(DEMO_DIR, { db: url, poolSize: 4 });
+    ds = await openProject(DEMO_DIR, { db: url, poolSize: 4, roles: false });
     app = await buildServer(ds, { logLevel: 'silent' });
   });
 

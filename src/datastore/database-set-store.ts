@@ -91,8 +91,8 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     await this.storage.transaction(async () => {
       await this.#delete(set.id);
       await this.storage.run(
-        `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}, ${q('version')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)})`,
-        [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0, version],
+        `INSERT INTO ${sets} (${q('id')}, ${q('dataClass')}, ${q('sorted')}, ${q('timeout')}, ${q('refreshed')}, ${q('size')}, ${q('text')}, ${q('version')}, ${q('owner')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}, ${p(8)}, ${p(9)})`,
+        [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0, version, set.owner ?? null],
       );
       const insert = `INSERT INTO ${chunks} (${q('set')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`;
       for (let from = 0, seq = 0; from < set.keys.length; from += SET_CHUNK_MEMBERS, seq++) {
@@ -128,9 +128,16 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     return this.storage.transaction(() => this.#delete(id), { retries: this.storage.dialect.conflictRetries });
   }
 
-  async list(): Promise<SetInfo[]> {
-    const { q, sets, columns, alive } = this.#sql;
-    const rows = (await this.storage.all(`SELECT ${columns} FROM ${sets} WHERE ${alive} ORDER BY ${q('refreshed')}`, [this.#now()])) as unknown as SetRow[];
+  async owned(owner: string): Promise<number> {
+    const { q, p, sets, alive } = this.#sql;
+    const row = await this.storage.get(`SELECT COUNT(*) AS n FROM ${sets} WHERE ${alive} AND ${q('owner')} = ${p(2)}`, [this.#now(), owner]);
+    return Number(row?.n ?? 0);
+  }
+
+  async list(owner?: string): Promise<SetInfo[]> {
+    const { q, p, sets, columns, alive } = this.#sql;
+    const mine = owner === undefined ? '' : ` AND ${q('owner')} = ${p(2)}`;
+    const rows = (await this.storage.all(`SELECT ${columns} FROM ${sets} WHERE ${alive}${mine} ORDER BY ${q('refreshed')}`, owner === undefined ? [this.#now()] : [this.#now(), owner])) as unknown as SetRow[];
     return rows.map(info);
   }
 

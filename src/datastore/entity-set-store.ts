@@ -20,6 +20,8 @@ export interface StoredSet {
   readonly timeoutMs: number;
   /** the last use (creation included), ms since the epoch */
   refreshed: number;
+  /** the id of the session that made it (counted for the sets-per-session quota) */
+  readonly owner?: string;
 }
 
 /** What is known of a set without its members (for $info). */
@@ -40,8 +42,10 @@ export interface EntitySetStore {
   get(id: string): Promise<StoredSet | undefined>;
   /** true when the set existed */
   release(id: string): Promise<boolean>;
-  /** The sets alive now (for $info), without their members. */
-  list(): Promise<SetInfo[]>;
+  /** The sets alive now (for $info), without their members: those `owner` made, when given. */
+  list(owner?: string): Promise<SetInfo[]>;
+  /** How many sets alive now a session made. */
+  owned(owner: string): Promise<number>;
   /** Stops what the store runs in the background (the datastore closes it with itself). */
   close?(): void;
 }
@@ -72,6 +76,11 @@ export class MemoryEntitySetStore implements EntitySetStore {
 
   close(): void {
     clearInterval(this.#sweeper);
+  }
+
+  async owned(owner: string): Promise<number> {
+    const now = Date.now();
+    return [...this.#sets.values()].filter((set) => set.owner === owner && set.refreshed + set.timeoutMs > now).length;
   }
 
   async put(set: StoredSet): Promise<void> {
@@ -106,9 +115,9 @@ export class MemoryEntitySetStore implements EntitySetStore {
     return this.#delete(id);
   }
 
-  async list(): Promise<SetInfo[]> {
+  async list(owner?: string): Promise<SetInfo[]> {
     this.#sweep();
-    return [...this.#sets.values()].map(({ keys, ...rest }) => ({ ...rest, size: keys.length }));
+    return [...this.#sets.values()].filter((set) => owner === undefined || set.owner === owner).map(({ keys, owner: _owner, ...rest }) => ({ ...rest, size: keys.length }));
   }
 
   /** Expired sets go at each use of the store, and in the background. */

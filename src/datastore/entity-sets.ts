@@ -28,17 +28,29 @@ export function setNotFound(id: string): DatasetError {
   return new DatasetError('ENTITY_SET_NOT_FOUND', `EntitySet "${id}" cannot be found`);
 }
 
+/** Who makes a set, and how many it may hold at once. */
+export interface SetOwner {
+  readonly id: string;
+  readonly limit: number;
+}
+
 export class EntitySets {
   constructor(private readonly kept: EntitySetStore, private readonly storage: Storage) {}
 
   /** Stores every member of a selection (never only a page) for `timeoutS` seconds of disuse; sorted when it has an order of its own. */
-  async create(selection: EntitySelection, timeoutS = DEFAULT_SET_TIMEOUT_S): Promise<StoredSet> {
-    return this.store(classOf(selection).name, await keysOf(selection), isOrdered(selection), timeoutS);
+  async create(selection: EntitySelection, timeoutS = DEFAULT_SET_TIMEOUT_S, owner?: SetOwner): Promise<StoredSet> {
+    return this.store(classOf(selection).name, await keysOf(selection), isOrdered(selection), timeoutS, owner);
   }
 
-  /** Stores a key list as a new set. */
-  async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S): Promise<StoredSet> {
-    const set: StoredSet = { id: newSetId(), dataClass, keys, sorted, timeoutMs: timeoutS * 1000, refreshed: Date.now() };
+  /** Stores a key list as a new set: made by `owner`, when it has room for one more. */
+  async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S, owner?: SetOwner): Promise<StoredSet> {
+    if (owner) {
+      const held = await this.kept.owned(owner.id);
+      if (held >= owner.limit) {
+        throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${held} entity sets, the most it may (--max-sets-per-session): release some ($method=release, or POST /rest/$entityset/$release)`, [], { retryAfterS: 60 });
+      }
+    }
+    const set: StoredSet = { id: newSetId(), dataClass, keys, sorted, timeoutMs: timeoutS * 1000, refreshed: Date.now(), ...(owner ? { owner: owner.id } : {}) };
     await this.kept.put(set);
     return set;
   }
@@ -73,8 +85,8 @@ export class EntitySets {
     return this.kept.release(id);
   }
 
-  list(): Promise<SetInfo[]> {
-    return this.kept.list();
+  list(owner?: string): Promise<SetInfo[]> {
+    return this.kept.list(owner);
   }
 
   /** The entities whose keys are listed, as a selection in key order (the keys bound as one parameter, so queries and sorts on it run in SQL). */

@@ -58,6 +58,8 @@ export let sessionInternals: (s: Session) => {
   readonly replaced: string | undefined;
   /** the store saved it */
   markStored(): void;
+  /** it holds something of its own elsewhere (an entity set): stored even as a guest */
+  keep(): void;
 };
 
 /**
@@ -75,6 +77,7 @@ export class Session {
   #promoted: string[] = [];
   #grants: Grants | undefined;
   #replaced: string | undefined;
+  #keep = false;
 
   static {
     sessionInternals = (s) => ({
@@ -92,6 +95,9 @@ export class Session {
         };
       },
       changed: () => s.#changed(),
+      keep: () => {
+        s.#keep = true;
+      },
       get replaced() { return s.#replaced; },
       markStored: () => {
         s.#stored = true;
@@ -201,7 +207,7 @@ export class Session {
     if (!this.#stored) {
       // a guest that keeps nothing is not stored
       const empty = this.isGuest() && this.#state.userName === '' && Object.keys(this.#state.storage).length === 0;
-      return empty && this.#replaced === undefined ? undefined : this.#state;
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : this.#state;
     }
     return snapshot(this.#state) === this.#saved ? undefined : this.#state;
   }

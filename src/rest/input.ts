@@ -70,7 +70,8 @@ export async function attachUploads(scope: Scope, entity: Entity, uploads: reado
 function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: string, value: unknown, index: number, uploads: PendingUpload[]): void {
   if (name === WIRE.KEY || name === WIRE.STAMP) return;
   const attr = dc.model.attributesByName.get(name);
-  if (!attr || !scope.visible(attr)) {
+  // an attribute the session may not read is still a name it may give: the core judges the write (update needs read too)
+  if (!attr || !(scope.visible(attr) || scope.visible.denied?.(attr))) {
     if (IGNORED.has(name)) return;
     if (name === WIRE.TIMESTAMP) throw new DatasetError('INVALID_VALUE', `entity #${index + 1}: __TIMESTAMP is set by the server and cannot be written`);
     throw unknownAttribute(dc.model, name, scope.visible, `entity #${index + 1}`);

@@ -8,6 +8,7 @@ import { DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
+import type { SetOwner } from '../datastore/entity-sets.js';
 import { sessionInternals, type Session } from '../datastore/sessions.js';
 import type { Grants } from '../permissions/policy.js';
 import { coreOf, type Core, type Datastore } from '../datastore/datastore.js';
@@ -164,4 +165,10 @@ export function dataClassFor(scope: Scope, name: string): DataClassCore {
   const model = scope.ds.model.dataClassesByName.get(name);
   if (model && scope.sees(model)) return scope.core.classOf(model);
   throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
+}
+
+/** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
+export function setOwner(scope: Scope): SetOwner {
+  sessionInternals(scope.session).keep();
+  return { id: scope.session.id, limit: scope.services.setsPerSession };
 }

@@ -11,11 +11,11 @@ import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
 import { projectionFor, setPageBody } from '../present.js';
 import { json, type RestResponse } from '../response.js';
-import type { Scope } from '../scope.js';
+import { setOwner, type Scope } from '../scope.js';
 
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
-  const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
+  const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
   return json(await setPageBody(scope, action.dc.model, set, action.paging, action.shape, true));
 }
 
@@ -32,7 +32,7 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
   }
   if (!action.store && keys === resolved.set.keys) return json(await setPageBody(scope, dc.model, resolved.set, action.paging, action.shape, true));
   if (action.store) {
-    const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
+    const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
     return json(await setPageBody(scope, dc.model, stored, action.paging, action.shape, true));
   }
   // a selection made from the set (filtered, sorted, combined) is not stored: no __ENTITYSET
@@ -67,12 +67,13 @@ export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'd
  */
 export async function info(scope: Scope): Promise<RestResponse> {
   const iso = (ms: number) => new Date(Math.min(ms, 8.64e15)).toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const sets = await scope.core.sets.list();
   const session = scope.session;
+  const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
+  // a set's id is all it takes to read it: a session sees its own, an administrator (or anyone, without roles.json) every one
+  const sets = await scope.core.sets.list(admin || scope.core.policy.isOpen ? undefined : session.id);
   const own: SessionInfo = {
     sessionID: session.id, userName: session.userName, privileges: session.getPrivileges(), lifeTime: session.idleTimeout * 60, expiration: isoSeconds(Date.parse(session.expirationDate)),
   };
-  const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
   const others = admin ? (await scope.core.sessions.list(MAX_LISTED_SESSIONS)).filter((s) => s.sessionID !== own.sessionID) : [];
   return json({
     entitySetCount: sets.length,

@@ -17,7 +17,7 @@ import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityBody, pageBody, setPageBody } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
-import { dataClassFor, type Scope } from '../scope.js';
+import { dataClassFor, setOwner, type Scope } from '../scope.js';
 
 export async function callFunction(scope: Scope, action: Extract<Action, { kind: 'callFunction' }>): Promise<RestResponse> {
   const self = await subjectOf(scope, action.subject);
@@ -122,7 +122,7 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
     const selection = withAccess(result, scope.access);
     if (how.selectionRefuses) throw selectionRefusal(how.selectionRefuses, classOf(selection).name);
     if (!how.store) return json(await pageBody(scope, selection, how.paging, how.shape, how.plan));
-    const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
+    const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
     return json(await setPageBody(scope, classOf(selection).model, set, how.paging, how.shape, true));
   }
   return jsonText(sendable({ result: result === undefined ? null : result }, what));

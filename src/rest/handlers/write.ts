@@ -147,6 +147,7 @@ async function answer(scope: Scope, action: Extract<Action, { kind: 'update' }>,
 export async function validate(scope: Scope, action: Extract<Action, { kind: 'validate' }>): Promise<RestResponse> {
   const { dc, entities: list } = action;
   const failures: { [WIRE.ERROR]: WireError[] }[] = [];
+  let refused: number | undefined;
   for (let i = 0; i < list.length; i++) {
     const p = await prepare(scope, dc, list[i], i);
     if (!p.error && p.entity) {
@@ -163,9 +164,11 @@ export async function validate(scope: Scope, action: Extract<Action, { kind: 'va
       const isNew = !(typeof list[i] === 'object' && list[i] !== null && WIRE.KEY in (list[i] as Json));
       const closing = isNew ? [{ message: `The new entity of the datastore class "${dc.name}" cannot be saved`, componentSignature: ERRORS.NEW_ENTITY_NOT_SAVED.signature, errCode: ERRORS.NEW_ENTITY_NOT_SAVED.errCode }] : [];
       failures.push({ [WIRE.ERROR]: [...p.error.toWire(), ...closing] });
+      if (p.error.status === 401 || p.error.status === 403) refused ??= p.error.status;
     }
   }
-  return failures.length === 0 ? json({ ok: true }) : json({ [WIRE.ENTITIES]: failures }, 400);
+  // a permission refusal answers its own status (401: log in first; 403), other failures 400
+  return failures.length === 0 ? json({ ok: true }) : json({ [WIRE.ENTITIES]: failures }, refused ?? 400);
 }
 
 /** $method=delete on an entity, or on every entity a $filter selects (one transaction). */

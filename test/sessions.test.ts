@@ -1,0 +1,467 @@
+// HTTP scenarios for web sessions and the HTTP guards (issue 13): the 4DSID_ cookie, logging in
+// and out with the demo's users, what the demo's roles.json allows, expiry on an injectable clock,
+// two server instances sharing a session, $info, quotas and failed-login throttling, Host and
+// Origin checks, CORS and the security headers.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js';
+import { sessionInternals } from '../src/datastore/sessions.js';
+import { openProject } from '../src/project.js';
+import { buildServer } from '../src/server.js';
+import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
+
+type Json = Record<string, any>;
+type Answer = { status: number; body: any; headers: Record<string, unknown> };
+
+const ROLES = join(DEMO_DIR, 'roles.json');
+const COOKIE = '4DSID_Demo';
+const PASSWORDS: Record<string, string> = { alice: 'alice123', bob: 'bob123', admin: 'admin123' };
+
+/** One request through inject: `cookie` is sent as the Cookie header, a body as JSON. */
+async function call(app: FastifyInstance, url: string, o: { method?: InjectOptions['method']; body?: unknown; cookie?: string; headers?: Record<string, string>; remoteAddress?: string } = {}): Promise<Answer> {
+  const headers = { ...(o.cookie ? { cookie: o.cookie } : {}), ...o.headers };
+  const res = await app.inject({ method: o.method ?? 'GET', url, headers, remoteAddress: o.remoteAddress, ...(o.body === undefined ? {} : { payload: o.body as object }) });
+  let body: unknown = res.body;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    // not JSON
+  }
+  return { status: res.statusCode, body, headers: res.headers };
+}
+
+/** The session cookie an answer sets, as "4DSID_Demo=TOKEN" (what goes back in a Cookie header), or undefined. */
+function cookieOf(res: Answer): string | undefined {
+  const raw = res.headers['set-cookie'];
+  const lines = raw === undefined ? [] : Array.isArray(raw) ? raw.map(String) : [String(raw)];
+  return lines.find((l) => l.startsWith(`${COOKIE}=`))?.split(';')[0];
+}
+
+function setCookieLine(res: Answer): string {
+  const raw = res.headers['set-cookie'];
+  return String(Array.isArray(raw) ? raw[0] : raw);
+}
+
+function errCode(res: Answer): number | undefined {
+  return res.body?.__ERROR?.[0]?.errCode;
+}
+
+/** Logs `user` in (with the cookie given, if any); resolves to the cookie the session now has. */
+async function login(app: FastifyInstance, user: string, cookie?: string): Promise<string> {
+  const res = await call(app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName: user, password: PASSWORDS[user] }], cookie });
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.result.success, true);
+  const next = cookieOf(res);
+  assert.ok(next, 'a login sets a cookie');
+  return next;
+}
+
+async function info(app: FastifyInstance, cookie?: string): Promise<Json> {
+  const res = await call(app, '/rest/$info', { cookie });
+  assert.equal(res.status, 200);
+  return res.body;
+}
+
+describe('sessions: the 4DSID_ cookie, login and logout', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: ROLES });
+  });
+  after(() => demo.close());
+
+  it('gives a request without a cookie a guest session in a 4DSID_<project> cookie: 32 upper-case hex digits, Path=/, HttpOnly, SameSite=Lax, not Secure over HTTP', async () => {
+    const res = await call(demo.app, '/rest/$info');
+    assert.match(setCookieLine(res), /^4DSID_Demo=[0-9A-F]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+    assert.equal(res.body.session.userName, '');
+    assert.deepEqual(res.body.session.privileges, []);
+  });
+
+  it('marks the cookie Secure with secureCookies, or behind a trusted proxy that says https', async () => {
+    const secure = await demo.withServer({ secureCookies: true });
+    const proxied = await demo.withServer({ trustProxy: true });
+    try {
+      assert.match(setCookieLine(await secure.request('/rest/$info')), /; Secure/);
+      assert.match(setCookieLine(await proxied.request('/rest/$info', 'GET', undefined, { 'x-forwarded-proto': 'https' })), /; Secure/);
+      // without trustProxy the header is not believed
+      assert.doesNotMatch(setCookieLine(await demo.request('/rest/$info', 'GET', undefined, { 'x-forwarded-proto': 'https' })), /Secure/);
+    } finally {
+      await secure.close();
+      await proxied.close();
+    }
+  });
+
+  it('stores no guest that keeps nothing: its cookie sent back gets a new session and a new cookie', async () => {
+    const first = await call(demo.app, '/rest/$info');
+    const again = await call(demo.app, '/rest/$info', { cookie: cookieOf(first) });
+    assert.ok(cookieOf(again));
+    assert.notEqual(cookieOf(again), cookieOf(first));
+    assert.notEqual(again.body.session.sessionID, first.body.session.sessionID);
+  });
+
+  it('gives a malformed or unknown cookie a new guest session', async () => {
+    for (const cookie of [`${COOKIE}=not-a-token`, `${COOKIE}=${'a'.repeat(32)}`, `${COOKIE}=${randomBytes(16).toString('hex').toUpperCase()}`]) {
+      const res = await call(demo.app, '/rest/$info', { cookie });
+      assert.equal(res.status, 200, cookie);
+      assert.match(String(cookieOf(res)), /^4DSID_Demo=[0-9A-F]{32}$/, cookie);
+      assert.notEqual(cookieOf(res), cookie);
+      assert.deepEqual(res.body.session.privileges, []);
+    }
+  });
+
+  it('keeps a logged-in session through the new cookie: $info shows its user name and privileges, and sets no cookie again', async () => {
+    const guest = cookieOf(await call(demo.app, '/rest/$info'));
+    const cookie = await login(demo.app, 'alice', guest);
+    assert.notEqual(cookie, guest, 'a login changes the token');
+    const res = await call(demo.app, '/rest/$info', { cookie });
+    assert.equal(cookieOf(res), undefined);
+    assert.equal(res.body.session.userName, 'alice');
+    assert.deepEqual(res.body.session.privileges, ['edit']);
+    assert.deepEqual(res.body.privileges, { privileges: [{ privilege: 'edit' }] });
+    assert.equal(res.body.session.lifeTime, 3600);
+    // the token held before the login is worth nothing
+    assert.deepEqual((await info(demo.app, guest)).session.privileges, []);
+  });
+
+  it('logs out to a guest session that keeps its cookie; a login from it gets a new token and the old one stops working', async () => {
+    const cookie = await login(demo.app, 'bob');
+    const id = (await info(demo.app, cookie)).session.sessionID;
+    const out = await call(demo.app, '/rest/$catalog/logout', { method: 'POST', cookie });
+    assert.equal(out.status, 200);
+    assert.deepEqual(out.body, { result: true });
+    const guest = await info(demo.app, cookie);
+    assert.equal(guest.session.sessionID, id, 'the same session');
+    assert.equal(guest.session.userName, '');
+    assert.deepEqual(guest.session.privileges, []);
+    // logged in again from that (stored) guest session: a new token, the old one gone
+    const again = await login(demo.app, 'bob', cookie);
+    assert.notEqual(again, cookie);
+    assert.deepEqual((await info(demo.app, again)).session.privileges, ['salaries']);
+    const old = await call(demo.app, '/rest/$info', { cookie });
+    assert.deepEqual(old.body.session.privileges, []);
+    assert.notEqual(old.body.session.sessionID, id);
+    assert.ok(cookieOf(old), 'the old token gets a new guest session');
+  });
+
+  it('lists every live session in $info for an administrator, and only its own for anyone else', async () => {
+    const alice = await login(demo.app, 'alice');
+    const admin = await login(demo.app, 'admin');
+    const seen = await info(demo.app, admin);
+    assert.ok(seen.session.privileges.includes('admin'));
+    assert.ok(seen.sessionInfo.length > 1);
+    assert.equal(seen.sessionInfo[0].sessionID, seen.session.sessionID);
+    assert.ok(seen.sessionInfo.some((s: Json) => s.userName === 'alice'));
+    const own = await info(demo.app, alice);
+    assert.equal(own.sessionInfo.length, 1);
+    assert.deepEqual(own.sessionInfo[0], own.session);
+  });
+
+  it("keeps a session's storage between requests (written by server-side code: no demo function writes it, so through the store)", async () => {
+    const store = coreOf(demo.ds).sessions;
+    const session = store.guest();
+    session.storage.cart = [1, 2];
+    await store.save(session);
+    const cookie = `${COOKIE}=${sessionInternals(session).token}`;
+    const res = await call(demo.app, '/rest/$info', { cookie });
+    assert.equal(cookieOf(res), undefined, 'a guest that keeps something is stored: its cookie is kept');
+    assert.equal(res.body.session.sessionID, session.id);
+    assert.deepEqual((await store.open(sessionInternals(session).token)).storage, { cart: [1, 2] });
+  });
+});
+
+describe("sessions: what the demo's roles.json allows", () => {
+  let demo: DemoFixture;
+  let cookies: Record<string, string>;
+  before(async () => {
+    demo = await openDemo({ roles: ROLES });
+    cookies = { alice: await login(demo.app, 'alice'), bob: await login(demo.app, 'bob') };
+  });
+  after(() => demo.close());
+
+  const first = async (cookie?: string): Promise<Json> => (await call(demo.app, '/rest/Employee?$top=1', { cookie })).body.__ENTITIES[0];
+  const salary = async (key: string) => (await demo.ds.Employee.get(key))?.get('salary');
+  const lastName = async (key: string) => (await demo.ds.Employee.get(key))?.get('lastName');
+  const update = (body: Json, cookie?: string) => call(demo.app, '/rest/Employee?$method=update', { method: 'POST', body, cookie });
+
+  it('lets a guest read employees but leaves salary out of its answers; a Payroll session sees it', async () => {
+    const page = await call(demo.app, '/rest/Employee?$top=3');
+    assert.equal(page.status, 200);
+    assert.equal(page.body.__ENTITIES.length, 3);
+    for (const e of page.body.__ENTITIES) assert.equal('salary' in e, false);
+    const one = await call(demo.app, `/rest/Employee(${page.body.__ENTITIES[0].__KEY})`);
+    assert.equal(one.status, 200);
+    assert.equal('salary' in one.body, false);
+    assert.equal(typeof (await first(cookies.bob)).salary, 'number');
+  });
+
+  it('refuses a guest a filter or a sort on salary (401, 7040): a hidden value cannot be learnt by querying it', async () => {
+    for (const url of ['/rest/Employee?$filter="salary > 1"', '/rest/Employee?$orderby=salary']) {
+      const res = await call(demo.app, url);
+      assert.equal(res.status, 401, url);
+      assert.equal(errCode(res), 7040, url);
+    }
+    assert.equal((await call(demo.app, '/rest/Employee?$filter="salary > 1"&$top=1', { cookie: cookies.bob })).status, 200);
+  });
+
+  it('refuses a guest creating an employee (401, 7041), and saves nothing', async () => {
+    const before = await demo.ds.Employee.all().length;
+    const res = await call(demo.app, '/rest/Employee?$method=update', { method: 'POST', body: { firstName: 'Eve', lastName: 'Guest' } });
+    assert.equal(res.status, 401);
+    assert.equal(errCode(res), 7041);
+    assert.equal(await demo.ds.Employee.all().length, before);
+  });
+
+  it('lets an Editor update lastName but not salary (403, 1558), and a refused update saves nothing', async () => {
+    const e = await first(cookies.alice);
+    const ok = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, lastName: 'Edited' }, cookies.alice);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.equal(await lastName(e.__KEY), 'Edited');
+    const pay = await salary(e.__KEY);
+    const refused = await update({ __KEY: e.__KEY, __STAMP: ok.body.__STAMP, lastName: 'Again', salary: 1 }, cookies.alice);
+    assert.equal(refused.status, 403);
+    assert.equal(errCode(refused), 1558);
+    assert.equal(await salary(e.__KEY), pay);
+    assert.equal(await lastName(e.__KEY), 'Edited');
+  });
+
+  it('lets Payroll read salaries but not update lastName (403, 1558)', async () => {
+    const e = await first(cookies.bob);
+    const before = await lastName(e.__KEY);
+    const res = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, lastName: 'ByBob' }, cookies.bob);
+    assert.equal(res.status, 403);
+    assert.equal(errCode(res), 1558);
+    assert.equal(await lastName(e.__KEY), before);
+  });
+
+  it('runs ds.raiseSalaries for Payroll (promote gives edit while it runs), refuses it to an Editor (403, 1561) and a guest (401, 1561)', async () => {
+    const companyID = (await first()).employerID;
+    const staff = () => demo.ds.Employee.query('employer.ID = :1', companyID);
+    const total = () => staff().sum('salary');
+    const before = await total();
+    for (const [cookie, status] of [[cookies.alice, 403], [undefined, 401]] as const) {
+      const res = await call(demo.app, '/rest/$catalog/raiseSalaries', { method: 'POST', body: [companyID, 10], cookie });
+      assert.equal(res.status, status);
+      assert.equal(errCode(res), 1561);
+    }
+    assert.equal(await total(), before);
+    const res = await call(demo.app, '/rest/$catalog/raiseSalaries', { method: 'POST', body: [companyID, 10], cookie: cookies.bob });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.result, await staff().length);
+    assert.ok((await total()) > before);
+    // promote lasted while the function ran: the session holds only bob's privilege
+    const after = await info(demo.app, cookies.bob);
+    assert.deepEqual(after.session.privileges, ['salaries']);
+    const e = await first(cookies.bob);
+    assert.equal(errCode(await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, lastName: 'StillNot' }, cookies.bob)), 1558);
+  });
+});
+
+describe('sessions: expiry, quotas and failed logins on an injectable clock', () => {
+  let demo: DemoFixture;
+  // a clock the test moves; requests a minute and failed logins are counted on it too
+  let clock = Date.UTC(2030, 0, 1, 9, 0, 10);
+  /** Two hours on, 10 s into a minute: every session of an earlier test has expired, every count is new. */
+  const later = () => (clock = (Math.floor(clock / 60_000) + 120) * 60_000 + 10_000);
+  const MIN = 60_000;
+  before(async () => {
+    demo = await openDemo({ roles: ROLES, sessions: { now: () => clock } });
+  });
+  after(() => demo.close());
+
+  it('answers a session idle past its timeout (60 minutes) as a new guest, with a new cookie', async () => {
+    later();
+    const cookie = await login(demo.app, 'alice');
+    const fresh = await info(demo.app, cookie);
+    assert.equal(fresh.session.expiration, new Date(clock + 60 * MIN).toISOString().replace(/\.\d{3}Z$/, 'Z'));
+    clock += 60 * MIN + 1000;
+    const res = await call(demo.app, '/rest/$info', { cookie });
+    assert.ok(cookieOf(res));
+    assert.notEqual(cookieOf(res), cookie);
+    assert.notEqual(res.body.session.sessionID, fresh.session.sessionID);
+    assert.equal(res.body.session.userName, '');
+    assert.deepEqual(res.body.session.privileges, []);
+  });
+
+  it('moves the expiry on each request: used after 50 minutes, it is still alive 50 minutes later', async () => {
+    later();
+    const cookie = await login(demo.app, 'bob');
+    clock += 50 * MIN;
+    assert.deepEqual((await info(demo.app, cookie)).session.privileges, ['salaries']);
+    clock += 50 * MIN;
+    const res = await call(demo.app, '/rest/$info', { cookie });
+    assert.equal(cookieOf(res), undefined);
+    assert.equal(res.body.session.userName, 'bob');
+    assert.deepEqual(res.body.session.privileges, ['salaries']);
+  });
+
+  it('answers the 6th request of a logged-in session within a minute 429 with Retry-After (7044); guests are counted by address', async () => {
+    const limited = await demo.withServer({ requestsPerMinute: 5 });
+    try {
+      later();
+      const res0 = await limited.request('/rest/$catalog/authentify', 'POST', [{ userName: 'alice', password: 'alice123' }]);
+      const cookie = String(cookieOf(res0));
+      const get = (headers: Record<string, string> = {}) => limited.request('/rest/$info', 'GET', undefined, headers);
+      for (let i = 0; i < 5; i++) assert.equal((await get({ cookie })).status, 200, `request ${i + 1}`);
+      const over = await get({ cookie });
+      assert.equal(over.status, 429);
+      assert.equal(errCode(over), 7044);
+      assert.equal(over.headers['retry-after'], '50');
+      // the next minute starts a new count
+      clock += MIN;
+      // guests without a stored session: each request has a new session, counted by the address
+      for (let i = 0; i < 5; i++) assert.equal((await get()).status, 200, `guest request ${i + 1}`);
+      const guest = await get();
+      assert.equal(guest.status, 429);
+      assert.equal(errCode(guest), 7044);
+      assert.ok(Number(guest.headers['retry-after']) > 0);
+      // the logged-in session has its own count
+      assert.equal((await get({ cookie })).status, 200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('counts guests from another address apart', async () => {
+    const limited = await buildServer(demo.ds, { logLevel: 'silent', requestsPerMinute: 2 });
+    try {
+      later();
+      for (let i = 0; i < 2; i++) assert.equal((await call(limited, '/rest/$info')).status, 200);
+      assert.equal((await call(limited, '/rest/$info')).status, 429);
+      assert.equal((await call(limited, '/rest/$info', { remoteAddress: '10.1.2.3' })).status, 200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('refuses a 6th login for a user name after 5 failures (429, Retry-After), even with the right password; another user may still log in', async () => {
+    later();
+    const attempt = (password: string, userName = 'bob') => call(demo.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName, password }] });
+    for (let i = 0; i < 5; i++) {
+      const res = await attempt(`wrong${i}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.body.result.success, false);
+    }
+    for (const password of ['wrong', 'bob123']) {
+      const res = await attempt(password);
+      assert.equal(res.status, 429, password);
+      assert.equal(errCode(res), 7044);
+      assert.equal(res.headers['retry-after'], '50');
+    }
+    assert.equal((await attempt('alice123', 'alice')).body.result.success, true);
+    // the window ends: bob may try again
+    clock += MIN;
+    assert.equal((await attempt('bob123')).body.result.success, true);
+  });
+});
+
+describe('sessions: two server instances on one database share them', () => {
+  const tmp = tempDir();
+  let a: { ds: DatastoreWithClasses; app: FastifyInstance };
+  let b: { ds: DatastoreWithClasses; app: FastifyInstance };
+  before(async () => {
+    const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
+    const open = async () => {
+      const ds = await openProject(DEMO_DIR, { db, roles: ROLES, poolSize: 4 });
+      return { ds, app: await buildServer(ds, { logLevel: 'silent' }) };
+    };
+    a = await open();
+    b = await open();
+  });
+  after(async () => {
+    for (const x of [a, b]) {
+      await x?.app.close();
+      await x?.ds.close();
+    }
+    tmp.remove();
+  });
+
+  it('sees on B a login made on A, and within about a second a logout made on A', async () => {
+    const cookie = await login(a.app, 'alice');
+    const onB = await call(b.app, '/rest/$info', { cookie });
+    assert.equal(cookieOf(onB), undefined);
+    assert.equal(onB.body.session.userName, 'alice');
+    assert.deepEqual(onB.body.session.privileges, ['edit']);
+    assert.equal((await call(a.app, '/rest/$catalog/logout', { method: 'POST', cookie })).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const after = await call(b.app, '/rest/$info', { cookie });
+    assert.equal(after.body.session.userName, '');
+    assert.deepEqual(after.body.session.privileges, []);
+    assert.equal(after.body.session.sessionID, onB.body.session.sessionID);
+  });
+});
+
+describe('HTTP guards: Host, Origin, CORS and security headers', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: ROLES });
+  });
+  after(() => demo.close());
+
+  const host = (app: FastifyInstance, name: string) => call(app, '/rest/$info', { headers: { host: name } });
+  // a call that changes nothing but is a POST: what the Origin check looks at
+  const post = (headers: Record<string, string> = {}, app = demo.app) => call(app, '/rest/$catalog/pause', { method: 'POST', body: [0], headers });
+
+  it('refuses a Host it does not answer for (421, 7045) and answers localhost and 127.0.0.1 by default', async () => {
+    const evil = await host(demo.app, 'evil.example');
+    assert.equal(evil.status, 421);
+    assert.equal(errCode(evil), 7045);
+    assert.equal((await host(demo.app, 'evil.example:80')).status, 421);
+    for (const name of ['localhost', 'localhost:8080', '127.0.0.1:3000', '[::1]:3000']) assert.equal((await host(demo.app, name)).status, 200, name);
+  });
+
+  it("answers any Host with allowedHosts ['*'], and only the listed ones otherwise", async () => {
+    const any = await buildServer(demo.ds, { logLevel: 'silent', allowedHosts: ['*'] });
+    const listed = await buildServer(demo.ds, { logLevel: 'silent', allowedHosts: ['api.example'] });
+    try {
+      assert.equal((await host(any, 'evil.example')).status, 200);
+      assert.equal((await host(listed, 'api.example:8443')).status, 200);
+      assert.equal((await host(listed, 'localhost')).status, 421);
+    } finally {
+      await any.close();
+      await listed.close();
+    }
+  });
+
+  it("refuses a POST from another origin (403, 7046); without Origin, or from the server's own, it runs", async () => {
+    const evil = await post({ origin: 'http://evil.example' });
+    assert.equal(evil.status, 403);
+    assert.equal(errCode(evil), 7046);
+    assert.equal((await post()).status, 200);
+    // under inject the Host is localhost:80
+    assert.equal((await post({ origin: 'http://localhost:80' })).status, 200);
+    assert.equal((await post({ origin: 'http://localhost:8080' })).status, 403, 'another port is another origin');
+    // a GET changes nothing: not checked
+    assert.equal((await call(demo.app, '/rest/$info', { headers: { origin: 'http://evil.example' } })).status, 200);
+  });
+
+  it('lets a --cors-origin call with credentials: its POST runs and a preflight answers it', async () => {
+    const cors = await buildServer(demo.ds, { logLevel: 'silent', corsOrigins: ['http://app.example'] });
+    try {
+      const ok = await post({ origin: 'http://app.example' }, cors);
+      assert.equal(ok.status, 200);
+      assert.equal(ok.headers['access-control-allow-origin'], 'http://app.example');
+      assert.equal(ok.headers['access-control-allow-credentials'], 'true');
+      const preflight = await call(cors, '/rest/$catalog/pause', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
+      assert.ok(preflight.status < 300, String(preflight.status));
+      assert.equal(preflight.headers['access-control-allow-origin'], 'http://app.example');
+      assert.equal(preflight.headers['access-control-allow-credentials'], 'true');
+      const other = await call(cors, '/rest/$catalog/pause', { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+      assert.equal(other.headers['access-control-allow-origin'], undefined);
+      assert.equal(errCode(await post({ origin: 'http://evil.example' }, cors)), 7046);
+    } finally {
+      await cors.close();
+    }
+  });
+
+  it('puts nosniff, no-store and a restrictive content-security-policy on answers, errors included', async () => {
+    const answers = [await call(demo.app, '/rest/Employee?$top=1'), await call(demo.app, '/rest/Nothing'), await call(demo.app, '/elsewhere'), await host(demo.app, 'evil.example')];
+    for (const res of answers) {
+      assert.equal(res.headers['x-content-type-options'], 'nosniff', String(res.status));
+      assert.equal(res.headers['cache-control'], 'no-store', String(res.status));
+      assert.match(String(res.headers['content-security-policy']), /default-src 'none'/, String(res.status));
+    }
+  });
+});
