@@ -66,13 +66,14 @@ async function info(app: FastifyInstance, cookie?: string): Promise<Json> {
   return res.body;
 }
 
-describe('sessions: the 4DSID_ cookie, login and logout', () => {
-  let demo: DemoFixture;
-  before(async () => {
-    demo = await openDemo({ roles: ROLES });
-  });
-  after(() => demo.close());
+// the demo with its roles.json, shared by the suites that do not move a clock or need options of the datastore
+let demo: DemoFixture;
+before(async () => {
+  demo = await openDemo({ roles: ROLES });
+});
+after(() => demo.close());
 
+describe('sessions: the 4DSID_ cookie, login and logout', () => {
   it('gives a request without a cookie a guest session in a 4DSID_<project> cookie: 32 upper-case hex digits, Path=/, HttpOnly, SameSite=Lax, not Secure over HTTP', async () => {
     const res = await call(demo.app, '/rest/$info');
     assert.match(setCookieLine(res), /^4DSID_Demo=[0-9A-F]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
@@ -154,6 +155,8 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.ok(seen.sessionInfo.length > 1);
     assert.equal(seen.sessionInfo[0].sessionID, seen.session.sessionID);
     assert.ok(seen.sessionInfo.some((s: Json) => s.userName === 'alice'));
+    // ids, never the cookies' tokens
+    for (const cookie of [alice, admin]) assert.equal(JSON.stringify(seen).includes(cookie.split('=')[1]), false);
     const own = await info(demo.app, alice);
     assert.equal(own.sessionInfo.length, 1);
     assert.deepEqual(own.sessionInfo[0], own.session);
@@ -173,13 +176,10 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
 });
 
 describe("sessions: what the demo's roles.json allows", () => {
-  let demo: DemoFixture;
   let cookies: Record<string, string>;
   before(async () => {
-    demo = await openDemo({ roles: ROLES });
     cookies = { alice: await login(demo.app, 'alice'), bob: await login(demo.app, 'bob') };
   });
-  after(() => demo.close());
 
   const first = async (cookie?: string): Promise<Json> => (await call(demo.app, '/rest/Employee?$top=1', { cookie })).body.__ENTITIES[0];
   const salary = async (key: string) => (await demo.ds.Employee.get(key))?.get('salary');
@@ -260,24 +260,26 @@ describe("sessions: what the demo's roles.json allows", () => {
 });
 
 describe('sessions: expiry, quotas and failed logins on an injectable clock', () => {
-  let demo: DemoFixture;
-  // a clock the test moves; requests a minute and failed logins are counted on it too
+  let timed: DemoFixture;
+  // a clock the tests move; requests a minute and failed logins are counted on it too
   let clock = Date.UTC(2030, 0, 1, 9, 0, 10);
-  /** Two hours on, 10 s into a minute: every session of an earlier test has expired, every count is new. */
-  const later = () => (clock = (Math.floor(clock / 60_000) + 120) * 60_000 + 10_000);
   const MIN = 60_000;
+  /** Two hours on, 10 s into a minute: every session of an earlier test has expired, every count starts again. */
+  const later = () => (clock = (Math.floor(clock / MIN) + 120) * MIN + 10_000);
+  const attempt = (userName: string, password: string, cookie?: string) => call(timed.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName, password }], cookie });
   before(async () => {
-    demo = await openDemo({ roles: ROLES, sessions: { now: () => clock } });
+    // at most 2 live logged-in sessions: each test (after later()) keeps within it
+    timed = await openDemo({ roles: ROLES, sessions: { now: () => clock, maxSessions: 2 } });
   });
-  after(() => demo.close());
+  after(() => timed.close());
 
   it('answers a session idle past its timeout (60 minutes) as a new guest, with a new cookie', async () => {
     later();
-    const cookie = await login(demo.app, 'alice');
-    const fresh = await info(demo.app, cookie);
+    const cookie = await login(timed.app, 'alice');
+    const fresh = await info(timed.app, cookie);
     assert.equal(fresh.session.expiration, new Date(clock + 60 * MIN).toISOString().replace(/\.\d{3}Z$/, 'Z'));
     clock += 60 * MIN + 1000;
-    const res = await call(demo.app, '/rest/$info', { cookie });
+    const res = await call(timed.app, '/rest/$info', { cookie });
     assert.ok(cookieOf(res));
     assert.notEqual(cookieOf(res), cookie);
     assert.notEqual(res.body.session.sessionID, fresh.session.sessionID);
@@ -287,37 +289,35 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
 
   it('moves the expiry on each request: used after 50 minutes, it is still alive 50 minutes later', async () => {
     later();
-    const cookie = await login(demo.app, 'bob');
+    const cookie = await login(timed.app, 'bob');
     clock += 50 * MIN;
-    assert.deepEqual((await info(demo.app, cookie)).session.privileges, ['salaries']);
+    assert.deepEqual((await info(timed.app, cookie)).session.privileges, ['salaries']);
     clock += 50 * MIN;
-    const res = await call(demo.app, '/rest/$info', { cookie });
+    const res = await call(timed.app, '/rest/$info', { cookie });
     assert.equal(cookieOf(res), undefined);
     assert.equal(res.body.session.userName, 'bob');
     assert.deepEqual(res.body.session.privileges, ['salaries']);
   });
 
   it('answers the 6th request of a logged-in session within a minute 429 with Retry-After (7044); guests are counted by address', async () => {
-    const limited = await demo.withServer({ requestsPerMinute: 5 });
+    const limited = await timed.withServer({ requestsPerMinute: 5 });
     try {
       later();
-      const res0 = await limited.request('/rest/$catalog/authentify', 'POST', [{ userName: 'alice', password: 'alice123' }]);
-      const cookie = String(cookieOf(res0));
+      const cookie = String(cookieOf(await limited.request('/rest/$catalog/authentify', 'POST', [{ userName: 'alice', password: 'alice123' }])));
       const get = (headers: Record<string, string> = {}) => limited.request('/rest/$info', 'GET', undefined, headers);
       for (let i = 0; i < 5; i++) assert.equal((await get({ cookie })).status, 200, `request ${i + 1}`);
       const over = await get({ cookie });
       assert.equal(over.status, 429);
       assert.equal(errCode(over), 7044);
       assert.equal(over.headers['retry-after'], '50');
-      // the next minute starts a new count
+      // the next minute starts a new count; guests without a stored session (a new one each time) are counted by address
       clock += MIN;
-      // guests without a stored session: each request has a new session, counted by the address
       for (let i = 0; i < 5; i++) assert.equal((await get()).status, 200, `guest request ${i + 1}`);
       const guest = await get();
       assert.equal(guest.status, 429);
       assert.equal(errCode(guest), 7044);
-      assert.ok(Number(guest.headers['retry-after']) > 0);
-      // the logged-in session has its own count
+      assert.equal(guest.headers['retry-after'], '50');
+      // the logged-in session has a count of its own
       assert.equal((await get({ cookie })).status, 200);
     } finally {
       await limited.close();
@@ -325,7 +325,7 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
   });
 
   it('counts guests from another address apart', async () => {
-    const limited = await buildServer(demo.ds, { logLevel: 'silent', requestsPerMinute: 2 });
+    const limited = await buildServer(timed.ds, { logLevel: 'silent', requestsPerMinute: 2 });
     try {
       later();
       for (let i = 0; i < 2; i++) assert.equal((await call(limited, '/rest/$info')).status, 200);
@@ -338,22 +338,49 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
 
   it('refuses a 6th login for a user name after 5 failures (429, Retry-After), even with the right password; another user may still log in', async () => {
     later();
-    const attempt = (password: string, userName = 'bob') => call(demo.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName, password }] });
     for (let i = 0; i < 5; i++) {
-      const res = await attempt(`wrong${i}`);
+      const res = await attempt('bob', `wrong${i}`);
       assert.equal(res.status, 200);
       assert.equal(res.body.result.success, false);
     }
     for (const password of ['wrong', 'bob123']) {
-      const res = await attempt(password);
+      const res = await attempt('bob', password);
       assert.equal(res.status, 429, password);
       assert.equal(errCode(res), 7044);
       assert.equal(res.headers['retry-after'], '50');
     }
-    assert.equal((await attempt('alice123', 'alice')).body.result.success, true);
+    assert.equal((await attempt('alice', 'alice123')).body.result.success, true);
     // the window ends: bob may try again
     clock += MIN;
-    assert.equal((await attempt('bob123')).body.result.success, true);
+    assert.equal((await attempt('bob', 'bob123')).body.result.success, true);
+  });
+
+  it('counts the failed logins of a logged-in session too: a user cannot guess another one\'s password without limit', { todo: 'src/rest/handlers/functions.ts login(): a failure is counted only when the session is a guest after the call' }, async () => {
+    later();
+    const cookie = await login(timed.app, 'alice');
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await attempt('admin', `guess${i}`, cookie)).status);
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
+  });
+
+  it('evaluates at most 5 failed logins for a user name when they arrive at once', { todo: 'src/rest/handlers/functions.ts login(): check() then failed() is not atomic: concurrent attempts all pass the check' }, async () => {
+    later();
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt('bob', `burst${i}`)));
+    const evaluated = answers.filter((r) => r.status === 200).length;
+    assert.ok(evaluated <= 5, `${evaluated} of 20 concurrent guesses were evaluated`);
+    assert.ok(answers.every((r) => r.status === 200 || errCode(r) === 7044));
+  });
+
+  it('caps the live logged-in sessions (429, 7044, Retry-After); a logout frees a place', async () => {
+    later();
+    const alice = await login(timed.app, 'alice');
+    await login(timed.app, 'bob');
+    const over = await attempt('admin', 'admin123');
+    assert.equal(over.status, 429);
+    assert.equal(errCode(over), 7044);
+    assert.ok(Number(over.headers['retry-after']) > 0);
+    assert.equal((await call(timed.app, '/rest/$catalog/logout', { method: 'POST', cookie: alice })).status, 200);
+    await login(timed.app, 'admin');
   });
 });
 
@@ -394,12 +421,6 @@ describe('sessions: two server instances on one database share them', () => {
 });
 
 describe('HTTP guards: Host, Origin, CORS and security headers', () => {
-  let demo: DemoFixture;
-  before(async () => {
-    demo = await openDemo({ roles: ROLES });
-  });
-  after(() => demo.close());
-
   const host = (app: FastifyInstance, name: string) => call(app, '/rest/$info', { headers: { host: name } });
   // a call that changes nothing but is a POST: what the Origin check looks at
   const post = (headers: Record<string, string> = {}, app = demo.app) => call(app, '/rest/$catalog/pause', { method: 'POST', body: [0], headers });
@@ -410,6 +431,10 @@ describe('HTTP guards: Host, Origin, CORS and security headers', () => {
     assert.equal(errCode(evil), 7045);
     assert.equal((await host(demo.app, 'evil.example:80')).status, 421);
     for (const name of ['localhost', 'localhost:8080', '127.0.0.1:3000', '[::1]:3000']) assert.equal((await host(demo.app, name)).status, 200, name);
+  });
+
+  it('refuses a Host whose port is not a port (localhost:1@evil.example), which would otherwise be echoed into uri', { todo: 'src/rest/http-guards.ts hostName() takes whatever follows the last colon for a port' }, async () => {
+    for (const name of ['localhost:1@evil.example', 'localhost:80/evil', 'localhost:evil.example']) assert.equal((await host(demo.app, name)).status, 421, name);
   });
 
   it("answers any Host with allowedHosts ['*'], and only the listed ones otherwise", async () => {

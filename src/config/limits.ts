@@ -141,8 +141,12 @@ export const SESSION_SWEEP_MS = 60_000;
 export const DEFAULT_MAX_SESSIONS = 10_000;
 /** Stored guest sessions (a guest is stored once it keeps something: storage, entity sets), at most. */
 export const DEFAULT_MAX_GUEST_SESSIONS = 10_000;
-/** REST requests a session may make in a minute, per instance (--max-requests-per-minute; guests are counted per client address). */
-export const DEFAULT_REQUESTS_PER_MINUTE = 6000;
+/**
+ * REST requests a session may make in a minute, per instance (--max-requests-per-minute; guests
+ * are counted per client address); 0: no limit, the default — clients behind one proxy share an
+ * address, and a limit that fits one deployment breaks another (4D's quotas are opt-in too).
+ */
+export const DEFAULT_REQUESTS_PER_MINUTE = 0;
 /** Entity sets one session may hold at once (--max-sets-per-session). */
 export const DEFAULT_SETS_PER_SESSION = 1000;
 /** Failed authentify calls from one client address in a minute, past which it gets 429. */

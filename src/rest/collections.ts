@@ -43,17 +43,20 @@ export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetReques
   const sets = scope.core.sets;
   const set = (await sets.find(req.id)) ?? (await rebuild(scope, dc, req));
   if (set.dataClass !== dc.name) throw setNotFound(req.id);
-  let keys = set.keys;
+  // a session whose rows of dc are filtered (restrict()) sees, of any set, only the members it may see
+  const filtered = scope.access.restrict?.(dc.model) != null;
+  const seen = async (k: KeyList) => (filtered ? sets.clean(dc, k, scope.access) : k);
+  let keys = await seen(set.keys);
   if (req.logic) {
     const other = await sets.get(req.logic.other);
     if (other.dataClass !== set.dataClass) {
       throw new DatasetError('INVALID_OPTION', `$logicOperator combines sets of one dataclass: ${set.id} holds ${set.dataClass}, ${other.id} holds ${other.dataClass}`);
     }
-    if (req.logic.operator === 'INTERSECT') return { intersects: intersects(set.keys, other.keys) };
-    keys = combine(set.keys, other.keys, req.logic.operator);
+    if (req.logic.operator === 'INTERSECT') return { intersects: intersects(keys, await seen(other.keys)) };
+    keys = combine(keys, await seen(other.keys), req.logic.operator);
   }
   // the members still in the datastore, in the set's order
-  if (req.clean) keys = await sets.clean(dc, keys, scope.access);
+  if (req.clean && !filtered) keys = await sets.clean(dc, keys, scope.access);
   return { set, keys, sorted: set.sorted };
 }
 

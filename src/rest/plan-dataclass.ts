@@ -70,6 +70,9 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
   const [first, ...rest] = route.path;
   if (first?.kind === 'names' && first.names.length === 1) {
     const attr = dc.model.attributesByName.get(first.names[0]);
+    // a relation the session may not follow is refused, not read as an attribute list
+    const denied = attr && !scope.visible(attr) && leadsTo(attr) ? scope.visible.denied?.(attr) : undefined;
+    if (denied) throw denied;
     const leads = attr && scope.visible(attr) ? leadsTo(attr) : undefined;
     if (attr && leads) {
       // a deferred URI: /Company(1)/staff?$expand=staff — that $expand names the relation followed

@@ -1,4 +1,4 @@
-// Quotas a REST request meets before any work: requests a minute (per session; per client
+// Quotas a REST request meets before any work: requests a minute, when asked (per session; per client
 // address for a guest whose session is not stored, since it has a new one each time), and failed
 // logins (per client address and per user name, counted in the database so that every instance
 // sees them: guessing passwords through several instances gains nothing). Over a quota: 429 with
@@ -23,6 +23,7 @@ export class RequestQuota {
 
   /** Counts one request of `key`; throws 429 past the limit. */
   take(key: string): void {
+    if (this.perMinute === 0) return;
     const now = this.now();
     const window = Math.floor(now / MINUTE);
     if (window !== this.#window) {

@@ -1,0 +1,104 @@
+// `npm run bench:sessions`: what sessions and permissions cost a read by key. Two servers over the
+// same SQLite file (100,000 rows from fixture.ts), loaded in alternating rounds with autocannon on
+// 127.0.0.1: the project as it was (no roles.json: open, no cookie — today's open read), and the
+// same project with a roles.json that grants read to a privilege, read by a logged-in session
+// (its cookie on every request: the session looked up, the grants checked at every step).
+// Target: logged-in ≥ 0.9× open. Options: --rows N (100000), --seconds S (20), --rounds R (4).
+
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { createProject } from './fixture.js';
+import { processCpuMs } from './measure.js';
+import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
+import { databaseTarget, openStorage } from '../src/storage/open.js';
+import { writeSession } from '../src/storage/system-tables.js';
+import { createHash } from 'node:crypto';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TARGET = 0.9;
+const arg = (name: string, fallback: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+};
+const rows = arg('rows', 100_000);
+const seconds = arg('seconds', 20);
+const rounds = arg('rounds', 4);
+
+const ROLES = {
+  privileges: [{ privilege: 'reader', includes: [] }],
+  roles: [],
+  permissions: { allowed: [{ applyTo: 'ds', type: 'datastore', read: ['reader'], create: ['reader'], update: ['reader'], drop: ['reader'] }] },
+  restrictedByDefault: true,
+  forceLogin: false,
+};
+
+interface Side {
+  readonly name: string;
+  readonly server: ServerProcess;
+  readonly headers: Record<string, string>;
+  requests: number;
+  seconds: number;
+  cpuMs: number;
+}
+
+async function round(side: Side, duration: number): Promise<void> {
+  const cpu0 = processCpuMs(side.server.pid);
+  const r = await autocannon({
+    url: side.server.url,
+    connections: 10,
+    duration,
+    headers: side.headers,
+    requests: [{ setupRequest: (request) => ({ ...request, path: `/rest/Item(${1 + Math.floor(Math.random() * rows)})` }) }],
+  });
+  const cpu1 = processCpuMs(side.server.pid);
+  if (r.non2xx > 0 || r.errors > 0) throw new Error(`${side.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
+  side.requests += r['2xx'];
+  side.seconds += r.duration;
+  side.cpuMs += cpu0 === undefined || cpu1 === undefined ? 0 : cpu1 - cpu0;
+}
+
+async function main(): Promise<number> {
+  const dir = temporaryFolder('dataset-rest-session-bench-');
+  const project = await createProject(dir, rows, 'sql');
+  // the same model and database, with a roles.json
+  const guarded = join(dir, 'guarded');
+  mkdirSync(guarded);
+  copyFileSync(join(project.dir, 'model.json'), join(guarded, 'model.json'));
+  writeFileSync(join(guarded, 'roles.json'), JSON.stringify(ROLES));
+  const start = (name: string, projectDir: string) => startServer({
+    name, args: ['bin/dataset-rest.mjs', '--project', projectDir, '--db', project.db, '--port', '0', '--log-level', 'warn'], cwd: ROOT, ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
+  });
+  const open = await start('open', project.dir);
+  const logged = await start('logged-in', guarded);
+  try {
+    // a logged-in session, stored as a login stores it (its token's hash, its privileges)
+    const token = 'B'.repeat(32);
+    const storage = await openStorage(databaseTarget(project.db));
+    await writeSession(storage, {
+      token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false,
+    });
+    await storage.close();
+    const sides: Side[] = [
+      { name: 'open read (no roles.json, no cookie)', server: open, headers: {}, requests: 0, seconds: 0, cpuMs: 0 },
+      { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0 },
+    ];
+    const check = await fetch(`${logged.url}/rest/Item(1)`, { headers: sides[1].headers });
+    if (check.status !== 200 || check.headers.get('set-cookie')) throw new Error(`the logged-in session is not recognised: ${check.status} ${check.headers.get('set-cookie')}`);
+    const guest = await fetch(`${logged.url}/rest/Item(1)`);
+    if (guest.status !== 401) throw new Error(`a guest should be refused by the roles.json: ${guest.status}`);
+    for (const s of sides) await round(s, 3); // warm-up
+    for (const s of sides) Object.assign(s, { requests: 0, seconds: 0, cpuMs: 0 });
+    for (let i = 0; i < rounds; i++) for (const s of i % 2 === 0 ? sides : [...sides].reverse()) await round(s, seconds / rounds);
+    const rate = (s: Side) => s.requests / s.seconds;
+    for (const s of sides) console.log(`${s.name}: ${rate(s).toFixed(0)} req/s, server CPU ${((s.cpuMs * 1000) / s.requests).toFixed(1)} µs/req`);
+    const ratio = rate(sides[1]) / rate(sides[0]);
+    console.log(`logged-in / open: ${ratio.toFixed(2)}× (target ≥ ${TARGET}×) ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
+    return ratio >= TARGET ? 0 : 1;
+  } finally {
+    await Promise.all([open.stop(), logged.stop()]);
+  }
+}
+
+process.exitCode = await main();
