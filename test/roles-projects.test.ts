@@ -231,9 +231,7 @@ describe('restrict(): row-level security judged by the caller\'s session', () =>
     assert.equal(await s.ds.Note.all().length, 5);
   });
 
-  it('reads another session\'s entity set as only the members the caller may see', {
-    todo: 'present.ts setPageBody counts set.keys.length and shows hidden members as dropped ({"__STAMP":0}): it tells ann how many notes bob\'s set holds',
-  }, async () => {
+  it('reads another session\'s entity set as only the members the caller may see', async () => {
     const bob = client(s.app);
     await bob('/rest/$catalog/authentify', 'POST', ['bob']);
     const set = (await bob('/rest/Note?$method=entityset')).body.__ENTITYSET as string;
@@ -286,9 +284,7 @@ describe('forceLogin: a guest reads the catalog and logs in, nothing else unless
     assert.equal((await guest('/rest/$info')).status, 200);
   });
 
-  it('refuses a guest the path of a relation to a dataclass it may not read (401), instead of answering the owner', {
-    todo: 'plan-dataclass.ts plans /Owner(1)/notes as readEntity with the attribute list [notes] when notes is not visible: 200 with an attribute-less Owner, $method=subentityset ignored; authorize.ts readRelation\'s refusal is never reached',
-  }, async () => {
+  it('refuses a guest the path of a relation to a dataclass it may not read (401), instead of answering the owner', async () => {
     const guest = client(s.app);
     for (const url of ['/rest/Owner(1)/notes', '/rest/Owner(1)/notes?$method=subentityset']) {
       const res = await guest(url);

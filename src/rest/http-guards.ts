@@ -23,7 +23,8 @@ export function hostName(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
   const colon = h.lastIndexOf(':');
-  return colon >= 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
+  // only a port may follow the colon (localhost:1@evil.example is no host of ours)
+  return colon >= 0 && h.indexOf(':') === colon && /^\d*$/.test(h.slice(colon + 1)) ? h.slice(0, colon) : h;
 }
 
 export function httpGuards(options: HttpGuardOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {

@@ -31,13 +31,19 @@ export async function callFunction(scope: Scope, action: Extract<Action, { kind:
 /** The datastore function that logs a session in (4D's): always callable, its failures counted. */
 const LOGIN_FUNCTION = 'ds.authentify';
 
-/** A call of authentify: refused while the address or the user name has failed too often; a call that leaves the session a guest is a failure. */
+/**
+ * A call of authentify: refused while the address or the user name has failed too often; a call
+ * that leaves the session a guest, or a logged-in session as it was, is a failure. (Counted after
+ * the call: attempts that arrive at once may pass the check together, up to the pool's size.)
+ */
 async function login(scope: Scope, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
   const client = scope.request.caller;
   const user = loginName(args);
   await scope.services.logins.check(client, user);
+  const before = JSON.stringify([scope.session.userName, scope.session.getPrivileges()]);
   const result = await run();
-  if (scope.session.isGuest()) await scope.services.logins.failed(client, user);
+  // a failure: the session is a guest after the call, or a logged-in one it left as it was
+  if (scope.session.isGuest() || JSON.stringify([scope.session.userName, scope.session.getPrivileges()]) === before) await scope.services.logins.failed(client, user);
   return result;
 }
 
