@@ -56,6 +56,14 @@ export default class DataStore extends Datastore {
 }
 `,
   // by user name only: a guest's is '' (no note has it), and it works without a roles.json too
+  // an event is user code too: it runs as the REST caller whose save started it
+  'NoteEntity.ts': `import { Entity, session } from 'dataset-rest';
+export default class NoteEntity extends Entity {
+  saving() {
+    if (this.get('ownerName') === null) this.set('ownerName', session().userName);
+  }
+}
+`,
   'Note.ts': `import { DataClass, session } from 'dataset-rest';
 export default class Note extends DataClass {
   restrict() {
@@ -249,6 +257,19 @@ describe('restrict(): row-level security judged by the caller\'s session', () =>
     const bob = client(s.app);
     await bob('/rest/$catalog/authentify', 'POST', ['bob']);
     assert.deepEqual(texts((await bob('/rest/Note')).body), ['bob other', 'bob secret', 'bob third']);
+  });
+  it('runs an entity event of a REST save as its caller: the note is given its author\'s name, and only she sees it', async () => {
+    const made = await ann('/rest/Note?$method=update', 'POST', { text: 'ann three' });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    try {
+      assert.equal(made.body.ownerName, 'ann');
+      assert.equal((await ann('/rest/Note')).body.__COUNT, 3);
+      const bob = client(s.app);
+      await bob('/rest/$catalog/authentify', 'POST', ['bob']);
+      assert.equal((await bob(`/rest/Note(${String(made.body.__KEY)})`)).status, 404);
+    } finally {
+      await (await s.ds.Note.get(made.body.__KEY))?.drop();
+    }
   });
 });
 

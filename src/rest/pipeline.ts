@@ -6,7 +6,9 @@
 
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
+import { runAsCaller } from '../datastore/caller.js';
 import type { Session } from '../datastore/sessions.js';
+import type { ActionKind } from './action.js';
 import { authorize } from './authorize.js';
 import { isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
 import type { RestResponse } from './response.js';
@@ -28,8 +30,13 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   const target = readTarget(req.method, req.url);
   const action = planRequest(req, scope, target);
   authorize(action, scope);
+  // writes run the dataclasses' events: user code, which runs as its caller (a function runs so through invoke)
+  if (RUNS_EVENTS.has(action.kind)) return runAsCaller({ access: scope.access, session: scope.session }, () => run(action, scope, req.raw));
   return run(action, scope, req.raw);
 }
+
+/** The kinds of action that save or drop entities, so run entity events. */
+const RUNS_EVENTS: ReadonlySet<ActionKind> = new Set(['update', 'validate', 'delete', 'deleteSet']);
 
 /**
  * Expect: 100-continue: an upload the stage refuses from its head alone (its options, its

@@ -9,7 +9,7 @@
 import { LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_USER } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
-import { countLoginFailure, loginFailures } from '../storage/system-tables.js';
+import { countLogins } from '../storage/system-tables.js';
 
 const MINUTE = 60_000;
 /** Keys counted at most (the oldest window's go first): a flood of new addresses cannot grow the map without bound. */
@@ -60,13 +60,16 @@ export class LoginThrottle {
     return user === undefined ? [LOGIN_FAILURES_PER_CLIENT] : [LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_USER];
   }
 
-  /** Throws 429 when the client or the user name has failed too often in this window. */
-  async check(client: string, user: string | undefined): Promise<void> {
+  /**
+   * Counts an attempt before it is evaluated (one statement per key: attempts arriving at once
+   * each see the others), and throws 429 when the address or the user name is past its limit.
+   */
+  async attempt(client: string, user: string | undefined): Promise<void> {
     const now = this.now();
     const window = Math.floor(now / LOGIN_FAILURE_WINDOW_MS);
-    const counts = await loginFailures(this.storage, this.#keys(client, user), window);
+    const counts = await countLogins(this.storage, this.#keys(client, user), window, 1);
     const limits = this.#limits(user);
-    const over = counts.findIndex((n, i) => n >= limits[i]);
+    const over = counts.findIndex((n, i) => n > limits[i]);
     if (over >= 0) {
       throw new DatasetError('TOO_MANY_REQUESTS', `too many failed logins ${over === 0 ? 'from this address' : 'for this user name'}: try again later`, [], {
         retryAfterS: ((window + 1) * LOGIN_FAILURE_WINDOW_MS - now) / 1000,
@@ -74,8 +77,8 @@ export class LoginThrottle {
     }
   }
 
-  /** Counts a failed login. */
-  async failed(client: string, user: string | undefined): Promise<void> {
-    await countLoginFailure(this.storage, this.#keys(client, user), Math.floor(this.now() / LOGIN_FAILURE_WINDOW_MS));
+  /** The attempt succeeded: it is not a failure (its count is taken back). */
+  async succeeded(client: string, user: string | undefined): Promise<void> {
+    await countLogins(this.storage, this.#keys(client, user), Math.floor(this.now() / LOGIN_FAILURE_WINDOW_MS), -1);
   }
 }

@@ -308,27 +308,20 @@ export async function deleteExpiredSessions(s: Storage, now: number, failuresBef
   return n;
 }
 
-/** Counts one failed login under each key in the window; resolves to each key's count after it. */
-export async function countLoginFailure(s: Storage, keys: readonly string[], window: number): Promise<number[]> {
+/**
+ * Adds `delta` to the login count of each key in the window (an attempt: +1; a success forgiven:
+ * -1), in one statement each, so that attempts arriving at once each see the others; resolves to
+ * each key's count after it.
+ */
+export async function countLogins(s: Storage, keys: readonly string[], window: number, delta: number): Promise<number[]> {
   const { quote: q, placeholder: p } = s.dialect;
   const out: number[] = [];
   for (const key of keys) {
     const row = await s.get(
-      `INSERT INTO ${q(LOGIN_FAILURE_TABLE)} (${q('key')}, ${q('window')}, ${q('count')}) VALUES (${p(1)}, ${p(2)}, 1)`
-      + ` ON CONFLICT (${q('key')}, ${q('window')}) DO UPDATE SET ${q('count')} = ${q(LOGIN_FAILURE_TABLE)}.${q('count')} + 1 RETURNING ${q('count')} AS n`,
-      [key, window],
+      `INSERT INTO ${q(LOGIN_FAILURE_TABLE)} (${q('key')}, ${q('window')}, ${q('count')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`
+      + ` ON CONFLICT (${q('key')}, ${q('window')}) DO UPDATE SET ${q('count')} = ${q(LOGIN_FAILURE_TABLE)}.${q('count')} + ${p(4)} RETURNING ${q('count')} AS n`,
+      [key, window, delta, delta],
     );
-    out.push(Number(row?.n ?? 0));
-  }
-  return out;
-}
-
-/** The failed logins counted under each key in the window. */
-export async function loginFailures(r: Reader, keys: readonly string[], window: number): Promise<number[]> {
-  const { quote: q, placeholder: p } = r.dialect;
-  const out: number[] = [];
-  for (const key of keys) {
-    const row = await r.get(`SELECT ${q('count')} AS n FROM ${q(LOGIN_FAILURE_TABLE)} WHERE ${q('key')} = ${p(1)} AND ${q('window')} = ${p(2)}`, [key, window]);
     out.push(Number(row?.n ?? 0));
   }
   return out;

@@ -32,18 +32,18 @@ export async function callFunction(scope: Scope, action: Extract<Action, { kind:
 const LOGIN_FUNCTION = 'ds.authentify';
 
 /**
- * A call of authentify: refused while the address or the user name has failed too often; a call
- * that leaves the session a guest, or a logged-in session as it was, is a failure. (Counted after
- * the call: attempts that arrive at once may pass the check together, up to the pool's size.)
+ * A call of authentify: refused while the address or the user name has failed too often. Each
+ * attempt is counted before it runs, and taken back when it logs the session in; one that leaves
+ * the session a guest, or a logged-in session as it was, stays counted as a failure.
  */
 async function login(scope: Scope, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
   const client = scope.request.caller;
   const user = loginName(args);
-  await scope.services.logins.check(client, user);
+  await scope.services.logins.attempt(client, user);
   const before = JSON.stringify([scope.session.userName, scope.session.getPrivileges()]);
   const result = await run();
-  // a failure: the session is a guest after the call, or a logged-in one it left as it was
-  if (scope.session.isGuest() || JSON.stringify([scope.session.userName, scope.session.getPrivileges()]) === before) await scope.services.logins.failed(client, user);
+  // a success: the session holds privileges it did not hold before (anything else stays counted as a failure)
+  if (!scope.session.isGuest() && JSON.stringify([scope.session.userName, scope.session.getPrivileges()]) !== before) await scope.services.logins.succeeded(client, user);
   return result;
 }
 
