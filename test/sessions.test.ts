@@ -167,11 +167,11 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     const session = store.guest();
     session.storage.cart = [1, 2];
     await store.save(session);
-    const cookie = `${COOKIE}=${sessionInternals(session).token}`;
+    const cookie = `${COOKIE}=${sessionInternals.token(session)}`;
     const res = await call(demo.app, '/rest/$info', { cookie });
     assert.equal(cookieOf(res), undefined, 'a guest that keeps something is stored: its cookie is kept');
     assert.equal(res.body.session.sessionID, session.id);
-    assert.deepEqual((await store.open(sessionInternals(session).token)).storage, { cart: [1, 2] });
+    assert.deepEqual((await store.open(sessionInternals.token(session))).storage, { cart: [1, 2] });
   });
 });
 

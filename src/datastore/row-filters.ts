@@ -35,7 +35,7 @@ function restrictedClasses(core: Core): ReadonlySet<DataClassModel> {
 
 /** The access of a request's session: its grants, and the row filters of the dataclasses' restrict(). */
 export function accessFor(core: Core, session: Session): Access {
-  const grants = sessionInternals(session).grants();
+  const grants = sessionInternals.grants(session);
   const classes = restrictedClasses(core);
   if (classes.size === 0) return { reader: core.storage, restrict: null, grants };
   // restrict() runs as the server, with the caller's session at hand for session()

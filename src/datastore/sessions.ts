@@ -41,26 +41,31 @@ interface State {
 }
 
 // The core's doors into a session (never reachable from user code).
-export let sessionInternals: (s: Session) => {
+// The core's doors into a session (never reachable from user code): functions made once, taking
+// the session (not an object of closures per session: a cookieless guest is a new session at
+// every request, and the hot path would pay for them).
+export let sessionInternals: SessionInternals;
+
+interface SessionInternals {
   /** the cookie's token */
-  readonly token: string;
+  token(s: Session): string;
   /** the token was made (or replaced) by this request: the answer sets the cookie */
-  readonly newToken: boolean;
+  newToken(s: Session): boolean;
   /** the session is stored (in the database) */
-  readonly stored: boolean;
+  stored(s: Session): boolean;
   /** what it may do now: its privileges and those a running function promotes */
-  grants(): Grants;
+  grants(s: Session): Grants;
   /** adds privileges while a function with `promote` runs; returns the undo */
-  promote(names: readonly string[]): () => void;
+  promote(s: Session, names: readonly string[]): () => void;
   /** what the request changed, to store: undefined when nothing needs storing */
-  changed(): State | undefined;
+  changed(s: Session): State | undefined;
   /** the token it had before a login gave it a new one, until stored */
-  readonly replaced: string | undefined;
+  replaced(s: Session): string | undefined;
   /** the store saved it */
-  markStored(): void;
+  markStored(s: Session): void;
   /** it holds something of its own elsewhere (an entity set): stored even as a guest */
-  keep(): void;
-};
+  keep(s: Session): void;
+}
 
 /**
  * The session of a request, as user code reaches it through session(): 4D's Session object. Its
@@ -80,12 +85,12 @@ export class Session {
   #keep = false;
 
   static {
-    sessionInternals = (s) => ({
-      get token() { return s.#token; },
-      get newToken() { return s.#newToken; },
-      get stored() { return s.#stored; },
-      grants: () => (s.#grants ??= s.#store.policy.grantsFor(s.#promoted.length === 0 ? s.#state.privileges : [...s.#state.privileges, ...s.#promoted])),
-      promote: (names) => {
+    sessionInternals = {
+      token: (s) => s.#token,
+      newToken: (s) => s.#newToken,
+      stored: (s) => s.#stored,
+      grants: (s) => (s.#grants ??= s.#store.policy.grantsFor(s.#promoted.length === 0 ? s.#state.privileges : [...s.#state.privileges, ...s.#promoted])),
+      promote: (s, names) => {
         const before = s.#promoted;
         s.#promoted = [...before, ...names];
         s.#grants = undefined;
@@ -94,17 +99,17 @@ export class Session {
           s.#grants = undefined;
         };
       },
-      changed: () => s.#changed(),
-      keep: () => {
+      changed: (s) => s.#changed(),
+      keep: (s) => {
         s.#keep = true;
       },
-      get replaced() { return s.#replaced; },
-      markStored: () => {
+      replaced: (s) => s.#replaced,
+      markStored: (s) => {
         s.#stored = true;
         s.#replaced = undefined;
         s.#saved = snapshot(s.#state);
       },
-    });
+    };
   }
 
   /** Sessions come from the store (one per request). */
@@ -218,9 +223,18 @@ function snapshot(state: State): string {
   return JSON.stringify([state.userName, state.privileges, state.storage, state.idleMs]);
 }
 
+/** Random bytes drawn 4 KB at a time: a token each request (every cookieless guest gets one) costs a slice, not a system call. */
+let pool = Buffer.alloc(0);
+let used = 0;
+
 /** A new cookie token: 128 random bits, as 32 upper-case hex digits (4D's UUID look). */
 function newToken(): string {
-  return randomBytes(16).toString('hex').toUpperCase();
+  if (used + 16 > pool.length) {
+    pool = randomBytes(4096);
+    used = 0;
+  }
+  used += 16;
+  return pool.toString('hex', used - 16, used).toUpperCase();
 }
 
 /** What the database keys a token by. */
@@ -293,10 +307,12 @@ export class SessionStore {
 
   /** Stores what the request changed of its session (nothing when it changed nothing). */
   async save(session: Session): Promise<void> {
-    const internals = sessionInternals(session);
-    const state = internals.changed();
+    const internals = sessionInternals;
+    const state = internals.changed(session);
     if (!state) return;
-    const { token, stored, replaced } = internals;
+    const token = internals.token(session);
+    const stored = internals.stored(session);
+    const replaced = internals.replaced(session);
     const now = this.now();
     const guest = state.privileges.length === 0;
     if (!stored) {
@@ -317,12 +333,12 @@ export class SessionStore {
     }
     await writeSession(this.storage, row);
     this.#remember(row.token, row, now);
-    internals.markStored();
+    internals.markStored(session);
   }
 
   /** Ends a session: its token stops working on every instance (this one at once, the others within SESSION_CACHE_MS). */
   async end(session: Session): Promise<void> {
-    const hash = hashOf(sessionInternals(session).token);
+    const hash = hashOf(sessionInternals.token(session));
     this.#cache.delete(hash);
     await deleteSession(this.storage, hash);
   }

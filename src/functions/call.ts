@@ -97,9 +97,8 @@ function requireExecute(inv: Invocation): void {
 /** The caller the code runs as: with the privileges `promote` adds while it runs. */
 function promoted(caller: Caller, names: readonly string[] | undefined): { caller: Caller; demote?: () => void } {
   if (!names || names.length === 0) return { caller };
-  const internals = sessionInternals(caller.session);
-  const demote = internals.promote(names);
-  return { caller: { session: caller.session, access: { ...caller.access, grants: internals.grants() } }, demote };
+  const demote = sessionInternals.promote(caller.session, names);
+  return { caller: { session: caller.session, access: { ...caller.access, grants: sessionInternals.grants(caller.session) } }, demote };
 }
 
 /** Runs an invocation (its GET rule checked already, see checkHttpMethod): the parameter types, then the code in its own context under the time limit. */

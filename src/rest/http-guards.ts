@@ -27,24 +27,33 @@ export function hostName(host: string): string {
   return colon >= 0 && h.indexOf(':') === colon && /^\d*$/.test(h.slice(colon + 1)) ? h.slice(0, colon) : h;
 }
 
-export function httpGuards(options: HttpGuardOptions): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+/** Headers on every answer (one object: set at once). */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  // what an answer says depends on the session that asked: no cache keeps it for another
+  'cache-control': 'no-store',
+};
+
+/** The onRequest hook (a callback one: an async hook costs every request a promise). */
+export function httpGuards(options: HttpGuardOptions): (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void {
   const anyHost = options.allowedHosts.includes('*');
   const hosts = new Set(options.allowedHosts.map((h) => hostName(h)));
   const origins = new Set(options.corsOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
-  return async (request, reply) => {
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-    // what an answer says depends on the session that asked: no cache keeps it for another
-    reply.header('cache-control', 'no-store');
+  return (request, reply, done) => {
+    reply.headers(SECURITY_HEADERS);
     if (!anyHost && !hosts.has(hostName(request.host))) {
-      throw new DatasetError('HOST_NOT_ALLOWED', `this server does not answer for the host '${request.host.slice(0, 100)}': use one of ${[...hosts].join(', ')} (or start it with --allowed-hosts)`);
+      done(new DatasetError('HOST_NOT_ALLOWED', `this server does not answer for the host '${request.host.slice(0, 100)}': use one of ${[...hosts].join(', ')} (or start it with --allowed-hosts)`));
+      return;
     }
     const origin = request.headers.origin;
     if (origin !== undefined && !SAFE.has(request.method)) {
       const own = `${request.protocol}://${request.host}`.toLowerCase();
       if (origin.toLowerCase() !== own && !origins.has(origin.toLowerCase())) {
-        throw new DatasetError('CROSS_SITE_REFUSED', `a request that changes data came from the web page of another origin (${origin.slice(0, 100)}): only ${own} and the --cors-origin list may send one`);
+        done(new DatasetError('CROSS_SITE_REFUSED', `a request that changes data came from the web page of another origin (${origin.slice(0, 100)}): only ${own} and the --cors-origin list may send one`));
+        return;
       }
     }
+    done();
   };
 }

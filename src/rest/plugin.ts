@@ -28,7 +28,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
     let response: RestResponse;
     try {
       // a guest whose session is not stored has a new one each time: it is counted by its address
-      services.requests.take(sessionInternals(session).stored ? `session:${session.id}` : `address:${request.ip}`);
+      services.requests.take(sessionInternals.stored(session) ? `session:${session.id}` : `address:${request.ip}`);
       response = await handleRest(services, {
         method: request.method,
         url: request.raw.url ?? REST_PREFIX,
@@ -46,10 +46,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
       // what the request changed of its session is stored before the answer leaves: the next
       // request, on any instance, sees it
       await sessions.save(session);
-      const { newToken, token } = sessionInternals(session);
-      if (newToken) {
-        reply.setCookie(services.cookie.name, token, { path: '/', httpOnly: true, sameSite: 'lax', secure: services.cookie.secure || request.protocol === 'https' });
-      }
+      if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.token(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
     }
     return send(reply, response);
   };
@@ -64,6 +61,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
     }
   });
   await app.register(fastifyCookie);
+  // the cookie's attributes, serialised once by the cookie package: a token is 32 hex digits, written as it is
+  const attributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length);
+  const secureAttributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length);
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
 

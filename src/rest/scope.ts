@@ -77,7 +77,7 @@ export interface Scope {
 export function scopeFor(services: Services, request: ScopeRequest, session: Session): Scope {
   const access = services.core.accessFor(session);
   return {
-    caller: sessionInternals(session).stored ? `session:${session.id}` : request.caller,
+    caller: sessionInternals.stored(session) ? `session:${session.id}` : request.caller,
     session,
     request,
     socketFd: request.socketFd,
@@ -169,6 +169,6 @@ export function dataClassFor(scope: Scope, name: string): DataClassCore {
 
 /** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
 export function setOwner(scope: Scope): SetOwner {
-  sessionInternals(scope.session).keep();
+  sessionInternals.keep(scope.session);
   return { id: scope.session.id, limit: scope.services.setsPerSession };
 }
