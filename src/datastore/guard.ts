@@ -101,6 +101,6 @@ export function readableBy(grants: Grants): Visibility {
 export function bothVisible(first: Visibility, second: Visibility): Visibility {
   const can = (attr: AttributeModel) => first(attr) && second(attr);
   return Object.assign(can, {
-    denied: (attr: AttributeModel) => (first(attr) ? (first.denied?.(attr) ?? second.denied?.(attr)) : first.denied?.(attr)),
+    denied: (attr: AttributeModel) => (first(attr) ? second.denied?.(attr) : first.denied?.(attr)),
   });
 }

@@ -373,7 +373,7 @@ export class SessionStore {
   }
 }
 
-/** $info's date format: no milliseconds. */
+/** $info's date format: no milliseconds (a date past JavaScript's last one reads as that one). */
 export function isoSeconds(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return new Date(Math.min(ms, 8.64e15)).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

@@ -66,7 +66,6 @@ export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'd
  * live session; `privileges` lists the caller's as 4D does.
  */
 export async function info(scope: Scope): Promise<RestResponse> {
-  const iso = (ms: number) => new Date(Math.min(ms, 8.64e15)).toISOString().replace(/\.\d{3}Z$/, 'Z');
   const session = scope.session;
   const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
   // a set's id is all it takes to read it: a session sees its own, an administrator (or anyone, without roles.json) every one
@@ -82,8 +81,8 @@ export async function info(scope: Scope): Promise<RestResponse> {
       dataClass: s.dataClass,
       selectionSize: s.size,
       sorted: s.sorted,
-      refreshed: iso(s.refreshed),
-      expires: iso(s.refreshed + s.timeoutMs),
+      refreshed: isoSeconds(s.refreshed),
+      expires: isoSeconds(s.refreshed + s.timeoutMs),
     })),
     session: own,
     sessionInfo: [own, ...others],
