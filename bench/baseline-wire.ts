@@ -2,6 +2,7 @@
 // write: an Item entity as our server writes it, and a JSON answer. Kept to the few lines the
 // wire needs, so that a baseline stays a hand-written server with nothing else.
 
+import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 
 export const PAGE_SIZE = 100;
@@ -34,9 +35,31 @@ export function entity(row: ItemRow, top: boolean): Record<string, unknown> {
   return out;
 }
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * The headers the service's contract puts on every answer, which a hand-written server meeting the
+ * same contract would send too: the security headers, and a new guest's session cookie (the load
+ * generator keeps no cookies, so every request is a new guest). With them both servers put the same
+ * bytes on the wire, headers included; `--bare-baseline` leaves them out (the baseline of before
+ * sessions). The baselines take them with `--cookie NAME`. Our server's pooled tokens are its own work: the baseline draws 16 random bytes each time.
+ */
+export function contractHeaders(cookieName: string): (res: ServerResponse) => void {
+  return (res) => {
+    res.setHeader('x-content-type-options', 'nosniff');
+    res.setHeader('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('set-cookie', `${cookieName}=${randomBytes(16).toString('hex').toUpperCase()}; Path=/; HttpOnly; SameSite=Lax`);
+  };
+}
+
+/** The contract's headers when the baseline was started with `--cookie NAME`; none without. */
+const headers = ((i) => (i > 0 && process.argv[i + 1] ? contractHeaders(process.argv[i + 1]) : undefined))(process.argv.indexOf('--cookie'));
+
 export function send(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  headers?.(res);
+  res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }
 

@@ -4,7 +4,9 @@
 //
 // Options (after `npm run bench --`): --rows N, --duration S (per server and scenario, split into
 // --rounds R alternating runs), --warmup S, --connections N, --max-skip N, --fill core|sql,
-// --profile (CPU profiles of both servers, kept and summarised per request).
+// --profile (CPU profiles of both servers, kept and summarised per request), --bare-baseline (the
+// baseline without the headers the contract puts on every answer; by default it sends the same
+// security headers and a new guest's session cookie as ours, so that both answers are the same bytes).
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -14,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { formatSummary, mainProfile } from './cpuprofile.js';
-import { createProject, itemValues, type FillMode, type Project } from './fixture.js';
+import { createProject, itemValues, MODEL, type FillMode, type Project } from './fixture.js';
+import { cookieName } from '../src/rest/scope.js';
 import { benchDatabase, type BenchDatabase } from './postgres.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
 import { formatTable, Latencies, processCpuMs, processTreeCpuMs } from './measure.js';
@@ -42,6 +45,8 @@ interface Settings {
   /** undefined: core on SQLite, sql on PostgreSQL */
   fill: FillMode | undefined;
   profile: boolean;
+  /** the baseline without the contract's headers (security headers, the guest's cookie) */
+  bareBaseline: boolean;
 }
 
 function settings(): Settings {
@@ -57,6 +62,7 @@ function settings(): Settings {
       'max-skip': { type: 'string' },
       fill: { type: 'string' },
       profile: { type: 'boolean', default: false },
+      'bare-baseline': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -80,6 +86,7 @@ function settings(): Settings {
     maxSkip: values['max-skip'] === undefined ? rows - PAGE : Math.min(num('max-skip', values['max-skip'], 0), rows - PAGE),
     fill: values.fill,
     profile: values.profile,
+    bareBaseline: values['bare-baseline'],
   };
 }
 
@@ -154,6 +161,9 @@ const filteredPath = (prefix: string, skip = 0): string =>
 /** A page's text with its global stamp set to 0 (the baseline does not read it). */
 const stampless = (text: string): string => text.replace(/^\{"__entityModel":"Item","__GlobalStamp":\d+,/, '{"__entityModel":"Item","__GlobalStamp":0,');
 
+/** The names of an answer's headers, with the length of each value (a cookie's token varies, not its length; the date and the keep-alive time are the server's). */
+const headerNames = (r: Response): string[] => [...r.headers].map(([name, value]) => `${name}: ${name === 'date' || name === 'keep-alive' ? '' : value.length}`).sort();
+
 /** Our answer must be the entity stored, and byte for byte what the baseline sends. */
 async function sanity(ours: string, baseline: string, s: Settings): Promise<void> {
   const key = Math.min(12345, s.rows);
@@ -171,6 +181,7 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
   const bText = await b.text();
   strictEqual(b.status, 200, `baseline /item/${key} answered ${b.status}`);
   strictEqual(aText, bText, 'our entity and the baseline entity differ: the comparison would not be fair');
+  if (!s.bareBaseline) deepStrictEqual(headerNames(b), headerNames(a), 'our answer and the baseline answer carry different headers: the comparison would not be fair');
 
   const skip = Math.min(500, s.maxSkip);
   const c = await fetch(`${ours}/rest/Item?$top=${PAGE}&$skip=${skip}`);
@@ -230,9 +241,11 @@ function startOurs(t: Target, s: Settings, profileDir: string | undefined): Prom
 
 function startBaseline(t: Target, s: Settings, profileDir: string | undefined): Promise<ServerProcess> {
   const args = t.engine === 'postgres' ? ['bench/baseline-server-pg.ts', t.project.db, String(s.poolSize)] : ['bench/baseline-server.ts', t.project.db];
+  // the headers the contract puts on every answer (our server's session cookie among them), unless --bare-baseline
+  const headers = s.bareBaseline ? [] : ['--cookie', cookieName(MODEL.name)];
   return startServer({
     name: 'baseline',
-    args: [...profiling(profileDir), '--import', 'tsx', ...args],
+    args: [...profiling(profileDir), '--import', 'tsx', ...args, ...headers],
     cwd: ROOT,
     ready: /baseline listening on (http:\/\/\S+)/,
   });

@@ -27,6 +27,8 @@ export function hostName(host: string): string {
   return colon >= 0 && h.indexOf(':') === colon && /^\d*$/.test(h.slice(colon + 1)) ? h.slice(0, colon) : h;
 }
 
+const HOSTS_REMEMBERED = 64;
+
 /** Headers on every answer (one object: set at once). */
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -40,9 +42,20 @@ export function httpGuards(options: HttpGuardOptions): (request: FastifyRequest,
   const anyHost = options.allowedHosts.includes('*');
   const hosts = new Set(options.allowedHosts.map((h) => hostName(h)));
   const origins = new Set(options.corsOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+  // the Host headers seen and whether they are ours: a server hears a handful of them, so each is
+  // judged once (the first HOSTS_REMEMBERED; past them, each time)
+  const judged = new Map<string, boolean>();
+  const allowed = (host: string): boolean => {
+    let ok = judged.get(host);
+    if (ok === undefined) {
+      ok = hosts.has(hostName(host));
+      if (judged.size < HOSTS_REMEMBERED) judged.set(host, ok);
+    }
+    return ok;
+  };
   return (request, reply, done) => {
     reply.headers(SECURITY_HEADERS);
-    if (!anyHost && !hosts.has(hostName(request.host))) {
+    if (!anyHost && !allowed(request.host)) {
       done(new DatasetError('HOST_NOT_ALLOWED', `this server does not answer for the host '${request.host.slice(0, 100)}': use one of ${[...hosts].join(', ')} (or start it with --allowed-hosts)`));
       return;
     }

@@ -24,11 +24,12 @@ function socketFd(request: FastifyRequest): number | undefined {
 export async function restRoutes(app: FastifyInstance, services: Services, log: Logger): Promise<void> {
   const sessions = services.core.sessions;
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const session = await sessions.open(request.cookies[services.cookie.name]);
+    const cookies = request.headers.cookie;
+    const session = await sessions.open(cookies === undefined ? undefined : app.parseCookie(cookies)[services.cookie.name]);
     let response: RestResponse;
     try {
       // a guest whose session is not stored has a new one each time: it is counted by its address
-      services.requests.take(sessionInternals.stored(session) ? `session:${session.id}` : `address:${request.ip}`);
+      if (services.requests.perMinute > 0) services.requests.take(sessionInternals.stored(session) ? `session:${session.id}` : `address:${request.ip}`);
       response = await handleRest(services, {
         method: request.method,
         url: request.raw.url ?? REST_PREFIX,
@@ -60,7 +61,8 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
       done(new DatasetError('INVALID_BODY', `the body is not valid JSON: ${(e as Error).message}`), undefined);
     }
   });
-  await app.register(fastifyCookie);
+  // (no hook: the cookie header is parsed by the handler, and only when there is one)
+  await app.register(fastifyCookie, { hook: false });
   // the cookie's attributes, serialised once by the cookie package: a token is 32 hex digits, written as it is
   const attributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length);
   const secureAttributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length);
