@@ -13,7 +13,7 @@ import { createProject } from './fixture.js';
 import { processCpuMs } from './measure.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
 import { databaseTarget, openStorage } from '../src/storage/open.js';
-import { writeSession } from '../src/storage/system-tables.js';
+import { insertSession } from '../src/storage/system-tables.js';
 import { createHash } from 'node:crypto';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -76,7 +76,7 @@ async function main(): Promise<number> {
     // a logged-in session, stored as a login stores it (its token's hash, its privileges)
     const token = 'B'.repeat(32);
     const storage = await openStorage(databaseTarget(project.db));
-    await writeSession(storage, {
+    await insertSession(storage, {
       token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false,
     });
     await storage.close();

@@ -419,6 +419,24 @@ describe('Policy decisions', () => {
     assert.equal(policy.grantsFor(['general', 'admin']).attribute('Company', 'name', 'create'), true, 'create needs no read');
   });
 
+  it("dropping an entity needs reading a value only where the attribute has a drop list of its own", () => {
+    const policy = policyOf({
+      privileges,
+      permissions: {
+        allowed: [
+          permission('Company', 'dataclass', { read: ['reader'], drop: ['reader'] }),
+          permission('Company.revenue', 'attribute', { read: ['admin'] }),
+          permission('Company.name', 'attribute', { read: ['admin'], drop: ['reader'] }),
+        ],
+      },
+    });
+    const reader = policy.grantsFor(['reader']);
+    assert.equal(reader.attribute('Company', 'revenue', 'read'), false);
+    assert.equal(reader.attribute('Company', 'revenue', 'drop'), true, 'no drop list of its own: the dataclass decides');
+    assert.equal(reader.attribute('Company', 'name', 'drop'), false, 'a drop list of its own: its value must be readable too');
+    assert.equal(policy.grantsFor(['reader', 'admin']).attribute('Company', 'name', 'drop'), true);
+  });
+
   it('restrictedByDefault refuses what no list speaks of', () => {
     const open = policyOf({ privileges, permissions: { allowed: [permission('Company', 'dataclass', { read: ['admin'] })] } });
     const restricted = policyOf({ privileges, restrictedByDefault: true, permissions: { allowed: [permission('Company', 'dataclass', { read: ['admin'] })] } });

@@ -36,6 +36,7 @@ const MODEL = {
         { name: 'text', type: 'string' },
         { name: 'ownerName', type: 'string' },
         { name: 'owner', kind: 'relatedEntity', type: 'Owner', foreignKey: 'ownerID' },
+        { name: 'writtenBy', kind: 'calculated', type: 'string' },
       ],
     },
   ],
@@ -61,6 +62,10 @@ export default class DataStore extends Datastore {
 export default class NoteEntity extends Entity {
   saving() {
     if (this.get('ownerName') === null) this.set('ownerName', session().userName);
+  }
+  // a calculated attribute's code is user code too: a read runs it as the REST caller
+  get writtenBy() {
+    return this.get('ownerName') === session().userName ? 'me' : String(this.get('ownerName'));
   }
 }
 `,
@@ -219,6 +224,12 @@ describe('restrict(): row-level security judged by the caller\'s session', () =>
     assert.equal(res.body, 2);
     const all = await ann('/rest/Note/ID?$compute=$all');
     assert.equal(all.body.ID.count, 2);
+  });
+
+  it('runs a calculated attribute\'s code as the caller of the read: session() is hers', async () => {
+    const res = await ann('/rest/Note?$attributes=text,writtenBy');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual([...new Set(res.body.__ENTITIES.map((e: { writtenBy: string }) => e.writtenBy))], ['me']);
   });
 
   it('judges a function\'s ORDA calls by its caller: allNotes() answers only hers', async () => {

@@ -127,24 +127,67 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.deepEqual((await info(demo.app, guest)).session.privileges, []);
   });
 
-  it('logs out to a guest session that keeps its cookie; a login from it gets a new token and the old one stops working', async () => {
+  it('logs out to a guest with a new cookie (the logged-in one stops working); a login from it gets a new token again', async () => {
     const cookie = await login(demo.app, 'bob');
     const id = (await info(demo.app, cookie)).session.sessionID;
     const out = await call(demo.app, '/rest/$catalog/logout', { method: 'POST', cookie });
     assert.equal(out.status, 200);
     assert.deepEqual(out.body, { result: true });
-    const guest = await info(demo.app, cookie);
-    assert.equal(guest.session.sessionID, id, 'the same session');
+    const guestCookie = cookieOf(out);
+    assert.ok(guestCookie && guestCookie !== cookie, 'the logout sets a new cookie');
+    const guest = await info(demo.app, guestCookie);
+    assert.equal(guest.session.sessionID, id, 'the same session, under its new token');
     assert.equal(guest.session.userName, '');
     assert.deepEqual(guest.session.privileges, []);
-    // logged in again from that (stored) guest session: a new token, the old one gone
-    const again = await login(demo.app, 'bob', cookie);
-    assert.notEqual(again, cookie);
+    const stale = await call(demo.app, '/rest/$info', { cookie });
+    assert.deepEqual(stale.body.session.privileges, [], 'the logged-in cookie is worth nothing after the logout');
+    assert.notEqual(stale.body.session.sessionID, id);
+    // logged in again from that guest session: a new token, the guest's gone
+    const again = await login(demo.app, 'bob', guestCookie);
+    assert.notEqual(again, guestCookie);
     assert.deepEqual((await info(demo.app, again)).session.privileges, ['salaries']);
-    const old = await call(demo.app, '/rest/$info', { cookie });
+    const old = await call(demo.app, '/rest/$info', { cookie: guestCookie });
     assert.deepEqual(old.body.session.privileges, []);
     assert.notEqual(old.body.session.sessionID, id);
     assert.ok(cookieOf(old), 'the old token gets a new guest session');
+  });
+
+  it('gives a new token when a logged-in session logs in as someone else (a cookie known to one user is worth nothing once another logs in with it)', async () => {
+    const bob = await login(demo.app, 'bob');
+    const alice = await login(demo.app, 'alice', bob);
+    assert.notEqual(alice, bob);
+    assert.equal((await info(demo.app, alice)).session.userName, 'alice');
+    const planted = await info(demo.app, bob);
+    assert.equal(planted.session.userName, '', "bob's cookie no longer names a session");
+    assert.deepEqual(planted.session.privileges, []);
+  });
+
+  it('never undoes a logout with the stale state of a request of the same session running at the same time', async () => {
+    const store = coreOf(demo.ds).sessions;
+    const cookie = await login(demo.app, 'alice');
+    const token = cookie.split('=')[1];
+    // two requests of one session at once: one writes storage, the other logs out
+    const writer = await store.open(token);
+    const logout = await store.open(token);
+    logout.clearPrivileges();
+    await store.save(logout);
+    writer.storage.seen = true;
+    await store.save(writer);
+    const after = await info(demo.app, cookie);
+    assert.deepEqual(after.session.privileges, [], 'the logged-out token stays logged out');
+    assert.equal(after.session.userName, '');
+    // and within one session, a storage write does not rewrite who it is
+    const again = await login(demo.app, 'alice');
+    const t = again.split('=')[1];
+    const a = await store.open(t);
+    const b = await store.open(t);
+    a.setPrivileges({ privileges: ['salaries'], userName: 'alice' });
+    await store.save(a);
+    b.storage.cart = [1];
+    await store.save(b);
+    const now = await store.open(sessionInternals.token(a));
+    assert.deepEqual(now.getPrivileges(), ['salaries']);
+    assert.equal(now.userName, 'alice');
   });
 
   it('lists every live session in $info for an administrator, and only its own for anyone else', async () => {
@@ -225,6 +268,20 @@ describe("sessions: what the demo's roles.json allows", () => {
     assert.equal(errCode(refused), 1558);
     assert.equal(await salary(e.__KEY), pay);
     assert.equal(await lastName(e.__KEY), 'Edited');
+  });
+
+  it('lets an Editor delete an employee whose salary it cannot read (a value hidden from it is no reason to refuse the drop); a guest may not (401, 7042)', async () => {
+    const e = demo.ds.Employee.new();
+    e.lastName = 'Leaving';
+    e.salary = 12345;
+    await e.save();
+    const key = String(e.getKey());
+    const guest = await call(demo.app, `/rest/Employee(${key})?$method=delete`, { method: 'POST' });
+    assert.equal(guest.status, 401, JSON.stringify(guest.body));
+    assert.equal(errCode(guest), 7042);
+    const res = await call(demo.app, `/rest/Employee(${key})?$method=delete`, { method: 'POST', cookie: cookies.alice });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(await demo.ds.Employee.get(key), null);
   });
 
   it('lets Payroll read salaries but not update lastName (403, 1558)', async () => {
@@ -416,7 +473,7 @@ describe('sessions: two server instances on one database share them', () => {
     const after = await call(b.app, '/rest/$info', { cookie });
     assert.equal(after.body.session.userName, '');
     assert.deepEqual(after.body.session.privileges, []);
-    assert.equal(after.body.session.sessionID, onB.body.session.sessionID);
+    assert.notEqual(after.body.session.sessionID, onB.body.session.sessionID, 'the logged-in token names no session after the logout');
   });
 });
 

@@ -188,6 +188,11 @@ export class DataClassCore {
     return this.events !== undefined || [...this.#calculated.values()].some((c) => c.set !== undefined);
   }
 
+  /** Reading entities of this dataclass runs user code: an entity class's constructor, a calculated attribute's get, query or orderBy. */
+  get readsRunUserCode(): boolean {
+    return this.#userEntityClass || this.#calculated.size > 0;
+  }
+
   /** The options of a transaction of writes of this dataclass alone: run again after a conflict when no user code runs in it. */
   get writeUnit(): TransactionOptions {
     return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.conflictRetries };

@@ -14,7 +14,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { Grants, Policy } from '../permissions/policy.js';
 import type { Storage } from '../storage/adapter.js';
 import {
-  countSessions, deleteExpiredSessions, deleteSession, listSessions, readSession, touchSession, writeSession, type SessionRow,
+  countSessions, deleteExpiredSessions, deleteSession, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow,
 } from '../storage/system-tables.js';
 
 /** What setPrivileges() takes: "a,b", ["a", "b"], or { privileges, roles, userName }. */
@@ -30,6 +30,21 @@ export interface SessionInfo {
   readonly expiration: string;
 }
 
+/**
+ * What a request changed of its session, part by part: a stored session is written back only in
+ * the parts its request changed, so that two requests of one session at once (a logout and a
+ * storage write, say) do not undo each other's work.
+ */
+export interface Changes {
+  readonly state: State;
+  /** a new row (a guest that now keeps something, or a new token) rather than an update */
+  readonly insert: boolean;
+  /** the user name or the privileges */
+  readonly who: boolean;
+  readonly storage: boolean;
+  readonly idle: boolean;
+}
+
 /** The state of a session, as stored. */
 interface State {
   id: string;
@@ -40,7 +55,6 @@ interface State {
   expires: number;
 }
 
-// The core's doors into a session (never reachable from user code).
 // The core's doors into a session (never reachable from user code): functions made once, taking
 // the session (not an object of closures per session: a cookieless guest is a new session at
 // every request, and the hot path would pay for them).
@@ -58,7 +72,7 @@ interface SessionInternals {
   /** adds privileges while a function with `promote` runs; returns the undo */
   promote(s: Session, names: readonly string[]): () => void;
   /** what the request changed, to store: undefined when nothing needs storing */
-  changed(s: Session): State | undefined;
+  changed(s: Session): Changes | undefined;
   /** the token it had before a login gave it a new one, until stored */
   replaced(s: Session): string | undefined;
   /** the store saved it */
@@ -77,8 +91,8 @@ export class Session {
   #token: string;
   #newToken: boolean;
   #stored: boolean;
-  /** the stored state, as JSON, to tell whether the request changed it */
-  #saved: string;
+  /** the stored state's parts, as JSON, to tell which the request changed */
+  #saved: Saved | undefined;
   #promoted: string[] = [];
   #grants: Grants | undefined;
   #replaced: string | undefined;
@@ -107,7 +121,7 @@ export class Session {
       markStored: (s) => {
         s.#stored = true;
         s.#replaced = undefined;
-        s.#saved = snapshot(s.#state);
+        s.#saved = saved(s.#state);
       },
     };
   }
@@ -119,7 +133,7 @@ export class Session {
     this.#token = token;
     this.#newToken = flags.newToken;
     this.#stored = flags.stored;
-    this.#saved = flags.stored ? snapshot(state) : '';
+    this.#saved = flags.stored ? saved(state) : undefined;
   }
 
   /** The session's id (what $info shows; not the cookie, which is never shown). */
@@ -155,20 +169,17 @@ export class Session {
 
   /**
    * Gives the session these privileges (and those of these roles), replacing the ones it had;
-   * names roles.json does not know are ignored. A session that goes from guest to privileged
-   * gets a new token (its cookie changes): a token planted before the login is worth nothing.
+   * names roles.json does not know are ignored. A session whose user or privileges change to a
+   * privileged state gets a new token (its cookie changes): a token planted before the login,
+   * or known from another user's session, is worth nothing after it.
    */
   setPrivileges(settings: PrivilegeSettings): boolean {
-    const list = (v: string | readonly string[] | undefined): string[] => (v === undefined ? [] : typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : [...v].map(String));
-    const wanted = typeof settings === 'string' || Array.isArray(settings)
-      ? { privileges: list(settings as string | readonly string[]) }
-      : { privileges: list((settings as { privileges?: string | string[] }).privileges), roles: list((settings as { roles?: string | string[] }).roles) };
-    const wasGuest = this.isGuest();
+    const wanted = privilegeSettings(settings);
+    const before = who(this.#state);
     this.#state.privileges = this.#store.policy.expand(wanted);
-    const name = typeof settings === 'object' && !Array.isArray(settings) ? (settings as { userName?: unknown }).userName : undefined;
-    if (typeof name === 'string') this.#state.userName = name;
+    if (wanted.userName !== undefined) this.#state.userName = wanted.userName;
     this.#grants = undefined;
-    if (wasGuest && !this.isGuest()) this.#rotate();
+    if (!this.isGuest() && who(this.#state) !== before) this.#rotate();
     return true;
   }
 
@@ -188,11 +199,13 @@ export class Session {
     return this.#state.privileges.length === 0;
   }
 
-  /** Removes every privilege (a logout); the user name goes too. */
+  /** Removes every privilege (a logout); the user name goes too, and the token (the old cookie is worth nothing). */
   clearPrivileges(): boolean {
+    const wasGuest = this.isGuest() && this.#state.userName === '';
     this.#state.privileges = [];
     this.#state.userName = '';
     this.#grants = undefined;
+    if (!wasGuest) this.#rotate();
     return true;
   }
 
@@ -208,19 +221,41 @@ export class Session {
     this.#stored = false;
   }
 
-  #changed(): State | undefined {
-    if (!this.#stored) {
+  #changed(): Changes | undefined {
+    const state = this.#state;
+    if (!this.#stored || this.#saved === undefined) {
       // a guest that keeps nothing is not stored
-      const empty = this.isGuest() && this.#state.userName === '' && Object.keys(this.#state.storage).length === 0;
-      return empty && this.#replaced === undefined && !this.#keep ? undefined : this.#state;
+      const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0;
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true };
     }
-    return snapshot(this.#state) === this.#saved ? undefined : this.#state;
+    const now = saved(state);
+    const changes = { state, insert: false, who: now.who !== this.#saved.who, storage: now.storage !== this.#saved.storage, idle: now.idle !== this.#saved.idle };
+    return changes.who || changes.storage || changes.idle ? changes : undefined;
   }
 }
 
-/** What tells whether a request changed a session. */
-function snapshot(state: State): string {
-  return JSON.stringify([state.userName, state.privileges, state.storage, state.idleMs]);
+/** The parts of a session's state as stored, to tell which a request changed. */
+interface Saved {
+  readonly who: string;
+  readonly storage: string;
+  readonly idle: number;
+}
+
+function saved(state: State): Saved {
+  return { who: who(state), storage: JSON.stringify(state.storage), idle: state.idleMs };
+}
+
+/** Who the session is: its user name and privileges, as one string. */
+function who(state: State): string {
+  return JSON.stringify([state.userName, state.privileges]);
+}
+
+/** setPrivileges()'s argument in its one form. */
+function privilegeSettings(settings: PrivilegeSettings): { privileges: string[]; roles: string[]; userName?: string } {
+  const list = (v: unknown): string[] => (typeof v === 'string' ? v.split(',').map((x) => x.trim()).filter(Boolean) : Array.isArray(v) ? v.map(String) : []);
+  if (typeof settings === 'string' || Array.isArray(settings)) return { privileges: list(settings), roles: [] };
+  const o = settings as { privileges?: unknown; roles?: unknown; userName?: unknown };
+  return { privileges: list(o.privileges), roles: list(o.roles), userName: typeof o.userName === 'string' ? o.userName : undefined };
 }
 
 /** Random bytes drawn 4 KB at a time: a token each request (every cookieless guest gets one) costs a slice, not a system call. */
@@ -286,7 +321,13 @@ export class SessionStore {
         const state: State = { id: row.id, userName: row.userName, privileges: JSON.parse(row.privileges) as string[], storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
         // used: its expiry moves, written again only once it has moved enough
         if (state.expires - row.expires >= Math.min(SESSION_TOUCH_MS, row.idle / 10)) {
-          if ((await touchSession(this.storage, hash, state.expires)) > 0) this.#remember(hash, { ...row, expires: state.expires }, now);
+          if ((await touchSession(this.storage, hash, state.expires)) > 0) {
+            this.#remember(hash, { ...row, expires: state.expires }, now);
+          } else {
+            // ended meanwhile (a logout, a login's new token, the sweep) through another instance: a new guest
+            this.#cache.delete(hash);
+            return this.guest();
+          }
         }
         return new Session(this, state, token, { newToken: false, stored: true });
       }
@@ -308,32 +349,40 @@ export class SessionStore {
   /** Stores what the request changed of its session (nothing when it changed nothing). */
   async save(session: Session): Promise<void> {
     const internals = sessionInternals;
-    const state = internals.changed(session);
-    if (!state) return;
-    const token = internals.token(session);
-    const stored = internals.stored(session);
-    const replaced = internals.replaced(session);
+    const changes = internals.changed(session);
+    if (!changes) return;
+    const { state } = changes;
     const now = this.now();
     const guest = state.privileges.length === 0;
-    if (!stored) {
-      // a new row: within the caps on live sessions (guests counted apart)
-      const cap = guest ? this.#maxGuests : this.#maxSessions;
-      if ((await countSessions(this.storage, guest, now)) >= cap) {
-        throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most ${guest ? 'guest ' : ''}sessions (${cap}): try again later`, [], { retryAfterS: 60 });
-      }
-    }
+    if (changes.insert) await this.makeRoom(guest);
     const row: SessionRow = {
-      token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: JSON.stringify(state.storage),
+      token: hashOf(internals.token(session)), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: JSON.stringify(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
+    const replaced = internals.replaced(session);
     if (replaced !== undefined) {
       const old = hashOf(replaced);
       this.#cache.delete(old);
       await deleteSession(this.storage, old);
     }
-    await writeSession(this.storage, row);
-    this.#remember(row.token, row, now);
+    if (changes.insert) {
+      await insertSession(this.storage, row);
+      this.#remember(row.token, row, now);
+    } else {
+      // (the parts this request did not change may have changed meanwhile: the next request reads them)
+      this.#cache.delete(row.token);
+      // ended meanwhile (by another request of its own, or swept): it stays ended
+      if ((await updateSession(this.storage, row, changes)) === 0) return;
+    }
     internals.markStored(session);
+  }
+
+  /** Refuses a new stored session past the caps on live sessions (guests counted apart). */
+  async makeRoom(guest: boolean): Promise<void> {
+    const cap = guest ? this.#maxGuests : this.#maxSessions;
+    if ((await countSessions(this.storage, guest, this.now())) >= cap) {
+      throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most ${guest ? 'guest ' : ''}sessions (${cap}): try again later`, [], { retryAfterS: 60 });
+    }
   }
 
   /** Ends a session: its token stops working on every instance (this one at once, the others within SESSION_CACHE_MS). */

@@ -218,10 +218,14 @@ class SessionGrants implements Grants {
     const key = `${action}\n${dataClass}\n${attribute}`;
     let answer = this.#attributeAnswers.get(key);
     if (answer === undefined) {
-      // An attribute's list adds to its dataclass's: the session needs both.
+      // An attribute's list adds to its dataclass's: the session needs both. Updating a value needs
+      // reading it; dropping an entity needs reading a value only where the attribute has a drop
+      // list of its own (the dataclass's drop already needs the dataclass's read: an entity whose
+      // salary the session may not read can still be deleted by one that may delete employees).
+      const own = this.rules.attributeList(dataClass, attribute, action);
       answer = this.dataClass(dataClass, action)
-        && this.#names(this.rules.attributeList(dataClass, attribute, action))
-        && (action === 'update' || action === 'drop' ? this.attribute(dataClass, attribute, 'read') : true);
+        && this.#names(own)
+        && (action === 'update' || (action === 'drop' && own !== undefined) ? this.attribute(dataClass, attribute, 'read') : true);
       this.#attributeAnswers.set(key, answer);
     }
     return answer;

@@ -13,7 +13,7 @@ import { authorize } from './authorize.js';
 import { isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
-import { scopeFor, type Services } from './scope.js';
+import { scopeFor, type RestCore, type Services } from './scope.js';
 
 export interface IncomingRest extends RestRequest {
   /** the client's address */
@@ -30,9 +30,23 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   const target = readTarget(req.method, req.url);
   const action = planRequest(req, scope, target);
   authorize(action, scope);
-  // writes run the dataclasses' events: user code, which runs as its caller (a function runs so through invoke)
-  if (RUNS_EVENTS.has(action.kind)) return runAsCaller({ access: scope.access, session: scope.session }, () => run(action, scope, req.raw));
+  // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
+  // runs as its caller (a function runs so through invoke). A project without such code reads
+  // outside the caller's context: on Node 20 an active AsyncLocalStorage costs every promise.
+  if (RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core)) return runAsCaller({ access: scope.access, session: scope.session }, () => run(action, scope, req.raw));
   return run(action, scope, req.raw);
+}
+
+const runsUserCode = new WeakMap<RestCore, boolean>();
+
+/** Reading some dataclass runs user code (an entity class, a calculated attribute): found once, at the first request (the classes are loaded by then). */
+function readsRunUserCode(core: RestCore): boolean {
+  let runs = runsUserCode.get(core);
+  if (runs === undefined) {
+    runs = core.model.dataClasses.some((dc) => core.classOf(dc).readsRunUserCode);
+    runsUserCode.set(core, runs);
+  }
+  return runs;
 }
 
 /** The kinds of action that save or drop entities, so run entity events. */

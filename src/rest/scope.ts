@@ -17,10 +17,10 @@ import type { CallRequest } from '../functions/context.js';
 import { isExposed, type AttributeModel, type DataClassModel, type Visibility } from '../model/types.js';
 import { didYouMean } from '../util/suggest.js';
 
-/** What the server was built with: the same for every request. */
 /** What REST may use of the datastore's core: its stores and services, never the storage itself. */
 export type RestCore = Omit<Core, 'storage'>;
 
+/** What the server was built with: the same for every request. */
 export interface Services {
   readonly ds: Datastore;
   readonly core: RestCore;

@@ -32,6 +32,8 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_refreshed`)} ON ${q(SET_TABLE)} (${q('refreshed')})`,
     `CREATE TABLE IF NOT EXISTS ${q(SESSION_TABLE)} (${q('token')} TEXT PRIMARY KEY, ${q('id')} TEXT NOT NULL, ${q('userName')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('storage')} TEXT NOT NULL, ${q('idle')} ${d.bigint} NOT NULL, ${q('expires')} ${d.bigint} NOT NULL, ${q('guest')} INTEGER NOT NULL)`,
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_expires`)} ON ${q(SESSION_TABLE)} (${q('expires')})`,
+    // (the caps on live sessions count guests and the others apart)
+    `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_expires`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('expires')})`,
     `CREATE TABLE IF NOT EXISTS ${q(LOGIN_FAILURE_TABLE)} (${q('key')} TEXT NOT NULL, ${q('window')} ${d.bigint} NOT NULL, ${q('count')} INTEGER NOT NULL, PRIMARY KEY (${q('key')}, ${q('window')}))`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.sqlFunctions(),
@@ -261,14 +263,38 @@ export async function readSession(r: Reader, token: string): Promise<SessionRow 
   return row ? sessionFromRow(row) : undefined;
 }
 
-/** Stores a session (new, or all its state again). */
-export async function writeSession(s: Storage, row: SessionRow): Promise<void> {
+/** Stores a new session (its token is new: never one stored before). */
+export async function insertSession(s: Storage, row: SessionRow): Promise<void> {
   const { quote: q, placeholder: p } = s.dialect;
-  const set = SESSION_COLUMNS.filter((c) => c !== 'token').map((c) => `${q(c)} = excluded.${q(c)}`).join(', ');
   await s.run(
-    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO UPDATE SET ${set}`,
+    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')})`,
     [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0],
   );
+}
+
+/**
+ * Writes the parts of a stored session that a request changed (who it is, its storage, its idle
+ * timeout) and its expiry, never the others; resolves to 0 when it is gone (a gone session is not
+ * brought back).
+ */
+export async function updateSession(s: Storage, row: SessionRow, parts: { readonly who: boolean; readonly storage: boolean; readonly idle: boolean }): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const sets: string[] = [];
+  const values: unknown[] = [];
+  const set = (column: string, value: unknown) => {
+    values.push(value);
+    sets.push(`${q(column)} = ${p(values.length)}`);
+  };
+  if (parts.who) {
+    set('userName', row.userName);
+    set('privileges', row.privileges);
+    set('guest', row.guest ? 1 : 0);
+  }
+  if (parts.storage) set('storage', row.storage);
+  if (parts.idle) set('idle', row.idle);
+  set('expires', row.expires);
+  values.push(row.token);
+  return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${sets.join(', ')} WHERE ${q('token')} = ${p(values.length)}`, values);
 }
 
 /** Moves a session's expiry (it was used); resolves to 0 when it is gone. */
