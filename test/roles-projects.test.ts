@@ -58,8 +58,15 @@ export default class DataStore extends Datastore {
 `,
   // by user name only: a guest's is '' (no note has it), and it works without a roles.json too
   // an event is user code too: it runs as the REST caller whose save started it
-  'NoteEntity.ts': `import { Entity, session } from 'dataset-rest';
+  'NoteEntity.ts': `import { Entity, exposed, session } from 'dataset-rest';
 export default class NoteEntity extends Entity {
+  // saves this entity: with roles.json's promote, a session that may only read runs it
+  @exposed
+  async shout() {
+    this.set('text', String(this.get('text')).toUpperCase());
+    await this.save();
+    return this.get('text');
+  }
   saving() {
     if (this.get('ownerName') === null) this.set('ownerName', session().userName);
   }
@@ -323,6 +330,38 @@ describe('forceLogin: a guest reads the catalog and logs in, nothing else unless
       assert.equal(res.status, 401, `${url}: ${JSON.stringify(res.body)}`);
       assert.equal(res.body.__ERROR[0].errCode, 7040, url);
     }
+  });
+});
+
+describe('promote: the privileges a function is given reach its this', () => {
+  let s: Served;
+  before(async () => {
+    s = await serve(JSON.stringify({
+      privileges: [{ privilege: 'reader', includes: [] }, { privilege: 'writer', includes: [] }],
+      roles: [{ role: 'User', privileges: ['reader'] }],
+      permissions: {
+        allowed: [
+          { applyTo: 'ds', type: 'datastore', read: ['reader'], create: ['writer'], update: ['writer'], drop: ['writer'], execute: ['guest'] },
+          { applyTo: 'Note.shout', type: 'method', promote: ['writer'] },
+        ],
+      },
+    }));
+  });
+  after(() => s.close());
+
+  it('lets a reader save a note through an entity function that promotes writer, and not by an update of its own (403)', async () => {
+    const ann = client(s.app);
+    assert.equal((await ann('/rest/$catalog/authentify', 'POST', ['ann'])).status, 200);
+    const key = String(await noteKey(s.ds, 'ann one'));
+    const note = await ann(`/rest/Note(${key})`);
+    const update = await ann('/rest/Note?$method=update', 'POST', { __KEY: key, __STAMP: note.body.__STAMP, text: 'by hand' });
+    assert.equal(update.status, 403, JSON.stringify(update.body));
+    const shout = await ann(`/rest/Note(${key})/shout`, 'POST', []);
+    assert.equal(shout.status, 200, JSON.stringify(shout.body));
+    assert.equal(shout.body.result, 'ANN ONE');
+    assert.equal((await s.ds.Note.get(key))!.get('text'), 'ANN ONE');
+    const again = await ann('/rest/Note?$method=update', 'POST', { __KEY: key, __STAMP: (await ann(`/rest/Note(${key})`)).body.__STAMP, text: 'by hand' });
+    assert.equal(again.status, 403, 'the promoted privilege left with the function');
   });
 });
 

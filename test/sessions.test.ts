@@ -272,8 +272,8 @@ describe("sessions: what the demo's roles.json allows", () => {
 
   it('lets an Editor delete an employee whose salary it cannot read (a value hidden from it is no reason to refuse the drop); a guest may not (401, 7042)', async () => {
     const e = demo.ds.Employee.new();
-    e.lastName = 'Leaving';
-    e.salary = 12345;
+    e.set('lastName', 'Leaving');
+    e.set('salary', 12345);
     await e.save();
     const key = String(e.getKey());
     const guest = await call(demo.app, `/rest/Employee(${key})?$method=delete`, { method: 'POST' });
@@ -420,12 +420,37 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
   });
 
-  it('evaluates at most 5 failed logins for a user name when they arrive at once', async () => {
+  it('evaluates exactly 5 failed logins for a user name when 20 arrive at once', async () => {
     later();
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => attempt('bob', `burst${i}`)));
     const evaluated = answers.filter((r) => r.status === 200).length;
-    assert.ok(evaluated <= 5, `${evaluated} of 20 concurrent guesses were evaluated`);
+    assert.equal(evaluated, 5, `${evaluated} of 20 concurrent guesses were evaluated`);
     assert.ok(answers.every((r) => r.status === 200 || errCode(r) === 7044));
+  });
+
+  it('counts a login again as the same user a success, not a failure: a user may log in again and again', async () => {
+    later();
+    const cookie = await login(timed.app, 'alice');
+    for (let i = 0; i < 8; i++) {
+      const again = await attempt('alice', 'alice123', cookie);
+      assert.equal(again.status, 200, `login ${i + 2}: ${JSON.stringify(again.body)}`);
+      assert.equal(again.body.result.success, true);
+      // the same user and privileges: the token stays (it changes when who the session is changes)
+      assert.equal(cookieOf(again), undefined);
+    }
+    assert.equal((await info(timed.app, cookie)).session.userName, 'alice');
+  });
+
+  it('refuses an address past its limit without counting its attempts against the user name it tries', async () => {
+    later();
+    for (let i = 0; i < 10; i++) await attempt(`nobody${i}`, 'x');
+    const over = await attempt('bob', 'wrong');
+    assert.equal(over.status, 429);
+    assert.match(over.body.__ERROR[0].message, /from this address/);
+    // from another address, bob's failures are still at 0: five more are evaluated
+    const other = (password: string) => call(timed.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName: 'bob', password }], remoteAddress: '10.0.0.9' });
+    for (let i = 0; i < 5; i++) assert.equal((await other(`wrong${i}`)).status, 200, `attempt ${i}`);
+    assert.equal((await other('wrong')).status, 429);
   });
 
   it('caps the live logged-in sessions (429, 7044, Retry-After); a logout frees a place', async () => {
@@ -438,6 +463,30 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
     assert.ok(Number(over.headers['retry-after']) > 0);
     assert.equal((await call(timed.app, '/rest/$catalog/logout', { method: 'POST', cookie: alice })).status, 200);
     await login(timed.app, 'admin');
+  });
+});
+
+describe('sessions: the cap on live guest sessions', () => {
+  let capped: DemoFixture;
+  before(async () => {
+    capped = await openDemo({ roles: ROLES, sessions: { maxGuestSessions: 1 } });
+  });
+  after(() => capped.close());
+
+  it('refuses a new guest its entity set once the guests are at their cap (429, 7044), before the set is made', async () => {
+    const make = () => call(capped.app, '/rest/Company?$method=entityset', {});
+    const first = await make();
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const sets = (await coreOf(capped.ds).sets.list()).length;
+    for (let i = 0; i < 3; i++) {
+      const over = await make();
+      assert.equal(over.status, 429, JSON.stringify(over.body));
+      assert.equal(errCode(over), 7044);
+    }
+    assert.equal((await coreOf(capped.ds).sets.list()).length, sets, 'no set was made past the cap');
+    // the guest that has a place keeps making sets
+    const again = await call(capped.app, '/rest/Company?$method=entityset', { cookie: cookieOf(first) });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
   });
 });
 

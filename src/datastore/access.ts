@@ -7,6 +7,7 @@
 import type { Grants } from '../permissions/policy.js';
 import type { RowFilter } from '../query/plan.js';
 import type { Reader } from '../storage/adapter.js';
+import { sessionInternals, type Session } from './sessions.js';
 
 export type { Reader };
 
@@ -17,4 +18,22 @@ export interface Access {
   readonly restrict: RowFilter | null;
   /** what this caller may read, create, update, drop and run (Policy.ALL: the server's own work) */
   readonly grants: Grants;
+}
+
+/**
+ * The access of a REST request's session: its grants are the session's as they stand now, so
+ * that the privileges a function's `promote` adds while it runs reach every object the request
+ * read with this access (the function's `this`, its entity parameters), and leave with it.
+ */
+export class SessionAccess implements Access {
+  constructor(readonly reader: Reader, readonly restrict: RowFilter | null, readonly session: Session) {}
+
+  get grants(): Grants {
+    return sessionInternals.grants(this.session);
+  }
+}
+
+/** The same access reading through `reader` (a snapshot); what it may do stays live. */
+export function readingThrough(access: Access, reader: Reader): Access {
+  return Object.create(access, { reader: { value: reader, enumerable: true } }) as Access;
 }

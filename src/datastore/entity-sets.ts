@@ -32,6 +32,8 @@ export function setNotFound(id: string): DatasetError {
 export interface SetOwner {
   readonly id: string;
   readonly limit: number;
+  /** refuses when the owner cannot be kept (a session not stored yet, past the cap on live sessions): checked before the set is made */
+  readonly makeRoom?: () => Promise<void>;
 }
 
 export class EntitySets {
@@ -45,6 +47,7 @@ export class EntitySets {
   /** Stores a key list as a new set: made by `owner`, when it has room for one more. */
   async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S, owner?: SetOwner): Promise<StoredSet> {
     if (owner) {
+      await owner.makeRoom?.();
       const held = await this.kept.owned(owner.id);
       if (held >= owner.limit) {
         throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${held} entity sets, the most it may (--max-sets-per-session): release some ($method=release, or POST /rest/$entityset/$release)`, [], { retryAfterS: 60 });

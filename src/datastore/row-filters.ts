@@ -10,11 +10,11 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel } from '../model/types.js';
 import { Policy } from '../permissions/policy.js';
 import type { Condition, RowFilter } from '../query/plan.js';
-import type { Access } from './access.js';
+import { SessionAccess, type Access } from './access.js';
 import { runAsCallerSync } from './caller.js';
 import type { Core } from './datastore.js';
 import { classOf, EntitySelection, membersCondition } from './selection.js';
-import { sessionInternals, type Session } from './sessions.js';
+import type { Session } from './sessions.js';
 
 type Restrict = () => unknown;
 
@@ -35,9 +35,8 @@ function restrictedClasses(core: Core): ReadonlySet<DataClassModel> {
 
 /** The access of a request's session: its grants, and the row filters of the dataclasses' restrict(). */
 export function accessFor(core: Core, session: Session): Access {
-  const grants = sessionInternals.grants(session);
   const classes = restrictedClasses(core);
-  if (classes.size === 0) return { reader: core.storage, restrict: null, grants };
+  if (classes.size === 0) return new SessionAccess(core.storage, null, session);
   // restrict() runs as the server, with the caller's session at hand for session()
   const asServer: Access = { reader: core.storage, restrict: null, grants: Policy.ALL };
   const conditions = new Map<DataClassModel, Condition | null>();
@@ -56,5 +55,5 @@ export function accessFor(core: Core, session: Session): Access {
     conditions.set(dc, condition);
     return condition;
   };
-  return { reader: core.storage, restrict, grants };
+  return new SessionAccess(core.storage, restrict, session);
 }

@@ -79,6 +79,8 @@ interface SessionInternals {
   markStored(s: Session): void;
   /** it holds something of its own elsewhere (an entity set): stored even as a guest */
   keep(s: Session): void;
+  /** how many times setPrivileges() was called on it (a login call that calls it succeeded) */
+  privilegesSet(s: Session): number;
 }
 
 /**
@@ -97,6 +99,7 @@ export class Session {
   #grants: Grants | undefined;
   #replaced: string | undefined;
   #keep = false;
+  #privilegesSet = 0;
 
   static {
     sessionInternals = {
@@ -118,6 +121,7 @@ export class Session {
         s.#keep = true;
       },
       replaced: (s) => s.#replaced,
+      privilegesSet: (s) => s.#privilegesSet,
       markStored: (s) => {
         s.#stored = true;
         s.#replaced = undefined;
@@ -174,6 +178,7 @@ export class Session {
    * or known from another user's session, is worth nothing after it.
    */
   setPrivileges(settings: PrivilegeSettings): boolean {
+    this.#privilegesSet++;
     const wanted = privilegeSettings(settings);
     const before = who(this.#state);
     this.#state.privileges = this.#store.policy.expand(wanted);

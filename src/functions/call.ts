@@ -94,11 +94,14 @@ function requireExecute(inv: Invocation): void {
   if (!grants.execute(inv.resource.name)) throw refusal(grants, 'execute', inv.resource.label);
 }
 
-/** The caller the code runs as: with the privileges `promote` adds while it runs. */
+/**
+ * The caller the code runs as: with the privileges `promote` adds to its session while it runs
+ * (its access reads the session's grants as they stand: what the request read before the call,
+ * the function's `this` and its entity parameters, gets them too).
+ */
 function promoted(caller: Caller, names: readonly string[] | undefined): { caller: Caller; demote?: () => void } {
   if (!names || names.length === 0) return { caller };
-  const demote = sessionInternals.promote(caller.session, names);
-  return { caller: { session: caller.session, access: { ...caller.access, grants: sessionInternals.grants(caller.session) } }, demote };
+  return { caller, demote: sessionInternals.promote(caller.session, names) };
 }
 
 /** Runs an invocation (its GET rule checked already, see checkHttpMethod): the parameter types, then the code in its own context under the time limit. */

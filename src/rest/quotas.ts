@@ -14,6 +14,8 @@ import { countLogins } from '../storage/system-tables.js';
 const MINUTE = 60_000;
 /** Keys counted at most (the oldest window's go first): a flood of new addresses cannot grow the map without bound. */
 const MAX_KEYS = 100_000;
+/** The characters of a user name a login-failure key keeps. */
+const MAX_USER_KEY = 200;
 
 export class RequestQuota {
   #window = 0;
@@ -34,7 +36,7 @@ export class RequestQuota {
     if (this.#counts.size >= MAX_KEYS && n === 1) return; // past the bound, new keys go uncounted rather than growing the map
     this.#counts.set(key, n);
     if (n > this.perMinute) {
-      throw new DatasetError('TOO_MANY_REQUESTS', `more than ${this.perMinute} requests in a minute from this session: wait for the next minute`, [], { retryAfterS: ((window + 1) * MINUTE - now) / 1000 });
+      throw new DatasetError('TOO_MANY_REQUESTS', `more than ${this.perMinute} requests in a minute from this ${key.startsWith('session:') ? 'session' : 'address'}: wait for the next minute`, [], { retryAfterS: ((window + 1) * MINUTE - now) / 1000 });
     }
   }
 }
@@ -53,28 +55,29 @@ export class LoginThrottle {
   constructor(readonly storage: Storage, readonly now: () => number = Date.now) {}
 
   #keys(client: string, user: string | undefined): string[] {
-    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${user.toLowerCase()}`];
-  }
-
-  #limits(user: string | undefined): number[] {
-    return user === undefined ? [LOGIN_FAILURES_PER_CLIENT] : [LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_USER];
+    // (a user name is the caller's text: its key is bounded)
+    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${user.toLowerCase().slice(0, MAX_USER_KEY)}`];
   }
 
   /**
    * Counts an attempt before it is evaluated (one statement per key: attempts arriving at once
-   * each see the others), and throws 429 when the address or the user name is past its limit.
+   * each see the others), and throws 429 when the address, then the user name, is past its
+   * limit (an address past its limit is refused before its attempt counts against the user name).
+   * The user name's limit is across addresses, against guessing from many: it can keep its
+   * rightful user out too, for the rest of the window (a minute).
    */
   async attempt(client: string, user: string | undefined): Promise<void> {
     const now = this.now();
     const window = Math.floor(now / LOGIN_FAILURE_WINDOW_MS);
-    const counts = await countLogins(this.storage, this.#keys(client, user), window, 1);
-    const limits = this.#limits(user);
-    const over = counts.findIndex((n, i) => n > limits[i]);
-    if (over >= 0) {
-      throw new DatasetError('TOO_MANY_REQUESTS', `too many failed logins ${over === 0 ? 'from this address' : 'for this user name'}: try again later`, [], {
-        retryAfterS: ((window + 1) * LOGIN_FAILURE_WINDOW_MS - now) / 1000,
-      });
-    }
+    const [clientKey, userKey] = this.#keys(client, user);
+    const refuse = (what: string) => new DatasetError('TOO_MANY_REQUESTS', `too many failed logins ${what}: try again later`, [], {
+      retryAfterS: ((window + 1) * LOGIN_FAILURE_WINDOW_MS - now) / 1000,
+    });
+    const [byClient] = await countLogins(this.storage, [clientKey], window, 1);
+    if (byClient > LOGIN_FAILURES_PER_CLIENT) throw refuse('from this address');
+    if (userKey === undefined) return;
+    const [byUser] = await countLogins(this.storage, [userKey], window, 1);
+    if (byUser > LOGIN_FAILURES_PER_USER) throw refuse('for this user name');
   }
 
   /** The attempt succeeded: it is not a failure (its count is taken back). */

@@ -3,7 +3,7 @@
 // grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
 // request and handed down; handlers reach for nothing global.
 
-import type { Access } from '../datastore/access.js';
+import { readingThrough, type Access } from '../datastore/access.js';
 import { DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
@@ -132,7 +132,7 @@ export function cookieName(project: string): string {
 export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
   const snapshot = await scope.core.snapshot();
   try {
-    return await fn({ ...scope, access: { ...scope.access, reader: snapshot } });
+    return await fn({ ...scope, access: readingThrough(scope.access, snapshot) });
   } finally {
     await snapshot.release();
   }
@@ -169,6 +169,8 @@ export function dataClassFor(scope: Scope, name: string): DataClassCore {
 
 /** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
 export function setOwner(scope: Scope): SetOwner {
-  sessionInternals.keep(scope.session);
-  return { id: scope.session.id, limit: scope.services.setsPerSession };
+  const session = scope.session;
+  sessionInternals.keep(session);
+  const stored = sessionInternals.stored(session);
+  return { id: session.id, limit: scope.services.setsPerSession, makeRoom: stored ? undefined : () => scope.core.sessions.makeRoom(session.isGuest()) };
 }

@@ -8,6 +8,7 @@ import { WIRE } from '../../config/wire.js';
 import { checkTouched, Entity } from '../../datastore/entity.js';
 import { classOf, EntitySelection, withAccess } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
+import { sessionInternals } from '../../datastore/sessions.js';
 import { invoke } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../action.js';
@@ -33,17 +34,17 @@ const LOGIN_FUNCTION = 'ds.authentify';
 
 /**
  * A call of authentify: refused while the address or the user name has failed too often. Each
- * attempt is counted before it runs, and taken back when it logs the session in; one that leaves
- * the session a guest, or a logged-in session as it was, stays counted as a failure.
+ * attempt is counted before it runs, and taken back when it logs the session in (it gave the
+ * session privileges: a login again as the same user counts too); one that leaves the session a
+ * guest, or does not set its privileges, stays counted as a failure.
  */
 async function login(scope: Scope, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
   const client = scope.request.caller;
   const user = loginName(args);
   await scope.services.logins.attempt(client, user);
-  const before = JSON.stringify([scope.session.userName, scope.session.getPrivileges()]);
+  const calls = sessionInternals.privilegesSet(scope.session);
   const result = await run();
-  // a success: the session holds privileges it did not hold before (anything else stays counted as a failure)
-  if (!scope.session.isGuest() && JSON.stringify([scope.session.userName, scope.session.getPrivileges()]) !== before) await scope.services.logins.succeeded(client, user);
+  if (!scope.session.isGuest() && sessionInternals.privilegesSet(scope.session) > calls) await scope.services.logins.succeeded(client, user);
   return result;
 }
 
