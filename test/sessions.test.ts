@@ -490,6 +490,32 @@ describe('sessions: the cap on live guest sessions', () => {
   });
 });
 
+describe('sessions: the cap on entity sets per session', () => {
+  let demo2: DemoFixture;
+  let app: FastifyInstance;
+  before(async () => {
+    demo2 = await openDemo({ roles: ROLES });
+    app = await buildServer(demo2.ds, { logLevel: 'silent', setsPerSession: 2 });
+  });
+  after(async () => {
+    await app.close();
+    await demo2.close();
+  });
+
+  it('refuses a third set to a session holding two (429, 7044), made by $method=entityset or rebuilt from $savedfilter under an id of its choosing', async () => {
+    const first = await call(app, '/rest/Company?$method=entityset', {});
+    assert.equal(first.status, 200, JSON.stringify(first.body));
+    const cookie = cookieOf(first);
+    assert.equal((await call(app, '/rest/Company?$method=entityset', { cookie })).status, 200);
+    const third = await call(app, '/rest/Company?$method=entityset', { cookie });
+    assert.equal(third.status, 429, JSON.stringify(third.body));
+    assert.equal(errCode(third), 7044);
+    const rebuilt = await call(app, `/rest/Company/$entityset/${'AB'.repeat(16)}?$savedfilter=%22ID%20%3E%200%22`, { cookie });
+    assert.equal(rebuilt.status, 429, JSON.stringify(rebuilt.body));
+    assert.equal(errCode(rebuilt), 7044);
+  });
+});
+
 describe('sessions: two server instances on one database share them', () => {
   const tmp = tempDir();
   let a: { ds: DatastoreWithClasses; app: FastifyInstance };

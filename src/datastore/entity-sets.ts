@@ -46,16 +46,20 @@ export class EntitySets {
 
   /** Stores a key list as a new set: made by `owner`, when it has room for one more. */
   async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S, owner?: SetOwner): Promise<StoredSet> {
-    if (owner) {
-      await owner.makeRoom?.();
-      const held = await this.kept.owned(owner.id);
-      if (held >= owner.limit) {
-        throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${held} entity sets, the most it may (--max-sets-per-session): release some ($method=release, or POST /rest/$entityset/$release)`, [], { retryAfterS: 60 });
-      }
-    }
+    await this.#admit(owner);
     const set: StoredSet = { id: newSetId(), dataClass, keys, sorted, timeoutMs: timeoutS * 1000, refreshed: Date.now(), ...(owner ? { owner: owner.id } : {}) };
     await this.kept.put(set);
     return set;
+  }
+
+  /** Refuses a new set to an owner that holds its most already. */
+  async #admit(owner: SetOwner | undefined): Promise<void> {
+    if (!owner) return;
+    await owner.makeRoom?.();
+    const held = await this.kept.owned(owner.id);
+    if (held >= owner.limit) {
+      throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${held} entity sets, the most it may (--max-sets-per-session): release some ($method=release, or POST /rest/$entityset/$release)`, [], { retryAfterS: 60 });
+    }
   }
 
   /** The set, its lifetime started again; undefined when it is gone. */
@@ -72,12 +76,15 @@ export class EntitySets {
 
   /**
    * A set that expired or was released, made again under its id from the selection it was made
-   * of (its members may have changed since). Rebuilt sets live 10 minutes (reference §3.18).
+   * of (its members may have changed since), by `owner`. Rebuilt sets live 10 minutes (reference §3.18).
    */
-  async rebuild(id: string, selection: EntitySelection): Promise<StoredSet> {
+  async rebuild(id: string, selection: EntitySelection, owner?: SetOwner): Promise<StoredSet> {
     if (!SET_ID.test(id)) throw setNotFound(id);
+    // (made again by whoever asks: theirs now, within their quota)
+    await this.#admit(owner);
     const set: StoredSet = {
       id, dataClass: classOf(selection).name, keys: await keysOf(selection), sorted: isOrdered(selection), timeoutMs: REBUILT_SET_TIMEOUT_S * 1000, refreshed: Date.now(),
+      ...(owner ? { owner: owner.id } : {}),
     };
     await this.kept.put(set);
     return set;

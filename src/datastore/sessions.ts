@@ -247,7 +247,16 @@ interface Saved {
 }
 
 function saved(state: State): Saved {
-  return { who: who(state), storage: JSON.stringify(state.storage), idle: state.idleMs };
+  return { who: who(state), storage: storageText(state.storage), idle: state.idleMs };
+}
+
+/** The storage object as JSON: refused, naming the cause, when server code put in it what JSON cannot hold (a BigInt, a cycle). */
+function storageText(storage: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(storage);
+  } catch (e) {
+    throw new DatasetError('FUNCTION_FAILED', `session().storage holds a value JSON cannot hold (${(e as Error).message}): the session's changes were not stored`);
+  }
 }
 
 /** Who the session is: its user name and privileges, as one string. */
@@ -361,7 +370,7 @@ export class SessionStore {
     const guest = state.privileges.length === 0;
     if (changes.insert) await this.makeRoom(guest);
     const row: SessionRow = {
-      token: hashOf(internals.token(session)), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: JSON.stringify(state.storage),
+      token: hashOf(internals.token(session)), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
     const replaced = internals.replaced(session);
@@ -388,13 +397,6 @@ export class SessionStore {
     if ((await countSessions(this.storage, guest, this.now())) >= cap) {
       throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most ${guest ? 'guest ' : ''}sessions (${cap}): try again later`, [], { retryAfterS: 60 });
     }
-  }
-
-  /** Ends a session: its token stops working on every instance (this one at once, the others within SESSION_CACHE_MS). */
-  async end(session: Session): Promise<void> {
-    const hash = hashOf(sessionInternals.token(session));
-    this.#cache.delete(hash);
-    await deleteSession(this.storage, hash);
   }
 
   /** The live sessions, for an administrator's $info. */

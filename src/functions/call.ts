@@ -87,7 +87,11 @@ function release(r: Running): void {
   r.demote?.();
 }
 
-/** The caller may run the function (roles.json's execute), checked before anything of the call. */
+/**
+ * The caller may run the function (roles.json's execute), checked before anything of the call.
+ * REST's authorization step refuses it earlier (before the subject is read); this check is the
+ * core's own, for every way into invoke().
+ */
 function requireExecute(inv: Invocation): void {
   if (!inv.caller || !inv.resource) return;
   const grants = inv.caller.access.grants;

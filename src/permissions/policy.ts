@@ -8,17 +8,16 @@ import { GUEST, type DataAction, type Permission, type RolesFile } from './roles
 
 export type { DataAction } from './roles-file.js';
 
-export type Verdict = boolean;
 
 export interface Grants {
   /** the session holds no privilege (besides the implicit guest) */
   readonly guest: boolean;
   /** the privilege names held, as declared in roles.json (roles and includes expanded, `guest` not listed), sorted */
   readonly privileges: readonly string[];
-  dataClass(dataClass: string, action: DataAction | 'execute'): Verdict;
-  attribute(dataClass: string, attribute: string, action: DataAction): Verdict;
+  dataClass(dataClass: string, action: DataAction | 'execute'): boolean;
+  attribute(dataClass: string, attribute: string, action: DataAction): boolean;
   /** may run this function: resource "ds.fn" or "DataClass.fn" */
-  execute(resource: string): Verdict;
+  execute(resource: string): boolean;
 }
 
 type ListAction = DataAction | 'execute';
@@ -35,9 +34,9 @@ const ALWAYS_EXECUTABLE = 'ds.authentify';
 /** Grants of every action on everything: no roles.json, or the server's own work. */
 class AllGrants implements Grants {
   constructor(readonly guest: boolean, readonly privileges: readonly string[]) {}
-  dataClass(): Verdict { return true; }
-  attribute(): Verdict { return true; }
-  execute(): Verdict { return true; }
+  dataClass(): boolean { return true; }
+  attribute(): boolean { return true; }
+  execute(): boolean { return true; }
 }
 
 export class Policy {
@@ -92,7 +91,7 @@ export class Policy {
     let grants = this.#grants.get(key);
     if (grants === undefined) {
       grants = rules === undefined
-        ? new AllGrants(held.size === 0, unique(privileges.filter((p) => p.toLowerCase() !== GUEST)).sort())
+        ? new AllGrants(held.size === 0, [...new Set(privileges.filter((p) => p.toLowerCase() !== GUEST))].sort())
         : new SessionGrants(rules, held);
       this.#grants.set(key, grants);
     }
@@ -191,9 +190,9 @@ class SessionGrants implements Grants {
   readonly #byDefault: boolean;
   /** the held privileges, lower-cased, and guest */
   readonly #held: ReadonlySet<string>;
-  readonly #dataClassAnswers = new Map<string, Verdict>();
-  readonly #attributeAnswers = new Map<string, Verdict>();
-  readonly #executeAnswers = new Map<string, Verdict>();
+  readonly #dataClassAnswers = new Map<string, boolean>();
+  readonly #attributeAnswers = new Map<string, boolean>();
+  readonly #executeAnswers = new Map<string, boolean>();
 
   constructor(private readonly rules: CompiledRules, held: ReadonlySet<string>) {
     this.guest = held.size === 0;
@@ -202,7 +201,7 @@ class SessionGrants implements Grants {
     this.#byDefault = !rules.restrictedByDefault && !(rules.forceLogin && this.guest);
   }
 
-  dataClass(dataClass: string, action: ListAction): Verdict {
+  dataClass(dataClass: string, action: ListAction): boolean {
     const key = `${action}\n${dataClass}`;
     let answer = this.#dataClassAnswers.get(key);
     if (answer === undefined) {
@@ -214,7 +213,7 @@ class SessionGrants implements Grants {
     return answer;
   }
 
-  attribute(dataClass: string, attribute: string, action: DataAction): Verdict {
+  attribute(dataClass: string, attribute: string, action: DataAction): boolean {
     const key = `${action}\n${dataClass}\n${attribute}`;
     let answer = this.#attributeAnswers.get(key);
     if (answer === undefined) {
@@ -231,7 +230,7 @@ class SessionGrants implements Grants {
     return answer;
   }
 
-  execute(resource: string): Verdict {
+  execute(resource: string): boolean {
     if (resource === ALWAYS_EXECUTABLE) return true;
     let answer = this.#executeAnswers.get(resource);
     if (answer === undefined) {
@@ -242,12 +241,12 @@ class SessionGrants implements Grants {
   }
 
   /** A list decides when there is one; otherwise the default does. */
-  #allows(list: Allowed | undefined): Verdict {
+  #allows(list: Allowed | undefined): boolean {
     return list === undefined ? this.#byDefault : this.#names(list);
   }
 
   /** Whether a list (if any) names a privilege held; no list adds no condition. */
-  #names(list: Allowed | undefined): Verdict {
+  #names(list: Allowed | undefined): boolean {
     if (list === undefined) return true;
     for (const name of this.#held) if (list.has(name)) return true;
     return false;
@@ -278,6 +277,3 @@ function reachable(start: string, includes: ReadonlyMap<string, readonly string[
   return seen;
 }
 
-function unique(names: readonly string[]): string[] {
-  return [...new Set(names)];
-}

@@ -7,7 +7,7 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import { refusal, requireDataClass } from '../datastore/guard.js';
-import type { DataClassModel } from '../model/types.js';
+import type { AttributeModel, DataClassModel } from '../model/types.js';
 import type { Action, ActionKind } from './action.js';
 import type { Scope } from './scope.js';
 
@@ -33,14 +33,8 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   queryPath: loggedIn('$querypath'),
   readCollection: read,
   readEntity: read,
-  readRelation: (a, scope) => {
-    requireDataClass(scope.access, a.dc.model, 'read');
-    if (!scope.visible(a.step.relation)) throw scope.visible.denied?.(a.step.relation) ?? refusal(scope.access.grants, 'read', `for attribute ${a.dc.name}.${a.step.relation.name}`);
-  },
-  readFile: (a, scope) => {
-    requireDataClass(scope.access, a.dc.model, 'read');
-    if (!scope.visible(a.attribute)) throw scope.visible.denied?.(a.attribute) ?? refusal(scope.access.grants, 'read', `for attribute ${a.dc.name}.${a.attribute.name}`);
-  },
+  readRelation: (a, scope) => requireReadable(scope, a.dc.model, a.step.relation),
+  readFile: (a, scope) => requireReadable(scope, a.dc.model, a.attribute),
   createSet: read,
   readSet: read,
   release: read,
@@ -62,6 +56,12 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
     if (!scope.ds.model.dataClasses.some(writable)) throw refusal(scope.access.grants, 'create', 'for uploads (the session may create or update no dataclass)');
   },
 };
+
+/** The session may read the dataclass and this attribute of it (a relation: its target too). */
+function requireReadable(scope: Scope, dc: DataClassModel, attribute: AttributeModel): void {
+  requireDataClass(scope.access, dc, 'read');
+  if (!scope.visible(attribute)) throw scope.visible.denied?.(attribute) ?? refusal(scope.access.grants, 'read', `for attribute ${dc.name}.${attribute.name}`);
+}
 
 /** Checks the action against the session's grants; throws the refusal. */
 export function authorize(action: Action, scope: Scope): void {

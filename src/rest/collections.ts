@@ -12,7 +12,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { requireKey, valueFromText } from '../model/values.js';
 import { resolveOrder } from '../query/order.js';
 import type { CollectionSource, EntitySelector, Narrowing, RelationStep, SetRequest } from './action.js';
-import type { Scope } from './scope.js';
+import { setOwner, type Scope } from './scope.js';
 
 /** The entity a URL names, or 1542. */
 export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySelector): Promise<Entity> {
@@ -64,7 +64,7 @@ export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetReques
 async function rebuild(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<StoredSet> {
   if (!req.saved) throw setNotFound(req.id);
   const selection = narrow(scope, dc.selectWhere(null, scope.access), { filter: req.saved.filter, params: req.saved.params, orderBy: req.saved.orderBy });
-  return scope.core.sets.rebuild(req.id, selection);
+  return scope.core.sets.rebuild(req.id, selection, setOwner(scope));
 }
 
 /** The selection a collection source stands for (INTERSECT of sets has no selection: refused by the caller first). */
