@@ -1,11 +1,15 @@
-// `npm run bench:sessions`: what sessions and permissions cost a read by key. Two servers over the
+// `npm run bench:sessions`: what sessions and permissions cost a read by key. Servers over the
 // same SQLite file (100,000 rows from fixture.ts), loaded in alternating rounds with autocannon on
-// 127.0.0.1: the project as it was (no roles.json: open, no cookie — today's open read), and the
-// same project with a roles.json that grants read to a privilege, read by a logged-in session
-// (its cookie on every request: the session looked up, the grants checked at every step).
-// Target: logged-in ≥ 0.9× open. Options: --rows N (100000), --seconds S (20), --rounds R (4).
+// 127.0.0.1: the server as it was before sessions (commit BEFORE_SESSIONS, taken from git into a
+// temporary folder: the open read of its day), the server of today on the project without a
+// roles.json (open, no cookie: each request a new guest with a new cookie), and the same project
+// with a roles.json that grants read to a privilege, read by a logged-in session (its cookie on
+// every request: the session looked up, the grants checked at every step).
+// Target: logged-in ≥ 0.9× the open read before sessions. Options: --rows N (100000), --seconds S
+// (20), --rounds R (4). Without git or that commit (a shallow clone), today's open read stands in.
 
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -18,6 +22,22 @@ import { createHash } from 'node:crypto';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TARGET = 0.9;
+/** The last commit before sessions and permissions (issue 13). */
+const BEFORE_SESSIONS = '6d3707c';
+
+/** The repository as it was at `ref`, in `dir` (its node_modules today's), or undefined when git cannot give it. */
+function checkout(ref: string, dir: string): string | undefined {
+  try {
+    mkdirSync(dir);
+    const archive = execFileSync('git', ['-C', ROOT, 'archive', '--format=tar', ref], { maxBuffer: 1 << 30 });
+    execFileSync('tar', ['-x', '-C', dir], { input: archive });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+    return dir;
+  } catch (e) {
+    console.log(`(the server before sessions, ${ref}, cannot be had from git: ${(e as Error).message.split('\n')[0]}; today's open read stands in)`);
+    return undefined;
+  }
+}
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
@@ -67,9 +87,11 @@ async function main(): Promise<number> {
   mkdirSync(guarded);
   copyFileSync(join(project.dir, 'model.json'), join(guarded, 'model.json'));
   writeFileSync(join(guarded, 'roles.json'), JSON.stringify(ROLES));
-  const start = (name: string, projectDir: string) => startServer({
-    name, args: ['bin/dataset-rest.mjs', '--project', projectDir, '--db', project.db, '--port', '0', '--log-level', 'warn'], cwd: ROOT, ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
+  const start = (name: string, projectDir: string, root = ROOT) => startServer({
+    name, args: ['bin/dataset-rest.mjs', '--project', projectDir, '--db', project.db, '--port', '0', '--log-level', 'warn'], cwd: root, ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
   });
+  const beforeRoot = checkout(BEFORE_SESSIONS, join(dir, 'before-sessions'));
+  const before = beforeRoot === undefined ? undefined : await start('before sessions', project.dir, beforeRoot);
   const open = await start('open', project.dir);
   const logged = await start('logged-in', guarded);
   try {
@@ -80,11 +102,12 @@ async function main(): Promise<number> {
       token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false,
     });
     await storage.close();
-    const sides: Side[] = [
-      { name: 'open read (no roles.json, no cookie)', server: open, headers: {}, requests: 0, seconds: 0, cpuMs: 0 },
-      { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0 },
-    ];
-    const check = await fetch(`${logged.url}/rest/Item(1)`, { headers: sides[1].headers });
+    const loggedIn: Side = { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0 };
+    const openToday: Side = { name: 'open read today (no roles.json, no cookie)', server: open, headers: {}, requests: 0, seconds: 0, cpuMs: 0 };
+    const openBefore: Side | undefined = before && { name: `open read before sessions (${BEFORE_SESSIONS})`, server: before, headers: {}, requests: 0, seconds: 0, cpuMs: 0 };
+    const baseline = openBefore ?? openToday;
+    const sides: Side[] = [...(openBefore ? [openBefore] : []), openToday, loggedIn];
+    const check = await fetch(`${logged.url}/rest/Item(1)`, { headers: loggedIn.headers });
     if (check.status !== 200 || check.headers.get('set-cookie')) throw new Error(`the logged-in session is not recognised: ${check.status} ${check.headers.get('set-cookie')}`);
     const guest = await fetch(`${logged.url}/rest/Item(1)`);
     if (guest.status !== 401) throw new Error(`a guest should be refused by the roles.json: ${guest.status}`);
@@ -93,11 +116,12 @@ async function main(): Promise<number> {
     for (let i = 0; i < rounds; i++) for (const s of i % 2 === 0 ? sides : [...sides].reverse()) await round(s, seconds / rounds);
     const rate = (s: Side) => s.requests / s.seconds;
     for (const s of sides) console.log(`${s.name}: ${rate(s).toFixed(0)} req/s, server CPU ${((s.cpuMs * 1000) / s.requests).toFixed(1)} µs/req`);
-    const ratio = rate(sides[1]) / rate(sides[0]);
-    console.log(`logged-in / open: ${ratio.toFixed(2)}× (target ≥ ${TARGET}×) ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
+    if (openBefore) console.log(`open read today / before sessions: ${(rate(openToday) / rate(openBefore)).toFixed(2)}×`);
+    const ratio = rate(loggedIn) / rate(baseline);
+    console.log(`logged-in / ${baseline.name}: ${ratio.toFixed(2)}× (target ≥ ${TARGET}×) ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
     return ratio >= TARGET ? 0 : 1;
   } finally {
-    await Promise.all([open.stop(), logged.stop()]);
+    await Promise.all([open.stop(), logged.stop(), before?.stop()]);
   }
 }
 

@@ -76,6 +76,13 @@ describe('writes over HTTP', () => {
     assert.equal((await demo.request('/rest/Employee?$filter="dailyHours >= 28800000"&$top=1')).status, 200);
   });
 
+  it('refuses a body nested 100,000 levels deep as read (400, 7013), never echoing it (which would overflow the stack: a 500)', async () => {
+    const text = `{"name":"Deep","extra":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
+    const { status, body } = await demo.request('/rest/Company?$method=update', 'POST', text, { 'content-type': 'application/json' });
+    assert.equal(status, 400, JSON.stringify(body).slice(0, 300));
+    assert.match(body.__ERROR[0].message, /nest deeper than 116 levels/);
+  });
+
   it('shapes the answer with $attributes and $expand as reads do', async () => {
     const { body } = await post('/rest/Company?$method=update&$attributes=name,city.name', { name: 'Shaped', companyCode: 'S-1', city: { __KEY: 3 } });
     assert.deepEqual(Object.keys(body).filter((k) => !k.startsWith('__') && k !== 'uri'), ['name', 'city']);

@@ -284,6 +284,24 @@ describe("sessions: what the demo's roles.json allows", () => {
     assert.equal(await demo.ds.Employee.get(key), null);
   });
 
+  it('refuses an Editor creating an employee with a salary (403, 7041): giving a value at creation needs the attribute\'s create', async () => {
+    const before = await demo.ds.Employee.all().length;
+    const res = await call(demo.app, '/rest/Employee?$method=update', { method: 'POST', body: { lastName: 'Paid', salary: 12345 }, cookie: cookies.alice });
+    assert.equal(res.status, 403, JSON.stringify(res.body));
+    assert.equal(errCode(res), 7041);
+    assert.equal(await demo.ds.Employee.all().length, before);
+  });
+
+  it('logs in by the user name as given, in any case, never by a pattern (a@ or @ is no one)', async () => {
+    for (const userName of ['@', 'a@', 'ali@']) {
+      const res = await call(demo.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName, password: 'alice123' }], remoteAddress: '10.9.9.9' });
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.equal(res.body.result.success, false, userName);
+    }
+    const upper = await call(demo.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName: 'ALICE', password: 'alice123' }], remoteAddress: '10.9.9.9' });
+    assert.equal(upper.body.result.success, true);
+  });
+
   it('lets Payroll read salaries but not update lastName (403, 1558)', async () => {
     const e = await first(cookies.bob);
     const before = await lastName(e.__KEY);

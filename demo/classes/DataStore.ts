@@ -144,7 +144,8 @@ export default class DataStore extends Datastore {
   async authentify(credentials: { userName?: unknown; password?: unknown }): Promise<{ success: boolean; userName?: string; privileges?: string[]; reason?: string }> {
     const { userName, password } = credentials;
     if (typeof userName !== 'string' || typeof password !== 'string') return { success: false, reason: 'give {"userName": "<name>", "password": "<text>"}' };
-    const user = await this.dataClass('User')!.query('userName = :1', userName).first();
+    // === : the name as given, @ no wildcard ("a@" is no one's name)
+    const user = await this.dataClass('User')!.query('userName === :1', userName).first();
     // a hash is checked even for an unknown name: how long the answer takes says nothing of which names exist
     const ok = await verify(String(user?.get('passwordHash') ?? UNKNOWN_USER_HASH), password).catch(() => false);
     if (!user || !ok) return { success: false, reason: 'unknown user name or wrong password' };
@@ -153,7 +154,7 @@ export default class DataStore extends Datastore {
     return { success: true, userName: session().userName, privileges: session().getPrivileges() };
   }
 
-  /** Logs the session out (POST /rest/$catalog/logout): it keeps its cookie, as a guest. */
+  /** Logs the session out (POST /rest/$catalog/logout): a guest again, under a new cookie. */
   @exposed
   logout(): boolean {
     return session().clearPrivileges();

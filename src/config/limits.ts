@@ -123,6 +123,8 @@ export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } a
 export const WRITE_RETRIES = 3;
 /** How deep objects and arrays may nest in an object attribute's value (deeper ones are refused: each level costs stack in every later read and write). */
 export const MAX_OBJECT_DEPTH = 100;
+/** How deep a request's JSON body may nest: an object attribute's deepest value inside a batch of entities, and some room (deeper: refused as read, before any work or any echo of it). */
+export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH + 16;
 
 // ---- sessions and quotas ----
 /** A session's idle timeout without --session-idle-timeout: 60 minutes (4D's default). */

@@ -93,8 +93,13 @@ export class Session {
   #token: string;
   #newToken: boolean;
   #stored: boolean;
-  /** the stored state's parts, as JSON, to tell which the request changed */
-  #saved: Saved | undefined;
+  // what tells which parts of a stored session the request changed: who it is (set when
+  // setPrivileges or clearPrivileges change it), its storage (compared with the stored text, once
+  // code has looked at it), its idle timeout
+  #whoChanged = false;
+  #storageSeen = false;
+  #savedStorage: string | undefined;
+  #savedIdle: number;
   #promoted: string[] = [];
   #grants: Grants | undefined;
   #replaced: string | undefined;
@@ -125,19 +130,23 @@ export class Session {
       markStored: (s) => {
         s.#stored = true;
         s.#replaced = undefined;
-        s.#saved = saved(s.#state);
+        s.#whoChanged = false;
+        s.#storageSeen = false;
+        s.#savedStorage = storageText(s.#state.storage);
+        s.#savedIdle = s.#state.idleMs;
       },
     };
   }
 
-  /** Sessions come from the store (one per request). */
-  constructor(store: SessionStore, state: State, token: string, flags: { newToken: boolean; stored: boolean }) {
+  /** Sessions come from the store (one per request); a stored one with its storage's text as stored. */
+  constructor(store: SessionStore, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string }) {
     this.#store = store;
     this.#state = state;
     this.#token = token;
     this.#newToken = flags.newToken;
     this.#stored = flags.stored;
-    this.#saved = flags.stored ? saved(state) : undefined;
+    this.#savedStorage = flags.stored ? (flags.storageText ?? storageText(state.storage)) : undefined;
+    this.#savedIdle = state.idleMs;
   }
 
   /** The session's id (what $info shows; not the cookie, which is never shown). */
@@ -168,6 +177,7 @@ export class Session {
 
   /** An object kept with the session (JSON values only), shared by its requests on every instance. */
   get storage(): Record<string, unknown> {
+    this.#storageSeen = true;
     return this.#state.storage;
   }
 
@@ -184,7 +194,10 @@ export class Session {
     this.#state.privileges = this.#store.policy.expand(wanted);
     if (wanted.userName !== undefined) this.#state.userName = wanted.userName;
     this.#grants = undefined;
-    if (!this.isGuest() && who(this.#state) !== before) this.#rotate();
+    if (who(this.#state) !== before) {
+      this.#whoChanged = true;
+      if (!this.isGuest()) this.#rotate();
+    }
     return true;
   }
 
@@ -210,7 +223,10 @@ export class Session {
     this.#state.privileges = [];
     this.#state.userName = '';
     this.#grants = undefined;
-    if (!wasGuest) this.#rotate();
+    if (!wasGuest) {
+      this.#whoChanged = true;
+      this.#rotate();
+    }
     return true;
   }
 
@@ -228,26 +244,14 @@ export class Session {
 
   #changed(): Changes | undefined {
     const state = this.#state;
-    if (!this.#stored || this.#saved === undefined) {
+    if (!this.#stored || this.#savedStorage === undefined) {
       // a guest that keeps nothing is not stored
       const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0;
       return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true };
     }
-    const now = saved(state);
-    const changes = { state, insert: false, who: now.who !== this.#saved.who, storage: now.storage !== this.#saved.storage, idle: now.idle !== this.#saved.idle };
+    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle };
     return changes.who || changes.storage || changes.idle ? changes : undefined;
   }
-}
-
-/** The parts of a session's state as stored, to tell which a request changed. */
-interface Saved {
-  readonly who: string;
-  readonly storage: string;
-  readonly idle: number;
-}
-
-function saved(state: State): Saved {
-  return { who: who(state), storage: storageText(state.storage), idle: state.idleMs };
 }
 
 /** The storage object as JSON: refused, naming the cause, when server code put in it what JSON cannot hold (a BigInt, a cycle). */
@@ -309,6 +313,7 @@ interface Cached {
 
 export class SessionStore {
   readonly now: () => number;
+  /** rows read lately, by cookie token (this process's memory only: the database keeps hashes) */
   readonly #cache = new Map<string, Cached>();
   readonly #maxSessions: number;
   readonly #maxGuests: number;
@@ -329,26 +334,25 @@ export class SessionStore {
   async open(token: string | undefined): Promise<Session> {
     const now = this.now();
     if (token !== undefined && TOKEN.test(token)) {
-      const hash = hashOf(token);
-      const row = await this.#read(hash, now);
+      const row = await this.#read(token, now);
       if (row && row.expires > now) {
         const state: State = { id: row.id, userName: row.userName, privileges: JSON.parse(row.privileges) as string[], storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
         // used: its expiry moves, written again only once it has moved enough
         if (state.expires - row.expires >= Math.min(SESSION_TOUCH_MS, row.idle / 10)) {
-          if ((await touchSession(this.storage, hash, state.expires)) > 0) {
-            this.#remember(hash, { ...row, expires: state.expires }, now);
+          if ((await touchSession(this.storage, row.token, state.expires)) > 0) {
+            this.#remember(token, { ...row, expires: state.expires }, now);
           } else {
             // ended meanwhile (a logout, a login's new token, the sweep) through another instance: a new guest
-            this.#cache.delete(hash);
+            this.#cache.delete(token);
             return this.guest();
           }
         }
-        return new Session(this, state, token, { newToken: false, stored: true });
+        return new Session(this, state, token, { newToken: false, stored: true, storageText: row.storage });
       }
       if (row) {
         // expired: gone, and the request starts as a new guest
-        this.#cache.delete(hash);
-        await deleteSession(this.storage, hash);
+        this.#cache.delete(token);
+        await deleteSession(this.storage, row.token);
       }
     }
     return this.guest();
@@ -369,22 +373,22 @@ export class SessionStore {
     const now = this.now();
     const guest = state.privileges.length === 0;
     if (changes.insert) await this.makeRoom(guest);
+    const token = internals.token(session);
     const row: SessionRow = {
-      token: hashOf(internals.token(session)), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
+      token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
     const replaced = internals.replaced(session);
     if (replaced !== undefined) {
-      const old = hashOf(replaced);
-      this.#cache.delete(old);
-      await deleteSession(this.storage, old);
+      this.#cache.delete(replaced);
+      await deleteSession(this.storage, hashOf(replaced));
     }
     if (changes.insert) {
       await insertSession(this.storage, row);
-      this.#remember(row.token, row, now);
+      this.#remember(token, row, now);
     } else {
       // (the parts this request did not change may have changed meanwhile: the next request reads them)
-      this.#cache.delete(row.token);
+      this.#cache.delete(token);
       // ended meanwhile (by another request of its own, or swept): it stays ended
       if ((await updateSession(this.storage, row, changes)) === 0) return;
     }
@@ -409,22 +413,23 @@ export class SessionStore {
   /** Removes expired sessions (and old login-failure counts); resolves to how many sessions went. */
   sweep(): Promise<number> {
     const now = this.now();
-    for (const [hash, c] of this.#cache) if (c.row.expires <= now) this.#cache.delete(hash);
+    for (const [token, c] of this.#cache) if (c.row.expires <= now) this.#cache.delete(token);
     return deleteExpiredSessions(this.storage, now, now - 2 * LOGIN_FAILURE_WINDOW_MS);
   }
 
-  async #read(hash: string, now: number): Promise<SessionRow | undefined> {
-    const cached = this.#cache.get(hash);
+  /** The stored row of a token: from the cache (kept by token: a hit costs no hash), else the database. */
+  async #read(token: string, now: number): Promise<SessionRow | undefined> {
+    const cached = this.#cache.get(token);
     if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at) return cached.row;
-    const row = await readSession(this.storage, hash);
-    if (row) this.#remember(hash, row, now);
-    else this.#cache.delete(hash);
+    const row = await readSession(this.storage, hashOf(token));
+    if (row) this.#remember(token, row, now);
+    else this.#cache.delete(token);
     return row;
   }
 
-  #remember(hash: string, row: SessionRow, now: number): void {
-    this.#cache.delete(hash);
-    this.#cache.set(hash, { row, at: now });
+  #remember(token: string, row: SessionRow, now: number): void {
+    this.#cache.delete(token);
+    this.#cache.set(token, { row, at: now });
     if (this.#cache.size > SESSION_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
   }
 }

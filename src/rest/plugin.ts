@@ -6,6 +6,7 @@
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../util/log.js';
+import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { handleRest } from './pipeline.js';
@@ -55,11 +56,18 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
   // empty body labelled JSON (a delete, say) is no body rather than an error.
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (_request, text, done) => {
+    let body: unknown;
     try {
-      done(null, (text as string).trim() === '' ? undefined : JSON.parse(text as string));
+      body = (text as string).trim() === '' ? undefined : JSON.parse(text as string);
     } catch (e) {
       done(new DatasetError('INVALID_BODY', `the body is not valid JSON: ${(e as Error).message}`), undefined);
+      return;
     }
+    if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+      done(new DatasetError('INVALID_BODY', `the body's objects and arrays nest deeper than ${MAX_BODY_DEPTH} levels`), undefined);
+      return;
+    }
+    done(null, body);
   });
   // (no hook: the cookie header is parsed by the handler, and only when there is one)
   await app.register(fastifyCookie, { hook: false });
@@ -103,6 +111,18 @@ export async function restRoutes(app: FastifyInstance, services: Services, log: 
     // (GET on $upload has no body to skip: it takes the main route)
     for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) scope.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url, handler: uploadRoute });
   });
+}
+
+/** The value's objects and arrays nest deeper than `limit` (walked without recursion: the value may be deeper than the stack). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop() as [unknown, number];
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** Failures Fastify meets before any route runs (a path it cannot decode), in our __ERROR shape. */
