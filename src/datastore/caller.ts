@@ -20,11 +20,6 @@ export interface Caller {
 const STORE = canonical('caller', new AsyncLocalStorage<Caller>());
 const RUNNING = canonical('callersRunning', { count: 0 });
 
-/** The caller of the code running now, if it runs for a REST request. */
-export function currentCaller(): Caller | undefined {
-  return STORE.getStore();
-}
-
 /** The access of the code running now: its caller's, or `root` (the server's own work). */
 export function currentAccess(root: Access): Access {
   return STORE.getStore()?.access ?? root;
