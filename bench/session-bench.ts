@@ -5,8 +5,11 @@
 // roles.json (open, no cookie: each request a new guest with a new cookie), and the same project
 // with a roles.json that grants read to a privilege, read by a logged-in session (its cookie on
 // every request: the session looked up, the grants checked at every step).
-// Target: logged-in ≥ 0.9× the open read before sessions. Options: --rows N (100000), --seconds S
-// (20), --rounds R (4). Without git or that commit (a shallow clone), today's open read stands in.
+// Target: logged-in ≥ 0.9× the open read before sessions, judged on the median of the rounds' own
+// ratios (each round loads the servers one after the other, so a ratio within a round is taken at
+// one moment of a shared machine: a neighbour's burst moves one round, not the verdict). Options:
+// --rows N (100000), --seconds S (40), --rounds R (10). Without git or that commit (a shallow clone),
+// today's open read stands in.
 
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -43,8 +46,8 @@ const arg = (name: string, fallback: number) => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 };
 const rows = arg('rows', 100_000);
-const seconds = arg('seconds', 20);
-const rounds = arg('rounds', 4);
+const seconds = arg('seconds', 40);
+const rounds = arg('rounds', 10);
 
 const ROLES = {
   privileges: [{ privilege: 'reader', includes: [] }],
@@ -61,6 +64,8 @@ interface Side {
   requests: number;
   seconds: number;
   cpuMs: number;
+  /** each measured round's requests a second */
+  rates: number[];
 }
 
 async function round(side: Side, duration: number): Promise<void> {
@@ -76,6 +81,7 @@ async function round(side: Side, duration: number): Promise<void> {
   if (r.non2xx > 0 || r.errors > 0) throw new Error(`${side.name}: ${r.non2xx} non-2xx answers, ${r.errors} errors`);
   side.requests += r['2xx'];
   side.seconds += r.duration;
+  side.rates.push(r['2xx'] / r.duration);
   side.cpuMs += cpu0 === undefined || cpu1 === undefined ? 0 : cpu1 - cpu0;
 }
 
@@ -102,9 +108,9 @@ async function main(): Promise<number> {
       token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false,
     });
     await storage.close();
-    const loggedIn: Side = { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0 };
-    const openToday: Side = { name: 'open read today (no roles.json, no cookie)', server: open, headers: {}, requests: 0, seconds: 0, cpuMs: 0 };
-    const openBefore: Side | undefined = before && { name: `open read before sessions (${BEFORE_SESSIONS})`, server: before, headers: {}, requests: 0, seconds: 0, cpuMs: 0 };
+    const loggedIn: Side = { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0, rates: [] };
+    const openToday: Side = { name: 'open read today (no roles.json, no cookie)', server: open, headers: {}, requests: 0, seconds: 0, cpuMs: 0, rates: [] };
+    const openBefore: Side | undefined = before && { name: `open read before sessions (${BEFORE_SESSIONS})`, server: before, headers: {}, requests: 0, seconds: 0, cpuMs: 0, rates: [] };
     const baseline = openBefore ?? openToday;
     const sides: Side[] = [...(openBefore ? [openBefore] : []), openToday, loggedIn];
     const check = await fetch(`${logged.url}/rest/Item(1)`, { headers: loggedIn.headers });
@@ -112,13 +118,15 @@ async function main(): Promise<number> {
     const guest = await fetch(`${logged.url}/rest/Item(1)`);
     if (guest.status !== 401) throw new Error(`a guest should be refused by the roles.json: ${guest.status}`);
     for (const s of sides) await round(s, 3); // warm-up
-    for (const s of sides) Object.assign(s, { requests: 0, seconds: 0, cpuMs: 0 });
+    for (const s of sides) Object.assign(s, { requests: 0, seconds: 0, cpuMs: 0, rates: [] });
     for (let i = 0; i < rounds; i++) for (const s of i % 2 === 0 ? sides : [...sides].reverse()) await round(s, seconds / rounds);
     const rate = (s: Side) => s.requests / s.seconds;
     for (const s of sides) console.log(`${s.name}: ${rate(s).toFixed(0)} req/s, server CPU ${((s.cpuMs * 1000) / s.requests).toFixed(1)} µs/req`);
     if (openBefore) console.log(`open read today / before sessions: ${(rate(openToday) / rate(openBefore)).toFixed(2)}×`);
-    const ratio = rate(loggedIn) / rate(baseline);
-    console.log(`logged-in / ${baseline.name}: ${ratio.toFixed(2)}× (target ≥ ${TARGET}×) ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
+    const perRound = loggedIn.rates.map((r, i) => r / baseline.rates[i]).sort((a, b) => a - b);
+    const ratio = perRound[Math.floor(perRound.length / 2)];
+    console.log(`logged-in / ${baseline.name}: ${(rate(loggedIn) / rate(baseline)).toFixed(2)}× over all rounds; rounds' ratios ${perRound.map((r) => r.toFixed(2)).join(' ')}`);
+    console.log(`logged-in / ${baseline.name}, median of the rounds: ${ratio.toFixed(2)}× (target ≥ ${TARGET}×) ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
     return ratio >= TARGET ? 0 : 1;
   } finally {
     await Promise.all([open.stop(), logged.stop(), before?.stop()]);

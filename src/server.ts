@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCors from '@fastify/cors';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
-import { httpGuards } from './rest/http-guards.js';
+import { httpGuard } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
@@ -59,7 +59,6 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     trustProxy: options.trustProxy ?? false,
   });
   const corsOrigins = options.corsOrigins ?? [];
-  app.addHook('onRequest', httpGuards({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins }));
   // browser front ends on the listed origins may call the API with the session's cookie
   if (corsOrigins.length > 0) await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
   if (log.isLevelEnabled('debug')) {
@@ -68,7 +67,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       done();
     });
   }
-  await restRoutes(app, services, log);
+  await restRoutes(app, services, httpGuard({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins }), log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {
     const refused = refusedBeforeBody(services, request, request.socket.remoteAddress ?? '');

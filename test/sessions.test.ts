@@ -12,6 +12,7 @@ import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js
 import { sessionInternals } from '../src/datastore/sessions.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
+import { cookieValue } from '../src/rest/plugin.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
 
 type Json = Record<string, any>;
@@ -101,6 +102,19 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.ok(cookieOf(again));
     assert.notEqual(cookieOf(again), cookieOf(first));
     assert.notEqual(again.body.session.sessionID, first.body.session.sessionID);
+  });
+
+  it("finds the session's cookie among others, whatever their spacing, and only under its own name", () => {
+    const token = 'A'.repeat(32);
+    assert.equal(cookieValue(`${COOKIE}=${token}`, COOKIE), token);
+    assert.equal(cookieValue(`theme=dark; ${COOKIE}=${token}; lang=fr`, COOKIE), token);
+    assert.equal(cookieValue(`theme=dark;${COOKIE} = ${token} ;lang=fr`, COOKIE), token);
+    // the first of that name, as the cookie package reads it
+    assert.equal(cookieValue(`${COOKIE}=${token}; ${COOKIE}=${'B'.repeat(32)}`, COOKIE), token);
+    for (const header of [`x${COOKIE}=${token}`, `${COOKIE}x=${token}`, `${COOKIE}`, `flag; other=${COOKIE}=${token}`, '', ';;', `=${token}`]) {
+      assert.equal(cookieValue(header, COOKIE), undefined, header);
+    }
+    assert.equal(cookieValue(`flag; ${COOKIE}=${token}`, COOKIE), token, 'a pair without = before it is skipped');
   });
 
   it('gives a malformed or unknown cookie a new guest session', async () => {

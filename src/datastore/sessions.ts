@@ -49,7 +49,7 @@ export interface Changes {
 interface State {
   id: string;
   userName: string;
-  privileges: string[];
+  privileges: readonly string[];
   storage: Record<string, unknown>;
   idleMs: number;
   expires: number;
@@ -309,6 +309,8 @@ export interface SessionStoreOptions {
 interface Cached {
   readonly row: SessionRow;
   readonly at: number;
+  /** the row's privileges, parsed once */
+  readonly privileges: readonly string[];
 }
 
 export class SessionStore {
@@ -330,32 +332,49 @@ export class SessionStore {
     return this.policyOf();
   }
 
-  /** The session a cookie token names, or a new guest session (with a new token) when it names none that is live. */
-  async open(token: string | undefined): Promise<Session> {
+  /**
+   * The session a cookie token names, or a new guest session (with a new token) when it names none
+   * that is live. A session read lately (cached, not due for a touch) comes back at once, not as a
+   * promise: the hot path of a logged-in read pays no await for it.
+   */
+  open(token: string | undefined): Session | Promise<Session> {
+    if (token === undefined) return this.guest();
     const now = this.now();
-    if (token !== undefined && TOKEN.test(token)) {
-      const row = await this.#read(token, now);
-      if (row && row.expires > now) {
-        const state: State = { id: row.id, userName: row.userName, privileges: JSON.parse(row.privileges) as string[], storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
-        // used: its expiry moves, written again only once it has moved enough
-        if (state.expires - row.expires >= Math.min(SESSION_TOUCH_MS, row.idle / 10)) {
-          if ((await touchSession(this.storage, row.token, state.expires)) > 0) {
-            this.#remember(token, { ...row, expires: state.expires }, now);
-          } else {
-            // ended meanwhile (a logout, a login's new token, the sweep) through another instance: a new guest
-            this.#cache.delete(token);
-            return this.guest();
-          }
+    // (only tokens are cached: a hit needs no check of its form)
+    const cached = this.#cache.get(token);
+    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at && cached.row.expires > now && !dueForTouch(cached.row, now)) return this.#session(cached, token, now);
+    return TOKEN.test(token) ? this.#openStored(token, now) : this.guest();
+  }
+
+  async #openStored(token: string, now: number): Promise<Session> {
+    const cached = await this.#read(token, now);
+    if (cached && cached.row.expires > now) {
+      const row = cached.row;
+      // used: its expiry moves, written again only once it has moved enough
+      if (dueForTouch(row, now)) {
+        const expires = now + row.idle;
+        if ((await touchSession(this.storage, row.token, expires)) === 0) {
+          // ended meanwhile (a logout, a login's new token, the sweep) through another instance: a new guest
+          this.#cache.delete(token);
+          return this.guest();
         }
-        return new Session(this, state, token, { newToken: false, stored: true, storageText: row.storage });
+        return this.#session(this.#remember(token, { ...row, expires }, now), token, now);
       }
-      if (row) {
-        // expired: gone, and the request starts as a new guest
-        this.#cache.delete(token);
-        await deleteSession(this.storage, row.token);
-      }
+      return this.#session(cached, token, now);
+    }
+    if (cached) {
+      // expired: gone, and the request starts as a new guest
+      this.#cache.delete(token);
+      await deleteSession(this.storage, cached.row.token);
     }
     return this.guest();
+  }
+
+  /** The session of a stored row, for one request (its privileges shared with the cache: they are replaced, never changed in place). */
+  #session(cached: Cached, token: string, now: number): Session {
+    const row = cached.row;
+    const state: State = { id: row.id, userName: row.userName, privileges: cached.privileges, storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
+    return new Session(this, state, token, { newToken: false, stored: true, storageText: row.storage });
   }
 
   /** A new guest session, not stored until it keeps something. */
@@ -364,11 +383,14 @@ export class SessionStore {
     return new Session(this, state, newToken(), { newToken: true, stored: false });
   }
 
-  /** Stores what the request changed of its session (nothing when it changed nothing). */
-  async save(session: Session): Promise<void> {
+  /** Stores what the request changed of its session: undefined, at once, when it changed nothing. */
+  save(session: Session): Promise<void> | undefined {
+    const changes = sessionInternals.changed(session);
+    return changes && this.#store(session, changes);
+  }
+
+  async #store(session: Session, changes: Changes): Promise<void> {
     const internals = sessionInternals;
-    const changes = internals.changed(session);
-    if (!changes) return;
     const { state } = changes;
     const now = this.now();
     const guest = state.privileges.length === 0;
@@ -418,20 +440,27 @@ export class SessionStore {
   }
 
   /** The stored row of a token: from the cache (kept by token: a hit costs no hash), else the database. */
-  async #read(token: string, now: number): Promise<SessionRow | undefined> {
+  async #read(token: string, now: number): Promise<Cached | undefined> {
     const cached = this.#cache.get(token);
-    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at) return cached.row;
+    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at) return cached;
     const row = await readSession(this.storage, hashOf(token));
-    if (row) this.#remember(token, row, now);
-    else this.#cache.delete(token);
-    return row;
+    if (row) return this.#remember(token, row, now);
+    this.#cache.delete(token);
+    return undefined;
   }
 
-  #remember(token: string, row: SessionRow, now: number): void {
+  #remember(token: string, row: SessionRow, now: number): Cached {
+    const cached: Cached = { row, at: now, privileges: JSON.parse(row.privileges) as string[] };
     this.#cache.delete(token);
-    this.#cache.set(token, { row, at: now });
+    this.#cache.set(token, cached);
     if (this.#cache.size > SESSION_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value as string);
+    return cached;
   }
+}
+
+/** A session's expiry is written again once it has moved enough (a tenth of its idle timeout, SESSION_TOUCH_MS at most). */
+function dueForTouch(row: SessionRow, now: number): boolean {
+  return now + row.idle - row.expires >= Math.min(SESSION_TOUCH_MS, row.idle / 10);
 }
 
 /** $info's date format: no milliseconds (a date past JavaScript's last one reads as that one). */

@@ -57,6 +57,8 @@ export class Policy {
   readonly forceLogin: boolean;
   /** Grants by privilege set: the sorted lower-cased names joined */
   readonly #grants = new Map<string, Grants>();
+  /** Grants by list (a session's list is read once and shared by its requests: found again without a key) */
+  readonly #byList = new WeakMap<readonly string[], Grants>();
 
   private constructor(private readonly rules: CompiledRules | undefined) {
     this.isOpen = rules === undefined;
@@ -78,8 +80,14 @@ export class Policy {
     return [...this.rules?.promotions.get(resource) ?? []];
   }
 
-  /** Grants of a session holding these (already expanded) privileges, one object per distinct set. */
+  /** Grants of a session holding these (already expanded) privileges, one object per distinct set. (The list must not change afterwards: it is remembered.) */
   grantsFor(privileges: readonly string[]): Grants {
+    let grants = this.#byList.get(privileges);
+    if (grants === undefined) this.#byList.set(privileges, (grants = this.#grantsOfSet(privileges)));
+    return grants;
+  }
+
+  #grantsOfSet(privileges: readonly string[]): Grants {
     const rules = this.rules;
     const held = new Set<string>();
     for (const name of privileges) {

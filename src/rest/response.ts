@@ -14,6 +14,17 @@ export type RestResponse =
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Headers on every answer: browsers read it as nothing but data. */
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  // what an answer says depends on the session that asked: no cache keeps it for another
+  'cache-control': 'no-store',
+};
+
+/** A JSON answer's headers, set in one call. */
+const JSON_HEADERS = { ...SECURITY_HEADERS, 'content-type': JSON_TYPE };
+
 export function json(body: unknown, status = 200): RestResponse {
   return { kind: 'json', status, body };
 }
@@ -35,10 +46,12 @@ export function send(reply: FastifyReply, response: RestResponse): FastifyReply 
   reply.code(response.status);
   switch (response.kind) {
     case 'json':
-      return reply.header('content-type', JSON_TYPE).send(JSON.stringify(response.body));
+      return reply.headers(JSON_HEADERS).send(JSON.stringify(response.body));
     case 'jsonText':
-      return reply.header('content-type', JSON_TYPE).send(response.text);
+      return reply.headers(JSON_HEADERS).send(response.text);
     case 'file':
+      // (a file's own headers may say more: its content-security-policy, its cache-control)
+      reply.headers(SECURITY_HEADERS);
       for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
       return reply.send(response.body ?? undefined);
     default: {
@@ -50,5 +63,5 @@ export function send(reply: FastifyReply, response: RestResponse): FastifyReply 
 
 export function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
   if (error.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterS))));
-  return reply.code(error.status).header('content-type', JSON_TYPE).send(errorBody(error));
+  return reply.code(error.status).headers(JSON_HEADERS).send(errorBody(error));
 }
