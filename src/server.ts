@@ -8,7 +8,7 @@ import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { frameworkError, restRoutes } from './rest/plugin.js';
-import { errorBody } from './rest/response.js';
+import { errorBody, SECURITY_HEADERS } from './rest/response.js';
 import { servicesFor } from './rest/scope.js';
 
 export interface ServerOptions {
@@ -59,15 +59,24 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     trustProxy: options.trustProxy ?? false,
   });
   const corsOrigins = options.corsOrigins ?? [];
-  // browser front ends on the listed origins may call the API with the session's cookie
-  if (corsOrigins.length > 0) await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+  const guard = httpGuard({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins });
+  if (corsOrigins.length > 0) {
+    // CORS answers preflights in a hook of its own, before any route: the guard and the headers go
+    // before it (a hook only here: without CORS the routes guard themselves, at no hook's cost)
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.headers(SECURITY_HEADERS);
+      done(guard(request.host, request.method, request.headers.origin, `${request.protocol}://${request.host}`));
+    });
+    // browser front ends on the listed origins may call the API with the session's cookie
+    await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
+  }
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
       log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
       done();
     });
   }
-  await restRoutes(app, services, httpGuard({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins }), log);
+  await restRoutes(app, services, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {
     const refused = refusedBeforeBody(services, request, request.socket.remoteAddress ?? '');

@@ -91,6 +91,8 @@ describe('HTTP: uploads, images and blobs', () => {
     assert.equal(res.headers.get('content-length'), String(png.length));
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
     assert.match(res.headers.get('content-security-policy') ?? '', /sandbox/);
+    // what a session may see is for its browser's cache alone
+    assert.equal(res.headers.get('cache-control'), 'private, no-cache');
     assert.ok(Buffer.from(await res.arrayBuffer()).equals(png));
     const etag = res.headers.get('etag') as string;
     assert.match(etag, /^"\d+-stored"$/);

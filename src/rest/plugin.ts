@@ -132,11 +132,17 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
  * by key a fraction of parsing every cookie into an object (measured with bench:sessions).
  */
 export function cookieValue(header: string, name: string): string | undefined {
+  // one pass over the header: the next '=' is looked for again only once the pairs have passed it
+  // (looking for it from each pair would read a header of many '=' -less pairs again per pair)
+  let eq = -1;
   for (let at = 0; at < header.length; ) {
+    if (eq < at) {
+      eq = header.indexOf('=', at);
+      if (eq < 0) return undefined;
+    }
     let end = header.indexOf(';', at);
     if (end < 0) end = header.length;
-    const eq = header.indexOf('=', at);
-    if (eq >= 0 && eq < end && header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
+    if (eq < end && header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
     at = end + 1;
   }
   return undefined;

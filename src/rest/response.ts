@@ -15,7 +15,7 @@ export type RestResponse =
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Headers on every answer: browsers read it as nothing but data. */
-const SECURITY_HEADERS = {
+export const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
   'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
   // what an answer says depends on the session that asked: no cache keeps it for another

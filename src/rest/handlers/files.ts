@@ -31,8 +31,9 @@ export async function readFile(scope: Scope, action: Extract<Action, { kind: 're
   const target = action.imageFormat === undefined || action.imageFormat === 'best' || MIME[action.imageFormat] === file.mime ? undefined : action.imageFormat;
   const etag = `"${file.id}-${target ?? 'stored'}"`;
   // Stored content is the clients' own: never sniffed into something else, and never run as a
-  // page (an SVG with a script, opened directly, runs in a sandbox without scripts).
-  const common: Record<string, string> = { etag, 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
+  // page (an SVG with a script, opened directly, runs in a sandbox without scripts). Kept by the
+  // browser only (revalidated by its ETag): what a session may see is no shared cache's to keep.
+  const common: Record<string, string> = { etag, 'cache-control': 'private, no-cache', 'x-content-type-options': 'nosniff', 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" };
   const type = target ? MIME[target] : file.mime;
   // what a browser would run as a page (an SVG, XML, HTML) is only ever a download
   if (action.download || ACTIVE.has(type)) common['content-disposition'] = `attachment; filename="${attr.name}${extension(type)}"`;
