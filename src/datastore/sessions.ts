@@ -45,6 +45,9 @@ export interface Changes {
   readonly idle: boolean;
 }
 
+/** No privilege promoted: what every session starts with. */
+const NOTHING_PROMOTED: readonly string[] = Object.freeze([]);
+
 /** The state of a session, as stored. */
 interface State {
   id: string;
@@ -100,7 +103,8 @@ export class Session {
   #storageSeen = false;
   #savedStorage: string | undefined;
   #savedIdle: number;
-  #promoted: string[] = [];
+  // (replaced, never changed in place: a session starts with the one empty list)
+  #promoted: readonly string[] = NOTHING_PROMOTED;
   #grants: Grants | undefined;
   #replaced: string | undefined;
   #keep = false;
@@ -373,7 +377,7 @@ export class SessionStore {
   /** The session of a stored row, for one request (its privileges shared with the cache: they are replaced, never changed in place). */
   #session(cached: Cached, token: string, now: number): Session {
     const row = cached.row;
-    const state: State = { id: row.id, userName: row.userName, privileges: cached.privileges, storage: JSON.parse(row.storage) as Record<string, unknown>, idleMs: row.idle, expires: now + row.idle };
+    const state: State = { id: row.id, userName: row.userName, privileges: cached.privileges, storage: row.storage === '{}' ? {} : (JSON.parse(row.storage) as Record<string, unknown>), idleMs: row.idle, expires: now + row.idle };
     return new Session(this, state, token, { newToken: false, stored: true, storageText: row.storage });
   }
 
