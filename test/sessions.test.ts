@@ -279,6 +279,16 @@ describe("sessions: what the demo's roles.json allows", () => {
     assert.equal(await demo.ds.Employee.all().length, before);
   });
 
+  it('refuses a guest an update as a guest (401, 1558) whatever stamp it sends: a stale one is no reason to answer 409 first', async () => {
+    const e = await first();
+    for (const stamp of [e.__STAMP, e.__STAMP + 7]) {
+      const res = await update({ __KEY: e.__KEY, __STAMP: stamp, lastName: 'Guest' });
+      assert.equal(res.status, 401, `stamp ${stamp}: ${JSON.stringify(res.body)}`);
+      assert.equal(errCode(res), 1558, `stamp ${stamp}`);
+    }
+    assert.notEqual(await lastName(e.__KEY), 'Guest');
+  });
+
   it('lets an Editor update lastName but not salary (403, 1558), and a refused update saves nothing', async () => {
     const e = await first(cookies.alice);
     const ok = await update({ __KEY: e.__KEY, __STAMP: e.__STAMP, lastName: 'Edited' }, cookies.alice);

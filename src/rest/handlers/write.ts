@@ -8,6 +8,7 @@ import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { staleStamp, type Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
+import { requireDataClass } from '../../datastore/guard.js';
 import { leadsTo } from '../../datastore/projection.js';
 import { queryWith } from '../../datastore/selection.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
@@ -43,6 +44,9 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     if (hasKey !== hasStamp) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1}: an update needs both __KEY and __STAMP (to create an entity, send neither and give the key as its attribute)`);
     }
+    // a session that may not update the dataclass at all is told so, not that its stamp is stale
+    // (what each attribute needs is judged by the save)
+    if (hasKey) requireDataClass(scope.access, dc.model, 'update');
     const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
     if (hasKey) {
       const stamp = obj[WIRE.STAMP];
