@@ -7,7 +7,7 @@ import { httpGuard } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
-import { frameworkError, restRoutes } from './rest/plugin.js';
+import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
 import { servicesFor } from './rest/scope.js';
 
@@ -53,6 +53,8 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
     frameworkErrors: frameworkError,
+    // what Node's parser refuses is answered in our shape too
+    clientErrorHandler: clientError,
     // On SIGTERM a request already on its way is served, not answered 503 (in a shape that is
     // not ours): closing waits for it.
     return503OnClosing: false,

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { openDemo, type DemoFixture } from './helpers.js';
 
@@ -103,6 +104,31 @@ describe('HTTP over a socket', () => {
     assert.equal(res.status, 400);
     assert.match(res.contentType, /^application\/json/);
     assert.ok(Array.isArray(JSON.parse(res.body).__ERROR), res.body);
+  });
+
+  /** Sends `text` as it is and reads what comes back until the server closes the connection. */
+  const rawExchange = (text: string) => new Promise<string>((resolve, reject) => {
+    const socket = connect(Number(base.port), base.hostname, () => socket.end(text));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+  const answerOf = (raw: string) => {
+    const [head, body] = raw.split('\r\n\r\n');
+    return { status: Number(head.split(' ')[1]), head: head.toLowerCase(), body: JSON.parse(body) as { __ERROR: { errCode: number; message: string }[] } };
+  };
+
+  it("answers what Node's HTTP parser refuses in the __ERROR shape, then closes: headers past its size (431, 7048), Content-Length beside Transfer-Encoding (400, 7047)", async () => {
+    const big = answerOf(await rawExchange(`GET /rest/Company(1) HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+    assert.equal(big.status, 431);
+    assert.equal(big.body.__ERROR[0].errCode, 7048);
+    assert.match(big.head, /connection: close/);
+    assert.match(big.head, /x-content-type-options: nosniff/);
+    const smuggled = answerOf(await rawExchange('POST /rest/Company?$method=update HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'));
+    assert.equal(smuggled.status, 400);
+    assert.equal(smuggled.body.__ERROR[0].errCode, 7047);
+    assert.match(smuggled.body.__ERROR[0].message, /cannot be read as HTTP/);
   });
 
   it('serves concurrent requests on one server', async () => {

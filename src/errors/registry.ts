@@ -62,6 +62,9 @@ export const ERRORS = {
   TOO_MANY_REQUESTS: { errCode: 7044, status: 429, signature: 'dsrs', summary: 'A quota is spent (requests a minute, entity sets of a session, live sessions, failed logins): try again after the Retry-After header\'s seconds.' },
   HOST_NOT_ALLOWED: { errCode: 7045, status: 421, signature: 'dsrs', summary: 'The Host header names a host this server does not answer for (--allowed-hosts): a guard against DNS rebinding.' },
   CROSS_SITE_REFUSED: { errCode: 7046, status: 403, signature: 'dsrs', summary: 'A request that changes data came from a web page of another origin (its Origin header is neither the server\'s nor a --cors-origin): a guard against cross-site request forgery.' },
+  MALFORMED_REQUEST: { errCode: 7047, status: 400, signature: 'dsrs', summary: 'The request cannot be read as HTTP (Node\'s parser refused it: a bad request line or header, Content-Length beside Transfer-Encoding): answered, then the connection is closed.' },
+  HEADERS_TOO_LARGE: { errCode: 7048, status: 431, signature: 'dsrs', summary: 'The request\'s headers are larger than the server reads (Node\'s --max-http-header-size, 16 KB by default): answered, then the connection is closed.' },
+  REQUEST_TIMEOUT: { errCode: 7049, status: 408, signature: 'dsrs', summary: 'The request did not arrive in full within the server\'s time for it (Node\'s requestTimeout): answered, then the connection is closed.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -3,6 +3,8 @@
 // answer. Uploads get a scope of their own where no body parser runs: their handler reads the
 // bytes as they arrive.
 
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../util/log.js';
@@ -10,7 +12,7 @@ import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { handleRest } from './pipeline.js';
-import { send, sendError, type RestResponse } from './response.js';
+import { errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
 import { Session, sessionInternals } from '../datastore/sessions.js';
 import type { Services } from './scope.js';
 import type { HttpGuard } from './http-guards.js';
@@ -167,4 +169,28 @@ export function frameworkError(error: FastifyError, request: { url: string }, re
   } else {
     sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
   }
+}
+
+/** The security headers as lines of a raw answer. */
+const RAW_SECURITY_LINES = Object.entries(SECURITY_HEADERS).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+
+/**
+ * Requests Node's HTTP parser refuses before Fastify sees them (headers past the size it reads, a
+ * request that is not HTTP, Content-Length beside Transfer-Encoding, one that never arrives in
+ * full): answered on the socket in the __ERROR shape, then the connection is closed (what follows
+ * on it cannot be read).
+ */
+export function clientError(error: Error & { code?: string }, socket: Duplex): void {
+  // a connection the client reset has no one to answer
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const refusal = error.code === 'HPE_HEADER_OVERFLOW'
+    ? new DatasetError('HEADERS_TOO_LARGE', `the request's headers are larger than the ${maxHeaderSize} bytes this server reads`)
+    : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? new DatasetError('REQUEST_TIMEOUT', 'the request did not arrive in full in the time the server gives it')
+      : new DatasetError('MALFORMED_REQUEST', `the request cannot be read as HTTP: ${error.message}`);
+  if (socket.writable) {
+    const body = errorBody(refusal);
+    socket.write(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${RAW_SECURITY_LINES}connection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
 }
