@@ -67,7 +67,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // before it (a hook only here: without CORS the routes guard themselves, at no hook's cost)
     app.addHook('onRequest', (request, reply, done) => {
       reply.headers(SECURITY_HEADERS);
-      done(guard(request.host, request.method, request.headers.origin, `${request.protocol}://${request.host}`));
+      done(guard(request));
     });
     // browser front ends on the listed origins may call the API with the session's cookie
     await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });

@@ -28,12 +28,21 @@ export function hostName(host: string): string {
 
 const HOSTS_REMEMBERED = 64;
 
-/** Judges a request by its Host, method and Origin (and the origin the server has under that Host): the refusal to answer, or undefined when it may go on. */
-export type HttpGuard = (host: string, method: string, origin: string | undefined, ownOrigin: string) => DatasetError | undefined;
+/** What the guard reads of a request (a Fastify request has it). */
+export interface GuardedRequest {
+  readonly host: string;
+  readonly method: string;
+  readonly protocol: string;
+  readonly headers: { readonly origin?: string };
+}
+
+/** Judges a request by its Host, method and Origin: the refusal to answer, or undefined when it may go on. */
+export type HttpGuard = (request: GuardedRequest) => DatasetError | undefined;
 
 /**
  * The check every route makes first (the REST routes and the not-found answer; not a Fastify
- * hook: a hook costs every request its runner, measured at a few percent of a read by key). */
+ * hook: a hook costs every request its runner, measured at a few percent of a read by key).
+ */
 export function httpGuard(options: HttpGuardOptions): HttpGuard {
   const anyHost = options.allowedHosts.includes('*');
   const hosts = new Set(options.allowedHosts.map((h) => hostName(h)));
@@ -49,12 +58,14 @@ export function httpGuard(options: HttpGuardOptions): HttpGuard {
     }
     return ok;
   };
-  return (host, method, origin, ownOrigin) => {
+  return (request) => {
+    const host = request.host;
     if (!anyHost && !allowed(host)) {
       return new DatasetError('HOST_NOT_ALLOWED', `this server does not answer for the host '${host.slice(0, 100)}': use one of ${[...hosts].join(', ')} (or start it with --allowed-hosts)`);
     }
-    if (origin !== undefined && !SAFE.has(method)) {
-      const own = ownOrigin.toLowerCase();
+    const origin = request.headers.origin;
+    if (origin !== undefined && !SAFE.has(request.method)) {
+      const own = `${request.protocol}://${host}`.toLowerCase();
       if (origin.toLowerCase() !== own && !origins.has(origin.toLowerCase())) {
         return new DatasetError('CROSS_SITE_REFUSED', `a request that changes data came from the web page of another origin (${origin.slice(0, 100)}): only ${own} and the --cors-origin list may send one`);
       }
