@@ -345,8 +345,8 @@ export class SessionStore {
     if (token === undefined) return this.guest();
     const now = this.now();
     // (only tokens are cached: a hit needs no check of its form)
-    const cached = this.#cache.get(token);
-    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at && cached.row.expires > now && !dueForTouch(cached.row, now)) return this.#session(cached, token, now);
+    const cached = this.#cached(token, now);
+    if (cached && cached.row.expires > now && !dueForTouch(cached.row, now)) return this.#session(cached, token, now);
     return TOKEN.test(token) ? this.#openStored(token, now) : this.guest();
   }
 
@@ -445,12 +445,18 @@ export class SessionStore {
 
   /** The stored row of a token: from the cache (kept by token: a hit costs no hash), else the database. */
   async #read(token: string, now: number): Promise<Cached | undefined> {
-    const cached = this.#cache.get(token);
-    if (cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at) return cached;
+    const cached = this.#cached(token, now);
+    if (cached) return cached;
     const row = await readSession(this.storage, hashOf(token));
     if (row) return this.#remember(token, row, now);
     this.#cache.delete(token);
     return undefined;
+  }
+
+  /** The row read for a token within the last SESSION_CACHE_MS (a clock moved back makes it stale too). */
+  #cached(token: string, now: number): Cached | undefined {
+    const cached = this.#cache.get(token);
+    return cached && now - cached.at < SESSION_CACHE_MS && now >= cached.at ? cached : undefined;
   }
 
   #remember(token: string, row: SessionRow, now: number): Cached {
