@@ -426,7 +426,7 @@ describe('HTTP: uploads, images and blobs', () => {
   });
 });
 
-describe('HTTP: a 50 MB blob up and down', () => {
+describe('HTTP: a 256 MB blob up and down', () => {
   const tmp = tempDir();
   after(() => tmp.remove());
 
@@ -438,10 +438,15 @@ describe('HTTP: a 50 MB blob up and down', () => {
   };
 
   it('streams it into the database and back out without holding it in memory (the peaks are reported)', async (t) => {
-    const SIZE = 50 * 1024 * 1024;
+    // Holding the file would grow the server's peak by at least its size. A stream also leaves spent
+    // buffers behind until V8 collects them, up to its allowance for memory outside its heap (64 MB
+    // past what was live), whatever the size: PostgreSQL's driver reaches it (a chunk arrives as
+    // socket reads, then hex text, then bytes). So the file is four times that, the bound half of it.
+    const SIZE = 256 * 1024 * 1024;
+    const BOUND = SIZE / 2 / 1024 / 1024;
     const PIECE = 64 * 1024;
     // the server alone in its own process, so that its memory is its own
-    const server = await startCommand(['--port', '0', '--db', await testDatabase(join(tmp.dir, 'demo.sqlite')), '--roles', 'none', '--log-level', 'warn'], { alone: true });
+    const server = await startCommand(['--port', '0', '--db', await testDatabase(join(tmp.dir, 'demo.sqlite')), '--roles', 'none', '--max-upload-size', '300MB', '--log-level', 'warn'], { alone: true });
     const { base } = server;
     const pid = server.child.pid as number;
     try {
@@ -464,8 +469,8 @@ describe('HTTP: a 50 MB blob up and down', () => {
       writeFileSync(`/proc/${pid}/clear_refs`, '5'); // resets VmHWM
       const id = await send();
       const upGrowth = (memory(pid).peak - before) / 1024;
-      t.diagnostic(`50 MB upload: the server's peak memory grew by ${upGrowth.toFixed(1)} MB (from ${(before / 1024).toFixed(0)} MB)`);
-      assert.ok(upGrowth < 25, `the upload was held in memory: the peak grew by ${upGrowth.toFixed(1)} MB`);
+      t.diagnostic(`256 MB upload: the server's peak memory grew by ${upGrowth.toFixed(1)} MB (from ${(before / 1024).toFixed(0)} MB)`);
+      assert.ok(upGrowth < BOUND, `the upload was held in memory: the peak grew by ${upGrowth.toFixed(1)} MB`);
       assert.match(id, /^[0-9A-F]{32}$/);
 
       const employee = ((await (await fetch(`${base}/Employee?$top=1&$attributes=ID`)).json()) as Json).__ENTITIES[0];
@@ -489,8 +494,8 @@ describe('HTTP: a 50 MB blob up and down', () => {
       }
       assert.equal(offset, SIZE);
       const downGrowth = (memory(pid).peak - downBefore) / 1024;
-      t.diagnostic(`50 MB download: the server's peak memory grew by ${downGrowth.toFixed(1)} MB (from ${(downBefore / 1024).toFixed(0)} MB)`);
-      assert.ok(downGrowth < 25, `the download was held in memory: the peak grew by ${downGrowth.toFixed(1)} MB`);
+      t.diagnostic(`256 MB download: the server's peak memory grew by ${downGrowth.toFixed(1)} MB (from ${(downBefore / 1024).toFixed(0)} MB)`);
+      assert.ok(downGrowth < BOUND, `the download was held in memory: the peak grew by ${downGrowth.toFixed(1)} MB`);
     } finally {
       server.child.kill('SIGTERM');
       await server.exited;
