@@ -75,9 +75,10 @@ before(async () => {
 after(() => demo.close());
 
 describe('sessions: the 4DSID_ cookie, login and logout', () => {
-  it('gives a request without a cookie a guest session in a 4DSID_<project> cookie: 32 upper-case hex digits, Path=/, HttpOnly, SameSite=Lax, not Secure over HTTP', async () => {
+  it('gives a request without a cookie a guest session in a 4DSID_<project> cookie: 32 hex digits, Path=/, HttpOnly, SameSite=Lax, not Secure over HTTP', async () => {
     const res = await call(demo.app, '/rest/$info');
-    assert.match(setCookieLine(res), /^4DSID_Demo=[0-9A-F]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
+    // (lower case: a guest that keeps nothing is not stored; a stored session's token is upper case)
+    assert.match(setCookieLine(res), /^4DSID_Demo=[0-9a-f]{32}; Path=\/; HttpOnly; SameSite=Lax$/);
     assert.equal(res.body.session.userName, '');
     assert.deepEqual(res.body.session.privileges, []);
   });
@@ -102,6 +103,32 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.ok(cookieOf(again));
     assert.notEqual(cookieOf(again), cookieOf(first));
     assert.notEqual(again.body.session.sessionID, first.body.session.sessionID);
+  });
+
+  it("knows the cookie of a guest never stored by its lower-case token, without reading the database; a stored guest's token is upper case", async () => {
+    const storage = coreOf(demo.ds).sessions.storage;
+    const get = storage.get;
+    let reads = 0;
+    storage.get = (...args: Parameters<typeof get>) => {
+      reads++;
+      return get.apply(storage, args);
+    };
+    try {
+      const guest = cookieOf(await call(demo.app, '/rest/Company?$top=1'));
+      assert.match(String(guest), /^4DSID_Demo=[0-9a-f]{32}$/);
+      reads = 0;
+      const again = await call(demo.app, '/rest/Company?$top=1', { cookie: guest });
+      assert.equal(again.status, 200);
+      assert.equal(reads, 0, 'no session was looked up');
+      // a guest that keeps something (an entity set) is stored, under an upper-case token, and found again
+      const kept = await call(demo.app, '/rest/Company?$method=entityset&$top=2', { cookie: guest });
+      assert.ok(kept.body.__ENTITYSET, JSON.stringify(kept.body));
+      assert.match(String(cookieOf(kept)), /^4DSID_Demo=[0-9A-F]{32}$/);
+      const back = await call(demo.app, '/rest/$info', { cookie: cookieOf(kept) });
+      assert.equal(cookieOf(back), undefined, 'the stored guest keeps its cookie');
+    } finally {
+      storage.get = get;
+    }
   });
 
   it("finds the session's cookie among others, whatever their spacing, and only under its own name", () => {
@@ -129,7 +156,7 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     for (const cookie of [`${COOKIE}=not-a-token`, `${COOKIE}=${'a'.repeat(32)}`, `${COOKIE}=${randomBytes(16).toString('hex').toUpperCase()}`]) {
       const res = await call(demo.app, '/rest/$info', { cookie });
       assert.equal(res.status, 200, cookie);
-      assert.match(String(cookieOf(res)), /^4DSID_Demo=[0-9A-F]{32}$/, cookie);
+      assert.match(String(cookieOf(res)), /^4DSID_Demo=[0-9a-f]{32}$/, cookie);
       assert.notEqual(cookieOf(res), cookie);
       assert.deepEqual(res.body.session.privileges, []);
     }

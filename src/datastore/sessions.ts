@@ -2,7 +2,8 @@
 // token (128 bits); the database keeps each stored session under the token's SHA-256 (never the
 // token), with its user name, privileges, storage object and expiry, so every server instance
 // sees every session. A guest session is stored only once it keeps something (storage, a set,
-// privileges): a client without a cookie jar costs no write. Sessions are read through a short
+// privileges): a client without a cookie jar costs no write, and one with a jar no read either (the
+// cookie of a session never stored holds its token in lower case, which names no stored one). Sessions are read through a short
 // per-instance cache (SESSION_CACHE_MS) and their expiry is written again only when it has moved
 // by SESSION_TOUCH_MS. Expired sessions come back as new guests and are swept.
 
@@ -64,8 +65,14 @@ interface State {
 export let sessionInternals: SessionInternals;
 
 interface SessionInternals {
-  /** the cookie's token */
+  /** the token the database knows it by, once stored */
   token(s: Session): string;
+  /**
+   * What its cookie holds: the token; for a session not stored (a guest that keeps nothing), the
+   * token in lower case, which no stored session has, so that the cookie sent back is known for
+   * a new guest without a lookup.
+   */
+  cookie(s: Session): string;
   /** the token was made (or replaced) by this request: the answer sets the cookie */
   newToken(s: Session): boolean;
   /** the session is stored (in the database) */
@@ -113,6 +120,7 @@ export class Session {
   static {
     sessionInternals = {
       token: (s) => s.#token,
+      cookie: (s) => (s.#stored ? s.#token : s.#token.toLowerCase()),
       newToken: (s) => s.#newToken,
       stored: (s) => s.#stored,
       grants: (s) => (s.#grants ??= s.#store.policy.grantsFor(s.#promoted.length === 0 ? s.#state.privileges : [...s.#state.privileges, ...s.#promoted])),
@@ -284,7 +292,7 @@ function privilegeSettings(settings: PrivilegeSettings): { privileges: string[];
 let pool = Buffer.alloc(0);
 let used = 0;
 
-/** A new cookie token: 128 random bits, as 32 upper-case hex digits (4D's UUID look). */
+/** A new cookie token: 128 random bits, as 32 upper-case hex digits (4D's UUID look; a session never stored shows them in lower case). */
 function newToken(): string {
   if (used + 16 > pool.length) {
     pool = randomBytes(4096);
@@ -344,7 +352,8 @@ export class SessionStore {
   open(token: string | undefined): Session | Promise<Session> {
     if (token === undefined) return this.guest();
     const now = this.now();
-    // (only tokens are cached: a hit needs no check of its form)
+    // (only tokens are cached: a hit needs no check of its form; a lower-case token, a guest's
+    // that was never stored, is not one and is not looked up)
     const cached = this.#cached(token, now);
     if (cached && cached.row.expires > now && !dueForTouch(cached.row, now)) return this.#session(cached, token, now);
     return TOKEN.test(token) ? this.#openStored(token, now) : this.guest();

@@ -57,7 +57,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       // request, on any instance, sees it
       const saving = sessions.save(session);
       if (saving) await saving;
-      if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.token(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
+      if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
     }
     return send(reply, response);
   };
