@@ -105,14 +105,25 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.notEqual(again.body.session.sessionID, first.body.session.sessionID);
   });
 
+  it('stores a guest that sets its own idle timeout, and keeps it', async () => {
+    const store = coreOf(demo.ds).sessions;
+    const guest = store.guest();
+    guest.idleTimeout = 120;
+    await store.save(guest);
+    assert.equal(sessionInternals.stored(guest), true);
+    assert.equal((await store.open(sessionInternals.token(guest))).idleTimeout, 120);
+  });
+
   it("knows the cookie of a guest never stored by its lower-case token, without reading the database; a stored guest's token is upper case", async () => {
     const storage = coreOf(demo.ds).sessions.storage;
-    const get = storage.get;
+    const original = { get: storage.get, all: storage.all, column: storage.column };
     let reads = 0;
-    storage.get = (...args: Parameters<typeof get>) => {
-      reads++;
-      return get.apply(storage, args);
-    };
+    for (const name of ['get', 'all', 'column'] as const) {
+      storage[name] = ((...args: [string, unknown[]?]) => {
+        if (/session/i.test(args[0])) reads++;
+        return (original[name] as (...a: unknown[]) => unknown).apply(storage, args);
+      }) as never;
+    }
     try {
       const guest = cookieOf(await call(demo.app, '/rest/Company?$top=1'));
       assert.match(String(guest), /^4DSID_Demo=[0-9a-f]{32}$/);
@@ -120,6 +131,11 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
       const again = await call(demo.app, '/rest/Company?$top=1', { cookie: guest });
       assert.equal(again.status, 200);
       assert.equal(reads, 0, 'no session was looked up');
+      assert.match(String(cookieOf(again)), /^4DSID_Demo=[0-9a-f]{32}$/, 'a new guest, with a cookie of its own');
+      assert.notEqual(cookieOf(again), guest);
+      // (the spy sees a lookup: an upper-case token that names nothing is looked up)
+      await call(demo.app, '/rest/Company?$top=1', { cookie: String(guest).toUpperCase().replace('4DSID_DEMO', COOKIE) });
+      assert.ok(reads > 0, 'an upper-case token is looked up');
       // a guest that keeps something (an entity set) is stored, under an upper-case token, and found again
       const kept = await call(demo.app, '/rest/Company?$method=entityset&$top=2', { cookie: guest });
       assert.ok(kept.body.__ENTITYSET, JSON.stringify(kept.body));
@@ -127,7 +143,7 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
       const back = await call(demo.app, '/rest/$info', { cookie: cookieOf(kept) });
       assert.equal(cookieOf(back), undefined, 'the stored guest keeps its cookie');
     } finally {
-      storage.get = get;
+      Object.assign(storage, original);
     }
   });
 
@@ -564,6 +580,26 @@ describe('sessions: the cap on live guest sessions', () => {
     // the guest that has a place keeps making sets
     const again = await call(capped.app, '/rest/Company?$method=entityset', { cookie: cookieOf(first) });
     assert.equal(again.status, 200, JSON.stringify(again.body));
+  });
+
+  it('never refuses a logout for the cap: with the guests at their cap, a user logs out to a guest in place of the row it ends', async () => {
+    const alice = await login(capped.app, 'alice');
+    await call(capped.app, '/rest/Company?$method=entityset', {});
+    assert.equal((await call(capped.app, '/rest/Company?$method=entityset', {})).status, 429, 'the guests are at their cap');
+    const out = await call(capped.app, '/rest/$catalog/logout', { method: 'POST', cookie: alice });
+    assert.equal(out.status, 200, JSON.stringify(out.body));
+    const after = await info(capped.app, alice);
+    assert.equal(after.session.userName, '', 'the old cookie names no one');
+    assert.deepEqual((await info(capped.app, cookieOf(out))).session.privileges, []);
+    // with its storage, at the level of the store
+    const store = coreOf(capped.ds).sessions;
+    const bob = await store.open((await login(capped.app, 'bob')).split('=')[1]);
+    bob.storage.cart = [1, 2];
+    bob.clearPrivileges();
+    await store.save(bob);
+    const back = await store.open(sessionInternals.token(bob));
+    assert.deepEqual(back.storage, { cart: [1, 2] });
+    assert.equal(back.isGuest(), true);
   });
 });
 

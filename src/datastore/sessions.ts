@@ -257,8 +257,9 @@ export class Session {
   #changed(): Changes | undefined {
     const state = this.#state;
     if (!this.#stored || this.#savedStorage === undefined) {
-      // a guest that keeps nothing is not stored
-      const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0;
+      // a guest that keeps nothing (no user name, storage, set or idle timeout of its own) and
+      // was never logged in is not stored; a logout keeps its session (4D's), as a guest
+      const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0 && state.idleMs === this.#store.idleMs;
       return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true };
     }
     const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle };
@@ -407,13 +408,15 @@ export class SessionStore {
     const { state } = changes;
     const now = this.now();
     const guest = state.privileges.length === 0;
-    if (changes.insert) await this.makeRoom(guest);
+    const replaced = internals.replaced(session);
+    // a logout is never refused for the caps: the guest it leaves replaces the row it ends
+    if (changes.insert && !(guest && replaced !== undefined)) await this.makeRoom(guest);
     const token = internals.token(session);
+    // (made before anything is removed: storage JSON cannot hold is refused with nothing changed)
     const row: SessionRow = {
       token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
-    const replaced = internals.replaced(session);
     if (replaced !== undefined) {
       this.#cache.delete(replaced);
       await deleteSession(this.storage, hashOf(replaced));
