@@ -98,6 +98,24 @@ describe('writes over HTTP', () => {
     assert.equal(JSON.parse(res.body).name, 'Plain');
   });
 
+  it('reads a JSON body as JSON whatever its label (wakanda-client posts it as a form), and refuses one that is not JSON naming its label', async () => {
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const saved = await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: JSON.stringify({ name: 'Formed', companyCode: 'FORM-1' }), headers: form });
+    assert.equal(saved.statusCode, 200, saved.body);
+    assert.equal(JSON.parse(saved.body).name, 'Formed');
+    const unlabelled = await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: Buffer.from(JSON.stringify({ name: 'Unlabelled', companyCode: 'FORM-2' })) });
+    assert.equal(unlabelled.statusCode, 200, unlabelled.body);
+    const count = (await demo.request('/rest/Company?$filter="companyCode begin FORM"&$top=0')).body.__COUNT;
+    const notJson = await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: 'name=Formed&companyCode=FORM-3', headers: form });
+    assert.equal(notJson.statusCode, 400);
+    assert.equal(JSON.parse(notJson.body).__ERROR[0].errCode, 7014);
+    assert.match(JSON.parse(notJson.body).__ERROR[0].message, /not valid JSON \(labelled "application\/x-www-form-urlencoded", read as JSON whatever the label\)/);
+    assert.equal((await demo.request('/rest/Company?$filter="companyCode begin FORM"&$top=0')).body.__COUNT, count, 'nothing saved');
+    // a browser's form from another site is still refused by the Origin check
+    const crossSite = await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: JSON.stringify({ name: 'Forged', companyCode: 'FORM-4' }), headers: { ...form, origin: 'http://evil.example' } });
+    assert.equal(crossSite.statusCode, 403);
+  });
+
   it('creates several entities and answers them in input order under __ENTITIES', async () => {
     const { status, body } = await post('/rest/City?$method=update', [{ name: 'Oslo', country: 'Norway' }, { name: 'Bergen', country: 'Norway' }]);
     assert.equal(status, 200);

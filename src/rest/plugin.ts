@@ -61,15 +61,19 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     }
     return send(reply, response);
   };
-  // 4D clients do not always label their JSON: a body sent as text is read as JSON too; and an
-  // empty body labelled JSON (a delete, say) is no body rather than an error.
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(['application/json', 'text/plain'], { parseAs: 'string' }, (_request, text, done) => {
+  // 4D's clients do not always label their JSON (wakanda-client posts it as a form, others as
+  // text): every body the REST routes take is read as JSON whatever its label, and one that is not
+  // JSON is refused naming the label. An empty body (a delete, say) is no body rather than an
+  // error. (Uploads read raw bytes in a scope of their own, below.)
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (request, text, done) => {
     let body: unknown;
     try {
       body = (text as string).trim() === '' ? undefined : JSON.parse(text as string);
     } catch (e) {
-      done(new DatasetError('INVALID_BODY', `the body is not valid JSON: ${(e as Error).message}`), undefined);
+      const label = request.headers['content-type'];
+      const labelled = label === undefined || /^application\/json\b/i.test(label) ? '' : ` (labelled ${JSON.stringify(label.slice(0, 100))}, read as JSON whatever the label)`;
+      done(new DatasetError('INVALID_BODY', `the body is not valid JSON${labelled}: ${(e as Error).message}`), undefined);
       return;
     }
     if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
