@@ -2,10 +2,11 @@
 // token (128 bits); the database keeps each stored session under the token's SHA-256 (never the
 // token), with its user name, privileges, storage object and expiry, so every server instance
 // sees every session. A guest session is stored only once it keeps something (storage, a set,
-// privileges): a client without a cookie jar costs no write, and one with a jar no read either (the
-// cookie of a session never stored holds its token in lower case, which names no stored one). Sessions are read through a short
-// per-instance cache (SESSION_CACHE_MS) and their expiry is written again only when it has moved
-// by SESSION_TOUCH_MS. Expired sessions come back as new guests and are swept.
+// privileges): a client without a cookie jar costs no write, and one with a jar no read either
+// (the cookie of a session never stored holds its token in lower case, which names no stored
+// one). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their expiry
+// is written again only when it has moved by SESSION_TOUCH_MS. Expired sessions come back as new
+// guests and are swept.
 
 import { createHash, randomBytes } from 'node:crypto';
 import {
