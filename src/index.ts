@@ -30,6 +30,8 @@ export { callContext, type CallContext, type CallRequest } from './functions/con
 // the web session of the REST request the code runs for (a function, an event, a restrict())
 export { session } from './datastore/caller.js';
 export type { PrivilegeSettings, Session } from './datastore/sessions.js';
+// the hooks of 4D's legacy login (/rest/$directory) a DataStore class may define
+export type { DirectoryHooks, DirectoryUser } from './datastore/directory.js';
 // the storage a server with functions runs on: their time limit checked before each statement
 export { withDeadlines } from './functions/deadlines.js';
 export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodDefinition } from './functions/project-methods.js';

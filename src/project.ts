@@ -12,6 +12,7 @@ import { ClassLoadError, importProjectModule, loadClasses } from './classes/load
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { dataClassMethods, datastoreMethods } from './functions/catalog.js';
+import { DIRECTORY_HOOKS, type DirectoryHooks } from './datastore/directory.js';
 import { parseRolesFile, RolesFileError, type KnownResources } from './permissions/roles-file.js';
 import { Policy } from './permissions/policy.js';
 import { loadModelFile } from './model/load-model.js';
@@ -98,6 +99,8 @@ function knownResources(ds: DatastoreWithClasses): KnownResources {
   const dataClasses = new Map(ds.model.dataClasses.map((dc) => [dc.name, new Set(dc.attributes.map((a) => a.name))] as const));
   const functions = new Set([
     ...datastoreMethods(ds).map((m) => `ds.${m.name}`),
+    // the $directory hooks the DataStore class defines: roles.json may promote them
+    ...DIRECTORY_HOOKS.filter((h) => typeof (ds as DirectoryHooks)[h] === 'function').map((h) => `ds.${h}`),
     ...ds.dataClasses().flatMap((dc) => dataClassMethods(dc).map((m) => `${dc.name}.${m.name}`)),
   ]);
   return { dataClasses, functions };

@@ -34,6 +34,7 @@ const ROLES = {
       { applyTo: 'ds', type: 'datastore', read: ['reader'], create: ['writer'], update: ['writer'], drop: ['dropper'], execute: ['caller'] },
       { applyTo: 'User', type: 'dataclass', read: ['accounts'] },
       { applyTo: 'ds.authentify', type: 'method', promote: ['accounts'] },
+      { applyTo: 'ds.directoryUser', type: 'method', promote: ['accounts'] },
     ],
   },
   restrictedByDefault: true,
@@ -94,6 +95,8 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     compute: { allowed: READERS, request: async () => ({ method: 'GET', url: '/rest/City/population?$compute=sum' }) },
     distinct: { allowed: READERS, request: async () => ({ method: 'GET', url: '/rest/City/country?$distinct=true' }) },
     callFunction: { allowed: ['C'], request: async () => ({ method: 'POST', url: '/rest/$catalog/pause', body: [1] }) },
+    // who the session is: every session may ask (the demo's hook reads User through promote)
+    directory: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$directory/currentUser' }) },
     upload: { allowed: ['W'], request: async () => ({ method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('some bytes'), headers: { 'content-type': 'application/octet-stream' } }) },
   };
 

@@ -455,3 +455,26 @@ describe('roles: false (--roles none) on a project with a roles.json: everything
     }
   });
 });
+
+describe('$directory on a datastore whose DataStore class defines none of its hooks', () => {
+  let s: Served;
+  before(async () => {
+    s = await serve(rolesJson());
+  });
+  after(() => s.close());
+
+  it('answers $directory/login with 501 (7051), and currentUser / currentUserBelongsTo from the session itself', async () => {
+    const c = client(s.app);
+    const login = await c('/rest/$directory/login', 'POST', ['ann', 'pw']);
+    assert.equal(login.status, 501);
+    assert.equal(login.body.__ERROR[0].errCode, 7051);
+    assert.match(login.body.__ERROR[0].message, /authentify/);
+    assert.deepEqual((await c('/rest/$directory/currentUser')).body, { result: null });
+    assert.equal((await c('/rest/$catalog/authentify', 'POST', ['ann'])).status, 200);
+    assert.deepEqual((await c('/rest/$directory/currentUser')).body, { result: { ID: 'ann', userName: 'ann', fullName: 'ann' } });
+    assert.deepEqual((await c('/rest/$directory/currentUserBelongsTo', 'POST', ['reader'])).body, { result: true });
+    assert.deepEqual((await c('/rest/$directory/currentUserBelongsTo', 'POST', ['writer'])).body, { result: false });
+    assert.deepEqual((await c('/rest/$directory/logout')).body, { result: true });
+    assert.deepEqual((await c('/rest/$directory/currentUser')).body, { result: null });
+  });
+});

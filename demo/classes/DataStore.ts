@@ -144,14 +144,30 @@ export default class DataStore extends Datastore {
   async authentify(credentials: { userName?: unknown; password?: unknown }): Promise<{ success: boolean; userName?: string; privileges?: string[]; reason?: string }> {
     const { userName, password } = credentials;
     if (typeof userName !== 'string' || typeof password !== 'string') return { success: false, reason: 'give {"userName": "<name>", "password": "<text>"}' };
-    // === : the name as given, @ no wildcard ("a@" is no one's name)
-    const user = await this.dataClass('User')!.query('userName === :1', userName).first();
-    // a hash is checked even for an unknown name: how long the answer takes says nothing of which names exist
-    const ok = await verify(String(user?.get('passwordHash') ?? UNKNOWN_USER_HASH), password).catch(() => false);
-    if (!user || !ok) return { success: false, reason: 'unknown user name or wrong password' };
-    const roles = String(user.get('roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
-    session().setPrivileges({ roles, userName: String(user.get('userName')) });
+    if (!(await logIn(this, userName, password))) return { success: false, reason: 'unknown user name or wrong password' };
     return { success: true, userName: session().userName, privileges: session().getPrivileges() };
+  }
+
+  /**
+   * The same login for 4D's legacy POST /rest/$directory/login (wakanda-client's directory.login):
+   * true when the credentials are right (the session then has the user's roles). Not exposed: the
+   * server calls it; roles.json promotes it to read User.
+   */
+  directoryLogin(userName: string, password: string): Promise<boolean> {
+    return logIn(this, userName, password);
+  }
+
+  /** GET /rest/$directory/currentUser: the logged-in user's ID, name and full name, or null for a guest. */
+  async directoryUser(): Promise<{ ID: number; userName: string; fullName: string } | null> {
+    const user = await sessionUser(this);
+    return user ? { ID: Number(user.get('ID')), userName: String(user.get('userName')), fullName: String(user.get('fullName') ?? '') } : null;
+  }
+
+  /** POST /rest/$directory/currentUserBelongsTo ["Editor"]: the user has that role (or the session that privilege). */
+  async directoryBelongsTo(group: string): Promise<boolean> {
+    const user = await sessionUser(this);
+    if (!user) return false;
+    return rolesOf(user).some((r) => r.toLowerCase() === group.toLowerCase()) || session().hasPrivilege(group);
   }
 
   /** Logs the session out (POST /rest/$catalog/logout): a guest again, under a new cookie. */
@@ -164,4 +180,28 @@ export default class DataStore extends Datastore {
   secretReport(): string {
     return 'internal';
   }
+}
+
+/** A user's roles (roles.json), from its comma-separated roles attribute. */
+function rolesOf(user: Entity): string[] {
+  return String(user.get('roles') ?? '').split(',').map((r) => r.trim()).filter(Boolean);
+}
+
+// (helpers, not methods: user classes are applied to the datastore's prototype chain, not constructed, so # members are out of reach)
+
+/** Checks the password against the user's Argon2id hash; when right, gives the session the user's roles. */
+async function logIn(ds: Datastore, userName: string, password: string): Promise<boolean> {
+  // === : the name as given, @ no wildcard ("a@" is no one's name)
+  const user = await ds.dataClass('User')!.query('userName === :1', userName).first();
+  // a hash is checked even for an unknown name: how long the answer takes says nothing of which names exist
+  const ok = await verify(String(user?.get('passwordHash') ?? UNKNOWN_USER_HASH), password).catch(() => false);
+  if (!user || !ok) return false;
+  session().setPrivileges({ roles: rolesOf(user), userName: String(user.get('userName')) });
+  return true;
+}
+
+/** The User entity of the session's user, or null for a guest. */
+async function sessionUser(ds: Datastore): Promise<Entity | null> {
+  const name = session().userName;
+  return name === '' ? null : ds.dataClass('User')!.query('userName === :1', name).first();
 }

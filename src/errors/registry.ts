@@ -65,6 +65,8 @@ export const ERRORS = {
   MALFORMED_REQUEST: { errCode: 7047, status: 400, signature: 'dsrs', summary: 'The request cannot be read as HTTP (Node\'s parser refused it: a bad request line or header, Content-Length beside Transfer-Encoding): answered, then the connection is closed.' },
   HEADERS_TOO_LARGE: { errCode: 7048, status: 431, signature: 'dsrs', summary: 'The request\'s headers are larger than the server reads (Node\'s --max-http-header-size, 16 KB by default): answered, then the connection is closed.' },
   REQUEST_TIMEOUT: { errCode: 7049, status: 408, signature: 'dsrs', summary: 'The request did not arrive in full within the server\'s time for it (Node\'s requestTimeout): answered, then the connection is closed.' },
+  LOGIN_FAILED: { errCode: 7050, status: 401, signature: 'dsrs', summary: 'A $directory/login was refused: unknown user name or wrong password (the DataStore class\'s directoryLogin answered false). The body also holds {"result": false}.' },
+  NO_DIRECTORY: { errCode: 7051, status: 501, signature: 'dsrs', summary: 'A $directory/login came to a datastore whose DataStore class defines no directoryLogin: it has no legacy login (log in with authentify, or define the hook).' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -93,7 +93,16 @@ export type Action =
   | { readonly kind: 'compute'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly keyword: ComputeKeyword }
   | { readonly kind: 'distinct'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly paging: Paging }
   | { readonly kind: 'callFunction'; readonly code: FunctionCode; readonly subject: FunctionSubject; readonly args: readonly unknown[]; readonly viaGet: boolean; readonly answer: FunctionAnswer }
-  | { readonly kind: 'upload'; readonly fileKind: FileKind; readonly timeoutS: number };
+  | { readonly kind: 'upload'; readonly fileKind: FileKind; readonly timeoutS: number }
+  | { readonly kind: 'directory'; readonly request: DirectoryRequest };
+
+/** What /rest/$directory/… asks (4D's legacy login, wakanda-client's directory). */
+export type DirectoryRequest =
+  /** credentials from the body [user, password, seconds] or the username-4D, password-4D and session-4D-length headers */
+  | { readonly name: 'login'; readonly userName: string; readonly password: string; readonly idleMinutes?: number }
+  | { readonly name: 'logout' }
+  | { readonly name: 'currentUser' }
+  | { readonly name: 'currentUserBelongsTo'; readonly group: string };
 
 export type ActionKind = Action['kind'];
 

@@ -50,6 +50,8 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
     const { name, label } = functionResource(a);
     if (!scope.access.grants.execute(name)) throw refusal(scope.access.grants, 'execute', label);
   },
+  // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
+  directory: open,
   upload: (_a, scope) => {
     // a file is worth keeping only to a session that may give it to an entity
     const writable = (dc: DataClassModel) => scope.access.grants.dataClass(dc.name, 'create') || scope.access.grants.dataClass(dc.name, 'update');

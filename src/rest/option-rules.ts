@@ -58,6 +58,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   compute: { uses: [...NARROWING, ...SET, '$compute'], refuses: computeAndDistinct },
   distinct: { uses: [...NARROWING, ...SET, ...PAGING, '$distinct'], refuses: computeAndDistinct },
   callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct'] },
+  directory: { uses: [] },
   upload: {
     uses: UPLOAD,
     refuses(o) {

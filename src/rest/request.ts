@@ -11,6 +11,7 @@ import { REST_PREFIX } from './constants.js';
 import { optionsFor } from './option-rules.js';
 import { parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
+import { planDirectory } from './plan-directory.js';
 import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
 import { parseRestPath, type Route } from './url.js';
@@ -79,6 +80,9 @@ export function planRequest(req: RestRequest, scope: Scope, target: Target = rea
     case 'upload':
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $upload: POST the file's bytes, with $rawPict=true (an image) or $binary=true`);
       return planUpload(options, req.headers, scope.maxUploadBytes);
+    case 'directory':
+      optionsFor('directory', options);
+      return planDirectory(req, route.name);
     case 'dataClass':
       return planDataClass(req, scope, route, options);
     default: {

@@ -7,6 +7,7 @@ import type { Action } from './action.js';
 import { catalog, catalogDataClass, lastQueryPath } from './handlers/catalog.js';
 import { compute, distinctValues } from './handlers/compute.js';
 import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
+import { directory } from './handlers/directory.js';
 import { readFile } from './handlers/files.js';
 import { callFunction } from './handlers/functions.js';
 import { readCollection, readEntity, readRelation } from './handlers/read.js';
@@ -58,6 +59,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return callFunction(scope, action);
     case 'upload':
       return upload(scope, action, raw);
+    case 'directory':
+      return directory(scope, action);
     default: {
       const never: never = action;
       return never;

@@ -4,6 +4,7 @@
 
 import { MAX_PATH_SEGMENTS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { didYouMean } from '../util/suggest.js';
 
 export type Selector =
   | { readonly kind: 'all' }
@@ -28,7 +29,12 @@ export type Route =
   | { readonly kind: 'releaseSets' }
   /** /rest/$upload: POST is served by its own route (the raw body); any other method lands here */
   | { readonly kind: 'upload' }
+  /** /rest/$directory/login, logout, currentUser, currentUserBelongsTo (4D's legacy login) */
+  | { readonly kind: 'directory'; readonly name: DirectoryName }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
+
+export const DIRECTORY_NAMES = ['login', 'logout', 'currentUser', 'currentUserBelongsTo'] as const;
+export type DirectoryName = (typeof DIRECTORY_NAMES)[number];
 
 export type DataClassRoute = Extract<Route, { kind: 'dataClass' }>;
 
@@ -74,7 +80,12 @@ function systemRoute(name: string, rest: string[]): Route {
   if (name === '$info' && rest.length === 0) return { kind: 'info' };
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
   if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload)`);
+  if (name === '$directory') {
+    const found = DIRECTORY_NAMES.find((n) => n === rest[0]);
+    if (rest.length === 1 && found) return { kind: 'directory', name: found };
+    throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server ($directory has ${DIRECTORY_NAMES.join(', ')})${didYouMean(rest.join('/'), DIRECTORY_NAMES)}`);
+  }
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory)`);
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */
