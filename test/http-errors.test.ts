@@ -146,7 +146,8 @@ const CASES: readonly ErrorCase[] = [
 
   // ---- HTTP methods ----
   { url: '/rest/Company', method: 'POST', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['POST', '$method'] },
-  { url: '/rest/Company(1)', method: 'POST', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['POST'] },
+  // (with a body, a POST to an entity updates it, as wakanda-client's media delete() does)
+  { url: '/rest/Company(1)', method: 'POST', status: 400, errCode: 'INVALID_BODY', mentions: ['without $method updates that entity', 'one JSON object'] },
   { url: '/rest/Company', method: 'PUT', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['PUT'] },
   { url: '/rest/Company(1)', method: 'DELETE', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['DELETE'] },
   { url: '/rest/Company(1)', method: 'PATCH', status: 405, errCode: 'METHOD_NOT_ALLOWED', mentions: ['PATCH'] },

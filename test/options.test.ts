@@ -19,7 +19,7 @@ function assertDatasetError(query: string, code: ErrorName, mentions: string): v
 
 const defaults: RestOptions = {
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
-  filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, clean: false,
+  filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, emMethod: undefined, clean: false,
   rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set(),
 };
 

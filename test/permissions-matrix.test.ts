@@ -41,6 +41,9 @@ const ROLES = {
   forceLogin: false,
 };
 
+/** A 1×1 PNG. */
+const TINY_PNG = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63f8cfc0f01f0005000201a5f8d1a50000000049454e44ae426082', 'hex');
+
 type Who = 'guest' | 'R' | 'W' | 'D' | 'C';
 const EVERYONE: readonly Who[] = ['guest', 'R', 'W', 'D', 'C'];
 const READERS: readonly Who[] = ['R', 'W', 'D'];
@@ -95,6 +98,11 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     compute: { allowed: READERS, request: async () => ({ method: 'GET', url: '/rest/City/population?$compute=sum' }) },
     distinct: { allowed: READERS, request: async () => ({ method: 'GET', url: '/rest/City/country?$distinct=true' }) },
     callFunction: { allowed: ['C'], request: async () => ({ method: 'POST', url: '/rest/$catalog/pause', body: [1] }) },
+    // a picture into one company's logo: an update
+    storeFile: {
+      allowed: ['W'],
+      request: async () => ({ method: 'POST', url: `/rest/Company(${String(companyWithLogo)})/logo?$rawPict=image/png`, body: TINY_PNG, headers: { 'content-type': 'application/octet-stream' } }),
+    },
     // who the session is: every session may ask (the demo's hook reads User through promote)
     directory: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$directory/currentUser' }) },
     upload: { allowed: ['W'], request: async () => ({ method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('some bytes'), headers: { 'content-type': 'application/octet-stream' } }) },

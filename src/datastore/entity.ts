@@ -156,6 +156,9 @@ export class Entity {
   set(name: string, value: unknown): void {
     if (this.#loading) return;
     const attr = this.#attribute(name);
+    // a saved entity's key given again as it is changes nothing (clients send every attribute
+    // back: wakanda-client's save() does); any other value is refused by #setValue
+    if (attr.kind === 'storage' && attr.identifying && !this.#isNew && value !== null && coerceValue(attr, value) === this.getKey()) return;
     this.#setValue(attr, name, value);
     if (attr.kind === 'storage' || attr.kind === 'relatedEntity') this.#fireTouched(name);
   }

@@ -68,7 +68,8 @@ export type FunctionSubject =
   | { readonly kind: 'datastore' }
   | { readonly kind: 'dataClass'; readonly dc: DataClassCore }
   | { readonly kind: 'entity'; readonly dc: DataClassCore; readonly selector: EntitySelector }
-  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly narrowing: Narrowing };
+  /** the whole dataclass, a stored set's members, or the entities of a relation (wakanda-client's $emMethod), narrowed */
+  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly related?: RelationStep; readonly narrowing: Narrowing };
 
 export type Action =
   | { readonly kind: 'catalog'; readonly all: boolean }
@@ -94,6 +95,8 @@ export type Action =
   | { readonly kind: 'distinct'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly paging: Paging }
   | { readonly kind: 'callFunction'; readonly code: FunctionCode; readonly subject: FunctionSubject; readonly args: readonly unknown[]; readonly viaGet: boolean; readonly answer: FunctionAnswer }
   | { readonly kind: 'upload'; readonly fileKind: FileKind; readonly timeoutS: number }
+  /** a file's bytes (the request body) stored into an image or blob attribute of one entity, saved as an update */
+  | { readonly kind: 'storeFile'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly attribute: StorageAttribute; readonly fileKind: FileKind; readonly shape: Shape }
   | { readonly kind: 'directory'; readonly request: DirectoryRequest };
 
 /** What /rest/$directory/… asks (4D's legacy login, wakanda-client's directory). */

@@ -52,6 +52,8 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   },
   // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
   directory: open,
+  // into one entity's attribute: an update (the save judges the attribute)
+  storeFile: (a, scope) => requireDataClass(scope.access, a.dc.model, 'update'),
   upload: (_a, scope) => {
     // a file is worth keeping only to a session that may give it to an entity
     const writable = (dc: DataClassModel) => scope.access.grants.dataClass(dc.name, 'create') || scope.access.grants.dataClass(dc.name, 'update');

@@ -37,11 +37,13 @@ export async function follow(scope: Scope, step: RelationStep): Promise<EntitySe
 }
 
 /** A stored set as the request defines it: its keys (combined, cleaned), or whether it shares an entity with another (INTERSECT). */
-export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; readonly sorted: boolean } | { readonly intersects: boolean };
+/** (`rebuilt`: the set had gone and was made again from $savedfilter/$savedorderby, under its id) */
+export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; readonly sorted: boolean; readonly rebuilt: boolean } | { readonly intersects: boolean };
 
 export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<ResolvedSet> {
   const sets = scope.core.sets;
-  const set = (await sets.find(req.id)) ?? (await rebuild(scope, dc, req));
+  const found = await sets.find(req.id);
+  const set = found ?? (await rebuild(scope, dc, req));
   if (set.dataClass !== dc.name) throw setNotFound(req.id);
   // a session whose rows of dc are filtered (restrict()) sees, of any set, only the members it may see
   const filtered = scope.access.restrict?.(dc.model) != null;
@@ -57,7 +59,7 @@ export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetReques
   }
   // the members still in the datastore, in the set's order
   if (req.clean && !filtered) keys = await sets.clean(dc, keys, scope.access);
-  return { set, keys, sorted: set.sorted };
+  return { set, keys, sorted: set.sorted, rebuilt: found === undefined };
 }
 
 /** An expired or released set asked for with $savedfilter and/or $savedorderby comes back under its id; otherwise 1802. */

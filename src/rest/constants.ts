@@ -37,6 +37,7 @@ export const OPTIONS = {
   $version: true,
   $lock: false,
   $clean: true,
+  $emMethod: true,
   $format: false,
 } as const satisfies Record<string, boolean>;
 

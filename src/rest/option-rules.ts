@@ -57,8 +57,9 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   deleteSet: { uses: ['$method'] },
   compute: { uses: [...NARROWING, ...SET, '$compute'], refuses: computeAndDistinct },
   distinct: { uses: [...NARROWING, ...SET, ...PAGING, '$distinct'], refuses: computeAndDistinct },
-  callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct'] },
+  callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct', '$emMethod'] },
   directory: { uses: [] },
+  storeFile: { uses: ['$rawPict', '$binary', ...SHAPE] },
   upload: {
     uses: UPLOAD,
     refuses(o) {

@@ -45,7 +45,9 @@ export interface RestOptions {
   readonly subOrderby?: string;
   /** $clean=true with $method=entityset: a copy of a set without its dropped members */
   readonly clean: boolean;
-  /** $rawPict=true: an upload of an image; $binary=true: an upload of any file, or a blob read as a download */
+  /** $emMethod with $method=subentityset: the selection function called on a relation's entities (wakanda-client) */
+  readonly emMethod?: string;
+  /** $rawPict=true (or the image's MIME type, as wakanda-client sends it): an upload of an image; $binary=true: an upload of any file, or a blob read as a download */
   readonly rawPict: boolean;
   readonly binary: boolean;
   /** $imageformat: the format an image is sent in (best: as stored) */
@@ -63,7 +65,7 @@ const FIELD: Record<OptionName, Field | undefined> = {
   $savedfilter: 'savedFilter', $savedorderby: 'savedOrderby', $compute: 'compute', $distinct: 'distinct', $logicOperator: 'logic',
   $operator: 'logic', $otherCollection: 'logic', $subOrderby: 'subOrderby', $atomic: 'atomic', $atOnce: 'atomic', $atonce: 'atomic',
   $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: undefined, $format: undefined,
-  $clean: 'clean',
+  $clean: 'clean', $emMethod: 'emMethod',
 };
 
 type Field = Exclude<keyof RestOptions, 'given'>;
@@ -73,7 +75,7 @@ const NO_OPTIONS: RestOptions = Object.freeze({
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: Object.freeze([]), queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined,
   distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined,
-  clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set<OptionName>(),
+  emMethod: undefined, clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set<OptionName>(),
 });
 
 /** Per rule (an option list), which fields of RestOptions it reads: computed once per rule. */
@@ -122,6 +124,7 @@ export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
     savedFilter: m.savedFilter ? o.savedFilter : d.savedFilter,
     savedOrderby: m.savedOrderby ? o.savedOrderby : d.savedOrderby,
     subOrderby: m.subOrderby ? o.subOrderby : d.subOrderby,
+    emMethod: m.emMethod ? o.emMethod : d.emMethod,
     clean: m.clean ? o.clean : d.clean,
     rawPict: m.rawPict ? o.rawPict : d.rawPict,
     binary: m.binary ? o.binary : d.binary,
@@ -183,8 +186,9 @@ export function parseOptions(query: string): RestOptions {
     savedFilter: nonEmpty('$savedfilter', raw.get('$savedfilter')),
     savedOrderby: nonEmpty('$savedorderby', raw.get('$savedorderby')),
     subOrderby: nonEmpty('$subOrderby', raw.get('$subOrderby')),
+    emMethod: functionName('$emMethod', raw.get('$emMethod')),
     clean: bool('$clean', raw.get('$clean')),
-    rawPict: bool('$rawPict', raw.get('$rawPict')),
+    rawPict: rawPict(raw.get('$rawPict')),
     binary: bool('$binary', raw.get('$binary')),
     imageFormat: imageFormat(raw.get('$imageformat')),
     version: raw.get('$version'),
@@ -224,6 +228,22 @@ function count(name: string, v: string, max: number): number {
     throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page`);
   }
   return n;
+}
+
+/** $rawPict: true or false, or the image's MIME type (wakanda-client sends file.type): an image either way, whose bytes say what it is. */
+function rawPict(v: string | undefined): boolean {
+  if (v !== undefined && /^image\/[\w.+-]+$/i.test(v)) return true;
+  if (v === 'undefined' || (v !== undefined && /^[\w.+-]+\/[\w.+-]+$/.test(v))) {
+    throw new DatasetError('INVALID_OPTION', `$rawPict is true, or an image's MIME type (image/png); got '${v}'${v === 'undefined' ? " (wakanda-client in Node sends file.type: give the Buffer a type property, like buf.type = 'image/png')" : ''}`);
+  }
+  return bool('$rawPict', v);
+}
+
+/** A function's name ($emMethod). */
+function functionName(name: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[A-Za-z_$][\w$]*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} names a function, like ${name}=totalRevenues; got '${v.slice(0, 60)}'`);
+  return v;
 }
 
 function bool(name: string, v: string | undefined): boolean {

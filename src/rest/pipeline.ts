@@ -10,7 +10,8 @@ import { runAsCaller } from '../datastore/caller.js';
 import type { Session } from '../datastore/sessions.js';
 import type { ActionKind } from './action.js';
 import { authorize } from './authorize.js';
-import { isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
+import { checkUploadHead } from './plan-parts.js';
+import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
 import { scopeFor, type RestCore, type Services } from './scope.js';
@@ -50,7 +51,7 @@ function readsRunUserCode(core: RestCore): boolean {
 }
 
 /** The kinds of action that save or drop entities, so run entity events. */
-const RUNS_EVENTS: ReadonlySet<ActionKind> = new Set(['update', 'validate', 'delete', 'deleteSet']);
+const RUNS_EVENTS: ReadonlySet<ActionKind> = new Set(['update', 'validate', 'delete', 'deleteSet', 'storeFile']);
 
 /**
  * Expect: 100-continue: an upload the stage refuses from its head alone (its options, its
@@ -59,10 +60,15 @@ const RUNS_EVENTS: ReadonlySet<ActionKind> = new Set(['update', 'validate', 'del
  */
 export function refusedBeforeBody(services: Services, raw: IncomingMessage, caller: string): DatasetError | undefined {
   const req = { method: raw.method ?? 'GET', url: raw.url ?? '', headers: raw.headers, origin: '' };
-  if (!isUploadTarget(req.url)) return undefined;
+  const intoAttribute = req.method === 'POST' && isAttributeUpload(req.url);
+  if (!intoAttribute && !isUploadTarget(req.url)) return undefined;
   try {
-    // (the head alone: the session is not read yet, a guest's scope plans it)
-    planRequest(req, scopeFor(services, { ...req, caller }, services.core.sessions.guest()));
+    // (the head alone: the session is not read yet; a guest's scope plans an upload, whose plan
+    // reads no data, and only the target and the size of an upload into an attribute are checked)
+    if (intoAttribute) {
+      readTarget(req.method, req.url);
+      checkUploadHead(req.headers, services.maxUploadBytes);
+    } else planRequest(req, scopeFor(services, { ...req, caller }, services.core.sessions.guest()));
     return undefined;
   } catch (e) {
     // any refusal of an upload's head, a bad option as much as a size past the limit (anything

@@ -5,13 +5,14 @@
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
+import { unknownAttribute } from '../query/path.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest } from './action.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
-import { functionOf, planDataClassCall } from './plan-function.js';
-import { attributeList, entitySelector, narrowing, paging, refuseMethod, shape } from './plan-parts.js';
+import { functionOf, planDataClassCall, planRelationCall } from './plan-function.js';
+import { attributeList, checkUploadHead, entitySelector, narrowing, paging, refuseMethod, shape, withoutExpand } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import { dataClassFor, type Scope } from './scope.js';
 import type { DataClassRoute, PathSegment, Selector } from './url.js';
@@ -19,13 +20,71 @@ import type { DataClassRoute, PathSegment, Selector } from './url.js';
 export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRoute, options: RestOptions): Action {
   const dc = dataClassFor(scope, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
   const isRead = req.method === 'GET' || req.method === 'HEAD';
-  const file = isRead ? fileAttributeOf(dc, route, scope) : undefined;
-  if (file) return planReadFile(req, scope, dc, route, file, options);
-  const fn = functionOf(scope, dc, route, req.method, options);
-  if (fn !== undefined) return planDataClassCall(req, scope, dc, route, fn, options);
+  const file = fileAttributeOf(dc, route, scope);
+  if (file && isRead) return planReadFile(req, scope, dc, route, file, options);
+  if (req.method === 'POST' && (options.rawPict || options.binary)) return planStoreFile(req, scope, dc, route, file, options);
+  if (options.emMethod !== undefined) return planRelationCall(req, scope, dc, route, options);
+  const call = setBeforeFunction(route);
+  const fn = functionOf(scope, dc, call, req.method, options);
+  if (fn !== undefined) return planDataClassCall(req, scope, dc, call, fn, options);
   if (isRead) return planRead(scope, dc, route, options);
   if (req.method === 'POST' && options.method !== undefined) return planWrite(req, dc, route, options);
+  if (req.method === 'POST' && route.selector.kind === 'key' && route.path.length === 0) return planEntityPost(req, dc, route.selector.key, options);
   throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
+}
+
+/**
+ * wakanda-client calls a selection function of a stored set as /rest/{dc}/$entityset/{id}/{fn}:
+ * read as 4D's /rest/{dc}/{fn}/$entityset/{id}. (An attribute list cannot follow a set's id, so
+ * the name there is a function's or a mistake.)
+ */
+function setBeforeFunction(route: DataClassRoute): DataClassRoute {
+  const [first, second] = route.path;
+  if (route.path.length !== 2 || first.kind !== 'entitySet' || second.kind !== 'names' || route.selector.kind !== 'all') return route;
+  return { ...route, path: [second, first] };
+}
+
+/**
+ * POST /rest/{dc}({key}) with an entity's values and no $method: an update of that entity (what
+ * wakanda-client's media delete() sends, {"__KEY", "__STAMP", "photo": null}). A __KEY in the body
+ * must be the URL's.
+ */
+function planEntityPost(req: RestRequest, dc: DataClassCore, key: string, options: RestOptions): Action {
+  const body = req.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new DatasetError('INVALID_BODY', `a POST to /rest/${dc.name}(${key}) without $method updates that entity: its body is one JSON object of values (or call a function: /rest/${dc.name}(${key})/{function})`);
+  }
+  const given = (body as Record<string, unknown>).__KEY;
+  if (given !== undefined && String(given) !== key) {
+    throw new DatasetError('INVALID_BODY', `the body's __KEY ${JSON.stringify(given)} is not the key of the URL, ${dc.name}(${key})`);
+  }
+  const opts = optionsFor('update', options);
+  return { kind: 'update', dc, entities: [{ ...body, __KEY: given ?? key }], single: true, atomic: false, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin };
+}
+
+/**
+ * POST /rest/{dc}({key})/{attribute}?$rawPict=<type> (an image) or ?$binary=true (a blob): the
+ * request body stored into that attribute of that entity, saved as an update without a stamp
+ * (wakanda-client's media upload()). Anything else with these options is a mistake named here.
+ */
+function planStoreFile(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, attribute: StorageAttribute | undefined, options: RestOptions): Action {
+  const usage = `POST with $rawPict or $binary uploads a file: to /rest/$upload, or into an image or blob attribute of an entity, /rest/${dc.name}({key})/{attribute}`;
+  if (route.selector.kind === 'all' || route.path.length !== 1 || route.path[0].kind !== 'names') throw new DatasetError('MALFORMED_URL', usage);
+  if (!attribute) {
+    const name = route.path[0].names.join(',');
+    const attr = dc.model.attributesByName.get(name);
+    if (attr && !scope.visible(attr)) throw scope.visible.denied?.(attr) ?? unknownAttribute(dc.model, name, scope.visible, 'the URL');
+    if (!attr) throw unknownAttribute(dc.model, name, scope.visible, 'the URL');
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is no image or blob attribute: ${usage}`);
+  }
+  const opts = optionsFor('storeFile', options);
+  if (opts.rawPict && opts.binary) throw new DatasetError('INVALID_OPTION', 'an upload is an image ($rawPict) or any other file ($binary=true), not both');
+  const fileKind = opts.rawPict ? 'image' : 'binary';
+  if ((attribute.type === 'image') !== (fileKind === 'image')) {
+    throw new DatasetError('UPLOAD_WRONG_KIND', `${dc.name}.${attribute.name} is ${attribute.type === 'image' ? 'an image: upload it with $rawPict=true (or its MIME type)' : 'a blob: upload it with $binary=true'}`);
+  }
+  checkUploadHead(req.headers, scope.maxUploadBytes);
+  return { kind: 'storeFile', dc, selector: entitySelector(scope, dc, route.selector), attribute, fileKind, shape: shape(undefined, opts) };
 }
 
 /**
@@ -57,7 +116,8 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
     if (route.selector.kind !== 'all' || setAt !== route.path.length - 1 || seg.id === '') {
       throw new DatasetError('MALFORMED_URL', `an entity set is read as /rest/${dc.name}/$entityset/{id}, with an optional attribute list before $entityset`);
     }
-    if (options.method !== undefined && options.method !== 'entityset' && options.method !== 'release') refuseMethod(options.method);
+    // (wakanda-client pages a set with $method=subentityset: a read of the set, like none)
+    if (options.method !== undefined && options.method !== 'entityset' && options.method !== 'release' && options.method !== 'subentityset') refuseMethod(options.method);
     if (options.method === 'release') return { kind: 'release', dc, id: seg.id, shape: shape(attributeList(route.path.slice(0, setAt)), optionsFor('release', options)) };
     return planCollection(dc, { kind: 'set', set: setRequest(seg.id, options) }, attributeList(route.path.slice(0, setAt)), options, 'readSet');
   }
@@ -103,8 +163,10 @@ function planCollection(dc: DataClassCore, source: CollectionSource, listed: str
   if (kind === 'readSet') {
     const opts = optionsFor('readSet', options);
     const set = (source as Extract<CollectionSource, { kind: 'set' }>).set;
-    // a page of a set takes $orderby over the order of its $filter (as 4D does)
-    return { kind: 'readSet', dc, set, narrowing: narrowing(opts, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store: opts.method === 'entityset', timeoutS: opts.timeout };
+    // a page of a set takes $orderby over the order of its $filter (as 4D does); $method=subentityset
+    // with a $filter or an $orderby stores the set it makes, for the pages that follow to read
+    const store = opts.method === 'entityset' || (opts.method === 'subentityset' && (opts.filter !== undefined || opts.orderby !== undefined));
+    return { kind: 'readSet', dc, set, narrowing: narrowing(opts, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store, timeoutS: opts.timeout };
   }
   if (options.method === 'entityset') {
     const opts = optionsFor('createSet', options);
@@ -171,11 +233,4 @@ function setRequest(id: string, options: RestOptions): SetRequest {
     params: opts.params,
   };
   return { id, logic: opts.logic, clean: opts.clean, saved };
-}
-
-/** Deferred URIs carry ?$expand=<relation>; once the relation is followed, that $expand is spent. */
-function withoutExpand(opts: RestOptions, relation: string): RestOptions {
-  if (!opts.expand) return opts;
-  const expand = opts.expand.filter((e) => e !== relation);
-  return { ...opts, expand: expand.length > 0 ? expand : undefined };
 }

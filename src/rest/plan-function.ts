@@ -12,10 +12,11 @@ import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTar
 import { datastoreMethods } from '../functions/catalog.js';
 import { projectMethodsOf } from '../functions/method-registry.js';
 import type { MethodScope } from '../functions/project-methods.js';
-import type { Action, FunctionAnswer, FunctionSubject } from './action.js';
+import { leadsTo } from '../datastore/projection.js';
+import type { Action, FunctionAnswer, FunctionSubject, RelationStep } from './action.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
-import { entitySelector, narrowing, paging, shape } from './plan-parts.js';
+import { entitySelector, narrowing, paging, shape, withoutExpand } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import type { Scope } from './scope.js';
 import type { DataClassRoute, Selector } from './url.js';
@@ -75,6 +76,7 @@ export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassC
   else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
   const opts = optionsFor('callFunction', options);
   const set = route.path[1]?.kind === 'entitySet' ? route.path[1].id : undefined;
+  if (set === '') throw new DatasetError('MALFORMED_URL', `the entity set a function runs on is named: /rest/${dc.name}/${name}/$entityset/{id}`);
   const onSelection = !entityLevel && (found ? found.target.kind === 'selection' : methodScope === 'currentSelection');
   if (!onSelection && (set !== undefined || opts.filter !== undefined || opts.orderby !== undefined)) {
     const what = found
@@ -89,6 +91,37 @@ export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassC
   // on GET, $params are the function's: a $filter then takes its values inline
   else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, 'orderby wins') };
   const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
+  return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+}
+
+/**
+ * POST /rest/{dc}({key})/{relation}?$method=subentityset&$emMethod={fn} (wakanda-client's call of a
+ * selection function on a relation it has paged): the function of the related dataclass's
+ * selection class, or its project method of scope currentSelection, run on the related entities.
+ */
+export function planRelationCall(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {
+  const name = options.emMethod as string;
+  const [first] = route.path;
+  const relationName = first?.kind === 'names' && first.names.length === 1 && route.path.length === 1 ? first.names[0] : undefined;
+  const attr = relationName === undefined ? undefined : dc.model.attributesByName.get(relationName);
+  const leads = attr && scope.visible(attr) ? leadsTo(attr) : undefined;
+  if (route.selector.kind === 'all' || !attr || !leads?.many) {
+    throw new DatasetError('MALFORMED_URL', `$emMethod calls a selection function on the entities of a 1→N relation: /rest/${dc.name}({key})/{relation}?$method=subentityset&$emMethod=${name}`);
+  }
+  if (options.method !== undefined && options.method !== 'subentityset') throw new DatasetError('INVALID_OPTION', `$emMethod goes with $method=subentityset (or no $method), not $method=${options.method}`);
+  const target = scope.core.classOf(leads.target);
+  const targets = classTargets(target, false).filter((t) => t.kind === 'selection');
+  const viaGet = req.method !== 'POST';
+  const found = findExposed(targets, name);
+  const method = found ? undefined : projectMethodsOf(target.dataClass).get(name);
+  if (!found && !(method?.definition.exposed && method.definition.scope === 'currentSelection')) throw unknownCall(target, name, targets, false, method?.definition.exposed ? method.definition.scope : undefined);
+  if (found) checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
+  else checkHttpMethod(`the project method ${name}`, viaGet, method?.definition.onHttpGet === true);
+  // the $expand=<relation> of the deferred URI is spent; $method=subentityset is how the client says "this relation's entities"
+  const opts = optionsFor('callFunction', { ...withoutExpand(options, attr.name), method: undefined });
+  const step: RelationStep = { from: entitySelector(scope, dc, route.selector), relation: attr as RelationStep['relation'] };
+  const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
+  const subject: FunctionSubject = { kind: 'selection', dc: target, related: step, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, 'orderby wins') };
   return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
 }
 

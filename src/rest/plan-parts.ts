@@ -3,10 +3,11 @@
 // list of a path. Each reads options already passed through their kind's rule (optionsFor).
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
+import bytes from 'bytes';
 import { DatasetError } from '../errors/dataset-error.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { attributeOf, kindOf } from '../query/path.js';
-import type { EntitySelector, Narrowing, Paging, Shape } from './action.js';
+import type { EntitySelector, Narrowing, Paging, RequestHeaders, Shape } from './action.js';
 import type { RestMethod, RestOptions } from './options.js';
 import type { Scope } from './scope.js';
 import type { PathSegment, Selector } from './url.js';
@@ -57,4 +58,26 @@ export function refuseMethod(method: RestMethod): never {
     throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${method} changes data: send it with POST`);
   }
   throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} is not supported here by this version of the server yet`);
+}
+
+/** Deferred URIs carry ?$expand=<relation>; once the relation is followed, that $expand is spent. */
+export function withoutExpand(opts: RestOptions, relation: string): RestOptions {
+  if (!opts.expand) return opts;
+  const expand = opts.expand.filter((e) => e !== relation);
+  return { ...opts, expand: expand.length > 0 ? expand : undefined };
+}
+
+/**
+ * An upload's head: refused before its body is read (and before Expect: 100-continue is answered)
+ * when it announces more bytes than the server takes, or comes as a multipart form.
+ */
+export function checkUploadHead(headers: RequestHeaders, maxBytes: number): void {
+  const announced = Number(headers['content-length'] ?? Number.NaN);
+  if (announced > maxBytes) {
+    throw new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${bytes.format(maxBytes, { unitSeparator: ' ' })} this server accepts (--max-upload-size)`);
+  }
+  // a form's envelope is not the file: storing it would corrupt the upload silently
+  if (/^multipart\//i.test(String(headers['content-type'] ?? ''))) {
+    throw new DatasetError('INVALID_BODY', 'the upload is the file\'s bytes as the request body, not a multipart form: send them as they are (curl --data-binary @file)');
+  }
 }

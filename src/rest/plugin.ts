@@ -1,7 +1,8 @@
 // The Fastify side of the REST API: one catch-all route per verb under /rest, our own URL grammar
 // behind it (rest/pipeline.ts), and the error handler that turns every failure into an __ERROR
 // answer. Uploads get a scope of their own where no body parser runs: their handler reads the
-// bytes as they arrive.
+// bytes as they arrive (POST /rest/$upload, and a POST with $rawPict or $binary into an entity's
+// attribute, told apart by a route constraint on the query string).
 
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -12,12 +13,16 @@ import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { handleRest } from './pipeline.js';
+import { isAttributeUpload } from './request.js';
 import { errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
 import { Session, sessionInternals } from '../datastore/sessions.js';
 import type { Services } from './scope.js';
 import type { HttpGuard } from './http-guards.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+type ConstraintStrategy = Parameters<FastifyInstance['addConstraintStrategy']>[0];
+type ConstrainedHandler = ReturnType<ReturnType<ConstraintStrategy['storage']>['get']>;
 
 /** The socket's file descriptor (-1 or none under inject and on Windows). Node keeps it on the socket's internal handle. */
 function socketFd(request: FastifyRequest): number | undefined {
@@ -112,6 +117,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   });
 
   // Uploads read the raw body as it arrives: in a scope of their own, no body parser runs.
+  app.addConstraintStrategy(ATTRIBUTE_UPLOAD);
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
@@ -126,8 +132,25 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     };
     // (GET on $upload has no body to skip: it takes the main route)
     for (const url of [`${REST_PREFIX}/$upload`, `${REST_PREFIX}/$upload/`]) scope.route({ method: ['POST', 'PUT', 'PATCH', 'DELETE'], url, handler: uploadRoute });
+    // POST /rest/{dc}({key})/{attribute}?$rawPict=… or ?$binary=true: the file's bytes into that attribute
+    scope.route({ method: 'POST', url: `${REST_PREFIX}/*`, constraints: { [ATTRIBUTE_UPLOAD.name]: true }, handler: uploadRoute });
   });
 }
+
+/**
+ * A route constraint: a POST whose query string gives $rawPict or $binary carries a file's bytes
+ * (wakanda-client's media upload), read raw by its handler; every other request, derived
+ * undefined, takes the routes without the constraint.
+ */
+const ATTRIBUTE_UPLOAD: ConstraintStrategy = {
+  name: 'attributeUpload',
+  storage() {
+    let store: ConstrainedHandler = null;
+    return { get: (value) => (value === true ? store : null), set: (_value, s) => { store = s; } };
+  },
+  deriveConstraint: (req) => (req.method === 'POST' && isAttributeUpload(req.url ?? '') ? true : undefined),
+  mustMatchWhenDerived: false,
+};
 
 /**
  * The value of the cookie `name` in a Cookie header (the first of that name, as browsers send the

@@ -5,13 +5,13 @@
 
 import { MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, MAX_URL_LENGTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import bytes from 'bytes';
 import type { Action, RequestHeaders } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import { optionsFor } from './option-rules.js';
 import { parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDirectory } from './plan-directory.js';
+import { checkUploadHead } from './plan-parts.js';
 import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
 import { parseRestPath, type Route } from './url.js';
@@ -41,6 +41,15 @@ export function readTarget(method: string, url: string): Target {
   const q = url.indexOf('?');
   const route = parseRestPath(url.slice(REST_PREFIX.length, q < 0 ? undefined : q));
   return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1)) };
+}
+
+/** $rawPict or $binary in a query string (percent-encoded or not): with POST, a file's bytes go into an entity's attribute. */
+const RAW_OPTION = /(?:^|&)(?:\$|%24)(?:rawPict|binary)(?:=|&|$)/i;
+
+/** A query string that makes a POST an upload into an entity's attribute (its body read raw); false for /rest/$upload, whose own route reads it. */
+export function isAttributeUpload(url: string): boolean {
+  const q = url.indexOf('?');
+  return q >= 0 && RAW_OPTION.test(url.slice(q + 1)) && !isUploadTarget(url);
 }
 
 /** Whether a request target is /rest/$upload, whatever its options (false for a path that does not parse). */
@@ -111,14 +120,7 @@ function releaseIds(body: unknown): string[] {
  */
 function planUpload(given: RestOptions, headers: RequestHeaders, maxBytes: number): Action {
   const opts = optionsFor('upload', given);
-  const announced = Number(headers['content-length'] ?? Number.NaN);
-  if (announced > maxBytes) {
-    throw new DatasetError('BODY_TOO_LARGE', `the upload is ${announced} bytes, more than the ${bytes.format(maxBytes, { unitSeparator: ' ' })} this server accepts (--max-upload-size)`);
-  }
-  // a form's envelope is not the file: storing it would corrupt the upload silently
-  if (/^multipart\//i.test(String(headers['content-type'] ?? ''))) {
-    throw new DatasetError('INVALID_BODY', 'the upload is the file\'s bytes as the request body, not a multipart form: send them as they are (curl --data-binary @file)');
-  }
+  checkUploadHead(headers, maxBytes);
   const timeoutS = opts.timeout ?? DEFAULT_UPLOAD_TIMEOUT_S;
   if (timeoutS > MAX_UPLOAD_TIMEOUT_S) throw new DatasetError('LIMIT_EXCEEDED', `$timeout=${timeoutS}: an upload waits at most ${MAX_UPLOAD_TIMEOUT_S} seconds (a day) to be attached`);
   return { kind: 'upload', fileKind: opts.rawPict ? 'image' : 'binary', timeoutS };

@@ -11,7 +11,7 @@ import { directory } from './handlers/directory.js';
 import { readFile } from './handlers/files.js';
 import { callFunction } from './handlers/functions.js';
 import { readCollection, readEntity, readRelation } from './handlers/read.js';
-import { upload } from './handlers/upload.js';
+import { storeFile, upload } from './handlers/upload.js';
 import { remove, update, validate } from './handlers/write.js';
 import type { RestResponse } from './response.js';
 import { inSnapshot, type Scope } from './scope.js';
@@ -59,6 +59,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return callFunction(scope, action);
     case 'upload':
       return upload(scope, action, raw);
+    case 'storeFile':
+      return storeFile(scope, action, raw);
     case 'directory':
       return directory(scope, action);
     default: {

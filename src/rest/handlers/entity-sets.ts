@@ -30,13 +30,14 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
     keys = narrowed.keys;
     sorted ||= narrowed.ordered;
   }
-  if (!action.store && keys === resolved.set.keys) return json(await setPageBody(scope, dc.model, resolved.set, action.paging, action.shape, true));
   if (action.store) {
     const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
     return json(await setPageBody(scope, dc.model, stored, action.paging, action.shape, true));
   }
-  // a selection made from the set (filtered, sorted, combined) is not stored: no __ENTITYSET
-  return json(await setPageBody(scope, dc.model, { id: resolved.set.id, keys }, action.paging, action.shape, false));
+  // a read of a set, as it is or filtered, sorted, combined, stores nothing: no __ENTITYSET (4D's
+  // answer carries one only when the request stores a set: here, one made again from $savedfilter)
+  const rebuiltAsIs = resolved.rebuilt && keys === resolved.set.keys;
+  return json(await setPageBody(scope, dc.model, { id: resolved.set.id, keys }, action.paging, action.shape, rebuiltAsIs));
 }
 
 export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {

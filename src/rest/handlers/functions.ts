@@ -13,7 +13,7 @@ import { invoke } from '../../functions/call.js';
 import type { CallRequest } from '../../functions/context.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../action.js';
 import { functionResource } from '../authorize.js';
-import { findEntity, narrow } from '../collections.js';
+import { findEntity, follow, narrow } from '../collections.js';
 import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityBody, pageBody, setPageBody } from '../present.js';
@@ -58,8 +58,9 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
     case 'entity':
       return findEntity(scope, subject.dc, subject.selector);
     case 'selection': {
-      const { dc, set } = subject;
-      const base = set === undefined ? dc.selectWhere(null, scope.access) : scope.core.sets.members(dc, (await scope.core.sets.get(set, dc.name)).keys, scope.access);
+      const { dc, set, related } = subject;
+      const base = related ? ((await follow(scope, related)) as EntitySelection)
+        : set === undefined ? dc.selectWhere(null, scope.access) : scope.core.sets.members(dc, (await scope.core.sets.get(set, dc.name)).keys, scope.access);
       return narrow(scope, base, subject.narrowing);
     }
     default: {
