@@ -66,6 +66,19 @@ describe('$filter over HTTP', () => {
     assert.equal(info.body.entitySet.find((s: { id: string }) => s.id === id).sorted, false, 'a set without an order is not sorted');
   });
 
+  it("refuses an unquoted value that begins with a comparator character or holds a quote: 400, errCode 7017, at its offset", async () => {
+    const mistyped = await get('/rest/Employee', { $filter: `"firstName =~ 'x'"` });
+    assert.equal(mistyped.status, 400);
+    assert.equal(mistyped.body.__ERROR[0].errCode, 7017);
+    assert.match(mistyped.body.__ERROR[0].message, /"firstName =~ 'x'" at offset 11: expected a value after =, found '~ 'x''/);
+    const apostrophe = await get('/rest/Employee', { $filter: `"lastName = O'Brien"` });
+    assert.equal(apostrophe.status, 400);
+    assert.equal(apostrophe.body.__ERROR[0].errCode, 7017);
+    assert.match(apostrophe.body.__ERROR[0].message, /at offset 12: .* write it quoted, "O'Brien", or pass it as a :1 placeholder with \$params/);
+    const quoted = await get('/rest/Employee', { $filter: `"lastName = 'O\\'Brien'"` });
+    assert.equal(quoted.status, 200);
+  });
+
   it('filters a relation followed from an entity', async () => {
     const { body } = await get('/rest/Company(1)/staff', { $filter: 'salary > 0', $expand: 'staff' });
     const all = await demo.request('/rest/Company(1)/staff?$expand=staff');

@@ -218,14 +218,18 @@ const quotedArb: fc.Arbitrary<Gen<Ast<ValueRef>>> = fc
     return { text: `${quote}${body}${quote}`, ast: { kind: 'literal', value, quoted: true } };
   });
 
-/** Unquoted text: words (never keywords) with inner whitespace; nothing that ends the value early. */
+/**
+ * Unquoted text: words (never keywords) with inner whitespace; nothing that ends the value early,
+ * no quote (refused in an unquoted value), no comparator character first (refused right after a
+ * comparator).
+ */
 function unquotedArb(inList: boolean): fc.Arbitrary<Gen<Ast<ValueRef>>> {
-  const chars = `abcXYZéü019@'-./_#=!<>%*$?\\(${inList ? '' : ',]'}`;
+  const chars = `abcXYZéü019@-./_#=!<>%~*$?\\(${inList ? '' : ',]'}`;
   const word = fc.string({ unit: fc.constantFrom(...chars), minLength: 1, maxLength: 6 }).filter((w) => !KEYWORDS.test(w));
   return fc
     .tuple(word, fc.array(fc.tuple(fc.constantFrom(' ', '  ', '\t'), word), { maxLength: 3 }))
     .map(([first, rest]) => first + rest.map(([s, w]) => s + w).join(''))
-    .filter((t) => !/^['"=!<>#%:]/.test(t) && !NUMBER.test(t))
+    .filter((t) => !/^[=!<>#%~:]/.test(t) && !NUMBER.test(t))
     .map((t) => ({ text: t, ast: { kind: 'literal', value: t, quoted: false } }));
 }
 
@@ -415,6 +419,21 @@ describe('query fuzz: generated queries', () => {
     fc.assert(
       fc.property(queryArb, (g) => assertRoundTrip(parseQuery(g.text))),
       { numRuns: 1000 },
+    );
+  });
+
+  it('refuses a generated unquoted value with a quote put inside it, at the offset of that quote', TIMEOUT, () => {
+    fc.assert(
+      fc.property(pathArb, unquotedArb(false), fc.nat(), fc.constantFrom("'", '"'), (path, value, at, quote) => {
+        const text = value.text;
+        const i = 1 + (at % text.length);
+        const prefix = `${path.text} = `;
+        const query = `${prefix}${text.slice(0, i)}${quote}${text.slice(i)}`;
+        const r = parseOrDatasetError(query);
+        assert.ok(r instanceof DatasetError, `${JSON.stringify(query)} was read`);
+        assert.match(r.message, new RegExp(`at offset ${prefix.length + i}: expected a value, found a (single|double) quote`));
+      }),
+      { numRuns: 500 },
     );
   });
 

@@ -209,10 +209,10 @@ describe('parseQuery: values', () => {
     ['unquoted text with inner spaces', 'x = Acme Industries', lit('Acme Industries')],
     ['unquoted text with several inner spaces kept as written', 'x = Acme   Industries', lit('Acme   Industries')],
     ['unquoted text with trailing spaces trimmed', 'x = Acme   ', lit('Acme')],
-    ["unquoted O'Reilly", "x=O'Reilly", lit("O'Reilly")],
     ['unquoted text holding keywords inside words', 'x = Portland Oregon sandy', lit('Portland Oregon sandy')],
     ['unquoted text holding "not" and "in" as words', 'x = not in stock', lit('not in stock')],
     ['unquoted text holding comparator symbols', 'x = a=b', lit('a=b')],
+    ['unquoted text holding comparator symbols after a space', 'x = a >= b', lit('a >= b')],
     ['an unquoted date as text', 'x = 2020-01-01', lit('2020-01-01')],
     ['unquoted TRUE (case-sensitive) as text', 'x = TRUE', lit('TRUE')],
     ['unquoted Null (case-sensitive) as text', 'x = Null', lit('Null')],
@@ -249,7 +249,9 @@ describe('parseQuery: values', () => {
     ['an IN list of numbers', 'x IN [1, 2, 3]', list(lit(1), lit(2), lit(3))],
     ['an IN list of quoted texts', `x IN ['a', "b"]`, list(q('a'), q('b'))],
     ['an IN list of mixed values', "x in [1,'a',true,null,-2.5]", list(lit(1), q('a'), lit(true), lit(null), lit(-2.5))],
-    ['an IN list with unquoted texts up to the commas', 'x in [Acme Industries, O\'Reilly ,foo]', list(lit('Acme Industries'), lit("O'Reilly"), lit('foo'))],
+    ['an IN list with unquoted texts up to the commas', 'x in [Acme Industries, Reilly ,foo]', list(lit('Acme Industries'), lit('Reilly'), lit('foo'))],
+    ['an IN list with an apostrophe inside a quoted item', `x in [Acme, "O'Reilly"]`, list(lit('Acme'), q("O'Reilly"))],
+    ['an IN list with items that begin with comparator characters (not right after a comparator)', 'x in [=a, <b]', list(lit('=a'), lit('<b'))],
     ['an IN list with commas inside a quoted item', "x in ['a, b', 'c]']", list(q('a, b'), q('c]'))],
     ['an empty IN list', 'x IN []', list()],
     ['an empty IN list with a space', 'x IN [ ]', list()],
@@ -473,6 +475,88 @@ describe('parseQuery: malformed queries', () => {
   it('shortens a very long query quoted in the message', () => {
     const text = `a=1 ) ${'x'.repeat(300)}`;
     assertQueryError(() => parseQuery(text), 'INVALID_FILTER', `${JSON.stringify(text.slice(0, 197) + '...')}`, 'at offset 4');
+  });
+});
+
+// ---- unquoted values that a quote or a comparator would misread -------------------------------
+
+describe('parseQuery: unquoted values that begin with a comparator character or hold a quote', () => {
+  const HINT = 'write the value quoted or as a :1 placeholder with $params';
+  const leading: [string, string, number, string, string][] = [
+    // [name, query, offset, comparator read, found]
+    ["the issue's example: =~ read as = then the text \"~ 'x'\"", "firstName =~ 'x'", 11, '=', `'~ 'x''`],
+    ['=> (a mistyped >=)', 'salary => 5', 8, '=', "'> 5'"],
+    ['=< (a mistyped <=)', 'salary =< 5', 8, '=', "'< 5'"],
+    ['<> (SQL not-equal)', 'salary <> 5', 8, '<', "'> 5'"],
+    ['=! (a mistyped !=)', 'name =! smith', 6, '=', "'! smith'"],
+    ['a doubled #', 'name ## smith', 6, '#', "'# smith'"],
+    ['a doubled %', 'name %% smith', 6, '%', "'% smith'"],
+    ['==== (one = too many)', 'name ==== smith', 8, '===', "'= smith'"],
+    ['a comparator character after a space', 'name = <none>', 7, '=', "'<none>'"],
+    ['a comparator character after begin', 'name begin =x', 11, 'begin', "'=x'"],
+    ['a comparator character after IS NOT', 'name is not #x', 12, 'IS NOT', "'#x'"],
+    ['a comparator character before AND', 'name = ~ and b = 1', 7, '=', "'~ and b = 1'"],
+  ];
+  for (const [name, text, offset, op, found] of leading) {
+    it(`refuses ${name}: ${JSON.stringify(text)} at offset ${offset}`, () =>
+      assertQueryError(() => parseQuery(text), 'INVALID_FILTER', `the query ${JSON.stringify(text)} at offset ${offset}: expected a value after ${op}, found ${found}`, 'cannot begin with = ! < > # % ~', HINT));
+  }
+
+  it("answers firstName =~ 'x' with errCode 7017 and the offset of the ~", () => {
+    assert.throws(
+      () => parseQuery("firstName =~ 'x'"),
+      (e: unknown) => e instanceof DatasetError && e.toWire()[0].errCode === 7017 && /^cannot read the query "firstName =~ 'x'" at offset 11: expected a value after =, found '~ 'x''/.test(e.message),
+    );
+  });
+
+  const quotes: [string, string, number, string, string][] = [
+    // [name, query, offset of the quote, found, suggested quoted value]
+    ["an unquoted O'Brien", "lastName = O'Brien", 12, `a single quote (') inside the unquoted value 'O'Brien'`, `"O'Brien"`],
+    ["an unquoted O'Reilly without spaces", "x=O'Reilly", 3, `a single quote (') inside the unquoted value 'O'Reilly'`, `"O'Reilly"`],
+    ['a quote at the end of an unquoted value', "name = smith'", 12, `a single quote (') inside the unquoted value 'smith''`, `"smith'"`],
+    ['a double quote inside an unquoted value', 'size = 5" screen', 8, `a double quote (") inside the unquoted value '5" screen'`, `'5" screen'`],
+    ['a quoted word after unquoted words', "name = Acme 'Industries'", 12, `a single quote (') inside the unquoted value 'Acme 'Industries''`, `"Acme 'Industries'"`],
+    ['both quotes (the suggestion escapes them)', `name = it's "x"`, 9, `a single quote (') inside the unquoted value 'it's "x"'`, `"it's \\"x\\""`],
+    ['a backslash too (the suggestion escapes it)', "name = a\\b'c", 10, `a single quote (') inside the unquoted value 'a\\b'c'`, `"a\\\\b'c"`],
+    ['a quote inside an unquoted IN item', "x in [Acme, O'Reilly]", 13, `a single quote (') inside the unquoted value 'O'Reilly'`, `"O'Reilly"`],
+    ['a quote inside an unquoted value before AND', "a = O'Brien and b = 1", 5, `a single quote (') inside the unquoted value 'O'Brien'`, `"O'Brien"`],
+  ];
+  for (const [name, text, offset, found, suggested] of quotes) {
+    it(`refuses ${name}: ${JSON.stringify(text)} at the offset of the quote (${offset})`, () =>
+      assertQueryError(
+        () => parseQuery(text),
+        'INVALID_FILTER',
+        `the query ${JSON.stringify(text)} at offset ${offset}: expected a value, found ${found}`,
+        `an unquoted value cannot hold a quote: write it quoted, ${suggested}, or pass it as a :1 placeholder with $params`,
+      ));
+  }
+
+  it('suggests quoted text that reads back as the refused value', () => {
+    for (const raw of ["O'Brien", '5" screen', `it's "x"`, "a\\b'c"]) {
+      const text = `name = ${raw}`;
+      let suggested = '';
+      try {
+        parseQuery(text);
+      } catch (e) {
+        suggested = /write it quoted, (.*), or pass it/.exec((e as Error).message)?.[1] ?? '';
+      }
+      assert.deepEqual(strip(parseQuery(`name = ${suggested}`).where), cmp('name', '=', q(raw)), `suggested ${suggested} for ${raw}`);
+    }
+  });
+
+  it('does not repeat a long refused value in the suggestion', () => {
+    const text = `name = ${'y'.repeat(50)}'`;
+    assertQueryError(() => parseQuery(text), 'INVALID_FILTER', `at offset 57:`, `'${'y'.repeat(40)}…'`, 'write the value quoted, or pass it');
+  });
+
+  it('keeps reading the quoted and placeholder forms of the same values', () => {
+    assertWhere(`lastName = "O'Brien"`, cmp('lastName', '=', q("O'Brien")));
+    assertWhere("lastName = 'O\\'Brien'", cmp('lastName', '=', q("O'Brien")));
+    assertWhere("firstName = '~x'", cmp('firstName', '=', q('~x')));
+    assertWhere('firstName = :1', cmp('firstName', '=', param(1)));
+    assertWhere('name = a=b and c = x<y', and(cmp('name', '=', 'a=b'), cmp('c', '=', 'x<y')));
+    assertWhere('name = @son', cmp('name', '=', '@son'));
+    assertWhere('salary >= -5', cmp('salary', '>=', -5));
   });
 });
 

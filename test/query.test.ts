@@ -131,7 +131,7 @@ describe('query language', () => {
     ['compares a JSON property with an IN list of numbers and texts, each in its own class', 'employer.extra.size IN [6, "7", "tech"]', [], ['Chloé', 'Dan']],
     ['folds the texts of a JSON IN list, given through a placeholder', 'employer.extra.sector IN :1', [['TECH', 4]], ['Anna', 'Bob', 'Eve', 'Finn', 'Gus']],
     ['negates a JSON IN list of the other class as true', 'not(employer.extra.size IN ["x"])', [], ['Anna', 'Bob', 'Chloé', 'Dan', 'Eve', 'Finn', 'Gus']],
-    ['reads an unquoted value with an apostrophe', "lastName = O'Brien", [], ['Eve']],
+    ['reads a quoted value with an apostrophe', `lastName = "O'Brien"`, [], ['Eve']],
     ['binds AND tighter than OR', 'lastName = emile or lastName = smith and active = false', [], ['Bob', 'Chloé', 'Dan']],
     ['reads EXCEPT as AND NOT', 'lastName = smi@ EXCEPT active = false', [], ['Anna', 'Gus']],
     ['negates with NOT(...)', 'NOT(lastName = smi@) and salary > 2000', [], ['Dan', 'Eve']],

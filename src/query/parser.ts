@@ -14,6 +14,12 @@ const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 const NUMBER = /^-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 /** A logical keyword where a value would start or go on: it ends the value (as #keyword reads it). Sticky: tested in place. */
 const KEYWORD_AHEAD = /(?:and|or|except|order\s+by)(?![A-Za-z0-9_.])/iy;
+/**
+ * Characters an unquoted value may not begin with right after a comparator: what follows `=~ 'x'`
+ * or `=> 5` is a mistyped comparator far more often than a value, and would be read as the text
+ * "~ 'x'" or "> 5". Such a value is written quoted, or given through a placeholder.
+ */
+const COMPARATOR_CHARS = '=!<>#%~';
 /** Symbols, longest first so that `===` is not read as `==` then `=`. */
 const SYMBOLS: [string, Comparator][] = [['===', '==='], ['!==', '!=='], ['==', '=='], ['!=', '!='], ['<=', '<='], ['>=', '>='], ['=', '='], ['#', '#'], ['<', '<'], ['>', '>'], ['%', '%']];
 
@@ -146,6 +152,12 @@ class Parser {
     this.#space();
     const op = this.#comparator();
     this.#space();
+    const c = this.text[this.#at];
+    if (op !== 'IN' && c !== undefined && COMPARATOR_CHARS.includes(c)) {
+      this.#fail(`a value after ${op}`, {
+        why: `an unquoted value cannot begin with ${[...COMPARATOR_CHARS].join(' ')}: correct the comparator, or write the value quoted or as a :1 placeholder with $params`,
+      });
+    }
     const value = op === 'IN' ? this.#inValue() : this.#value(false);
     return { kind: 'compare', path, op, value, at };
   }
@@ -229,6 +241,17 @@ class Parser {
     if (c === "'" || c === '"') return { kind: 'literal', value: this.#quoted(c), quoted: true, at };
     const raw = this.#unquoted(inList);
     if (raw === '') return this.#fail('a value');
+    const inner = raw.search(/['"]/);
+    if (inner >= 0) {
+      // O'Brien, a'b', 5"…: a quote is part of a value only inside a quoted one
+      this.#at = at + inner;
+      const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
+      const write = raw.length > 40 ? 'write the value quoted' : `write it quoted, ${quoteValue(raw)}`;
+      return this.#fail('a value', {
+        found: `${raw[inner] === "'" ? 'a single' : 'a double'} quote (${raw[inner]}) inside the unquoted value '${shown}'`,
+        why: `an unquoted value cannot hold a quote: ${write}, or pass it as a :1 placeholder with $params`,
+      });
+    }
     if (raw === 'true' || raw === 'false') return { kind: 'literal', value: raw === 'true', quoted: false, at };
     if (raw === 'null') return { kind: 'literal', value: null, quoted: false, at };
     // Leading zeros (a postcode, 01234) keep the value text: the resolver converts text for a
@@ -255,7 +278,8 @@ class Parser {
 
   /**
    * Unquoted text runs to the next logical operator, ')' or the end (inner spaces kept: name=Acme
-   * Industries); in an IN list, to ',' or ']'. Quote values that contain such words.
+   * Industries); in an IN list, to ',' or ']'. Quote values that contain such words. A quote
+   * inside it is refused by #value (O'Brien is written "O'Brien").
    */
   #unquoted(inList: boolean): string {
     const start = this.#at;
@@ -336,10 +360,18 @@ class Parser {
     return this.#at >= this.text.length;
   }
 
-  #fail(expected: string): never {
-    const found = this.#done() ? `the end of the ${this.kind.noun}` : `'${this.text.slice(this.#at, this.#at + 12)}${this.text.length > this.#at + 12 ? '…' : ''}'`;
-    throw new DatasetError(this.kind.code, `cannot read the ${this.kind.noun} ${quote(this.text)} at offset ${this.#at}: expected ${expected}, found ${found}`);
+  /** Fails at the current offset: what was expected, what was found (by default the text from there), and why, when that helps. */
+  #fail(expected: string, more: { found?: string; why?: string } = {}): never {
+    const found = more.found ?? (this.#done() ? `the end of the ${this.kind.noun}` : `'${this.text.slice(this.#at, this.#at + 12)}${this.text.length > this.#at + 12 ? '…' : ''}'`);
+    const why = more.why === undefined ? '' : ` (${more.why})`;
+    throw new DatasetError(this.kind.code, `cannot read the ${this.kind.noun} ${quote(this.text)} at offset ${this.#at}: expected ${expected}, found ${found}${why}`);
   }
+}
+
+/** A value written as quoted query text: in double quotes unless it holds only double quotes; the backslash and that quote escaped. */
+function quoteValue(value: string): string {
+  const q = value.includes('"') && !value.includes("'") ? "'" : '"';
+  return q + value.replace(q === '"' ? /[\\"]/g : /[\\']/g, (c) => `\\${c}`) + q;
 }
 
 function quote(text: string): string {
