@@ -183,6 +183,12 @@ describe('wakanda-client\'s request forms', () => {
         assert.equal(parsed.__ERROR[0].errCode, code, url);
         assert.match(parsed.__ERROR[0].message, message, url);
       }
+      // a body left unread for an upload never reaches another kind of request
+      for (const url of ['/rest/$catalog/topEarner?$binary=true', '/rest/$directory/logout?$rawPict=true', '/rest/$entityset/$release?%24binary=true']) {
+        const res = await post(url, Buffer.from('[]'));
+        assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+        assert.match(JSON.parse(res.body).__ERROR[0].message, /uploads a file/, url);
+      }
       const small = await demo.withServer({ maxUploadBytes: 16 });
       try {
         const res = await small.request('/rest/Company(5)/logo?$rawPict=true', 'POST', png, { 'content-type': 'application/octet-stream' });

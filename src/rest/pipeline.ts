@@ -24,18 +24,27 @@ export interface IncomingRest extends RestRequest {
   readonly socketFd?: number;
   /** the request itself: an upload's bytes are read from it */
   readonly raw: IncomingMessage;
+  /** the body is a file's bytes, left unread for an upload's handler ($upload, or $rawPict / $binary in the query) */
+  readonly rawBody?: boolean;
 }
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
   const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd }, req.session);
   const target = readTarget(req.method, req.url);
+  // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
+  if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
+  if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
   authorize(action, scope);
   // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
   // runs as its caller (a function runs so through invoke). A project without such code reads
   // outside the caller's context: on Node 20 an active AsyncLocalStorage costs every promise.
   if (RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core)) return runAsCaller({ access: scope.access, session: scope.session }, () => run(action, scope, req.raw));
   return run(action, scope, req.raw);
+}
+
+function notAnUpload(): DatasetError {
+  return new DatasetError('INVALID_OPTION', 'a POST with $rawPict or $binary uploads a file: to /rest/$upload, or into an image or blob attribute of an entity, /rest/{dataClass}({key})/{attribute}');
 }
 
 const runsUserCode = new WeakMap<RestCore, boolean>();

@@ -32,7 +32,8 @@ function socketFd(request: FastifyRequest): number | undefined {
 
 export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard, log: Logger): Promise<void> {
   const sessions = services.core.sessions;
-  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+  // (rawBody: the request came by an upload route, its body unread)
+  const handler = async (request: FastifyRequest, reply: FastifyReply, rawBody = false) => {
     // a Host not ours, or a write from another site's page: refused before its session is read
     const refused = guard(request);
     if (refused) throw refused;
@@ -50,6 +51,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
         caller: request.ip,
         session,
         body: request.body,
+        rawBody,
         headers: request.headers,
         socketFd: socketFd(request),
         // (a string, not a getter: an object literal with an accessor costs the hot path three times
@@ -123,7 +125,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
     const uploadRoute = async (request: FastifyRequest, reply: FastifyReply) => {
       try {
-        return await handler(request, reply);
+        return await handler(request, reply, true);
       } catch (e) {
         // refused before the body was read to its end: the rest is not waited for
         if (!request.raw.readableEnded) reply.header('connection', 'close');
