@@ -97,13 +97,14 @@ function readPolicy(file: string, ds: DatastoreWithClasses): Policy {
 /** What roles.json may name: the dataclasses and their attributes, the exposed functions (ds.f, DataClass.f). */
 function knownResources(ds: DatastoreWithClasses): KnownResources {
   const dataClasses = new Map(ds.model.dataClasses.map((dc) => [dc.name, new Set(dc.attributes.map((a) => a.name))] as const));
+  // the $directory hooks the DataStore class defines: roles.json may promote them, nothing more
+  const promoteOnly = new Set(DIRECTORY_HOOKS.filter((h) => typeof (ds as DirectoryHooks)[h] === 'function').map((h) => `ds.${h}`));
   const functions = new Set([
     ...datastoreMethods(ds).map((m) => `ds.${m.name}`),
-    // the $directory hooks the DataStore class defines: roles.json may promote them
-    ...DIRECTORY_HOOKS.filter((h) => typeof (ds as DirectoryHooks)[h] === 'function').map((h) => `ds.${h}`),
+    ...promoteOnly,
     ...ds.dataClasses().flatMap((dc) => dataClassMethods(dc).map((m) => `${dc.name}.${m.name}`)),
   ]);
-  return { dataClasses, functions };
+  return { dataClasses, functions, promoteOnly };
 }
 
 /** The meta key written once a database is set up (seeded, when the project has a seed). */

@@ -97,6 +97,43 @@ describe('$directory: 4D\'s legacy login through the DataStore class\'s hooks', 
     assert.equal(JSON.parse(old.body).session.userName, '');
   });
 
+  it('keeps the session\'s length within an hour and a week: a longer one is refused, a fraction of a second rounded', async () => {
+    const c = client(demo.app);
+    for (const body of [['alice', 'alice123', 1e308], ['alice', 'alice123', 1e13], ['alice', 'alice123', 7 * 24 * 3600 + 1]]) {
+      const res = await c('/rest/$directory/login', { method: 'POST', body });
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.match(res.body.__ERROR[0].message, /at most 604800 \(a week\)/);
+    }
+    const long = await c('/rest/$directory/login', { method: 'POST', headers: { 'username-4D': 'alice', 'password-4D': 'alice123', 'session-4D-length': '99999999999999999999' } });
+    assert.equal(long.status, 400);
+    assert.deepEqual((await c('/rest/$directory/login', { method: 'POST', body: ['alice', 'alice123', 7200.0001] })).body, { result: true });
+    assert.equal((await c('/rest/$info')).body.session.lifeTime, 7200);
+    const week = client(demo.app);
+    await week('/rest/$directory/login', { method: 'POST', headers: { 'username-4D': 'alice', 'password-4D': 'alice123', 'session-4D-length': '60.0000001' } });
+    assert.equal((await week('/rest/$info')).body.session.lifeTime, 3600);
+  });
+
+  it('reads the headers\' user name and password as UTF-8, as the body\'s', async () => {
+    const { hash } = await import('@node-rs/argon2');
+    const zoe = demo.ds.User.new();
+    zoe.set('userName', 'Zoë');
+    zoe.set('passwordHash', await hash('café'));
+    zoe.set('roles', 'Editor');
+    await zoe.save();
+    const c = client(demo.app);
+    // Node reads header bytes as Latin-1: what a client sends as UTF-8 arrives so
+    const latin1 = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+    const res = await c('/rest/$directory/login', { method: 'POST', headers: { 'username-4D': latin1('Zoë'), 'password-4D': latin1('café') } });
+    assert.deepEqual(res.body, { result: true });
+    assert.equal((await c('/rest/$info')).body.session.userName, 'Zoë');
+  });
+
+  it('does not count a privilege roles.json promotes the hook to: an Editor does not belong to accounts', async () => {
+    const c = client(demo.app);
+    await c('/rest/$directory/login', { method: 'POST', body: ['alice', 'alice123'] });
+    assert.deepEqual((await c('/rest/$directory/currentUserBelongsTo', { method: 'POST', body: ['accounts'] })).body, { result: false });
+  });
+
   it('refuses bad requests clearly: a body that is not [user, password], a bad length, a hashed password, a group that is not a string, the wrong method, an unknown resource', async () => {
     const c = client(demo.app);
     const cases: [string, { method?: InjectOptions['method']; body?: unknown; headers?: Record<string, string> }, number, number, RegExp][] = [
@@ -130,6 +167,20 @@ describe('$directory: 4D\'s legacy login through the DataStore class\'s hooks', 
     const res = await c('/rest/$directory/login', { method: 'POST', body: ['bob', 'bob123'] });
     assert.equal(res.status, 429, JSON.stringify(res.body));
     assert.ok(res.headers['retry-after']);
+  });
+});
+
+describe('$directory and roles.json', () => {
+  it('refuses a roles.json that gives the hooks an execute list (they are always callable: only promote applies)', async () => {
+    const tmp = tempDir();
+    try {
+      const roles = JSON.parse(readFileSync(join(DEMO_DIR, 'roles.json'), 'utf8'));
+      roles.permissions.allowed.push({ applyTo: 'ds.directoryLogin', type: 'method', execute: ['admin'] });
+      writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(roles, null, 2));
+      await assert.rejects(openDemo({ roles: join(tmp.dir, 'roles.json') }), /'execute' does not apply to ds\.directoryLogin: it is always callable/);
+    } finally {
+      tmp.remove();
+    }
   });
 });
 

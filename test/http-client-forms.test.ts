@@ -5,11 +5,13 @@
 // and a stored set read without __ENTITYSET.
 
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { coreOf } from '../src/datastore/datastore.js';
 import { BLOB_TABLE } from '../src/storage/system-tables.js';
-import { openDemo, type DemoFixture } from './helpers.js';
+import { DEMO_DIR, openDemo, tempDir, type DemoFixture } from './helpers.js';
 
 type Json = Record<string, any>;
 
@@ -31,6 +33,9 @@ describe('wakanda-client\'s request forms', () => {
     return { uri: res.body.__ENTITYSET as string, id: (res.body.__ENTITYSET as string).split('/').pop() as string, keys };
   };
   const keysOf = (body: Json) => (body.__ENTITIES as Json[]).map((e) => e.__KEY);
+  let address: string | undefined;
+  /** The server on a socket (a slow upload needs one). */
+  const listening = async () => (address ??= await demo.app.listen({ port: 0, host: '127.0.0.1' }));
   /** A raw body through inject, as a client posting a file sends it. */
   const post = (url: string, body: Buffer, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }) => demo.app.inject({ method: 'POST', url, payload: body, headers });
 
@@ -64,6 +69,27 @@ describe('wakanda-client\'s request forms', () => {
       const next = await demo.request(`${sorted.body.__ENTITYSET}?$top=2&$skip=2&$method=subentityset`);
       assert.deepEqual(keysOf(next.body), byId.slice(2, 4));
     });
+  });
+
+  it('orders a $method=subentityset of a set by $subOrderby too, and refuses $subOrderby elsewhere on a set', async () => {
+    const set = await employeeSet();
+    const sorted = await demo.request(`/rest/Employee/$entityset/${set.id}?$subOrderby="ID desc"&$top=3&$method=subentityset`);
+    assert.equal(sorted.status, 200, JSON.stringify(sorted.body));
+    const byId = [...set.keys].sort((a, b) => (String(a) < String(b) ? 1 : -1));
+    assert.deepEqual(keysOf(sorted.body), byId.slice(0, 3));
+    assert.ok(sorted.body.__ENTITYSET);
+    assert.equal(errCode(await demo.request(`/rest/Employee/$entityset/${set.id}?$subOrderby="ID"`)), 7007);
+    assert.equal(errCode(await demo.request(`/rest/Employee/$entityset/${set.id}?$subOrderby="ID"&$orderby="ID"&$method=subentityset`)), 7007);
+  });
+
+  it('calls functions only with GET (an @onHttpGet one) or POST: PUT, PATCH and DELETE are refused naming the method', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+      for (const url of ['/rest/Company/byCode', '/rest/$catalog/counts', '/rest/City(1)/companies?$emMethod=totalRevenues']) {
+        const res = await demo.request(url, method, []);
+        assert.equal(res.status, 405, `${method} ${url}: ${JSON.stringify(res.body)}`);
+        assert.match(res.body.__ERROR[0].message, new RegExp(`^${method} cannot call`), url);
+      }
+    }
   });
 
   describe('a selection function on a stored set, written after it: /rest/{dc}/$entityset/{id}/{fn}', () => {
@@ -130,7 +156,9 @@ describe('wakanda-client\'s request forms', () => {
       assert.equal(errCode(other), 7014);
       assert.match(other.body.__ERROR[0].message, /not the key of the URL, Company\(3\)/);
       assert.equal(errCode(await demo.request('/rest/Company(3)', 'POST', [{ revenues: 1 }])), 7014);
-      assert.equal(errCode(await demo.request('/rest/Company(3)', 'POST', { revenues: 1 })), 7014);
+      const stampless = await demo.request('/rest/Company(3)', 'POST', { revenues: 1 });
+      assert.equal(errCode(stampless), 7014);
+      assert.match(stampless.body.__ERROR[0].message, /give the __STAMP it was read with/);
       assert.equal(errCode(await demo.request('/rest/Company(3)', 'POST', { __STAMP: stamp - 1, revenues: 1 })), 1263);
     });
   });
@@ -161,6 +189,54 @@ describe('wakanda-client\'s request forms', () => {
       assert.equal(served.body, 'second resume');
     });
 
+    it('reads $rawPict and $binary as every option is read: percent-encoded names upload, a false value does not', async () => {
+      assert.equal((await post('/rest/Company(5)/logo?$raw%50ict=image/png', png)).statusCode, 200);
+      assert.equal((await post('/rest/Company(5)/logo?%24rawPict=%22true%22', png)).statusCode, 200);
+      // a browser's File of a type it does not know: the bytes say what it is
+      assert.equal((await post('/rest/Company(5)/logo?$rawPict=application/octet-stream', png)).statusCode, 200);
+      // $binary=false on a function call: its JSON body is read as usual
+      const expected = Number(await demo.ds.Company.query('ID < 4').sum('revenues'));
+      const call = await demo.request('/rest/Company/totalRevenues?$filter="ID < 4"&$binary=false', 'POST', []);
+      assert.deepEqual(call.body, { result: expected });
+      const hire = await demo.request('/rest/$catalog/pause?$rawPict=0', 'POST', [1, 'kept']);
+      assert.deepEqual(hire.body, { result: { ms: 1, tag: 'kept' } });
+    });
+
+    it('stores the file even when the entity is saved by someone else while it uploads (no stamp was given)', async () => {
+      const address = await listening();
+      const { request } = await import('node:http');
+      const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(`${address}/rest/Company(7)/logo?$rawPict=image/png`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'content-length': png.length } }, (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        req.on('error', reject);
+        req.write(png.subarray(0, 10));
+        // while the bytes come, another save of the company
+        setTimeout(async () => {
+          const c = (await demo.ds.Company.get(7))!;
+          c.set('revenues', 777);
+          await c.save();
+          req.end(png.subarray(10));
+        }, 100);
+      });
+      const res = await answer;
+      assert.equal(res.status, 200, res.body);
+      const stored = (await demo.ds.Company.get(7))!;
+      assert.equal(stored.get('revenues'), 777);
+      assert.ok(stored.get('logo'), 'the logo is stored');
+    });
+
+    it('checks the answer\'s attributes before the bytes are read: a mistake there changes nothing', async () => {
+      const before = (await demo.ds.Company.get(5))!.getStamp();
+      const res = await post('/rest/Company(5)/logo?$rawPict=true&$attributes=nope', png);
+      assert.equal(JSON.parse(res.body).__ERROR[0].errCode, 1500);
+      assert.equal((await demo.ds.Company.get(5))!.getStamp(), before);
+      const update = await demo.request('/rest/Company?$method=update&$attributes=nope', 'POST', { __KEY: '5', __STAMP: before, revenues: 5 });
+      assert.equal(errCode(update), 1500);
+      assert.equal((await demo.ds.Company.get(5))!.getStamp(), before, 'nothing saved');
+    });
+
     it('refuses the wrong kind, an attribute that holds no file, bytes that are no image, an unknown entity, a bad $rawPict and a file past the limit', async () => {
       const key = (await demo.ds.Employee.all().first())!.getKey() as string;
       const cases: [string, Buffer, number, number, RegExp][] = [
@@ -171,7 +247,7 @@ describe('wakanda-client\'s request forms', () => {
         ['/rest/Company(5)/logo?$rawPict=image/png', Buffer.from('not a picture at all'), 400, 7024, /announced as an image/],
         ['/rest/Company(999999)/logo?$rawPict=image/png', png, 404, 1542, /999999/],
         ['/rest/Company(5)/logo?$rawPict=undefined', png, 400, 7007, /buf\.type = 'image\/png'/],
-        ['/rest/Company(5)/logo?$rawPict=text/plain', png, 400, 7007, /image's MIME type/],
+        ['/rest/Company(5)/logo?$rawPict=maybe', png, 400, 7007, /\$rawPict is true or false, or the file's MIME type/],
         ['/rest/Company/logo?$rawPict=true', png, 400, 7004, /into an image or blob attribute of an entity/],
         ['/rest/Company?$method=update&$binary=true', png, 400, 7004, /uploads a file/],
         ['/rest/Company(5)/logo?$rawPict=true', Buffer.alloc(0), 400, 7014, /empty/],
@@ -207,5 +283,53 @@ describe('wakanda-client\'s request forms', () => {
     const changed = await demo.request('/rest/Company?$method=update', 'POST', { __KEY: '6', __STAMP: same.body.__STAMP, ID: 7 });
     assert.equal(errCode(changed), 7013);
     assert.match(changed.body.__ERROR[0].message, /key Company\.ID of a saved entity cannot change/);
+  });
+});
+
+describe('wakanda-client\'s request forms and roles.json', () => {
+  let demo: DemoFixture;
+  let tmp: { dir: string; remove(): void };
+  let png: Buffer;
+  let alice: string;
+  before(async () => {
+    tmp = tempDir();
+    const roles = JSON.parse(readFileSync(join(DEMO_DIR, 'roles.json'), 'utf8'));
+    roles.permissions.allowed.push(
+      { applyTo: 'Employee.photo', type: 'attribute', update: ['salaries'] },
+      { applyTo: 'City.companies', type: 'attribute', read: ['salaries'] },
+    );
+    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(roles));
+    demo = await openDemo({ roles: join(tmp.dir, 'roles.json') });
+    png = await sharp({ create: { width: 3, height: 3, channels: 3, background: '#123456' } }).png().toBuffer();
+    const login = await demo.app.inject({ method: 'POST', url: '/rest/$directory/login', payload: ['alice', 'alice123'] });
+    alice = String(login.headers['set-cookie']).split(';')[0];
+  });
+  after(async () => {
+    await demo.close();
+    tmp.remove();
+  });
+
+  const files = async () => Number((await coreOf(demo.ds).storage.get(`SELECT COUNT(*) AS n FROM "${BLOB_TABLE}"`))?.n);
+
+  it('refuses an upload into an attribute the session may not update before a byte is stored: 401 to a guest, 403 to an Editor', async () => {
+    const key = (await demo.ds.Employee.all().first())!.getKey() as string;
+    const before = await files();
+    const url = `/rest/Employee(${key})/photo?$rawPict=image/png`;
+    const guest = await demo.app.inject({ method: 'POST', url, payload: png, headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(guest.statusCode, 401);
+    assert.equal(JSON.parse(guest.body).__ERROR[0].errCode, 1558);
+    const editor = await demo.app.inject({ method: 'POST', url, payload: png, headers: { 'content-type': 'application/octet-stream', cookie: alice } });
+    assert.equal(editor.statusCode, 403, editor.body);
+    assert.match(JSON.parse(editor.body).__ERROR[0].message, /for attribute Employee\.photo/);
+    assert.equal(await files(), before, 'nothing stored');
+    // the same Editor may upload where roles.json lets her
+    const logo = await demo.app.inject({ method: 'POST', url: '/rest/Company(1)/logo?$rawPict=image/png', payload: png, headers: { 'content-type': 'application/octet-stream', cookie: alice } });
+    assert.equal(logo.statusCode, 200, logo.body);
+  });
+
+  it('refuses $emMethod on a relation the session may not read as a read of it is refused (7040), not as a bad URL', async () => {
+    const res = await demo.app.inject({ method: 'POST', url: '/rest/City(1)/companies?$emMethod=totalRevenues', payload: [], headers: { cookie: alice } });
+    assert.equal(res.statusCode, 403, res.body);
+    assert.equal(JSON.parse(res.body).__ERROR[0].errCode, 7040);
   });
 });

@@ -167,7 +167,8 @@ export default class DataStore extends Datastore {
   async directoryBelongsTo(group: string): Promise<boolean> {
     const user = await sessionUser(this);
     if (!user) return false;
-    return rolesOf(user).some((r) => r.toLowerCase() === group.toLowerCase()) || session().hasPrivilege(group);
+    // (the session's own privileges: inside this hook hasPrivilege() would count the accounts roles.json promotes it to)
+    return rolesOf(user).some((r) => r.toLowerCase() === group.toLowerCase()) || session().getPrivileges().some((p) => p.toLowerCase() === group.toLowerCase());
   }
 
   /** Logs the session out (POST /rest/$catalog/logout): a guest again, under a new cookie. */

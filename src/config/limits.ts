@@ -131,6 +131,8 @@ export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH + 16;
 export const DEFAULT_SESSION_IDLE_MINUTES = 60;
 /** The shortest idle timeout user code may give a session (4D raises lower values to 60). */
 export const MIN_SESSION_IDLE_MINUTES = 60;
+/** The longest idle timeout a session may be given (a week): a client asking more ($directory/login) is refused, user code's value is lowered to it. */
+export const MAX_SESSION_IDLE_MINUTES = 7 * 24 * 60;
 /** How long an instance trusts a session it read from the database before reading it again: what another instance changed (a logout) shows within this. */
 export const SESSION_CACHE_MS = 1000;
 /** Sessions an instance keeps at hand at most. */

@@ -1,8 +1,10 @@
 // 4D's legacy login, /rest/$directory (what wakanda-client's directory calls): the hooks a
 // project's DataStore class defines to take part in it. The server calls them with the caller's
 // session (session() inside them is the requester's) and with the privileges roles.json's
-// `promote` gives "ds.directoryLogin", "ds.directoryUser" or "ds.directoryBelongsTo"; they are
-// not REST functions themselves (no @exposed: /rest/$catalog/directoryLogin does not call them).
+// `promote` gives "ds.directoryLogin", "ds.directoryUser" or "ds.directoryBelongsTo" (and
+// session().hasPrivilege() inside them counts those too: judge the user by getPrivileges(), which
+// does not); they are always callable (roles.json's `execute` does not apply to them), and they
+// are not REST functions themselves (no @exposed: /rest/$catalog/directoryLogin does not call them).
 
 /** Who the session is, as GET /rest/$directory/currentUser answers it. */
 export interface DirectoryUser {

@@ -10,7 +10,7 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
+  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
 } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Grants, Policy } from '../permissions/policy.js';
@@ -176,10 +176,11 @@ export class Session {
     return this.#state.idleMs / 60_000;
   }
 
-  /** As 4D: at least 60 minutes (a lower value is raised to 60). */
+  /** As 4D: at least 60 minutes (a lower value is raised to 60); at most MAX_SESSION_IDLE_MINUTES (a week: a higher one is lowered to it). */
   set idleTimeout(minutes: number) {
     if (typeof minutes !== 'number' || !Number.isFinite(minutes)) throw new TypeError('idleTimeout is a number of minutes');
-    this.#state.idleMs = Math.max(MIN_SESSION_IDLE_MINUTES, minutes) * 60_000;
+    // (whole milliseconds: the database keeps them as integers)
+    this.#state.idleMs = Math.round(Math.min(MAX_SESSION_IDLE_MINUTES, Math.max(MIN_SESSION_IDLE_MINUTES, minutes)) * 60_000);
     this.#state.expires = this.#store.now() + this.#state.idleMs;
   }
 

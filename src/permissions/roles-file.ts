@@ -52,6 +52,8 @@ export interface KnownResources {
   readonly dataClasses: ReadonlyMap<string, ReadonlySet<string>>;
   /** "ds.authentify", "Company.raiseSalaries" (dataclass, entity and selection functions all as "<DataClass>.<fn>") */
   readonly functions: ReadonlySet<string>;
+  /** functions always callable, of which roles.json may only say `promote` (the $directory hooks: "ds.directoryLogin") */
+  readonly promoteOnly?: ReadonlySet<string>;
 }
 
 export class RolesFileError extends Error {
@@ -201,6 +203,9 @@ function readPermissions(entries: readonly Node[], names: PrivilegeNames, known:
         // nothing and misleads no one, so only a list that names someone is refused.
         if (list.length === 0) continue;
         fail(member.keyNode, `'${action}' does not apply to ${type === 'attribute' ? 'an' : 'a'} ${type} permission, which takes ${takes.join(', ')}`);
+      }
+      if (action === 'execute' && list.length > 0 && known.promoteOnly?.has(applyTo)) {
+        fail(member.keyNode, `'execute' does not apply to ${applyTo}: it is always callable (it is how a session logs in and says who it is); only 'promote' applies`);
       }
       const resolved = names.resolveAll(list, `a privilege name in '${action}'`);
       target.lists.set(action, unique([...target.lists.get(action) ?? [], ...resolved]));

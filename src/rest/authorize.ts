@@ -52,8 +52,11 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   },
   // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
   directory: open,
-  // into one entity's attribute: an update (the save judges the attribute)
-  storeFile: (a, scope) => requireDataClass(scope.access, a.dc.model, 'update'),
+  // into one entity's attribute: an update of that attribute, judged before a byte is read (the save judges it again)
+  storeFile: (a, scope) => {
+    requireDataClass(scope.access, a.dc.model, 'update');
+    if (!scope.access.grants.attribute(a.dc.name, a.attribute.name, 'update')) throw refusal(scope.access.grants, 'update', `for attribute ${a.dc.name}.${a.attribute.name}`);
+  },
   upload: (_a, scope) => {
     // a file is worth keeping only to a session that may give it to an entity
     const writable = (dc: DataClassModel) => scope.access.grants.dataClass(dc.name, 'create') || scope.access.grants.dataClass(dc.name, 'update');

@@ -46,7 +46,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   readFile: { uses: ['$imageformat', '$binary', '$version', '$expand'] },
   createSet: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$subOrderby'] },
   readSet: {
-    uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout'],
+    uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout', '$subOrderby'],
     refuses: (o) => (o.clean && o.method !== 'entityset' ? '$clean=true makes a new set: give $method=entityset with it' : undefined),
   },
   release: { uses: ['$method', ...SHAPE] },

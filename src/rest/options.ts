@@ -196,6 +196,34 @@ export function parseOptions(query: string): RestOptions {
   };
 }
 
+/**
+ * Whether a query string gives $rawPict or $binary a true value, read as parseOptions reads it
+ * (names and values percent-decoded, values unquoted): with POST, such a request is an upload and
+ * its body goes raw to the upload's handler (the route constraint in plugin.ts). A value that is
+ * not valid counts as given: the request's planning then answers the option's error.
+ */
+export function givesUpload(query: string): boolean {
+  // (most query strings hold neither name, written or percent-encoded)
+  if (!query.includes('rawPict') && !query.includes('binary') && !query.includes('%')) return false;
+  for (const part of query.split('&')) {
+    const eq = part.indexOf('=');
+    let name: string;
+    try {
+      name = decode(eq < 0 ? part : part.slice(0, eq), part);
+    } catch {
+      continue;
+    }
+    if (name !== '$rawPict' && name !== '$binary') continue;
+    try {
+      const value = unquote(eq < 0 ? '' : decode(part.slice(eq + 1), part));
+      if (name === '$rawPict' ? rawPict(value) : bool(name, value)) return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
 /** $imageformat, any case; jpg and tif as their long names. */
 function imageFormat(v: string | undefined): ImageFormat | undefined {
   if (v === undefined) return undefined;
@@ -230,13 +258,15 @@ function count(name: string, v: string, max: number): number {
   return n;
 }
 
-/** $rawPict: true or false, or the image's MIME type (wakanda-client sends file.type): an image either way, whose bytes say what it is. */
+/**
+ * $rawPict: true or false, or the file's MIME type (wakanda-client sends file.type, which a browser
+ * may not know: application/octet-stream): an image either way, whose bytes say what it is.
+ */
 function rawPict(v: string | undefined): boolean {
-  if (v !== undefined && /^image\/[\w.+-]+$/i.test(v)) return true;
-  if (v === 'undefined' || (v !== undefined && /^[\w.+-]+\/[\w.+-]+$/.test(v))) {
-    throw new DatasetError('INVALID_OPTION', `$rawPict is true, or an image's MIME type (image/png); got '${v}'${v === 'undefined' ? " (wakanda-client in Node sends file.type: give the Buffer a type property, like buf.type = 'image/png')" : ''}`);
-  }
-  return bool('$rawPict', v);
+  if (v !== undefined && /^[\w.+-]+\/[\w.+-]+$/.test(v)) return true;
+  if (v === undefined || ['true', '1', '', 'false', '0'].includes(v)) return bool('$rawPict', v);
+  const hint = v === 'undefined' ? " (wakanda-client in Node sends file.type: give the Buffer a type property, like buf.type = 'image/png')" : '';
+  throw new DatasetError('INVALID_OPTION', `$rawPict is true or false, or the file's MIME type (image/png); got '${v.slice(0, 60)}'${hint}`);
 }
 
 /** A function's name ($emMethod). */

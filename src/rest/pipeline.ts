@@ -35,6 +35,8 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
+  // (the route constraint and the options read the query string alike: an upload whose body a JSON parser took is a bug, said so)
+  if (!req.rawBody && action.kind === 'storeFile') throw new DatasetError('INTERNAL', 'an upload into an attribute came by the JSON route');
   authorize(action, scope);
   // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
   // runs as its caller (a function runs so through invoke). A project without such code reads

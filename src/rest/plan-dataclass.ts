@@ -58,6 +58,9 @@ function planEntityPost(req: RestRequest, dc: DataClassCore, key: string, option
   if (given !== undefined && String(given) !== key) {
     throw new DatasetError('INVALID_BODY', `the body's __KEY ${JSON.stringify(given)} is not the key of the URL, ${dc.name}(${key})`);
   }
+  if ((body as Record<string, unknown>).__STAMP === undefined) {
+    throw new DatasetError('INVALID_BODY', `a POST to /rest/${dc.name}(${key}) updates it: give the __STAMP it was read with`);
+  }
   const opts = optionsFor('update', options);
   return { kind: 'update', dc, entities: [{ ...body, __KEY: given ?? key }], single: true, atomic: false, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin };
 }
@@ -123,7 +126,7 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
   }
   if (options.method !== undefined && options.method !== 'entityset' && options.method !== 'subentityset') refuseMethod(options.method);
   if (route.selector.kind === 'all') {
-    if (options.method === 'subentityset') throw new DatasetError('INVALID_OPTION', '$method=subentityset stores the entities of a relation: /rest/{dataClass}({key})/{relation}?$method=subentityset');
+    if (options.method === 'subentityset') throw new DatasetError('INVALID_OPTION', '$method=subentityset stores the entities of a relation, /rest/{dataClass}({key})/{relation}?$method=subentityset, or pages a stored set, /rest/{dataClass}/$entityset/{id}?$method=subentityset');
     return planCollection(dc, { kind: 'all' }, attributeList(route.path), options);
   }
   const selector = entitySelector(scope, dc, route.selector);
@@ -164,9 +167,15 @@ function planCollection(dc: DataClassCore, source: CollectionSource, listed: str
     const opts = optionsFor('readSet', options);
     const set = (source as Extract<CollectionSource, { kind: 'set' }>).set;
     // a page of a set takes $orderby over the order of its $filter (as 4D does); $method=subentityset
-    // with a $filter or an $orderby stores the set it makes, for the pages that follow to read
-    const store = opts.method === 'entityset' || (opts.method === 'subentityset' && (opts.filter !== undefined || opts.orderby !== undefined));
-    return { kind: 'readSet', dc, set, narrowing: narrowing(opts, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store, timeoutS: opts.timeout };
+    // takes $subOrderby as its order too, and with a $filter or an order stores the set it makes,
+    // for the pages that follow to read
+    const sub = opts.method === 'subentityset';
+    if (opts.subOrderby !== undefined && (!sub || opts.orderby !== undefined)) {
+      throw new DatasetError('INVALID_OPTION', sub ? 'the order is given twice: in $orderby and in $subOrderby; keep one' : '$subOrderby orders a $method=subentityset; a set is ordered with $orderby');
+    }
+    const ordered = sub && opts.subOrderby !== undefined ? { ...opts, orderby: opts.subOrderby } : opts;
+    const store = opts.method === 'entityset' || (sub && (ordered.filter !== undefined || ordered.orderby !== undefined));
+    return { kind: 'readSet', dc, set, narrowing: narrowing(ordered, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store, timeoutS: opts.timeout };
   }
   if (options.method === 'entityset') {
     const opts = optionsFor('createSet', options);

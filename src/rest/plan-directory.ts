@@ -2,6 +2,7 @@
 // credentials of a login (from the JSON body [user, password, seconds], or 4D's headers
 // username-4D, password-4D and session-4D-length in minutes), and the group a belongs-to asks about.
 
+import { MAX_SESSION_IDLE_MINUTES } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Action, DirectoryRequest, RequestHeaders } from './action.js';
 import type { RestRequest } from './request.js';
@@ -46,17 +47,29 @@ function fromBody(body: unknown): DirectoryRequest {
   if (typeof userName !== 'string' || userName === '') throw new DatasetError('INVALID_BODY', `${usage}: the user name (#1) is a non-empty string, got ${JSON.stringify(userName)}`);
   if (typeof password !== 'string') throw new DatasetError('INVALID_BODY', `${usage}: the password (#2) is a string, got ${typeof password}`);
   if (seconds === undefined || seconds === null) return { name: 'login', userName, password };
-  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) {
-    throw new DatasetError('INVALID_BODY', `${usage}: the session's length (#3) is a number of seconds above 0, got ${JSON.stringify(seconds)}`);
+  if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0 || seconds > MAX_SESSION_IDLE_MINUTES * 60) {
+    throw new DatasetError('INVALID_BODY', `${usage}: the session's length (#3) is a number of seconds above 0 and at most ${MAX_SESSION_IDLE_MINUTES * 60} (a week), got ${JSON.stringify(seconds)}`);
   }
   return { name: 'login', userName, password, idleMinutes: seconds / 60 };
+}
+
+/**
+ * A header's value as its sender wrote it: Node reads header bytes as Latin-1, so a UTF-8 name
+ * (Zoë) arrives as ZoÃ«; bytes that are valid UTF-8 are read as such (the body's form and the
+ * failed-login count then see the same name).
+ */
+function utf8(value: string | undefined): string | undefined {
+  if (value === undefined || !/[\x80-\xff]/.test(value)) return value;
+  const raw = Buffer.from(value, 'latin1');
+  const text = raw.toString('utf8');
+  return Buffer.from(text, 'utf8').equals(raw) ? text : value;
 }
 
 /** 4D's headers: username-4D, password-4D, session-4D-length (minutes). */
 function fromHeaders(headers: RequestHeaders): DirectoryRequest {
   const header = (name: string) => {
     const v = headers[name];
-    return Array.isArray(v) ? v[0] : v;
+    return utf8(Array.isArray(v) ? v[0] : v);
   };
   if (header('hashed-password-4d') !== undefined) {
     throw new DatasetError('INVALID_BODY', "$directory/login: hashed-password-4D (4D's own digest) is not supported; send the password in password-4D, over HTTPS");
@@ -69,6 +82,8 @@ function fromHeaders(headers: RequestHeaders): DirectoryRequest {
   const length = header('session-4d-length');
   if (length === undefined) return { name: 'login', userName, password };
   const minutes = Number(length);
-  if (!/^\s*\d+(\.\d+)?\s*$/.test(length) || minutes <= 0) throw new DatasetError('INVALID_BODY', `$directory/login: session-4D-length is a number of minutes above 0, got '${length.slice(0, 40)}'`);
+  if (!/^\s*\d+(\.\d+)?\s*$/.test(length) || minutes <= 0 || minutes > MAX_SESSION_IDLE_MINUTES) {
+    throw new DatasetError('INVALID_BODY', `$directory/login: session-4D-length is a number of minutes above 0 and at most ${MAX_SESSION_IDLE_MINUTES} (a week), got '${length.slice(0, 40)}'`);
+  }
   return { name: 'login', userName, password, idleMinutes: minutes };
 }

@@ -34,7 +34,7 @@ export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, 
   const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(scope.ds) as object, stop: Datastore.prototype, label: 'the DataStore class' }];
   const found = findExposed(targets, name);
   if (!found) throw unknownMember(name, ['the DataStore class'], exposedNames(targets));
-  const viaGet = req.method !== 'POST';
+  const viaGet = readsByGet(req.method, name);
   checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
   const opts = optionsFor('callFunction', options);
   return { kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target }, subject: { kind: 'datastore' }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
@@ -65,7 +65,7 @@ export function functionOf(scope: Scope, dc: DataClassCore, route: DataClassRout
  * (entity class, then project methods of scope currentRecord).
  */
 export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, name: string, options: RestOptions): Action {
-  const viaGet = req.method !== 'POST';
+  const viaGet = readsByGet(req.method, name);
   const entityLevel = route.selector.kind !== 'all';
   const targets = classTargets(dc, entityLevel);
   const found = findExposed(targets, name);
@@ -104,6 +104,9 @@ export function planRelationCall(req: RestRequest, scope: Scope, dc: DataClassCo
   const [first] = route.path;
   const relationName = first?.kind === 'names' && first.names.length === 1 && route.path.length === 1 ? first.names[0] : undefined;
   const attr = relationName === undefined ? undefined : dc.model.attributesByName.get(relationName);
+  // a relation the session may not follow is refused as a read of it would be
+  const denied = attr && !scope.visible(attr) && leadsTo(attr) ? scope.visible.denied?.(attr) : undefined;
+  if (denied) throw denied;
   const leads = attr && scope.visible(attr) ? leadsTo(attr) : undefined;
   if (route.selector.kind === 'all' || !attr || !leads?.many) {
     throw new DatasetError('MALFORMED_URL', `$emMethod calls a selection function on the entities of a 1→N relation: /rest/${dc.name}({key})/{relation}?$method=subentityset&$emMethod=${name}`);
@@ -111,7 +114,7 @@ export function planRelationCall(req: RestRequest, scope: Scope, dc: DataClassCo
   if (options.method !== undefined && options.method !== 'subentityset') throw new DatasetError('INVALID_OPTION', `$emMethod goes with $method=subentityset (or no $method), not $method=${options.method}`);
   const target = scope.core.classOf(leads.target);
   const targets = classTargets(target, false).filter((t) => t.kind === 'selection');
-  const viaGet = req.method !== 'POST';
+  const viaGet = readsByGet(req.method, name);
   const found = findExposed(targets, name);
   const method = found ? undefined : projectMethodsOf(target.dataClass).get(name);
   if (!found && !(method?.definition.exposed && method.definition.scope === 'currentSelection')) throw unknownCall(target, name, targets, false, method?.definition.exposed ? method.definition.scope : undefined);
@@ -123,6 +126,13 @@ export function planRelationCall(req: RestRequest, scope: Scope, dc: DataClassCo
   const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
   const subject: FunctionSubject = { kind: 'selection', dc: target, related: step, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, 'orderby wins') };
   return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+}
+
+/** Whether a call comes by GET (or HEAD), whose parameters are $params; POST posts them; no other method calls a function. */
+function readsByGet(method: string, name: string): boolean {
+  if (method === 'GET' || method === 'HEAD') return true;
+  if (method === 'POST') return false;
+  throw new DatasetError('METHOD_NOT_ALLOWED', `${method} cannot call ${name}: call it with POST (or GET, when it is @onHttpGet)`);
 }
 
 /** Where /rest/{dc}/{fn} looks (the selection class, then the dataclass class), or /rest/{dc}({key})/{fn} (the entity class). */

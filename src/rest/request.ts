@@ -8,7 +8,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { Action, RequestHeaders } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import { optionsFor } from './option-rules.js';
-import { parseOptions, type RestOptions } from './options.js';
+import { givesUpload, parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDirectory } from './plan-directory.js';
 import { checkUploadHead } from './plan-parts.js';
@@ -43,13 +43,10 @@ export function readTarget(method: string, url: string): Target {
   return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1)) };
 }
 
-/** $rawPict or $binary in a query string (percent-encoded or not): with POST, a file's bytes go into an entity's attribute. */
-const RAW_OPTION = /(?:^|&)(?:\$|%24)(?:rawPict|binary)(?:=|&|$)/i;
-
-/** A query string that makes a POST an upload into an entity's attribute (its body read raw); false for /rest/$upload, whose own route reads it. */
+/** A query string that makes a POST an upload into an entity's attribute (its body read raw: $rawPict or $binary given true); false for /rest/$upload, whose own route reads it. */
 export function isAttributeUpload(url: string): boolean {
   const q = url.indexOf('?');
-  return q >= 0 && RAW_OPTION.test(url.slice(q + 1)) && !isUploadTarget(url);
+  return q >= 0 && givesUpload(url.slice(q + 1)) && !isUploadTarget(url);
 }
 
 /** Whether a request target is /rest/$upload, whatever its options (false for a path that does not parse). */

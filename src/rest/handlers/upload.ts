@@ -13,7 +13,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import type { FileKind, StoredFile } from '../../datastore/files.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
-import { entityBody } from '../present.js';
+import { entityBody, projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
 
@@ -25,13 +25,17 @@ export async function upload(scope: Scope, action: Extract<Action, { kind: 'uplo
 }
 
 /**
- * Stores the body into an image or blob attribute of one entity and saves it, as an update
- * without a stamp would (its events run, its stamp moves, the file it replaces goes): answers the
- * entity. The entity is found before a byte is read; a save that fails leaves the file to the sweep.
+ * Stores the body into an image or blob attribute of one entity and saves it as an update
+ * without a stamp (the client sends none): its events run, its stamp moves, the file it replaces
+ * goes; answers the entity. The entity and the answer's attributes are checked before a byte is
+ * read, and the entity is read again once the bytes are in (a save of it meanwhile is no
+ * conflict); a save that fails leaves the file to the sweep.
  */
 export async function storeFile(scope: Scope, action: Extract<Action, { kind: 'storeFile' }>, body: IncomingMessage): Promise<RestResponse> {
-  const entity = await findEntity(scope, action.dc, action.selector);
+  await findEntity(scope, action.dc, action.selector);
+  projectionFor(action.dc.model, action.shape, scope);
   const file = await storeBody(scope, body, action.fileKind, STORED_FILE_CLAIM_MS);
+  const entity = await findEntity(scope, action.dc, action.selector);
   entity.set(action.attribute.name, file);
   await entity.save();
   return json(await entityBody(scope, entity, action.shape));

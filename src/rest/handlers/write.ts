@@ -65,6 +65,8 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
 
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
+  // the answer's attributes ($attributes, $expand) are checked before anything is saved: a mistake there loses nothing
+  projectionFor(dc.model, action.shape, scope);
   let prepared: Prepared[] = [];
   const prepareAll = async () => {
     prepared = [];
