@@ -8,7 +8,7 @@ import { buildModel } from '../src/model/load-model.js';
 import type { AliasAttribute, DataClassModel, Model, RelatedEntityAttribute, StorageAttribute } from '../src/model/types.js';
 import type { AttributePath, Condition, RowFilter, SelectSpec } from '../src/query/plan.js';
 import {
-  compileAggregate, compileCount, compileDelete, compileDistinct, compileInsert, compileSelect, compileTextExtreme, compileUpdate, type CompiledSql,
+  compileAggregate, compileCount, compileDelete, compileDistinct, compileInsert, compileLockRow, compileSelect, compileTextExtreme, compileUpdate, type CompiledSql,
 } from '../src/sql/compiler.js';
 import type { Dialect } from '../src/sql/dialect.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
@@ -263,6 +263,12 @@ const cases: Case[] = [
     params: () => [2, 7],
   },
   {
+    what: "an entity's key read under a row lock (a pessimistic lock's read: PostgreSQL locks the row of its table)",
+    compile: (d) => compileLockRow(d, Employee, 2, null),
+    sql: (p, dialect) => `SELECT t0."ID" AS "ID" FROM "Employee" t0 WHERE t0."ID" = ${p(1)}${dialect === 'sqlite' ? '' : ' FOR UPDATE OF t0'}`,
+    params: () => [2],
+  },
+  {
     what: 'sums of an object property over its numbers only, and its max per class of value (numbers, text)',
     compile: (d) => compileAggregate(d, Employee, null, { via: [], attr: E.extra, json: ['score'] }, ['sum', 'max'], null),
     sql: (p, dialect) =>
@@ -386,6 +392,7 @@ describe('compiler: a row filter (restrict) applies at every FROM and in every U
     ['the highest text', (d) => compileTextExtreme(d, Employee, null, at(E.lastName), true, restrict)],
     ['an update', (d) => compileUpdate(d, Employee, 2, 1, new Map([[E.lastName, 'Ames']]), T, restrict)],
     ['a delete', (d) => compileDelete(d, Employee, 2, 1, restrict)],
+    ['a row lock', (d) => compileLockRow(d, Employee, 2, restrict)],
   ];
 
   for (const c of DIALECTS) {

@@ -122,7 +122,7 @@ describe('what user code can reach', () => {
     // (an entity shows its attributes too: ID, name, logo …)
     const attributes = MODEL.dataClassesByName.get('Company')!.attributes.map((a) => a.name);
     assert.deepEqual(members(ds.Company.new()).filter((m) => !attributes.includes(m)), [
-      'constructor', 'drop', 'get', 'getDataClass', 'getKey', 'getStamp', 'getTimeStamp', 'isNew', 'list', 'related', 'save', 'set', 'touchedAttributes', 'validate',
+      'constructor', 'drop', 'get', 'getDataClass', 'getKey', 'getStamp', 'getTimeStamp', 'isNew', 'list', 'lock', 'related', 'save', 'set', 'touchedAttributes', 'unlock', 'validate',
     ]);
     assert.deepEqual(Reflect.ownKeys(ds.Company.new().constructor).map(String).sort(), ['length', 'name', 'prototype']);
   });

@@ -20,7 +20,7 @@ function assertDatasetError(query: string, code: ErrorName, mentions: string): v
 const defaults: RestOptions = {
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, emMethod: undefined, clean: false,
-  rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set(),
+  rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, given: new Set(),
 };
 
 describe('parseOptions: values', () => {
@@ -123,8 +123,11 @@ describe('parseOptions: errors', () => {
   }
 
   const unsupported = Object.entries(OPTIONS).filter(([, implemented]) => !implemented).map(([name]) => name);
-  it('has documented options not implemented yet', () => {
-    assert.ok(unsupported.includes('$lock'));
+  it('implements $lock (true or false, said)', () => {
+    assert.ok(!unsupported.includes('$lock'));
+    assert.equal(parseOptions('$lock=true').lock, true);
+    assert.equal(parseOptions('$lock=false').lock, false);
+    assert.equal(parseOptions('').lock, undefined);
   });
   for (const name of unsupported) {
     it(`answers OPTION_NOT_SUPPORTED (501) for ${name}`, () => {

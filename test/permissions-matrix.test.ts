@@ -105,6 +105,8 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     },
     // who the session is: every session may ask (the demo's hook reads User through promote)
     directory: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$directory/currentUser' }) },
+    // a session's pessimistic lock on an entity: it takes the right to update
+    lock: { allowed: ['W'], request: async () => ({ method: 'GET', url: `/rest/City(${String(cityKey)})/?$lock=true` }) },
     upload: { allowed: ['W'], request: async () => ({ method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('some bytes'), headers: { 'content-type': 'application/octet-stream' } }) },
   };
 

@@ -33,6 +33,11 @@ export class SessionAccess implements Access {
   }
 }
 
+/** The session an access acts for, if it is a request's (the server's own access has none). */
+export function sessionOf(access: Access): Session | undefined {
+  return access instanceof SessionAccess ? access.session : undefined;
+}
+
 /** The same access reading through `reader` (a snapshot); what it may do stays live. */
 export function readingThrough(access: Access, reader: Reader): Access {
   return Object.create(access, { reader: { value: reader, enumerable: true } }) as Access;

@@ -16,6 +16,7 @@ import type { DataClassCore } from './dataclass-core.js';
 import { aroundWrite, fireTouched, runEvents, type EventContext } from './event-sequence.js';
 import type { EventTable } from './events.js';
 import { checkValues } from './rules.js';
+import { lockEntity, NO_CLIENT, unlockEntity, type LockStatus } from './locks.js';
 import type { EntitySelection } from './selection.js';
 import { deleteEntity, insertEntity, stampChanged, updateEntity } from './writes.js';
 
@@ -360,6 +361,23 @@ export class Entity {
     }
     await aroundWrite(this.#events(events), dc.core.storage, ['validateDrop', 'dropping'], () => true, remove,
       (dropped, ok) => ({ kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: ok ? 'success' : 'failed' }));
+  }
+
+  /**
+   * 4D's lock(): a pessimistic lock of the caller's session on this entity's record (locks.ts),
+   * until that session unlocks it, logs out or expires; other sessions can neither save nor drop
+   * it meanwhile. Resolves to 4D's status object: { success: true }, or success false with status
+   * 3 (locked by another session: lockKindText, lockInfo) or 5 (the entity is gone).
+   */
+  lock(): Promise<LockStatus> {
+    if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${this.#dc.name} entity was never saved: there is nothing to lock`);
+    return lockEntity(this.#dc, this.#key(), this.#access, NO_CLIENT);
+  }
+
+  /** 4D's unlock(): releases the caller's session's lock on this entity; resolves to 4D's status object (as lock()'s). */
+  unlock(): Promise<LockStatus> {
+    if (this.#isNew) throw new DatasetError('ENTITY_NOT_FOUND', `this ${this.#dc.name} entity was never saved: there is nothing to unlock`);
+    return unlockEntity(this.#dc, this.#key(), this.#access);
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {

@@ -16,7 +16,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { Grants, Policy } from '../permissions/policy.js';
 import type { Storage } from '../storage/adapter.js';
 import {
-  countSessions, deleteExpiredSessions, deleteSession, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow,
+  countSessions, deleteExpiredSessions, deleteSession, deleteSessionLocks, deleteVoidLocks, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow,
 } from '../storage/system-tables.js';
 
 /** What setPrivileges() takes: "a,b", ["a", "b"], or { privileges, roles, userName }. */
@@ -45,6 +45,8 @@ export interface Changes {
   readonly who: boolean;
   readonly storage: boolean;
   readonly idle: boolean;
+  /** it logged out: the entity locks it holds go (datastore/locks.ts) */
+  readonly loggedOut: boolean;
 }
 
 /** No privilege promoted: what every session starts with. */
@@ -117,6 +119,7 @@ export class Session {
   #replaced: string | undefined;
   #keep = false;
   #privilegesSet = 0;
+  #loggedOut = false;
 
   static {
     sessionInternals = {
@@ -147,6 +150,7 @@ export class Session {
         s.#storageSeen = false;
         s.#savedStorage = storageText(s.#state.storage);
         s.#savedIdle = s.#state.idleMs;
+        s.#loggedOut = false;
       },
     };
   }
@@ -239,6 +243,7 @@ export class Session {
     this.#grants = undefined;
     if (!wasGuest) {
       this.#whoChanged = true;
+      this.#loggedOut = true;
       this.#rotate();
     }
     return true;
@@ -262,9 +267,9 @@ export class Session {
       // a guest that keeps nothing (no user name, storage, set or idle timeout of its own) and
       // was never logged in is not stored; a logout keeps its session (4D's), as a guest
       const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0 && state.idleMs === this.#store.idleMs;
-      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true };
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut };
     }
-    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle };
+    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut };
     return changes.who || changes.storage || changes.idle ? changes : undefined;
   }
 }
@@ -419,13 +424,17 @@ export class SessionStore {
       token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
-    if (replaced !== undefined) {
-      this.#cache.delete(replaced);
-      await deleteSession(this.storage, hashOf(replaced));
-    }
+    // a logout ends what the session held as its user: its entity locks
+    if (changes.loggedOut) await deleteSessionLocks(this.storage, state.id);
     if (changes.insert) {
+      // the new token's row first, the old one's then: the session's id is never without a live
+      // row meanwhile, so its entity locks (held by the id) never look void to another instance
       await insertSession(this.storage, row);
       this.#remember(token, row, now);
+      if (replaced !== undefined) {
+        this.#cache.delete(replaced);
+        await deleteSession(this.storage, hashOf(replaced));
+      }
     } else {
       // (the parts this request did not change may have changed meanwhile: the next request reads them)
       this.#cache.delete(token);
@@ -450,11 +459,13 @@ export class SessionStore {
     }));
   }
 
-  /** Removes expired sessions (and old login-failure counts); resolves to how many sessions went. */
-  sweep(): Promise<number> {
+  /** Removes expired sessions, the entity locks of sessions gone (void already) and old login-failure counts; resolves to how many sessions went. */
+  async sweep(): Promise<number> {
     const now = this.now();
     for (const [token, c] of this.#cache) if (c.row.expires <= now) this.#cache.delete(token);
-    return deleteExpiredSessions(this.storage, now, now - 2 * LOGIN_FAILURE_WINDOW_MS);
+    const gone = await deleteExpiredSessions(this.storage, now, now - 2 * LOGIN_FAILURE_WINDOW_MS);
+    await deleteVoidLocks(this.storage, now);
+    return gone;
   }
 
   /** The stored row of a token: from the cache (kept by token: a hit costs no hash), else the database. */

@@ -1,6 +1,7 @@
 // The few statements that change entities — insert, update and delete — with what goes with each
-// write: the stamp check, the files an image or blob attribute claims or lets go, the global
-// stamp, and the errors of a write that found nothing to change. Entity.save() and drop() are
+// write: the stamp check, the pessimistic lock of another session (locks.ts), the files an image
+// or blob attribute claims or lets go, the global stamp, and the errors of a write that found
+// nothing to change. Entity.save() and drop() are
 // their only callers, so a save from REST and a save from user code run the same checks.
 
 import { DatasetError } from '../errors/dataset-error.js';
@@ -12,6 +13,7 @@ import { bumpGlobalStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
+import { refuseIfLocked, releaseDropped } from './locks.js';
 import { checkValues } from './rules.js';
 
 /**
@@ -71,6 +73,8 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
+    // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
+    await refuseIfLocked(core, dc, key, access, 'saved');
     await moveFiles(core, dc, key, before, values);
     await bumpGlobalStamp(core.storage);
     return { key, stamp: stamp + 1, timestamp };
@@ -84,6 +88,8 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
   return storage.transaction(async () => {
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
+    await refuseIfLocked(core, dc, key, access, 'dropped');
+    await releaseDropped(core, dc, key);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
     await bumpGlobalStamp(core.storage);
   }, pureUnit(storage));

@@ -97,7 +97,9 @@ export type Action =
   | { readonly kind: 'upload'; readonly fileKind: FileKind; readonly timeoutS: number }
   /** a file's bytes (the request body) stored into an image or blob attribute of one entity, saved as an update */
   | { readonly kind: 'storeFile'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly attribute: StorageAttribute; readonly fileKind: FileKind; readonly shape: Shape }
-  | { readonly kind: 'directory'; readonly request: DirectoryRequest };
+  | { readonly kind: 'directory'; readonly request: DirectoryRequest }
+  /** $lock=true / $lock=false on one entity: the session's pessimistic lock taken or released */
+  | { readonly kind: 'lock'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly lock: boolean };
 
 /** What /rest/$directory/… asks (4D's legacy login, wakanda-client's directory). */
 export type DirectoryRequest =

@@ -35,7 +35,7 @@ export const OPTIONS = {
   $binary: true,
   $imageformat: true,
   $version: true,
-  $lock: false,
+  $lock: true,
   $clean: true,
   $emMethod: true,
   $format: false,

@@ -59,6 +59,8 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   distinct: { uses: [...NARROWING, ...SET, ...PAGING, '$distinct'], refuses: computeAndDistinct },
   callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct', '$emMethod'] },
   directory: { uses: [] },
+  // a request of its own: what would make it another request, or a collection's, is refused
+  lock: { uses: ['$lock'], refuses: (o) => (o.method !== undefined ? `$lock is a request of its own: give no $method with it (got $method=${o.method})` : collectionOptions(o)) },
   storeFile: { uses: ['$rawPict', '$binary', ...SHAPE] },
   upload: {
     uses: UPLOAD,

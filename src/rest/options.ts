@@ -54,6 +54,8 @@ export interface RestOptions {
   readonly imageFormat?: ImageFormat;
   /** $version: a picture's version, sent back by clients to defeat caches (read, never checked) */
   readonly version?: string;
+  /** $lock=true / $lock=false: lock or unlock one entity for the session (undefined: not given) */
+  readonly lock?: boolean;
   /** the options the query string gave, by the name it gave them */
   readonly given: ReadonlySet<OptionName>;
 }
@@ -64,7 +66,7 @@ const FIELD: Record<OptionName, Field | undefined> = {
   $method: 'method', $filter: 'filter', $params: 'params', $queryplan: 'queryplan', $querypath: 'querypath', $timeout: 'timeout',
   $savedfilter: 'savedFilter', $savedorderby: 'savedOrderby', $compute: 'compute', $distinct: 'distinct', $logicOperator: 'logic',
   $operator: 'logic', $otherCollection: 'logic', $subOrderby: 'subOrderby', $atomic: 'atomic', $atOnce: 'atomic', $atonce: 'atomic',
-  $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: undefined, $format: undefined,
+  $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: 'lock', $format: undefined,
   $clean: 'clean', $emMethod: 'emMethod',
 };
 
@@ -75,7 +77,7 @@ const NO_OPTIONS: RestOptions = Object.freeze({
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: Object.freeze([]), queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined,
   distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined,
-  emMethod: undefined, clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, given: new Set<OptionName>(),
+  emMethod: undefined, clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, given: new Set<OptionName>(),
 });
 
 /** Per rule (an option list), which fields of RestOptions it reads: computed once per rule. */
@@ -130,6 +132,7 @@ export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
     binary: m.binary ? o.binary : d.binary,
     imageFormat: m.imageFormat ? o.imageFormat : d.imageFormat,
     version: m.version ? o.version : d.version,
+    lock: m.lock ? o.lock : d.lock,
     given: o.given,
   };
 }
@@ -192,6 +195,7 @@ export function parseOptions(query: string): RestOptions {
     binary: bool('$binary', raw.get('$binary')),
     imageFormat: imageFormat(raw.get('$imageformat')),
     version: raw.get('$version'),
+    lock: lockValue(raw.get('$lock')),
     given: new Set(raw.keys()),
   };
 }
@@ -267,6 +271,14 @@ function rawPict(v: string | undefined): boolean {
   if (v === undefined || ['true', '1', '', 'false', '0'].includes(v)) return bool('$rawPict', v);
   const hint = v === 'undefined' ? " (wakanda-client in Node sends file.type: give the Buffer a type property, like buf.type = 'image/png')" : '';
   throw new DatasetError('INVALID_OPTION', `$rawPict is true or false, or the file's MIME type (image/png); got '${v.slice(0, 60)}'${hint}`);
+}
+
+/** $lock: true or false, said (an empty $lock could mean either). */
+function lockValue(v: string | undefined): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new DatasetError('INVALID_OPTION', `$lock is true (lock the entity for this session) or false (unlock it); got '${v.slice(0, 60)}'`);
 }
 
 /** A function's name ($emMethod). */

@@ -19,6 +19,7 @@ import type { DataClassRoute, PathSegment, Selector } from './url.js';
 
 export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRoute, options: RestOptions): Action {
   const dc = dataClassFor(scope, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
+  if (options.lock !== undefined) return planLock(req, scope, dc, route, options);
   const isRead = req.method === 'GET' || req.method === 'HEAD';
   const file = fileAttributeOf(dc, route, scope);
   if (file && isRead) return planReadFile(req, scope, dc, route, file, options);
@@ -31,6 +32,19 @@ export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRo
   if (req.method === 'POST' && options.method !== undefined) return planWrite(req, dc, route, options);
   if (req.method === 'POST' && route.selector.kind === 'key' && route.path.length === 0) return planEntityPost(req, dc, route.selector.key, options);
   throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
+}
+
+/**
+ * $lock=true / $lock=false on one entity: GET as 4D documents it, or POST (which the cross-site
+ * guard covers); HEAD, which must change nothing, is refused, as is any target but one entity.
+ */
+function planLock(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {
+  const usage = `$lock locks or unlocks one entity: /rest/${dc.name}({key})/?$lock=true (or false)`;
+  if (req.method !== 'GET' && req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} cannot lock: ${usage}, with GET or POST`);
+  if (route.selector.kind === 'all') throw new DatasetError('INVALID_OPTION', `${usage}; /rest/${dc.name}${route.path.length > 0 ? '/…' : ''} names no single entity`);
+  if (route.path.length > 0) throw new DatasetError('MALFORMED_URL', `${usage}, with nothing after the entity`);
+  const opts = optionsFor('lock', options);
+  return { kind: 'lock', dc, selector: entitySelector(scope, dc, route.selector), lock: opts.lock as boolean };
 }
 
 /**

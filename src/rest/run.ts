@@ -9,6 +9,7 @@ import { compute, distinctValues } from './handlers/compute.js';
 import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
 import { directory } from './handlers/directory.js';
 import { readFile } from './handlers/files.js';
+import { lock } from './handlers/lock.js';
 import { callFunction } from './handlers/functions.js';
 import { readCollection, readEntity, readRelation } from './handlers/read.js';
 import { storeFile, upload } from './handlers/upload.js';
@@ -63,6 +64,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return storeFile(scope, action, raw);
     case 'directory':
       return directory(scope, action);
+    case 'lock':
+      return lock(scope, action);
     default: {
       const never: never = action;
       return never;

@@ -5,7 +5,7 @@
 // table, subqueries included, and in the WHERE of every UPDATE and DELETE.
 
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
-import type { AttributePath, ColumnSpec, CompareOp, Condition, OrderTerm, RowFilter, SelectSpec } from '../query/plan.js';
+import { directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowFilter, type SelectSpec } from '../query/plan.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect, JsonClass } from './dialect.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
@@ -307,6 +307,18 @@ class Builder {
 export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter | null): CompiledSql {
   const b = new Builder(d, restrict);
   return { sql: b.select(spec), params: b.params };
+}
+
+/**
+ * The key of one entity (if the caller may reach it), its row locked until the transaction ends
+ * where the engine locks rows (Dialect.rowLock): what a pessimistic lock (datastore/locks.ts)
+ * reads, so that it waits for a save of that entity under way, and such a save waits for it.
+ */
+export function compileLockRow(d: Dialect, dataClass: DataClassModel, key: unknown, restrict: RowFilter | null): CompiledSql {
+  const b = new Builder(d, restrict);
+  const sql = b.select({ dataClass, columns: [{ kind: 'storage', attr: dataClass.key }], order: [], where: { kind: 'compare', path: directPath(dataClass.key), op: '=', value: key } });
+  // (the first alias a statement gives is its FROM's)
+  return { sql: sql + d.rowLock('t0'), params: b.params };
 }
 
 /** COUNT(*) of the rows matching `where`; grouped by `groupBy` (rows `g`, `n`) when given. */

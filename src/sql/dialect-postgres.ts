@@ -67,6 +67,7 @@ export const postgresDialect: Dialect = {
   keyListParam: (keys) => Array.from(keys),
   // a transaction-level advisory lock: held until the transaction commits or rolls back
   conflictRetries: WRITE_RETRIES,
+  rowLock: (alias) => ` FOR UPDATE OF ${alias}`,
   transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('dataset-rest ${name.replaceAll("'", "''")}'))`,
   // A sequence, not a row every writer updates: that row's lock would serialise the writers of
   // every instance. Sequences ignore transactions: a rolled-back write still moves it (a change

@@ -56,6 +56,7 @@ export const sqliteDialect: Dialect = {
   // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
   // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
   transactionLock: () => null,
+  rowLock: () => '',
   conflictRetries: 0,
   // one row: its UPDATE is taken under the write lock every writer holds anyway
   globalStamp: (t) => ({

@@ -60,6 +60,12 @@ export interface Dialect {
    */
   transactionLock(name: string): string | null;
   /**
+   * What ends a SELECT to lock the rows it reads of the table aliased `alias` until the transaction
+   * ends (an entity's pessimistic lock waits so for a save under way, and a save for it); '' where
+   * the write transaction already excludes every other writer.
+   */
+  rowLock(alias: string): string;
+  /**
    * How many times a write unit that runs no user code is run again when the engine stopped it
    * for a conflict with another transaction (a deadlock): none where a writer waits for the
    * other instead (SQLite: each try would block the process for the busy timeout).

@@ -17,6 +17,8 @@ export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
 export const SESSION_TABLE = '__dataset_sessions';
 /** Failed logins counted per client address and per user name, in fixed windows. */
 export const LOGIN_FAILURE_TABLE = '__dataset_login_failures';
+/** Pessimistic entity locks (datastore/locks.ts, REST's $lock): one row a locked entity, held by a session's id. */
+export const LOCK_TABLE = '__dataset_locks';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
@@ -35,6 +37,10 @@ export async function createSystemTables(s: Storage): Promise<void> {
     // (the caps on live sessions count guests and the others apart)
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_expires`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('expires')})`,
     `CREATE TABLE IF NOT EXISTS ${q(LOGIN_FAILURE_TABLE)} (${q('key')} TEXT NOT NULL, ${q('window')} ${d.bigint} NOT NULL, ${q('count')} INTEGER NOT NULL, PRIMARY KEY (${q('key')}, ${q('window')}))`,
+    // a lock lives as long as its session: found by the session's id
+    `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_id`)} ON ${q(SESSION_TABLE)} (${q('id')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
+    `CREATE INDEX IF NOT EXISTS ${q(`${LOCK_TABLE}_session`)} ON ${q(LOCK_TABLE)} (${q('session')})`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
@@ -351,4 +357,66 @@ export async function countLogins(s: Storage, keys: readonly string[], window: n
     out.push(Number(row?.n ?? 0));
   }
   return out;
+}
+
+// ── Pessimistic entity locks (datastore/locks.ts) ──
+// A lock is held by a session's id while that session lives: every read of a lock joins the
+// sessions table, so a lock of a session gone (expired, swept) is void at once on every instance,
+// before the sweep removes its row.
+
+/** Who holds a lock: the session (its id and user name) and the client it locked from. */
+export interface LockHolderRow {
+  readonly session: string;
+  readonly userName: string;
+  readonly address: string;
+  readonly host: string;
+  readonly userAgent: string;
+}
+
+/** The live lock on an entity held by a session other than `except` (null: any session), if any. */
+export async function lockHeldElsewhere(r: Reader, dataClass: string, key: string, now: number, except: string | null): Promise<LockHolderRow | undefined> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const l = q(LOCK_TABLE);
+  const s = q(SESSION_TABLE);
+  const row = await r.get(
+    `SELECT ${l}.${q('session')} AS ${q('session')}, ${s}.${q('userName')} AS ${q('userName')}, ${l}.${q('address')} AS ${q('address')}, ${l}.${q('host')} AS ${q('host')}, ${l}.${q('userAgent')} AS ${q('userAgent')}`
+    + ` FROM ${l} JOIN ${s} ON ${s}.${q('id')} = ${l}.${q('session')}`
+    // (placeholders in the order they bind: SQLite's bind by position)
+    + ` WHERE ${l}.${q('dataClass')} = ${p(1)} AND ${l}.${q('key')} = ${p(2)} AND ${s}.${q('expires')} > ${p(3)}${except === null ? '' : ` AND ${l}.${q('session')} <> ${p(4)}`} LIMIT 1`,
+    except === null ? [dataClass, key, now] : [dataClass, key, now, except],
+  );
+  return row ? { session: String(row.session), userName: String(row.userName), address: String(row.address), host: String(row.host), userAgent: String(row.userAgent) } : undefined;
+}
+
+/** Puts a session's lock on an entity, in place of any lock there (the caller checked it is void or the session's own). */
+export async function putLock(s: Storage, row: { dataClass: string; key: string; session: string; address: string; host: string; userAgent: string; at: number }): Promise<void> {
+  const { quote: q, placeholder: p } = s.dialect;
+  await s.run(
+    `INSERT INTO ${q(LOCK_TABLE)} (${q('dataClass')}, ${q('key')}, ${q('session')}, ${q('address')}, ${q('host')}, ${q('userAgent')}, ${q('at')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`
+    + ` ON CONFLICT (${q('dataClass')}, ${q('key')}) DO UPDATE SET ${['session', 'address', 'host', 'userAgent', 'at'].map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`,
+    [row.dataClass, row.key, row.session, row.address, row.host, row.userAgent, row.at],
+  );
+}
+
+/** Removes the lock on an entity: the session's own (`session`), or whoever's (null: the entity was dropped). */
+export async function deleteLock(s: Storage, dataClass: string, key: string, session: string | null): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.run(
+    `DELETE FROM ${q(LOCK_TABLE)} WHERE ${q('dataClass')} = ${p(1)} AND ${q('key')} = ${p(2)}${session === null ? '' : ` AND ${q('session')} = ${p(3)}`}`,
+    session === null ? [dataClass, key] : [dataClass, key, session],
+  );
+}
+
+/** Removes every lock a session holds (it logged out). */
+export async function deleteSessionLocks(s: Storage, session: string): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  return s.run(`DELETE FROM ${q(LOCK_TABLE)} WHERE ${q('session')} = ${p(1)}`, [session]);
+}
+
+/** Removes the locks whose session is gone or expired (the session sweep). */
+export async function deleteVoidLocks(s: Storage, now: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const l = q(LOCK_TABLE);
+  const t = q(SESSION_TABLE);
+  return s.run(`DELETE FROM ${l} WHERE NOT EXISTS (SELECT 1 FROM ${t} WHERE ${t}.${q('id')} = ${l}.${q('session')} AND ${t}.${q('expires')} > ${p(1)})`, [now]);
 }

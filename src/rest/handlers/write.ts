@@ -9,6 +9,7 @@ import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { staleStamp, type Entity } from '../../datastore/entity.js';
 import { fetchRelated } from '../../datastore/fetch.js';
 import { requireDataClass } from '../../datastore/guard.js';
+import { EntityLockedError } from '../../datastore/locks.js';
 import { leadsTo } from '../../datastore/projection.js';
 import { queryWith } from '../../datastore/selection.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
@@ -142,6 +143,8 @@ async function answer(scope: Scope, action: Extract<Action, { kind: 'update' }>,
   }
   if (p.error) {
     if (p.error.code === 'STAMP_CHANGED') out[WIRE.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
+    // another session holds it locked: 4D's dk status locked (3), with who holds it
+    else if (p.error instanceof EntityLockedError) out[WIRE.STATUS] = p.error.lockStatus;
     // an entity event refused it: 4D's dk status validation failed (7) / serious validation error (8)
     else if (p.error.validation) out[WIRE.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
     out[WIRE.ERROR] = p.error.toWire();
