@@ -8,6 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openDemo, type DemoFixture } from './helpers.js';
 import { fold } from '../src/util/fold.js';
+import { readingThrough } from '../src/datastore/access.js';
+import { coreOf } from '../src/datastore/datastore.js';
+import { countRelated } from '../src/datastore/fetch.js';
+import { resolveProjection } from '../src/datastore/projection.js';
 
 type Json = Record<string, any>;
 
@@ -849,14 +853,70 @@ describe('HTTP reads', () => {
       }
     });
 
-    it('leaves out relation attributes', async () => {
+    it('reads a 1→N relation as {"__COUNT": n}, the number of related entities', async () => {
+      const companies = (await demo.request('/rest/Company?$asArray=true&$orderby=ID')).body;
+      assert.ok(companies.length > 3);
+      let some = 0;
+      for (const c of companies) {
+        const staff = await demo.ds.Employee.query('employer.ID = :1', c.ID).length;
+        assert.deepEqual(c.staff, { __COUNT: staff }, `Company(${c.ID}).staff`);
+        if (staff > 0) some++;
+      }
+      assert.ok(some > 0, 'companies with staff');
+      const empty = demo.ds.Company.new();
+      empty.set('name', 'Nobody Works Here');
+      await empty.save();
+      try {
+        const [alone] = (await demo.request(`/rest/Company(${String(empty.getKey())})?$asArray=true`)).body;
+        assert.deepEqual(alone.staff, { __COUNT: 0 });
+      } finally {
+        await empty.drop();
+      }
+      const one = (await demo.request('/rest/Company(1)?$asArray=true')).body;
+      assert.deepEqual(one[0].staff, { __COUNT: await demo.ds.Employee.query('employer.ID = 1').length });
+    });
+
+    it('leaves out N→1 relations and aliases that lead to entities', async () => {
       const companies = (await demo.request('/rest/Company?$top=3&$asArray=true')).body;
       const employeesArray = (await demo.request('/rest/Employee?$top=3&$asArray=true')).body;
       for (const [list, dc] of [[companies, 'Company'], [employeesArray, 'Employee']] as const) {
         for (const e of list) {
-          for (const rel of ofKind(dc, 'relatedEntity', 'relatedEntities')) assert.ok(!(rel in e), `${dc}.${rel} is left out`);
+          for (const rel of ofKind(dc, 'relatedEntity')) assert.ok(!(rel in e), `${dc}.${rel} is left out`);
+          for (const rel of ofKind(dc, 'relatedEntities')) assert.ok(typeof e[rel]?.__COUNT === 'number', `${dc}.${rel} is counted`);
         }
       }
+      for (const e of employeesArray) assert.ok(!('colleagues' in e), 'an alias leading to entities is left out');
+      const cities = (await demo.request('/rest/City?$top=3&$asArray=true')).body;
+      for (const c of cities) assert.ok(!('workers' in c) && typeof c.companies.__COUNT === 'number');
+    });
+
+    it('counts a 1→N relation only where the answer shows it ($attributes, the /a,b list)', async () => {
+      const named = (await demo.request('/rest/Company?$top=2&$attributes=name&$asArray=true')).body;
+      for (const c of named) assert.deepEqual(sorted(Object.keys(c)), ['__KEY', '__STAMP', 'name']);
+      for (const url of ['/rest/Company?$top=2&$attributes=name,staff&$asArray=true', '/rest/Company/name,staff?$top=2&$asArray=true']) {
+        const listed = (await demo.request(url)).body;
+        for (const c of listed) {
+          assert.deepEqual(sorted(Object.keys(c)), ['__KEY', '__STAMP', 'name', 'staff'], url);
+          assert.equal(c.staff.__COUNT, await demo.ds.Employee.query('employer.ID = :1', c.__KEY).length, url);
+        }
+      }
+    });
+
+    it('counts the related entities of a whole page with one grouped statement per relation, reading no related row', async () => {
+      const core = coreOf(demo.ds);
+      const statements: string[] = [];
+      const reader = core.root.reader;
+      const counting = Object.create(reader, {
+        all: { value: (sql: string, params?: readonly unknown[]) => (statements.push(sql), reader.all(sql, params)) },
+      }) as typeof reader;
+      const access = readingThrough(core.root, counting);
+      const page = await demo.ds.Company.all().orderBy('ID asc').slice(0, 8).toArray();
+      const fetched = page.map((entity) => ({ entity, related: new Map<string, unknown>() }));
+      await countRelated(fetched, resolveProjection(demo.ds.Company.model, {}, () => true), access);
+      assert.equal(statements.length, 1, statements.join('\n'));
+      assert.match(statements[0], /COUNT\(\*\)/);
+      assert.match(statements[0], /GROUP BY/);
+      for (const f of fetched) assert.equal(f.related.get('staff'), await demo.ds.Employee.query('employer.ID = :1', f.entity.getKey()).length);
     });
 
     it('sends date-only dates as !!yyyy-mm-dd!! and the other attributes as in the default form', async () => {

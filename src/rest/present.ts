@@ -5,7 +5,7 @@
 import { readGlobalStamp } from '../datastore/datastore.js';
 import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
-import { fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
+import { countRelated, fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, pageOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import { WIRE } from '../config/wire.js';
@@ -32,7 +32,10 @@ export async function entityBody(scope: Scope, entity: Entity, shape: Shape, pro
   const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
-  if (shape.asArray) return serializeAsArray([fetched], projection, { globalStamp });
+  if (shape.asArray) {
+    await countRelated([fetched], projection, scope.access);
+    return serializeAsArray([fetched], projection, { globalStamp });
+  }
   return serializeEntity(fetched, projection, { globalStamp }, true);
 }
 
@@ -51,7 +54,10 @@ export async function pageBody(scope: Scope, selection: EntitySelection, paging:
     readGlobalStamp(access),
   ]);
   const fetched = await fetchRelated(scope.core, entities, projection, access);
-  if (shape.asArray) return serializeAsArray(fetched, projection, { globalStamp });
+  if (shape.asArray) {
+    await countRelated(fetched, projection, access);
+    return serializeAsArray(fetched, projection, { globalStamp });
+  }
   const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
   const where = sourceOf(selection).where;
   if (where && plan?.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
