@@ -34,6 +34,8 @@ describe('the request stage', () => {
       ['GET', '/rest/$catalog', 'catalog'],
       ['GET', '/rest/$catalog/Company', 'catalogDataClass'],
       ['POST', '/rest/$catalog/counts', 'callFunction', []],
+      ['POST', '/rest/$singleton/Tools/serverTime', 'callFunction', []],
+      ['GET', '/rest/$singleton/Tools/serverTime', 'callFunction'],
       ['GET', '/rest/$info', 'info'],
       ['GET', '/rest/$querypath', 'queryPath'],
       ['GET', '/rest/Employee', 'readCollection'],

@@ -306,7 +306,9 @@ describe('forceLogin: a guest reads the catalog and logs in, nothing else unless
 
   it('lets a guest read the catalog and call authentify, refuses data and $info (401), allows what guest is granted', async () => {
     const guest = client(s.app);
-    assert.equal((await guest('/rest/$catalog')).status, 200);
+    const catalog = await guest('/rest/$catalog');
+    assert.equal(catalog.status, 200);
+    assert.equal('singletons' in catalog.body, false, 'no singletons section in a project without one');
     const notes = await guest('/rest/Note');
     assert.equal(notes.status, 401);
     assert.ok([7040, 7043].includes(notes.body.__ERROR[0].errCode), JSON.stringify(notes.body));

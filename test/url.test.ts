@@ -67,6 +67,8 @@ describe('parseRestPath: $catalog routes', () => {
     ['/$catalog/', { kind: 'catalog' }],
     ['/$catalog/$all', { kind: 'catalogAll' }],
     ['/$catalog/Company', { kind: 'catalogItem', name: 'Company' }],
+    ['/$singleton/Tools/serverTime', { kind: 'singleton', className: 'Tools', fn: 'serverTime' }],
+    ['/$singleton/Tools/serverTime/', { kind: 'singleton', className: 'Tools', fn: 'serverTime' }],
   ];
   for (const [path, route] of cases) {
     it(`parses ${path}`, () => {
@@ -97,6 +99,10 @@ describe('parseRestPath: errors name the offending text', () => {
     ['an invalid attribute name in a list', '/Employee/firstName,last-name', 'MALFORMED_URL', 'last-name'],
     ['an empty name in a list', '/Employee/firstName,', 'MALFORMED_URL', 'firstName,'],
     ['too many $catalog segments', '/$catalog/Company/ID', 'MALFORMED_URL', 'Company/ID'],
+    ['a $singleton without its function', '/$singleton/Tools', 'MALFORMED_URL', '/rest/$singleton/{SingletonClass}/{function}'],
+    ['a $singleton with a segment too many', '/$singleton/Tools/now/x', 'MALFORMED_URL', 'Tools/now/x'],
+    ['a $singleton function written with parentheses', '/$singleton/Tools/now()', 'MALFORMED_URL', 'without parentheses'],
+    ['a $singleton class that is no name', '/$singleton/To-ols/now', 'MALFORMED_URL', 'To-ols'],
     ['too many segments', `/Company/${Array(MAX_PATH_SEGMENTS + 1).fill('a').join('/')}`, 'LIMIT_EXCEEDED', String(MAX_PATH_SEGMENTS)],
   ];
   for (const [what, path, code, mentions] of cases) {

@@ -67,6 +67,7 @@ export const ERRORS = {
   REQUEST_TIMEOUT: { errCode: 7049, status: 408, signature: 'dsrs', summary: 'The request did not arrive in full within the server\'s time for it (Node\'s requestTimeout): answered, then the connection is closed.' },
   LOGIN_FAILED: { errCode: 7050, status: 401, signature: 'dsrs', summary: 'A $directory/login was refused: unknown user name or wrong password (the DataStore class\'s directoryLogin answered false). The body also holds {"result": false}.' },
   NO_DIRECTORY: { errCode: 7051, status: 501, signature: 'dsrs', summary: 'A $directory/login came to a datastore whose DataStore class defines no directoryLogin: it has no legacy login (log in with authentify, or define the hook).' },
+  UNKNOWN_SINGLETON: { errCode: 7060, status: 404, signature: 'dsrs', summary: 'The URL names a shared singleton class the project does not have (/rest/$singleton/{Class}/{function}).' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

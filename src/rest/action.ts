@@ -69,7 +69,9 @@ export type FunctionSubject =
   | { readonly kind: 'dataClass'; readonly dc: DataClassCore }
   | { readonly kind: 'entity'; readonly dc: DataClassCore; readonly selector: EntitySelector }
   /** the whole dataclass, a stored set's members, or the entities of a relation (wakanda-client's $emMethod), narrowed */
-  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly related?: RelationStep; readonly narrowing: Narrowing };
+  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly related?: RelationStep; readonly narrowing: Narrowing }
+  /** the one instance of a shared singleton class (/rest/$singleton/{Class}/{fn}) */
+  | { readonly kind: 'singleton'; readonly name: string; readonly instance: object };
 
 export type Action =
   | { readonly kind: 'catalog'; readonly all: boolean }

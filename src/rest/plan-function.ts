@@ -11,6 +11,8 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTarget } from '../functions/call.js';
 import { datastoreMethods } from '../functions/catalog.js';
 import { projectMethodsOf } from '../functions/method-registry.js';
+import { Singleton, singletonsOf } from '../functions/singletons.js';
+import { didYouMean } from '../util/suggest.js';
 import type { MethodScope } from '../functions/project-methods.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, FunctionAnswer, FunctionSubject, RelationStep } from './action.js';
@@ -38,6 +40,34 @@ export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, 
   checkHttpMethod(`${name} of ${found.target.label}`, viaGet, found.fn.onHttpGet);
   const opts = optionsFor('callFunction', options);
   return { kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target }, subject: { kind: 'datastore' }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+}
+
+/**
+ * POST or GET /rest/$singleton/{Class}/{fn}: an exposed function of a shared singleton, run on
+ * its one instance. Nothing is read before the call: $filter, $orderby and $entityset do not
+ * apply (the answer's options do, when it returns an entity or a selection).
+ */
+export function planSingletonCall(req: RestRequest, scope: Scope, className: string, name: string, options: RestOptions): Action {
+  const singletons = singletonsOf(scope.ds);
+  const instance = singletons.get(className);
+  if (!instance) {
+    const known = [...singletons.keys()];
+    throw new DatasetError('UNKNOWN_SINGLETON', `'${className}' is no shared singleton class of this project${known.length > 0 ? ` (singletons: ${known.join(', ')})${didYouMean(className, known)}` : ' (it has none)'}`);
+  }
+  const label = `the ${className} singleton`;
+  const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(instance) as object, stop: Singleton.prototype, label }];
+  const found = findExposed(targets, name);
+  if (!found) throw unknownMember(name, [label], exposedNames(targets));
+  const viaGet = req.method !== 'POST';
+  checkHttpMethod(`${name} of ${label}`, viaGet, found.fn.onHttpGet);
+  const opts = optionsFor('callFunction', options);
+  if (opts.filter !== undefined || opts.orderby !== undefined) {
+    throw new DatasetError('INVALID_OPTION', `${name} of ${label} runs on no selection: $filter and $orderby do not apply`);
+  }
+  return {
+    kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target },
+    subject: { kind: 'singleton', name: className, instance }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts),
+  };
 }
 
 /**

@@ -12,7 +12,7 @@ import { parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDirectory } from './plan-directory.js';
 import { checkUploadHead } from './plan-parts.js';
-import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
+import { planDatastoreCall, isDatastoreCall, planSingletonCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
 import { parseRestPath, type Route } from './url.js';
 
@@ -92,6 +92,8 @@ export function planRequest(req: RestRequest, scope: Scope, target: Target = rea
     case 'directory':
       optionsFor('directory', options);
       return planDirectory(req, route.name);
+    case 'singleton':
+      return planSingletonCall(req, scope, route.className, route.fn, options);
     case 'dataClass':
       return planDataClass(req, scope, route, options);
     default: {

@@ -31,6 +31,8 @@ export type Route =
   | { readonly kind: 'upload' }
   /** /rest/$directory/login, logout, currentUser, currentUserBelongsTo (4D's legacy login) */
   | { readonly kind: 'directory'; readonly name: DirectoryName }
+  /** /rest/$singleton/{Class}/{function}: a function of a shared singleton */
+  | { readonly kind: 'singleton'; readonly className: string; readonly fn: string }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 export const DIRECTORY_NAMES = ['login', 'logout', 'currentUser', 'currentUserBelongsTo'] as const;
@@ -80,12 +82,23 @@ function systemRoute(name: string, rest: string[]): Route {
   if (name === '$info' && rest.length === 0) return { kind: 'info' };
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
   if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
+  if (name === '$singleton') return singletonRoute(rest);
   if (name === '$directory') {
     const found = DIRECTORY_NAMES.find((n) => n === rest[0]);
     if (rest.length === 1 && found) return { kind: 'directory', name: found };
     throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server ($directory has ${DIRECTORY_NAMES.join(', ')})${didYouMean(rest.join('/'), DIRECTORY_NAMES)}`);
   }
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory)`);
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory, $singleton)`);
+}
+
+/** $singleton/{Class}/{function}: two names, the function without parentheses (4D's docs/REST/$singleton.md). */
+function singletonRoute(rest: string[]): Route {
+  const usage = 'a singleton function is called as /rest/$singleton/{SingletonClass}/{function}, its parameters in the body (POST) or in $params (GET)';
+  if (rest.length !== 2) throw new DatasetError('MALFORMED_URL', `'$singleton/${rest.join('/')}': ${usage}`);
+  const [className, fn] = rest;
+  if (!NAME.test(className)) throw new DatasetError('MALFORMED_URL', `'${className}' is not a class name: ${usage}`);
+  if (!NAME.test(fn)) throw new DatasetError('MALFORMED_URL', `'${fn}' is not a function name${fn.includes('(') ? ' (written without parentheses)' : ''}: ${usage}`);
+  return { kind: 'singleton', className, fn };
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */
