@@ -24,11 +24,13 @@ export interface RelationStep {
   readonly relation: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute;
 }
 
-/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`. */
+/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`, `$format=looker` (a page of a collection or set only). */
 export interface Shape {
   readonly attributes?: readonly string[];
   readonly expand?: readonly string[];
   readonly asArray: boolean;
+  /** present only for $format=looker: Looker Studio's table of values */
+  readonly format?: 'looker';
 }
 
 /** A page: `$skip`, `$top` (undefined: the dataclass's default page size). */

@@ -38,7 +38,7 @@ export const OPTIONS = {
   $lock: false,
   $clean: true,
   $emMethod: true,
-  $format: false,
+  $format: true,
 } as const satisfies Record<string, boolean>;
 
 export type OptionName = keyof typeof OPTIONS;
