@@ -9,6 +9,7 @@ import { Datastore as CoreDatastore } from './datastore/datastore.js';
 import { Entity as CoreEntity } from './datastore/entity.js';
 import { EntitySelection as CoreEntitySelection } from './datastore/selection.js';
 import { DatasetError as CoreDatasetError } from './errors/dataset-error.js';
+import { Singleton as CoreSingleton } from './functions/singletons.js';
 
 /** Base class of classes/DataStore.ts (methods on `ds`). */
 export const Datastore: typeof CoreDatastore = canonical('Datastore', CoreDatastore);
@@ -24,6 +25,9 @@ export const EntitySelection: typeof CoreEntitySelection = canonical('EntitySele
 export type EntitySelection = CoreEntitySelection;
 export const DatasetError: typeof CoreDatasetError = canonical('DatasetError', CoreDatasetError);
 export type DatasetError = CoreDatasetError;
+/** Base class of a shared singleton, classes/<Name>.ts (one instance, its @exposed functions at /rest/$singleton/<Name>/{function}). */
+export const Singleton: typeof CoreSingleton = canonical('Singleton', CoreSingleton);
+export type Singleton = CoreSingleton;
 
 export { exposed, onHttpGet, params } from './functions/exposure.js';
 export { callContext, type CallContext, type CallRequest } from './functions/context.js';

@@ -11,7 +11,7 @@ import { tsImport } from 'tsx/esm/api';
 import { ClassLoadError, importProjectModule, loadClasses } from './classes/loader.js';
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
-import { dataClassMethods, datastoreMethods } from './functions/catalog.js';
+import { dataClassMethods, datastoreMethods, singletonEntries } from './functions/catalog.js';
 import { DIRECTORY_HOOKS, type DirectoryHooks } from './datastore/directory.js';
 import { parseRolesFile, RolesFileError, type KnownResources } from './permissions/roles-file.js';
 import { Policy } from './permissions/policy.js';
@@ -94,8 +94,9 @@ function readPolicy(file: string, ds: DatastoreWithClasses): Policy {
   }
 }
 
-/** What roles.json may name: the dataclasses and their attributes, the exposed functions (ds.f, DataClass.f). */
+/** What roles.json may name: the dataclasses and their attributes, the exposed functions (ds.f, DataClass.f), the singletons and theirs. */
 function knownResources(ds: DatastoreWithClasses): KnownResources {
+  const singletons = new Map(singletonEntries(ds).map((s) => [s.name, new Set(s.methods.map((m) => m.name))] as const));
   const dataClasses = new Map(ds.model.dataClasses.map((dc) => [dc.name, new Set(dc.attributes.map((a) => a.name))] as const));
   // the $directory hooks the DataStore class defines: roles.json may promote them, nothing more
   const promoteOnly = new Set(DIRECTORY_HOOKS.filter((h) => typeof (ds as DirectoryHooks)[h] === 'function').map((h) => `ds.${h}`));
@@ -104,7 +105,7 @@ function knownResources(ds: DatastoreWithClasses): KnownResources {
     ...promoteOnly,
     ...ds.dataClasses().flatMap((dc) => dataClassMethods(dc).map((m) => `${dc.name}.${m.name}`)),
   ]);
-  return { dataClasses, functions, promoteOnly };
+  return { dataClasses, functions, promoteOnly, singletons };
 }
 
 /** The meta key written once a database is set up (seeded, when the project has a seed). */

@@ -129,6 +129,28 @@ describe('HTTP catalog', () => {
     });
   });
 
+  describe('shared singletons in the catalog', () => {
+    const SINGLETONS = [{
+      name: 'Tools',
+      methods: [
+        { name: 'companiesIn', allowedOnHTTPGET: false, exposed: true },
+        { name: 'serverTime', allowedOnHTTPGET: true, exposed: true },
+      ],
+    }]; // describe() is not exposed
+
+    it('lists them in a singletons section before the dataclasses of $catalog and $catalog/$all', async () => {
+      const catalog = (await demo.request('/rest/$catalog')).body;
+      assert.deepEqual(catalog.singletons, SINGLETONS);
+      assert.deepEqual(Object.keys(catalog).slice(0, 2), ['singletons', 'dataClasses']);
+      assert.deepEqual(all.singletons, SINGLETONS);
+      assert.deepEqual(Object.keys(all).slice(0, 2), ['singletons', 'dataClasses']);
+    });
+
+    it('leaves them out of a dataclass\'s description', async () => {
+      assert.equal('singletons' in (await demo.request('/rest/$catalog/Company')).body, false);
+    });
+  });
+
   describe('GET /rest/$catalog/$all: dataclass properties', () => {
     it('describes the same dataclasses as /rest/$catalog, in the same order, without AuditLog', () => {
       assert.deepEqual(all.dataClasses.map((d: Json) => d.name), EXPOSED);

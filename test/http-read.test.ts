@@ -6,8 +6,13 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openDemo, type DemoFixture } from './helpers.js';
+import { join } from 'node:path';
+import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
 import { fold } from '../src/util/fold.js';
+import { readingThrough } from '../src/datastore/access.js';
+import { coreOf } from '../src/datastore/datastore.js';
+import { countRelated } from '../src/datastore/fetch.js';
+import { resolveProjection } from '../src/datastore/projection.js';
 
 type Json = Record<string, any>;
 
@@ -849,14 +854,70 @@ describe('HTTP reads', () => {
       }
     });
 
-    it('leaves out relation attributes', async () => {
+    it('reads a 1→N relation as {"__COUNT": n}, the number of related entities', async () => {
+      const companies = (await demo.request('/rest/Company?$asArray=true&$orderby=ID')).body;
+      assert.ok(companies.length > 3);
+      let some = 0;
+      for (const c of companies) {
+        const staff = await demo.ds.Employee.query('employer.ID = :1', c.ID).length;
+        assert.deepEqual(c.staff, { __COUNT: staff }, `Company(${c.ID}).staff`);
+        if (staff > 0) some++;
+      }
+      assert.ok(some > 0, 'companies with staff');
+      const empty = demo.ds.Company.new();
+      empty.set('name', 'Nobody Works Here');
+      await empty.save();
+      try {
+        const [alone] = (await demo.request(`/rest/Company(${String(empty.getKey())})?$asArray=true`)).body;
+        assert.deepEqual(alone.staff, { __COUNT: 0 });
+      } finally {
+        await empty.drop();
+      }
+      const one = (await demo.request('/rest/Company(1)?$asArray=true')).body;
+      assert.deepEqual(one[0].staff, { __COUNT: await demo.ds.Employee.query('employer.ID = 1').length });
+    });
+
+    it('leaves out N→1 relations and aliases that lead to entities', async () => {
       const companies = (await demo.request('/rest/Company?$top=3&$asArray=true')).body;
       const employeesArray = (await demo.request('/rest/Employee?$top=3&$asArray=true')).body;
       for (const [list, dc] of [[companies, 'Company'], [employeesArray, 'Employee']] as const) {
         for (const e of list) {
-          for (const rel of ofKind(dc, 'relatedEntity', 'relatedEntities')) assert.ok(!(rel in e), `${dc}.${rel} is left out`);
+          for (const rel of ofKind(dc, 'relatedEntity')) assert.ok(!(rel in e), `${dc}.${rel} is left out`);
+          for (const rel of ofKind(dc, 'relatedEntities')) assert.ok(typeof e[rel]?.__COUNT === 'number', `${dc}.${rel} is counted`);
         }
       }
+      for (const e of employeesArray) assert.ok(!('colleagues' in e), 'an alias leading to entities is left out');
+      const cities = (await demo.request('/rest/City?$top=3&$asArray=true')).body;
+      for (const c of cities) assert.ok(!('workers' in c) && typeof c.companies.__COUNT === 'number');
+    });
+
+    it('counts a 1→N relation only where the answer shows it ($attributes, the /a,b list)', async () => {
+      const named = (await demo.request('/rest/Company?$top=2&$attributes=name&$asArray=true')).body;
+      for (const c of named) assert.deepEqual(sorted(Object.keys(c)), ['__KEY', '__STAMP', 'name']);
+      for (const url of ['/rest/Company?$top=2&$attributes=name,staff&$asArray=true', '/rest/Company/name,staff?$top=2&$asArray=true']) {
+        const listed = (await demo.request(url)).body;
+        for (const c of listed) {
+          assert.deepEqual(sorted(Object.keys(c)), ['__KEY', '__STAMP', 'name', 'staff'], url);
+          assert.equal(c.staff.__COUNT, await demo.ds.Employee.query('employer.ID = :1', c.__KEY).length, url);
+        }
+      }
+    });
+
+    it('counts the related entities of a whole page with one grouped statement per relation, reading no related row', async () => {
+      const core = coreOf(demo.ds);
+      const statements: string[] = [];
+      const reader = core.root.reader;
+      const counting = Object.create(reader, {
+        all: { value: (sql: string, params?: readonly unknown[]) => (statements.push(sql), reader.all(sql, params)) },
+      }) as typeof reader;
+      const access = readingThrough(core.root, counting);
+      const page = await demo.ds.Company.all().orderBy('ID asc').slice(0, 8).toArray();
+      const fetched = page.map((entity) => ({ entity, related: new Map<string, unknown>() }));
+      await countRelated(fetched, resolveProjection(demo.ds.Company.model, {}, () => true), access);
+      assert.equal(statements.length, 1, statements.join('\n'));
+      assert.match(statements[0], /COUNT\(\*\)/);
+      assert.match(statements[0], /GROUP BY/);
+      for (const f of fetched) assert.equal(f.related.get('staff'), await demo.ds.Employee.query('employer.ID = :1', f.entity.getKey()).length);
     });
 
     it('sends date-only dates as !!yyyy-mm-dd!! and the other attributes as in the default form', async () => {
@@ -891,6 +952,113 @@ describe('HTTP reads', () => {
     it('answers the envelope for $asArray=false', async () => {
       const body = await get('/rest/Company?$top=1&$asArray=false');
       assert.equal(body.__entityModel, 'Company');
+    });
+  });
+  describe('$format=looker', () => {
+    const N = { conceptType: 'METRIC', semanticGroup: 'NUMERIC', semanticType: 'NUMBER' };
+    const T = { conceptType: 'DIMENSION', semanticGroup: 'TEXT', semanticType: 'TEXT' };
+    const field = (name: string) => (looker: Json) => looker.schema.find((f: Json) => f.name === name);
+
+    it('answers a page in Looker Studio\'s shape: __COUNT, __FIRST, schema, rows of values, filtersApplied', async () => {
+      const res = await demo.request('/rest/Company?$format=looker&$top=3&$orderby=ID');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(Object.keys(res.body), ['__COUNT', '__FIRST', 'schema', 'rows', 'filtersApplied']);
+      assert.equal(res.body.__COUNT, await demo.ds.Company.all().length);
+      assert.equal(res.body.__FIRST, 0);
+      assert.equal(res.body.filtersApplied, false);
+      assert.deepEqual(field('ID')(res.body), { name: 'ID', dataType: 'NUMBER', semantics: N });
+      assert.deepEqual(field('name')(res.body), { name: 'name', dataType: 'STRING', semantics: T });
+      const envelope = await get('/rest/Company?$top=3&$orderby=ID');
+      assert.equal(res.body.rows.length, 3);
+      res.body.rows.forEach((row: Json, i: number) => {
+        assert.deepEqual(Object.keys(row), ['values']);
+        assert.equal(row.values.length, res.body.schema.length);
+        for (const n of ['ID', 'name', 'revenues', 'companyCode', 'cityName']) {
+          assert.deepEqual(row.values[res.body.schema.findIndex((f: Json) => f.name === n)], envelope.__ENTITIES[i][n], n);
+        }
+      });
+    });
+
+    it('types numbers as NUMBER metrics, booleans as BOOLEAN, dates as YEAR_MONTH_DAY or YEAR_MONTH_DAY_SECOND strings, the rest as TEXT', async () => {
+      const res = (await demo.request('/rest/Employee?$format=looker&$orderby=employeeNumber&$top=5')).body;
+      for (const n of ['employeeNumber', 'salary', 'level', 'extension', 'badge', 'dailyHours']) assert.deepEqual(field(n)(res), { name: n, dataType: 'NUMBER', semantics: N }, n);
+      for (const n of ['ID', 'lastName', 'notes', 'skills', 'employerName', 'fullName']) assert.deepEqual(field(n)(res), { name: n, dataType: 'STRING', semantics: T }, n);
+      assert.deepEqual(field('isManager')(res), { name: 'isManager', dataType: 'BOOLEAN', semantics: { conceptType: 'DIMENSION', semanticGroup: 'BOOLEAN', semanticType: 'BOOLEAN' } });
+      assert.deepEqual(field('birthDate')(res).semantics, { conceptType: 'DIMENSION', semanticGroup: 'DATETIME', semanticType: 'YEAR_MONTH_DAY' });
+      assert.deepEqual(field('hiredAt')(res).semantics, { conceptType: 'DIMENSION', semanticGroup: 'DATETIME', semanticType: 'YEAR_MONTH_DAY_SECOND' });
+      const names = res.schema.map((f: Json) => f.name);
+      for (const n of ['photo', 'resume', 'employer', 'manager', 'reports', 'colleagues', 'secret']) assert.ok(!names.includes(n), `${n} is no column`);
+      const at = (n: string) => names.indexOf(n);
+      const first = await demo.ds.Employee.all().orderBy('employeeNumber').first();
+      const row = res.rows[0].values;
+      const birth = first?.get('birthDate') as Date | null;
+      const hired = first?.get('hiredAt') as Date | null;
+      assert.equal(row[at('birthDate')], birth ? birth.toISOString().slice(0, 10).replaceAll('-', '') : null);
+      assert.equal(row[at('hiredAt')], hired ? hired.toISOString().slice(0, 19).replace(/[-T:]/g, '') : null);
+      if (row[at('hiredAt')] !== null) assert.match(row[at('hiredAt')], /^\d{14}$/);
+      assert.equal(typeof row[at('isManager')] === 'boolean' || row[at('isManager')] === null, true);
+      assert.equal(row[at('skills')], first?.get('skills') === null ? null : JSON.stringify(first?.get('skills')), 'an object as its JSON text');
+      assert.equal(row[at('fullName')], await first?.get('fullName'));
+    });
+
+    it('pages, filters, sorts and limits the columns like the JSON answer ($skip as __FIRST, $attributes in their model order)', async () => {
+      const res = (await demo.request('/rest/Company?$format=looker&$filter="revenues > 0"&$orderby=name&$skip=2&$top=2&$attributes=revenues,name')).body;
+      const envelope = await get('/rest/Company?$filter="revenues > 0"&$orderby=name&$skip=2&$top=2');
+      assert.equal(res.__COUNT, envelope.__COUNT);
+      assert.equal(res.__FIRST, 2);
+      assert.deepEqual(res.schema.map((f: Json) => f.name), ['name', 'revenues']);
+      assert.deepEqual(res.rows.map((r: Json) => r.values), envelope.__ENTITIES.map((e: Json) => [e.name, e.revenues]));
+    });
+
+    it('answers a relation\'s entities and a stored set in the same shape, and $format=json as usual', async () => {
+      const staff = (await demo.request('/rest/Company(1)/staff?$format=looker&$attributes=lastName')).body;
+      assert.equal(staff.__COUNT, await demo.ds.Employee.query('employer.ID = 1').length);
+      assert.deepEqual(staff.schema.map((f: Json) => f.name), ['lastName']);
+      const set = (await demo.request('/rest/Company?$method=entityset&$filter="ID < 4"')).body.__ENTITYSET;
+      const page = (await demo.request(`${set}?$format=looker&$attributes=ID`)).body;
+      assert.deepEqual(page.rows.map((r: Json) => r.values), [[1], [2], [3]]);
+      assert.equal(page.__COUNT, 3);
+      assert.equal((await demo.request('/rest/Company?$format=json&$top=1')).body.__entityModel, 'Company');
+      assert.equal((await demo.request('/rest/Company?$format=LOOKER&$top=1')).body.filtersApplied, false);
+    });
+
+    it('refuses what it cannot answer in that shape, naming why (400)', async () => {
+      const set = (await demo.request('/rest/Company?$method=entityset')).body.__ENTITYSET;
+      const cases: [string, number, RegExp][] = [
+        ['/rest/Company?$format=lookr', 7007, /\$format must be json or looker; got 'lookr', did you mean 'looker'\?/],
+        ['/rest/Company(1)?$format=looker', 7007, /\$format=looker answers a page of entities .* this request is answered in JSON only/],
+        ['/rest/$catalog?$format=looker', 7007, /answered in JSON only/],
+        ['/rest/Company/name?$distinct=true&$format=looker', 7007, /answered in JSON only/],
+        ['/rest/Company?$method=entityset&$format=looker', 7007, /answered in JSON only/],
+        ['/rest/Company?$format=looker&$asArray=true', 7007, /\$asArray shapes 4D's JSON answer/],
+        ['/rest/Company?$format=looker&$expand=city', 7007, /\$expand shapes 4D's JSON answer/],
+        [`${set}?$format=looker&$method=entityset`, 7007, /\$method=entityset answers the new set in JSON/],
+        ['/rest/Company?$format=looker&$attributes=name,city.name', 7007, /'city' is a relation sent inline; name the values you want/],
+      ];
+      for (const [url, errCode, message] of cases) {
+        const res = await demo.request(url);
+        assert.equal(res.status, 400, `${url}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.__ERROR[0].errCode, errCode, url);
+        assert.match(res.body.__ERROR[0].message, message, url);
+      }
+      const call = await demo.request('/rest/$catalog/earningAtLeast?$format=looker', 'POST', [0]);
+      assert.equal(call.status, 400);
+      assert.match(call.body.__ERROR[0].message, /answered in JSON only/);
+    });
+  });
+
+  describe('$format=looker under roles.json', () => {
+    let guarded: DemoFixture;
+    before(async () => {
+      guarded = await openDemo({ roles: join(DEMO_DIR, 'roles.json') });
+    });
+    after(() => guarded.close());
+
+    it('leaves out the columns the session may not read (a guest: Employee.salary)', async () => {
+      const res = await guarded.request('/rest/Employee?$format=looker&$top=2');
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      const names = res.body.schema.map((f: Json) => f.name);
+      assert.ok(names.includes('lastName') && !names.includes('salary'));
     });
   });
 });

@@ -20,7 +20,7 @@ function assertDatasetError(query: string, code: ErrorName, mentions: string): v
 const defaults: RestOptions = {
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: [], queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined, distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined, emMethod: undefined, clean: false,
-  rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, given: new Set(),
+  rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, format: 'json', given: new Set(),
 };
 
 describe('parseOptions: values', () => {
@@ -45,6 +45,9 @@ describe('parseOptions: values', () => {
     ['$binary', '$binary=true', { binary: true }],
     ['$imageformat in any case, jpg for jpeg, with $version', '$imageformat=JPG&$version=12', { imageFormat: 'jpeg', version: '12' }],
     ['$imageformat=best', '$imageformat=best', { imageFormat: 'best' }],
+    ['$format=looker', '$format=looker', { format: 'looker' }],
+    ['$format in any case, quoted', '$format="Looker"', { format: 'looker' }],
+    ['$format=json (the default)', '$format=json', { format: 'json' }],
     ['+ as a space', '$orderby=lastName+desc', { orderby: 'lastName desc' }],
     ['%20 as a space', '$orderby=lastName%20desc,firstName', { orderby: 'lastName desc,firstName' }],
     ['an encoded + as a plus', '$orderby=a%2Bb', { orderby: 'a+b' }],
@@ -113,6 +116,8 @@ describe('parseOptions: errors', () => {
     ['an empty $expand', '$expand=""', 'INVALID_OPTION', '$expand'],
     ['an unknown $imageformat, with did-you-mean', '$imageformat=pgn', 'INVALID_OPTION', "$imageformat must be one of best, png, jpeg, gif, tiff; got 'pgn', did you mean 'png'?"],
     ['a bad $rawPict', '$rawPict=yes', 'INVALID_OPTION', '$rawPict'],
+    ['an unknown $format, with did-you-mean', '$format=lookr', 'INVALID_OPTION', "$format must be json or looker; got 'lookr', did you mean 'looker'?"],
+    ['an empty $format', '$format=', 'INVALID_OPTION', '$format must be json or looker'],
     ['bad percent-encoding in a value', '$top=%ZZ', 'MALFORMED_URL', '$top=%ZZ'],
     ['bad percent-encoding in a name', '$to%p=1', 'MALFORMED_URL', '$to%p=1'],
   ];

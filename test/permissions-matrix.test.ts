@@ -1,7 +1,8 @@
-// The permission matrix: every kind of REST action (one request each), driven by sessions holding
-// each privilege of a test roles.json, allowed or refused as the roles say — 401 for a guest, 403
-// for a logged-in session. A new kind of action without a row here fails the suite, as does a kind
-// the authorization step has no rule for.
+// The permission matrix: every kind of REST action (one request each, and a request for each other
+// door into a kind: a singleton's function call), driven by sessions holding each privilege of a
+// test roles.json, allowed or refused as the roles say — 401 for a guest, 403 for a logged-in
+// session. A new kind of action without a row here fails the suite, as does a kind the
+// authorization step has no rule for.
 
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -110,6 +111,13 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     upload: { allowed: ['W'], request: async () => ({ method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('some bytes'), headers: { 'content-type': 'application/octet-stream' } }) },
   };
 
+  /** Other doors into a kind, each with its own row: [kind, what, row]. */
+  const MORE_ROWS: [ActionKind, string, Row][] = [
+    // a shared singleton's function: the datastore's execute (no singleton entry)
+    ['callFunction', 'a singleton function', { allowed: ['C'], request: async () => ({ method: 'POST', url: '/rest/$singleton/Tools/serverTime', body: [] }) }],
+  ];
+  const allRows = (): [ActionKind, Row][] => [...(Object.entries(ROWS) as [ActionKind, Row][]), ...MORE_ROWS.map(([kind, , row]): [ActionKind, Row] => [kind, row])];
+
   before(async () => {
     tmp = tempDir();
     const roles = join(tmp.dir, 'roles.json');
@@ -147,7 +155,7 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     const session = core.sessions.guest();
     session.setPrivileges(['writer', 'dropper', 'caller']);
     const scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1 << 20 }), { method: 'GET', url: '', caller: 'test', headers: {} }, session);
-    for (const [kind, row] of Object.entries(ROWS)) {
+    for (const [kind, row] of allRows()) {
       const req = await row.request();
       const action = planRequest({ method: req.method, url: req.url, headers: req.headers ?? {}, body: req.body, origin: 'http://localhost' }, scope, readTarget(req.method, req.url));
       assert.equal(action.kind, kind, req.url);
@@ -156,7 +164,7 @@ describe('the permission matrix: every kind of action × every privilege', () =>
 
   for (const who of EVERYONE) {
     it(`allows and refuses each kind of action as roles.json says for ${who === 'guest' ? 'a guest' : `a session of role ${who}`}`, async () => {
-      for (const [kind, row] of Object.entries(ROWS)) {
+      for (const [kind, row] of allRows()) {
         const req = await row.request();
         const headers = { ...(req.headers ?? {}), ...(who === 'guest' ? {} : { cookie: cookies.get(who) as string }) };
         const res = await demo.request(req.url, req.method, req.body, headers);

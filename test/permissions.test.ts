@@ -13,6 +13,7 @@ const KNOWN: KnownResources = {
     ['Invoice', new Set(['ID', 'total'])],
   ]),
   functions: new Set(['ds.authentify', 'ds.loginAs', 'Company.raiseSalaries', 'Employee.fullName', 'Invoice.send']),
+  singletons: new Map([['Counter', new Set(['next', 'reset'])]]),
 };
 
 function parse(text: string): RolesFile {
@@ -151,7 +152,7 @@ describe('roles.json structure', () => {
     assertRefused('{"privileges": []}', 1, 1, /^roles\.json needs 'permissions'/);
     assertRefused('{"privileges": [], "permissions": {}}', 1, 35, /^'permissions' needs 'allowed'/);
     let text = rolesText({ permissions: { allowed: [{ applyTo: 'ds' }] } });
-    assertRefusedAt(text, '{\n        "applyTo"', /^a permission needs 'type' \(one of datastore, dataclass, attribute, method\)$/);
+    assertRefusedAt(text, '{\n        "applyTo"', /^a permission needs 'type' \(one of datastore, dataclass, attribute, method, singleton, singletonMethod\)$/);
     text = rolesText({ permissions: { allowed: [{ type: 'dataclass' }] } });
     assertRefusedAt(text, '{\n        "type"', /^a permission needs 'applyTo' \(the dataclass it grants on\)$/);
     text = rolesText({ roles: [{ role: 'Boss' }] });
@@ -251,13 +252,30 @@ describe('roles.json resources', () => {
     assertRefusedAt(allowed(permission('authentify', 'method')), '"authentify"', /^unknown function 'authentify' \(a function is named 'ds\.<function>' or '<DataClass>\.<function>'\)$/);
   });
 
-  it('refuses singletons: this server has none', () => {
-    assertRefusedAt(allowed(permission('Counter', 'singleton')), '"singleton"', /^type 'singleton': singletons are not supported by this server$/);
-    assertRefusedAt(allowed(permission('Counter.next', 'singletonMethod')), '"singletonMethod"', /^type 'singletonMethod': singletons are not supported by this server$/);
+  it('reads singleton and singletonMethod permissions on the shared singletons and their exposed functions', () => {
+    const file = parse(rolesText({
+      privileges: [{ privilege: 'ops' }],
+      permissions: { allowed: [permission('Counter', 'singleton', { execute: ['ops'] }), permission('Counter.reset', 'singletonMethod', { execute: ['ops'], promote: ['ops'] })] },
+    }));
+    assert.deepEqual(file.permissions, [
+      { applyTo: 'Counter', type: 'singleton', execute: ['ops'] },
+      { applyTo: 'Counter.reset', type: 'singletonMethod', execute: ['ops'], promote: ['ops'] },
+    ]);
+  });
+
+  it('refuses an unknown singleton or singleton function, with a did-you-mean, and a type mix-up', () => {
+    assertRefusedAt(allowed(permission('Countr', 'singleton')), '"Countr"', /^unknown singleton 'Countr', did you mean 'Counter'\?$/);
+    assertRefusedAt(allowed(permission('Counter.next', 'singleton')), '"Counter.next"', /^unknown singleton 'Counter\.next' \(a singleton's function has type 'singletonMethod'\)$/);
+    assertRefusedAt(allowed(permission('Counter.nxt', 'singletonMethod')), '"Counter.nxt"', /^the singleton 'Counter' has no exposed function 'nxt', did you mean 'next'\?$/);
+    assertRefusedAt(allowed(permission('Countr.next', 'singletonMethod')), '"Countr.next"', /^unknown singleton 'Countr' in 'Countr\.next', did you mean 'Counter'\?$/);
+    assertRefusedAt(allowed(permission('Counter', 'singletonMethod')), '"Counter"', /^a singletonMethod permission applies to '<SingletonClass>\.<function>', not 'Counter'$/);
+    assertRefusedAt(allowed(permission('Counter.next', 'method')), '"Counter.next"', /^unknown function 'Counter\.next' \(a singleton's function has type 'singletonMethod'\)$/);
+    const none = parseRolesFile.bind(null, rolesText({ permissions: { allowed: [permission('Counter', 'singleton')] } }), 'roles.json', { ...KNOWN, singletons: undefined });
+    assert.throws(none, /unknown singleton 'Counter' \(the project has no shared singleton class\)/);
   });
 
   it('refuses an unknown type, suggesting the right spelling', () => {
-    assertRefusedAt(allowed(permission('Company', 'dataClass')), '"dataClass"', /^unknown type 'dataClass', did you mean 'dataclass'\? \(a permission's type is one of datastore, dataclass, attribute, method\)$/);
+    assertRefusedAt(allowed(permission('Company', 'dataClass')), '"dataClass"', /^unknown type 'dataClass', did you mean 'dataclass'\? \(a permission's type is one of datastore, dataclass, attribute, method, singleton, singletonMethod\)$/);
   });
 
   it('refuses an action the type does not take, naming what it takes', () => {
@@ -494,6 +512,37 @@ describe('Policy decisions', () => {
     assert.equal(policy.grantsFor([]).execute('ds.loginAs'), true);
     assert.equal(grants('general').dataClass('Company', 'execute'), true);
     assert.equal(grants('admin').dataClass('Company', 'execute'), false);
+  });
+
+  it('execute of a singleton function: its singletonMethod list, else its singleton list, else the datastore list', () => {
+    const policy = policyOf({
+      privileges,
+      permissions: {
+        allowed: [
+          permission('ds', 'datastore', { execute: ['admin'] }),
+          permission('Counter', 'singleton', { execute: ['general'] }),
+          permission('Counter.reset', 'singletonMethod', { execute: ['detail'] }),
+        ],
+      },
+    });
+    const grants = (p: string): Grants => policy.grantsFor([p]);
+    assert.equal(grants('detail').execute('Counter.reset'), true);
+    assert.equal(grants('general').execute('Counter.reset'), false, 'the function list overrides the singleton one');
+    assert.equal(grants('general').execute('Counter.next'), true, 'no function entry: the singleton decides');
+    assert.equal(grants('admin').execute('Counter.next'), false);
+    const datastoreOnly = policyOf({ privileges, permissions: { allowed: [permission('ds', 'datastore', { execute: ['admin'] }), permission('Counter', 'singleton', { promote: ['detail'] })] } });
+    assert.equal(datastoreOnly.grantsFor(['admin']).execute('Counter.next'), true, 'a singleton entry without execute: ds decides');
+    assert.equal(datastoreOnly.grantsFor(['general']).execute('Counter.next'), false);
+  });
+
+  it("promote of a singleton function: its own list and its singleton's, expanded", () => {
+    const policy = policyOf({
+      privileges: [{ privilege: 'basic' }, { privilege: 'Payroll', includes: ['basic'] }, { privilege: 'ops' }],
+      permissions: { allowed: [permission('Counter', 'singleton', { promote: ['payroll'] }), permission('Counter.reset', 'singletonMethod', { promote: ['ops'] })] },
+    });
+    assert.deepEqual(policy.promotes('Counter.next'), ['Payroll', 'basic']);
+    assert.deepEqual(policy.promotes('Counter.reset'), ['Payroll', 'basic', 'ops']);
+    assert.deepEqual(policy.promotes('ds.loginAs'), []);
   });
 
   it('ds.authentify can always run, whatever the file says', () => {

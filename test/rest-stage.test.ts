@@ -34,6 +34,8 @@ describe('the request stage', () => {
       ['GET', '/rest/$catalog', 'catalog'],
       ['GET', '/rest/$catalog/Company', 'catalogDataClass'],
       ['POST', '/rest/$catalog/counts', 'callFunction', []],
+      ['POST', '/rest/$singleton/Tools/serverTime', 'callFunction', []],
+      ['GET', '/rest/$singleton/Tools/serverTime', 'callFunction'],
       ['GET', '/rest/$info', 'info'],
       ['GET', '/rest/$querypath', 'queryPath'],
       ['GET', '/rest/Employee', 'readCollection'],
@@ -89,6 +91,13 @@ describe('the request stage', () => {
     assert.deepEqual(entity.shape, { attributes: ['name'], expand: undefined, asArray: false });
     assert.throws(() => plan('GET', '/rest/Company(1)?$top=2'), (e: DatasetError) => e.code === 'INVALID_OPTION' && /not to a single entity/.test(e.message));
     assert.throws(() => plan('POST', '/rest/$upload?$binary=true&$top=1'), (e: DatasetError) => e.code === 'INVALID_OPTION' && /\$top does not apply/.test(e.message));
+    // $format=looker: read by the pages of collections and sets, refused by every other kind before any data is read
+    const page = plan('GET', '/rest/Company?$format=looker') as Extract<Action, { kind: 'readCollection' }>;
+    assert.equal(page.shape.format, 'looker');
+    for (const [method, url] of [['GET', '/rest/Company(1)?$format=looker'], ['GET', '/rest/$info?$format=looker'], ['POST', '/rest/$catalog/counts?$format=looker']]) {
+      assert.throws(() => plan(method, url, []), (e: DatasetError) => e.code === 'INVALID_OPTION' && /answered in JSON only/.test(e.message), url);
+    }
+    assert.equal(plan('GET', '/rest/Company(1)?$format=json').kind, 'readEntity');
     const update = plan('POST', '/rest/Company?$method=update&$atomic=true&$top=3', [{ name: 'X' }]) as Extract<Action, { kind: 'update' }>;
     assert.equal(update.atomic, true);
     assert.equal(update.single, false);

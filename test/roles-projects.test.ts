@@ -217,6 +217,12 @@ describe('restrict(): row-level security judged by the caller\'s session', () =>
     }
   });
 
+  it('counts only the caller\'s notes in a 1→N relation read with $asArray=true', async () => {
+    const res = await ann('/rest/Owner?$asArray=true&$orderby=name');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.map((o: any) => [o.name, o.notes]), [['ann', { __COUNT: 2 }], ['bob', { __COUNT: 0 }]]);
+  });
+
   it('does not find an owner by a hidden note through the relation', async () => {
     const hidden = await ann('/rest/Owner?$filter="notes.text = \'bob secret\'"');
     assert.equal(hidden.status, 200);
@@ -300,7 +306,9 @@ describe('forceLogin: a guest reads the catalog and logs in, nothing else unless
 
   it('lets a guest read the catalog and call authentify, refuses data and $info (401), allows what guest is granted', async () => {
     const guest = client(s.app);
-    assert.equal((await guest('/rest/$catalog')).status, 200);
+    const catalog = await guest('/rest/$catalog');
+    assert.equal(catalog.status, 200);
+    assert.equal('singletons' in catalog.body, false, 'no singletons section in a project without one');
     const notes = await guest('/rest/Note');
     assert.equal(notes.status, 401);
     assert.ok([7040, 7043].includes(notes.body.__ERROR[0].errCode), JSON.stringify(notes.body));
@@ -321,6 +329,18 @@ describe('forceLogin: a guest reads the catalog and logs in, nothing else unless
     assert.equal(after.status, 200);
     assert.deepEqual(texts(after.body), ['ann one', 'ann two']);
     assert.equal((await guest('/rest/$info')).status, 200);
+  });
+
+  it('leaves a relation to a dataclass the session may not read out of an $asArray answer, uncounted', async () => {
+    const guest = client(s.app);
+    const res = await guest('/rest/Owner?$asArray=true');
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.length, 2);
+    for (const o of res.body) assert.deepEqual(Object.keys(o).sort(), ['ID', '__KEY', '__STAMP', 'name']);
+    const listed = await guest('/rest/Owner?$asArray=true&$attributes=name,notes');
+    // named, it is left out as 4D leaves out what a session may not read
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.deepEqual(listed.body.map((o: any) => Object.keys(o).sort()), [['__KEY', '__STAMP', 'name'], ['__KEY', '__STAMP', 'name']]);
   });
 
   it('refuses a guest the path of a relation to a dataclass it may not read (401), instead of answering the owner', async () => {

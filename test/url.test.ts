@@ -12,6 +12,9 @@ const dataClass = (name: string, selector: object = all, path: object[] = []): R
   ({ kind: 'dataClass', dataClass: name, selector, path }) as Route;
 const key = (k: string) => ({ kind: 'key', key: k });
 const names = (...n: string[]) => ({ kind: 'names', names: n });
+const call = (name: string, ...args: object[]) => ({ kind: 'call', name, args });
+const plain = (text: string) => ({ text, quoted: false });
+const quoted = (text: string) => ({ text, quoted: true });
 
 function assertDatasetError(fn: () => unknown, code: ErrorName, mentions: string): void {
   assert.throws(fn, (e: unknown) => {
@@ -48,6 +51,15 @@ describe('parseRestPath: dataclass routes', () => {
     ['an entity set', '/Company/$entityset/ABC-123', dataClass('Company', all, [{ kind: 'entitySet', id: 'ABC-123' }])],
     ['an entity set without an id', '/Company/$entityset', dataClass('Company', all, [{ kind: 'entitySet', id: '' }])],
     ['an entity set then attributes', '/Company/$entityset/E1/name,ID', dataClass('Company', all, [{ kind: 'entitySet', id: 'E1' }, names('name', 'ID')])],
+    ['a call with parameters in the URL', '/Employee/addEmployee(John,Smith)', dataClass('Employee', all, [call('addEmployee', plain('John'), plain('Smith'))])],
+    ['a call without parameters', '/Employee/list()', dataClass('Employee', all, [call('list')])],
+    ['a call after a key', '/Employee(1)/raise(10)', dataClass('Employee', key('1'), [call('raise', plain('10'))])],
+    ['a call with quoted parameters holding commas, quotes, slashes and brackets', `/Employee/f("a,b",'c"d',"e/f","g)h")`,
+      dataClass('Employee', all, [call('f', quoted('a,b'), quoted('c"d'), quoted('e/f'), quoted('g)h'))])],
+    ['a call with encoded quotes, an encoded comma and spaces', '/Employee/f(%22a,b%22,%27c%27,x%2Cy,%20z%20)',
+      dataClass('Employee', all, [call('f', quoted('a,b'), quoted('c'), plain('x,y'), plain(' z '))])],
+    ['a call whose parentheses are encoded too', '/Employee/f%28a%29', dataClass('Employee', all, [call('f', plain('a'))])],
+    ['a call on an entity set', '/Employee/f(1)/$entityset/E1', dataClass('Employee', all, [call('f', plain('1')), { kind: 'entitySet', id: 'E1' }])],
   ];
   for (const [what, path, route] of cases) {
     it(`parses ${what}: ${path}`, () => {
@@ -67,6 +79,8 @@ describe('parseRestPath: $catalog routes', () => {
     ['/$catalog/', { kind: 'catalog' }],
     ['/$catalog/$all', { kind: 'catalogAll' }],
     ['/$catalog/Company', { kind: 'catalogItem', name: 'Company' }],
+    ['/$singleton/Tools/serverTime', { kind: 'singleton', className: 'Tools', fn: 'serverTime' }],
+    ['/$singleton/Tools/serverTime/', { kind: 'singleton', className: 'Tools', fn: 'serverTime' }],
   ];
   for (const [path, route] of cases) {
     it(`parses ${path}`, () => {
@@ -97,6 +111,16 @@ describe('parseRestPath: errors name the offending text', () => {
     ['an invalid attribute name in a list', '/Employee/firstName,last-name', 'MALFORMED_URL', 'last-name'],
     ['an empty name in a list', '/Employee/firstName,', 'MALFORMED_URL', 'firstName,'],
     ['too many $catalog segments', '/$catalog/Company/ID', 'MALFORMED_URL', 'Company/ID'],
+    ['an empty parameter in a call', '/Employee/f(a,,b)', 'MALFORMED_URL', 'parameter #2 is empty'],
+    ['a trailing comma in a call', '/Employee/f(a,)', 'MALFORMED_URL', 'parameter #2 is empty'],
+    ['an unclosed encoded quote in a call', '/Employee/f(%22a)', 'MALFORMED_URL', 'the quote of parameter #1 is not closed'],
+    ['text after a quoted parameter', '/Employee/f("a"b)', 'MALFORMED_URL', "unexpected 'b' after the quoted parameter #1"],
+    ['text after a call', '/Employee/f(a)b', 'MALFORMED_URL', 'is no attribute list nor a function call'],
+    ['a call in an attribute list', '/Employee/name,f(a)', 'MALFORMED_URL', 'is no attribute list nor a function call'],
+    ['a $singleton without its function', '/$singleton/Tools', 'MALFORMED_URL', '/rest/$singleton/{SingletonClass}/{function}'],
+    ['a $singleton with a segment too many', '/$singleton/Tools/now/x', 'MALFORMED_URL', 'Tools/now/x'],
+    ['a $singleton function written with parentheses', '/$singleton/Tools/now()', 'MALFORMED_URL', 'without parentheses'],
+    ['a $singleton class that is no name', '/$singleton/To-ols/now', 'MALFORMED_URL', 'To-ols'],
     ['too many segments', `/Company/${Array(MAX_PATH_SEGMENTS + 1).fill('a').join('/')}`, 'LIMIT_EXCEEDED', String(MAX_PATH_SEGMENTS)],
   ];
   for (const [what, path, code, mentions] of cases) {

@@ -1,8 +1,9 @@
 // User classes: the modules of a project's classes/ folder, named as 4D names its classes
-// (DataStore, <DataClass>, <DataClass>Entity, <DataClass>Selection), loaded at project open and
-// installed on the datastore: entity classes with their calculated attributes and events,
-// selection classes, and the dataclass and datastore classes (by prototype: 4D's data model
-// classes are never instantiated with new, reference §6.4).
+// (DataStore, <DataClass>, <DataClass>Entity, <DataClass>Selection, or any other name for a shared
+// singleton), loaded at project open and installed on the datastore: entity classes with their
+// calculated attributes and events, selection classes, the dataclass and datastore classes (by
+// prototype: 4D's data model classes are never instantiated with new, reference §6.4), and the
+// one instance of each singleton class.
 
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
@@ -11,12 +12,13 @@ import { tsImport } from 'tsx/esm/api';
 import type { CalculatedDefinition } from '../datastore/calculated.js';
 import { userMembers } from '../datastore/class-install.js';
 import { classCoreOf, DataClass } from '../datastore/dataclass.js';
-import { Datastore } from '../datastore/datastore.js';
+import { Datastore, type DatastoreWithClasses } from '../datastore/datastore.js';
 import { Entity } from '../datastore/entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, type EntityEventHandler, type EventKind } from '../datastore/events.js';
 import { EntitySelection } from '../datastore/selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { getWithoutExposed } from '../functions/exposure.js';
+import { createSingleton, Singleton } from '../functions/singletons.js';
 import { closest } from '../util/suggest.js';
 import { canonical } from '../util/canonical.js';
 
@@ -30,13 +32,15 @@ export class ClassLoadError extends Error {
 
 const EXTENSIONS = ['.ts', '.js', '.mts', '.mjs'];
 
-type ClassKind = 'datastore' | 'dataclass' | 'entity' | 'selection';
+type ClassKind = 'datastore' | 'dataclass' | 'entity' | 'selection' | 'singleton';
 
 interface ClassFile {
   readonly file: string;
   readonly name: string;
   readonly kind: ClassKind;
   readonly dataClass?: DataClass;
+  /** a name of no data model class: a singleton class, or a mistake (this says which once the class is loaded) */
+  readonly notDataModel?: string;
 }
 
 /** Registers the core's classes as the ones `dataset-rest` hands out, before any user module loads. */
@@ -46,6 +50,7 @@ function registerCoreClasses(): void {
   canonical('Entity', Entity);
   canonical('EntitySelection', EntitySelection);
   canonical('DatasetError', DatasetError);
+  canonical('Singleton', Singleton);
 }
 
 /** Loads and installs the classes of `dir` (a project's classes/ folder); nothing to do when it is absent. */
@@ -53,10 +58,10 @@ export async function loadClasses(dir: string, ds: Datastore): Promise<void> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return;
   registerCoreClasses();
   const files = classFiles(dir, ds);
-  // The datastore and dataclass classes first, then entity and selection classes: a getter or an
-  // event may use the others' methods only when called, but installing in a fixed order keeps
-  // start-up errors predictable.
-  const order: ClassKind[] = ['datastore', 'dataclass', 'entity', 'selection'];
+  // The datastore and dataclass classes first, then entity and selection classes, singletons last
+  // (their constructors may use the datastore): a getter or an event may use the others' methods
+  // only when called, but installing in a fixed order keeps start-up errors predictable.
+  const order: ClassKind[] = ['datastore', 'dataclass', 'entity', 'selection', 'singleton'];
   files.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || a.name.localeCompare(b.name));
   for (const f of files) {
     const cls = await importClass(f);
@@ -89,12 +94,12 @@ function classify(entry: string, file: string, name: string, ds: Datastore, name
     const dc = name.endsWith(suffix) ? ds.dataClass(name.slice(0, -suffix.length)) : undefined;
     if (dc) return { file, name, kind, dataClass: dc };
   }
+  // Any other name is a singleton class's, if the class extends Singleton (known once it is loaded)
   const stem = name.replace(/(Entity|Selection)$/, '');
   const guess = closest(stem, names);
-  throw new ClassLoadError(
-    `classes/${entry}: "${name}" names no dataclass of the model: a class file is DataStore, <DataClass>, <DataClass>Entity or <DataClass>Selection`
-    + ` (dataclasses: ${names.join(', ')})${guess ? `; did you mean ${name.replace(stem, guess)}?` : ''}. Helper modules belong in a subfolder.`,
-  );
+  const notDataModel = `classes/${entry}: "${name}" names no dataclass of the model: a class file is DataStore, <DataClass>, <DataClass>Entity, <DataClass>Selection`
+    + ` or a shared singleton class (one that extends Singleton) (dataclasses: ${names.join(', ')})${guess ? `; did you mean ${name.replace(stem, guess)}?` : ''}. Helper modules belong in a subfolder.`;
+  return { file, name, kind: 'singleton', notDataModel };
 }
 
 /** Loads a module of the project (classes/, methods/); a failure is a ClassLoadError starting with `where`. */
@@ -113,7 +118,7 @@ async function importClass(f: ClassFile): Promise<unknown> {
   // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
   const inner = mod.default !== null && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
   const cls = [mod.default, mod[f.name], inner.default, inner[f.name]].find((c) => typeof c === 'function');
-  if (!cls) throw new ClassLoadError(`classes/${basename(f.file)}: must export its class, as default or under the name ${f.name}`);
+  if (!cls) throw new ClassLoadError(f.notDataModel ?? `classes/${basename(f.file)}: must export its class, as default or under the name ${f.name}`);
   return cls;
 }
 
@@ -133,12 +138,14 @@ const BASES: Record<ClassKind, { base: { prototype: object }; baseName: string }
   dataclass: { base: DataClass, baseName: 'DataClass' },
   entity: { base: Entity, baseName: 'Entity' },
   selection: { base: EntitySelection, baseName: 'EntitySelection' },
+  singleton: { base: Singleton, baseName: 'Singleton' },
 };
 
 function install(f: ClassFile, cls: unknown, ds: Datastore): void {
   const { base, baseName } = BASES[f.kind];
   const c = cls as { prototype: object; name: string };
   if (typeof c.prototype !== 'object' || !Object.prototype.isPrototypeOf.call(base.prototype, c.prototype)) {
+    if (f.notDataModel) throw new ClassLoadError(f.notDataModel);
     throw new ClassLoadError(`classes/${basename(f.file)}: the class ${c.name || f.name} must extend ${baseName} (import { ${baseName} } from 'dataset-rest')`);
   }
   // the core's own methods stay the core's: the core and REST call them (a save, a key, a page)
@@ -164,10 +171,25 @@ function install(f: ClassFile, cls: unknown, ds: Datastore): void {
     case 'entity':
       installEntityClass(f, cls as typeof Entity);
       return;
+    case 'singleton':
+      installSingleton(f, cls as new () => Singleton, ds);
+      return;
     default: {
       const never: never = f.kind;
       throw new Error(`unknown class kind ${String(never)}`);
     }
+  }
+}
+
+/** A shared singleton class: its one instance made now (a constructor that throws stops the start). */
+function installSingleton(f: ClassFile, cls: new () => Singleton, ds: Datastore): void {
+  const where = `classes/${basename(f.file)}`;
+  // roles.json names the datastore's functions "ds.<function>", a singleton's "<Class>.<function>"
+  if (f.name === 'ds') throw new ClassLoadError(`${where}: a singleton class cannot be named ds (roles.json names the datastore so)`);
+  try {
+    createSingleton(ds as DatastoreWithClasses, f.name, cls);
+  } catch (e) {
+    throw new ClassLoadError(`${where}: the constructor of the singleton ${f.name} failed: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 

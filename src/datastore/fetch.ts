@@ -105,17 +105,41 @@ async function aliasSelections(core: Classes, out: readonly FetchedEntity[], ali
   }
 }
 
+/**
+ * `$asArray`: how many entities each entity's 1→N relations (those the projection sends as
+ * deferred URIs) hold, as the caller sees them, set as a number under the relation's name. One
+ * grouped COUNT per relation for the whole page (keys chunked); no related row is read.
+ */
+export async function countRelated(out: readonly FetchedEntity[], projection: Projection, access: Access): Promise<void> {
+  if (out.length === 0) return;
+  for (const p of projection.attributes) {
+    if (p.kind !== 'deferred' || p.attr.kind !== 'relatedEntities') continue;
+    const counts = await countsByParent(p.attr, out.map((o) => o.entity.getKey()), access);
+    for (const o of out) o.related.set(p.attr.name, counts.get(o.entity.getKey()) ?? 0);
+  }
+}
+
+/** The number of related entities of each parent key (those without any are absent). */
+async function countsByParent(relation: RelatedEntitiesAttribute, keys: readonly unknown[], access: Access): Promise<Map<unknown, number>> {
+  const fkAttr = relation.inverse.foreignKey;
+  const counts = new Map<unknown, number>();
+  for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
+    const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
+    const { sql, params } = compileCount(access.reader.dialect, relation.target, where, access.restrict, fkAttr);
+    for (const r of await access.reader.all(sql, params)) counts.set(r.g, Number(r.n));
+  }
+  return counts;
+}
+
 /** The first page of each parent's related entities (a 1→N relation), in key order (a window function), with their count. */
 async function relatedSelections(core: Classes, out: readonly FetchedEntity[], relation: RelatedEntitiesAttribute, sub: Projection, access: Access): Promise<void> {
   const target = core.classOf(relation.target);
   const fkAttr = relation.inverse.foreignKey;
-  const counts = new Map<unknown, number>();
   const found: Entity[] = [];
   const keys = out.map((o) => o.entity.getKey());
+  const counts = await countsByParent(relation, keys, access);
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
-    const { sql, params } = compileCount(access.reader.dialect, target.model, where, access.restrict, fkAttr);
-    for (const r of await access.reader.all(sql, params)) counts.set(r.g, Number(r.n));
     found.push(...await target.readEntities({
       dataClass: target.model,
       columns: target.columns,

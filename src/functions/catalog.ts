@@ -1,6 +1,6 @@
 // The exposed functions as the catalog lists them: a `methods` array on each dataclass (its
-// dataclass, entity and selection classes, then its project methods) and one at the top for the
-// datastore class.
+// dataclass, entity and selection classes, then its project methods), one at the top for the
+// datastore class, and the `singletons` section (shared singletons with exposed functions).
 
 import { classCoreOf, DataClass } from '../datastore/dataclass.js';
 import { Datastore } from '../datastore/datastore.js';
@@ -9,6 +9,7 @@ import { EntitySelection } from '../datastore/selection.js';
 import { exposedFunctions } from './exposure.js';
 import { projectMethodsOf } from './method-registry.js';
 import type { MethodScope } from './project-methods.js';
+import { singletonFunctions, singletonsOf } from './singletons.js';
 
 /** Where a function applies, in the catalog's words. */
 export type ApplyTo = 'dataClass' | 'entity' | 'entityCollection';
@@ -47,4 +48,20 @@ export function classFunctions(dc: DataClass): CatalogMethod[] {
 /** The exposed functions of the datastore class (called at /rest/$catalog/{function}). */
 export function datastoreMethods(ds: Datastore): CatalogMethod[] {
   return exposedFunctions(Object.getPrototypeOf(ds) as object, Datastore.prototype).map((f) => ({ name: f.name, exposed: true, allowedOnHTTPGET: f.onHttpGet }));
+}
+
+/** A shared singleton as the catalog's `singletons` section lists it (4D's docs/REST/$catalog.md, "singletons"). */
+export interface CatalogSingleton {
+  name: string;
+  methods: { name: string; allowedOnHTTPGET: boolean; exposed: true }[];
+}
+
+/** The shared singletons with at least one exposed function, in name order. */
+export function singletonEntries(ds: Datastore): CatalogSingleton[] {
+  const out: CatalogSingleton[] = [];
+  for (const [name, instance] of singletonsOf(ds)) {
+    const methods = singletonFunctions(instance).map((f) => ({ name: f.name, allowedOnHTTPGET: f.onHttpGet, exposed: true as const }));
+    if (methods.length > 0) out.push({ name, methods });
+  }
+  return out;
 }

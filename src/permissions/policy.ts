@@ -16,7 +16,7 @@ export interface Grants {
   readonly privileges: readonly string[];
   dataClass(dataClass: string, action: DataAction | 'execute'): boolean;
   attribute(dataClass: string, attribute: string, action: DataAction): boolean;
-  /** may run this function: resource "ds.fn" or "DataClass.fn" */
+  /** may run this function: resource "ds.fn", "DataClass.fn" or "Singleton.fn" */
   execute(resource: string): boolean;
 }
 
@@ -77,7 +77,7 @@ export class Policy {
 
   /** the privileges a function's `promote` adds while it runs (expanded), [] if none */
   promotes(resource: string): string[] {
-    return [...this.rules?.promotions.get(resource) ?? []];
+    return [...this.rules?.promotionsOf(resource) ?? []];
   }
 
   /** Grants of a session holding these (already expanded) privileges, one object per distinct set. (The list must not change afterwards: it is remembered.) */
@@ -124,8 +124,12 @@ class CompiledRules {
   readonly #dataClasses = new Map<string, Lists<ListAction>>();
   /** "DataClass.attribute" → its own lists (they add to the dataclass's) */
   readonly #attributes = new Map<string, Lists<DataAction>>();
-  /** method resource → its execute list */
+  /** method resource → its execute list (singleton functions' too: "Tools.ping") */
   readonly #methods = new Map<string, Allowed>();
+  /** singleton class → its execute list, if its entry has one (its functions fall back on it, then on the datastore's) */
+  readonly #singletons = new Map<string, Allowed | undefined>();
+  /** singleton class → its promote list as written (added to each of its functions' own) */
+  readonly #singletonPromotes = new Map<string, readonly string[]>();
   /** function resource → the execute list that decides it, found once */
   readonly #executeLists = new Map<string, Allowed | undefined>();
 
@@ -151,13 +155,34 @@ class CompiledRules {
       this.#dataClasses.set(entry.applyTo, { ...this.#datastore, ...listsOf(entry, LIST_ACTIONS) });
     }
     for (const entry of entries('attribute')) this.#attributes.set(entry.applyTo, listsOf(entry, DATA_ACTIONS));
-    for (const entry of entries('method')) {
+    for (const entry of [...entries('method'), ...entries('singletonMethod')]) {
       const { execute } = listsOf(entry, ['execute']);
       if (execute) this.#methods.set(entry.applyTo, execute);
-      const promoted = new Set<string>();
-      for (const p of entry.promote ?? []) for (const q of this.closure.get(p.toLowerCase()) ?? []) promoted.add(q);
-      if (promoted.size > 0) this.promotions.set(entry.applyTo, this.declaredNames(promoted));
+      this.#promote(entry.applyTo, entry.promote);
     }
+    // a singleton entry speaks for each of its functions: its execute list where the function has
+    // none of its own, its promote added to the function's
+    for (const entry of entries('singleton')) {
+      this.#singletons.set(entry.applyTo, listsOf(entry, ['execute']).execute);
+      if ((entry.promote ?? []).length > 0) this.#singletonPromotes.set(entry.applyTo, entry.promote ?? []);
+    }
+  }
+
+  #promote(resource: string, names: readonly string[] | undefined): void {
+    const promoted = new Set<string>();
+    for (const p of names ?? []) for (const q of this.closure.get(p.toLowerCase()) ?? []) promoted.add(q);
+    if (promoted.size > 0) this.promotions.set(resource, this.declaredNames(promoted));
+  }
+
+  /** the privileges a function's promote adds (a singleton function's: its own and its class's), expanded, as declared */
+  promotionsOf(resource: string): readonly string[] {
+    const own = this.promotions.get(resource) ?? [];
+    const dot = resource.indexOf('.');
+    const byClass = dot < 0 ? undefined : this.#singletonPromotes.get(resource.slice(0, dot));
+    if (byClass === undefined) return own;
+    const promoted = new Set<string>(own.map((n) => n.toLowerCase()));
+    for (const p of byClass) for (const q of this.closure.get(p.toLowerCase()) ?? []) promoted.add(q);
+    return this.declaredNames(promoted);
   }
 
   /** lower-cased names → as declared, sorted */
@@ -178,13 +203,14 @@ class CompiledRules {
     return this.#attributes.get(`${dataClass}.${attribute}`)?.[action];
   }
 
-  /** The method's own list, else (for "DataClass.fn") its dataclass's, else the datastore's. */
+  /** The method's own list, else (for "DataClass.fn") its dataclass's or (for "Singleton.fn") its singleton's, else the datastore's. */
   executeList(resource: string): Allowed | undefined {
     if (this.#executeLists.has(resource)) return this.#executeLists.get(resource);
     const own = this.#methods.get(resource);
     const dot = resource.indexOf('.');
     const owner = dot < 0 ? 'ds' : resource.slice(0, dot);
-    const list = own ?? (owner === 'ds' ? this.#datastore.execute : this.dataClassList(owner, 'execute'));
+    // (a singleton is never named as a dataclass: the class loader takes such a name for the dataclass's class)
+    const list = own ?? this.#singletons.get(owner) ?? (owner === 'ds' ? this.#datastore.execute : this.dataClassList(owner, 'execute'));
     this.#executeLists.set(resource, list);
     return list;
   }

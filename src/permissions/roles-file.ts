@@ -11,10 +11,10 @@ import {
 
 export type DataAction = 'read' | 'create' | 'update' | 'drop';
 export type PermissionAction = DataAction | 'execute' | 'promote';
-export type ResourceType = 'datastore' | 'dataclass' | 'attribute' | 'method';
+export type ResourceType = 'datastore' | 'dataclass' | 'attribute' | 'method' | 'singleton' | 'singletonMethod';
 
 export interface Permission {
-  /** "ds", "Company", "Company.name", "ds.authentify" or "Company.raiseSalaries" */
+  /** "ds", "Company", "Company.name", "ds.authentify" or "Company.raiseSalaries"; a singleton "Tools", its function "Tools.ping" */
   readonly applyTo: string;
   readonly type: ResourceType;
   /** Each list names privileges (as declared in roles.json, or `guest`). An empty list says nothing. */
@@ -54,6 +54,8 @@ export interface KnownResources {
   readonly functions: ReadonlySet<string>;
   /** functions always callable, of which roles.json may only say `promote` (the $directory hooks: "ds.directoryLogin") */
   readonly promoteOnly?: ReadonlySet<string>;
+  /** shared singleton class → its exposed function names (absent: the project has none) */
+  readonly singletons?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 export class RolesFileError extends Error {
@@ -68,12 +70,15 @@ export const GUEST = 'guest';
 /** 4D keeps this name for itself (reference §5.4). */
 const RESERVED = 'webadmin';
 
-export const RESOURCE_TYPES: readonly ResourceType[] = ['datastore', 'dataclass', 'attribute', 'method'];
+export const RESOURCE_TYPES: readonly ResourceType[] = ['datastore', 'dataclass', 'attribute', 'method', 'singleton', 'singletonMethod'];
 export const ACTIONS_BY_TYPE: Readonly<Record<ResourceType, readonly PermissionAction[]>> = {
   datastore: ['read', 'create', 'update', 'drop', 'execute'],
   dataclass: ['read', 'create', 'update', 'drop', 'execute'],
   attribute: ['read', 'create', 'update', 'drop'],
   method: ['execute', 'promote'],
+  // a singleton's lists are its functions' (reference §5.5: execute and promote for a function or a singleton)
+  singleton: ['execute', 'promote'],
+  singletonMethod: ['execute', 'promote'],
 };
 const ALL_ACTIONS: readonly PermissionAction[] = ['read', 'create', 'update', 'drop', 'execute', 'promote'];
 
@@ -217,7 +222,6 @@ function readPermissions(entries: readonly Node[], names: PrivilegeNames, known:
 function readType(members: ReadonlyMap<string, Member>, entry: Node, fail: Fail): ResourceType {
   const node = members.get('type')?.value ?? fail(entry, `a permission needs 'type' (one of ${RESOURCE_TYPES.join(', ')})`);
   const type = asString(node, "'type'", fail);
-  if (type === 'singleton' || type === 'singletonMethod') return fail(node, `type '${type}': singletons are not supported by this server`);
   if (!(RESOURCE_TYPES as readonly string[]).includes(type)) {
     return fail(node, `unknown type '${type}'${didYouMean(type, RESOURCE_TYPES)} (a permission's type is one of ${RESOURCE_TYPES.join(', ')})`);
   }
@@ -248,10 +252,29 @@ function checkResource(type: ResourceType, applyTo: string, node: Node, known: K
     }
     case 'method':
       if (!known.functions.has(applyTo)) {
-        const hint = applyTo.includes('.') ? didYouMean(applyTo, known.functions) : " (a function is named 'ds.<function>' or '<DataClass>.<function>')";
+        const singleton = known.singletons?.has(applyTo.slice(0, applyTo.indexOf('.'))) ? " (a singleton's function has type 'singletonMethod')" : undefined;
+        const hint = singleton ?? (applyTo.includes('.') ? didYouMean(applyTo, known.functions) : " (a function is named 'ds.<function>' or '<DataClass>.<function>')");
         fail(node, `unknown function '${applyTo}'${hint}`);
       }
       return;
+    case 'singleton': {
+      const singletons = known.singletons ?? new Map<string, ReadonlySet<string>>();
+      if (!singletons.has(applyTo)) {
+        const hint = applyTo.includes('.') ? " (a singleton's function has type 'singletonMethod')" : singletons.size === 0 ? ' (the project has no shared singleton class)' : didYouMean(applyTo, singletons.keys());
+        fail(node, `unknown singleton '${applyTo}'${hint}`);
+      }
+      return;
+    }
+    case 'singletonMethod': {
+      const dot = applyTo.indexOf('.');
+      if (dot < 0) return fail(node, `a singletonMethod permission applies to '<SingletonClass>.<function>', not '${applyTo}'`);
+      const className = applyTo.slice(0, dot);
+      const fn = applyTo.slice(dot + 1);
+      const singletons = known.singletons ?? new Map<string, ReadonlySet<string>>();
+      const functions = singletons.get(className) ?? fail(node, `unknown singleton '${className}' in '${applyTo}'${singletons.size === 0 ? ' (the project has no shared singleton class)' : didYouMean(className, singletons.keys())}`);
+      if (!functions.has(fn)) fail(node, `the singleton '${className}' has no exposed function '${fn}'${didYouMean(fn, functions)}`);
+      return;
+    }
   }
 }
 

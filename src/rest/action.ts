@@ -24,11 +24,13 @@ export interface RelationStep {
   readonly relation: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute;
 }
 
-/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`. */
+/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`, `$format=looker` (a page of a collection or set only). */
 export interface Shape {
   readonly attributes?: readonly string[];
   readonly expand?: readonly string[];
   readonly asArray: boolean;
+  /** present only for $format=looker: Looker Studio's table of values */
+  readonly format?: 'looker';
 }
 
 /** A page: `$skip`, `$top` (undefined: the dataclass's default page size). */
@@ -69,7 +71,9 @@ export type FunctionSubject =
   | { readonly kind: 'dataClass'; readonly dc: DataClassCore }
   | { readonly kind: 'entity'; readonly dc: DataClassCore; readonly selector: EntitySelector }
   /** the whole dataclass, a stored set's members, or the entities of a relation (wakanda-client's $emMethod), narrowed */
-  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly related?: RelationStep; readonly narrowing: Narrowing };
+  | { readonly kind: 'selection'; readonly dc: DataClassCore; readonly set?: string; readonly related?: RelationStep; readonly narrowing: Narrowing }
+  /** the one instance of a shared singleton class (/rest/$singleton/{Class}/{fn}) */
+  | { readonly kind: 'singleton'; readonly name: string; readonly instance: object };
 
 export type Action =
   | { readonly kind: 'catalog'; readonly all: boolean }

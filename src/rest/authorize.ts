@@ -77,10 +77,11 @@ export function authorize(action: Action, scope: Scope): void {
   (AUTHORIZATION[action.kind] as Rule<ActionKind>)(action as never, scope);
 }
 
-/** A called function as roles.json names it ("ds.authentify", "Employee.raise"), and as refusals word it. */
+/** A called function as roles.json names it ("ds.authentify", "Employee.raise", "Tools.ping" for a singleton's), and as refusals word it. */
 export function functionResource(action: Extract<Action, { kind: 'callFunction' }>): { name: string; label: string } {
   const fn = action.code.kind === 'class' ? action.code.name : action.code.method.name;
   const subject = action.subject;
   if (subject.kind === 'datastore') return { name: `ds.${fn}`, label: `method ${fn} of the datastore` };
+  if (subject.kind === 'singleton') return { name: `${subject.name}.${fn}`, label: `function ${fn} of the singleton ${subject.name}` };
   return { name: `${subject.dc.name}.${fn}`, label: `method ${fn} in dataClass ${subject.dc.name}` };
 }

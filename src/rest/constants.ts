@@ -38,7 +38,7 @@ export const OPTIONS = {
   $lock: true,
   $clean: true,
   $emMethod: true,
-  $format: false,
+  $format: true,
 } as const satisfies Record<string, boolean>;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -29,6 +29,19 @@ function collectionOptions(o: RestOptions): string | undefined {
   return undefined;
 }
 
+/** $format=looker answers a table of values: nothing of 4D's JSON shape goes with it. */
+function lookerShape(o: RestOptions): string | undefined {
+  if (o.format !== 'looker') return undefined;
+  const json: string[] = [];
+  if (o.asArray) json.push('$asArray');
+  if (o.expand !== undefined) json.push('$expand');
+  if (o.queryplan) json.push('$queryplan');
+  if (o.querypath) json.push('$querypath');
+  if (json.length > 0) return `$format=looker answers a table of the entities' values: ${json.join(', ')} ${json.length === 1 ? 'shapes' : 'shape'} 4D's JSON answer, not that one`;
+  if (o.method === 'entityset') return "$format=looker answers a table of the entities' values: $method=entityset answers the new set in JSON; store the set first, then read it with $format=looker";
+  return undefined;
+}
+
 function computeAndDistinct(o: RestOptions): string | undefined {
   return o.compute !== undefined && o.distinct ? '$compute and $distinct are two requests: give one' : undefined;
 }
@@ -40,14 +53,14 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   catalogDataClass: { uses: [] },
   info: { uses: [] },
   queryPath: { uses: [] },
-  readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath'] },
+  readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath', '$format'], refuses: lookerShape },
   readEntity: { uses: SHAPE, refuses: collectionOptions },
   readRelation: { uses: SHAPE, refuses: collectionOptions },
   readFile: { uses: ['$imageformat', '$binary', '$version', '$expand'] },
   createSet: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$subOrderby'] },
   readSet: {
-    uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout', '$subOrderby'],
-    refuses: (o) => (o.clean && o.method !== 'entityset' ? '$clean=true makes a new set: give $method=entityset with it' : undefined),
+    uses: [...NARROWING, ...PAGING, ...SHAPE, ...SET, '$method', '$timeout', '$subOrderby', '$format'],
+    refuses: (o) => (o.clean && o.method !== 'entityset' ? '$clean=true makes a new set: give $method=entityset with it' : lookerShape(o)),
   },
   release: { uses: ['$method', ...SHAPE] },
   releaseSets: { uses: [] },
@@ -73,6 +86,15 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
     },
   },
 };
+
+/**
+ * $format=looker where the answer is no collection: refused (an answer in another shape than the
+ * one asked for would mislead), whatever else the kind ignores. Checked once the kind is known.
+ */
+export function checkFormat(kind: ActionKind, options: RestOptions): void {
+  if (options.format === 'json' || OPTION_RULES[kind].uses.includes('$format')) return;
+  throw new DatasetError('INVALID_OPTION', `$format=${options.format} answers a page of entities (GET /rest/{dataClass}, a relation's entities, /rest/{dataClass}/$entityset/{id}); this request is answered in JSON only`);
+}
 
 /** The options of a request as `kind` reads them, or INVALID_OPTION for a combination it refuses. */
 export function optionsFor(kind: ActionKind, options: RestOptions): RestOptions {

@@ -56,6 +56,8 @@ export interface RestOptions {
   readonly version?: string;
   /** $lock=true / $lock=false: lock or unlock one entity for the session (undefined: not given) */
   readonly lock?: boolean;
+  /** $format: json (4D's own shape, the default) or looker (the Looker Studio connector's) */
+  readonly format: OutputFormat;
   /** the options the query string gave, by the name it gave them */
   readonly given: ReadonlySet<OptionName>;
 }
@@ -66,7 +68,7 @@ const FIELD: Record<OptionName, Field | undefined> = {
   $method: 'method', $filter: 'filter', $params: 'params', $queryplan: 'queryplan', $querypath: 'querypath', $timeout: 'timeout',
   $savedfilter: 'savedFilter', $savedorderby: 'savedOrderby', $compute: 'compute', $distinct: 'distinct', $logicOperator: 'logic',
   $operator: 'logic', $otherCollection: 'logic', $subOrderby: 'subOrderby', $atomic: 'atomic', $atOnce: 'atomic', $atonce: 'atomic',
-  $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: 'lock', $format: undefined,
+  $refresh: 'refresh', $rawPict: 'rawPict', $binary: 'binary', $imageformat: 'imageFormat', $version: 'version', $lock: 'lock', $format: 'format',
   $clean: 'clean', $emMethod: 'emMethod',
 };
 
@@ -77,7 +79,7 @@ const NO_OPTIONS: RestOptions = Object.freeze({
   top: undefined, skip: 0, attributes: undefined, expand: undefined, asArray: false, orderby: undefined, method: undefined,
   filter: undefined, params: Object.freeze([]), queryplan: false, querypath: false, atomic: false, refresh: false, compute: undefined,
   distinct: false, timeout: undefined, logic: undefined, savedFilter: undefined, savedOrderby: undefined, subOrderby: undefined,
-  emMethod: undefined, clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, given: new Set<OptionName>(),
+  emMethod: undefined, clean: false, rawPict: false, binary: false, imageFormat: undefined, version: undefined, lock: undefined, format: 'json', given: new Set<OptionName>(),
 });
 
 /** Per rule (an option list), which fields of RestOptions it reads: computed once per rule. */
@@ -133,8 +135,20 @@ export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
     imageFormat: m.imageFormat ? o.imageFormat : d.imageFormat,
     version: m.version ? o.version : d.version,
     lock: m.lock ? o.lock : d.lock,
+    format: m.format ? o.format : d.format,
     given: o.given,
   };
+}
+
+const OUTPUT_FORMATS = ['json', 'looker'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** $format, any case (reference §3.11). */
+function outputFormat(v: string | undefined): OutputFormat {
+  if (v === undefined) return 'json';
+  const f = v.trim().toLowerCase();
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(f)) throw new DatasetError('INVALID_OPTION', `$format must be json or looker; got '${v}'${didYouMean(f, OUTPUT_FORMATS)}`);
+  return f as OutputFormat;
 }
 
 const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
@@ -196,6 +210,7 @@ export function parseOptions(query: string): RestOptions {
     imageFormat: imageFormat(raw.get('$imageformat')),
     version: raw.get('$version'),
     lock: lockValue(raw.get('$lock')),
+    format: outputFormat(raw.get('$format')),
     given: new Set(raw.keys()),
   };
 }

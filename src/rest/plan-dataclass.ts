@@ -28,6 +28,8 @@ export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRo
   const call = setBeforeFunction(route);
   const fn = functionOf(scope, dc, call, req.method, options);
   if (fn !== undefined) return planDataClassCall(req, scope, dc, call, fn, options);
+  const stray = route.path.find((s) => s.kind === 'call');
+  if (stray) throw new DatasetError('MALFORMED_URL', `${stray.name}(…): a function with its parameters in the URL follows the dataclass or the entity, alone: /rest/${dc.name}/${stray.name}(…), /rest/${dc.name}({key})/${stray.name}(…)`);
   if (isRead) return planRead(scope, dc, route, options);
   if (req.method === 'POST' && options.method !== undefined) return planWrite(req, dc, route, options);
   if (req.method === 'POST' && route.selector.kind === 'key' && route.path.length === 0) return planEntityPost(req, dc, route.selector.key, options);
@@ -54,7 +56,7 @@ function planLock(req: RestRequest, scope: Scope, dc: DataClassCore, route: Data
  */
 function setBeforeFunction(route: DataClassRoute): DataClassRoute {
   const [first, second] = route.path;
-  if (route.path.length !== 2 || first.kind !== 'entitySet' || second.kind !== 'names' || route.selector.kind !== 'all') return route;
+  if (route.path.length !== 2 || first.kind !== 'entitySet' || (second.kind !== 'names' && second.kind !== 'call') || route.selector.kind !== 'all') return route;
   return { ...route, path: [second, first] };
 }
 

@@ -11,6 +11,8 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTarget } from '../functions/call.js';
 import { datastoreMethods } from '../functions/catalog.js';
 import { projectMethodsOf } from '../functions/method-registry.js';
+import { Singleton, singletonsOf } from '../functions/singletons.js';
+import { didYouMean } from '../util/suggest.js';
 import type { MethodScope } from '../functions/project-methods.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, FunctionAnswer, FunctionSubject, RelationStep } from './action.js';
@@ -19,7 +21,8 @@ import type { RestOptions } from './options.js';
 import { entitySelector, narrowing, paging, shape, withoutExpand } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import type { Scope } from './scope.js';
-import type { DataClassRoute, Selector } from './url.js';
+import type { ParamType } from '../functions/params.js';
+import type { DataClassRoute, Selector, UrlArgument } from './url.js';
 type ClassTarget = CallTarget & { readonly kind: 'selection' | 'dataClass' | 'entity' };
 
 /** A POST to /rest/$catalog/{name} that names no dataclass calls a function; a GET does when the name is a datastore function. */
@@ -41,6 +44,34 @@ export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, 
 }
 
 /**
+ * POST or GET /rest/$singleton/{Class}/{fn}: an exposed function of a shared singleton, run on
+ * its one instance. Nothing is read before the call: $filter, $orderby and $entityset do not
+ * apply (the answer's options do, when it returns an entity or a selection).
+ */
+export function planSingletonCall(req: RestRequest, scope: Scope, className: string, name: string, options: RestOptions): Action {
+  const singletons = singletonsOf(scope.ds);
+  const instance = singletons.get(className);
+  if (!instance) {
+    const known = [...singletons.keys()];
+    throw new DatasetError('UNKNOWN_SINGLETON', `'${className}' is no shared singleton class of this project${known.length > 0 ? ` (singletons: ${known.join(', ')})${didYouMean(className, known)}` : ' (it has none)'}`);
+  }
+  const label = `the ${className} singleton`;
+  const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(instance) as object, stop: Singleton.prototype, label }];
+  const found = findExposed(targets, name);
+  if (!found) throw unknownMember(name, [label], exposedNames(targets));
+  const viaGet = req.method !== 'POST';
+  checkHttpMethod(`${name} of ${label}`, viaGet, found.fn.onHttpGet);
+  const opts = optionsFor('callFunction', options);
+  if (opts.filter !== undefined || opts.orderby !== undefined) {
+    throw new DatasetError('INVALID_OPTION', `${name} of ${label} runs on no selection: $filter and $orderby do not apply`);
+  }
+  return {
+    kind: 'callFunction', code: { kind: 'class', name, fn: found.fn, target: found.target },
+    subject: { kind: 'singleton', name: className, instance }, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts),
+  };
+}
+
+/**
  * The function a /rest/{dataClass}… URL calls, or undefined when it reads or writes data: the first
  * segment after the dataclass (or the entity) names no visible attribute, and either names an
  * exposed function or project method, or comes with a POST that has no $method (then unknown
@@ -48,8 +79,10 @@ export function planDatastoreCall(req: RestRequest, scope: Scope, name: string, 
  */
 export function functionOf(scope: Scope, dc: DataClassCore, route: DataClassRoute, method: string, opts: RestOptions): string | undefined {
   const [first, ...rest] = route.path;
-  if (first?.kind !== 'names' || first.names.length !== 1) return undefined;
   if (rest.length > 1 || (rest.length === 1 && (rest[0].kind !== 'entitySet' || route.selector.kind !== 'all'))) return undefined;
+  // fn(a,b): a call, whatever the name (an attribute takes no parentheses)
+  if (first?.kind === 'call') return first.name;
+  if (first?.kind !== 'names' || first.names.length !== 1) return undefined;
   const name = first.names[0];
   const attr = dc.model.attributesByName.get(name);
   if (attr && scope.visible(attr)) return undefined;
@@ -89,10 +122,35 @@ export function planDataClassCall(req: RestRequest, scope: Scope, dc: DataClassC
   if (entityLevel) subject = { kind: 'entity', dc, selector: entitySelector(scope, dc, route.selector as Exclude<Selector, { kind: 'all' }>) };
   else if (found?.target.kind === 'dataClass' || methodScope === 'table') subject = { kind: 'dataClass', dc };
   // on GET, $params are the function's: a $filter then takes its values inline
-  else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet ? [] : opts.params }, 'orderby wins') };
+  // (with the parameters in the URL, $params are the $filter's on GET too)
+  else subject = { kind: 'selection', dc, set, narrowing: narrowing({ ...opts, params: viaGet && route.path[0]?.kind !== 'call' ? [] : opts.params }, 'orderby wins') };
   const code = found ? { kind: 'class' as const, name, fn: found.fn, target: found.target } : { kind: 'method' as const, method: method! };
-  return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
+  const inUrl = route.path[0]?.kind === 'call' ? route.path[0].args : undefined;
+  if (inUrl && opts.given.has('$params') && opts.filter === undefined) {
+    throw new DatasetError('INVALID_OPTION', `the parameters of ${name} are in the URL; $params gives the values of $filter's placeholders, and there is no $filter`);
+  }
+  const args = inUrl ? urlArgs(inUrl, found ? found.fn.params : method?.definition.params, req.body) : rawArgs(viaGet, req.body, opts);
+  return { kind: 'callFunction', code, subject, args, viaGet, answer: answerOf(opts) };
 }
+
+/**
+ * The parameters written in the URL (`addEmployee(John,Smith)`, reference §2.13), typed: a quoted
+ * one is a string; an unquoted one is a number, true, false or null when it reads as one in JSON,
+ * else a string — and stays its text where the function declares a string (@params). A body
+ * besides them would give them twice.
+ */
+function urlArgs(args: readonly UrlArgument[], declared: readonly ParamType[] | undefined, body: unknown): unknown[] {
+  if (body !== undefined && body !== null && !(Array.isArray(body) && body.length === 0)) {
+    throw new DatasetError('INVALID_BODY', 'the parameters are given in the URL (fn(a,b)) and in the body: give them once');
+  }
+  return args.map((a, i) => {
+    if (a.quoted || declared?.[i]?.replace(/\?$/, '') === 'string') return a.text;
+    if (a.text === 'true' || a.text === 'false' || a.text === 'null') return JSON.parse(a.text) as unknown;
+    return JSON_NUMBER.test(a.text) ? Number(a.text) : a.text;
+  });
+}
+
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
  * POST /rest/{dc}({key})/{relation}?$method=subentityset&$emMethod={fn} (wakanda-client's call of a

@@ -40,7 +40,7 @@ export function paging(opts: RestOptions): Paging {
 /** The attributes an answer shows: the /a,b list of the URL and $attributes together. */
 export function shape(listed: readonly string[] | undefined, opts: RestOptions): Shape {
   const attributes = listed || opts.attributes ? [...(listed ?? []), ...(opts.attributes ?? [])] : undefined;
-  return { attributes, expand: opts.expand, asArray: opts.asArray };
+  return { attributes, expand: opts.expand, asArray: opts.asArray, ...(opts.format === 'looker' ? { format: 'looker' as const } : {}) };
 }
 
 /** The attribute list of the trailing /attr1,attr2 segment, if any. */

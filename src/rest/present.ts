@@ -5,7 +5,7 @@
 import { readGlobalStamp } from '../datastore/datastore.js';
 import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
-import { fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
+import { countRelated, fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, pageOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import { WIRE } from '../config/wire.js';
@@ -15,6 +15,7 @@ import { queryPath, queryPlan } from '../query/describe.js';
 import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
+import { serializeLooker } from './looker.js';
 import { serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
@@ -32,7 +33,10 @@ export async function entityBody(scope: Scope, entity: Entity, shape: Shape, pro
   const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
-  if (shape.asArray) return serializeAsArray([fetched], projection, { globalStamp });
+  if (shape.asArray) {
+    await countRelated([fetched], projection, scope.access);
+    return serializeAsArray([fetched], projection, { globalStamp });
+  }
   return serializeEntity(fetched, projection, { globalStamp }, true);
 }
 
@@ -40,7 +44,7 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
-/** A page of a selection in the collection envelope (or a bare array with $asArray), with __queryPlan / __queryPath when asked. */
+/** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
 export async function pageBody(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: { queryplan: boolean; querypath: boolean }): Promise<unknown> {
   const model = classOf(selection).model;
   const projection = projectionFor(model, shape, scope);
@@ -51,7 +55,11 @@ export async function pageBody(scope: Scope, selection: EntitySelection, paging:
     readGlobalStamp(access),
   ]);
   const fetched = await fetchRelated(scope.core, entities, projection, access);
-  if (shape.asArray) return serializeAsArray(fetched, projection, { globalStamp });
+  if (shape.format === 'looker') return serializeLooker(count, paging.skip, fetched, projection);
+  if (shape.asArray) {
+    await countRelated(fetched, projection, access);
+    return serializeAsArray(fetched, projection, { globalStamp });
+  }
   const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
   const where = sourceOf(selection).where;
   if (where && plan?.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
@@ -68,6 +76,10 @@ export async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: s
   const projection = projectionFor(dc, shape, scope);
   const entities = await scope.core.sets.page(core, set.keys, paging.skip, paging.top ?? pageSize(dc), scope.access);
   const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), projection, scope.access)).map((f) => [f.entity, f]));
+  if (shape.format === 'looker') {
+    // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
+    return serializeLooker(set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
+  }
   const globalStamp = await readGlobalStamp(scope.access);
   const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as FetchedEntity, projection, { globalStamp }) : { [WIRE.STAMP]: 0 }));
   return {

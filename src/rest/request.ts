@@ -7,12 +7,12 @@ import { MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, MAX_URL_LENGTH } from '
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Action, RequestHeaders } from './action.js';
 import { REST_PREFIX } from './constants.js';
-import { optionsFor } from './option-rules.js';
+import { checkFormat, optionsFor } from './option-rules.js';
 import { givesUpload, parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDirectory } from './plan-directory.js';
 import { checkUploadHead } from './plan-parts.js';
-import { planDatastoreCall, isDatastoreCall } from './plan-function.js';
+import { planDatastoreCall, isDatastoreCall, planSingletonCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
 import { parseRestPath, type Route } from './url.js';
 
@@ -62,6 +62,12 @@ export function isUploadTarget(url: string): boolean {
 
 /** The action a request asks for. */
 export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
+  const action = planTarget(req, scope, target);
+  checkFormat(action.kind, target.options);
+  return action;
+}
+
+function planTarget(req: RestRequest, scope: Scope, target: Target): Action {
   const { route, options } = target;
   const isRead = req.method === 'GET' || req.method === 'HEAD';
   switch (route.kind) {
@@ -89,6 +95,8 @@ export function planRequest(req: RestRequest, scope: Scope, target: Target = rea
     case 'directory':
       optionsFor('directory', options);
       return planDirectory(req, route.name);
+    case 'singleton':
+      return planSingletonCall(req, scope, route.className, route.fn, options);
     case 'dataClass':
       return planDataClass(req, scope, route, options);
     default: {

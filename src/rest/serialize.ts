@@ -46,9 +46,10 @@ export function serializeCollection(
 }
 
 /**
- * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP, and deferred
- * relations are left out (4D's answer on its v18–v21 $asArray page); value lists and relations
- * the request inlines explicitly are kept. See docs/decisions.md.
+ * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP; a 1→N relation
+ * reads {"__COUNT": n} (counted by countRelated, 4D's $asArray page), the other deferred
+ * relations are left out; value lists and relations the request inlines explicitly are kept.
+ * See docs/decisions.md.
  */
 export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext): Json[] {
   return entities.map((f) => {
@@ -56,6 +57,7 @@ export function serializeAsArray(entities: readonly FetchedEntity[], p: Projecti
     for (const a of p.attributes) {
       if (a.kind === 'value') out[a.attr.name] = plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
       else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
+      else if (a.attr.kind === 'relatedEntities' && f.related.has(a.attr.name)) out[a.attr.name] = { [WIRE.COUNT]: f.related.get(a.attr.name) };
     }
     return out;
   });

@@ -17,7 +17,15 @@ export type PathSegment =
   /** one name or a comma-separated attribute list: `staff`, `firstName,lastName`, `employer.name` */
   | { readonly kind: 'names'; readonly names: readonly string[] }
   /** `$entityset/{id}` (id may be empty: `…/$entityset/?$filter=…`) */
-  | { readonly kind: 'entitySet'; readonly id: string };
+  | { readonly kind: 'entitySet'; readonly id: string }
+  /** `addEmployee(John,Smith)`: a function called with its parameters in the URL (4D's legacy form, reference §2.13) */
+  | { readonly kind: 'call'; readonly name: string; readonly args: readonly UrlArgument[] };
+
+/** A parameter written in the URL: its text (percent-decoded, quotes removed) and whether it was quoted (then it is a string, whatever it reads). */
+export interface UrlArgument {
+  readonly text: string;
+  readonly quoted: boolean;
+}
 
 export type Route =
   | { readonly kind: 'catalog' }
@@ -31,6 +39,8 @@ export type Route =
   | { readonly kind: 'upload' }
   /** /rest/$directory/login, logout, currentUser, currentUserBelongsTo (4D's legacy login) */
   | { readonly kind: 'directory'; readonly name: DirectoryName }
+  /** /rest/$singleton/{Class}/{function}: a function of a shared singleton */
+  | { readonly kind: 'singleton'; readonly className: string; readonly fn: string }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
 
 export const DIRECTORY_NAMES = ['login', 'logout', 'currentUser', 'currentUserBelongsTo'] as const;
@@ -56,6 +66,11 @@ export function parseRestPath(rawPath: string): Route {
   const { dataClass, selector } = parseResource(first);
   const path: PathSegment[] = [];
   for (let i = 0; i < rest.length; i++) {
+    const call = callSegment(rest[i]);
+    if (call) {
+      path.push(call);
+      continue;
+    }
     const seg = decode(rest[i], 'segment');
     if (seg === '$entityset') {
       const id = i + 1 < rest.length ? decode(rest[++i], 'entity set id') : '';
@@ -80,12 +95,23 @@ function systemRoute(name: string, rest: string[]): Route {
   if (name === '$info' && rest.length === 0) return { kind: 'info' };
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
   if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
+  if (name === '$singleton') return singletonRoute(rest);
   if (name === '$directory') {
     const found = DIRECTORY_NAMES.find((n) => n === rest[0]);
     if (rest.length === 1 && found) return { kind: 'directory', name: found };
     throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server ($directory has ${DIRECTORY_NAMES.join(', ')})${didYouMean(rest.join('/'), DIRECTORY_NAMES)}`);
   }
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory)`);
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory, $singleton)`);
+}
+
+/** $singleton/{Class}/{function}: two names, the function without parentheses (4D's docs/REST/$singleton.md). */
+function singletonRoute(rest: string[]): Route {
+  const usage = 'a singleton function is called as /rest/$singleton/{SingletonClass}/{function}, its parameters in the body (POST) or in $params (GET)';
+  if (rest.length !== 2) throw new DatasetError('MALFORMED_URL', `'$singleton/${rest.join('/')}': ${usage}`);
+  const [className, fn] = rest;
+  if (!NAME.test(className)) throw new DatasetError('MALFORMED_URL', `'${className}' is not a class name: ${usage}`);
+  if (!NAME.test(fn)) throw new DatasetError('MALFORMED_URL', `'${fn}' is not a function name${fn.includes('(') ? ' (written without parentheses)' : ''}: ${usage}`);
+  return { kind: 'singleton', className, fn };
 }
 
 /** `Name`, `Name(key)`, `Name[key]`, `Name:attr(value)`. */
@@ -127,6 +153,61 @@ function bracketed(text: string, whole: string): string {
   }
   if (inner === '') throw new DatasetError('MALFORMED_URL', `'${whole}': the key is empty`);
   return inner;
+}
+
+const CALL_USAGE = 'a function with its parameters in the URL is written name(a,b), like addEmployee(John,Smith) or find("Smith, John")';
+
+/**
+ * `fn(a,b)` after the dataclass or the entity, or undefined for a segment without parentheses.
+ * Parameters are split at the commas written as such (an encoded %2C is a character of the
+ * value), each percent-decoded after; one in quotes ("…" or '…', written as they are or encoded
+ * as browsers send them) is a string and may hold commas. A whole segment encoded, parentheses
+ * too, is decoded first (as the first segment is).
+ */
+function callSegment(raw: string): PathSegment | undefined {
+  const text = raw.includes('(') || !/%28/i.test(raw) ? raw : decode(raw, 'segment');
+  if (!text.includes('(')) return undefined;
+  const m = /^([^(]*)\((.*)\)$/s.exec(text);
+  const name = m ? decode(m[1], 'function name') : '';
+  if (!m || !NAME.test(name)) throw new DatasetError('MALFORMED_URL', `'${decode(text, 'segment')}' is no attribute list nor a function call: ${CALL_USAGE}`);
+  return { kind: 'call', name, args: callArguments(m[2], decode(text, 'segment')) };
+}
+
+/** The quote at position i (`"`, `'`, or their encodings %22, %27): the character and how long it is written. */
+function quoteAt(text: string, i: number): { char: string; length: number } | undefined {
+  const c = text[i];
+  if (c === '"' || c === "'") return { char: c, length: 1 };
+  const code = text.slice(i, i + 3).toUpperCase();
+  return code === '%22' ? { char: '"', length: 3 } : code === '%27' ? { char: "'", length: 3 } : undefined;
+}
+
+function callArguments(inner: string, whole: string): UrlArgument[] {
+  const out: UrlArgument[] = [];
+  if (inner.trim() === '') return out;
+  const bad = (why: string) => new DatasetError('MALFORMED_URL', `'${whole}': ${why}; ${CALL_USAGE}`);
+  let i = 0;
+  for (;;) {
+    while (inner[i] === ' ') i++;
+    const open = quoteAt(inner, i);
+    if (open) {
+      let end = i + open.length;
+      while (end < inner.length && quoteAt(inner, end)?.char !== open.char) end++;
+      if (end >= inner.length) throw bad(`the quote of parameter #${out.length + 1} is not closed`);
+      out.push({ text: decode(inner.slice(i + open.length, end), 'parameter'), quoted: true });
+      i = end + (quoteAt(inner, end) as { length: number }).length;
+      while (inner[i] === ' ') i++;
+      if (i < inner.length && inner[i] !== ',') throw bad(`unexpected '${decode(inner.slice(i), 'parameter')}' after the quoted parameter #${out.length}`);
+    } else {
+      const comma = inner.indexOf(',', i);
+      const piece = inner.slice(i, comma < 0 ? undefined : comma).trim();
+      if (piece === '') throw bad(`parameter #${out.length + 1} is empty (write "" for an empty string)`);
+      out.push({ text: decode(piece, 'parameter'), quoted: false });
+      i = comma < 0 ? inner.length : comma;
+    }
+    if (i >= inner.length) return out;
+    i++; // past the comma
+    if (inner.slice(i).trim() === '') throw bad(`parameter #${out.length + 1} is empty (write "" for an empty string)`);
+  }
 }
 
 /** Splits on '/' outside brackets and quotes; empty segments (double or trailing slashes) are dropped. */

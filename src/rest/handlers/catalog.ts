@@ -1,10 +1,11 @@
 // GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the structure the caller
 // sees, in the shapes of the spec ("Catalog") and reference §2.1 (optional flags appear only when
-// true); and GET /rest/$querypath, the caller's last query path.
+// true; shared singletons in a `singletons` section); and GET /rest/$querypath, the caller's last
+// query path.
 
 import { WIRE } from '../../config/wire.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { dataClassMethods, datastoreMethods } from '../../functions/catalog.js';
+import { dataClassMethods, datastoreMethods, singletonEntries } from '../../functions/catalog.js';
 import { attributeType, pageSize, type AttributeModel } from '../../model/types.js';
 import type { Action } from '../action.js';
 import { REST_PREFIX } from '../constants.js';
@@ -15,7 +16,10 @@ type Json = Record<string, unknown>;
 
 export function catalog(scope: Scope, action: Extract<Action, { kind: 'catalog' }>): RestResponse {
   const dataClasses = visibleDataClasses(scope);
+  // shared singletons with exposed functions, before the dataclasses as 4D lists them (none: no section)
+  const singletons = singletonEntries(scope.ds);
   const out: Json = {
+    ...(singletons.length > 0 ? { singletons } : {}),
     dataClasses: action.all
       ? dataClasses.map((dc) => describeDataClass(scope, scope.core.classOf(dc), false))
       : dataClasses.map((dc) => ({ name: dc.name, uri: `${REST_PREFIX}/$catalog/${dc.name}`, dataURI: `${REST_PREFIX}/${dc.name}` })),

@@ -53,6 +53,8 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
   switch (subject.kind) {
     case 'datastore':
       return scope.ds;
+    case 'singleton':
+      return subject.instance;
     case 'dataClass':
       return subject.dc.dataClass;
     case 'entity':
