@@ -68,6 +68,7 @@ export const ERRORS = {
   LOGIN_FAILED: { errCode: 7050, status: 401, signature: 'dsrs', summary: 'A $directory/login was refused: unknown user name or wrong password (the DataStore class\'s directoryLogin answered false). The body also holds {"result": false}.' },
   NO_DIRECTORY: { errCode: 7051, status: 501, signature: 'dsrs', summary: 'A $directory/login came to a datastore whose DataStore class defines no directoryLogin: it has no legacy login (log in with authentify, or define the hook).' },
   ENTITY_LOCKED: { errCode: 7052, status: 423, signature: 'dsrs', summary: 'The entity is locked by another live session ($lock=true, entity.lock()): it cannot be saved or dropped until that session unlocks it, logs out or expires. 4D documents no errCode (its save() answers status 3, "Already locked"); a refused update\'s __STATUS says so, with the locker\'s lockInfo.' },
+  LOCK_NEEDS_SESSION: { errCode: 7053, status: 409, signature: 'dsrs', summary: 'A lock ($lock=true, entity.lock()) asked by a session the client has not kept (its cookie is new: never sent back), or whose session ended meanwhile (a logout or a login as another user at the same time): a lock needs a session the client keeps; send its cookie back, or log in, and ask again.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

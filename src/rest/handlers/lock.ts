@@ -18,7 +18,7 @@ export async function lock(scope: Scope, action: Extract<Action, { kind: 'lock' 
   const key = selector.kind === 'key' ? requireKey(dc.model.key, selector.key) : (await findEntity(scope, dc, selector)).getKey();
   const headers = scope.request.headers;
   const status = action.lock
-    ? await lockEntity(dc, key, scope.access, { address: scope.request.caller, host: text(headers.host), userAgent: text(headers['user-agent']) })
+    ? await lockEntity(dc, key, scope.access, { address: scope.request.caller, host: text(headers.host), userAgent: text(headers['user-agent']) }, scope.services.locksPerSession)
     : await unlockEntity(dc, key, scope.access);
   return json({ result: status.success, [WIRE.STATUS]: status });
 }
