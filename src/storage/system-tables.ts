@@ -415,6 +415,37 @@ export async function countSessionLocks(r: Reader, session: string, dataClass: s
   return Number(row?.n ?? 0);
 }
 
+/** What a write asks of an entity's locks after its UPDATE or DELETE: another live session's lock on it, and any lock row at all (a drop removes it). */
+export interface LockProbe {
+  readonly heldElsewhere: boolean;
+  readonly anyRow: boolean;
+}
+
+/**
+ * Increases the global stamp and asks the entity's locks (LockProbe), in one statement where the
+ * engine's increase is an expression (PostgreSQL: no round trip more than the write's own); a new
+ * statement after the write's, so that it sees a lock committed while the write waited for the row.
+ */
+export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null): Promise<LockProbe> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const l = q(LOCK_TABLE);
+  const t = q(SESSION_TABLE);
+  const stamp = s.dialect.globalStamp(q(GLOBAL_STAMP_TABLE));
+  if (stamp.bumpExpression === null) await s.run(stamp.bump);
+  // (placeholders in the order they bind: SQLite's bind by position)
+  const values: unknown[] = [];
+  const bind = (v: unknown) => p(values.push(v));
+  const onKey = () => `${l}.${q('dataClass')} = ${bind(dataClass)} AND ${l}.${q('key')} = ${bind(key)}`;
+  const held = `EXISTS (SELECT 1 FROM ${l} JOIN ${t} ON ${t}.${q('id')} = ${l}.${q('session')} WHERE ${onKey()} AND ${t}.${q('expires')} > ${bind(now)}${except === null ? '' : ` AND ${l}.${q('session')} <> ${bind(except)}`}) AS ${q('held')}`;
+  const anyRow = `EXISTS (SELECT 1 FROM ${l} WHERE ${onKey()}) AS ${q('anyRow')}`;
+  const row = await s.get(`SELECT ${stamp.bumpExpression === null ? '' : `${stamp.bumpExpression} AS ${q('stamp')}, `}${held}, ${anyRow}`, values);
+  return { heldElsewhere: truthy(row?.held), anyRow: truthy(row?.anyRow) };
+}
+
+function truthy(v: unknown): boolean {
+  return v === true || v === 1 || v === 1n || v === '1' || v === 't';
+}
+
 /** Puts a session's lock on an entity, in place of any lock there (the caller checked it is void or the session's own). */
 export async function putLock(s: Storage, row: { dataClass: string; key: string; session: string; address: string; host: string; userAgent: string; at: number }): Promise<void> {
   const { quote: q, placeholder: p } = s.dialect;
