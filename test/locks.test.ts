@@ -131,7 +131,7 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
       assert.equal(res.status, 200);
       assert.equal(res.body.result, false);
       assert.deepEqual(res.body.__STATUS, {
-        success: false, status: 3, statusText: 'Already locked', lockKind: 7, lockKindText: 'Locked by session',
+        status: 3, statusText: 'Already locked', lockKind: 7, lockKindText: 'Locked by session',
         lockInfo: { host: 'localhost:80', IPAddr: '127.0.0.1', userAgent: 'LockerAgent/1.0', userName: '', sessionID: id },
       });
     }
@@ -176,7 +176,7 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
     assert.equal((await a.call(`/rest/City(${key})?$method=delete`, { method: 'POST' })).status, 200);
     assert.equal(await lockRows(demo.ds, key), 0);
     // gone: 4D's status 5, for anyone
-    assert.deepEqual((await client(demo.app).lock(`/rest/City(${key})`)).body, { result: false, __STATUS: { success: false, status: 5, statusText: 'Entity does not exist anymore' } });
+    assert.deepEqual((await client(demo.app).lock(`/rest/City(${key})`)).body, { result: false, __STATUS: { status: 5, statusText: 'Entity does not exist anymore' } });
   });
 
   it('unlocks with $lock=false: another session may then lock it, and update it', async () => {
@@ -372,6 +372,18 @@ describe('$lock: what a session may hold, and who may lock (review of issue 14)'
     const stored = cookieOf(locked);
     assert.ok(stored && stored !== cookie && stored.toLowerCase() === cookie.toLowerCase(), 'the answer gives the stored form of the same token');
     assert.equal((await call(demo.app, `/rest/City(${key})?$lock=false`, { cookie: stored })).body.result, true);
+  });
+
+  it('refuses a GET $lock of a cross-site navigation (Sec-Fetch-Site: cross-site, 403 7046); same-site and header-less clients lock', async () => {
+    const key = await newCity(demo.ds);
+    const a = client(demo.app);
+    await a.call('/rest/$info');
+    const cross = await call(demo.app, `/rest/City(${key})?$lock=true`, { cookie: a.cookie, headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } });
+    assert.equal(cross.status, 403, JSON.stringify(cross.body));
+    assert.equal(errCode(cross), 7046);
+    assert.equal(await lockRows(demo.ds, key), 0);
+    const same = await call(demo.app, `/rest/City(${key})?$lock=true`, { cookie: a.cookie, headers: { 'sec-fetch-site': 'same-origin' } });
+    assert.equal(same.body.result, true, JSON.stringify(same.body));
   });
 
   it("keeps at most 256 characters of the locker's User-Agent and Host", async () => {
