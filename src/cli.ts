@@ -2,7 +2,7 @@
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
-import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
@@ -111,6 +111,7 @@ const program = new Command()
   .option('--trust-proxy', 'read the client address, scheme and host from X-Forwarded-* headers (only behind a proxy that sets them)')
   .option('--max-requests-per-minute <n>', 'requests a session (or a guest\'s address) may make in a minute, per instance; 0: no limit', wholeNumber, DEFAULT_REQUESTS_PER_MINUTE)
   .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
+  .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
   .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
@@ -128,7 +129,7 @@ try {
 }
 const opts = program.opts<{
   project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
-  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxSessions: number;
+  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number;
 }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
@@ -189,6 +190,7 @@ async function serve(): Promise<void> {
     secureCookies: opts.secureCookies,
     requestsPerMinute: opts.maxRequestsPerMinute,
     setsPerSession: opts.maxSetsPerSession,
+    locksPerSession: opts.maxLocksPerSession,
   });
   let address: string;
   try {

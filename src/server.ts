@@ -32,6 +32,8 @@ export interface ServerOptions {
   readonly requestsPerMinute?: number;
   /** entity sets one session may hold at once */
   readonly setsPerSession?: number;
+  /** entity locks one session may hold at once */
+  readonly locksPerSession?: number;
 }
 
 /** Who a server answers for without --allowed-hosts: the loopback names. */
@@ -45,6 +47,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     secureCookies: options.secureCookies,
     requestsPerMinute: options.requestsPerMinute,
     setsPerSession: options.setsPerSession,
+    locksPerSession: options.locksPerSession,
   });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.

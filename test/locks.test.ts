@@ -4,22 +4,24 @@
 // the same database sees the lock; entity.lock() / unlock() for server code.
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { runAsCaller } from '../src/datastore/caller.js';
 import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { EntityLockedError } from '../src/datastore/locks.js';
+import type { Session } from '../src/datastore/sessions.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { LOCK_TABLE } from '../src/storage/system-tables.js';
-import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
+import { LOCK_TABLE, SESSION_TABLE } from '../src/storage/system-tables.js';
+import { DEMO_DIR, openDemo, tempDir, TEST_ENGINE, testDatabase, type DemoFixture } from './helpers.js';
 
 type Answer = { status: number; body: any; headers: Record<string, unknown> };
 
 const COOKIE = '4DSID_Demo';
 const ROLES = join(DEMO_DIR, 'roles.json');
-const PASSWORDS: Record<string, string> = { alice: 'alice123', admin: 'admin123' };
+const PASSWORDS: Record<string, string> = { alice: 'alice123', admin: 'admin123', bob: 'bob123' };
 
 async function call(app: FastifyInstance, url: string, o: { method?: InjectOptions['method']; body?: unknown; cookie?: string; headers?: Record<string, string> } = {}): Promise<Answer> {
   const headers = { ...(o.cookie ? { cookie: o.cookie } : {}), ...o.headers };
@@ -48,7 +50,11 @@ function client(app: FastifyInstance, headers: Record<string, string> = {}) {
       c.cookie = cookieOf(res) ?? c.cookie;
       return res;
     },
-    lock: (url: string, value = true) => c.call(`${url}/?$lock=${value}`),
+    /** a lock asked by a client that keeps its cookie (a first request gets it one) */
+    async lock(url: string, value = true): Promise<Answer> {
+      if (c.cookie === undefined) await c.call('/rest/$info');
+      return c.call(`${url}/?$lock=${value}`);
+    },
     /** its session's id, as $info shows it */
     async id(): Promise<string> {
       return (await c.call('/rest/$info')).body.session.sessionID;
@@ -80,6 +86,12 @@ async function newCity(ds: DatastoreWithClasses): Promise<number> {
   c.set('name', `Lockville ${Math.random()}`);
   await c.save();
   return Number(c.getKey());
+}
+
+/** A guest session as a request of a client that sent its cookie back opens it (one that may lock). */
+async function keptGuest(ds: DatastoreWithClasses): Promise<Session> {
+  const opened = coreOf(ds).sessions.open(randomBytes(16).toString('hex'));
+  return opened instanceof Promise ? await opened : opened;
 }
 
 const update = (c: ReturnType<typeof client>, key: number, stamp: number, name: string) =>
@@ -119,7 +131,7 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
       assert.equal(res.status, 200);
       assert.equal(res.body.result, false);
       assert.deepEqual(res.body.__STATUS, {
-        success: false, status: 3, statusText: 'Already locked', lockKind: 7, lockKindText: 'Locked by session',
+        status: 3, statusText: 'Already locked', lockKind: 7, lockKindText: 'Locked by session',
         lockInfo: { host: 'localhost:80', IPAddr: '127.0.0.1', userAgent: 'LockerAgent/1.0', userName: '', sessionID: id },
       });
     }
@@ -164,7 +176,7 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
     assert.equal((await a.call(`/rest/City(${key})?$method=delete`, { method: 'POST' })).status, 200);
     assert.equal(await lockRows(demo.ds, key), 0);
     // gone: 4D's status 5, for anyone
-    assert.deepEqual((await client(demo.app).lock(`/rest/City(${key})`)).body, { result: false, __STATUS: { success: false, status: 5, statusText: 'Entity does not exist anymore' } });
+    assert.deepEqual((await client(demo.app).lock(`/rest/City(${key})`)).body, { result: false, __STATUS: { status: 5, statusText: 'Entity does not exist anymore' } });
   });
 
   it('unlocks with $lock=false: another session may then lock it, and update it', async () => {
@@ -190,6 +202,7 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
   it('answers POST /rest/City(k)?$lock=true as GET; refuses HEAD, a collection, a path after the entity, $method beside it, and a value other than true or false', async () => {
     const key = await newCity(demo.ds);
     const a = client(demo.app);
+    await a.call('/rest/$info');
     assert.deepEqual((await a.call(`/rest/City(${key})?$lock=true`, { method: 'POST' })).body, { result: true, __STATUS: { success: true } });
     const refusals: [InjectOptions['method'], string, number, number, RegExp][] = [
       ['HEAD', `/rest/City(${key})?$lock=true`, 405, 7010, /./],
@@ -214,8 +227,8 @@ describe('$lock: a session-owned pessimistic lock (guests of an open datastore)'
   it('gives server code entity.lock() and unlock() with ORDA status objects; code without a session cannot save an entity a session holds locked', async () => {
     const key = await newCity(demo.ds);
     const core = coreOf(demo.ds);
-    const mine = core.sessions.guest();
-    const other = core.sessions.guest();
+    const mine = await keptGuest(demo.ds);
+    const other = await keptGuest(demo.ds);
     const as = <T>(session: typeof mine, fn: () => Promise<T>) => runAsCaller({ access: core.accessFor(session), session }, fn);
     assert.deepEqual(await as(mine, async () => (await demo.ds.City.get(key))!.lock()), { success: true });
     const refused = await as(other, async () => (await demo.ds.City.get(key))!.lock());
@@ -312,5 +325,181 @@ describe('$lock: two server instances on one database', () => {
     assert.equal((await update(onB, key, await stampOf(onB, key), 'Locker on B')).status, 200);
     assert.equal((await onB.lock(`/rest/City(${key})`, false)).body.result, true);
     assert.equal((await other.lock(`/rest/City(${key})`)).body.result, true);
+  });
+});
+
+/** Rows of a system table for a session id. */
+async function rowsOf(ds: DatastoreWithClasses, table: string, column: string, id: string): Promise<number> {
+  const storage = coreOf(ds).storage;
+  const { quote: q, placeholder: p } = storage.dialect;
+  const row = await storage.get(`SELECT COUNT(*) AS n FROM ${q(table)} WHERE ${q(column)} = ${p(1)}`, [id]);
+  return Number(row?.n ?? 0);
+}
+
+async function countAll(ds: DatastoreWithClasses, table: string): Promise<number> {
+  const storage = coreOf(ds).storage;
+  return Number((await storage.get(`SELECT COUNT(*) AS n FROM ${storage.dialect.quote(table)}`))?.n ?? 0);
+}
+
+describe('$lock: what a session may hold, and who may lock (review of issue 14)', () => {
+  let demo: DemoFixture;
+  let capped: FastifyInstance;
+  before(async () => {
+    demo = await openDemo();
+    capped = await buildServer(demo.ds, { logLevel: 'silent', locksPerSession: 3 });
+  });
+  after(async () => {
+    await capped.close();
+    await demo.close();
+  });
+
+  it('refuses $lock=true to a client that never sent its cookie back (409, 7053), storing neither a lock nor a session; the same client sending its cookie back locks', async () => {
+    const key = await newCity(demo.ds);
+    const sessions = await countAll(demo.ds, SESSION_TABLE);
+    for (let i = 0; i < 5; i++) {
+      const res = await call(demo.app, `/rest/City(${key})?$lock=true`);
+      assert.equal(res.status, 409, JSON.stringify(res.body));
+      assert.equal(errCode(res), 7053);
+      assert.match(res.body.__ERROR[0].message, /a lock needs a session the client keeps: send its cookie back, or log in/);
+    }
+    assert.equal(await lockRows(demo.ds, key), 0);
+    assert.equal(await countAll(demo.ds, SESSION_TABLE), sessions, 'no guest session stored');
+    // a client that keeps the (lower-case) cookie of its first answer is the same guest: it locks, and is stored then
+    const first = await call(demo.app, '/rest/$info');
+    const cookie = cookieOf(first)!;
+    const locked = await call(demo.app, `/rest/City(${key})?$lock=true`, { cookie });
+    assert.deepEqual(locked.body, { result: true, __STATUS: { success: true } });
+    const stored = cookieOf(locked);
+    assert.ok(stored && stored !== cookie && stored.toLowerCase() === cookie.toLowerCase(), 'the answer gives the stored form of the same token');
+    assert.equal((await call(demo.app, `/rest/City(${key})?$lock=false`, { cookie: stored })).body.result, true);
+  });
+
+  it('refuses a GET $lock of a cross-site navigation (Sec-Fetch-Site: cross-site, 403 7046); same-site and header-less clients lock', async () => {
+    const key = await newCity(demo.ds);
+    const a = client(demo.app);
+    await a.call('/rest/$info');
+    const cross = await call(demo.app, `/rest/City(${key})?$lock=true`, { cookie: a.cookie, headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' } });
+    assert.equal(cross.status, 403, JSON.stringify(cross.body));
+    assert.equal(errCode(cross), 7046);
+    assert.equal(await lockRows(demo.ds, key), 0);
+    const same = await call(demo.app, `/rest/City(${key})?$lock=true`, { cookie: a.cookie, headers: { 'sec-fetch-site': 'same-origin' } });
+    assert.equal(same.body.result, true, JSON.stringify(same.body));
+  });
+
+  it("keeps at most 256 characters of the locker's User-Agent and Host", async () => {
+    const key = await newCity(demo.ds);
+    const a = client(demo.app, { 'user-agent': 'X'.repeat(5000) });
+    assert.equal((await a.lock(`/rest/City(${key})`)).body.result, true);
+    const refused = await client(demo.app).lock(`/rest/City(${key})`);
+    assert.equal(refused.body.__STATUS.lockInfo.userAgent.length, 256);
+  });
+
+  it('refuses a lock past --max-locks-per-session with 429 (7044, Retry-After); a lock it holds is asked again freely, and an unlock makes room', async () => {
+    const keys = [await newCity(demo.ds), await newCity(demo.ds), await newCity(demo.ds), await newCity(demo.ds)];
+    const a = client(capped);
+    for (const key of keys.slice(0, 3)) assert.equal((await a.lock(`/rest/City(${key})`)).body.result, true);
+    const over = await a.lock(`/rest/City(${keys[3]})`);
+    assert.equal(over.status, 429, JSON.stringify(over.body));
+    assert.equal(errCode(over), 7044);
+    assert.match(over.body.__ERROR[0].message, /holds 3 entity locks, the most it may \(--max-locks-per-session\)/);
+    assert.equal(over.headers['retry-after'], '60');
+    assert.equal(await lockRows(demo.ds, keys[3]), 0);
+    assert.equal((await a.lock(`/rest/City(${keys[0]})`)).body.result, true, 'held already: not one more');
+    assert.equal((await a.lock(`/rest/City(${keys[0]})`, false)).body.result, true);
+    assert.equal((await a.lock(`/rest/City(${keys[3]})`)).body.result, true);
+  });
+
+  it('counts the cap in the lock\'s transaction: 10 locks of one session at once under a cap of 3 leave 3', async () => {
+    const keys = await Promise.all(Array.from({ length: 10 }, () => newCity(demo.ds)));
+    const a = client(capped);
+    await a.call('/rest/$info');
+    await a.lock(`/rest/City(${await newCity(demo.ds)})`, false);
+    const answers = await Promise.all(keys.map((k) => a.lock(`/rest/City(${k})`)));
+    assert.equal(answers.filter((r) => r.body.result === true).length, 3, JSON.stringify(answers.map((r) => r.status)));
+    assert.equal(answers.filter((r) => r.status === 429).length, 7);
+  });
+
+  it('refuses entity.lock() to server code serving a request whose session is new (7053)', async () => {
+    const key = await newCity(demo.ds);
+    const core = coreOf(demo.ds);
+    const session = core.sessions.guest();
+    await assert.rejects(runAsCaller({ access: core.accessFor(session), session }, async () => (await demo.ds.City.get(key))!.lock()), (e: any) => e.code === 'LOCK_NEEDS_SESSION');
+  });
+
+  it('answers no success for a lock inside a transaction that rolls back: the session is stored again by the next lock, which holds', async () => {
+    const key = await newCity(demo.ds);
+    const core = coreOf(demo.ds);
+    const s = await keptGuest(demo.ds);
+    const as = <T>(fn: () => Promise<T>) => runAsCaller({ access: core.accessFor(s), session: s }, fn);
+    await assert.rejects(as(() => demo.ds.transaction(async () => {
+      assert.deepEqual(await (await demo.ds.City.get(key))!.lock(), { success: true });
+      throw new Error('rolled back');
+    })), /rolled back/);
+    assert.equal(await rowsOf(demo.ds, SESSION_TABLE, 'id', s.id), 0);
+    assert.equal(await lockRows(demo.ds, key), 0);
+    assert.deepEqual(await as(async () => (await demo.ds.City.get(key))!.lock()), { success: true });
+    assert.equal(await rowsOf(demo.ds, SESSION_TABLE, 'id', s.id), 1, 'stored again');
+    assert.equal((await client(demo.app).lock(`/rest/City(${key})`)).body.__STATUS.status, 3, 'the lock holds');
+  });
+});
+
+describe('$lock: user changes, administrators, and a logout at the same time', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: ROLES });
+  });
+  after(() => demo.close());
+
+  it('releases the locks of a user whose session logs in as another user without a logout', async () => {
+    const key = await newCity(demo.ds);
+    const a = client(demo.app);
+    await login(a, 'alice');
+    const id = await a.id();
+    assert.equal((await a.lock(`/rest/City(${key})`)).body.result, true);
+    await login(a, 'bob');
+    assert.equal(await id, await a.id(), 'the same session');
+    assert.equal(await rowsOf(demo.ds, LOCK_TABLE, 'session', id), 0);
+    const admin = client(demo.app);
+    await login(admin, 'admin');
+    assert.equal((await admin.lock(`/rest/City(${key})`)).body.result, true);
+  });
+
+  it('lets a session without the update right release its own lock ($lock=false)', async () => {
+    const key = await newCity(demo.ds);
+    const bob = client(demo.app);
+    await login(bob, 'bob');
+    assert.equal((await bob.lock(`/rest/City(${key})`)).status, 403, 'bob may not lock City (no update right)');
+    const res = await bob.lock(`/rest/City(${key})`, false);
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.result, true);
+  });
+
+  it("lets an administrator's session release another session's lock with $lock=false; others still get status 3", async () => {
+    const key = await newCity(demo.ds);
+    const alice = client(demo.app);
+    await login(alice, 'alice');
+    assert.equal((await alice.lock(`/rest/City(${key})`)).body.result, true);
+    const other = client(demo.app);
+    await login(other, 'alice');
+    assert.equal((await other.lock(`/rest/City(${key})`, false)).body.__STATUS.status, 3);
+    const admin = client(demo.app);
+    await login(admin, 'admin');
+    assert.deepEqual((await admin.lock(`/rest/City(${key})`, false)).body, { result: true, __STATUS: { success: true } });
+    assert.equal(await lockRows(demo.ds, key), 0);
+    assert.equal((await update(admin, key, await stampOf(admin, key), 'Freed')).status, 200);
+  });
+
+  it(`leaves no lock when a lock and a logout of one session run at once (20 rounds, ${TEST_ENGINE})`, async () => {
+    const leaked: number[] = [];
+    for (let r = 0; r < 20; r++) {
+      const key = await newCity(demo.ds);
+      const a = client(demo.app);
+      await login(a, 'alice');
+      const id = await a.id();
+      const [locked] = await Promise.all([a.call(`/rest/City(${key})?$lock=true`), a.call('/rest/$directory/logout', { method: 'POST' })]);
+      assert.ok(locked.status === 200 || errCode(locked) === 7053, JSON.stringify(locked.body));
+      if ((await rowsOf(demo.ds, LOCK_TABLE, 'session', id)) > 0) leaked.push(r);
+    }
+    assert.deepEqual(leaked, []);
   });
 });

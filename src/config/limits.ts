@@ -153,6 +153,14 @@ export const DEFAULT_MAX_GUEST_SESSIONS = 10_000;
 export const DEFAULT_REQUESTS_PER_MINUTE = 0;
 /** Entity sets one session may hold at once (--max-sets-per-session). */
 export const DEFAULT_SETS_PER_SESSION = 1000;
+/**
+ * Entity locks one session may hold at once ($lock=true, entity.lock(); --max-locks-per-session):
+ * a lock refuses every other writer, the server's own code included, for as long as its session
+ * lives (up to MAX_SESSION_IDLE_MINUTES of disuse), so one session must not freeze a table.
+ */
+export const DEFAULT_LOCKS_PER_SESSION = 100;
+/** The longest client text (User-Agent, Host) a lock keeps and shows in lockInfo. */
+export const MAX_LOCK_CLIENT_TEXT = 256;
 /** Failed authentify calls from one client address in a minute, past which it gets 429. */
 export const LOGIN_FAILURES_PER_CLIENT = 10;
 /** Failed authentify calls for one user name in a minute, past which it gets 429. */

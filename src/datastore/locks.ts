@@ -3,14 +3,15 @@
 // It goes with an unlock by its session, the session's logout, its expiry (a lock whose session is
 // gone is void at once: every read joins the sessions table; the session sweep removes the row),
 // and the drop of the entity. Another session (and the server's own code) can neither lock,
-// unlock, save nor drop it meanwhile: writes.ts asks refuseIfLocked() after its UPDATE or DELETE,
+// unlock, save nor drop it meanwhile: writes.ts asks bumpStampRefusingLocked() after its UPDATE or DELETE,
 // under that row's lock, and a lock is taken under the same row lock (PostgreSQL: FOR UPDATE;
 // SQLite has one writer), so a lock and a save of one entity never cross.
 
+import { ADMIN_PRIVILEGE, DEFAULT_LOCKS_PER_SESSION, MAX_LOCK_CLIENT_TEXT } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel } from '../model/types.js';
 import { compileLockRow } from '../sql/compiler.js';
-import { deleteLock, lockHeldElsewhere, putLock, type LockHolderRow } from '../storage/system-tables.js';
+import { bumpStampProbingLock, countSessionLocks, deleteLock, lockHeldElsewhere, putLock, sessionStillHeld, type LockHolderRow } from '../storage/system-tables.js';
 import { sessionOf, type Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
@@ -101,23 +102,47 @@ function lockingSession(access: Access, what: string): Session {
  * Locks an entity for the session of `access` (4D's $lock=true, entity.lock()): success when it
  * was not locked or locked by this session already; 4D's status 3 with the locker's info when
  * another live session holds it; status 5 when the entity is not there (or not visible to the
- * caller). The session is stored first (a guest too, within the sessions' caps): a lock lives
- * only as long as a stored session.
+ * caller). Only a session its client keeps may lock (one whose cookie came back, or that logged
+ * in before this request): a client that drops its cookie would leave a lock nobody can release,
+ * and a stored session per request. The session is stored first (a guest too, within the
+ * sessions' caps), and the lock's transaction checks its row is still the one of this request
+ * (a logout at the same time, another instance's included, ends it or waits for it): a lock
+ * lives only as long as that session, and never answers success while holding nothing. A
+ * session holds at most `limit` locks (429 past it).
  */
-export async function lockEntity(dc: DataClassCore, key: unknown, access: Access, client: LockClient): Promise<LockStatus> {
+export async function lockEntity(dc: DataClassCore, key: unknown, access: Access, client: LockClient, limit = DEFAULT_LOCKS_PER_SESSION): Promise<LockStatus> {
   const session = lockingSession(access, 'lock()');
+  if (sessionInternals.newToken(session)) {
+    throw new DatasetError('LOCK_NEEDS_SESSION', 'a lock needs a session the client keeps: send its cookie back, or log in (this request\'s session is new: a lock taken by it could be released by no one)');
+  }
   const core = dc.core;
-  sessionInternals.keep(session);
-  const saving = core.sessions.save(session);
-  if (saving) await saving;
   const storage = core.storage;
+  sessionInternals.keep(session);
+  // (inside a caller's transaction, the store goes with it: rolled back, the session is not stored)
+  const undo = sessionInternals.storeUndo(session);
+  const saving = core.sessions.save(session);
+  if (saving) {
+    await saving;
+    storage.onRollback(undo);
+  }
   return storage.transaction(async () => {
     if (!(await entityRow(core, dc.model, key, access))) return GONE;
     const text = keyText(key);
     const now = core.sessions.now();
     const held = await lockHeldElsewhere(storage, dc.name, text, now, session.id);
     if (held) return locked(held);
-    await putLock(storage, { dataClass: dc.name, key: text, session: session.id, address: client.address, host: client.host, userAgent: client.userAgent, at: now });
+    const row = { token: sessionInternals.tokenHash(session), id: session.id, userName: session.userName, privileges: JSON.stringify(session.getPrivileges()) };
+    if (!sessionInternals.stored(session) || !(await sessionStillHeld(storage, row, now))) {
+      throw new DatasetError('LOCK_NEEDS_SESSION', 'the session ended while it asked the lock (a logout, a login as another user, its expiry, or its store undone): nothing is locked; ask again');
+    }
+    // (counted under the session row's lock where the engine locks rows: its locks are taken one at a time)
+    const holding = await countSessionLocks(storage, session.id, dc.name, text);
+    if (holding >= limit) {
+      throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${holding} entity locks, the most it may (--max-locks-per-session): unlock some ($lock=false) first`, [], { retryAfterS: 60 });
+    }
+    await putLock(storage, {
+      dataClass: dc.name, key: text, session: session.id, address: client.address.slice(0, MAX_LOCK_CLIENT_TEXT), host: client.host.slice(0, MAX_LOCK_CLIENT_TEXT), userAgent: client.userAgent.slice(0, MAX_LOCK_CLIENT_TEXT), at: now,
+    });
     return SUCCESS;
   }, { retries: storage.dialect.conflictRetries });
 }
@@ -125,15 +150,22 @@ export async function lockEntity(dc: DataClassCore, key: unknown, access: Access
 /**
  * Unlocks an entity the session of `access` locked (4D's $lock=false, entity.unlock()): success
  * when it holds it no more (an entity it had not locked, or whose lock lapsed, is unlocked as
- * asked); status 3 when another live session holds it; status 5 when the entity is not there.
+ * asked); status 3 when another live session holds it; status 5 when the entity is not there. A
+ * session holding the administrator privilege (ADMIN_PRIVILEGE) releases whoever's lock: the way
+ * out of a lock its holder keeps alive and never releases.
  */
 export async function unlockEntity(dc: DataClassCore, key: unknown, access: Access): Promise<LockStatus> {
   const session = lockingSession(access, 'unlock()');
   const core = dc.core;
   const storage = core.storage;
+  const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
   return storage.transaction(async () => {
     if (!(await entityRow(core, dc.model, key, access))) return GONE;
     const text = keyText(key);
+    if (admin) {
+      await deleteLock(storage, dc.name, text, null);
+      return SUCCESS;
+    }
     const held = await lockHeldElsewhere(storage, dc.name, text, core.sessions.now(), session.id);
     if (held) return locked(held);
     await deleteLock(storage, dc.name, text, session.id);
@@ -148,16 +180,21 @@ function entityRow(core: Core, dc: DataClassModel, key: unknown, access: Access)
 }
 
 /**
- * In a write's transaction, after its UPDATE or DELETE took the row: refuses (7052) the save or
- * drop of an entity another live session holds locked. The server's own code (no session) is
- * refused too, as 4D's processes are by a REST session's lock.
+ * In a write's transaction, after its UPDATE or DELETE took the row: increases the global stamp
+ * and refuses (7052) the save or drop of an entity another live session holds locked, in one
+ * statement where the engine allows (no round trip more for the lock); a dropped entity's lock
+ * row, if any, goes with it. The server's own code (no session) is refused too, as 4D's
+ * processes are by a REST session's lock.
  */
-export async function refuseIfLocked(core: Core, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped'): Promise<void> {
-  const held = await lockHeldElsewhere(core.storage, dc.name, keyText(key), core.sessions.now(), sessionOf(access)?.id ?? null);
-  if (held) throw new EntityLockedError(core.name, dc, key, held, what);
-}
-
-/** A dropped entity's lock goes with it. */
-export async function releaseDropped(core: Core, dc: DataClassModel, key: unknown): Promise<void> {
-  await deleteLock(core.storage, dc.name, keyText(key), null);
+export async function bumpStampRefusingLocked(core: Core, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped'): Promise<void> {
+  const text = keyText(key);
+  const now = core.sessions.now();
+  const except = sessionOf(access)?.id ?? null;
+  const probe = await bumpStampProbingLock(core.storage, dc.name, text, now, except);
+  if (probe.heldElsewhere) {
+    // (the locker's details, for the refusal: read only then)
+    const held = await lockHeldElsewhere(core.storage, dc.name, text, now, except);
+    if (held) throw new EntityLockedError(core.name, dc, key, held, what);
+  }
+  if (what === 'dropped' && probe.anyRow) await deleteLock(core.storage, dc.name, text, null);
 }

@@ -4,7 +4,7 @@
 // sees every session. A guest session is stored only once it keeps something (storage, a set,
 // privileges): a client without a cookie jar costs no write, and one with a jar no read either
 // (the cookie of a session never stored holds its token in lower case, which names no stored
-// one). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their expiry
+// one: sent back, it is the same guest, stored under the upper-case token once it keeps something). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their expiry
 // is written again only when it has moved by SESSION_TOUCH_MS. Expired sessions come back as new
 // guests and are swept.
 
@@ -94,6 +94,14 @@ interface SessionInternals {
   keep(s: Session): void;
   /** how many times setPrivileges() was called on it (a login call that calls it succeeded) */
   privilegesSet(s: Session): number;
+  /** what the database keys its current token by */
+  tokenHash(s: Session): string;
+  /**
+   * The undo of a store made inside a caller's transaction (datastore/locks.ts): if that
+   * transaction rolls back, the session is again as before the store (not stored, its old token
+   * replaced still), so that it is stored again, not trusted to be.
+   */
+  storeUndo(s: Session): () => void;
 }
 
 /**
@@ -120,6 +128,8 @@ export class Session {
   #keep = false;
   #privilegesSet = 0;
   #loggedOut = false;
+  // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
+  #sentLower = false;
 
   static {
     sessionInternals = {
@@ -143,7 +153,26 @@ export class Session {
       },
       replaced: (s) => s.#replaced,
       privilegesSet: (s) => s.#privilegesSet,
+      tokenHash: (s) => hashOf(s.#token),
+      storeUndo: (s) => {
+        const was = { stored: s.#stored, replaced: s.#replaced, whoChanged: s.#whoChanged, storageSeen: s.#storageSeen, savedStorage: s.#savedStorage, savedIdle: s.#savedIdle, loggedOut: s.#loggedOut, newToken: s.#newToken, sentLower: s.#sentLower };
+        return () => {
+          s.#stored = was.stored;
+          s.#replaced = was.replaced;
+          s.#whoChanged = was.whoChanged;
+          s.#storageSeen = was.storageSeen;
+          s.#savedStorage = was.savedStorage;
+          s.#savedIdle = was.savedIdle;
+          s.#loggedOut = was.loggedOut;
+          s.#newToken = was.newToken;
+          s.#sentLower = was.sentLower;
+        };
+      },
       markStored: (s) => {
+        // a guest kept by its lower-case cookie is stored under the token in upper case: the
+        // answer gives the client that form
+        if (s.#sentLower) s.#newToken = true;
+        s.#sentLower = false;
         s.#stored = true;
         s.#replaced = undefined;
         s.#whoChanged = false;
@@ -156,12 +185,13 @@ export class Session {
   }
 
   /** Sessions come from the store (one per request); a stored one with its storage's text as stored. */
-  constructor(store: SessionStore, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string }) {
+  constructor(store: SessionStore, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string; sentLower?: boolean }) {
     this.#store = store;
     this.#state = state;
     this.#token = token;
     this.#newToken = flags.newToken;
     this.#stored = flags.stored;
+    this.#sentLower = flags.sentLower ?? false;
     this.#savedStorage = flags.stored ? (flags.storageText ?? storageText(state.storage)) : undefined;
     this.#savedIdle = state.idleMs;
   }
@@ -203,17 +233,22 @@ export class Session {
    * Gives the session these privileges (and those of these roles), replacing the ones it had;
    * names roles.json does not know are ignored. A session whose user or privileges change to a
    * privileged state gets a new token (its cookie changes): a token planted before the login,
-   * or known from another user's session, is worth nothing after it.
+   * or known from another user's session, is worth nothing after it. A session that was a user
+   * and becomes another one (or a guest) ends what it held as the first: its entity locks go, as
+   * at a logout.
    */
   setPrivileges(settings: PrivilegeSettings): boolean {
     this.#privilegesSet++;
     const wanted = privilegeSettings(settings);
     const before = who(this.#state);
+    const wasUser = !this.isGuest() || this.#state.userName !== '';
+    const userBefore = this.#state.userName;
     this.#state.privileges = this.#store.policy.expand(wanted);
     if (wanted.userName !== undefined) this.#state.userName = wanted.userName;
     this.#grants = undefined;
     if (who(this.#state) !== before) {
       this.#whoChanged = true;
+      if (wasUser && (this.#state.userName !== userBefore || (this.isGuest() && this.#state.userName === ''))) this.#loggedOut = true;
       if (!this.isGuest()) this.#rotate();
     }
     return true;
@@ -316,6 +351,8 @@ function hashOf(token: string): string {
 }
 
 const TOKEN = /^[0-9A-F]{32}$/;
+/** the cookie of a guest never stored */
+const GUEST_TOKEN = /^[0-9a-f]{32}$/;
 
 export interface SessionStoreOptions {
   /** the idle timeout of a new session, in minutes */
@@ -364,7 +401,21 @@ export class SessionStore {
     // that was never stored, is not one and is not looked up)
     const cached = this.#cached(token, now);
     if (cached && cached.row.expires > now && !dueForTouch(cached.row, now)) return this.#session(cached, token, now);
-    return TOKEN.test(token) ? this.#openStored(token, now) : this.guest();
+    if (TOKEN.test(token)) return this.#openStored(token, now);
+    // the cookie of a guest never stored, sent back: the same guest (kept by its client), with
+    // no lookup
+    return GUEST_TOKEN.test(token) ? this.#keptGuest(token.toUpperCase()) : this.guest();
+  }
+
+  /**
+   * A guest never stored whose client sent its cookie back: its token is the cookie's, its id
+   * drawn from the token (one-way, and not the hash the database keys the token by), so that
+   * every request of that client is the same session, stored or not.
+   */
+  #keptGuest(token: string): Session {
+    const id = createHash('sha256').update(`session id:${token}`).digest('hex').slice(0, 32).toUpperCase();
+    const state: State = { id, userName: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    return new Session(this, state, token, { newToken: false, stored: false, sentLower: true });
   }
 
   async #openStored(token: string, now: number): Promise<Session> {
@@ -424,8 +475,6 @@ export class SessionStore {
       token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
-    // a logout ends what the session held as its user: its entity locks
-    if (changes.loggedOut) await deleteSessionLocks(this.storage, state.id);
     if (changes.insert) {
       // the new token's row first, the old one's then: the session's id is never without a live
       // row meanwhile, so its entity locks (held by the id) never look void to another instance
@@ -441,6 +490,11 @@ export class SessionStore {
       // ended meanwhile (by another request of its own, or swept): it stays ended
       if ((await updateSession(this.storage, row, changes)) === 0) return;
     }
+    // a logout (or a login as another user) ends what the session held as its user: its entity
+    // locks. Removed once the row the user's requests are known by is gone or changed: a lock
+    // taken meanwhile checks that row in its transaction (locks.ts), and either commits before
+    // this delete (which removes it) or finds the row gone (and is refused)
+    if (changes.loggedOut) await deleteSessionLocks(this.storage, state.id);
     internals.markStored(session);
   }
 

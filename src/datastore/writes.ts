@@ -13,7 +13,7 @@ import { bumpGlobalStamp } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
-import { refuseIfLocked, releaseDropped } from './locks.js';
+import { bumpStampRefusingLocked } from './locks.js';
 import { checkValues } from './rules.js';
 
 /**
@@ -74,9 +74,8 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
-    await refuseIfLocked(core, dc, key, access, 'saved');
+    await bumpStampRefusingLocked(core, dc, key, access, 'saved');
     await moveFiles(core, dc, key, before, values);
-    await bumpGlobalStamp(core.storage);
     return { key, stamp: stamp + 1, timestamp };
   }, pureUnit(storage));
 }
@@ -88,10 +87,8 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
   return storage.transaction(async () => {
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
-    await refuseIfLocked(core, dc, key, access, 'dropped');
-    await releaseDropped(core, dc, key);
+    await bumpStampRefusingLocked(core, dc, key, access, 'dropped');
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
-    await bumpGlobalStamp(core.storage);
   }, pureUnit(storage));
 }
 

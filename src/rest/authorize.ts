@@ -52,8 +52,9 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   },
   // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
   directory: open,
-  // a lock keeps others from saving the entity: it takes the right to save it
-  lock: (a, scope) => requireDataClass(scope.access, a.dc.model, 'update'),
+  // a lock keeps others from saving the entity: it takes the right to save it; releasing one's
+  // own lock grants nothing (the core removes only the caller's, or an administrator's any)
+  lock: (a, scope) => requireDataClass(scope.access, a.dc.model, a.lock ? 'update' : 'read'),
   // into one entity's attribute: an update of that attribute, judged before a byte is read (the save judges it again)
   storeFile: (a, scope) => {
     requireDataClass(scope.access, a.dc.model, 'update');

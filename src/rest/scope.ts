@@ -4,7 +4,7 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
+import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
@@ -36,6 +36,8 @@ export interface Services {
   readonly logins: LoginThrottle;
   /** entity sets one session may hold at once */
   readonly setsPerSession: number;
+  /** entity locks one session may hold at once */
+  readonly locksPerSession: number;
 }
 
 /** What a server is built with, besides its datastore. */
@@ -45,6 +47,7 @@ export interface ServiceOptions {
   readonly secureCookies?: boolean;
   readonly requestsPerMinute?: number;
   readonly setsPerSession?: number;
+  readonly locksPerSession?: number;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -116,6 +119,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
     logins: new LoginThrottle(core.storage, core.sessions.now),
     setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
+    locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
   };
 }
 

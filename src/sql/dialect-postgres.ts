@@ -76,6 +76,7 @@ export const postgresDialect: Dialect = {
   globalStamp: (t) => ({
     create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
     bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
+    bumpExpression: `nextval('${t.replaceAll("'", "''")}')`,
     read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
   }),
   tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',

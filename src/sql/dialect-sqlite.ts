@@ -65,6 +65,8 @@ export const sqliteDialect: Dialect = {
       `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
     ],
     bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
+    // (an UPDATE: a statement of its own, in-process and cheap)
+    bumpExpression: null,
     read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
   }),
   tableColumns: 'SELECT name FROM pragma_table_info(?)',

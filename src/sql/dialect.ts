@@ -97,6 +97,12 @@ export interface GlobalStampSql {
   readonly create: readonly string[];
   /** increases it by one (in every write transaction) */
   readonly bump: string;
+  /**
+   * Where the increase is an expression a SELECT can hold (PostgreSQL's nextval): that
+   * expression, so that a write asks its other questions (another session's lock) in the same
+   * statement, at no round trip more; null where it is a statement of its own.
+   */
+  readonly bumpExpression: string | null;
   /** reads it, as `v` */
   readonly read: string;
 }

@@ -273,7 +273,8 @@ export async function readSession(r: Reader, token: string): Promise<SessionRow 
 export async function insertSession(s: Storage, row: SessionRow): Promise<void> {
   const { quote: q, placeholder: p } = s.dialect;
   await s.run(
-    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')})`,
+    // (a guest kept by its cookie, stored by two of its requests at once: one row, the same)
+    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO NOTHING`,
     [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0],
   );
 }
@@ -386,6 +387,63 @@ export async function lockHeldElsewhere(r: Reader, dataClass: string, key: strin
     except === null ? [dataClass, key, now] : [dataClass, key, now, except],
   );
   return row ? { session: String(row.session), userName: String(row.userName), address: String(row.address), host: String(row.host), userAgent: String(row.userAgent) } : undefined;
+}
+
+/**
+ * In a lock's transaction: the session's row is still the one its request was opened with (its
+ * token, id, user name and privileges; not expired), taken for update where the engine locks
+ * rows, so that a logout or a login as another user (which changes or removes that row, then
+ * removes the session's locks) waits for the lock to commit, or is seen by it.
+ */
+export async function sessionStillHeld(s: Storage, row: { token: string; id: string; userName: string; privileges: string }, now: number): Promise<boolean> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const t = q(SESSION_TABLE);
+  const found = await s.get(
+    `SELECT 1 AS ok FROM ${t} WHERE ${q('token')} = ${p(1)} AND ${q('id')} = ${p(2)} AND ${q('userName')} = ${p(3)} AND ${q('privileges')} = ${p(4)} AND ${q('expires')} > ${p(5)}${s.dialect.rowLock(t)}`,
+    [row.token, row.id, row.userName, row.privileges, now],
+  );
+  return found !== undefined;
+}
+
+/** How many locks a session holds, besides the one on an entity (the one it asks again). */
+export async function countSessionLocks(r: Reader, session: string, dataClass: string, key: string): Promise<number> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(
+    `SELECT COUNT(*) AS n FROM ${q(LOCK_TABLE)} WHERE ${q('session')} = ${p(1)} AND NOT (${q('dataClass')} = ${p(2)} AND ${q('key')} = ${p(3)})`,
+    [session, dataClass, key],
+  );
+  return Number(row?.n ?? 0);
+}
+
+/** What a write asks of an entity's locks after its UPDATE or DELETE: another live session's lock on it, and any lock row at all (a drop removes it). */
+export interface LockProbe {
+  readonly heldElsewhere: boolean;
+  readonly anyRow: boolean;
+}
+
+/**
+ * Increases the global stamp and asks the entity's locks (LockProbe), in one statement where the
+ * engine's increase is an expression (PostgreSQL: no round trip more than the write's own); a new
+ * statement after the write's, so that it sees a lock committed while the write waited for the row.
+ */
+export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null): Promise<LockProbe> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const l = q(LOCK_TABLE);
+  const t = q(SESSION_TABLE);
+  const stamp = s.dialect.globalStamp(q(GLOBAL_STAMP_TABLE));
+  if (stamp.bumpExpression === null) await s.run(stamp.bump);
+  // (placeholders in the order they bind: SQLite's bind by position)
+  const values: unknown[] = [];
+  const bind = (v: unknown) => p(values.push(v));
+  const onKey = () => `${l}.${q('dataClass')} = ${bind(dataClass)} AND ${l}.${q('key')} = ${bind(key)}`;
+  const held = `EXISTS (SELECT 1 FROM ${l} JOIN ${t} ON ${t}.${q('id')} = ${l}.${q('session')} WHERE ${onKey()} AND ${t}.${q('expires')} > ${bind(now)}${except === null ? '' : ` AND ${l}.${q('session')} <> ${bind(except)}`}) AS ${q('held')}`;
+  const anyRow = `EXISTS (SELECT 1 FROM ${l} WHERE ${onKey()}) AS ${q('anyRow')}`;
+  const row = await s.get(`SELECT ${stamp.bumpExpression === null ? '' : `${stamp.bumpExpression} AS ${q('stamp')}, `}${held}, ${anyRow}`, values);
+  return { heldElsewhere: truthy(row?.held), anyRow: truthy(row?.anyRow) };
+}
+
+function truthy(v: unknown): boolean {
+  return v === true || v === 1 || v === 1n || v === '1' || v === 't';
 }
 
 /** Puts a session's lock on an entity, in place of any lock there (the caller checked it is void or the session's own). */
