@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
-import { singletonsOf } from '../src/functions/singletons.js';
+import { createSingleton, Singleton, singletonsOf } from '../src/functions/singletons.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
@@ -98,6 +98,22 @@ describe('the demo\'s Tools singleton over REST', () => {
     assert.equal(tools.ds, demo.ds);
     assert.match(tools.describe(), /^Tools singleton of /);
     assert.throws(() => new tools.constructor(), /Tools is a shared singleton: the server makes its one instance/);
+    // and while the server makes one singleton, its constructor cannot make another
+    class Other extends Singleton {}
+    assert.throws(() => createSingleton(demo.ds, 'Maker', class Maker extends Singleton {
+      constructor() {
+        super();
+        new Other();
+      }
+    }), /Other is a shared singleton/);
+  });
+
+  it('calls singleton functions by GET (an @onHttpGet one) or POST only: PUT, PATCH and DELETE are refused naming the method', async () => {
+    for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
+      const res = await demo.request('/rest/$singleton/Tools/serverTime', method, []);
+      assert.equal(res.status, 405, `${method}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.__ERROR[0].message, new RegExp(`^${method} cannot call serverTime`));
+    }
   });
 });
 

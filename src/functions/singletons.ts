@@ -6,8 +6,8 @@
 import type { DatastoreWithClasses } from '../datastore/datastore.js';
 import { exposedFunctions, type ExposedFunction } from './exposure.js';
 
-/** The datastore a Singleton being made belongs to (set only while the server constructs one). */
-let constructing: DatastoreWithClasses | undefined;
+/** The singleton the server is making, and its datastore (set only while the server constructs it). */
+let constructing: { readonly ds: DatastoreWithClasses; readonly cls: new () => Singleton } | undefined;
 
 /**
  * Base class of a shared singleton (classes/<Name>.ts, `export default class Tools extends
@@ -18,10 +18,11 @@ export class Singleton {
   readonly #ds: DatastoreWithClasses;
 
   constructor() {
-    if (constructing === undefined) {
+    // (the class being made, not any: another singleton's constructor cannot make a second one of some class)
+    if (constructing === undefined || new.target !== constructing.cls) {
       throw new TypeError(`${new.target.name} is a shared singleton: the server makes its one instance when the project opens; call its functions over REST at /rest/$singleton/${new.target.name}/{function}`);
     }
-    this.#ds = constructing;
+    this.#ds = constructing.ds;
   }
 
   /** The datastore (as `ds` in 4D): its dataclasses are read with the privileges of the REST caller whose call runs. */
@@ -34,7 +35,7 @@ const registry = new WeakMap<object, Map<string, Singleton>>();
 
 /** Makes the instance of a singleton class for a datastore and keeps it under its name. */
 export function createSingleton(ds: DatastoreWithClasses, name: string, cls: new () => Singleton): Singleton {
-  constructing = ds;
+  constructing = { ds, cls };
   let instance: Singleton;
   try {
     instance = new cls();

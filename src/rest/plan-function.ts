@@ -59,7 +59,7 @@ export function planSingletonCall(req: RestRequest, scope: Scope, className: str
   const targets: CallTarget[] = [{ proto: Object.getPrototypeOf(instance) as object, stop: Singleton.prototype, label }];
   const found = findExposed(targets, name);
   if (!found) throw unknownMember(name, [label], exposedNames(targets));
-  const viaGet = req.method !== 'POST';
+  const viaGet = readsByGet(req.method, name);
   checkHttpMethod(`${name} of ${label}`, viaGet, found.fn.onHttpGet);
   const opts = optionsFor('callFunction', options);
   if (opts.filter !== undefined || opts.orderby !== undefined) {
