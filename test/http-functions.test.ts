@@ -257,6 +257,18 @@ export default class PersonEntity extends Entity {
     assert.deepEqual(res.body.result, [12, -1.5, 1000, true, null, '007', "O'Brien", '12', 'x,y', 'q,r', 'a,b', 'a b', 'Zoë', '']);
   });
 
+  it('reads a fully encoded call once, spaces (%20) around parameters out, and refuses a parenthesis too many (issue 14)', async () => {
+    assert.deepEqual((await call('/rest/Person/echo%28C1000%2CC1001%29')).body, { result: ['C1000,C1001'] });
+    assert.deepEqual((await call('/rest/Person/echo%28C%2528,100%25%29')).body, { result: ['C%28', '100%'] });
+    assert.deepEqual((await call('/rest/Person/echo(%20%22C1000%22%20,%2012,%20%22a,%20b%22)')).body, { result: ['C1000', 12, 'a, b'] });
+    for (const url of ['/rest/Person/echo(C1000))', '/rest/Person/echo(a)(b)']) {
+      const res = await call(url);
+      assert.equal(res.status, 400, url);
+      assert.equal(res.body.__ERROR[0].errCode, 7004, url);
+      assert.match(res.body.__ERROR[0].message, /unexpected '\)' at offset \d+/, url);
+    }
+  });
+
   it('keeps the text of a parameter the function declares a string (@params)', async () => {
     assert.deepEqual((await call('/rest/Person/typed(12,5)')).body, { result: ['12', 5] });
     const wrong = await call('/rest/Person/typed(12,five)');

@@ -157,81 +157,146 @@ function bracketed(text: string, whole: string): string {
 
 const CALL_USAGE = 'a function with its parameters in the URL is written name(a,b), like addEmployee(John,Smith) or find("Smith, John")';
 
+/** One character of a segment as written: `%XX` (one escaped byte) or a single character. */
+interface Token {
+  /** as written: '%2C' or ',' */
+  readonly raw: string;
+  /** its offset in the segment as written */
+  readonly at: number;
+  /** the byte it stands for, as a character (an escaped byte of a multi-byte character gives a character we never compare) */
+  readonly char: string;
+}
+
+function tokens(raw: string): Token[] {
+  const out: Token[] = [];
+  for (let i = 0; i < raw.length; ) {
+    const escaped = raw[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(raw.slice(i + 1, i + 3));
+    const len = escaped ? 3 : 1;
+    out.push({ raw: raw.slice(i, i + len), at: i, char: escaped ? String.fromCharCode(parseInt(raw.slice(i + 1, i + 3), 16)) : raw[i] });
+    i += len;
+  }
+  return out;
+}
+
 /**
  * `fn(a,b)` after the dataclass or the entity, or undefined for a segment without parentheses.
- * Parameters are split at the commas written as such (an encoded %2C is a character of the
- * value), each percent-decoded after; one in quotes ("…" or '…', written as they are or encoded
- * as browsers send them) is a string and may hold commas. A whole segment encoded, parentheses
- * too, is decoded first (as the first segment is).
+ * The segment is read once as written, and each name and parameter is percent-decoded once:
+ * - parentheses: in a segment with a literal '(', only the literal '(' and ')' are parentheses
+ *   and %28 %29 are characters of a value; in a segment without one (a client that encodes
+ *   everything, `f%28a%29`), %28 and %29 are the parentheses too. Either way the call ends the
+ *   segment, and a parenthesis outside quotes inside the parameters is refused (a ')' too many).
+ * - commas written as such separate parameters; an encoded %2C is a character of the value;
+ * - a parameter in quotes ("…" or '…', written as they are or encoded as %22 %27) is a string
+ *   and may hold commas and parentheses;
+ * - spaces around a parameter, written or encoded (%20, as browsers send them), are not part of
+ *   it (inside quotes they are).
  */
 function callSegment(raw: string): PathSegment | undefined {
-  const text = raw.includes('(') || !/%28/i.test(raw) ? raw : decode(raw, 'segment');
-  if (!text.includes('(')) return undefined;
-  const m = /^([^(]*)\((.*)\)$/s.exec(text);
-  const name = m ? decode(m[1], 'function name') : '';
-  if (!m || !NAME.test(name)) throw new DatasetError('MALFORMED_URL', `'${decode(text, 'segment')}' is no attribute list nor a function call: ${CALL_USAGE}`);
-  return { kind: 'call', name, args: callArguments(m[2], decode(text, 'segment')) };
+  const literal = raw.includes('(');
+  const toks = tokens(raw);
+  const isParen = (t: Token | undefined, c: '(' | ')') => t !== undefined && t.char === c && (t.raw.length === 1 || !literal);
+  const open = toks.findIndex((t) => isParen(t, '('));
+  if (open < 0) return undefined;
+  const name = decode(raw.slice(0, toks[open].at), 'function name');
+  if (!NAME.test(name) || !isParen(toks[toks.length - 1], ')') || toks.length - 1 === open) {
+    throw new DatasetError('MALFORMED_URL', `'${shown(raw)}' is no attribute list nor a function call: ${CALL_USAGE}`);
+  }
+  return { kind: 'call', name, args: callArguments(raw, toks.slice(open + 1, -1), isParen) };
 }
 
-/** The quote at position i (`"`, `'`, or their encodings %22, %27): the character and how long it is written. */
-function quoteAt(text: string, i: number): { char: string; length: number } | undefined {
-  const c = text[i];
-  if (c === '"' || c === "'") return { char: c, length: 1 };
-  const code = text.slice(i, i + 3).toUpperCase();
-  return code === '%22' ? { char: '"', length: 3 } : code === '%27' ? { char: "'", length: 3 } : undefined;
-}
-
-function callArguments(inner: string, whole: string): UrlArgument[] {
+function callArguments(whole: string, inner: readonly Token[], isParen: (t: Token | undefined, c: '(' | ')') => boolean): UrlArgument[] {
   const out: UrlArgument[] = [];
-  if (inner.trim() === '') return out;
+  const n = inner.length;
+  const space = (k: number) => k < n && inner[k].char === ' ';
+  const quote = (k: number) => (k < n && (inner[k].char === '"' || inner[k].char === "'") ? inner[k].char : '');
+  const text = (from: number, to: number) => (from < to ? whole.slice(inner[from].at, inner[to - 1].at + inner[to - 1].raw.length) : '');
   const bad = (why: string) => new DatasetError('MALFORMED_URL', `'${whole}': ${why}; ${CALL_USAGE}`);
+  const empty = () => bad(`parameter #${out.length + 1} is empty (write "" for an empty string)`);
   let i = 0;
+  while (space(i)) i++;
+  if (i >= n) return out;
   for (;;) {
-    while (inner[i] === ' ') i++;
-    const open = quoteAt(inner, i);
-    if (open) {
-      let end = i + open.length;
-      while (end < inner.length && quoteAt(inner, end)?.char !== open.char) end++;
-      if (end >= inner.length) throw bad(`the quote of parameter #${out.length + 1} is not closed`);
-      out.push({ text: decode(inner.slice(i + open.length, end), 'parameter'), quoted: true });
-      i = end + (quoteAt(inner, end) as { length: number }).length;
-      while (inner[i] === ' ') i++;
-      if (i < inner.length && inner[i] !== ',') throw bad(`unexpected '${decode(inner.slice(i), 'parameter')}' after the quoted parameter #${out.length}`);
+    while (space(i)) i++;
+    const q = quote(i);
+    if (q) {
+      let end = i + 1;
+      while (end < n && inner[end].char !== q) end++;
+      if (end >= n) throw bad(`the quote of parameter #${out.length + 1} is not closed`);
+      out.push({ text: decode(text(i + 1, end), 'parameter'), quoted: true });
+      i = end + 1;
+      while (space(i)) i++;
+      if (i < n && inner[i].raw !== ',') throw bad(`unexpected '${shown(text(i, n))}' after the quoted parameter #${out.length}`);
     } else {
-      const comma = inner.indexOf(',', i);
-      const piece = inner.slice(i, comma < 0 ? undefined : comma).trim();
-      if (piece === '') throw bad(`parameter #${out.length + 1} is empty (write "" for an empty string)`);
-      out.push({ text: decode(piece, 'parameter'), quoted: false });
-      i = comma < 0 ? inner.length : comma;
+      let end = i;
+      for (; end < n && inner[end].raw !== ','; end++) {
+        const t = inner[end];
+        if (isParen(t, '(') || isParen(t, ')')) {
+          throw bad(`unexpected '${t.raw}' at offset ${t.at} in parameter #${out.length + 1} (a parenthesis in a parameter is written in quotes)`);
+        }
+      }
+      const piece = decode(text(i, end), 'parameter').replace(/^ +| +$/g, '');
+      if (piece === '') throw empty();
+      out.push({ text: piece, quoted: false });
+      i = end;
     }
-    if (i >= inner.length) return out;
+    if (i >= n) return out;
     i++; // past the comma
-    if (inner.slice(i).trim() === '') throw bad(`parameter #${out.length + 1} is empty (write "" for an empty string)`);
+    while (space(i)) i++;
+    if (i >= n) throw empty();
   }
 }
 
-/** Splits on '/' outside brackets and quotes; empty segments (double or trailing slashes) are dropped. */
+/** A segment for a message: decoded when it can be. */
+function shown(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * Splits on '/' outside brackets and quotes; empty segments (double or trailing slashes) are dropped.
+ * In the first segment (the resource and its key) only a quote written right after the opening
+ * bracket starts a quoted key, so O'Brien stays a name, and an unbalanced bracket or quote is
+ * refused here. In the later ones (a call's parameters, `f(a, "b/c")`) a quote, written or encoded
+ * (%22, %27), also starts one after a comma inside parentheses, spaces (written or %20) between,
+ * as the call's parameters are read; a segment left open at the end is kept whole, and the call's
+ * reading says what is wrong with it.
+ */
 function splitSegments(path: string): string[] {
   const out: string[] = [];
   let depth = 0;
   let quote = '';
   let start = 0;
-  for (let i = 0; i <= path.length; i++) {
+  let prev = ''; // the last character read (in later segments: outside spaces, quotes decoded)
+  for (let i = 0; i <= path.length; ) {
     const c = path[i];
     if (i === path.length || (c === '/' && depth === 0 && !quote)) {
       if (i > start) out.push(path.slice(start, i));
       start = i + 1;
-    } else if (quote) {
-      if (c === quote) quote = '';
-    } else if ((c === '"' || c === "'") && (path[i - 1] === '(' || path[i - 1] === '[')) {
-      // only a quote right after the opening bracket starts a quoted key: O'Brien stays a name
-      quote = c;
+      i++;
+      prev = '';
+      if (out.length > 0) quote = '';
+      continue;
+    }
+    const later = out.length > 0;
+    const encoded = later ? SPLIT_ESCAPES[path.slice(i, i + 3).toUpperCase()] : undefined;
+    const ch = encoded ?? c;
+    if (quote) {
+      if (ch === quote) quote = '';
+    } else if ((ch === '"' || ch === "'") && (prev === '(' || prev === '[' || (later && depth > 0 && prev === ','))) {
+      quote = ch;
     } else if (c === '(' || c === '[') depth++;
     else if ((c === ')' || c === ']') && depth > 0) depth--;
+    if (!later || ch !== ' ') prev = ch;
+    i += encoded ? 3 : 1;
   }
-  if (depth !== 0 || quote) throw new DatasetError('MALFORMED_URL', `unbalanced ${quote ? 'quote' : 'bracket'} in '${path}'`);
+  if (out.length <= 1 && (depth !== 0 || quote)) throw new DatasetError('MALFORMED_URL', `unbalanced ${quote ? 'quote' : 'bracket'} in '${path}'`);
   return out;
 }
+
+const SPLIT_ESCAPES: Readonly<Record<string, string>> = { '%22': '"', '%27': "'", '%20': ' ' };
 
 function decode(text: string, what: string): string {
   if (!text.includes('%')) return text;
