@@ -959,6 +959,29 @@ describe('HTTP reads', () => {
     const T = { conceptType: 'DIMENSION', semanticGroup: 'TEXT', semanticType: 'TEXT' };
     const field = (name: string) => (looker: Json) => looker.schema.find((f: Json) => f.name === name);
 
+    it('reads no related entity for a table: the relations and value lists it has no column for are not fetched', async () => {
+      const storage = coreOf(demo.ds).storage as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+      const statements: string[] = [];
+      const original = { snapshot: storage.snapshot, get: storage.get, all: storage.all, column: storage.column };
+      for (const m of ['get', 'all', 'column'] as const) storage[m] = function (this: unknown, ...a: unknown[]) { statements.push(String(a[0])); return original[m].apply(this, a); };
+      storage.snapshot = async function (this: unknown) {
+        const snap = (await original.snapshot.call(this)) as Record<string, (...a: unknown[]) => Promise<unknown>>;
+        for (const m of ['get', 'all', 'column']) {
+          const read = snap[m].bind(snap);
+          snap[m] = (...a: unknown[]) => { statements.push(String(a[0])); return read(...a); };
+        }
+        return snap;
+      };
+      try {
+        // Company has staff (1→N), city (N→1) and staffNames (a list through staff): none is a column
+        const res = await demo.request('/rest/Company?$format=looker&$top=20');
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        assert.deepEqual(statements.filter((sql) => /"Employee"/.test(sql)), []);
+      } finally {
+        Object.assign(storage, original);
+      }
+    });
+
     it('answers a page in Looker Studio\'s shape: __COUNT, __FIRST, schema, rows of values, filtersApplied', async () => {
       const res = await demo.request('/rest/Company?$format=looker&$top=3&$orderby=ID');
       assert.equal(res.status, 200, JSON.stringify(res.body));

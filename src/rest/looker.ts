@@ -83,3 +83,12 @@ export function serializeLooker(count: number, first: number, entities: readonly
     filtersApplied: false,
   };
 }
+
+/**
+ * What a Looker table needs fetched beyond each entity's row: its calculated values, nothing of
+ * the relations and value lists the JSON projection would fetch (a table has no column for them).
+ */
+export function lookerFetch(p: Projection): Projection {
+  const attributes = p.attributes.filter((a) => a.kind === 'value');
+  return { dataClass: p.dataClass, attributes, related: attributes.some((a) => a.attr.kind === 'calculated') };
+}

@@ -15,7 +15,7 @@ import { queryPath, queryPlan } from '../query/describe.js';
 import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
-import { serializeLooker } from './looker.js';
+import { lookerFetch, serializeLooker } from './looker.js';
 import { serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
@@ -54,8 +54,8 @@ export async function pageBody(scope: Scope, selection: EntitySelection, paging:
     pageOf(selection, paging.skip, paging.top ?? pageSize(model)),
     readGlobalStamp(access),
   ]);
+  if (shape.format === 'looker') return serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection);
   const fetched = await fetchRelated(scope.core, entities, projection, access);
-  if (shape.format === 'looker') return serializeLooker(count, paging.skip, fetched, projection);
   if (shape.asArray) {
     await countRelated(fetched, projection, access);
     return serializeAsArray(fetched, projection, { globalStamp });
@@ -75,7 +75,7 @@ export async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: s
   const core = scope.core.classOf(dc);
   const projection = projectionFor(dc, shape, scope);
   const entities = await scope.core.sets.page(core, set.keys, paging.skip, paging.top ?? pageSize(dc), scope.access);
-  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), projection, scope.access)).map((f) => [f.entity, f]));
+  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access)).map((f) => [f.entity, f]));
   if (shape.format === 'looker') {
     // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
     return serializeLooker(set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
