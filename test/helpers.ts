@@ -121,3 +121,31 @@ export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptio
     },
   };
 }
+
+/** One server instance of a pair (twoInstances). */
+export interface Instance {
+  ds: DatastoreWithClasses;
+  app: FastifyInstance;
+}
+
+/** The demo opened twice over one new database, as two server processes would be (roles: a roles.json path, or false for none). */
+export async function twoInstances(roles: string | false): Promise<{ a: Instance; b: Instance; close(): Promise<void> }> {
+  const tmp = tempDir();
+  const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
+  const open = async (): Promise<Instance> => {
+    const ds = await openProject(DEMO_DIR, { db, roles, poolSize: 4 });
+    return { ds, app: await buildServer(ds, { logLevel: 'silent' }) };
+  };
+  const a = await open();
+  const b = await open();
+  return {
+    a, b,
+    async close() {
+      for (const x of [a, b]) {
+        await x.app.close();
+        await x.ds.close();
+      }
+      tmp.remove();
+    },
+  };
+}

@@ -12,10 +12,9 @@ import { runAsCaller } from '../src/datastore/caller.js';
 import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { EntityLockedError } from '../src/datastore/locks.js';
 import type { Session } from '../src/datastore/sessions.js';
-import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { LOCK_TABLE, SESSION_TABLE } from '../src/storage/system-tables.js';
-import { DEMO_DIR, openDemo, tempDir, TEST_ENGINE, testDatabase, type DemoFixture } from './helpers.js';
+import { DEMO_DIR, openDemo, TEST_ENGINE, twoInstances, type DemoFixture, type Instance } from './helpers.js';
 
 type Answer = { status: number; body: any; headers: Record<string, unknown> };
 
@@ -293,25 +292,13 @@ describe('$lock: released at logout and at expiry', () => {
 });
 
 describe('$lock: two server instances on one database', () => {
-  const tmp = tempDir();
-  let a: { ds: DatastoreWithClasses; app: FastifyInstance };
-  let b: { ds: DatastoreWithClasses; app: FastifyInstance };
+  let a: Instance;
+  let b: Instance;
+  let close: () => Promise<void>;
   before(async () => {
-    const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
-    const open = async () => {
-      const ds = await openProject(DEMO_DIR, { db, roles: false, poolSize: 4 });
-      return { ds, app: await buildServer(ds, { logLevel: 'silent' }) };
-    };
-    a = await open();
-    b = await open();
+    ({ a, b, close } = await twoInstances(false));
   });
-  after(async () => {
-    for (const x of [a, b]) {
-      await x?.app.close();
-      await x?.ds.close();
-    }
-    tmp.remove();
-  });
+  after(() => close());
 
   it('sees on B a lock taken on A: B refuses another session, and the locker, sent to B, updates and unlocks it there', async () => {
     const key = await newCity(a.ds);

@@ -8,13 +8,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js';
+import { coreOf } from '../src/datastore/datastore.js';
 import { sessionInternals } from '../src/datastore/sessions.js';
 import { SESSION_TABLE } from '../src/storage/system-tables.js';
-import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { cookieValue } from '../src/rest/plugin.js';
-import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
+import { DEMO_DIR, openDemo, twoInstances, type DemoFixture, type Instance } from './helpers.js';
 
 type Json = Record<string, any>;
 type Answer = { status: number; body: any; headers: Record<string, unknown> };
@@ -636,25 +635,13 @@ describe('sessions: the cap on entity sets per session', () => {
 });
 
 describe('sessions: two server instances on one database share them', () => {
-  const tmp = tempDir();
-  let a: { ds: DatastoreWithClasses; app: FastifyInstance };
-  let b: { ds: DatastoreWithClasses; app: FastifyInstance };
+  let a: Instance;
+  let b: Instance;
+  let close: () => Promise<void>;
   before(async () => {
-    const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
-    const open = async () => {
-      const ds = await openProject(DEMO_DIR, { db, roles: ROLES, poolSize: 4 });
-      return { ds, app: await buildServer(ds, { logLevel: 'silent' }) };
-    };
-    a = await open();
-    b = await open();
+    ({ a, b, close } = await twoInstances(ROLES));
   });
-  after(async () => {
-    for (const x of [a, b]) {
-      await x?.app.close();
-      await x?.ds.close();
-    }
-    tmp.remove();
-  });
+  after(() => close());
 
   it('sees on B a login made on A, and within about a second a logout made on A', async () => {
     const cookie = await login(a.app, 'alice');
