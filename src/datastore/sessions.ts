@@ -4,9 +4,10 @@
 // sees every session. A guest session is stored only once it keeps something (storage, a set,
 // privileges): a client without a cookie jar costs no write, and one with a jar no read either
 // (the cookie of a session never stored holds its token in lower case, which names no stored
-// one: sent back, it is the same guest, stored under the upper-case token once it keeps something). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their expiry
-// is written again only when it has moved by SESSION_TOUCH_MS. Expired sessions come back as new
-// guests and are swept.
+// one: sent back, it is the same guest, stored under the upper-case token once it keeps
+// something). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their
+// expiry is written again only when it has moved by SESSION_TOUCH_MS. Expired sessions come back
+// as new guests and are swept.
 
 import { createHash, randomBytes } from 'node:crypto';
 import {
