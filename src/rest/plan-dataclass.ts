@@ -5,7 +5,7 @@
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
-import { unknownAttribute } from '../query/path.js';
+import { attributeOf } from '../query/path.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest } from './action.js';
@@ -91,9 +91,7 @@ function planStoreFile(req: RestRequest, scope: Scope, dc: DataClassCore, route:
   if (route.selector.kind === 'all' || route.path.length !== 1 || route.path[0].kind !== 'names') throw new DatasetError('MALFORMED_URL', usage);
   if (!attribute) {
     const name = route.path[0].names.join(',');
-    const attr = dc.model.attributesByName.get(name);
-    if (attr && !scope.visible(attr)) throw scope.visible.denied?.(attr) ?? unknownAttribute(dc.model, name, scope.visible, 'the URL');
-    if (!attr) throw unknownAttribute(dc.model, name, scope.visible, 'the URL');
+    attributeOf(dc.model, name, scope.visible, 'the URL'); // unknown (1500) or not readable (7040)
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is no image or blob attribute: ${usage}`);
   }
   const opts = optionsFor('storeFile', options);
