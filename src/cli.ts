@@ -13,6 +13,7 @@ import { openProject, ProjectError } from './project.js';
 import { eventErrorLogger } from './datastore/events.js';
 import { createLogger } from './util/log.js';
 import { buildServer, LOOPBACK_HOSTS } from './server.js';
+import { EXPLORER_PATH } from './explorer/routes.js';
 import { hostname, networkInterfaces } from 'node:os';
 import { coreOf } from './datastore/datastore.js';
 import { SchemaError } from './storage/schema.js';
@@ -113,6 +114,7 @@ const program = new Command()
   .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
   .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
   .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
+  .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()
@@ -129,7 +131,7 @@ try {
 }
 const opts = program.opts<{
   project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
-  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number;
+  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number; explorer: boolean;
 }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
@@ -191,6 +193,7 @@ async function serve(): Promise<void> {
     requestsPerMinute: opts.maxRequestsPerMinute,
     setsPerSession: opts.maxSetsPerSession,
     locksPerSession: opts.maxLocksPerSession,
+    explorer: opts.explorer,
   });
   let address: string;
   try {
@@ -201,7 +204,7 @@ async function serve(): Promise<void> {
   }
   const { port: actual } = app.server.address() as { port: number };
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  log.info({ address, project: opts.project ?? DEMO }, 'listening');
+  log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
   warnIfOpen(ds, log, actual);
   process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
   if (orphaned()) process.exit(0);

@@ -6,6 +6,7 @@ import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, M
 import { httpGuard } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
+import { explorerRoutes } from './explorer/routes.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
@@ -34,6 +35,8 @@ export interface ServerOptions {
   readonly setsPerSession?: number;
   /** entity locks one session may hold at once */
   readonly locksPerSession?: number;
+  /** serve the Data Explorer at /$explorer (default true) */
+  readonly explorer?: boolean;
 }
 
 /** Who a server answers for without --allowed-hosts: the loopback names. */
@@ -82,6 +85,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     });
   }
   await restRoutes(app, services, guard, log);
+  if (options.explorer !== false) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {
     const refused = refusedBeforeBody(services, request, request.socket.remoteAddress ?? '');

@@ -104,7 +104,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     } else if (request.url === REST_PREFIX || request.url.startsWith(`${REST_PREFIX}/`) || request.url.startsWith(`${REST_PREFIX}?`)) {
       sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
     } else {
-      sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/`));
+      sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/, the Data Explorer at /$explorer`));
     }
   });
 

@@ -1,0 +1,107 @@
+// The explorer's one way to the server: the public REST API under /rest, with the session's
+// cookie. Every failure becomes a RestError holding the server's __ERROR items, so each view can
+// show them where they belong (a query's offset, a field's message).
+
+export const REST = '/rest';
+
+export interface ErrorItem {
+  readonly message: string;
+  readonly errCode: number;
+  readonly componentSignature: string;
+  /** the attribute an error is about, when the server knows it (notNull, unique, a field's event) */
+  readonly attributeName?: string;
+  readonly extraDescription?: unknown;
+}
+
+export class RestError extends Error {
+  constructor(readonly status: number, readonly items: readonly ErrorItem[], readonly body: unknown) {
+    super(items.map((i) => i.message).join('; ') || `the server answered ${status}`);
+  }
+
+  /** the status the body may carry beside the error (__STATUS of a failed save) */
+  get errCodes(): number[] {
+    return this.items.map((i) => i.errCode);
+  }
+}
+
+type Listener = (error: RestError) => void;
+const authListeners = new Set<Listener>();
+
+/** Called with each 401: the datastore wants a login. */
+export function onLoginNeeded(listener: Listener): () => void {
+  authListeners.add(listener);
+  return () => authListeners.delete(listener);
+}
+
+export interface RequestOptions {
+  readonly method?: string;
+  readonly body?: unknown;
+  /** raw bytes (an upload) instead of JSON */
+  readonly raw?: Blob;
+  readonly signal?: AbortSignal;
+}
+
+/** A REST call: `path` is under /rest (`Company?$top=1`) or absolute (`/rest/...`). */
+export async function rest<T = Json>(path: string, options: RequestOptions = {}): Promise<T> {
+  const url = path.startsWith('/') ? path : `${REST}/${path}`;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  let body: BodyInit | undefined;
+  if (options.raw) {
+    body = options.raw;
+    headers['content-type'] = options.raw.type || 'application/octet-stream';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] = 'application/json';
+  }
+  const response = await fetch(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, credentials: 'same-origin', signal: options.signal });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    throw new RestError(response.status, [{ message: `the server answered ${response.status} with something that is not JSON`, errCode: 0, componentSignature: 'xplr' }], text);
+  }
+  const items = errorItems(parsed);
+  if (!response.ok || items) {
+    const error = new RestError(response.status, items ?? [{ message: `the server answered ${response.status}`, errCode: 0, componentSignature: 'xplr' }], parsed);
+    if (response.status === 401) for (const l of authListeners) l(error);
+    throw error;
+  }
+  return parsed as T;
+}
+
+function errorItems(body: unknown): ErrorItem[] | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const items = (body as { __ERROR?: unknown }).__ERROR;
+  return Array.isArray(items) ? (items as ErrorItem[]) : undefined;
+}
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+/** The first error's message, or the text of anything thrown. */
+export function messageOf(error: unknown): string {
+  if (error instanceof RestError) return error.message;
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+/** A query string from options; `$filter`-like texts are sent quoted, as 4D's clients do. */
+export function query(options: Readonly<Record<string, string | number | boolean | undefined>>): string {
+  const parts: string[] = [];
+  for (const [name, value] of Object.entries(options)) {
+    if (value === undefined || value === '') continue;
+    parts.push(`${name}=${encodeURIComponent(String(value))}`);
+  }
+  return parts.length > 0 ? `?${parts.join('&')}` : '';
+}
+
+/** A text as a quoted option value (`$filter="…"`): the server removes one pair of quotes. */
+export function quoted(text: string): string {
+  return `"${text}"`;
+}
+
+/** A key as it goes in `/rest/Company(…)`. */
+export function keyPath(dataClass: string, key: string): string {
+  return `${REST}/${dataClass}(${encodeURIComponent(key)})`;
+}

@@ -1,0 +1,109 @@
+// A collection in a grid — a dataclass, the entities a relation reaches, or an entity set — with
+// the query box, the column chooser, and the panels that work on the same selection (summaries,
+// entity sets, functions).
+
+import { useMemo, useState } from 'preact/hooks';
+import { messageOf } from './api';
+import { isFile, type Catalog, type DataClassInfo } from './catalog';
+import { FilterBar } from './filter-bar';
+import { FunctionsPanel } from './functions';
+import { Grid } from './grid';
+import type { CollectionContext } from './panels';
+import { go } from './routes';
+import { SetsPanel } from './sets';
+import { SummariesPanel } from './summaries';
+
+export interface CollectionViewProps {
+  readonly catalog: Catalog;
+  readonly dc: DataClassInfo;
+  readonly base: string;
+  readonly title: string;
+  readonly source: 'dataclass' | 'relation' | 'set';
+}
+
+/** columns shown at first: every attribute but the key (it has its own column), up to a dozen */
+function defaultColumns(dc: DataClassInfo): string[] {
+  const key = dc.key[0]?.name;
+  return dc.attributes.filter((a) => a.name !== key && a.type !== 'blob').slice(0, 12).map((a) => a.name);
+}
+
+export function CollectionView(props: CollectionViewProps) {
+  const { catalog, dc } = props;
+  const [columns, setColumns] = useState<string[]>(() => defaultColumns(dc));
+  const [filter, setFilter] = useState('');
+  const [orderBy, setOrderBy] = useState('');
+  const [count, setCount] = useState<number | undefined>();
+  const [pageError, setPageError] = useState('');
+  const context: CollectionContext = useMemo(() => ({ catalog, dc, base: props.base, filter, orderBy }), [catalog, dc, props.base, filter, orderBy]);
+  const mayCreate = dc.sessionMay?.create !== false;
+
+  return (
+    <section class="collection" aria-labelledby="collection-title">
+      <div class="title-row">
+        {props.source !== 'dataclass' && <button type="button" onClick={() => history.back()}>← Back</button>}
+        <h2 id="collection-title">{props.title}</h2>
+        <span class="count" aria-live="polite" data-testid="entity-count">{count === undefined ? '' : `${count.toLocaleString('en')} ${count === 1 ? 'entity' : 'entities'}`}</span>
+        {props.source === 'dataclass' && mayCreate && <button type="button" class="primary" onClick={() => go({ kind: 'new', dc: dc.name })}>New {dc.name}</button>}
+      </div>
+      <FilterBar base={props.base} onApply={setFilter} />
+      <div class="panels">
+        <ColumnChooser catalog={catalog} dc={dc} columns={columns} onChange={setColumns} />
+        <details>
+          <summary>Summaries</summary>
+          <SummariesPanel {...context} />
+        </details>
+        <details>
+          <summary>Entity sets</summary>
+          <SetsPanel {...context} />
+        </details>
+        <details>
+          <summary>Functions</summary>
+          <FunctionsPanel {...context} />
+        </details>
+      </div>
+      {pageError && <p class="error" role="alert">{pageError}</p>}
+      <Grid
+        catalog={catalog}
+        dc={dc}
+        base={props.base}
+        columns={columns}
+        filter={filter}
+        onPage={(r) => {
+          if ('count' in r) {
+            setCount(r.count);
+            setPageError('');
+          } else setPageError(messageOf(r.error));
+        }}
+        onSort={setOrderBy}
+        onOpenEntity={(name, key) => go({ kind: 'entity', dc: name, key })}
+        onOpenList={(name, uri, title) => go({ kind: 'list', dc: name, uri, title })}
+      />
+    </section>
+  );
+}
+
+function ColumnChooser(props: { catalog: Catalog; dc: DataClassInfo; columns: string[]; onChange: (c: string[]) => void }) {
+  const key = props.dc.key[0]?.name;
+  const all = props.dc.attributes.filter((a) => a.name !== key);
+  const toggle = (name: string, on: boolean) => {
+    // the order of the model, whatever the order of the clicks
+    const chosen = new Set(props.columns);
+    if (on) chosen.add(name);
+    else chosen.delete(name);
+    props.onChange(all.filter((a) => chosen.has(a.name)).map((a) => a.name));
+  };
+  return (
+    <details>
+      <summary>Columns ({props.columns.length} of {all.length})</summary>
+      <fieldset class="columns">
+        <legend class="visually-hidden">Columns shown ($attributes)</legend>
+        {all.map((a) => (
+          <label key={a.name} class="check">
+            <input type="checkbox" checked={props.columns.includes(a.name)} onChange={(e) => toggle(a.name, (e.currentTarget as HTMLInputElement).checked)} />
+            {a.name} <span class="muted">{isFile(a) ? a.type : a.kind === 'storage' ? a.type : a.kind}</span>
+          </label>
+        ))}
+      </fieldset>
+    </details>
+  );
+}

@@ -1,0 +1,220 @@
+// The entity grid: AG Grid's infinite row model over REST pages. The grid asks for blocks of rows
+// as the person scrolls; each block is one GET with $skip, $top, $attributes, $filter and
+// $orderby, so a million entities never leave the database more than a page at a time.
+
+import { useEffect, useRef } from 'preact/hooks';
+import { AllCommunityModule, createGrid, ModuleRegistry, themeQuartz, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
+import { query, quoted, rest, type JsonObject } from './api';
+import { isFile, isRelation, isSortable, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
+import { deferredOf, display } from './values';
+
+ModuleRegistry.registerModules([AllCommunityModule]);
+
+/** rows in one REST page */
+export const BLOCK = 100;
+
+export interface GridProps {
+  readonly catalog: Catalog;
+  readonly dc: DataClassInfo;
+  /** the collection's URL: `/rest/Company`, `/rest/Company(1)/staff`, `/rest/Company/$entityset/…` */
+  readonly base: string;
+  readonly columns: readonly string[];
+  readonly filter: string;
+  /** called with each page's count, or the error that stopped a page */
+  readonly onPage: (result: { count: number } | { error: unknown }) => void;
+  readonly onOpenEntity: (dc: string, key: string) => void;
+  readonly onOpenList: (dc: string, uri: string, title: string) => void;
+  /** the current sort as $orderby text (for summaries and sets) */
+  readonly onSort?: (orderBy: string) => void;
+}
+
+const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content;
+
+/** The grid's look: the Quartz theme in the page's colours. */
+const theme = themeQuartz.withParams({ accentColor: '#1d4ed8', fontSize: 14, headerFontWeight: 600, rowHeight: 36, headerHeight: 44 });
+
+export function Grid(props: GridProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const api = useRef<GridApi | undefined>(undefined);
+  // the latest props, for the callbacks the grid keeps
+  const latest = useRef(props);
+  latest.current = props;
+
+  useEffect(() => {
+    const grid = createGrid(host.current!, {
+      theme,
+      styleNonce: nonce,
+      rowModelType: 'infinite',
+      cacheBlockSize: BLOCK,
+      maxBlocksInCache: 40,
+      maxConcurrentDatasourceRequests: 2,
+      infiniteInitialRowCount: 1,
+      blockLoadDebounceMillis: 30,
+      columnDefs: columnsFor(props),
+      defaultColDef: { resizable: true, sortable: false, minWidth: 90 },
+      getRowId: (p) => String((p.data as JsonObject).__KEY),
+      datasource: datasource(latest),
+      onSortChanged: (e) => latest.current.onSort?.(orderBy(e.api.getColumnState().filter((c) => c.sort).map((c) => ({ colId: c.colId, sort: c.sort! })))),
+      onCellKeyDown: (e) => {
+        const key = (e.event as KeyboardEvent | undefined)?.key;
+        if (key === 'Enter' && e.data && 'colDef' in e && e.colDef.field === '__KEY') latest.current.onOpenEntity(latest.current.dc.name, String((e.data as JsonObject).__KEY));
+      },
+      suppressCellFocus: false,
+      ensureDomOrder: true,
+      overlayNoRowsTemplate: 'No entity matches.',
+    });
+    api.current = grid;
+    return () => {
+      grid.destroy();
+      api.current = undefined;
+    };
+  }, [props.base, props.dc.name]);
+
+  // new columns or a new filter: the same grid asks for its rows again
+  const columnsKey = props.columns.join(',');
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    const grid = api.current;
+    if (!grid) return;
+    grid.setGridOption('columnDefs', columnsFor(latest.current));
+    grid.setGridOption('datasource', datasource(latest));
+  }, [columnsKey, props.filter]);
+
+  return <div ref={host} class="grid" role="region" aria-label={`${props.dc.name} entities`} />;
+}
+
+function datasource(latest: { current: GridProps }): IDatasource {
+  return {
+    getRows(params) {
+      const { base, columns, filter, onPage } = latest.current;
+      const url = base + query({
+        $skip: params.startRow,
+        $top: params.endRow - params.startRow,
+        $attributes: columns.join(','),
+        $filter: filter.trim() === '' ? undefined : quoted(filter),
+        $orderby: params.sortModel.length > 0 ? quoted(orderBy(params.sortModel)) : undefined,
+      });
+      rest<{ __COUNT: number; __ENTITIES: JsonObject[] }>(url).then(
+        (page) => {
+          params.successCallback(page.__ENTITIES, page.__COUNT);
+          onPage({ count: page.__COUNT });
+        },
+        (error: unknown) => {
+          params.failCallback();
+          onPage({ error });
+        },
+      );
+    },
+  };
+}
+
+export function orderBy(sort: readonly Pick<SortModelItem, 'colId' | 'sort'>[]): string {
+  return sort.map((s) => `${s.colId} ${s.sort}`).join(',');
+}
+
+function columnsFor(props: GridProps): ColDef[] {
+  const { dc, catalog } = props;
+  const keyColumn: ColDef = {
+    field: '__KEY',
+    headerName: 'key',
+    headerComponentParams: { innerHeaderComponent: TypedHeader, type: 'open' },
+    pinned: 'left',
+    width: 130,
+    sortable: false,
+    cellRenderer: (p: ICellRendererParams) => {
+      if (!p.data) return loading();
+      const key = String((p.data as JsonObject).__KEY);
+      return button(key, `Open ${dc.name} ${key}`, () => props.onOpenEntity(dc.name, key));
+    },
+  };
+  const shown = props.columns.map((name) => dc.attributes.find((a) => a.name === name)).filter((a): a is AttributeInfo => a !== undefined);
+  return [keyColumn, ...shown.map((a): ColDef => ({
+    field: a.name,
+    colId: a.name,
+    headerName: a.name,
+    headerTooltip: `${a.name}: ${typeLabel(a, catalog)}`,
+    headerComponentParams: { innerHeaderComponent: TypedHeader, type: typeLabel(a, catalog) },
+    sortable: isSortable(a),
+    width: a.type === 'image' ? 110 : a.type === 'object' ? 220 : 160,
+    valueGetter: (p) => (p.data as JsonObject | undefined)?.[a.name],
+    cellRenderer: (p: ICellRendererParams) => cell(props, a, p),
+  }))];
+}
+
+function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLElement | string {
+  if (!p.data) return '';
+  const value = p.value as unknown;
+  if (value === null || value === undefined) return '';
+  const entityKey = String((p.data as JsonObject).__KEY);
+  if (isRelation(a)) {
+    const d = deferredOf(value);
+    const target = props.catalog.target(a);
+    if (!d || !target) return display(a, value);
+    if (a.kind === 'relatedEntity') {
+      const key = d.__KEY ?? '';
+      return button(`${target.name}(${key})`, `Open ${target.name} ${key}`, () => props.onOpenEntity(target.name, key));
+    }
+    return button(`${a.name}…`, `List the ${a.name} of ${props.dc.name} ${entityKey}`, () => props.onOpenList(target.name, d.uri.replace(/[?&]\$expand=[^&]*/, ''), `${props.dc.name}(${entityKey}).${a.name}`));
+  }
+  if (isFile(a)) {
+    const d = deferredOf(value);
+    if (!d) return '';
+    if (a.type === 'image') {
+      const img = document.createElement('img');
+      img.src = d.uri;
+      img.alt = `${a.name} of ${props.dc.name} ${entityKey}`;
+      img.loading = 'lazy';
+      img.className = 'thumb';
+      return img;
+    }
+    const link = document.createElement('a');
+    link.href = d.uri;
+    link.download = `${props.dc.name}-${entityKey}-${a.name}`;
+    link.textContent = 'download';
+    link.setAttribute('aria-label', `Download the ${a.name} of ${props.dc.name} ${entityKey}`);
+    return link;
+  }
+  return display(a, value);
+}
+
+function button(text: string, label: string, onClick: () => void): HTMLElement {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.className = 'link';
+  b.textContent = text;
+  b.setAttribute('aria-label', label);
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function loading(): HTMLElement {
+  const s = document.createElement('span');
+  s.className = 'muted';
+  s.textContent = '…';
+  return s;
+}
+
+/** A header showing the attribute's name and, under it, its type (the grid keeps its sort and menu parts). */
+class TypedHeader {
+  #gui!: HTMLElement;
+  init(params: IHeaderParams & { type: string }): void {
+    this.#gui = document.createElement('span');
+    this.#gui.className = 'typed-header';
+    const name = document.createElement('span');
+    name.textContent = params.displayName;
+    const type = document.createElement('span');
+    type.className = 'type';
+    type.textContent = params.type;
+    this.#gui.append(name, type);
+  }
+  getGui(): HTMLElement {
+    return this.#gui;
+  }
+  refresh(): boolean {
+    return false;
+  }
+}

@@ -1,0 +1,48 @@
+// Where the explorer is, kept in the address's hash so that the browser's Back and Forward, a
+// reload and a shared link all work: #/Company, #/Company/(12), #/Company/new,
+// #/Company/list/<uri>/<title>, #/Company/set/<id>.
+
+export type Route =
+  | { readonly kind: 'home' }
+  | { readonly kind: 'dataclass'; readonly dc: string }
+  | { readonly kind: 'entity'; readonly dc: string; readonly key: string }
+  | { readonly kind: 'new'; readonly dc: string }
+  /** the entities a 1→N relation of one entity reaches */
+  | { readonly kind: 'list'; readonly dc: string; readonly uri: string; readonly title: string }
+  | { readonly kind: 'set'; readonly dc: string; readonly id: string };
+
+const enc = encodeURIComponent;
+
+export function hashOf(route: Route): string {
+  switch (route.kind) {
+    case 'home': return '#/';
+    case 'dataclass': return `#/${enc(route.dc)}`;
+    case 'entity': return `#/${enc(route.dc)}/(${enc(route.key)})`;
+    case 'new': return `#/${enc(route.dc)}/new`;
+    case 'list': return `#/${enc(route.dc)}/list/${enc(route.uri)}/${enc(route.title)}`;
+    case 'set': return `#/${enc(route.dc)}/set/${enc(route.id)}`;
+  }
+}
+
+export function parseHash(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map((p) => {
+    try {
+      return decodeURIComponent(p);
+    } catch {
+      return p;
+    }
+  });
+  const [dc, what, a, b] = parts;
+  if (!dc) return { kind: 'home' };
+  if (what === undefined) return { kind: 'dataclass', dc };
+  if (what === 'new') return { kind: 'new', dc };
+  if (what === 'list' && a) return { kind: 'list', dc, uri: a, title: b ?? a };
+  if (what === 'set' && a) return { kind: 'set', dc, id: a };
+  const key = /^\((.*)\)$/.exec(what);
+  if (key) return { kind: 'entity', dc, key: key[1] };
+  return { kind: 'dataclass', dc };
+}
+
+export function go(route: Route): void {
+  location.hash = hashOf(route);
+}

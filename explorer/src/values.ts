@@ -1,0 +1,99 @@
+// How values read from the REST API are shown, and how a form's text becomes a value again.
+// 4D sends a date-only attribute as "d!m!yyyy" (0!0!0 for none) and other dates as ISO texts.
+
+import type { AttributeInfo } from './catalog';
+import type { Json } from './api';
+
+export interface Deferred {
+  readonly uri: string;
+  readonly __KEY?: string;
+  readonly image?: boolean;
+}
+
+export function deferredOf(value: unknown): Deferred | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  const d = (value as { __deferred?: Deferred }).__deferred;
+  return d && typeof d.uri === 'string' ? d : undefined;
+}
+
+/** "26!5!1969" → "1969-05-26" (the form of an <input type=date>); "" for none */
+export function simpleDateToIso(value: unknown): string {
+  if (typeof value !== 'string') return '';
+  const m = /^(\d{1,2})!(\d{1,2})!(\d{1,4})$/.exec(value);
+  if (!m) return value;
+  if (m[3] === '0') return '';
+  return `${m[3].padStart(4, '0')}-${m[2].padStart(2, '0')}-${m[1].padStart(2, '0')}`;
+}
+
+/** "1969-05-26" → "26!5!1969" */
+export function isoToSimpleDate(iso: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(iso);
+  if (!m) return iso;
+  return `${Number(m[3])}!${Number(m[2])}!${Number(m[1])}`;
+}
+
+/** A value as one line of text in a grid cell or a summary. */
+export function display(a: AttributeInfo | undefined, value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (a?.type === 'date' && a.simpleDate) return simpleDateToIso(value);
+  if (a?.type === 'duration' && typeof value === 'number') return duration(value);
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** milliseconds as h:mm:ss */
+export function duration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  return `${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+}
+
+/** The text a form field starts with for a value. */
+export function toField(a: AttributeInfo, value: unknown): string {
+  if (value === null || value === undefined) return '';
+  switch (a.type) {
+    case 'date':
+      if (a.simpleDate) return simpleDateToIso(value);
+      return typeof value === 'string' ? value.slice(0, 16) : '';
+    case 'object':
+      return JSON.stringify(value, null, 2);
+    case 'duration':
+      return typeof value === 'number' ? duration(value) : '';
+    default:
+      return String(value);
+  }
+}
+
+/** A form field's text as the value the API takes; throws an Error naming the problem. */
+export function fromField(a: AttributeInfo, text: string): Json {
+  const t = text.trim();
+  switch (a.type) {
+    case 'bool':
+      return t === '' ? null : t === 'true';
+    case 'byte': case 'word': case 'short': case 'long': case 'long64': case 'integer': case 'number': case 'float': {
+      if (t === '') return null;
+      const n = Number(t);
+      if (!Number.isFinite(n)) throw new Error(`${a.name}: "${t}" is not a number`);
+      if (a.type !== 'number' && a.type !== 'float' && !Number.isInteger(n)) throw new Error(`${a.name}: "${t}" is not a whole number`);
+      return n;
+    }
+    case 'date':
+      if (t === '') return null;
+      if (a.simpleDate) return isoToSimpleDate(t);
+      return new Date(t).toISOString();
+    case 'duration': {
+      if (t === '') return null;
+      const m = /^(\d+):(\d{1,2})(?::(\d{1,2}))?$/.exec(t);
+      if (!m) throw new Error(`${a.name}: write a duration as h:mm:ss`);
+      return ((Number(m[1]) * 60 + Number(m[2])) * 60 + Number(m[3] ?? 0)) * 1000;
+    }
+    case 'object':
+      if (t === '') return null;
+      try {
+        return JSON.parse(t) as Json;
+      } catch (e) {
+        throw new Error(`${a.name}: not JSON (${(e as Error).message})`);
+      }
+    default:
+      return text;
+  }
+}
