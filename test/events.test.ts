@@ -244,7 +244,7 @@ describe('entity events', () => {
       reset({ 'validateSave:salary': { errCode: 42, message: 'salary too low', extraDescription: { min: 1000 } } });
       await assert.rejects(p.save(), (e: unknown) => {
         assert.ok(e instanceof DatasetError);
-        assert.deepEqual(e.toWire(), [{ message: 'salary too low', componentSignature: 'DBEV', errCode: 42, extraDescription: { min: 1000 } }]);
+        assert.deepEqual(e.toWire(), [{ message: 'salary too low', componentSignature: 'DBEV', errCode: 42, extraDescription: { min: 1000 }, attributeName: 'salary' }]);
         assert.deepEqual(e.validation, { event: 'validateSave', serious: false, status: 'validation failed', statusText: 'Mild Validation Error' });
         return true;
       });
@@ -369,7 +369,7 @@ describe('entity events', () => {
       reset({ 'validateDrop:salary': { errCode: 50, message: 'keep it' } });
       await assert.rejects(p.drop(), (e: unknown) => {
         assert.ok(e instanceof DatasetError);
-        assert.deepEqual(e.toWire(), [{ message: 'keep it', componentSignature: 'DBEV', errCode: 50 }]);
+        assert.deepEqual(e.toWire(), [{ message: 'keep it', componentSignature: 'DBEV', errCode: 50, attributeName: 'salary' }]);
         assert.deepEqual(e.validation, { event: 'validateDrop', serious: false, status: 'validation failed', statusText: 'Mild Validation Error' });
         return true;
       });

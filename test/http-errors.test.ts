@@ -33,13 +33,14 @@ function code(c: number | ErrorName): number {
   return typeof c === 'number' ? c : ERRORS[c].errCode;
 }
 
-/** The shape every error answer has: {__ERROR: [{message, componentSignature, errCode}, …]}. */
+/** The shape every error answer has: {__ERROR: [{message, componentSignature, errCode}, …]}, an item about one attribute naming it in attributeName. */
 function assertErrorBody(body: unknown, where: string): { message: string; componentSignature: string; errCode: number }[] {
   assert.ok(body !== null && typeof body === 'object' && !Array.isArray(body), `${where}: a JSON object, got ${JSON.stringify(body)}`);
   const list = (body as Record<string, unknown>).__ERROR;
   assert.ok(Array.isArray(list) && list.length > 0, `${where}: __ERROR is a non-empty array, got ${JSON.stringify(body)}`);
   for (const item of list) {
-    assert.deepEqual(Object.keys(item).sort(), ['componentSignature', 'errCode', 'message'], `${where}: error item keys`);
+    assert.deepEqual(Object.keys(item).filter((k) => k !== 'attributeName').sort(), ['componentSignature', 'errCode', 'message'], `${where}: error item keys`);
+    if ('attributeName' in item) assert.ok(typeof item.attributeName === 'string' && item.message.includes(item.attributeName), `${where}: attributeName is one the message names`);
     assert.equal(typeof item.message, 'string');
     assert.ok(item.message.length > 0);
     assert.equal(typeof item.componentSignature, 'string');

@@ -288,7 +288,7 @@ export class Entity {
       if (!attr.notNull || attr.identifying) continue;
       const isNull = (this.#values[attr.name] ?? null) === null;
       if (isNull && (this.#isNew || this.#isTouched(attr.name))) {
-        throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`);
+        throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
       }
     }
   }

@@ -93,7 +93,7 @@ function isErrorObject(v: unknown): v is EventErrorObject {
  * The error for an event that stopped a save or a drop: one DBEV error (the event's errCode and
  * message), marked mild or serious as 4D's statuses say (§6.5: saving/dropping are always serious).
  */
-function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObject, threw = false): DatasetError {
+function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObject, threw = false, attributeName?: string): DatasetError {
   const validate = kind === 'validateSave' || kind === 'validateDrop';
   const serious = !validate || obj.seriousError === true || threw;
   const message = typeof obj.message === 'string' ? obj.message : `the ${kind} event of ${dataClassName} refused the ${kind.endsWith('Drop') || kind === 'dropping' ? 'drop' : 'save'}`;
@@ -104,6 +104,7 @@ function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObjec
       errCode: Number.isInteger(obj.errCode) ? obj.errCode : 0,
       componentSignature: 'DBEV',
       ...(obj.extraDescription === undefined ? {} : { extraDescription: obj.extraDescription }),
+      ...(attributeName === undefined ? {} : { attributeName }),
     }],
     validation: {
       event: kind,
@@ -127,9 +128,9 @@ export async function runStopping(handler: EntityEventHandler, entity: Entity, e
     // message names the event; the cause is logged, not sent (ARCHITECTURE §6).
     report({ kind: event.kind, dataClassName: event.dataClassName, attributeName: event.attributeName, error });
     const where = `${event.dataClassName}${event.attributeName ? `.${event.attributeName}` : ''}`;
-    throw eventError(event.kind, event.dataClassName, { errCode: ERRORS.EVENT_FAILED.errCode, message: `The ${event.kind} event of ${where} failed with an exception` }, true);
+    throw eventError(event.kind, event.dataClassName, { errCode: ERRORS.EVENT_FAILED.errCode, message: `The ${event.kind} event of ${where} failed with an exception` }, true, event.attributeName);
   }
-  if (isErrorObject(result)) throw eventError(event.kind, event.dataClassName, result);
+  if (isErrorObject(result)) throw eventError(event.kind, event.dataClassName, result, false, event.attributeName);
 }
 
 /** Runs a handler whose errors change nothing (touched, afterSave, afterDrop): they are reported and ignored. */

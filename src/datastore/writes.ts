@@ -133,7 +133,7 @@ async function unique<T>(dc: DataClassModel, fn: () => Promise<T>): Promise<T> {
   } catch (e) {
     if (e instanceof ConstraintError && e.constraint === 'unique') {
       const attr = dc.storage.find((a) => a.column === e.column);
-      throw new DatasetError('VALUE_NOT_UNIQUE', `another ${dc.name} entity already has this value for '${attr?.name ?? e.column}'`);
+      throw new DatasetError('VALUE_NOT_UNIQUE', `another ${dc.name} entity already has this value for '${attr?.name ?? e.column}'`, [], attr ? { attributeName: attr.name } : {});
     }
     throw e;
   }

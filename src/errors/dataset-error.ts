@@ -11,6 +11,8 @@ export interface WireError {
   errCode: number;
   /** only for errors returned by entity events that give one */
   extraDescription?: unknown;
+  /** the attribute the error is about, when there is one */
+  attributeName?: string;
 }
 
 export interface ErrorItem {
@@ -21,6 +23,8 @@ export interface ErrorItem {
   /** overrides the registry's signature (entity event errors: "DBEV") */
   readonly componentSignature?: string;
   readonly extraDescription?: unknown;
+  /** the attribute the error is about (a notNull or unique refusal, an attribute's event): sent as `attributeName`, so a form can show it beside its field */
+  readonly attributeName?: string;
 }
 
 /** Set when an entity event stopped a save or a drop: 4D's statuses for __STATUS (reference §6.5, §3.14). */
@@ -41,6 +45,8 @@ export interface DatasetErrorOptions {
   readonly status?: number;
   /** seconds for the Retry-After header of a 429 (quotas) */
   readonly retryAfterS?: number;
+  /** the attribute the (first) error is about */
+  readonly attributeName?: string;
 }
 
 export class DatasetError extends Error {
@@ -53,7 +59,7 @@ export class DatasetError extends Error {
   constructor(name: ErrorName, message: string, more: readonly ErrorItem[] = [], options: DatasetErrorOptions = {}) {
     super(message);
     this.name = 'DatasetError';
-    this.items = options.items ?? [{ name, message }, ...more];
+    this.items = options.items ?? [{ name, message, ...(options.attributeName === undefined ? {} : { attributeName: options.attributeName }) }, ...more];
     if (options.validation) this.validation = options.validation;
     if (options.status !== undefined) this.#status = options.status;
     if (options.retryAfterS !== undefined) this.retryAfterS = options.retryAfterS;
@@ -69,11 +75,12 @@ export class DatasetError extends Error {
   }
 
   toWire(): WireError[] {
-    return this.items.map(({ name, message, errCode, componentSignature, extraDescription }) => ({
+    return this.items.map(({ name, message, errCode, componentSignature, extraDescription, attributeName }) => ({
       message,
       componentSignature: componentSignature ?? ERRORS[name].signature,
       errCode: errCode ?? ERRORS[name].errCode,
       ...(extraDescription === undefined ? {} : { extraDescription }),
+      ...(attributeName === undefined ? {} : { attributeName }),
     }));
   }
 }

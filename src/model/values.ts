@@ -96,7 +96,7 @@ export function requireKey(attr: StorageAttribute, input: unknown): string | num
 export function valueFromText(attr: StorageAttribute, text: string): unknown {
   if (attr.type === 'bool' && (text === 'true' || text === 'false')) return text === 'true';
   if (attr.type !== 'bool' && attr.type !== 'object' && attr.type !== 'image' && attr.type !== 'blob') return coerceValue(attr, text);
-  throw new DatasetError('INVALID_VALUE', `'${text}' is not a valid ${attr.type} value for ${attr.dataClass.name}.${attr.name}`);
+  throw new DatasetError('INVALID_VALUE', `'${text}' is not a valid ${attr.type} value for ${attr.dataClass.name}.${attr.name}`, [], { attributeName: attr.name });
 }
 
 /**
@@ -107,7 +107,7 @@ export function valueFromText(attr: StorageAttribute, text: string): unknown {
 export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
   if (value === null || value === undefined) return null;
   const fail = (why: string): never => {
-    throw new DatasetError('INVALID_VALUE', `${attr.dataClass.name}.${attr.name} (${attr.type}) cannot take ${describe(value)}: ${why}`);
+    throw new DatasetError('INVALID_VALUE', `${attr.dataClass.name}.${attr.name} (${attr.type}) cannot take ${describe(value)}: ${why}`, [], { attributeName: attr.name });
   };
   switch (attr.type) {
     case 'bool':

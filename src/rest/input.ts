@@ -100,7 +100,7 @@ function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: strin
 function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unknown, index: number): unknown {
   const key = typeof value === 'object' && !Array.isArray(value) ? (value as Json)[WIRE.KEY] : undefined;
   if (key === undefined) {
-    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"${WIRE.KEY}": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`);
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"${WIRE.KEY}": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`, [], { attributeName: attr.name });
   }
   return requireKey(attr.target.key, key);
 }
@@ -109,7 +109,7 @@ function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unkn
 function uploadId(dc: DataClassCore, attr: StorageAttribute, value: unknown, index: number): string {
   const id = typeof value === 'object' && !Array.isArray(value) ? (value as Json).ID : undefined;
   if (typeof id !== 'string' || !UPLOAD_ID.test(id)) {
-    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`);
+    throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"ID": "<the id POST /rest/$upload answered>"} or null (entity #${index + 1}), not ${JSON.stringify(value)?.slice(0, 80)}`, [], { attributeName: attr.name });
   }
   return id.toUpperCase();
 }

@@ -55,6 +55,9 @@ function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): 
   out.key = [{ name: dc.key.name }];
   const methods = dataClassMethods(core.dataClass);
   if (methods.length > 0) out.methods = methods;
+  // not 4D's: what this session may do here, so a client (the Data Explorer) offers only that
+  const grants = scope.access.grants;
+  out.sessionMay = { create: grants.dataClass(dc.name, 'create'), update: grants.dataClass(dc.name, 'update'), drop: grants.dataClass(dc.name, 'drop') };
   return out;
 }
 
