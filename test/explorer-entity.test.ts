@@ -283,6 +283,22 @@ describe('the entity view, open datastore', () => {
     await x.context.close();
   });
 
+  it('shows and saves a date-time in the browser\'s time zone', async () => {
+    // (the harness's page has the machine's zone; this one is +05:30, never UTC)
+    const context = await browser.newContext({ timezoneId: 'Asia/Kolkata' });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8000);
+    const [employee] = (await read(server, 'Employee?$skip=5&$top=1&$attributes=ID,hiredAt')).__ENTITIES as Entity[];
+    await page.goto(`${server.url}#/Employee/(${employee.__KEY})`);
+    const shown = new Date(new Date(String(employee.hiredAt)).getTime() + 5.5 * 3600_000).toISOString().slice(0, 19);
+    assert.equal(await field(page, 'hiredAt').inputValue(), shown);
+    await field(page, 'hiredAt').fill('2021-06-01T09:00:00');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    assert.equal((await read(server, `Employee(${employee.__KEY})`)).hiredAt, '2021-06-01T03:30:00.000Z');
+    await context.close();
+  });
+
   it('fits a phone', async () => {
     const x = await open( server, { hash: '#/Employee', width: 390, height: 844 });
     const { page } = x;
@@ -341,7 +357,9 @@ describe('the entity view and permissions', () => {
       const json = await answer.json() as Record<string, unknown>;
       await route.fulfill({ response: answer, json: { ...json, sessionMay: { create: false, update: false, drop: false } } });
     });
+    // (a new hash alone would not read the catalog again: the page is loaded anew)
     await page.goto(`${server.url}#/Company/(1)`);
+    await page.reload();
     await heading(page, 'Company(1)').waitFor();
     await page.getByText('read-only for this session').waitFor();
     assert.equal(await page.getByRole('textbox').count(), 0);
