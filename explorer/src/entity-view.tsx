@@ -1,6 +1,15 @@
-// Placeholder until the entity form is built (issue 15, in progress).
+// One entity: every attribute the catalog lists, in a form that knows each type. A save sends
+// only what changed, with __KEY and __STAMP; a stamp that changed meanwhile opens the conflict
+// box (mine against the stored values, re-read); errors about a field are shown next to it.
 
-import type { Catalog, DataClassInfo } from './catalog';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { keyPath, messageOf, REST, rest, RestError, type Json, type JsonObject } from './api';
+import { isEditable, isFile, type Catalog, type DataClassInfo } from './catalog';
+import { placeErrors, type PlacedErrors } from './entity-errors';
+import { ConflictBox, DeleteDialog, type Conflict } from './entity-parts';
+import { entityName, fieldId, FieldRow, initialText, type FileChange } from './entity-fields';
+import { go } from './routes';
+import { fromField } from './values';
 
 export interface EntityViewProps {
   readonly catalog: Catalog;
@@ -9,6 +18,229 @@ export interface EntityViewProps {
   readonly entityKey: string | undefined;
 }
 
+/** 4D's code for a __STAMP that no longer matches */
+const STAMP_CHANGED = 1263;
+const NO_ERRORS: PlacedErrors = { fields: {}, general: [] };
+
 export function EntityView(props: EntityViewProps) {
-  return <p class="muted">{props.dc.name} {props.entityKey ?? 'new'}: the form is not built yet.</p>;
+  const { catalog, dc, entityKey } = props;
+  const isNew = entityKey === undefined;
+  const [entity, setEntity] = useState<JsonObject | undefined>();
+  const [loadError, setLoadError] = useState('');
+  const [texts, setTexts] = useState<Record<string, string>>({});
+  const [files, setFiles] = useState<Record<string, FileChange>>({});
+  const [errors, setErrors] = useState<PlacedErrors>(NO_ERRORS);
+  const [conflict, setConflict] = useState<Conflict | undefined>();
+  const [status, setStatus] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [confirming, setConfirming] = useState(false);
+  const form = useRef<HTMLFormElement>(null);
+
+  const may = dc.sessionMay;
+  // unknown (absent) means the controls are shown and the server's refusal, if any, is shown
+  const readOnly = isNew ? may?.create === false : may?.update === false;
+  const mayDrop = !isNew && may?.drop !== false;
+  const url = isNew ? '' : keyPath(encodeURIComponent(dc.name), entityKey);
+  const title = isNew ? `New ${dc.name}` : entityName(dc.name, entityKey);
+
+  useEffect(() => {
+    if (isNew) return;
+    rest<JsonObject>(url).then(setEntity, (e: unknown) => setLoadError(messageOf(e)));
+  }, [url]);
+
+  // the previews of uploads not saved are let go when the view goes
+  const previews = useRef<string[]>([]);
+  useEffect(() => () => previews.current.forEach((p) => URL.revokeObjectURL(p)), []);
+
+  const shown = dc.attributes.filter((a) => !isNew || isEditable(dc, a));
+  const textOf = (name: string) => texts[name] ?? initialText(dc.attributes.find((a) => a.name === name)!, entity);
+
+  const reset = (stored: JsonObject | undefined) => {
+    setEntity(stored);
+    setTexts({});
+    setFiles({});
+    setErrors(NO_ERRORS);
+    setConflict(undefined);
+  };
+
+  /** what changed, as the values the API takes; or the fields whose text is no value */
+  const collect = (): { changes: JsonObject } | { invalid: Record<string, string[]> } => {
+    const changes: JsonObject = {};
+    const invalid: Record<string, string[]> = {};
+    for (const a of dc.attributes) {
+      if (!isEditable(dc, a)) continue;
+      if (isFile(a)) {
+        const f = files[a.name];
+        if (f !== undefined) changes[a.name] = f === null ? null : { ID: f.id };
+        continue;
+      }
+      const text = texts[a.name];
+      if (text === undefined || text === initialText(a, entity)) continue;
+      try {
+        changes[a.name] = a.kind === 'relatedEntity' ? (text.trim() === '' ? null : { __KEY: text.trim() }) : fromField(a, text);
+      } catch (e) {
+        invalid[a.name] = [messageOf(e)];
+      }
+    }
+    return Object.keys(invalid).length > 0 ? { invalid } : { changes };
+  };
+
+  const focusField = (name: string | undefined) => {
+    if (name) form.current?.querySelector<HTMLElement>(`#${fieldId(name)}`)?.focus();
+  };
+
+  const send = async (changes: JsonObject, stamp: Json | undefined) => {
+    setBusy(true);
+    setStatus('');
+    try {
+      const body = isNew ? changes : { __KEY: entity?.__KEY ?? entityKey, __STAMP: stamp ?? null, ...changes };
+      const saved = await rest<JsonObject>(`${REST}/${encodeURIComponent(dc.name)}?$method=update`, { body });
+      if (isNew) {
+        go({ kind: 'entity', dc: dc.name, key: String(saved.__KEY) });
+        return;
+      }
+      reset(saved);
+      setStatus('Saved.');
+    } catch (e) {
+      if (e instanceof RestError && e.errCodes.includes(STAMP_CHANGED) && !isNew) {
+        // someone saved first: what is stored now, read again, against what was typed
+        try {
+          setConflict({ stored: await rest<JsonObject>(url), changes });
+          setErrors(NO_ERRORS);
+        } catch (again) {
+          setErrors({ fields: {}, general: [messageOf(again)] });
+        }
+      } else {
+        const placed = e instanceof RestError ? placeErrors(dc, e.items) : { fields: {}, general: [messageOf(e)] };
+        setErrors(placed);
+        focusField(Object.keys(placed.fields)[0]);
+      }
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const save = (event: Event) => {
+    event.preventDefault();
+    const result = collect();
+    if ('invalid' in result) {
+      setErrors({ fields: result.invalid, general: [] });
+      focusField(Object.keys(result.invalid)[0]);
+      return;
+    }
+    if (!isNew && Object.keys(result.changes).length === 0) {
+      setStatus('Nothing changed.');
+      return;
+    }
+    void send(result.changes, entity?.__STAMP);
+  };
+
+  /** a field edited: its message is about the old text, so it goes (a blur checks the new one) */
+  const edit = (name: string, text: string) => {
+    setTexts((old) => ({ ...old, [name]: text }));
+    if (errors.fields[name]) {
+      setErrors((old) => {
+        const fields: Record<string, string[]> = { ...old.fields };
+        delete fields[name];
+        return { fields, general: old.general };
+      });
+    }
+  };
+
+  /** an object's JSON checked when its field is left, not only when the form is sent */
+  const check = (name: string) => {
+    const result = collect();
+    const mine = 'invalid' in result ? result.invalid[name] : undefined;
+    setErrors((old) => {
+      const fields: Record<string, string[]> = { ...old.fields };
+      if (mine) fields[name] = mine;
+      else delete fields[name];
+      return { fields, general: old.general };
+    });
+  };
+
+  const upload = async (name: string, type: string, file: File | null) => {
+    setErrors((old) => ({ ...old, fields: { ...old.fields, [name]: [] } }));
+    if (file === null) {
+      setFiles((f) => ({ ...f, [name]: null }));
+      return;
+    }
+    setStatus(`Sending ${file.name}…`);
+    try {
+      // the bytes go first; the save attaches them to the entity in its own transaction
+      const { ID } = await rest<{ ID: string }>(`${REST}/$upload?${type === 'blob' ? '$binary=true' : '$rawPict=true'}`, { raw: file });
+      const preview = type === 'blob' ? undefined : URL.createObjectURL(file);
+      if (preview) previews.current.push(preview);
+      setFiles((f) => ({ ...f, [name]: { id: ID, name: file.name, preview } }));
+      setStatus(`${file.name} is ready: save to keep it.`);
+    } catch (e) {
+      setStatus('');
+      setErrors((old) => ({ ...old, fields: { ...old.fields, [name]: [messageOf(e)] } }));
+    }
+  };
+
+  const drop = async () => {
+    setConfirming(false);
+    setBusy(true);
+    try {
+      await rest(`${url}?$method=delete`, { method: 'POST' });
+      go({ kind: 'dataclass', dc: dc.name });
+    } catch (e) {
+      setErrors({ fields: {}, general: [messageOf(e)] });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (loadError) {
+    return (
+      <section class="entity">
+        <div class="title-row"><button type="button" onClick={() => history.back()}>← Back</button><h2>{title}</h2></div>
+        <p class="error" role="alert">{loadError}</p>
+      </section>
+    );
+  }
+
+  return (
+    <section class="entity" aria-labelledby="entity-title">
+      <div class="title-row">
+        <button type="button" onClick={() => history.back()}>← Back</button>
+        <h2 id="entity-title">{title}</h2>
+        {!isNew && entity && <span class="muted">stamp {String(entity.__STAMP)}</span>}
+        {readOnly && <span class="muted">read-only for this session</span>}
+      </div>
+      {!isNew && !entity ? <p class="muted" aria-live="polite">Loading…</p> : (
+        <form ref={form} class="stack" onSubmit={save} noValidate aria-labelledby="entity-title">
+          {conflict && <ConflictBox catalog={catalog} dc={dc} conflict={conflict} busy={busy}
+            onReload={() => {
+              reset(conflict.stored);
+              setStatus('Reloaded: the stored values are shown.');
+            }}
+            onOverwrite={() => void send(conflict.changes, conflict.stored.__STAMP)} />}
+          <div role="alert" class="form-errors">
+            {errors.general.map((m, i) => <p key={i} class="error">{m}</p>)}
+          </div>
+          <div class="fields">
+            {shown.map((a) => (
+              <FieldRow key={a.name} catalog={catalog} dc={dc} a={a} entity={entity} readOnly={readOnly}
+                text={textOf(a.name)} onText={(t) => edit(a.name, t)}
+                file={files[a.name]} onFile={(f) => void upload(a.name, a.type, f)}
+                errors={errors.fields[a.name] ?? []} onCheck={a.type === 'object' ? () => check(a.name) : undefined} />
+            ))}
+          </div>
+          {!readOnly && (
+            <div class="row entity-actions">
+              <button type="submit" class="primary" disabled={busy}>{isNew ? `Create ${dc.name}` : 'Save'}</button>
+              <button type="button" disabled={busy} onClick={() => reset(entity)}>Discard changes</button>
+              {mayDrop && <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>Delete…</button>}
+            </div>
+          )}
+          {readOnly && mayDrop && <div class="row"><button type="button" class="danger" onClick={() => setConfirming(true)}>Delete…</button></div>}
+          <p class="ok" role="status">{status}</p>
+        </form>
+      )}
+      {/* entity functions: <EntityFunctionsPanel catalog dc entityKey /> */}
+      <DeleteDialog open={confirming} title={title} onConfirm={() => void drop()} onCancel={() => setConfirming(false)} />
+    </section>
+  );
 }

@@ -53,7 +53,7 @@ export function toField(a: AttributeInfo, value: unknown): string {
   switch (a.type) {
     case 'date':
       if (a.simpleDate) return simpleDateToIso(value);
-      return typeof value === 'string' ? value.slice(0, 16) : '';
+      return typeof value === 'string' ? localDateTime(value) : '';
     case 'object':
       return JSON.stringify(value, null, 2);
     case 'duration':
@@ -61,6 +61,15 @@ export function toField(a: AttributeInfo, value: unknown): string {
     default:
       return String(value);
   }
+}
+
+/** An ISO date-time as an <input type=datetime-local> wants it: in the browser's time zone, as
+ * fromField reads it back (the ISO text's own UTC digits would shift it by the zone's offset). */
+function localDateTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
 /** A form field's text as the value the API takes; throws an Error naming the problem. */
