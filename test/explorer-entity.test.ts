@@ -328,9 +328,17 @@ describe('the entity view and permissions', () => {
     await server.close();
   });
 
-  it('a guest\'s save is refused and asks for a login; alice may save', async () => {
-    const x = await open( server, { hash: '#/Company/(5)' });
+  it('a save the server refuses to a guest (a catalog that said it may) opens the login; logged in as alice it saves', async () => {
+    const x = await open( server, { hash: '#/' });
     const { page } = x;
+    // a catalog read before roles.json changed: it says the guest may update, the server refuses
+    await page.route('**/rest/$catalog/Company', async (route) => {
+      const answer = await route.fetch();
+      const json = await answer.json() as Record<string, unknown>;
+      await route.fulfill({ response: answer, json: { ...json, sessionMay: { create: true, update: true, drop: true } } });
+    });
+    await page.goto(`${server.url}#/Company/(5)`);
+    await page.reload();
     await field(page, 'name').fill('Guest was here');
     await page.getByRole('button', { name: 'Save' }).click();
     const login = page.getByRole('dialog', { name: 'Log in' });
@@ -348,18 +356,9 @@ describe('the entity view and permissions', () => {
     await x.context.close();
   });
 
-  it('renders read-only, without delete, when the catalog says the session may not', async () => {
-    const x = await open( server, { hash: '#/' });
+  it('renders read-only, without delete, for a guest the catalog says may not write; editable once alice logs in', async () => {
+    const x = await open( server, { hash: '#/Company/(1)' });
     const { page } = x;
-    // the server does not send sessionMay yet: the catalog's answer is given one
-    await page.route('**/rest/$catalog/Company', async (route) => {
-      const answer = await route.fetch();
-      const json = await answer.json() as Record<string, unknown>;
-      await route.fulfill({ response: answer, json: { ...json, sessionMay: { create: false, update: false, drop: false } } });
-    });
-    // (a new hash alone would not read the catalog again: the page is loaded anew)
-    await page.goto(`${server.url}#/Company/(1)`);
-    await page.reload();
     await heading(page, 'Company(1)').waitFor();
     await page.getByText('read-only for this session').waitFor();
     assert.equal(await page.getByRole('textbox').count(), 0);
@@ -368,6 +367,13 @@ describe('the entity view and permissions', () => {
     await page.getByRole('group', { name: 'name' }).getByText('Acme Industries').waitFor();
     await page.getByRole('link', { name: 'City(1)' }).waitFor();
     await x.shot('entity-read-only');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    const login = page.getByRole('dialog', { name: 'Log in' });
+    await login.getByLabel('User name').fill('alice');
+    await login.getByLabel('Password').fill('alice123');
+    await login.getByRole('button', { name: 'Log in' }).click();
+    await field(page, 'name').waitFor();
+    await page.getByRole('button', { name: 'Delete…' }).waitFor();
     assertClean(x);
     await x.context.close();
   });

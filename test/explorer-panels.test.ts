@@ -331,18 +331,13 @@ describe('explorer panels (demo roles)', () => {
     await x.context.close();
   });
 
-  test('entity functions: GET without parameters, then a typed parameter (when the entity view shows its functions)', async (t) => {
+  test('entity functions: GET without parameters, then a typed parameter', async () => {
     const page1 = await get<{ __ENTITIES: { __KEY: string }[] }>(server, '/rest/Employee?$top=1&$attributes=ID');
     const key = page1.__ENTITIES[0].__KEY;
     const x = await openExplorer(browser, server, { hash: `#/Employee/(${key})` });
     const { page } = x;
     await page.getByRole('main').getByText(key).first().waitFor();
     const summary = page.locator('summary', { hasText: /^Functions$/ });
-    if ((await summary.count()) === 0) {
-      t.skip('the entity view does not mount EntityFunctionsPanel yet');
-      await x.context.close();
-      return;
-    }
     await summary.click();
     await page.getByLabel('Function', { exact: true }).selectOption({ label: 'seniority (GET allowed)' });
     await page.getByRole('button', { name: 'Call seniority' }).click();

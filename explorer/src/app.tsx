@@ -14,6 +14,8 @@ import { currentSession, logout, type SessionInfo } from './session';
 export function App() {
   const [route, setRoute] = useState<Route>(() => parseHash(location.hash));
   const [catalog, setCatalog] = useState<Catalog | undefined>();
+  // the generation the catalog was read for: the views start afresh with each new catalog
+  const [catalogGeneration, setCatalogGeneration] = useState(-1);
   const [failure, setFailure] = useState('');
   const [session, setSession] = useState<SessionInfo>({ userName: '', privileges: [] });
   const [login, setLogin] = useState<{ open: boolean; reason?: string }>({ open: false });
@@ -39,6 +41,7 @@ export function App() {
       ([c, s]) => {
         if (!live) return;
         setCatalog(c);
+        setCatalogGeneration(generation);
         setSession(s);
       },
       (e: unknown) => live && setFailure(messageOf(e)),
@@ -74,7 +77,7 @@ export function App() {
       </nav>
       <main class="main" id="main">
         {failure && <p class="error" role="alert">The catalog could not be read: {failure}</p>}
-        {catalog && <View key={`${generation}`} route={route} catalog={catalog} onChanged={refresh} />}
+        {catalog && <View key={`${catalogGeneration}`} route={route} catalog={catalog} onChanged={refresh} />}
       </main>
       <LoginDialog open={login.open} reason={login.reason} onDone={(ok) => {
         setLogin({ open: false });

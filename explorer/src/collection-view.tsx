@@ -21,10 +21,10 @@ export interface CollectionViewProps {
   readonly source: 'dataclass' | 'relation' | 'set';
 }
 
-/** columns shown at first: every attribute but the key (it has its own column), up to a dozen */
+/** columns shown at first: every attribute but the key (it has its own column) and blobs, up to 30 */
 function defaultColumns(dc: DataClassInfo): string[] {
   const key = dc.key[0]?.name;
-  return dc.attributes.filter((a) => a.name !== key && a.type !== 'blob').slice(0, 12).map((a) => a.name);
+  return dc.attributes.filter((a) => a.name !== key && a.type !== 'blob').slice(0, 30).map((a) => a.name);
 }
 
 export function CollectionView(props: CollectionViewProps) {

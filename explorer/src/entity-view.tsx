@@ -8,6 +8,7 @@ import { isEditable, isFile, type Catalog, type DataClassInfo } from './catalog'
 import { placeErrors, type PlacedErrors } from './entity-errors';
 import { ConflictBox, DeleteDialog, type Conflict } from './entity-parts';
 import { entityName, fieldId, FieldRow, initialText, type FileChange } from './entity-fields';
+import { EntityFunctionsPanel } from './functions';
 import { go } from './routes';
 import { fromField } from './values';
 
@@ -239,7 +240,12 @@ export function EntityView(props: EntityViewProps) {
           <p class="ok" role="status">{status}</p>
         </form>
       )}
-      {/* entity functions: <EntityFunctionsPanel catalog dc entityKey /> */}
+      {!isNew && entityKey !== undefined && (
+        <details class="entity-functions">
+          <summary>Functions</summary>
+          <EntityFunctionsPanel catalog={props.catalog} dc={dc} entityKey={entityKey} />
+        </details>
+      )}
       <DeleteDialog open={confirming} title={title} onConfirm={() => void drop()} onCancel={() => setConfirming(false)} />
     </section>
   );

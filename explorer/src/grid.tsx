@@ -66,6 +66,9 @@ export function Grid(props: GridProps) {
         if (key === 'Enter' && e.data && 'colDef' in e && e.colDef.field === '__KEY') latest.current.onOpenEntity(latest.current.dc.name, String((e.data as JsonObject).__KEY));
       },
       suppressCellFocus: false,
+      // every column is in the page (a dataclass has tens, not thousands): found by a screen reader's
+      // table navigation and by Ctrl+F, and scrolling sideways draws nothing new
+      suppressColumnVirtualisation: true,
       ensureDomOrder: true,
       overlayNoRowsTemplate: 'No entity matches.',
     });
