@@ -21,6 +21,12 @@ export interface CollectionViewProps {
   readonly source: 'dataclass' | 'relation' | 'set';
 }
 
+/**
+ * Past this many entities a header sorts only on an indexed attribute: without an index every
+ * block of rows sorts the whole collection again (seconds each at a million).
+ */
+const UNINDEXED_SORT_LIMIT = 100_000;
+
 /** columns shown at first: every attribute but the key (it has its own column) and blobs, up to 30 */
 function defaultColumns(dc: DataClassInfo): string[] {
   const key = dc.key[0]?.name;
@@ -75,6 +81,7 @@ export function CollectionView(props: CollectionViewProps) {
           } else setPageError(messageOf(r.error));
         }}
         onSort={setOrderBy}
+        large={count !== undefined && count > UNINDEXED_SORT_LIMIT}
         onOpenEntity={(name, key) => go({ kind: 'entity', dc: name, key })}
         onOpenList={(name, uri, title) => go({ kind: 'list', dc: name, uri, title })}
       />

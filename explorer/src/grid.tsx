@@ -26,6 +26,8 @@ export interface GridProps {
   readonly onOpenList: (dc: string, uri: string, title: string) => void;
   /** the current sort as $orderby text (for summaries and sets) */
   readonly onSort?: (orderBy: string) => void;
+  /** the collection is too large to sort on an attribute without an index (each block would sort it all) */
+  readonly large?: boolean;
 }
 
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content;
@@ -93,6 +95,11 @@ export function Grid(props: GridProps) {
     grid.setGridOption('datasource', datasource(latest));
   }, [columnsKey, props.filter]);
 
+  // once a collection proves large, its unindexed headers stop offering a sort
+  useEffect(() => {
+    if (props.large) api.current?.setGridOption('columnDefs', columnsFor(latest.current));
+  }, [props.large]);
+
   return <div ref={host} class="grid" role="region" aria-label={`${props.dc.name} entities`} />;
 }
 
@@ -145,13 +152,17 @@ function columnsFor(props: GridProps): ColDef[] {
     field: a.name,
     colId: a.name,
     headerName: a.name,
-    headerTooltip: `${a.name}: ${typeLabel(a, catalog)}`,
+    headerTooltip: `${a.name}: ${typeLabel(a, catalog)}${isSortable(a) && !sortable(props, a) ? ' (no index: not sortable on a collection this large)' : ''}`,
     headerComponentParams: { innerHeaderComponent: TypedHeader, type: typeLabel(a, catalog) },
-    sortable: isSortable(a),
+    sortable: sortable(props, a),
     width: a.type === 'image' ? 110 : a.type === 'object' ? 220 : 160,
     valueGetter: (p) => (p.data as JsonObject | undefined)?.[a.name],
     cellRenderer: (p: ICellRendererParams) => cell(props, a, p),
   }))];
+}
+
+function sortable(props: GridProps, a: AttributeInfo): boolean {
+  return isSortable(a) && (!props.large || a.indexed === true);
 }
 
 function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLElement | string {
