@@ -348,6 +348,8 @@ describe('the entity view and permissions', () => {
     await login.getByLabel('Password').fill('alice123');
     await login.getByRole('button', { name: 'Log in' }).click();
     await login.waitFor({ state: 'hidden' });
+    // the view starts afresh with the new session's catalog (what was typed before is gone)
+    await page.getByRole('banner').getByText('Logged in as alice').waitFor();
     await field(page, 'name').fill('Alice was here');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').getByText('Saved.').waitFor();
@@ -372,6 +374,7 @@ describe('the entity view and permissions', () => {
     await login.getByLabel('User name').fill('alice');
     await login.getByLabel('Password').fill('alice123');
     await login.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('banner').getByText('Logged in as alice').waitFor();
     await field(page, 'name').waitFor();
     await page.getByRole('button', { name: 'Delete…' }).waitFor();
     assertClean(x);
