@@ -358,6 +358,33 @@ describe('the entity view and permissions', () => {
     await x.context.close();
   });
 
+  it('keeps what was typed when the session ran out and the same user logs in again to save it', async () => {
+    const x = await open( server, { hash: '#/Company/(6)' });
+    const { page } = x;
+    const login = page.getByRole('dialog', { name: 'Log in' });
+    const logIn = async () => {
+      await login.getByLabel('User name').fill('alice');
+      await login.getByLabel('Password').fill('alice123');
+      await login.getByRole('button', { name: 'Log in' }).click();
+      await login.waitFor({ state: 'hidden' });
+    };
+    await page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
+    await logIn();
+    await page.getByRole('banner').getByText('Logged in as alice').waitFor();
+    // the session ends behind the page's back (a timeout, a logout in another tab)
+    await page.evaluate(() => fetch('/rest/$directory/logout', { method: 'POST', body: '[]', headers: { 'content-type': 'application/json' } }));
+    await field(page, 'name').fill('Typed before the login');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await login.waitFor();
+    await logIn();
+    assert.equal(await field(page, 'name').inputValue(), 'Typed before the login');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    assert.equal((await read(server, 'Company(6)')).name, 'Typed before the login');
+    assertClean(x);
+    await x.context.close();
+  });
+
   it('renders read-only, without delete, for a guest the catalog says may not write; editable once alice logs in', async () => {
     const x = await open( server, { hash: '#/Company/(1)' });
     const { page } = x;

@@ -267,7 +267,7 @@ describe('explorer panels (open datastore)', () => {
   });
 
   test('functions: a selection function on a relation\'s entities (a set made for the call, then released)', async () => {
-    const x = await openExplorer(browser, server, { hash: '#/Employee/list/%2Frest%2FCompany(1)%2Fstaff/Company(1).staff' });
+    const x = await openExplorer(browser, server, { hash: '#/Company/(1)/staff' });
     const { page } = x;
     await page.getByRole('heading', { level: 2, name: 'Company(1).staff' }).waitFor();
     await openPanel(page, 'Functions');

@@ -104,8 +104,18 @@ describe('what the REST API tells a form', () => {
     assert.equal((await post('/rest/Company?$method=update', { name: 'Twin', companyCode: 'C1000' })).__ERROR[0].attributeName, 'companyCode');
     const e = JSON.parse((await demo.app.inject({ url: '/rest/Employee?$top=1&$attributes=salary', headers: { cookie } })).body).__ENTITIES[0];
     assert.equal((await post('/rest/Employee?$method=update', { __KEY: e.__KEY, __STAMP: e.__STAMP, salary: 'abc' })).__ERROR[0].attributeName, 'salary');
+    const badKey = await post('/rest/Employee?$method=update', { __KEY: e.__KEY, __STAMP: e.__STAMP, employer: { __KEY: 'abc' } });
+    assert.equal(badKey.__ERROR[0].attributeName, 'employer', 'a relation\'s bad key is about the relation, not the target\'s key');
     const refused = await post('/rest/Employee?$method=update', { __KEY: e.__KEY, __STAMP: e.__STAMP, salary: 99_999_999 });
     assert.equal(refused.__ERROR[0].errCode, 1002);
     assert.equal(refused.__ERROR[0].attributeName, 'salary');
+  });
+});
+
+describe('keys in the explorer\'s URLs', () => {
+  it('are written as the server writes its own URIs (parentheses, quotes, slashes, spaces)', async () => {
+    const { keyInUri: server } = await import('../src/rest/url.js');
+    const { keyInUri: explorer } = await import('../explorer/src/api.js');
+    for (const key of ['12', 'A1', 'a(b)c', "it's", '"quoted"', "'q'", 'a/b', 'x y', '!*', '"', 'é€']) assert.equal(explorer(key), server(key), key);
   });
 });

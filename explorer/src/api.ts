@@ -101,7 +101,16 @@ export function quoted(text: string): string {
   return `"${text}"`;
 }
 
-/** A key as it goes in `/rest/Company(…)`. */
+/** A key as it goes in `/rest/Company(…)`, written as the server writes its own URIs. */
 export function keyPath(dataClass: string, key: string): string {
-  return `${REST}/${dataClass}(${encodeURIComponent(key)})`;
+  return `${REST}/${encodeURIComponent(dataClass)}(${keyInUri(key)})`;
+}
+
+/**
+ * A key in a URL: percent-encoded, parentheses and quotes included (they would end or quote the
+ * key), and a key that is itself quoted given one more pair of quotes, which the server removes.
+ */
+export function keyInUri(key: string): string {
+  const text = key.length >= 2 && /^(["']).*\1$/s.test(key) ? `"${key}"` : key;
+  return encodeURIComponent(text).replace(/[()'!*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }

@@ -2,8 +2,8 @@
 // view the address's hash names. The catalog is read again whenever the session changes, since
 // what a session may see is what its catalog lists.
 
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import { messageOf, onLoginNeeded, query, REST, rest } from './api';
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { keyPath, messageOf, onLoginNeeded, query, REST, rest } from './api';
 import { loadCatalog, type Catalog } from './catalog';
 import { CollectionView } from './collection-view';
 import { EntityView } from './entity-view';
@@ -14,8 +14,10 @@ import { currentSession, logout, type SessionInfo } from './session';
 export function App() {
   const [route, setRoute] = useState<Route>(() => parseHash(location.hash));
   const [catalog, setCatalog] = useState<Catalog | undefined>();
-  // the generation the catalog was read for: the views start afresh with each new catalog
-  const [catalogGeneration, setCatalogGeneration] = useState(-1);
+  // the views start afresh when the catalog says something new (another session's view of the
+  // model); a login that changes nothing (the same user again after a timeout) keeps a form's edits
+  const catalogText = useRef('');
+  const [catalogVersion, setCatalogVersion] = useState(0);
   const [failure, setFailure] = useState('');
   const [session, setSession] = useState<SessionInfo>({ userName: '', privileges: [] });
   const [login, setLogin] = useState<{ open: boolean; reason?: string }>({ open: false });
@@ -40,8 +42,12 @@ export function App() {
     Promise.all([loadCatalog(), currentSession()]).then(
       ([c, s]) => {
         if (!live) return;
-        setCatalog(c);
-        setCatalogGeneration(generation);
+        const text = JSON.stringify([c.dataClasses, c.methods, c.singletons]);
+        if (text !== catalogText.current) {
+          catalogText.current = text;
+          setCatalog(c);
+          setCatalogVersion((v) => v + 1);
+        }
         setSession(s);
       },
       (e: unknown) => live && setFailure(messageOf(e)),
@@ -77,7 +83,7 @@ export function App() {
       </nav>
       <main class="main" id="main">
         {failure && <p class="error" role="alert">The catalog could not be read: {failure}</p>}
-        {catalog && <View key={`${catalogGeneration}`} route={route} catalog={catalog} onChanged={refresh} />}
+        {catalog && <View key={catalogVersion} route={route} catalog={catalog} onChanged={refresh} />}
       </main>
       <LoginDialog open={login.open} reason={login.reason} onDone={(ok) => {
         setLogin({ open: false });
@@ -95,8 +101,13 @@ function View(props: { route: Route; catalog: Catalog; onChanged: () => void }) 
   switch (route.kind) {
     case 'dataclass':
       return <CollectionView key={`dc:${dc.name}`} catalog={catalog} dc={dc} base={`${REST}/${encodeURIComponent(dc.name)}`} title={dc.name} source="dataclass" />;
-    case 'list':
-      return <CollectionView key={`list:${route.uri}`} catalog={catalog} dc={dc} base={route.uri} title={route.title} source="relation" />;
+    case 'list': {
+      const attribute = dc.attributes.find((a) => a.name === route.attribute && a.kind === 'relatedEntities');
+      const target = attribute && catalog.target(attribute);
+      if (!attribute || !target) return <p class="error" role="alert">{dc.name} has no 1→N relation named {route.attribute} that this session sees.</p>;
+      const title = `${dc.name}(${route.key}).${attribute.name}`;
+      return <CollectionView key={`list:${title}`} catalog={catalog} dc={target} base={`${keyPath(dc.name, route.key)}/${encodeURIComponent(attribute.name)}`} title={title} source="relation" />;
+    }
     case 'set':
       return <CollectionView key={`set:${route.id}`} catalog={catalog} dc={dc} base={`${REST}/${encodeURIComponent(dc.name)}/$entityset/${encodeURIComponent(route.id)}`} title={`${dc.name} set ${route.id}`} source="set" />;
     case 'entity':

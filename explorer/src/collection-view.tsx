@@ -83,7 +83,7 @@ export function CollectionView(props: CollectionViewProps) {
         onSort={setOrderBy}
         large={count !== undefined && count > UNINDEXED_SORT_LIMIT}
         onOpenEntity={(name, key) => go({ kind: 'entity', dc: name, key })}
-        onOpenList={(name, uri, title) => go({ kind: 'list', dc: name, uri, title })}
+        onOpenList={(name, key, attribute) => go({ kind: 'list', dc: name, key, attribute })}
       />
     </section>
   );

@@ -1,6 +1,7 @@
-// Which field a refused save is about. The server names it in `attributeName` when it knows it
-// (notNull, unique, an attribute's validate event); older answers only say it in the message, as
-// "Company.name" or 'companyCode'. What names no attribute of the form is shown above the form.
+// Which field a refused save is about: the one the server names in `attributeName` (notNull,
+// unique, a wrong value, an attribute's validate event). Messages are not searched for names: a
+// message may quote another dataclass's attribute (a relation's key). What names no attribute of
+// the form is shown above the form.
 
 import type { ErrorItem } from './api';
 import type { DataClassInfo } from './catalog';
@@ -15,16 +16,9 @@ export interface PlacedErrors {
 /** 4D's follow-ups of a refused save ("cannot save record …"): they add nothing next to a field */
 const FOLLOW_UPS = new Set([1046, 1517]);
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 export function attributeOf(dc: DataClassInfo, item: ErrorItem): string | undefined {
-  const names = new Set(dc.attributes.map((a) => a.name));
-  if (item.attributeName && names.has(item.attributeName)) return item.attributeName;
-  for (const name of names) {
-    const n = escape(name);
-    if (new RegExp(`\\b${escape(dc.name)}\\.${n}\\b|'${n}'|"${n}"`).test(item.message)) return name;
-  }
-  return undefined;
+  const name = item.attributeName;
+  return name !== undefined && dc.attributes.some((a) => a.name === name) ? name : undefined;
 }
 
 export function placeErrors(dc: DataClassInfo, items: readonly ErrorItem[]): PlacedErrors {

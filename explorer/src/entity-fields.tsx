@@ -168,7 +168,7 @@ function Shown(props: FieldProps) {
   }
   if (d && target) {
     const title = `${entityName(dc.name, key)}.${a.name}`;
-    return <p class="value"><a href={hashOf({ kind: 'list', dc: target.name, uri: d.uri.replace(/[?&]\$expand=[^&]*/, ''), title })}>{title}</a></p>;
+    return <p class="value"><a href={hashOf({ kind: 'list', dc: dc.name, key, attribute: a.name })}>{title}</a></p>;
   }
   if (a.type === 'object' || Array.isArray(value)) return <pre class="value">{JSON.stringify(value, null, 2)}</pre>;
   return <p class="value">{display(a, value)}</p>;

@@ -41,7 +41,7 @@ export function EntityView(props: EntityViewProps) {
   // unknown (absent) means the controls are shown and the server's refusal, if any, is shown
   const readOnly = isNew ? may?.create === false : may?.update === false;
   const mayDrop = !isNew && may?.drop !== false;
-  const url = isNew ? '' : keyPath(encodeURIComponent(dc.name), entityKey);
+  const url = isNew ? '' : keyPath(dc.name, entityKey);
   const title = isNew ? `New ${dc.name}` : entityName(dc.name, entityKey);
 
   useEffect(() => {

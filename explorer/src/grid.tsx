@@ -23,7 +23,8 @@ export interface GridProps {
   /** called with each page's count, or the error that stopped a page */
   readonly onPage: (result: { count: number } | { error: unknown }) => void;
   readonly onOpenEntity: (dc: string, key: string) => void;
-  readonly onOpenList: (dc: string, uri: string, title: string) => void;
+  /** the entities a 1→N relation of one entity reaches */
+  readonly onOpenList: (dc: string, key: string, attribute: string) => void;
   /** the current sort as $orderby text (for summaries and sets) */
   readonly onSort?: (orderBy: string) => void;
   /** the collection is too large to sort on an attribute without an index (each block would sort it all) */
@@ -110,7 +111,8 @@ function datasource(latest: { current: GridProps }): IDatasource {
       const url = base + query({
         $skip: params.startRow,
         $top: params.endRow - params.startRow,
-        $attributes: columns.join(','),
+        // (no column chosen: the key alone, not every attribute)
+        $attributes: columns.length > 0 ? columns.join(',') : latest.current.dc.key[0]?.name,
         $filter: filter.trim() === '' ? undefined : quoted(filter),
         $orderby: params.sortModel.length > 0 ? quoted(orderBy(params.sortModel)) : undefined,
       });
@@ -173,12 +175,12 @@ function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLE
   if (isRelation(a)) {
     const d = deferredOf(value);
     const target = props.catalog.target(a);
-    if (!d || !target) return display(a, value);
+    if (!d || !target) return text(display(a, value));
     if (a.kind === 'relatedEntity') {
       const key = d.__KEY ?? '';
       return button(`${target.name}(${key})`, `Open ${target.name} ${key}`, () => props.onOpenEntity(target.name, key));
     }
-    return button(`${a.name}…`, `List the ${a.name} of ${props.dc.name} ${entityKey}`, () => props.onOpenList(target.name, d.uri.replace(/[?&]\$expand=[^&]*/, ''), `${props.dc.name}(${entityKey}).${a.name}`));
+    return button(`${a.name}…`, `List the ${a.name} of ${props.dc.name} ${entityKey}`, () => props.onOpenList(props.dc.name, entityKey, a.name));
   }
   if (isFile(a)) {
     const d = deferredOf(value);
@@ -198,7 +200,17 @@ function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLE
     link.setAttribute('aria-label', `Download the ${a.name} of ${props.dc.name} ${entityKey}`);
     return link;
   }
-  return display(a, value);
+  return text(display(a, value));
+}
+
+/**
+ * A value as text. (A string a cell renderer returns is put in as HTML: a stored value such as
+ * `<meta http-equiv=refresh …>` would act on every viewer. A text node never does.)
+ */
+function text(value: string): HTMLElement {
+  const span = document.createElement('span');
+  span.textContent = value;
+  return span;
 }
 
 function button(text: string, label: string, onClick: () => void): HTMLElement {

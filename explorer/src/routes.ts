@@ -1,14 +1,16 @@
 // Where the explorer is, kept in the address's hash so that the browser's Back and Forward, a
 // reload and a shared link all work: #/Company, #/Company/(12), #/Company/new,
-// #/Company/list/<uri>/<title>, #/Company/set/<id>.
+// #/Company/(12)/staff (the entities a relation reaches), #/Company/set/<id>. A route names
+// dataclasses, keys and attributes, never a URL: the URLs are built from them, so a crafted link
+// cannot make the page fetch anything but the REST API's own resources.
 
 export type Route =
   | { readonly kind: 'home' }
   | { readonly kind: 'dataclass'; readonly dc: string }
   | { readonly kind: 'entity'; readonly dc: string; readonly key: string }
   | { readonly kind: 'new'; readonly dc: string }
-  /** the entities a 1→N relation of one entity reaches */
-  | { readonly kind: 'list'; readonly dc: string; readonly uri: string; readonly title: string }
+  /** the entities a 1→N relation of one entity reaches: `dc` is the entity's dataclass */
+  | { readonly kind: 'list'; readonly dc: string; readonly key: string; readonly attribute: string }
   | { readonly kind: 'set'; readonly dc: string; readonly id: string };
 
 const enc = encodeURIComponent;
@@ -19,7 +21,7 @@ export function hashOf(route: Route): string {
     case 'dataclass': return `#/${enc(route.dc)}`;
     case 'entity': return `#/${enc(route.dc)}/(${enc(route.key)})`;
     case 'new': return `#/${enc(route.dc)}/new`;
-    case 'list': return `#/${enc(route.dc)}/list/${enc(route.uri)}/${enc(route.title)}`;
+    case 'list': return `#/${enc(route.dc)}/(${enc(route.key)})/${enc(route.attribute)}`;
     case 'set': return `#/${enc(route.dc)}/set/${enc(route.id)}`;
   }
 }
@@ -32,14 +34,13 @@ export function parseHash(hash: string): Route {
       return p;
     }
   });
-  const [dc, what, a, b] = parts;
+  const [dc, what, a] = parts;
   if (!dc) return { kind: 'home' };
   if (what === undefined) return { kind: 'dataclass', dc };
   if (what === 'new') return { kind: 'new', dc };
-  if (what === 'list' && a) return { kind: 'list', dc, uri: a, title: b ?? a };
   if (what === 'set' && a) return { kind: 'set', dc, id: a };
   const key = /^\((.*)\)$/.exec(what);
-  if (key) return { kind: 'entity', dc, key: key[1] };
+  if (key) return a ? { kind: 'list', dc, key: key[1], attribute: a } : { kind: 'entity', dc, key: key[1] };
   return { kind: 'dataclass', dc };
 }
 

@@ -29,7 +29,6 @@ export interface ExplorerBundle {
 const TYPES: Readonly<Record<string, string>> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
 };
 
 let building: Promise<ExplorerBundle> | undefined;
@@ -60,6 +59,8 @@ async function build(assetPrefix: string): Promise<ExplorerBundle> {
     logLevel: 'silent',
     legalComments: 'eof',
   });
+  // esbuild's service process is not needed once the bundle is built
+  await esbuild.stop();
   const assets = new Map<string, Asset>();
   let script = '';
   let style = '';

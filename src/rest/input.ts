@@ -8,7 +8,7 @@
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import type { Entity } from '../datastore/entity.js';
 import { WIRE } from '../config/wire.js';
-import { DatasetError } from '../errors/dataset-error.js';
+import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 import { requireKey } from '../model/values.js';
 import { entityNotFound } from '../datastore/writes.js';
@@ -57,11 +57,11 @@ export async function attachUploads(scope: Scope, entity: Entity, uploads: reado
   const seen = new Set<string>();
   for (const { attr, id, index } of uploads) {
     // one file, one attribute: the save would claim it twice (validate must say so too)
-    if (seen.has(id)) throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: upload ${id} is given to another attribute of this entity too (entity #${index + 1}): an upload is attached once`);
+    if (seen.has(id)) throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: upload ${id} is given to another attribute of this entity too (entity #${index + 1}): an upload is attached once`, [], { attributeName: attr.name });
     seen.add(id);
     const file = await scope.core.files.findUpload(id);
     if (!file) {
-      throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`);
+      throw new DatasetError('UPLOAD_NOT_FOUND', `${attr.dataClass.name}.${attr.name}: no upload ${id} is waiting to be attached (entity #${index + 1}): it never existed, expired ($timeout), or another entity holds it`, [], { attributeName: attr.name });
     }
     entity.set(attr.name, file);
   }
@@ -92,7 +92,7 @@ function applyValue(scope: Scope, dc: DataClassCore, entity: Entity, name: strin
       // a set function makes it writable; entity.set refuses it otherwise
       return entity.set(name, value);
     default:
-      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is ${kindOf(attr)}: it is read-only (entity #${index + 1})`);
+      throw new DatasetError('INVALID_VALUE', `${dc.name}.${name} is ${kindOf(attr)}: it is read-only (entity #${index + 1})`, [], { attributeName: name });
   }
 }
 
@@ -102,7 +102,13 @@ function relatedKey(dc: DataClassCore, attr: RelatedEntityAttribute, value: unkn
   if (key === undefined) {
     throw new DatasetError('INVALID_VALUE', `${dc.name}.${attr.name} takes {"${WIRE.KEY}": <key of a ${attr.target.name}>} or null (entity #${index + 1}), not ${JSON.stringify(value)}`, [], { attributeName: attr.name });
   }
-  return requireKey(attr.target.key, key);
+  try {
+    return requireKey(attr.target.key, key);
+  } catch (e) {
+    // the message names the target's key; the form's field is this relation
+    if (!isDatasetError(e)) throw e;
+    throw new DatasetError(e.code, `${dc.name}.${attr.name}: ${e.message}`, [], { attributeName: attr.name });
+  }
 }
 
 /** The upload id of an image or blob attribute given {"ID": "<upload id>"}, upper-cased. */
