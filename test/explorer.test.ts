@@ -4,6 +4,8 @@
 // million-entity run have files of their own: explorer-entity, explorer-panels, explorer-scale.)
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { explorerServer, launchBrowser, openExplorer, type ExplorerPage, type ExplorerServer } from './browser.js';
@@ -23,6 +25,16 @@ async function restJson(server: ExplorerServer, url: string, cookie?: string): P
 /** the page's problems that are defects: CSP violations and exceptions (4xx loads are expected refusals) */
 function defects(x: ExplorerPage): string[] {
   return x.problems.filter((p) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(p));
+}
+
+/** axe-core, the accessibility checker, run in the page (evaluated over the DevTools protocol: the page's CSP allows no injected script) */
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** WCAG 2.1 A and AA violations axe finds in the page as it is: contrast, names, roles, structure */
+async function accessibilityViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  return page.evaluate(`axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] })
+    .then((r) => r.violations.flatMap((v) => v.nodes.map((n) => v.id + ' at ' + n.target.join(' ') + ': ' + n.failureSummary)))`) as Promise<string[]>;
 }
 
 /** the text of the grid's cells in one column, rows in the order shown */
@@ -205,6 +217,29 @@ describe('browsing and querying, on the open demo', () => {
       }).map((el) => el.outerHTML.slice(0, 80)));
     assert.deepEqual(unnamed, []);
     await x.context.close();
+  });
+
+  it('passes axe-core\'s WCAG 2.1 AA checks (contrast, labels, roles) on the grid with its panels open, an entity\'s form and the login dialog, wide and at a phone\'s width', async () => {
+    for (const width of [1280, 390]) {
+      const x = await openExplorer(browser, server, { width, height: 800 });
+      if (width < 760) await x.page.getByRole('button', { name: 'Dataclasses' }).click();
+      await chooseDataClass(x.page, 'Company');
+      for (const panel of ['Columns', 'Summaries', 'Entity sets', 'Functions']) await x.page.locator('summary', { hasText: new RegExp(`^${panel}`) }).click();
+      await x.page.getByRole('textbox', { name: 'Query' }).fill('name >== 1');
+      await x.page.getByRole('button', { name: 'Apply' }).click();
+      await x.page.locator('#query-error').waitFor();
+      assert.deepEqual(await accessibilityViolations(x.page), [], `the grid at ${width} px`);
+      await x.page.getByRole('button', { name: 'Open Company 1', exact: true }).click();
+      await x.page.getByLabel('name', { exact: true }).waitFor();
+      assert.deepEqual(await accessibilityViolations(x.page), [], `the form at ${width} px`);
+      await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
+      await x.page.getByRole('dialog', { name: 'Log in' }).waitFor();
+      assert.deepEqual(await accessibilityViolations(x.page), [], `the login dialog at ${width} px`);
+      // the checker does find what is wrong: a field without a label
+      await x.page.evaluate(() => document.querySelector('dialog form')!.append(document.createElement('input')));
+      assert.match((await accessibilityViolations(x.page)).join('\n'), /^label at /);
+      await x.context.close();
+    }
   });
 
   it('fits a phone\'s width: the dataclasses behind a menu button, the grid below the query box', async () => {
