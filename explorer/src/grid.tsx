@@ -3,12 +3,13 @@
 // $orderby, so a million entities never leave the database more than a page at a time.
 
 import { useEffect, useRef } from 'preact/hooks';
-import { AllCommunityModule, createGrid, ModuleRegistry, themeQuartz, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
+import { ColumnApiModule, createGrid, InfiniteRowModelModule, ModuleRegistry, themeQuartz, TooltipModule, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
 import { query, quoted, rest, type JsonObject } from './api';
 import { isFile, isRelation, isSortable, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
 import { deferredOf, display } from './values';
 
-ModuleRegistry.registerModules([AllCommunityModule]);
+// only what the grid uses: rows fetched by blocks, the headers' tooltips, the sort read back
+ModuleRegistry.registerModules([InfiniteRowModelModule, TooltipModule, ColumnApiModule]);
 
 /** rows in one REST page */
 export const BLOCK = 100;
