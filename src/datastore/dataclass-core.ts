@@ -60,9 +60,19 @@ export class DataClassCore {
 
   /** The entity with this primary key, or null (also null when the value cannot be a key). */
   async get(key: unknown, access: Access): Promise<Entity | null> {
+    const row = await this.getRow(key, access);
+    return row ? this.entityFromRow(row, access) : null;
+  }
+
+  /**
+   * The row of the entity with this primary key as the database gives it (values not decoded), or
+   * null: for readers that write rows out without making entities (REST's plain answers, see
+   * rest/row-writer.ts). The same checks as get().
+   */
+  getRow(key: unknown, access: Access): Promise<EntityRow | undefined> {
     requireDataClass(access, this.model, 'read');
     const k = keyFromInput(this.model.key, key);
-    if (k === undefined) return null;
+    if (k === undefined) return Promise.resolve(undefined);
     const reader = access.reader;
     let sql: string;
     let params: readonly unknown[];
@@ -71,8 +81,7 @@ export class DataClassCore {
       sql = this.#getSql ??= compileSelect(reader.dialect, this.#byKey(k), null).sql;
       params = [reader.dialect.encode(this.model.key.type, k, false)];
     } else ({ sql, params } = compileSelect(reader.dialect, this.#byKey(k), access.restrict));
-    const row = await reader.get(sql, params);
-    return row ? this.entityFromRow(row, access) : null;
+    return reader.get(sql, params) as Promise<EntityRow | undefined>;
   }
 
   /** The entity of one key: no LIMIT (a key matches one row at most), no order. */
@@ -145,9 +154,13 @@ export class DataClassCore {
 
   /** Runs a SELECT of entity columns and turns the rows into entities. */
   async readEntities(spec: SelectSpec, access: Access): Promise<Entity[]> {
+    return (await this.readRows(spec, access)).map((row) => this.entityFromRow(row, access));
+  }
+
+  /** The rows of a SELECT as the database gives them (values not decoded), through the caller's access: see getRow(). */
+  readRows(spec: SelectSpec, access: Access): Promise<EntityRow[]> {
     const { sql, params } = compileSelect(access.reader.dialect, spec, access.restrict);
-    const rows = await access.reader.all(sql, params);
-    return rows.map((row) => this.entityFromRow(row, access));
+    return access.reader.all(sql, params) as Promise<EntityRow[]>;
   }
 
   entityFromRow(row: EntityRow, access: Access): Entity {

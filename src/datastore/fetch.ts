@@ -68,7 +68,16 @@ async function calculatedValues(out: readonly FetchedEntity[], name: string): Pr
  * to a dropped entity as null): one look-up of the keys for the whole page.
  */
 async function existingTargets(core: Classes, out: readonly FetchedEntity[], name: string, target: DataClassModel, access: Access): Promise<void> {
-  const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
+  const existing = await existingKeys(target, out.map((o) => relatedKeyOf(o.entity, name)), access);
+  for (const o of out) {
+    const key = relatedKeyOf(o.entity, name);
+    o.related.set(name, key !== null && existing.has(key) ? key : null);
+  }
+}
+
+/** Of these keys (nulls and repeats allowed), those of entities of `target` the caller can see: one query per KEYS_PER_QUERY keys. */
+export async function existingKeys(target: DataClassModel, candidates: readonly unknown[], access: Access): Promise<Set<unknown>> {
+  const keys = [...new Set(candidates.filter((k) => k !== null))];
   const existing = new Set<unknown>();
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const { sql, params } = compileSelect(access.reader.dialect, {
@@ -77,10 +86,7 @@ async function existingTargets(core: Classes, out: readonly FetchedEntity[], nam
     }, access.restrict);
     for (const row of await access.reader.all(sql, params)) existing.add(row[target.key.name]);
   }
-  for (const o of out) {
-    const key = relatedKeyOf(o.entity, name);
-    o.related.set(name, key !== null && existing.has(key) ? key : null);
-  }
+  return existing;
 }
 
 /** Related entities inline (an N→1 relation or an alias through N→1 relations): a key pointing at a dropped entity reads as null, as 4D does. */

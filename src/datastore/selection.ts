@@ -18,7 +18,7 @@ import { aggregates, distinct, type Members } from './compute.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { KeyList } from './entity-set-store.js';
-import type { Entity } from './entity.js';
+import type { Entity, EntityRow } from './entity.js';
 
 /** How the entities of a selection are defined. */
 export interface QuerySource {
@@ -240,6 +240,12 @@ export function membersOf(s: EntitySelection): Members {
 export function pageOf(s: EntitySelection, start: number, count: number): Promise<Entity[]> {
   const dc = classOf(s);
   return dc.readEntities(selectSpec(sliced(s, start, start + count), dc.columns), accessOf(s));
+}
+
+/** The same page as rows, values not decoded (DataClassCore.readRows). */
+export function pageRowsOf(s: EntitySelection, start: number, count: number): Promise<EntityRow[]> {
+  const dc = classOf(s);
+  return dc.readRows(selectSpec(sliced(s, start, start + count), dc.columns), accessOf(s));
 }
 
 /** The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages are stable). */

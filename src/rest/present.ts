@@ -7,7 +7,7 @@ import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
 import { countRelated, fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
-import { accessOf, classOf, countWhere, pageOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
+import { accessOf, classOf, countWhere, pageOf, pageRowsOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
@@ -16,9 +16,12 @@ import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
-import { serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
+import { rowWriterFor, targetsOf, type Targets } from './row-writer.js';
+import { collectionOf, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
+
+const NO_TARGETS: Targets = [];
 
 /** What an answer shows of each entity, resolved as the caller sees the model. */
 export function projectionFor(dc: DataClassModel, shape: Shape, scope: Scope): Projection {
@@ -49,18 +52,24 @@ export async function pageBody(scope: Scope, selection: EntitySelection, paging:
   const model = classOf(selection).model;
   const projection = projectionFor(model, shape, scope);
   const access = accessOf(selection);
-  const [count, entities, globalStamp] = await Promise.all([
-    selection.length,
-    pageOf(selection, paging.skip, paging.top ?? pageSize(model)),
-    readGlobalStamp(access),
-  ]);
-  if (shape.format === 'looker') return serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection);
-  const fetched = await fetchRelated(scope.core, entities, projection, access);
-  if (shape.asArray) {
-    await countRelated(fetched, projection, access);
-    return serializeAsArray(fetched, projection, { globalStamp });
+  const top = paging.top ?? pageSize(model);
+  // the plain envelope of a projection the rows are enough for: written from them, no entities made
+  const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, access.reader.dialect);
+  let answer: Json;
+  if (writer) {
+    const [count, rows, globalStamp] = await Promise.all([selection.length, pageRowsOf(selection, paging.skip, top), readGlobalStamp(access)]);
+    const targets = writer.lookups.length > 0 ? await targetsOf(writer, rows, access) : NO_TARGETS;
+    answer = collectionOf(model, count, paging.skip, rows.map((row) => writer.write(row, targets)), { globalStamp });
+  } else {
+    const [count, entities, globalStamp] = await Promise.all([selection.length, pageOf(selection, paging.skip, top), readGlobalStamp(access)]);
+    if (shape.format === 'looker') return serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection);
+    const fetched = await fetchRelated(scope.core, entities, projection, access);
+    if (shape.asArray) {
+      await countRelated(fetched, projection, access);
+      return serializeAsArray(fetched, projection, { globalStamp });
+    }
+    answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
   }
-  const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
   const where = sourceOf(selection).where;
   if (where && plan?.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
   if (where && plan?.querypath) {

@@ -35,13 +35,18 @@ export function serializeEntity(f: FetchedEntity, p: Projection, ctx: SerializeC
 export function serializeCollection(
   dc: DataClassModel, count: number, first: number, entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext,
 ): Json {
+  return collectionOf(dc, count, first, entities.map((f) => serializeEntity(f, p, ctx)), ctx);
+}
+
+/** The collection envelope around entities already in their wire form. */
+export function collectionOf(dc: DataClassModel, count: number, first: number, list: readonly Json[], ctx: SerializeContext): Json {
   return {
     [WIRE.ENTITY_MODEL]: dc.name,
     [WIRE.GLOBAL_STAMP]: ctx.globalStamp,
     [WIRE.COUNT]: count,
     [WIRE.FIRST]: first,
-    [WIRE.ENTITIES]: entities.map((f) => serializeEntity(f, p, ctx)),
-    [WIRE.SENT]: entities.length,
+    [WIRE.ENTITIES]: list,
+    [WIRE.SENT]: list.length,
   };
 }
 
@@ -99,12 +104,12 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
   }
 }
 
-function relationUri(dc: DataClassModel, key: unknown, attr: string): string {
+export function relationUri(dc: DataClassModel, key: unknown, attr: string): string {
   return `${entityUri(dc, key)}/${attr}?$expand=${attr}`;
 }
 
 /** A scalar-like attribute value in its wire form. */
-function plainValue(
+export function plainValue(
   v: unknown, attr: StorageAttribute | AliasAttribute | CalculatedAttribute, dc: DataClassModel, key: unknown, asArray: boolean,
 ): unknown {
   if (v === null || v === undefined) return null;

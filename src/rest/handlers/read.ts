@@ -3,6 +3,10 @@
 
 import type { Action } from '../action.js';
 import { findEntity, follow, narrow, selectionOf } from '../collections.js';
+import { entityNotFound } from '../../datastore/writes.js';
+import { rowWriterFor, targetsOf, type RowWriter } from '../row-writer.js';
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import { requireKey } from '../../model/values.js';
 import { entityBody, pageBody, projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import { inSnapshot, type Scope } from '../scope.js';
@@ -25,8 +29,21 @@ export async function readEntity(scope: Scope, action: Extract<Action, { kind: '
     await findEntity(scope, action.dc, action.selector);
     throw e;
   }
+  // a key and a projection its row is enough for: the row written out, no entity made
+  const writer = action.selector.kind === 'key' && !action.shape.asArray ? rowWriterFor(projection, scope.access.reader.dialect) : undefined;
+  if (writer && action.selector.kind === 'key') {
+    const key = action.selector.key;
+    if (writer.lookups.length > 0) return inSnapshot(scope, (s) => rowAnswer(s, action.dc, key, writer));
+    return rowAnswer(scope, action.dc, key, writer);
+  }
   if (projection.related) return inSnapshot(scope, (s) => entityAnswer(s, action, projection));
   return entityAnswer(scope, action, projection);
+}
+
+async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter): Promise<RestResponse> {
+  const row = await dc.getRow(requireKey(dc.model.key, key), scope.access);
+  if (!row) throw entityNotFound(dc.model, key);
+  return json(writer.write(row, writer.lookups.length > 0 ? await targetsOf(writer, [row], scope.access) : [], true));
 }
 
 async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>, projection: Projection): Promise<RestResponse> {
