@@ -57,7 +57,7 @@ describe('the row writer writes what the entity serializer writes', () => {
     const orphan = (await ds.Employee.all().toArray())[3];
     orphan.set('employer', gone);
     await orphan.save();
-    await coreOf(demo.ds).storage.execute(`DELETE FROM "Company" WHERE "ID" = ${Number(gone.getKey())}`);
+    await coreOf(demo.ds).storage.run(`DELETE FROM "Company" WHERE "ID" = ${Number(gone.getKey())}`);
   });
   after(() => demo.close());
 
