@@ -23,8 +23,8 @@ import { createEntity, Entity, type EntityRow } from './entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './events.js';
 import { EntitySelection, type QuerySource } from './selection.js';
 
-/** Types whose column values need the dialect's decode (the others arrive as they are). */
-const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
+/** Types whose column values arrive as they are (the others need the dialect's decode). */
+export const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
 
 export class DataClassCore {
   readonly name: string;
@@ -66,7 +66,7 @@ export class DataClassCore {
 
   /**
    * The row of the entity with this primary key as the database gives it (values not decoded), or
-   * null: for readers that write rows out without making entities (REST's plain answers, see
+   * undefined: for readers that write rows out without making entities (REST's plain answers, see
    * rest/row-writer.ts). The same checks as get().
    */
   getRow(key: unknown, access: Access): Promise<EntityRow | undefined> {
@@ -202,6 +202,11 @@ export class DataClassCore {
   }
 
   /** Reading entities of this dataclass runs user code: an entity class's constructor, a calculated attribute's get, query or orderBy. */
+  /** A user entity class is installed: its constructor runs for every entity read too (README, entity events), so reads make entities. */
+  get constructsOnRead(): boolean {
+    return this.#userEntityClass;
+  }
+
   get readsRunUserCode(): boolean {
     return this.#userEntityClass || this.#calculated.size > 0;
   }

@@ -3,7 +3,7 @@
 // defines it), narrowed by $filter and sorted by $orderby — all through the caller's scope.
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import type { Entity } from '../datastore/entity.js';
+import type { Entity, EntityRow } from '../datastore/entity.js';
 import type { KeyList, StoredSet } from '../datastore/entity-set-store.js';
 import { combine, intersects, setNotFound } from '../datastore/entity-sets.js';
 import { classOf, queryWith, withOrder, type EntitySelection } from '../datastore/selection.js';
@@ -23,6 +23,11 @@ export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySele
   const attr = selector.attribute;
   return dc.findBy(attr.name, valueFromText(attr, selector.value), scope.access).then((entity) =>
     entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
+}
+
+/** The row of the entity a key selects (its values not decoded: rest/row-writer.ts), through the caller's access; 1542 when there is none. */
+export async function findRow(scope: Scope, dc: DataClassCore, key: string): Promise<EntityRow> {
+  return (await dc.getRow(requireKey(dc.model.key, key), scope.access)) ?? Promise.reject(entityNotFound(dc.model, key));
 }
 
 /** What a relation followed from an entity reaches: its selection (1→N) or its entity (N→1, 1542 when there is none). */

@@ -16,12 +16,10 @@ import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
-import { rowWriterFor, targetsOf, type Targets } from './row-writer.js';
+import { rowWriterFor, targetsOf } from './row-writer.js';
 import { collectionOf, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
-
-const NO_TARGETS: Targets = [];
 
 /** What an answer shows of each entity, resolved as the caller sees the model. */
 export function projectionFor(dc: DataClassModel, shape: Shape, scope: Scope): Projection {
@@ -49,16 +47,17 @@ function hasInlineSelection(p: Projection): boolean {
 
 /** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
 export async function pageBody(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: { queryplan: boolean; querypath: boolean }): Promise<unknown> {
-  const model = classOf(selection).model;
+  const dc = classOf(selection);
+  const model = dc.model;
   const projection = projectionFor(model, shape, scope);
   const access = accessOf(selection);
   const top = paging.top ?? pageSize(model);
   // the plain envelope of a projection the rows are enough for: written from them, no entities made
-  const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, access.reader.dialect);
+  const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
   let answer: Json;
   if (writer) {
     const [count, rows, globalStamp] = await Promise.all([selection.length, pageRowsOf(selection, paging.skip, top), readGlobalStamp(access)]);
-    const targets = writer.lookups.length > 0 ? await targetsOf(writer, rows, access) : NO_TARGETS;
+    const targets = await targetsOf(writer, rows, access);
     answer = collectionOf(model, count, paging.skip, rows.map((row) => writer.write(row, targets)), { globalStamp });
   } else {
     const [count, entities, globalStamp] = await Promise.all([selection.length, pageOf(selection, paging.skip, top), readGlobalStamp(access)]);

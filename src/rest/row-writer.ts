@@ -1,20 +1,26 @@
 // The wire JSON of an entity written straight from its row, without making an Entity: for answers
 // whose projection needs nothing beyond the row (stored values, scalar aliases, relations sent as
-// deferred URIs, an N→1 one after one look-up of its targets for a whole page). A page of 100 then
-// costs no entity objects and no Date round trip per date, which were most of what a page cost
-// above the SQL (issue 16). Every value goes through serialize.ts's
-// own rules (plainValue) after the dialect's decode, so both ways write the same bytes: the
-// differential test in row-writer.test.ts holds them to it on both engines.
+// deferred URIs, an N→1 one after one look-up of its targets for a whole page), of a dataclass
+// without a user entity class (whose constructor runs for every entity read). A page of 100 then
+// costs no entity objects and, where dates are stored as text, no Date round trip per date: most
+// of what a page cost above the SQL (issue 16). Values are decoded as an entity decodes them and
+// written by serialize.ts's own rules (plainValue, deferredEntity, relationUri); only a date
+// stored in the very text it would be sent as skips both. The differential test in
+// row-writer.test.ts holds both ways to the same bytes on both engines.
+//
+// Unlike an entity, a row decodes only the columns the answer sends: a value that could not be
+// decoded (JSON written by raw SQL that is not JSON) fails the answers that show it, not the others.
 
+import type { Access } from '../datastore/access.js';
+import { PLAIN, type DataClassCore } from '../datastore/dataclass-core.js';
 import type { EntityRow } from '../datastore/entity.js';
+import { existingKeys } from '../datastore/fetch.js';
 import { leadsTo, type Projection, type ProjectedAttribute } from '../datastore/projection.js';
 import { WIRE } from '../config/wire.js';
-import type { DataClassModel, StorageAttribute, StorageType } from '../model/types.js';
+import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import type { Dialect } from '../sql/dialect.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
-import { entityUri, plainValue, relationUri } from './serialize.js';
-import type { Access } from '../datastore/access.js';
-import { existingKeys } from '../datastore/fetch.js';
+import { deferredEntity, plainValue, relationUri } from './serialize.js';
 
 type Json = Record<string, unknown>;
 
@@ -29,7 +35,7 @@ export interface RowWriter {
   readonly lookups: readonly Lookup[];
 }
 
-/** An N→1 relation sent deferred: the target, and how its key is read from the row. */
+/** An N→1 relation sent deferred: the target, and its key as an entity reads it from the row. */
 interface Lookup {
   readonly target: DataClassModel;
   readonly key: (row: EntityRow) => unknown;
@@ -38,27 +44,22 @@ interface Lookup {
 /** Per lookup (in order), the keys of its targets that exist. */
 export type Targets = readonly ReadonlySet<unknown>[];
 
-/** Types whose column values arrive as they are (no decode): as in DataClassCore. */
-const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
+export const NO_TARGETS: Targets = [];
 
-/** A date-time as Date.toISOString() writes it (how SQLite stores one): sent as it is. */
-const ISO_DATE_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-/** A date-only value as SQLite stores it: sent as 4D's d!m!yyyy. */
-const ISO_DATE = /^(\d{4})-(\d\d)-(\d\d)$/;
+/** Built once per projection object (the full projection of a dataclass is one object per visibility). */
+const writers = new WeakMap<Projection, RowWriter | null>();
 
-const writers = new WeakMap<Projection, WeakMap<Dialect, RowWriter | null>>();
-
-/** The row writer of a projection on a dialect, or undefined when the projection needs more than the row (then entities are made). Built once per projection. */
-export function rowWriterFor(p: Projection, dialect: Dialect): RowWriter | undefined {
-  let byDialect = writers.get(p);
-  if (!byDialect) writers.set(p, (byDialect = new WeakMap()));
-  let w = byDialect.get(dialect);
-  if (w === undefined) byDialect.set(dialect, (w = compile(p, dialect) ?? null));
+/** The row writer of a projection of `dc`, or undefined when entities must be made (then the answer takes serialize.ts's way). */
+export function rowWriterFor(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter | undefined {
+  if (dc.constructsOnRead) return undefined;
+  let w = writers.get(p);
+  if (w === undefined) writers.set(p, (w = compile(p, dialect) ?? null));
   return w ?? undefined;
 }
 
 /** The targets that exist of the writer's N→1 relations, for these rows: one query per relation (per KEYS_PER_QUERY keys), through the caller's access. */
 export async function targetsOf(writer: RowWriter, rows: readonly EntityRow[], access: Access): Promise<Targets> {
+  if (writer.lookups.length === 0) return NO_TARGETS;
   const out: ReadonlySet<unknown>[] = [];
   for (const l of writer.lookups) out.push(await existingKeys(l.target, rows.map(l.key), access));
   return out;
@@ -75,14 +76,11 @@ function compile(p: Projection, dialect: Dialect): RowWriter | undefined {
     if (!value) return undefined;
     fields.push({ name: a.attr.name, value });
   }
-  const keyAttr = dc.key;
-  const decodeKey = PLAIN.has(keyAttr.type) ? undefined : (v: unknown) => dialect.decode(keyAttr.type, v, keyAttr.dateOnly);
-  const keyName = keyAttr.name;
+  const keyOf = columnReader(dc.key, dc.key.name, dialect);
   return {
     lookups,
     write(row, targets, model = false) {
-      const raw = row[keyName] ?? null;
-      const key = decodeKey && raw !== null ? decodeKey(raw) : raw;
+      const key = keyOf(row);
       const out: Json = {};
       if (model) out[WIRE.ENTITY_MODEL] = dc.name;
       out[WIRE.KEY] = String(key);
@@ -94,51 +92,46 @@ function compile(p: Projection, dialect: Dialect): RowWriter | undefined {
   };
 }
 
+/** A column's value as an entity holds it: decoded by the dialect unless its type arrives as it is. */
+function columnReader(attr: StorageAttribute, column: string, dialect: Dialect): (row: EntityRow) => unknown {
+  if (PLAIN.has(attr.type)) return (row) => row[column] ?? null;
+  return (row) => {
+    const v = row[column];
+    return v === null || v === undefined ? null : dialect.decode(attr.type, v, attr.dateOnly);
+  };
+}
+
 /** How one projected attribute is written from the row, or undefined when the row is not enough. */
 function fieldOf(a: ProjectedAttribute, dc: DataClassModel, dialect: Dialect, lookups: Lookup[]): Field | undefined {
+  const name = a.attr.name;
   if (a.kind === 'deferred') {
-    const name = a.attr.name;
     const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
-    // a 1→N relation is only a URI
     if (leads.many) return (_row, key) => ({ [WIRE.DEFERRED]: { uri: relationUri(dc, key, name) } });
-    // an N→1 one names its target if that exists; its key is the foreign key (decoded as an entity
-    // decodes it), or an alias's own column
+    // an N→1 relation's key: its foreign key, or the column of an alias that ends on a relation
+    // (read as it is, as an entity reads it)
     const attr = a.attr;
-    const fk = attr.kind === 'relatedEntity' ? attr.foreignKey : undefined;
-    const column = fk ? fk.name : attr.name;
-    const key = fk && !PLAIN.has(fk.type)
-      ? (row: EntityRow) => { const v = row[column]; return v === null || v === undefined ? null : dialect.decode(fk.type, v, fk.dateOnly); }
-      : (row: EntityRow) => row[column] ?? null;
+    const key = attr.kind === 'relatedEntity' ? columnReader(attr.foreignKey, attr.foreignKey.name, dialect) : (row: EntityRow) => row[name] ?? null;
     const at = lookups.push({ target: leads.target, key }) - 1;
-    const target = leads.target;
     return (row, _key, targets) => {
       const k = key(row);
-      return k !== null && targets[at].has(k) ? { [WIRE.DEFERRED]: { uri: entityUri(target, k), [WIRE.KEY]: String(k) } } : null;
+      return deferredEntity(leads.target, k !== null && targets[at].has(k) ? k : null);
     };
   }
   if (a.kind !== 'value') return undefined;
   const attr = a.attr;
-  let target: StorageAttribute;
-  if (attr.kind === 'storage') target = attr;
-  else if (attr.kind === 'alias' && !attr.toMany && attr.steps[attr.steps.length - 1].kind === 'storage') target = attr.steps[attr.steps.length - 1] as StorageAttribute;
-  else return undefined; // calculated values run user code; other aliases are read by queries
-  const name = attr.name;
-  const { type, dateOnly } = target;
-  if (type === 'date') {
+  const last = attr.kind === 'alias' ? attr.steps[attr.steps.length - 1] : attr;
+  // calculated values run user code; aliases to lists or entities are read by queries
+  if (last.kind !== 'storage' || (attr.kind === 'alias' && attr.toMany)) return undefined;
+  const value = columnReader(last, name, dialect);
+  const asIs = last.type === 'date' ? dialect.storedDateText : undefined;
+  if (asIs) {
+    const { dateOnly } = last;
     return (row, key) => {
-      const v = row[name];
-      if (v === null || v === undefined) return null;
-      if (typeof v === 'string') {
-        if (!dateOnly && ISO_DATE_TIME.test(v)) return v;
-        const m = dateOnly ? ISO_DATE.exec(v) : null;
-        if (m) return `${Number(m[3])}!${Number(m[2])}!${Number(m[1])}`;
-      }
-      return plainValue(dialect.decode(type, v, dateOnly), attr, dc, key, false);
+      const text = asIs(row[name], dateOnly);
+      if (text === undefined) return plainValue(value(row), attr, dc, key, false);
+      // 4D's d!m!yyyy for a date alone, as formatDate writes it
+      return dateOnly ? `${Number(text.slice(8, 10))}!${Number(text.slice(5, 7))}!${Number(text.slice(0, 4))}` : text;
     };
   }
-  if (PLAIN.has(type)) return (row) => row[name] ?? null;
-  return (row, key) => {
-    const v = row[name];
-    return v === null || v === undefined ? null : plainValue(dialect.decode(type, v, dateOnly), attr, dc, key, false);
-  };
+  return (row, key) => plainValue(value(row), attr, dc, key, false);
 }

@@ -79,8 +79,7 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
       const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
       if (leads.many) return { [WIRE.DEFERRED]: { uri: relationUri(dc, e.getKey(), a.attr.name) } };
       // fetchRelated has checked that the target still exists
-      const key = f.related.has(a.attr.name) ? f.related.get(a.attr.name) : relatedKeyOf(e, a.attr.name);
-      return key === null ? null : { [WIRE.DEFERRED]: { uri: entityUri(leads.target, key), [WIRE.KEY]: String(key) } };
+      return deferredEntity(leads.target, f.related.has(a.attr.name) ? f.related.get(a.attr.name) : relatedKeyOf(e, a.attr.name));
     }
     case 'entity': {
       const related = f.related.get(a.attr.name) as FetchedEntity | null | undefined;
@@ -102,6 +101,11 @@ function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassMo
       return never;
     }
   }
+}
+
+/** An N→1 relation sent deferred: its target's URI and key, or null when there is none. */
+export function deferredEntity(target: DataClassModel, key: unknown): Json | null {
+  return key === null ? null : { [WIRE.DEFERRED]: { uri: entityUri(target, key), [WIRE.KEY]: String(key) } };
 }
 
 export function relationUri(dc: DataClassModel, key: unknown, attr: string): string {

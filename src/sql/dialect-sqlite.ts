@@ -87,6 +87,7 @@ export const sqliteDialect: Dialect = {
         return value;
     }
   },
+  storedDateText: canonicalDateText,
   decode(type, value) {
     if (value === null || value === undefined) return null;
     switch (type) {
@@ -101,3 +102,25 @@ export const sqliteDialect: Dialect = {
     }
   },
 };
+
+/** Date.toISOString()'s form, or a date alone: the shapes isoDate() stores. */
+const ISO_DATE_TEXT = /^\d{4}-\d\d-\d\d(?:T\d\d:\d\d:\d\d\.\d{3}Z)?$/;
+
+/**
+ * The stored text of a date when it is what isoDate() writes for a real date, else undefined. A
+ * value written by other means (raw SQL, an import) may have the shape and not be a date
+ * (2021-02-29, hour 24): new Date() would roll it over or refuse it, so it is not taken as it is.
+ */
+function canonicalDateText(value: unknown, dateOnly: boolean): string | undefined {
+  if (typeof value !== 'string' || value.length !== (dateOnly ? 10 : 24) || !ISO_DATE_TEXT.test(value)) return undefined;
+  const digits = (at: number, n: number) => Number(value.slice(at, at + n));
+  const [year, month, day] = [digits(0, 4), digits(5, 2), digits(8, 2)];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (!dateOnly && (digits(11, 2) > 23 || digits(14, 2) > 59 || digits(17, 2) > 59)) return undefined;
+  return value;
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month !== 2) return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+}

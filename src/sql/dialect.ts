@@ -83,6 +83,12 @@ export interface Dialect {
   encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
   /** turns a column value read from the engine into the JavaScript attribute value */
   decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+  /**
+   * A date column's value when it is already the text isoDate() writes for a valid date
+   * (YYYY-MM-DD, or Date.toISOString()'s form), else undefined: answers written from rows send it
+   * without a Date round trip. Only where dates are stored as text.
+   */
+  storedDateText?(value: unknown, dateOnly: boolean): string | undefined;
 }
 
 export type JsonClass = 'number' | 'text';

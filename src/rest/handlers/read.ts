@@ -2,14 +2,12 @@
 // the entity a relation leads to. Everything about data is asked of the datastore core.
 
 import type { Action } from '../action.js';
-import { findEntity, follow, narrow, selectionOf } from '../collections.js';
-import { entityNotFound } from '../../datastore/writes.js';
+import { findEntity, findRow, follow, narrow, selectionOf } from '../collections.js';
 import { rowWriterFor, targetsOf, type RowWriter } from '../row-writer.js';
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { requireKey } from '../../model/values.js';
 import { entityBody, pageBody, projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import { inSnapshot, type Scope } from '../scope.js';
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import type { Entity } from '../../datastore/entity.js';
 import type { Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
@@ -30,20 +28,19 @@ export async function readEntity(scope: Scope, action: Extract<Action, { kind: '
     throw e;
   }
   // a key and a projection its row is enough for: the row written out, no entity made
-  const writer = action.selector.kind === 'key' && !action.shape.asArray ? rowWriterFor(projection, scope.access.reader.dialect) : undefined;
-  if (writer && action.selector.kind === 'key') {
+  if (action.selector.kind === 'key' && !action.shape.asArray) {
+    const writer = rowWriterFor(projection, action.dc, scope.access.reader.dialect);
     const key = action.selector.key;
-    if (writer.lookups.length > 0) return inSnapshot(scope, (s) => rowAnswer(s, action.dc, key, writer));
-    return rowAnswer(scope, action.dc, key, writer);
+    if (writer && writer.lookups.length > 0) return inSnapshot(scope, (s) => rowAnswer(s, action.dc, key, writer));
+    if (writer) return rowAnswer(scope, action.dc, key, writer);
   }
   if (projection.related) return inSnapshot(scope, (s) => entityAnswer(s, action, projection));
   return entityAnswer(scope, action, projection);
 }
 
 async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter): Promise<RestResponse> {
-  const row = await dc.getRow(requireKey(dc.model.key, key), scope.access);
-  if (!row) throw entityNotFound(dc.model, key);
-  return json(writer.write(row, writer.lookups.length > 0 ? await targetsOf(writer, [row], scope.access) : [], true));
+  const row = await findRow(scope, dc, key);
+  return json(writer.write(row, await targetsOf(writer, [row], scope.access), true));
 }
 
 async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>, projection: Projection): Promise<RestResponse> {
