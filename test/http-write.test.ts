@@ -186,6 +186,10 @@ describe('writes over HTTP', () => {
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.birthDate, '5!10!2013');
     assert.match(ok.body.ID, /^[0-9A-F]{32}$/); // generated uuid key
+    // years 0 to 99 are those years, not 1900 to 1999 (as Date.UTC would read them)
+    const early = await post('/rest/Employee?$method=update', { lastName: 'Early', birthDate: '4!3!0099', hiredAt: '0099-03-04T10:00:00Z' });
+    assert.equal(early.status, 200, JSON.stringify(early.body));
+    assert.deepEqual([early.body.birthDate, early.body.hiredAt], ['4!3!99', '0099-03-04T10:00:00.000Z']);
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ level: 300 }, /Employee\.level \(byte\) cannot take 300: out of range -128 to 127/],
       [{ extension: 1.5 }, /expected a whole number/],

@@ -145,7 +145,7 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
       const d = value instanceof Date ? value : typeof value === 'string' ? parseDate(value) : undefined;
       if (!d || Number.isNaN(d.getTime())) return fail('expected a date (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ or dd!mm!yyyy)');
       // date-only attributes keep the day (time and zone dropped, spec "Value formats for input")
-      return attr.dateOnly ? new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate())) : d;
+      return attr.dateOnly ? utcDay(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) : d;
     }
     case 'object': {
       if (typeof value !== 'object') return fail('expected a JSON object');
@@ -164,14 +164,21 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
 
 export function parseDate(text: string): Date | undefined {
   const m = /^(\d{1,2})!(\d{1,2})!(\d{4})$/.exec(text);
-  if (m) return realDay(+m[3], +m[2], +m[1]) ? new Date(Date.UTC(+m[3], +m[2] - 1, +m[1])) : undefined;
+  if (m) return realDay(+m[3], +m[2], +m[1]) ? utcDay(+m[3], +m[2] - 1, +m[1]) : undefined;
   const iso = /^(\d{4})-(\d{2})-(\d{2})([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.exec(text);
   return iso && realDay(+iso[1], +iso[2], +iso[3]) ? new Date(text) : undefined;
 }
 
+/** Midnight UTC of a day (Date.UTC would read the years 0 to 99 as 1900 to 1999). */
+function utcDay(year: number, monthIndex: number, day: number): Date {
+  const d = new Date(0);
+  d.setUTCFullYear(year, monthIndex, day);
+  return d;
+}
+
 /** Is it a day of the calendar (no 31 February, no month 0)? Date would roll it over silently. */
 function realDay(year: number, month: number, day: number): boolean {
-  const d = new Date(Date.UTC(year, month - 1, day));
+  const d = utcDay(year, month - 1, day);
   return d.getUTCFullYear() === year && d.getUTCMonth() === month - 1 && d.getUTCDate() === day;
 }
 
