@@ -201,12 +201,12 @@ export class DataClassCore {
     return this.events !== undefined || [...this.#calculated.values()].some((c) => c.set !== undefined);
   }
 
-  /** Reading entities of this dataclass runs user code: an entity class's constructor, a calculated attribute's get, query or orderBy. */
   /** A user entity class is installed: its constructor runs for every entity read too (README, entity events), so reads make entities. */
   get constructsOnRead(): boolean {
     return this.#userEntityClass;
   }
 
+  /** Reading entities of this dataclass runs user code: an entity class's constructor, a calculated attribute's get, query or orderBy. */
   get readsRunUserCode(): boolean {
     return this.#userEntityClass || this.#calculated.size > 0;
   }

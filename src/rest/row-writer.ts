@@ -133,5 +133,7 @@ function fieldOf(a: ProjectedAttribute, dc: DataClassModel, dialect: Dialect, lo
       return dateOnly ? `${Number(text.slice(8, 10))}!${Number(text.slice(5, 7))}!${Number(text.slice(0, 4))}` : text;
     };
   }
+  // (plainValue sends these types as they are)
+  if (PLAIN.has(last.type)) return value;
   return (row, key) => plainValue(value(row), attr, dc, key, false);
 }

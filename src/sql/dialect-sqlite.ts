@@ -113,11 +113,16 @@ const ISO_DATE_TEXT = /^\d{4}-\d\d-\d\d(?:T\d\d:\d\d:\d\d\.\d{3}Z)?$/;
  */
 function canonicalDateText(value: unknown, dateOnly: boolean): string | undefined {
   if (typeof value !== 'string' || value.length !== (dateOnly ? 10 : 24) || !ISO_DATE_TEXT.test(value)) return undefined;
-  const digits = (at: number, n: number) => Number(value.slice(at, at + n));
-  const [year, month, day] = [digits(0, 4), digits(5, 2), digits(8, 2)];
-  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
-  if (!dateOnly && (digits(11, 2) > 23 || digits(14, 2) > 59 || digits(17, 2) > 59)) return undefined;
+  const month = twoDigits(value, 5);
+  const day = twoDigits(value, 8);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(twoDigits(value, 0) * 100 + twoDigits(value, 2), month)) return undefined;
+  if (!dateOnly && (twoDigits(value, 11) > 23 || twoDigits(value, 14) > 59 || twoDigits(value, 17) > 59)) return undefined;
   return value;
+}
+
+/** The number two digits at `at` write (read by char codes: this runs for every date of every page written from rows). */
+function twoDigits(text: string, at: number): number {
+  return (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48;
 }
 
 function daysInMonth(year: number, month: number): number {
