@@ -83,6 +83,8 @@ export interface StartOptions {
   /** the ready line; its first group is the server's URL */
   readonly ready: RegExp;
   readonly timeoutMs?: number;
+  /** run under our supervisor (for --workers above 1); the CPU is then that of the process tree */
+  readonly supervised?: boolean;
 }
 
 /** Starts `node ARGS` and resolves once its stdout prints the ready line. */
@@ -90,7 +92,8 @@ export function startServer(options: StartOptions): Promise<ServerProcess> {
   hook();
   // DATASET_REST_INSTANCE: our server runs as one process, without its supervisor, so that the
   // CPU measured is the server's
-  const child = spawn(process.execPath, options.args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+  const env = options.supervised ? process.env : { ...process.env, DATASET_REST_INSTANCE: '1' };
+  const child = spawn(process.execPath, options.args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'], env });
   children.add(child);
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {

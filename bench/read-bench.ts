@@ -6,7 +6,8 @@
 // --rounds R alternating runs), --warmup S, --connections N, --max-skip N, --fill core|sql,
 // --profile (CPU profiles of both servers, kept and summarised per request), --bare-baseline (the
 // baseline without the headers the contract puts on every answer; by default it sends the same
-// security headers and a new guest's session cookie as ours, so that both answers are the same bytes).
+// security headers and a new guest's session cookie as ours, so that both answers are the same bytes),
+// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered.
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -47,6 +48,10 @@ interface Settings {
   profile: boolean;
   /** the baseline without the contract's headers (security headers, the guest's cookie) */
   bareBaseline: boolean;
+  /** our server's --workers */
+  workers: number;
+  /** the scenarios to run (all when undefined) */
+  scenarios: ScenarioKind[] | undefined;
 }
 
 function settings(): Settings {
@@ -63,6 +68,8 @@ function settings(): Settings {
       fill: { type: 'string' },
       profile: { type: 'boolean', default: false },
       'bare-baseline': { type: 'boolean', default: false },
+      workers: { type: 'string', default: '1' },
+      scenarios: { type: 'string' },
     },
     strict: true,
   });
@@ -87,6 +94,11 @@ function settings(): Settings {
     fill: values.fill,
     profile: values.profile,
     bareBaseline: values['bare-baseline'],
+    workers: num('workers', values.workers, 1),
+    scenarios: values.scenarios === undefined ? undefined : values.scenarios.split(',').map((k) => {
+      if (!SCENARIO_KINDS.includes(k as ScenarioKind)) throw new Error(`--scenarios takes ${SCENARIO_KINDS.join(', ')}, got '${k}'`);
+      return k as ScenarioKind;
+    }),
   };
 }
 
@@ -116,7 +128,9 @@ interface Totals {
 const newTotals = (): Totals => ({ requests: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, serverCpuMs: 0, dbCpuMs: 0, clientCpuMs: 0, latencies: new Latencies(), rounds: [] });
 
 async function load(server: ServerProcess, path: (n: number) => string, range: number, seconds: number, s: Settings, dbPid: number | undefined, into?: Totals): Promise<number> {
-  const cpu0 = processCpuMs(server.pid);
+  // (several workers: the supervisor's process tree)
+  const cpuOf = (pid: number) => (s.workers > 1 && server.name === 'ours' ? processTreeCpuMs(pid) : processCpuMs(pid));
+  const cpu0 = cpuOf(server.pid);
   const db0 = dbPid === undefined ? undefined : processTreeCpuMs(dbPid);
   const client0 = process.cpuUsage();
   const instance = autocannon({
@@ -131,7 +145,7 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
   if (into) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => into.latencies.add(ms));
   const r = await instance;
   const client = process.cpuUsage(client0);
-  const cpu1 = processCpuMs(server.pid);
+  const cpu1 = cpuOf(server.pid);
   const db1 = dbPid === undefined ? undefined : processTreeCpuMs(dbPid);
   const answered = r['1xx'] + r['2xx'] + r['3xx'] + r['4xx'] + r['5xx'];
   if (into) {
@@ -233,9 +247,10 @@ function startOurs(t: Target, s: Settings, profileDir: string | undefined): Prom
   const db = t.engine === 'postgres' ? ['--db', t.project.db, '--pool-size', String(s.poolSize)] : [];
   return startServer({
     name: 'ours',
-    args: [...profiling(profileDir), 'bin/dataset-rest.mjs', '--project', t.project.dir, ...db, '--port', '0', '--log-level', 'warn'],
+    args: [...profiling(profileDir), 'bin/dataset-rest.mjs', '--project', t.project.dir, ...db, '--port', '0', '--workers', String(s.workers), '--log-level', 'warn'],
     cwd: ROOT,
     ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
+    supervised: s.workers > 1,
   });
 }
 
@@ -253,7 +268,8 @@ function startBaseline(t: Target, s: Settings, profileDir: string | undefined): 
 
 // ---- the run ----
 
-type ScenarioKind = 'byKey' | 'page' | 'filtered';
+const SCENARIO_KINDS = ['byKey', 'page', 'filtered'] as const;
+type ScenarioKind = (typeof SCENARIO_KINDS)[number];
 
 interface Scenario {
   readonly kind: ScenarioKind;
@@ -382,7 +398,7 @@ async function runEngine(engine: Engine, s: Settings, profileRoot: string | unde
       },
     ];
     const outcomes: Outcome[] = [];
-    for (const [i, scenario] of scenarios.entries()) outcomes.push({ ...(await runScenario(scenario, target, s, profileRoot, i === 0)), engine, target: TARGETS[engine][scenario.kind] });
+    for (const [i, scenario] of scenarios.filter((x) => !s.scenarios || s.scenarios.includes(x.kind)).entries()) outcomes.push({ ...(await runScenario(scenario, target, s, profileRoot, i === 0)), engine, target: TARGETS[engine][scenario.kind] });
     console.log(`\n${ENGINE_NAME[engine]}:\n${table(outcomes)}`);
     return outcomes;
   } finally {

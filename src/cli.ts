@@ -3,7 +3,7 @@
 // command itself only supervises (src/supervisor.ts); the server runs in its child process.
 
 import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
@@ -14,12 +14,12 @@ import { eventErrorLogger } from './datastore/events.js';
 import { createLogger } from './util/log.js';
 import { buildServer, LOOPBACK_HOSTS } from './server.js';
 import { EXPLORER_PATH } from './explorer/routes.js';
-import { hostname, networkInterfaces } from 'node:os';
+import { availableParallelism, hostname, networkInterfaces } from 'node:os';
 import { coreOf } from './datastore/datastore.js';
 import { SchemaError } from './storage/schema.js';
 import { StorageConfigError } from './storage/open.js';
 import { watchdog } from './functions/watchdog.js';
-import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
+import { INSTANCE_ENV, READY_LINE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
 /** A second stop signal within this long of the first is the same stop, not "stop now". */
@@ -83,6 +83,13 @@ function origins(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), ...items];
 }
 
+/** Server processes: a whole number of 1 or more, or auto (one per core). */
+function workerCount(value: string): number {
+  if (value === 'auto') return availableParallelism();
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) throw new InvalidArgumentError(`a whole number from 1 to ${MAX_WORKERS}, or auto (one per core)`);
+  return Number(value);
+}
+
 function logLevel(value: string): string {
   if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
   return value;
@@ -115,6 +122,7 @@ const program = new Command()
   .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
   .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
   .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')
+  .option('--workers <n>', 'server processes sharing the port (and the database); auto: one per core', workerCount, 1)
   .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
   .showHelpAfterError(false)
   .exitOverride()
@@ -131,11 +139,11 @@ try {
 }
 const opts = program.opts<{
   project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
-  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number; explorer: boolean;
+  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number;
 }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
-else supervise(process.argv[1], process.argv.slice(2));
+else supervise(process.argv[1], process.argv.slice(2), opts.workers);
 
 /** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */
 function defaultHosts(listen: string): string[] {
@@ -206,10 +214,11 @@ async function serve(): Promise<void> {
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
   warnIfOpen(ds, log, actual);
-  process.stdout.write(`dataset-rest listening on http://${host}:${actual}/rest\n`);
+  const line = `dataset-rest listening on http://${host}:${actual}/rest`;
+  if (process.env[READY_LINE_ENV] !== '0') process.stdout.write(`${line}\n`);
   if (orphaned()) process.exit(0);
   if (supervised) {
-    process.send?.({ type: 'ready', port: actual } satisfies ReadyMessage);
+    process.send?.({ type: 'ready', port: actual, line } satisfies ReadyMessage);
     // a function stuck in code that never yields ends this instance; the supervisor starts another
     watchdog.action = 'exit';
   }

@@ -45,6 +45,7 @@ describe('command line', () => {
     ['a database URL of no supported engine', ['--db', 'mysql://u:p@127.0.0.1/db'], /mysql:\/\/ is not a database this server can use/],
     ['a PostgreSQL server nobody listens for', ['--db', 'postgres://u:p@127.0.0.1:1/db'], /PostgreSQL at u@127\.0\.0\.1:1\/db: connection refused/],
     ['a pool size of zero', ['--pool-size', '0'], /--pool-size.*a whole number of 2 or more/],
+    ['no workers', ['--workers', '0'], /--workers.*a whole number from 1 to 64, or auto/],
     ['a pool size of one', ['--pool-size', '1'], /--pool-size.*a whole number of 2 or more/],
     ['a pool size that is no whole number', ['--pool-size', '2.5'], /--pool-size.*a whole number of 2 or more/],
   ];
@@ -125,6 +126,56 @@ describe('command line', () => {
     assert.equal(code, 0);
     // the default database was created inside the project
     assert.ok(spawnSync('test', ['-f', join(dir, 'data', 'data.sqlite')]).status === 0);
+  });
+
+  it('runs --workers 2 as two processes on one port: one ready line, a killed worker replaced, SIGTERM stops them all', async () => {
+    const dir = project(join(tmp.dir, 'workers'), SMALL);
+    const child = spawn(process.execPath, [BIN, '--project', dir, '--port', '0', '--workers', '2', '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d) => (err += String(d)));
+    const base = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (d) => {
+        out += String(d);
+        const m = /listening on (http:\S+\/rest)/.exec(out);
+        if (m) resolve(m[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`exited early with ${code}: ${err}`)));
+    });
+    const workers = () => spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.split('\n').map((l) => Number(l.trim())).filter((n) => n > 0);
+    const served = async () => (await Promise.all(Array.from({ length: 20 }, () => fetch(`${base}/$catalog`, { headers: { connection: 'close' } })))).map((r) => r.status);
+    const until = async (what: () => boolean, ms: number) => {
+      for (const end = Date.now() + ms; !what() && Date.now() < end; ) await new Promise((r) => setTimeout(r, 100));
+    };
+    try {
+      assert.equal(workers().length, 2, 'two server processes');
+      assert.deepEqual(await served(), Array(20).fill(200));
+      assert.equal(out.match(/listening on/g)?.length, 1, `one ready line: ${out}`);
+      // one worker dies: the other serves on, and a new one takes its place on the same port
+      const [first] = workers();
+      process.kill(first, 'SIGKILL');
+      assert.deepEqual(await served(), Array(20).fill(200));
+      await until(() => workers().length === 2 && !workers().includes(first), 20_000);
+      assert.equal(workers().length, 2, `a replacement: ${err}`);
+      assert.match(err, /a server instance ended \(SIGKILL\); starting a new one on port \d+/);
+      assert.deepEqual(await served(), Array(20).fill(200));
+    } finally {
+      const last = workers();
+      const code = await new Promise<number | null>((resolve) => {
+        child.on('exit', resolve);
+        child.kill('SIGTERM');
+      });
+      assert.equal(code, 0);
+      const alive = (pid: number) => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      assert.deepEqual(last.filter(alive), [], 'no worker left behind');
+    }
   });
 
   it('finishes a function call in flight when Ctrl-C signals the whole process group, then exits 0', async () => {
