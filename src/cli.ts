@@ -19,7 +19,7 @@ import { coreOf } from './datastore/datastore.js';
 import { SchemaError } from './storage/schema.js';
 import { StorageConfigError } from './storage/open.js';
 import { watchdog } from './functions/watchdog.js';
-import { INSTANCE_ENV, READY_LINE_ENV, supervise, type ReadyMessage } from './supervisor.js';
+import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
 
 const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
 /** A second stop signal within this long of the first is the same stop, not "stop now". */
@@ -85,7 +85,7 @@ function origins(value: string, previous: string[] | undefined): string[] {
 
 /** Server processes: a whole number of 1 or more, or auto (one per core). */
 function workerCount(value: string): number {
-  if (value === 'auto') return availableParallelism();
+  if (value === 'auto') return Math.min(availableParallelism(), MAX_WORKERS);
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) throw new InvalidArgumentError(`a whole number from 1 to ${MAX_WORKERS}, or auto (one per core)`);
   return Number(value);
 }
@@ -143,7 +143,7 @@ const opts = program.opts<{
 }>();
 
 if (process.env[INSTANCE_ENV] === '1') await serve();
-else supervise(process.argv[1], process.argv.slice(2), opts.workers);
+else supervise(process.argv[1], process.argv.slice(2), { workers: opts.workers, host: opts.host, port: opts.port });
 
 /** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */
 function defaultHosts(listen: string): string[] {
@@ -215,7 +215,8 @@ async function serve(): Promise<void> {
   log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
   warnIfOpen(ds, log, actual);
   const line = `dataset-rest listening on http://${host}:${actual}/rest`;
-  if (process.env[READY_LINE_ENV] !== '0') process.stdout.write(`${line}\n`);
+  // (under the supervisor, it prints the line once every worker listens)
+  if (!supervised) process.stdout.write(`${line}\n`);
   if (orphaned()) process.exit(0);
   if (supervised) {
     process.send?.({ type: 'ready', port: actual, line } satisfies ReadyMessage);

@@ -1,87 +1,115 @@
-// The command runs the server as a child process, or as several (--workers: node:cluster workers
-// sharing one listening port, connections spread over them), and stays beside them: when a function holds a worker's event
-// loop past its time limit, that worker's watchdog answers the stuck call and ends the worker
-// (src/functions/watchdog.ts); the supervisor then starts a fresh one on the same port, so the
-// server keeps serving. Workers share nothing in memory: everything a later request may need is
-// in the database (README, "What is shared"). Signals go through: SIGTERM/SIGINT ask every worker
-// to finish its requests, and the supervisor exits once they have.
+// The command runs the server as a child process, or as several (--workers: node:cluster
+// workers sharing one listening port), and stays beside them: when a function holds a worker's
+// event loop past its time limit, that worker's watchdog answers the stuck call and ends the
+// worker (src/functions/watchdog.ts); the supervisor then starts a fresh one on the same port, so
+// the server keeps serving. Workers share nothing in memory: everything a later request may need
+// is in the database (README, "What is shared"). Signals go through: SIGTERM/SIGINT ask every
+// worker to finish its requests, and the supervisor exits once they have.
 
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
+import { createServer } from 'node:net';
 import { RESTART_BURST } from './config/limits.js';
 
 /** Set in the child's environment: "serve, don't supervise". */
 export const INSTANCE_ENV = 'DATASET_REST_INSTANCE';
 
-/** Set to 0 in a worker's environment: it does not print the ready line (the supervisor prints one for all). */
-export const READY_LINE_ENV = 'DATASET_REST_READY_LINE';
-
 /** What the child tells the supervisor once it listens. */
 export interface ReadyMessage {
   readonly type: 'ready';
   readonly port: number;
-  /** the ready line the worker printed, or would have */
+  /** the ready line, printed by the supervisor once every worker listens */
   readonly line: string;
+}
+
+export interface SuperviseOptions {
+  readonly workers: number;
+  /** the address and port the command was given (port 0: a free one, picked once for all workers) */
+  readonly host: string;
+  readonly port: number;
 }
 
 /**
  * Runs `workers` server processes (this script with the same arguments) and replaces any that
- * ends. The first starts alone (it may create, migrate and seed the database); the others once it
- * listens. Resolves never; exits the process.
+ * ends after it served. The first starts alone (it may create, migrate and seed the database);
+ * the others once it listens; one that cannot start during start-up stops them all. Resolves
+ * never; exits the process.
  */
-export function supervise(script: string, args: readonly string[], workers = 1): void {
-  let port: number | undefined;
+export function supervise(script: string, args: readonly string[], options: SuperviseOptions): void {
+  const { workers } = options;
+  let port = options.port === 0 ? undefined : options.port;
   let stopping = false;
-  let served = false;
-  const live = new Set<ServerProcess>();
+  let announced = false;
+  let othersStarted = false;
+  /** the worst exit status of the workers stopped on request */
+  let status = 0;
+  const live = new Map<ServerProcess, { ready: boolean; initial: boolean }>();
   const pending = new Set<NodeJS.Timeout>();
   const starts: number[] = [];
-  /** the first workers, until all listen: then one ready line is printed for all of them */
-  let starting = workers;
+  const ready = () => [...live.values()].filter((w) => w.ready).length;
 
-  /** the arguments the live workers listen with: one listening socket is shared by workers that ask for the same address and port */
-  let listenArgs = [...args];
+  // Workers share the socket of one address and port: with --port 0 the port is picked here,
+  // once, so that every worker (and every replacement) asks for the same one.
+  const begin = async () => {
+    if (workers > 1) {
+      // (each worker accepts from the shared socket itself: a connection is never handed to a
+      // worker that dies before taking it, and left open in the supervisor; set before any fork)
+      cluster.schedulingPolicy = cluster.SCHED_NONE;
+      port ??= await freePort(options.host);
+    }
+    start(true);
+  };
 
-  const start = () => {
+  const start = (initial = false) => {
     starts.push(Date.now());
-    // once every worker has gone the socket has closed: the next one listens again on the port
-    // the first got (--port 0 picks one only once), and those after it ask for that port too
-    if (live.size === 0 && port !== undefined) listenArgs = [...args, '--port', String(port)];
-    const worker = launch(script, listenArgs, { [INSTANCE_ENV]: '1', ...(starting > 0 ? { [READY_LINE_ENV]: '0' } : {}) }, workers);
-    live.add(worker);
-    let ready = false;
+    // a restart keeps the port the first worker got (--port 0 picks one only once)
+    const worker = launch(script, port === undefined ? args : [...args, '--port', String(port)], workers);
+    const state = { ready: false, initial };
+    live.set(worker, state);
     worker.onMessage((m) => {
-      if (m?.type !== 'ready' || ready) return;
-      ready = true;
+      if (m?.type !== 'ready' || state.ready || stopping) return;
+      state.ready = true;
       port = m.port;
-      if (!served) {
-        served = true;
-        for (let i = 1; i < workers; i++) start();
+      // the first listens: the others start (they find the database set up)
+      if (!othersStarted) {
+        othersStarted = true;
+        for (let i = 1; i < workers; i++) start(true);
       }
-      if (starting > 0 && --starting === 0) process.stdout.write(`${m.line}\n`);
+      if (!announced && ready() === workers) {
+        announced = true;
+        process.stdout.write(`${m.line}\n`);
+      }
     });
     worker.onExit((code, signal) => {
       live.delete(worker);
-      onExit(ready, code, signal);
+      onExit(state, code, signal);
     });
   };
 
-  const onExit = (ready: boolean, code: number | null, signal: string | null) => {
-    const status = code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1);
+  const onExit = (state: { ready: boolean; initial: boolean }, code: number | null, signal: string | null) => {
+    const exit = code ?? (signal === 'SIGTERM' || signal === 'SIGINT' ? 0 : 1);
     // stopped on request: done when the last one is
     if (stopping) {
+      status = Math.max(status, exit);
       if (live.size === 0) process.exit(status);
       return;
     }
-    // the first worker never got going (bad project, port taken): nothing to keep serving
-    if (!served) process.exit(status);
+    // a worker of the start that never got going (a bad project, the port taken, the database
+    // refusing more connections; it said why on stderr): nothing to keep serving
+    if (state.initial && !state.ready) {
+      status = exit || 1;
+      stop('SIGTERM');
+      return;
+    }
     starts.splice(0, Math.max(0, starts.length - RESTART_BURST.restarts * workers));
     // A worker that served, then ended, is replaced — always: giving up would let any client that
     // can call a stuck function stop the server for good. Bursts are slowed down.
     // (a replacement that cannot start — its port taken meanwhile, say — is retried the same way)
     const recent = starts.filter((t) => Date.now() - t < RESTART_BURST.withinMs).length;
-    const delay = recent >= RESTART_BURST.restarts * workers || !ready ? RESTART_BURST.delayMs : 0;
-    process.stderr.write(`dataset-rest: ${workers === 1 ? 'the' : 'a'} server instance ended (${signal ?? `exit code ${code}`}); starting a new one on port ${port}${delay ? ` in ${delay / 1000} s (${recent} starts within ${RESTART_BURST.withinMs / 1000} s)` : ''}\n`);
+    const burst = recent >= RESTART_BURST.restarts * workers;
+    const delay = burst || !state.ready ? RESTART_BURST.delayMs : 0;
+    const why = burst ? ` (${recent} starts within ${RESTART_BURST.withinMs / 1000} s)` : !state.ready ? ' (it had not started)' : '';
+    process.stderr.write(`dataset-rest: ${workers === 1 ? 'the' : 'a'} server instance ended (${signal ?? `exit code ${code}`}); starting a new one on port ${port}${delay ? ` in ${delay / 1000} s${why}` : ''}\n`);
     const timer = setTimeout(() => {
       pending.delete(timer);
       start();
@@ -93,12 +121,27 @@ export function supervise(script: string, args: readonly string[], workers = 1):
     stopping = true;
     for (const t of pending) clearTimeout(t);
     // between two workers: nothing to wait for
-    if (live.size === 0) process.exit(0);
-    for (const w of live) w.kill(signal === 'SIGINT' ? 'SIGTERM' : signal);
+    if (live.size === 0) process.exit(status);
+    for (const w of live.keys()) w.kill(signal === 'SIGINT' ? 'SIGTERM' : signal);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  start();
+  begin().catch((e: unknown) => {
+    process.stderr.write(`dataset-rest: cannot listen on ${options.host}: ${(e as Error).message}\n`);
+    process.exit(2);
+  });
+}
+
+/** A port free on `host` now (the workers then ask for it; another program could take it between, as with any port given). */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /** A server process as the supervisor sees it: its ready message, its end, a signal. */
@@ -111,9 +154,10 @@ interface ServerProcess {
 /**
  * Starts one server process. Alone, it is a plain child with its own listening socket: while it
  * is replaced the port is closed, and a client's connection is refused rather than held. Several
- * are cluster workers, whose connections the supervisor accepts on the one socket they share.
+ * are cluster workers on one shared socket (set up by begin()).
  */
-function launch(script: string, args: readonly string[], env: Record<string, string>, workers: number): ServerProcess {
+function launch(script: string, args: readonly string[], workers: number): ServerProcess {
+  const env = { [INSTANCE_ENV]: '1' };
   if (workers === 1) {
     const child = fork(script, args, { env: { ...process.env, ...env }, stdio: 'inherit' });
     return { onMessage: (f) => child.on('message', f), onExit: (f) => child.on('exit', f), kill: (signal) => child.kill(signal) };

@@ -113,9 +113,9 @@ export const SCHEMA_BATCH_ROWS = 1000;
 export const MIN_STALL_MS = 250;
 /** Function calls the watchdog watches at once; more run unwatched (the cooperative checks still apply). */
 export const WATCHED_CALLS = 512;
-/** This many restarts of the server instance within this long slow the next one down (a client calling a stuck function again and again). */
 /** --workers at most: each worker holds its own connections and caches, and more processes than cores only wait on each other. */
 export const MAX_WORKERS = 64;
+/** This many restarts of the server instance within this long slow the next one down (a client calling a stuck function again and again). */
 export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } as const;
 /**
  * How many times a write unit that runs no user code (a save's own statements, an $atomic batch or
