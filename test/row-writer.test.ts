@@ -139,13 +139,33 @@ describe('the row writer writes what the entity serializer writes', () => {
     tmp.remove();
   });
 
-  it('takes the row path for these attributes, and the entity path with a list or an inline relation', () => {
+  it('takes the row path for these attributes and N→1 relations inline, the entity path with a list or a 1→N relation inline', () => {
     const core = coreOf(ds);
     const thing = core.classOf(core.model.dataClassesByName.get('Thing')!);
     const dialect = core.storage.dialect;
     assert.ok(rowWriterFor(resolveProjection(thing.model, { attributes: ROW_ONLY }, isExposed), thing, dialect));
+    assert.ok(rowWriterFor(resolveProjection(thing.model, { attributes: ROW_ONLY, expand: ['owner', 'parentOwner'] }, isExposed), thing, dialect));
+    assert.ok(rowWriterFor(resolveProjection(thing.model, { attributes: [...ROW_ONLY, 'parent.label', 'parent.owner.*'] }, isExposed), thing, dialect));
     assert.equal(rowWriterFor(resolveProjection(thing.model, { attributes: [...ROW_ONLY, 'childLabels'] }, isExposed), thing, dialect), undefined);
-    assert.equal(rowWriterFor(resolveProjection(thing.model, { attributes: ROW_ONLY, expand: ['owner'] }, isExposed), thing, dialect), undefined);
+    // a whole Thing inline has its list too
+    assert.equal(rowWriterFor(resolveProjection(thing.model, { attributes: ROW_ONLY, expand: ['parent'] }, isExposed), thing, dialect), undefined);
+    assert.equal(rowWriterFor(resolveProjection(thing.model, { attributes: ROW_ONLY, expand: ['children'] }, isExposed), thing, dialect), undefined);
+  });
+
+  it('writes N→1 relations inline (through relations and aliases, to a dropped entity) the same both ways', async () => {
+    for (const expand of ['owner', 'parent', 'parentOwner', 'owner,parent,parentOwner']) {
+      const { rows, entities } = await bothWays((a) => `/rest/Thing?$attributes=${a}&$expand=${expand}&$orderby=label&$top=100`);
+      assert.equal(rows.status, 200, rows.text);
+      const expected = { ...entities.body, __ENTITIES: entities.body.__ENTITIES.map((e: Json) => withoutAttribute(e, 'childLabels')) };
+      assert.equal(rows.text, JSON.stringify(expected), `$expand=${expand}`);
+    }
+    // and inside the inline entity, its own relations and attributes as asked
+    const nested = await bothWays((a) => `/rest/Thing?$attributes=${a},parent.label,parent.owner.*,parent.children&$orderby=label&$top=100`);
+    assert.equal(nested.rows.text, JSON.stringify({ ...nested.entities.body, __ENTITIES: nested.entities.body.__ENTITIES.map((e: Json) => withoutAttribute(e, 'childLabels')) }));
+    const byLabel = new Map<string, Json>(nested.rows.body.__ENTITIES.map((e: Json) => [e.label, e]));
+    assert.equal(byLabel.get('old')?.parent.owner.name, 'Ann', 'two N→1 steps inline');
+    const gone = await get('/rest/Thing?$attributes=label,owner.*&$orderby=label&$top=100');
+    assert.equal(new Map<string, Json>(gone.body.__ENTITIES.map((e: Json) => [e.label, e])).get('old')?.owner, null, 'an inline relation to a dropped entity reads null');
   });
 
   it('writes a page the same both ways, every type and edge value', async () => {
@@ -206,5 +226,8 @@ describe('the row writer on the demo', () => {
     const employee = core.classOf(core.model.dataClassesByName.get('Employee')!);
     assert.equal(employee.constructsOnRead, true);
     assert.equal(rowWriterFor(resolveProjection(employee.model, { attributes: ['lastName'] }, isExposed), employee, core.storage.dialect), undefined);
+    // nor inline, through a relation of a dataclass that has none
+    const city = core.classOf(core.model.dataClassesByName.get('City')!);
+    assert.equal(rowWriterFor(resolveProjection(city.model, { attributes: ['name', 'workers.*'] }, isExposed), city, core.storage.dialect), undefined);
   });
 });

@@ -32,6 +32,10 @@ export const MAX_ORDER_TERMS = 64;
 // ---- reading in batches ----
 /** Keys bound in one IN list at most; longer lists are read in several queries. */
 export const KEYS_PER_QUERY = 1000;
+/** Counts of selections kept per process with the data version they were read at (datastore/count-cache.ts); the least recently used go past it. */
+export const COUNT_CACHE_ENTRIES = 2000;
+/** Longest key (the count's SQL and its parameters) of a count kept: longer ones (a set's thousands of keys) are counted each time. */
+export const COUNT_CACHE_KEY_LENGTH = 4096;
 /** Entities are read in chunks of this size when iterating or converting to an array. */
 export const ITERATION_CHUNK = 1000;
 

@@ -31,6 +31,8 @@ export class DataClassCore {
   /** the public face, set once by the datastore that builds both */
   dataClass!: DataClass;
   readonly #columns: ColumnSpec[];
+  /** the name each of #columns has in a row object */
+  readonly #columnNames: string[];
   readonly #decoders: { name: string; type: StorageType; dateOnly: boolean }[];
   #EntityClass: typeof Entity;
   /** a user entity class is in the chain: entities are built through createEntity (its constructor may call super()) */
@@ -52,6 +54,7 @@ export class DataClassCore {
       { kind: 'timestamp' },
       ...scalarAliases(model).map((attr): ColumnSpec => ({ kind: 'alias', attr })),
     ];
+    this.#columnNames = this.#columns.map((c) => (c.kind === 'stamp' ? STAMP_COLUMN : c.kind === 'timestamp' ? TIMESTAMP_COLUMN : (c as { attr: { name: string } }).attr.name));
     this.#decoders = [...model.storage.map((attr) => ({ name: attr.name, attr })), ...aliasTargets(model)]
       .filter(({ attr }) => !PLAIN.has(attr.type))
       .map(({ name, attr }) => ({ name, type: attr.type, dateOnly: attr.dateOnly }));
@@ -84,9 +87,33 @@ export class DataClassCore {
     return reader.get(sql, params) as Promise<EntityRow | undefined>;
   }
 
+  /**
+   * The values of `columns` (what a row writer reads) for the entity with this primary key, or
+   * undefined: the same checks as get(). Without a row filter its SQL is compiled once per column list.
+   */
+  async valuesByKey(key: unknown, columns: readonly ColumnSpec[], access: Access): Promise<unknown[] | undefined> {
+    requireDataClass(access, this.model, 'read');
+    const k = keyFromInput(this.model.key, key);
+    if (k === undefined) return undefined;
+    const reader = access.reader;
+    let sql: string | undefined;
+    let params: readonly unknown[];
+    if (access.restrict === null && (sql = this.#valuesSql.get(columns)) !== undefined) {
+      params = [reader.dialect.encode(this.model.key.type, k, false)];
+    } else {
+      ({ sql, params } = compileSelect(reader.dialect, this.#byKey(k, columns), access.restrict));
+      // (the key is the only parameter of the statement without a row filter)
+      if (access.restrict === null) this.#valuesSql.set(columns, sql);
+    }
+    return (await reader.arrays(sql, params))[0];
+  }
+
+  /** The SQL of valuesByKey without a row filter, per column list. */
+  readonly #valuesSql = new WeakMap<readonly ColumnSpec[], string>();
+
   /** The entity of one key: no LIMIT (a key matches one row at most), no order. */
-  #byKey(key: unknown): SelectSpec {
-    return { dataClass: this.model, columns: this.#columns, order: [], where: { kind: 'compare', path: directPath(this.model.key), op: '=', value: key } };
+  #byKey(key: unknown, columns: readonly ColumnSpec[] = this.#columns): SelectSpec {
+    return { dataClass: this.model, columns, order: [], where: { kind: 'compare', path: directPath(this.model.key), op: '=', value: key } };
   }
 
   /** The entities of these keys, in their order: null where no entity has the key (an entity set keeps the keys of dropped entities, reference §8.2). */
@@ -161,6 +188,14 @@ export class DataClassCore {
   readRows(spec: SelectSpec, access: Access): Promise<EntityRow[]> {
     const { sql, params } = compileSelect(access.reader.dialect, spec, access.restrict);
     return access.reader.all(sql, params) as Promise<EntityRow[]>;
+  }
+
+  /** An entity from the values of `columns` (in their order; more may follow). */
+  entityFromValues(values: readonly unknown[], access: Access): Entity {
+    const row: EntityRow = {};
+    const names = this.#columnNames;
+    for (let i = 0; i < names.length; i++) row[names[i]] = values[i];
+    return this.entityFromRow(row, access);
   }
 
   entityFromRow(row: EntityRow, access: Access): Entity {

@@ -3,6 +3,7 @@
 // files). What user code may use is its public API; the storage and the stores stay private to
 // the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
+import { CountCache } from './count-cache.js';
 import { DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, Storage, TransactionOptions } from '../storage/adapter.js';
@@ -51,6 +52,8 @@ export interface Core {
   /** what is done with entity sets (kept by entitySets) */
   readonly sets: EntitySets;
   readonly queryPaths: QueryPathStore;
+  /** the counts of selections read lately, with the data version they were read at (page-read.ts) */
+  readonly counts: CountCache;
   readonly report: EventErrorReporter;
   /** web sessions, in the database */
   readonly sessions: SessionStore;
@@ -106,6 +109,7 @@ export class Datastore {
       files: new FileStore(storage),
       entitySets,
       queryPaths: new QueryPathStore(storage),
+      counts: new CountCache(),
       report: options.onEventError ?? logEventError,
       calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),
       classOf: (m) => byModel.get(m) as DataClassCore,

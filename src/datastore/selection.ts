@@ -18,7 +18,7 @@ import { aggregates, distinct, type Members } from './compute.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { KeyList } from './entity-set-store.js';
-import type { Entity, EntityRow } from './entity.js';
+import type { Entity } from './entity.js';
 
 /** How the entities of a selection are defined. */
 export interface QuerySource {
@@ -59,12 +59,7 @@ export class EntitySelection {
   /** The number of entities (a COUNT in the database). */
   get length(): Promise<number> {
     const { sql, params } = compileCount(this.#access.reader.dialect, this.#dc.model, this.#source.where, this.#access.restrict);
-    return this.#access.reader.get(sql, params).then((row) => {
-      const total = Number(row?.n ?? 0);
-      const { offset, limit } = this.#source;
-      const after = Math.max(0, total - offset);
-      return limit === null ? after : Math.min(limit, after);
-    });
+    return this.#access.reader.get(sql, params).then((row) => windowed(this, Number(row?.n ?? 0)));
   }
 
   /** The entities from position start (included) to end (excluded), like Array.prototype.slice. */
@@ -242,10 +237,16 @@ export function pageOf(s: EntitySelection, start: number, count: number): Promis
   return dc.readEntities(selectSpec(sliced(s, start, start + count), dc.columns), accessOf(s));
 }
 
-/** The same page as rows, values not decoded (DataClassCore.readRows). */
-export function pageRowsOf(s: EntitySelection, start: number, count: number): Promise<EntityRow[]> {
-  const dc = classOf(s);
-  return dc.readRows(selectSpec(sliced(s, start, start + count), dc.columns), accessOf(s));
+/** The SELECT of positions [start, start + count) of `s`, reading `columns`. */
+export function pageSpec(s: EntitySelection, start: number, count: number, columns: SelectSpec['columns']): SelectSpec {
+  return selectSpec(sliced(s, start, start + count), columns);
+}
+
+/** How many members of `s` there are when `total` rows match its condition (its window applied). */
+export function windowed(s: EntitySelection, total: number): number {
+  const { offset, limit } = sourceOf(s);
+  const after = Math.max(0, total - offset);
+  return limit === null ? after : Math.min(limit, after);
 }
 
 /** The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages are stable). */

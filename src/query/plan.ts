@@ -45,12 +45,26 @@ export interface OrderTerm {
   readonly descending: boolean;
 }
 
-/** What a SELECT reads for each row. */
-export type ColumnSpec =
+/** What a SELECT reads of an entity's own row. */
+export type RowColumnSpec =
   | { readonly kind: 'storage'; readonly attr: StorageAttribute }
   | { readonly kind: 'alias'; readonly attr: AliasAttribute }
   | { readonly kind: 'stamp' }
   | { readonly kind: 'timestamp' };
+
+/** What a SELECT reads for each row. */
+export type ColumnSpec =
+  | RowColumnSpec
+  /** the key of the entity an N→1 path leads to, null when there is none (gone, or hidden from the caller) */
+  | { readonly kind: 'relatedKey'; readonly via: readonly RelatedEntityAttribute[] }
+  /** a column of the entity an N→1 path leads to, through a LEFT JOIN (one per path and statement); null when there is none */
+  | { readonly kind: 'joined'; readonly via: readonly RelatedEntityAttribute[]; readonly column: RowColumnSpec }
+  /** how many rows the SELECT's condition matches, whatever its window (read once per statement) */
+  | { readonly kind: 'total' }
+  /** the datastore's global stamp, as the statement sees it */
+  | { readonly kind: 'globalStamp' }
+  /** the engine's data version (Dialect.dataVersion) as the statement sees it */
+  | { readonly kind: 'dataVersion' };
 
 export interface SelectSpec {
   readonly dataClass: DataClassModel;

@@ -3,7 +3,8 @@
 // defines it), narrowed by $filter and sorted by $orderby — all through the caller's scope.
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import type { Entity, EntityRow } from '../datastore/entity.js';
+import type { Entity } from '../datastore/entity.js';
+import type { ColumnSpec } from '../query/plan.js';
 import type { KeyList, StoredSet } from '../datastore/entity-set-store.js';
 import { combine, intersects, setNotFound } from '../datastore/entity-sets.js';
 import { classOf, queryWith, withOrder, type EntitySelection } from '../datastore/selection.js';
@@ -25,9 +26,9 @@ export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySele
     entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
 }
 
-/** The row of the entity a key selects (its values not decoded: rest/row-writer.ts), through the caller's access; 1542 when there is none. */
-export async function findRow(scope: Scope, dc: DataClassCore, key: string): Promise<EntityRow> {
-  return (await dc.getRow(requireKey(dc.model.key, key), scope.access)) ?? Promise.reject(entityNotFound(dc.model, key));
+/** The values of `columns` of the entity a key selects (not decoded: rest/row-writer.ts), through the caller's access; 1542 when there is none. */
+export async function findValues(scope: Scope, dc: DataClassCore, key: string, columns: readonly ColumnSpec[]): Promise<readonly unknown[]> {
+  return (await dc.valuesByKey(requireKey(dc.model.key, key), columns, scope.access)) ?? Promise.reject(entityNotFound(dc.model, key));
 }
 
 /** What a relation followed from an entity reaches: its selection (1→N) or its entity (N→1, 1542 when there is none). */

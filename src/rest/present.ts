@@ -7,7 +7,9 @@ import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
 import { countRelated, fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
-import { accessOf, classOf, countWhere, pageOf, pageRowsOf, sourceOf, type EntitySelection } from '../datastore/selection.js';
+import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../datastore/selection.js';
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { readPageRows } from '../datastore/page-read.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
@@ -16,8 +18,9 @@ import type { Paging, Shape } from './action.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
-import { rowWriterFor, targetsOf } from './row-writer.js';
-import { collectionOf, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
+import { rowWriterFor } from './row-writer.js';
+import { json, jsonText, type RestResponse } from './response.js';
+import { collectionText, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,37 +48,65 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
+/** What a page of a selection reads: its $queryplan and $querypath too. */
+export interface PagePlan {
+  readonly queryplan: boolean;
+  readonly querypath: boolean;
+}
+
+/**
+ * Whether the page answer of a selection of `dc` reads more than the one statement of its page
+ * (relations inline in entities, $asArray's counts, a query path's counts): it is then read in
+ * a snapshot, so that all it reads is of one state of the data.
+ */
+export function pageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, plan?: PagePlan): boolean {
+  if (plan?.querypath || shape.asArray || shape.format === 'looker') return true;
+  const projection = projectionFor(dc.model, shape, scope);
+  return !rowWriterFor(projection, dc, scope.access.reader.dialect) && projection.related;
+}
+
 /** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
-export async function pageBody(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: { queryplan: boolean; querypath: boolean }): Promise<unknown> {
+export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan): Promise<RestResponse> {
   const dc = classOf(selection);
   const model = dc.model;
   const projection = projectionFor(model, shape, scope);
   const access = accessOf(selection);
   const top = paging.top ?? pageSize(model);
-  // the plain envelope of a projection the rows are enough for: written from them, no entities made
+  // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
   const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
-  let answer: Json;
   if (writer) {
-    const [count, rows, globalStamp] = await Promise.all([selection.length, pageRowsOf(selection, paging.skip, top), readGlobalStamp(access)]);
-    const targets = await targetsOf(writer, rows, access);
-    answer = collectionOf(model, count, paging.skip, rows.map((row) => writer.write(row, targets)), { globalStamp });
-  } else {
-    const [count, entities, globalStamp] = await Promise.all([selection.length, pageOf(selection, paging.skip, top), readGlobalStamp(access)]);
-    if (shape.format === 'looker') return serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection);
-    const fetched = await fetchRelated(scope.core, entities, projection, access);
-    if (shape.asArray) {
-      await countRelated(fetched, projection, access);
-      return serializeAsArray(fetched, projection, { globalStamp });
-    }
-    answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
+    const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, writer.columns);
+    const entities = new Array<string>(rows.length);
+    for (let i = 0; i < rows.length; i++) entities[i] = writer.write(rows[i]);
+    let tail = '';
+    for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    return jsonText(collectionText(model, count, paging.skip, entities, { globalStamp }, tail));
   }
+  const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
+  const entities = rows.map((row) => dc.entityFromValues(row, access));
+  if (shape.format === 'looker') return json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection));
+  const fetched = await fetchRelated(scope.core, entities, projection, access);
+  if (shape.asArray) {
+    await countRelated(fetched, projection, access);
+    return json(serializeAsArray(fetched, projection, { globalStamp }));
+  }
+  const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
+  for (const [name, value] of await planParts(scope, selection, plan)) answer[name] = value;
+  return json(answer);
+}
+
+/** __queryPlan and __queryPath, when asked and the selection has a condition (the path is recorded for GET /rest/$querypath). */
+async function planParts(scope: Scope, selection: EntitySelection, plan: PagePlan | undefined): Promise<[string, unknown][]> {
   const where = sourceOf(selection).where;
-  if (where && plan?.queryplan) answer[WIRE.QUERY_PLAN] = queryPlan(where);
-  if (where && plan?.querypath) {
-    answer[WIRE.QUERY_PATH] = await queryPath(where, (w) => countWhere(selection, w));
-    await scope.core.queryPaths.record(scope.caller, answer[WIRE.QUERY_PATH]); // for GET /rest/$querypath
+  if (!where || !plan || (!plan.queryplan && !plan.querypath)) return [];
+  const parts: [string, unknown][] = [];
+  if (plan.queryplan) parts.push([WIRE.QUERY_PLAN, queryPlan(where)]);
+  if (plan.querypath) {
+    const path = await queryPath(where, (w) => countWhere(selection, w));
+    await scope.core.queryPaths.record(scope.caller, path);
+    parts.push([WIRE.QUERY_PATH, path]);
   }
-  return answer;
+  return parts;
 }
 
 /** A page of a stored set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */

@@ -1,139 +1,189 @@
-// The wire JSON of an entity written straight from its row, without making an Entity: for answers
-// whose projection needs nothing beyond the row (stored values, scalar aliases, relations sent as
-// deferred URIs, an N→1 one after one look-up of its targets for a whole page), of a dataclass
-// without a user entity class (whose constructor runs for every entity read). A page of 100 then
-// costs no entity objects and, where dates are stored as text, no Date round trip per date: most
-// of what a page cost above the SQL (issue 16). Values are decoded as an entity decodes them and
-// written by serialize.ts's own rules (plainValue, deferredEntity, relationUri); only a date
-// stored in the very text it would be sent as skips both. The differential test in
+// The wire JSON of entities written as text straight from their rows, without making an Entity
+// and without an object per entity: for answers whose projection one SELECT can read whole —
+// stored values, scalar aliases, relations sent as deferred URIs (an N→1 one with its target's
+// key, read through the caller's row filter, so that a target gone or hidden reads null), and N→1
+// related entities inline (through a LEFT JOIN each), of dataclasses without a user entity class
+// (whose constructor runs for every entity read). Rows arrive as arrays of the writer's columns.
+// A page of 100 then costs no entity objects, no property stores and no JSON.stringify walk: most
+// of what it cost above the SQL (issue 16). Values are decoded as an entity decodes them and
+// written by serialize.ts's own rules (plainValue, deferredEntity, relationUri); strings, numbers
+// and dates stored in the text they are sent as are written directly. The differential test in
 // row-writer.test.ts holds both ways to the same bytes on both engines.
 //
 // Unlike an entity, a row decodes only the columns the answer sends: a value that could not be
 // decoded (JSON written by raw SQL that is not JSON) fails the answers that show it, not the others.
 
-import type { Access } from '../datastore/access.js';
-import { PLAIN, type DataClassCore } from '../datastore/dataclass-core.js';
-import type { EntityRow } from '../datastore/entity.js';
-import { existingKeys } from '../datastore/fetch.js';
+import type { DataClassCore } from '../datastore/dataclass-core.js';
+import { PLAIN } from '../datastore/dataclass-core.js';
 import { leadsTo, type Projection, type ProjectedAttribute } from '../datastore/projection.js';
 import { WIRE } from '../config/wire.js';
-import type { DataClassModel, StorageAttribute } from '../model/types.js';
+import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import type { ColumnSpec, RowColumnSpec } from '../query/plan.js';
 import type { Dialect } from '../sql/dialect.js';
-import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
+import { isoOfMs } from '../util/iso-time.js';
 import { deferredEntity, plainValue, relationUri } from './serialize.js';
 
-type Json = Record<string, unknown>;
+type Row = readonly unknown[];
 
-/**
- * Writes entities of one projection from their rows. `targets` gives, per N→1 relation the
- * projection sends as a deferred URI (`lookups`), the keys of the targets that exist: 4D reads a
- * relation to a dropped entity as null, so they are looked up once for a whole page (targetsOf).
- */
+/** Writes entities of one projection from rows of its columns. */
 export interface RowWriter {
-  /** one entity's wire object, as serializeEntity writes it (`model` adds __entityModel, for a top-level entity) */
-  write(row: EntityRow, targets: Targets, model?: boolean): Json;
-  readonly lookups: readonly Lookup[];
+  /** what the statement selects, in order: a row is the array of these columns' values (more may follow: they are not read) */
+  readonly columns: readonly ColumnSpec[];
+  /** one entity's wire JSON, as serializeEntity writes it (`model` adds __entityModel, for a top-level entity) */
+  write(row: Row, model?: boolean): string;
 }
 
-/** An N→1 relation sent deferred: the target, and its key as an entity reads it from the row. */
-interface Lookup {
-  readonly target: DataClassModel;
-  readonly key: (row: EntityRow) => unknown;
-}
-
-/** Per lookup (in order), the keys of its targets that exist. */
-export type Targets = readonly ReadonlySet<unknown>[];
-
-export const NO_TARGETS: Targets = [];
-
-/** Built once per projection object (the full projection of a dataclass is one object per visibility). */
+/** Built once per projection object (the full projection of a dataclass is one object per visibility; others are cached by resolveProjection). */
 const writers = new WeakMap<Projection, RowWriter | null>();
 
 /** The row writer of a projection of `dc`, or undefined when entities must be made (then the answer takes serialize.ts's way). */
 export function rowWriterFor(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter | undefined {
-  if (dc.constructsOnRead) return undefined;
   let w = writers.get(p);
-  if (w === undefined) writers.set(p, (w = compile(p, dialect) ?? null));
+  if (w === undefined) writers.set(p, (w = compile(p, dc, dialect) ?? null));
   return w ?? undefined;
 }
 
-/** The targets that exist of the writer's N→1 relations, for these rows: one query per relation (per KEYS_PER_QUERY keys), through the caller's access. */
-export async function targetsOf(writer: RowWriter, rows: readonly EntityRow[], access: Access): Promise<Targets> {
-  if (writer.lookups.length === 0) return NO_TARGETS;
-  const out: ReadonlySet<unknown>[] = [];
-  for (const l of writer.lookups) out.push(await existingKeys(l.target, rows.map(l.key), access));
-  return out;
+/** One part of an entity's text: `,"name":value`. */
+type Field = (row: Row, key: unknown) => string;
+/** An entity's text from `head` ('{', or '{"__entityModel":…,') on, or 'null' when the row holds none (a joined entity gone). */
+type EntityText = (row: Row, head: string) => string;
+
+/** The columns of one statement, each selected once. */
+class Columns {
+  readonly list: ColumnSpec[] = [];
+  readonly #at = new Map<string, number>();
+
+  /** The position of a column of the entity reached by `via` (the page's own entity: []). */
+  own(via: readonly RelatedEntityAttribute[], id: string, spec: RowColumnSpec): number {
+    return this.#add(`${pathKey(via)}|${id}`, via.length === 0 ? spec : { kind: 'joined', via, column: spec });
+  }
+
+  /** The position of the key of the entity an N→1 path leads to (null when gone or hidden). */
+  relatedKey(via: readonly RelatedEntityAttribute[]): number {
+    return this.#add(`${pathKey(via)}|→`, { kind: 'relatedKey', via });
+  }
+
+  #add(id: string, spec: ColumnSpec): number {
+    let at = this.#at.get(id);
+    if (at === undefined) this.#at.set(id, (at = this.list.push(spec) - 1));
+    return at;
+  }
 }
 
-type Field = (row: EntityRow, key: unknown, targets: Targets) => unknown;
+const pathKey = (via: readonly RelatedEntityAttribute[]): string => via.map((r) => r.name).join('.');
 
-function compile(p: Projection, dialect: Dialect): RowWriter | undefined {
-  const dc = p.dataClass;
-  const fields: { name: string; value: Field }[] = [];
-  const lookups: Lookup[] = [];
+function compile(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter | undefined {
+  const columns = new Columns();
+  const entity = entityText(p, [], dc, dialect, columns);
+  if (!entity) return undefined;
+  const modelHead = `{${JSON.stringify(WIRE.ENTITY_MODEL)}:${JSON.stringify(p.dataClass.name)},`;
+  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{') };
+}
+
+const KEY = `${JSON.stringify(WIRE.KEY)}:`;
+const TIMESTAMP = `,${JSON.stringify(WIRE.TIMESTAMP)}:"`;
+const STAMP = `",${JSON.stringify(WIRE.STAMP)}:`;
+
+/** The text of an entity of projection `p` reached from the page's entity by `via`, or undefined when a row cannot give it. */
+function entityText(p: Projection, via: readonly RelatedEntityAttribute[], dc: DataClassCore, dialect: Dialect, columns: Columns): EntityText | undefined {
+  const model = p.dataClass;
+  if (dc.core.classOf(model).constructsOnRead) return undefined;
+  const keyAt = columns.own(via, model.key.name, { kind: 'storage', attr: model.key });
+  const stampAt = columns.own(via, 'stamp', { kind: 'stamp' });
+  const timestampAt = columns.own(via, 'timestamp', { kind: 'timestamp' });
+  const keyOf = reader(model.key, keyAt, dialect);
+  const fields: Field[] = [];
   for (const a of p.attributes) {
-    const value = fieldOf(a, dc, dialect, lookups);
-    if (!value) return undefined;
-    fields.push({ name: a.attr.name, value });
+    const field = fieldOf(a, model, via, dc, dialect, columns);
+    if (!field) return undefined;
+    fields.push(field);
   }
-  const keyOf = columnReader(dc.key, dc.key.name, dialect);
-  return {
-    lookups,
-    write(row, targets, model = false) {
-      const key = keyOf(row);
-      const out: Json = {};
-      if (model) out[WIRE.ENTITY_MODEL] = dc.name;
-      out[WIRE.KEY] = String(key);
-      out[WIRE.TIMESTAMP] = new Date(Number(row[TIMESTAMP_COLUMN])).toISOString();
-      out[WIRE.STAMP] = Number(row[STAMP_COLUMN]);
-      for (const f of fields) out[f.name] = f.value(row, key, targets);
-      return out;
-    },
+  return (row, head) => {
+    const key = keyOf(row);
+    if (key === null) return 'null';
+    let text = `${head}${KEY}${JSON.stringify(String(key))}${TIMESTAMP}${isoOfMs(Number(row[timestampAt]))}${STAMP}${numberText(Number(row[stampAt]))}`;
+    for (const f of fields) text += f(row, key);
+    return `${text}}`;
   };
 }
 
 /** A column's value as an entity holds it: decoded by the dialect unless its type arrives as it is. */
-function columnReader(attr: StorageAttribute, column: string, dialect: Dialect): (row: EntityRow) => unknown {
-  if (PLAIN.has(attr.type)) return (row) => row[column] ?? null;
+function reader(attr: StorageAttribute, at: number, dialect: Dialect): (row: Row) => unknown {
+  if (PLAIN.has(attr.type)) return (row) => row[at] ?? null;
   return (row) => {
-    const v = row[column];
+    const v = row[at];
     return v === null || v === undefined ? null : dialect.decode(attr.type, v, attr.dateOnly);
   };
 }
 
+/** A number as JSON writes it (a number that is not finite: null). */
+function numberText(n: number): string {
+  return Number.isFinite(n) ? `${n}` : 'null';
+}
+
+/** The N→1 relations an attribute follows to the entity it leads to (an N→1 relation, or an alias through N→1 relations only). */
+function stepsOf(attr: RelatedEntityAttribute | AliasAttribute): readonly RelatedEntityAttribute[] {
+  return attr.kind === 'relatedEntity' ? [attr] : (attr.steps as RelatedEntityAttribute[]);
+}
+
 /** How one projected attribute is written from the row, or undefined when the row is not enough. */
-function fieldOf(a: ProjectedAttribute, dc: DataClassModel, dialect: Dialect, lookups: Lookup[]): Field | undefined {
-  const name = a.attr.name;
-  if (a.kind === 'deferred') {
-    const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
-    if (leads.many) return (_row, key) => ({ [WIRE.DEFERRED]: { uri: relationUri(dc, key, name) } });
-    // an N→1 relation's key: its foreign key, or the column of an alias that ends on a relation
-    // (read as it is, as an entity reads it)
-    const attr = a.attr;
-    const key = attr.kind === 'relatedEntity' ? columnReader(attr.foreignKey, attr.foreignKey.name, dialect) : (row: EntityRow) => row[name] ?? null;
-    const at = lookups.push({ target: leads.target, key }) - 1;
-    return (row, _key, targets) => {
-      const k = key(row);
-      return deferredEntity(leads.target, k !== null && targets[at].has(k) ? k : null);
-    };
+function fieldOf(a: ProjectedAttribute, model: DataClassModel, via: readonly RelatedEntityAttribute[], dc: DataClassCore, dialect: Dialect, columns: Columns): Field | undefined {
+  const name = `,${JSON.stringify(a.attr.name)}:`;
+  switch (a.kind) {
+    case 'deferred': {
+      const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
+      const attrName = a.attr.name;
+      if (leads.many) return (_row, key) => `${name}${JSON.stringify({ [WIRE.DEFERRED]: { uri: relationUri(model, key, attrName) } })}`;
+      // the target's key, read through the caller's row filter: null when gone or hidden (4D reads a dropped target as null)
+      const target = reader(leads.target.key, columns.relatedKey([...via, ...stepsOf(a.attr as RelatedEntityAttribute | AliasAttribute)]), dialect);
+      return (row) => `${name}${JSON.stringify(deferredEntity(leads.target, target(row)))}`;
+    }
+    case 'entity': {
+      const entity = entityText(a.sub, [...via, ...stepsOf(a.attr)], dc, dialect, columns);
+      return entity && ((row) => `${name}${entity(row, '{')}`);
+    }
+    case 'value': {
+      const attr = a.attr;
+      if (attr.kind === 'calculated') return undefined;
+      const last = attr.kind === 'alias' ? attr.steps[attr.steps.length - 1] : attr;
+      // aliases to lists or entities are read by queries
+      if (last.kind !== 'storage' || (attr.kind === 'alias' && attr.toMany)) return undefined;
+      const at = columns.own(via, attr.name, attr.kind === 'alias' ? { kind: 'alias', attr } : { kind: 'storage', attr });
+      const value = valueText(attr, last, at, model, dialect);
+      return (row, key) => `${name}${value(row, key)}`;
+    }
+    default:
+      // lists, related selections inline: more than a row
+      return undefined;
   }
-  if (a.kind !== 'value') return undefined;
-  const attr = a.attr;
-  const last = attr.kind === 'alias' ? attr.steps[attr.steps.length - 1] : attr;
-  // calculated values run user code; aliases to lists or entities are read by queries
-  if (last.kind !== 'storage' || (attr.kind === 'alias' && attr.toMany)) return undefined;
-  const value = columnReader(last, name, dialect);
+}
+
+/** A value's JSON, as serializeEntity writes it. */
+function valueText(attr: StorageAttribute | AliasAttribute, last: StorageAttribute, at: number, model: DataClassModel, dialect: Dialect): Field {
+  switch (last.type) {
+    case 'string':
+    case 'uuid':
+      return (row) => JSON.stringify(row[at] ?? null);
+    case 'number':
+    case 'long':
+    case 'word':
+    case 'byte':
+      return (row) => {
+        const v = row[at];
+        return typeof v === 'number' ? numberText(v) : JSON.stringify(v ?? null);
+      };
+    default:
+      break;
+  }
+  const value = reader(last, at, dialect);
+  const generic: Field = (row, key) => JSON.stringify(plainValue(value(row), attr, model, key, false));
   const asIs = last.type === 'date' ? dialect.storedDateText : undefined;
-  if (asIs) {
-    const { dateOnly } = last;
-    return (row, key) => {
-      const text = asIs(row[name], dateOnly);
-      if (text === undefined) return plainValue(value(row), attr, dc, key, false);
-      // 4D's d!m!yyyy for a date alone, as formatDate writes it
-      return dateOnly ? `${Number(text.slice(8, 10))}!${Number(text.slice(5, 7))}!${Number(text.slice(0, 4))}` : text;
-    };
-  }
-  // (plainValue sends these types as they are)
-  if (PLAIN.has(last.type)) return value;
-  return (row, key) => plainValue(value(row), attr, dc, key, false);
+  if (!asIs) return generic;
+  const { dateOnly } = last;
+  return (row, key) => {
+    const text = asIs(row[at], dateOnly);
+    if (text === undefined) return generic(row, key);
+    // 4D's d!m!yyyy for a date alone, as formatDate writes it
+    return dateOnly ? `"${Number(text.slice(8, 10))}!${Number(text.slice(5, 7))}!${Number(text.slice(0, 4))}"` : `"${text}"`;
+  };
 }

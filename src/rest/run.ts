@@ -27,9 +27,9 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return info(scope);
     case 'queryPath':
       return lastQueryPath(scope);
-    // reads of more than one statement see one state of the data
+    // reads of more than one statement see one state of the data (a page alone is one statement: it decides)
     case 'readCollection':
-      return inSnapshot(scope, (s) => readCollection(s, action));
+      return readCollection(scope, action);
     case 'readEntity':
       return readEntity(scope, action);
     case 'readRelation':

@@ -8,6 +8,7 @@ import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttrib
 import { WIRE } from '../config/wire.js';
 import { REST_PREFIX } from './constants.js';
 import { keyInUri } from './url.js';
+import { isoOfMs } from '../util/iso-time.js';
 
 type Json = Record<string, unknown>;
 
@@ -25,7 +26,7 @@ export function serializeEntity(f: FetchedEntity, p: Projection, ctx: SerializeC
   const out: Json = {};
   if (model) out[WIRE.ENTITY_MODEL] = p.dataClass.name;
   out[WIRE.KEY] = String(e.getKey());
-  out[WIRE.TIMESTAMP] = e.getTimeStamp().toISOString();
+  out[WIRE.TIMESTAMP] = isoOfMs(e.getTimeStamp().getTime());
   out[WIRE.STAMP] = e.getStamp();
   for (const a of p.attributes) out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
   return out;
@@ -49,6 +50,21 @@ export function collectionOf(dc: DataClassModel, count: number, first: number, l
     [WIRE.SENT]: list.length,
   };
 }
+
+/** The same envelope as text, around entities already written as text (row-writer.ts); `tail`: more members, each with its leading comma. */
+export function collectionText(dc: DataClassModel, count: number, first: number, list: readonly string[], ctx: SerializeContext, tail = ''): string {
+  return `{${ENVELOPE.model}${JSON.stringify(dc.name)}${ENVELOPE.stamp}${ctx.globalStamp}${ENVELOPE.count}${count}${ENVELOPE.first}${first}${ENVELOPE.entities}${list.join(',')}]${ENVELOPE.sent}${list.length}${tail}}`;
+}
+
+/** The envelope's member names as text, in collectionOf's order. */
+const ENVELOPE = {
+  model: `${JSON.stringify(WIRE.ENTITY_MODEL)}:`,
+  stamp: `,${JSON.stringify(WIRE.GLOBAL_STAMP)}:`,
+  count: `,${JSON.stringify(WIRE.COUNT)}:`,
+  first: `,${JSON.stringify(WIRE.FIRST)}:`,
+  entities: `,${JSON.stringify(WIRE.ENTITIES)}:[`,
+  sent: `,${JSON.stringify(WIRE.SENT)}:`,
+};
 
 /**
  * `$asArray=true`: a bare array; __KEY keeps the key's own type, no __TIMESTAMP; a 1→N relation

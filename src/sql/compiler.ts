@@ -4,11 +4,11 @@
 // rows it may see: permissions' restrict) is applied in one place: at every FROM of an entity
 // table, subqueries included, and in the WHERE of every UPDATE and DELETE.
 
-import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
-import { directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowFilter, type SelectSpec } from '../query/plan.js';
+import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import { directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowColumnSpec, type RowFilter, type SelectSpec } from '../query/plan.js';
 import { fold, foldColumn } from '../util/fold.js';
 import type { Dialect, JsonClass } from './dialect.js';
-import { STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
+import { GLOBAL_STAMP_TABLE, STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
 
 /** Above every character a folded text holds: the upper bound of a prefix range. */
 const PREFIX_TOP = '\u{10FFFF}';
@@ -17,6 +17,19 @@ export interface CompiledSql {
   readonly sql: string;
   readonly params: readonly unknown[];
 }
+
+/** The table alias of each joined N→1 path of a SELECT, by pathName(). */
+type Joins = Map<string, string>;
+
+/** The names of an N→1 path's steps, dotted: a joined column's name begins with it. */
+function pathName(via: readonly RelatedEntityAttribute[]): string {
+  return via.map((r) => r.name).join('.');
+}
+
+/** The names of the columns a page reads besides the entity's (ColumnSpec total, globalStamp, dataVersion). */
+export const TOTAL_COLUMN = '__dataset_total';
+export const GLOBAL_STAMP_COLUMN = '__dataset_global_stamp';
+export const DATA_VERSION_COLUMN = '__dataset_version';
 
 /** Compiles one statement; holds the parameter list and the table-alias counter. */
 class Builder {
@@ -241,21 +254,69 @@ class Builder {
     }
   }
 
-  column(table: string, spec: ColumnSpec): string {
+  /** A column of the SELECT of `spec` from `table` (its joins: `joins`, by path). */
+  column(table: string, spec: ColumnSpec, select: SelectSpec, joins: Joins): string {
+    switch (spec.kind) {
+      case 'relatedKey': {
+        const target = spec.via[spec.via.length - 1].target;
+        return `${this.chain(table, spec.via, target.key.column)} AS ${this.d.quote(`${pathName(spec.via)}.${target.key.name}`)}`;
+      }
+      case 'joined':
+        return this.rowColumn(joins.get(pathName(spec.via)) as string, spec.column, `${pathName(spec.via)}.`);
+      case 'total': {
+        const t = this.alias();
+        return `(SELECT COUNT(*) FROM ${this.d.quote(select.dataClass.table)} ${t}${this.where(select.dataClass, t, select.where)}) AS ${this.d.quote(TOTAL_COLUMN)}`;
+      }
+      case 'globalStamp':
+        return `(${this.d.globalStamp(this.d.quote(GLOBAL_STAMP_TABLE)).read}) AS ${this.d.quote(GLOBAL_STAMP_COLUMN)}`;
+      case 'dataVersion':
+        return `${this.d.dataVersion(this.d.quote(GLOBAL_STAMP_TABLE))} AS ${this.d.quote(DATA_VERSION_COLUMN)}`;
+      default:
+        return this.rowColumn(table, spec, '');
+    }
+  }
+
+  /** A column of the row of `table`, named with `prefix` before its name (a joined entity's). */
+  rowColumn(table: string, spec: RowColumnSpec, prefix: string): string {
     switch (spec.kind) {
       case 'storage':
-        return `${this.col(table, spec.attr.column)} AS ${this.d.quote(spec.attr.name)}`;
+        return `${this.col(table, spec.attr.column)} AS ${this.d.quote(prefix + spec.attr.name)}`;
       case 'alias':
-        return `${this.aliasValue(table, spec.attr)} AS ${this.d.quote(spec.attr.name)}`;
+        return `${this.aliasValue(table, spec.attr)} AS ${this.d.quote(prefix + spec.attr.name)}`;
       case 'stamp':
-        return this.col(table, STAMP_COLUMN);
+        return prefix ? `${this.col(table, STAMP_COLUMN)} AS ${this.d.quote(prefix + STAMP_COLUMN)}` : this.col(table, STAMP_COLUMN);
       case 'timestamp':
-        return this.col(table, TIMESTAMP_COLUMN);
+        return prefix ? `${this.col(table, TIMESTAMP_COLUMN)} AS ${this.d.quote(prefix + TIMESTAMP_COLUMN)}` : this.col(table, TIMESTAMP_COLUMN);
       default: {
         const never: never = spec;
         return never;
       }
     }
+  }
+
+  /**
+   * The LEFT JOINs the joined columns of `spec` need, from `table`: one per N→1 path (and per
+   * step of it), each with its target's row filter, so that a target gone or hidden reads as nulls.
+   * Aliases are given before the columns are compiled; the ON clauses are compiled after them,
+   * where they stand in the text (their parameters bind in order).
+   */
+  joinsOf(table: string, spec: SelectSpec): { joins: Joins; steps: { alias: string; from: string; via: RelatedEntityAttribute }[] } {
+    const joins: Joins = new Map();
+    const steps: { alias: string; from: string; via: RelatedEntityAttribute }[] = [];
+    for (const c of spec.columns) {
+      if (c.kind !== 'joined') continue;
+      let from = table;
+      for (let i = 0; i < c.via.length; i++) {
+        const name = pathName(c.via.slice(0, i + 1));
+        let alias = joins.get(name);
+        if (alias === undefined) {
+          joins.set(name, (alias = this.alias()));
+          steps.push({ alias, from, via: c.via[i] });
+        }
+        from = alias;
+      }
+    }
+    return { joins, steps };
   }
 
   /** An alias through N→1 relations: the target's value, or the key of a relation target. */
@@ -275,8 +336,10 @@ class Builder {
   /** Parts are compiled in the order they appear in the text: '?' placeholders bind by position. */
   select(spec: SelectSpec): string {
     const t = this.alias();
-    const cols = spec.columns.map((c) => this.column(t, c));
+    const { joins, steps } = this.joinsOf(t, spec);
+    const cols = spec.columns.map((c) => this.column(t, c, spec, joins));
     if (spec.perGroup) {
+      if (steps.length > 0) throw new Error('a SELECT per group joins no table');
       // the order sits in the select list here, before the WHERE
       const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
@@ -284,7 +347,12 @@ class Builder {
       const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
       return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
-    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
+    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
+    for (const s of steps) {
+      const target = s.via.target;
+      sql += ` LEFT JOIN ${this.d.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
+    }
+    sql += this.where(spec.dataClass, t, spec.where);
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
@@ -329,6 +397,15 @@ export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condi
   let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   if (group) sql += ` GROUP BY ${group}`;
   return { sql, params: b.params };
+}
+
+/** COUNT(*) of the rows matching `where` (as `n`), with the global stamp and the data version the statement saw (GLOBAL_STAMP_COLUMN, DATA_VERSION_COLUMN). */
+export function compileCountWithVersion(d: Dialect, dataClass: DataClassModel, where: Condition | null, restrict: RowFilter | null): CompiledSql {
+  const b = new Builder(d, restrict);
+  const t = b.alias();
+  const stamp = b.column(t, { kind: 'globalStamp' }, { dataClass, columns: [], where: null, order: [] }, new Map());
+  const version = b.column(t, { kind: 'dataVersion' }, { dataClass, columns: [], where: null, order: [] }, new Map());
+  return { sql: `SELECT COUNT(*) AS n, ${stamp}, ${version} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`, params: b.params };
 }
 
 export function compileInsert(

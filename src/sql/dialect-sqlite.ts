@@ -15,6 +15,9 @@ const TYPES: Record<StorageType, string> = {
 const NUMBER_TYPES = "('integer', 'real', 'true', 'false')";
 const TEXT_TYPES = "('text', 'object', 'array')";
 
+/** a function each connection defines (storage/sqlite.ts), answering a number no other connection of the process answers */
+export const CONNECTION_FUNCTION = 'dataset_connection';
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   quote: (id) => `"${id.replaceAll('"', '""')}"`,
@@ -69,6 +72,9 @@ export const sqliteDialect: Dialect = {
     bumpExpression: null,
     read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
   }),
+  // data_version moves when another connection commits, total_changes() with every row this
+  // connection writes; both are the connection's own, so its identity goes with them
+  dataVersion: () => `${CONNECTION_FUNCTION}() || '.' || (SELECT data_version FROM pragma_data_version) || '.' || total_changes()`,
   tableColumns: 'SELECT name FROM pragma_table_info(?)',
   // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
   bindBoolean: (value) => (value ? 1 : 0),

@@ -73,6 +73,14 @@ export interface Dialect {
   readonly conflictRetries: number;
   /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
   globalStamp(name: string): GlobalStampSql;
+  /**
+   * An expression whose value, read in two statements on this engine, is the same only if no data
+   * the second could see changed in between (a commit by anyone, a write of the reading
+   * transaction itself); `globalStamp`: the global stamp's name, quoted. What a page's cached
+   * count is checked with (datastore/page-read.ts). It may change when the data did not (a harmless
+   * recount), never stay when it did.
+   */
+  dataVersion(globalStamp: string): string;
   /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */
   readonly tableColumns: string;
   /** the value bound for a boolean compared with a JSON value: 1 or 0, the 'number' class that reads true and false so */

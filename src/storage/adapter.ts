@@ -16,6 +16,8 @@ export interface Reader {
   column(sql: string, params?: readonly unknown[]): Promise<unknown[]>;
   /** the first row of a query, if any */
   get(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
+  /** every row of a query as an array of its columns' values, in the order selected */
+  arrays(sql: string, params?: readonly unknown[]): Promise<unknown[][]>;
 }
 
 /**

@@ -18,6 +18,8 @@ export interface ExecuteOptions {
   readonly pluck?: boolean;
   /** only the first row is wanted (a read by key): the driver may stop after it, and return just it */
   readonly first?: boolean;
+  /** rows are arrays of the selected columns' values, in their order (no property set per value: pages written straight from rows) */
+  readonly arrays?: boolean;
 }
 
 /** One connection, held exclusively between Driver.acquire() and Driver.release(). */

@@ -64,7 +64,7 @@ async function query(
       text: sql,
       values: params as unknown[],
       name: names.nameOf(sql),
-      ...(pluck ? { rowMode: 'array' as const } : {}),
+      ...(pluck || options?.arrays === true ? { rowMode: 'array' as const } : {}),
     };
     const r = await client.query(config as pg.QueryConfig);
     const all = options?.first === true && r.rows.length > 1 ? r.rows.slice(0, 1) : r.rows;

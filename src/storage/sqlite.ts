@@ -5,11 +5,13 @@
 import { IDLE_SNAPSHOT_CONNECTIONS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { sqliteDialect } from '../sql/dialect-sqlite.js';
+import { CONNECTION_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
 import { fold } from '../util/fold.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
 const NO_PARAMS: readonly unknown[] = [];
+/** the last number given to a connection (Dialect.dataVersion tells connections apart by it) */
+let connections = 0;
 
 export interface SqliteOptions {
   /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; SQLITE_BUSY_TIMEOUT_MS by default) */
@@ -25,6 +27,8 @@ class SqliteConnection implements Connection {
     this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     // the text fold of queries on values not stored folded (properties of object attributes)
     this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
+    const id = ++connections;
+    this.db.function(CONNECTION_FUNCTION, { deterministic: true }, () => id);
   }
 
   statement(sql: string): Statement {
@@ -46,17 +50,19 @@ class SqliteConnection implements Connection {
         const row = stmt.get(...params) as Row | undefined;
         return row === undefined ? { rows: [], rowCount: 0 } : { rows: [row], rowCount: 1 };
       }
-      if (options?.pluck !== true) {
+      if (options?.pluck !== true && options?.arrays !== true) {
         const rows = stmt.all(...params) as Row[];
         return { rows, rowCount: rows.length };
       }
-      // pluck() is a mode of the (cached, shared) statement: on for this call only
-      stmt.pluck(true);
+      // pluck() and raw() are modes of the (cached, shared) statement: on for this call only
+      if (options.pluck === true) stmt.pluck(true);
+      else stmt.raw(true);
       try {
         const rows = stmt.all(...params) as Row[];
         return { rows, rowCount: rows.length };
       } finally {
-        stmt.pluck(false);
+        if (options.pluck === true) stmt.pluck(false);
+        else stmt.raw(false);
       }
     } catch (e) {
       throw translate(e);

@@ -3,9 +3,10 @@
 // engines differ (the global stamp, the schema lock, the catalog), the dialect gives the SQL.
 
 import type { Reader, Storage } from './adapter.js';
+import { GLOBAL_STAMP_TABLE } from '../sql/hidden-columns.js';
 
 export const META_TABLE = '__dataset_meta';
-export const GLOBAL_STAMP_TABLE = '__dataset_global_stamp';
+export { GLOBAL_STAMP_TABLE };
 export const BLOB_TABLE = '__dataset_blobs';
 export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
 /** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */

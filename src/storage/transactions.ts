@@ -50,6 +50,7 @@ interface Shared {
 const NO_PARAMS: readonly unknown[] = [];
 const PLUCK: ExecuteOptions = { pluck: true };
 const FIRST: ExecuteOptions = { first: true };
+const ARRAYS: ExecuteOptions = { arrays: true };
 const rowsOf = (r: QueryResult): Row[] => r.rows;
 const firstRow = (r: QueryResult): Row | undefined => r.rows[0];
 const countOf = (r: QueryResult): number => r.rowCount;
@@ -67,6 +68,10 @@ abstract class Reads implements Reader {
 
   column(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<unknown[]> {
     return this.execute(sql, params, PLUCK).then(rowsOf);
+  }
+
+  arrays(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<unknown[][]> {
+    return this.execute(sql, params, ARRAYS).then(rowsOf) as Promise<unknown[][]>;
   }
 
   get(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<Row | undefined> {

@@ -2,19 +2,26 @@
 // the entity a relation leads to. Everything about data is asked of the datastore core.
 
 import type { Action } from '../action.js';
-import { findEntity, findRow, follow, narrow, selectionOf } from '../collections.js';
-import { rowWriterFor, targetsOf, type RowWriter } from '../row-writer.js';
-import { entityBody, pageBody, projectionFor } from '../present.js';
-import { json, type RestResponse } from '../response.js';
+import { findEntity, findValues, follow, narrow, selectionOf } from '../collections.js';
+import { rowWriterFor, type RowWriter } from '../row-writer.js';
+import { entityBody, pageAnswer, pageReadsMore, projectionFor } from '../present.js';
+import { json, jsonText, type RestResponse } from '../response.js';
 import { inSnapshot, type Scope } from '../scope.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import type { Entity } from '../../datastore/entity.js';
 import type { Projection } from '../../datastore/projection.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 
-export async function readCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
+/** A page of a collection: in one statement when its projection is written from rows (see present.ts), else in a snapshot. */
+export function readCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
+  // a relation followed or a stored set is read first: the page must see the same state
+  if (action.source.kind !== 'all' || pageReadsMore(scope, action.dc, action.shape, action.plan)) return inSnapshot(scope, (s) => collectionAnswer(s, action));
+  return collectionAnswer(scope, action);
+}
+
+async function collectionAnswer(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
-  return json(await pageBody(scope, selection, action.paging, action.shape, action.plan));
+  return pageAnswer(scope, selection, action.paging, action.shape, action.plan);
 }
 
 /** One entity: read alone (the hottest path), or in one snapshot with what its projection inlines. */
@@ -27,20 +34,17 @@ export async function readEntity(scope: Scope, action: Extract<Action, { kind: '
     await findEntity(scope, action.dc, action.selector);
     throw e;
   }
-  // a key and a projection its row is enough for: the row written out, no entity made
+  // a key and a projection one row is enough for: the row written out, no entity made
   if (action.selector.kind === 'key' && !action.shape.asArray) {
     const writer = rowWriterFor(projection, action.dc, scope.access.reader.dialect);
-    const key = action.selector.key;
-    if (writer && writer.lookups.length > 0) return inSnapshot(scope, (s) => rowAnswer(s, action.dc, key, writer));
-    if (writer) return rowAnswer(scope, action.dc, key, writer);
+    if (writer) return rowAnswer(scope, action.dc, action.selector.key, writer);
   }
   if (projection.related) return inSnapshot(scope, (s) => entityAnswer(s, action, projection));
   return entityAnswer(scope, action, projection);
 }
 
 async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter): Promise<RestResponse> {
-  const row = await findRow(scope, dc, key);
-  return json(writer.write(row, await targetsOf(writer, [row], scope.access), true));
+  return jsonText(writer.write(await findValues(scope, dc, key, writer.columns), true));
 }
 
 async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>, projection: Projection): Promise<RestResponse> {

@@ -1,0 +1,56 @@
+// A page of a selection with the selection's length and the global stamp, as one state of the
+// data, in one statement: the count and the stamp are columns of the page's SELECT (a statement
+// sees one snapshot on every engine), so a page needs no transaction around three statements.
+// The count is kept (count-cache.ts) with the data version the statement saw, and while later
+// statements see that version the page is read without counting again; when the version moved,
+// the page is read again with its count. A page with no rows has no row to carry them: its count
+// and stamp come from a statement of their own (both true of the data an instant later).
+
+import { compileCountWithVersion, compileSelect, DATA_VERSION_COLUMN, GLOBAL_STAMP_COLUMN } from '../sql/compiler.js';
+import { compileCount } from '../sql/compiler.js';
+import type { ColumnSpec } from '../query/plan.js';
+import { accessOf, classOf, pageSpec, sourceOf, windowed, type EntitySelection } from './selection.js';
+
+export interface PageRows {
+  /** the page's rows: arrays of the values of the columns asked for, in their order (the statement's own columns follow them) */
+  readonly rows: readonly (readonly unknown[])[];
+  /** the selection's length */
+  readonly count: number;
+  readonly globalStamp: number;
+}
+
+const META: readonly ColumnSpec[] = [{ kind: 'globalStamp' }, { kind: 'dataVersion' }];
+const META_AND_TOTAL: readonly ColumnSpec[] = [...META, { kind: 'total' }];
+
+/** Positions [start, start + n) of `s`, reading `columns`, with the length of `s` and the global stamp. */
+export async function readPageRows(s: EntitySelection, start: number, n: number, columns: readonly ColumnSpec[]): Promise<PageRows> {
+  const dc = classOf(s);
+  const access = accessOf(s);
+  const reader = access.reader;
+  const counts = dc.core.counts;
+  const counting = compileCount(reader.dialect, dc.model, sourceOf(s).where, access.restrict);
+  const key = counts.keyOf(counting.sql, counting.params);
+  const kept = key === undefined ? undefined : counts.likely(key);
+  const at = columns.length;
+  if (kept) {
+    const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META]), access.restrict);
+    const rows = await reader.arrays(page.sql, page.params);
+    if (rows.length > 0) {
+      const version = String(rows[0][at + 1]);
+      counts.seen(version);
+      if (version === kept.version) return { rows, count: windowed(s, kept.count), globalStamp: Number(rows[0][at]) };
+    }
+  }
+  const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META_AND_TOTAL]), access.restrict);
+  const rows = await reader.arrays(page.sql, page.params);
+  if (rows.length > 0) {
+    const total = Number(rows[0][at + 2]);
+    if (key !== undefined) counts.set(key, String(rows[0][at + 1]), total);
+    return { rows, count: windowed(s, total), globalStamp: Number(rows[0][at]) };
+  }
+  const { sql, params } = compileCountWithVersion(reader.dialect, dc.model, sourceOf(s).where, access.restrict);
+  const row = await reader.get(sql, params);
+  const total = Number(row?.n ?? 0);
+  if (key !== undefined) counts.set(key, String(row?.[DATA_VERSION_COLUMN]), total);
+  return { rows: [], count: windowed(s, total), globalStamp: Number(row?.[GLOBAL_STAMP_COLUMN] ?? 0) };
+}
