@@ -128,6 +128,27 @@ export class DataClassCore {
   }
 
   /**
+   * The values of `columns` (what a row writer reads) of the entities of `keys` that exist (and the
+   * caller sees), in no order, with the global stamp read by the first statement (KEYS_PER_QUERY keys a
+   * statement: one for a page of that many).
+   */
+  async valuesOfKeys(keys: readonly unknown[], columns: readonly ColumnSpec[], access: Access): Promise<{ rows: (readonly unknown[])[]; globalStamp: number | undefined }> {
+    requireDataClass(access, this.model, 'read');
+    const rows: (readonly unknown[])[] = [];
+    let globalStamp: number | undefined;
+    const at = columns.length;
+    for (let from = 0; from < keys.length; from += KEYS_PER_QUERY) {
+      const where: Condition = { kind: 'in', path: directPath(this.model.key), values: keys.slice(from, from + KEYS_PER_QUERY) };
+      const { sql, params } = compileSelect(access.reader.dialect, { dataClass: this.model, columns: [...columns, { kind: 'globalStamp' }], order: [], where }, access.restrict);
+      for (const row of await access.reader.arrays(sql, params)) {
+        globalStamp ??= Number(row[at]);
+        rows.push(row);
+      }
+    }
+    return { rows, globalStamp };
+  }
+
+  /**
    * Drops the entities of `keys` through the core (their events run), a batch at a time, in the
    * caller's transaction; a key with no entity is skipped (a set keeps the keys of dropped members).
    */

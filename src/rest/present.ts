@@ -110,9 +110,31 @@ async function planParts(scope: Scope, selection: EntitySelection, plan: PagePla
 }
 
 /** A page of a stored set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */
-export async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: string; keys: KeyList }, paging: Paging, shape: Shape, stored: boolean): Promise<Json> {
+export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: { id: string; keys: KeyList }, paging: Paging, shape: Shape, stored: boolean): Promise<RestResponse> {
   const core = scope.core.classOf(dc);
   const projection = projectionFor(dc, shape, scope);
+  const writer = shape.format === 'looker' ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
+  if (writer) {
+    // written from rows: one statement reads the page's members (and the global stamp)
+    const keys = Array.from(set.keys.slice(paging.skip, paging.skip + (paging.top ?? pageSize(dc))) as ArrayLike<unknown>);
+    const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
+    const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
+    const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
+    const list = keys.map((k) => {
+      const row = byKey.get(k);
+      return row ? writer.write(row) : DROPPED_MEMBER;
+    });
+    const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
+    return jsonText(collectionText(dc, set.keys.length, paging.skip, list, { globalStamp }, '', head));
+  }
+  return json(await setPageBody(scope, dc, set, paging, shape, stored, projection));
+}
+
+/** A dropped member of a set, as a page shows it. */
+const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
+
+async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: string; keys: KeyList }, paging: Paging, shape: Shape, stored: boolean, projection: Projection): Promise<Json> {
+  const core = scope.core.classOf(dc);
   const entities = await scope.core.sets.page(core, set.keys, paging.skip, paging.top ?? pageSize(dc), scope.access);
   const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access)).map((f) => [f.entity, f]));
   if (shape.format === 'looker') {

@@ -31,6 +31,8 @@ export interface RowWriter {
   readonly columns: readonly ColumnSpec[];
   /** one entity's wire JSON, as serializeEntity writes it (`model` adds __entityModel, for a top-level entity) */
   write(row: Row, model?: boolean): string;
+  /** the entity's key in a row, as the entity holds it */
+  keyOf(row: Row): unknown;
 }
 
 /** Built once per projection object (the full projection of a dataclass is one object per visibility; others are cached by resolveProjection). */
@@ -77,7 +79,8 @@ function compile(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter 
   const entity = entityText(p, [], dc, dialect, columns);
   if (!entity) return undefined;
   const modelHead = `{${JSON.stringify(WIRE.ENTITY_MODEL)}:${JSON.stringify(p.dataClass.name)},`;
-  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{') };
+  const keyOf = reader(p.dataClass.key, columns.own([], p.dataClass.key.name, { kind: 'storage', attr: p.dataClass.key }), dialect);
+  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf };
 }
 
 const KEY = `${JSON.stringify(WIRE.KEY)}:`;

@@ -51,9 +51,9 @@ export function collectionOf(dc: DataClassModel, count: number, first: number, l
   };
 }
 
-/** The same envelope as text, around entities already written as text (row-writer.ts); `tail`: more members, each with its leading comma. */
-export function collectionText(dc: DataClassModel, count: number, first: number, list: readonly string[], ctx: SerializeContext, tail = ''): string {
-  return `{${ENVELOPE.model}${JSON.stringify(dc.name)}${ENVELOPE.stamp}${ctx.globalStamp}${ENVELOPE.count}${count}${ENVELOPE.first}${first}${ENVELOPE.entities}${list.join(',')}]${ENVELOPE.sent}${list.length}${tail}}`;
+/** The same envelope as text, around entities already written as text (row-writer.ts); `head`: members before it, each with its trailing comma; `tail`: after it, each with its leading comma. */
+export function collectionText(dc: DataClassModel, count: number, first: number, list: readonly string[], ctx: SerializeContext, tail = '', head = ''): string {
+  return `{${head}${ENVELOPE.model}${JSON.stringify(dc.name)}${ENVELOPE.stamp}${ctx.globalStamp}${ENVELOPE.count}${count}${ENVELOPE.first}${first}${ENVELOPE.entities}${list.join(',')}]${ENVELOPE.sent}${list.length}${tail}}`;
 }
 
 /** The envelope's member names as text, in collectionOf's order. */

@@ -82,7 +82,7 @@ export const postgresDialect: Dialect = {
   // the snapshot moves with every commit (of any database of the server: it may recount for
   // nothing, never miss one); the global stamp with the reading transaction's own writes, which
   // its snapshot does not show
-  dataVersion: (t) => `pg_current_snapshot()::text || '/' || (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${t})`,
+  dataVersion: (t) => `(SELECT pg_current_snapshot()::text || '/' || CASE WHEN is_called THEN last_value ELSE 0 END FROM ${t})`,
   tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
   bindBoolean: (value) => (value ? 1 : 0),
   // PostgreSQL puts nulls last going up; SQLite, and so the service, first

@@ -73,8 +73,9 @@ export const sqliteDialect: Dialect = {
     read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
   }),
   // data_version moves when another connection commits, total_changes() with every row this
-  // connection writes; both are the connection's own, so its identity goes with them
-  dataVersion: () => `${CONNECTION_FUNCTION}() || '.' || (SELECT data_version FROM pragma_data_version) || '.' || total_changes()`,
+  // connection writes; both are the connection's own, so its identity goes with them (a subquery:
+  // worked out once per statement, not once per row)
+  dataVersion: () => `(SELECT ${CONNECTION_FUNCTION}() || '.' || data_version || '.' || total_changes() FROM pragma_data_version)`,
   tableColumns: 'SELECT name FROM pragma_table_info(?)',
   // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
   bindBoolean: (value) => (value ? 1 : 0),

@@ -9,14 +9,14 @@ import type { EntitySelection } from '../../datastore/selection.js';
 import { setNotFound } from '../../datastore/entity-sets.js';
 import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
-import { projectionFor, setPageBody } from '../present.js';
+import { projectionFor, setPageAnswer } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import { setOwner, type Scope } from '../scope.js';
 
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
   const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
-  return json(await setPageBody(scope, action.dc.model, set, action.paging, action.shape, true));
+  return setPageAnswer(scope, action.dc.model, set, action.paging, action.shape, true);
 }
 
 export async function readSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
@@ -32,12 +32,12 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
   }
   if (action.store) {
     const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
-    return json(await setPageBody(scope, dc.model, stored, action.paging, action.shape, true));
+    return setPageAnswer(scope, dc.model, stored, action.paging, action.shape, true);
   }
   // a read of a set, as it is or filtered, sorted, combined, stores nothing: no __ENTITYSET (4D's
   // answer carries one only when the request stores a set: here, one made again from $savedfilter)
   const rebuiltAsIs = resolved.rebuilt && keys === resolved.set.keys;
-  return json(await setPageBody(scope, dc.model, { id: resolved.set.id, keys }, action.paging, action.shape, rebuiltAsIs));
+  return setPageAnswer(scope, dc.model, { id: resolved.set.id, keys }, action.paging, action.shape, rebuiltAsIs);
 }
 
 export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {

@@ -16,7 +16,7 @@ import { functionResource } from '../authorize.js';
 import { findEntity, follow, narrow } from '../collections.js';
 import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
-import { entityBody, pageAnswer, setPageBody } from '../present.js';
+import { entityBody, pageAnswer, setPageAnswer } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
 import { dataClassFor, setOwner, type Scope } from '../scope.js';
 
@@ -133,7 +133,7 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
     if (how.selectionRefuses) throw selectionRefusal(how.selectionRefuses, classOf(selection).name);
     if (!how.store) return pageAnswer(scope, selection, how.paging, how.shape, how.plan);
     const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
-    return json(await setPageBody(scope, classOf(selection).model, set, how.paging, how.shape, true));
+    return setPageAnswer(scope, classOf(selection).model, set, how.paging, how.shape, true);
   }
   return jsonText(sendable({ result: result === undefined ? null : result }, what));
 }
