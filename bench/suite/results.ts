@@ -84,6 +84,20 @@ export interface Scaling {
   readonly why?: string;
 }
 
+/** Our server with several workers against itself with one (--workers), one read at one size. */
+export interface WorkersComparison {
+  readonly scenario: string;
+  readonly title: string;
+  readonly size: number;
+  readonly workers: number;
+  readonly one: Measurement;
+  readonly many: Measurement;
+  /** many / one, requests per second */
+  readonly ratio: number;
+  /** the target: 1.6 */
+  readonly target: number;
+}
+
 /** The data set made for one size. */
 export interface Generation {
   readonly engine: Engine;
@@ -109,6 +123,8 @@ export interface SuiteResults {
   readonly comparisons: readonly Comparison[];
   readonly peers: readonly PeerComparison[];
   readonly scaling: readonly Scaling[];
+  /** --workers N against one worker (absent from runs made before it was measured) */
+  readonly workers?: readonly WorkersComparison[];
   /** what a reader must know to read the figures (the load generator sharing the cores, figures quoted and not measured …) */
   readonly notes: readonly string[];
 }
