@@ -52,6 +52,8 @@ export const SET_SWEEP_MS = 60_000;
 export const SET_CHUNK_MEMBERS = 65_536;
 /** Members of sets read from the database that an instance keeps at hand (sets never change: only their lifetime is asked each time). */
 export const SET_CACHE_MEMBERS = 4_000_000;
+/** Chunks (SET_CHUNK_MEMBERS members each) of sets larger than SET_CACHE_MEMBERS kept per process once read: 64 × 512 KB of integer keys. */
+export const SET_CHUNKS_KEPT = 64;
 /** A set's lifetime starts again when it is used, written at most this often (ms; and a hundredth of its timeout): a set read many times a second costs no write each time (it may end up to this much sooner than its timeout after its last use). */
 export const SET_REFRESH_MS = 1000;
 

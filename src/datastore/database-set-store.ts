@@ -7,17 +7,19 @@
 // time, so a release or a rebuild on another instance counts at once.
 
 import { randomUUID } from 'node:crypto';
-import { DEFAULT_MAX_SET_MEMBERS, SET_CACHE_MEMBERS, SET_CHUNK_MEMBERS, SET_REFRESH_MS } from '../config/limits.js';
+import { DEFAULT_MAX_SET_MEMBERS, SET_CACHE_MEMBERS, SET_CHUNK_MEMBERS, SET_CHUNKS_KEPT, SET_REFRESH_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
 import { lockNamed, SET_CHUNK_TABLE, SET_TABLE } from '../storage/system-tables.js';
-import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
+import type { EntitySetStore, KeyList, SetInfo, SetSlice, StoredSet } from './entity-set-store.js';
 
 export interface DatabaseSetStoreOptions {
   /** members kept at most, all sets of all instances together: past it the least recently used sets go */
   readonly maxMembers?: number;
   /** ms since the epoch; tests inject their own clock */
   readonly now?: () => number;
+  /** members kept in this process, all sets together (SET_CACHE_MEMBERS); a larger set is read a chunk at a time */
+  readonly cacheMembers?: number;
 }
 
 interface SetRow {
@@ -66,13 +68,17 @@ function sqlParts(storage: Storage) {
 export class DatabaseEntitySetStore implements EntitySetStore {
   readonly #maxMembers: number;
   readonly #now: () => number;
+  readonly #cacheMembers: number;
   /** members already read, by set id (with the version they are of), least recently used first */
   readonly #cache = new Map<string, { version: string; keys: KeyList }>();
+  /** chunks of sets too large to keep whole, by set, version and chunk, least recently used first */
+  readonly #chunks = new Map<string, KeyList>();
   #cached = 0;
 
   constructor(private readonly storage: Storage, options: DatabaseSetStoreOptions = {}) {
     this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
     this.#now = options.now ?? Date.now;
+    this.#cacheMembers = options.cacheMembers ?? SET_CACHE_MEMBERS;
     this.#sql = sqlParts(storage);
   }
 
@@ -108,6 +114,63 @@ export class DatabaseEntitySetStore implements EntitySetStore {
   }
 
   async get(id: string): Promise<StoredSet | undefined> {
+    const row = await this.#use(id);
+    if (row === undefined) return undefined;
+    const set = info(row);
+    return { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, keys: await this.#keys(id, String(row.version), Number(row.text) === 1, set.size) };
+  }
+
+  async slice(id: string, from: number, to: number): Promise<SetSlice | undefined> {
+    const row = await this.#use(id);
+    if (row === undefined) return undefined;
+    const set = info(row);
+    const [version, text] = [String(row.version), Number(row.text) === 1];
+    const start = Math.min(Math.max(0, from), set.size);
+    const end = Math.min(Math.max(start, to), set.size);
+    const hit = this.#cache.get(id);
+    if ((hit !== undefined && hit.version === version) || set.size <= this.#cacheMembers || end === start) {
+      return { set, from: start, keys: (await this.#keys(id, version, text, set.size)).slice(start, end) };
+    }
+    // a set too large to keep whole: the chunks the slice spans only (a page reads one or two)
+    const first = Math.floor(start / SET_CHUNK_MEMBERS);
+    const last = Math.floor((end - 1) / SET_CHUNK_MEMBERS);
+    const parts: KeyList[] = [];
+    for (let seq = first; seq <= last; seq++) parts.push(await this.#chunk(id, version, text, seq));
+    const offset = start - first * SET_CHUNK_MEMBERS;
+    if (parts.some((c, i) => first + i < last && c.length !== SET_CHUNK_MEMBERS)) {
+      // (chunked otherwise than this server chunks: read whole)
+      return { set, from: start, keys: (await this.#keys(id, version, text, set.size)).slice(start, end) };
+    }
+    if (text) return { set, from: start, keys: (parts as (readonly string[])[]).flat().slice(offset, offset + end - start) };
+    const keys = new Float64Array(end - start);
+    let at = 0;
+    for (const [i, c] of (parts as Float64Array[]).entries()) {
+      const part = c.subarray(i === 0 ? offset : 0, Math.min(c.length, (i === 0 ? offset : 0) + keys.length - at));
+      keys.set(part, at);
+      at += part.length;
+    }
+    return { set, from: start, keys };
+  }
+
+  /** One chunk of a set's members (kept: the pages of a large set are read from the same chunks again). */
+  async #chunk(id: string, version: string, text: boolean, seq: number): Promise<KeyList> {
+    const key = `${id}\u0000${version}\u0000${seq}`;
+    const hit = this.#chunks.get(key);
+    if (hit !== undefined) {
+      this.#chunks.delete(key);
+      this.#chunks.set(key, hit);
+      return hit;
+    }
+    const { q, p, chunks } = this.#sql;
+    const data = await this.storage.column(`SELECT ${q('data')} FROM ${chunks} WHERE ${q('set')} = ${p(1)} AND ${q('seq')} = ${p(2)}`, [id, seq]);
+    const keys = decodeChunks(data, text, text || data.length === 0 ? 0 : (data[0] as Uint8Array).byteLength / 8);
+    this.#chunks.set(key, keys);
+    if (this.#chunks.size > SET_CHUNKS_KEPT) this.#chunks.delete(this.#chunks.keys().next().value as string);
+    return keys;
+  }
+
+  /** The set's row if it is alive; used now, its lifetime starts again. */
+  async #use(id: string): Promise<SetRow | undefined> {
     const { q, p, sets, columns, alive } = this.#sql;
     const now = this.#now();
     // alive, or nothing; used now, its lifetime starts again, written at most once in
@@ -120,12 +183,8 @@ export class DatabaseEntitySetStore implements EntitySetStore {
         [now, id, now],
       )) as SetRow | undefined;
     }
-    if (row === undefined) {
-      this.#forget(id);
-      return undefined;
-    }
-    const set = info(row);
-    return { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, keys: await this.#keys(id, String(row.version), Number(row.text) === 1, set.size) };
+    if (row === undefined) this.#forget(id);
+    return row;
   }
 
   async release(id: string): Promise<boolean> {
@@ -162,11 +221,11 @@ export class DatabaseEntitySetStore implements EntitySetStore {
 
   #remember(id: string, version: string, keys: KeyList): void {
     this.#forget(id);
-    if (keys.length > SET_CACHE_MEMBERS) return;
+    if (keys.length > this.#cacheMembers) return;
     this.#cache.set(id, { version, keys });
     this.#cached += keys.length;
     for (const [old, hit] of this.#cache) {
-      if (this.#cached <= SET_CACHE_MEMBERS) break;
+      if (this.#cached <= this.#cacheMembers) break;
       this.#cache.delete(old);
       this.#cached -= hit.keys.length;
     }

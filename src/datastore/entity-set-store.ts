@@ -35,11 +35,20 @@ export interface SetInfo {
   readonly size: number;
 }
 
+/** Some members of a set: those at [from, from + keys.length). */
+export interface SetSlice {
+  readonly set: SetInfo;
+  readonly from: number;
+  readonly keys: KeyList;
+}
+
 export interface EntitySetStore {
   /** Keeps a set (its lifetime starts now, by the store's clock). */
   put(set: StoredSet): Promise<void>;
   /** The set, its lifetime started again; undefined when unknown, released, expired or evicted. */
   get(id: string): Promise<StoredSet | undefined>;
+  /** Its members at [from, to), as get() finds the set (a page of a set larger than a store keeps at hand reads only those); `from` is kept within the set. */
+  slice(id: string, from: number, to: number): Promise<SetSlice | undefined>;
   /** true when the set existed */
   release(id: string): Promise<boolean>;
   /** The sets alive now (for $info), without their members: those `owner` made, when given. */
@@ -56,6 +65,10 @@ export interface MemoryStoreOptions {
   readonly now?: () => number;
   /** how often expired sets are swept in the background, in ms (0: only when the store is used) */
   readonly sweepEveryMs?: number;
+}
+
+function infoOf({ keys, owner: _owner, ...rest }: StoredSet): SetInfo {
+  return { ...rest, size: keys.length };
 }
 
 /** The sets of one server process, least recently used first (a Map keeps insertion order). */
@@ -110,6 +123,13 @@ export class MemoryEntitySetStore implements EntitySetStore {
     return set;
   }
 
+  async slice(id: string, from: number, to: number): Promise<SetSlice | undefined> {
+    const set = await this.get(id);
+    if (!set) return undefined;
+    const start = Math.min(Math.max(0, from), set.keys.length);
+    return { set: infoOf(set), from: start, keys: set.keys.slice(start, Math.max(start, to)) };
+  }
+
   async release(id: string): Promise<boolean> {
     this.#sweep();
     return this.#delete(id);
@@ -117,7 +137,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
 
   async list(owner?: string): Promise<SetInfo[]> {
     this.#sweep();
-    return [...this.#sets.values()].filter((set) => owner === undefined || set.owner === owner).map(({ keys, owner: _owner, ...rest }) => ({ ...rest, size: keys.length }));
+    return [...this.#sets.values()].filter((set) => owner === undefined || set.owner === owner).map(infoOf);
   }
 
   /** Expired sets go at each use of the store, and in the background. */

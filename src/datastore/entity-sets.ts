@@ -11,7 +11,7 @@ import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
-import type { EntitySetStore, KeyList, SetInfo, StoredSet } from './entity-set-store.js';
+import type { EntitySetStore, KeyList, SetInfo, SetSlice, StoredSet } from './entity-set-store.js';
 import { classOf, isOrdered, keysOf, type EntitySelection } from './selection.js';
 
 export type SetOperator = 'AND' | 'OR' | 'EXCEPT';
@@ -65,6 +65,11 @@ export class EntitySets {
   /** The set, its lifetime started again; undefined when it is gone. */
   find(id: string): Promise<StoredSet | undefined> {
     return this.kept.get(id);
+  }
+
+  /** Members [from, to) of the set, its lifetime started again; undefined when it is gone. */
+  findSlice(id: string, from: number, to: number): Promise<SetSlice | undefined> {
+    return this.kept.slice(id, from, to);
   }
 
   /** The set (of `dataClass`, when given), or 1802. */

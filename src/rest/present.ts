@@ -109,14 +109,28 @@ async function planParts(scope: Scope, selection: EntitySelection, plan: PagePla
   return parts;
 }
 
+/** A set's members for a page: all of them, or (`from`, `size`) those from `from` on of a set of `size`. */
+export interface SetMembers {
+  readonly id: string;
+  readonly keys: KeyList;
+  readonly from?: number;
+  readonly size?: number;
+}
+
+/** The members of a page of `set`. */
+function pageKeys(set: SetMembers, paging: Paging, dc: DataClassModel): KeyList {
+  const at = paging.skip - (set.from ?? 0);
+  return set.keys.slice(Math.max(0, at), Math.max(0, at + (paging.top ?? pageSize(dc))));
+}
+
 /** A page of a stored set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */
-export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: { id: string; keys: KeyList }, paging: Paging, shape: Shape, stored: boolean): Promise<RestResponse> {
+export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean): Promise<RestResponse> {
   const core = scope.core.classOf(dc);
   const projection = projectionFor(dc, shape, scope);
   const writer = shape.format === 'looker' ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
   if (writer) {
     // written from rows: one statement reads the page's members (and the global stamp)
-    const keys = Array.from(set.keys.slice(paging.skip, paging.skip + (paging.top ?? pageSize(dc))) as ArrayLike<unknown>);
+    const keys = Array.from(pageKeys(set, paging, dc) as ArrayLike<unknown>);
     const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
     const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
     const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
@@ -125,7 +139,7 @@ export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: { id:
       return row ? writer.write(row) : DROPPED_MEMBER;
     });
     const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
-    return jsonText(collectionText(dc, set.keys.length, paging.skip, list, { globalStamp }, '', head));
+    return jsonText(collectionText(dc, set.size ?? set.keys.length, paging.skip, list, { globalStamp }, '', head));
   }
   return json(await setPageBody(scope, dc, set, paging, shape, stored, projection));
 }
@@ -133,13 +147,14 @@ export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: { id:
 /** A dropped member of a set, as a page shows it. */
 const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
 
-async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: string; keys: KeyList }, paging: Paging, shape: Shape, stored: boolean, projection: Projection): Promise<Json> {
+async function setPageBody(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, projection: Projection): Promise<Json> {
   const core = scope.core.classOf(dc);
-  const entities = await scope.core.sets.page(core, set.keys, paging.skip, paging.top ?? pageSize(dc), scope.access);
+  const keys = pageKeys(set, paging, dc);
+  const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
   const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access)).map((f) => [f.entity, f]));
   if (shape.format === 'looker') {
     // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
-    return serializeLooker(set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
+    return serializeLooker(set.size ?? set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
   }
   const globalStamp = await readGlobalStamp(scope.access);
   const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as FetchedEntity, projection, { globalStamp }) : { [WIRE.STAMP]: 0 }));
@@ -147,7 +162,7 @@ async function setPageBody(scope: Scope, dc: DataClassModel, set: { id: string; 
     ...(stored ? { [WIRE.ENTITY_SET]: setUri(dc, set.id) } : {}),
     [WIRE.ENTITY_MODEL]: dc.name,
     [WIRE.GLOBAL_STAMP]: globalStamp,
-    [WIRE.COUNT]: set.keys.length,
+    [WIRE.COUNT]: set.size ?? set.keys.length,
     [WIRE.FIRST]: paging.skip,
     [WIRE.ENTITIES]: list,
     [WIRE.SENT]: list.length,

@@ -38,8 +38,9 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return readFile(scope, action);
     case 'createSet':
       return inSnapshot(scope, (s) => createSet(s, action));
+    // (a page of a set as it is is one statement: readSet decides)
     case 'readSet':
-      return inSnapshot(scope, (s) => readSet(s, action));
+      return readSet(scope, action);
     case 'release':
       return release(scope, action);
     case 'releaseSets':
@@ -52,8 +53,9 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return remove(scope, action);
     case 'deleteSet':
       return deleteSet(scope, action);
+    // (one statement, or a snapshot: compute decides)
     case 'compute':
-      return inSnapshot(scope, (s) => compute(s, action));
+      return compute(scope, action);
     case 'distinct':
       return inSnapshot(scope, (s) => distinctValues(s, action));
     case 'callFunction':

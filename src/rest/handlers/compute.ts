@@ -11,7 +11,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import type { Action } from '../action.js';
 import { narrow, selectionOf } from '../collections.js';
 import { json, type RestResponse } from '../response.js';
-import type { Scope } from '../scope.js';
+import { inSnapshot, type Scope } from '../scope.js';
 import { formatDate } from '../serialize.js';
 
 type Source = Extract<Action, { kind: 'compute' | 'distinct' }>;
@@ -23,7 +23,24 @@ async function members(scope: Scope, action: Source): Promise<{ selection: Entit
   return { selection, path: resolveValuePath(action.dc.model, action.attribute, scope.visible) };
 }
 
-export async function compute(scope: Scope, action: Extract<Action, { kind: 'compute' }>): Promise<RestResponse> {
+/** $compute: one aggregate statement over a dataclass's selection needs no snapshot; a relation or a set read first, or a text's min or max (a statement each), are read in one. */
+export function compute(scope: Scope, action: Extract<Action, { kind: 'compute' }>): Promise<RestResponse> {
+  if (action.source.kind === 'all' && !textExtremes(scope, action)) return computeAnswer(scope, action);
+  return inSnapshot(scope, (s) => computeAnswer(s, action));
+}
+
+/** The computation reads a text's min or max (or its attribute path does not resolve: the answer tells, in a snapshot as before). */
+function textExtremes(scope: Scope, action: Extract<Action, { kind: 'compute' }>): boolean {
+  if (action.keyword !== '$all' && action.keyword !== 'min' && action.keyword !== 'max') return false;
+  try {
+    const path = resolveValuePath(action.dc.model, action.attribute, scope.visible);
+    return path.attr.type === 'string' && !path.json;
+  } catch {
+    return true;
+  }
+}
+
+async function computeAnswer(scope: Scope, action: Extract<Action, { kind: 'compute' }>): Promise<RestResponse> {
   const m = await members(scope, action);
   if ('intersects' in m) return json(m.intersects);
   const { selection, path } = m;

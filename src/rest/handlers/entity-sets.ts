@@ -11,7 +11,8 @@ import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
 import { projectionFor, setPageAnswer } from '../present.js';
 import { json, type RestResponse } from '../response.js';
-import { setOwner, type Scope } from '../scope.js';
+import { inSnapshot, setOwner, type Scope } from '../scope.js';
+import { pageSize } from '../../model/types.js';
 
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
@@ -20,6 +21,21 @@ export async function createSet(scope: Scope, action: Extract<Action, { kind: 'c
 }
 
 export async function readSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
+  const { dc } = action;
+  // a page of the set as it is: its members for the page only (a set too large to keep whole is
+  // not read whole), written in one statement; anything else (combined, cleaned, filtered, sorted,
+  // stored, rebuilt, seen through a row filter) takes the whole set
+  const { set, narrowing, paging } = action;
+  if (!set.logic && !set.clean && !narrowing.filter && !narrowing.orderBy && !action.store && scope.access.restrict?.(dc.model) == null) {
+    const top = paging.top ?? pageSize(dc.model);
+    const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top);
+    if (slice && slice.set.dataClass === dc.name) return setPageAnswer(scope, dc.model, { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size }, paging, action.shape, false);
+  }
+  return inSnapshot(scope, (s) => setAnswer(s, action));
+}
+
+/** The set as the request defines it, read in one snapshot with its page. */
+async function setAnswer(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
   const { dc } = action;
   const resolved = await resolveSet(scope, dc, action.set);
   if ('intersects' in resolved) return json(resolved.intersects);
