@@ -21,6 +21,7 @@ import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAtt
 import type { ColumnSpec, RowColumnSpec } from '../query/plan.js';
 import type { Dialect } from '../sql/dialect.js';
 import { isoOfMs } from '../util/iso-time.js';
+import { REST_PREFIX } from './constants.js';
 import { deferredEntity, plainValue, relationUri } from './serialize.js';
 
 type Row = readonly unknown[];
@@ -171,10 +172,11 @@ function partOf(a: ProjectedAttribute, model: DataClassModel, via: readonly Rela
   switch (a.kind) {
     case 'deferred': {
       const leads = leadsTo(a.attr) as { target: DataClassModel; many: boolean };
-      if (leads.many) return { name, kind: 'call', text: (_row, key) => JSON.stringify({ [WIRE.DEFERRED]: { uri: relationUri(model, key, name) } }) };
+      if (leads.many) return { name, kind: 'call', text: relationText(model, name) };
       // the target's key, read through the caller's row filter: null when gone or hidden (4D reads a dropped target as null)
       const target = reader(leads.target.key, columns.relatedKey([...via, ...stepsOf(a.attr as RelatedEntityAttribute | AliasAttribute)]), dialect);
-      return { name, kind: 'call', text: (row) => JSON.stringify(deferredEntity(leads.target, target(row))) };
+      const text = deferredText(leads.target);
+      return { name, kind: 'call', text: (row) => text(target(row)) };
     }
     case 'entity': {
       const entity = entityText(a.sub, [...via, ...stepsOf(a.attr)], dc, dialect, columns);
@@ -204,6 +206,27 @@ function partOf(a: ProjectedAttribute, model: DataClassModel, via: readonly Rela
       // lists, related selections inline: more than a row
       return undefined;
   }
+}
+
+/** The JSON of a quoted text's start, without its closing quote (a URI's constant part, to be continued). */
+const opening = (text: string): string => JSON.stringify(text).slice(0, -1);
+/** A key written as it is in a URI and as __KEY: an integer's digits (keyInUri leaves them as they are); other keys take serialize.ts's way. */
+const plainKey = (key: unknown): key is number => typeof key === 'number' && Number.isSafeInteger(key);
+
+/** An N→1 relation sent deferred, as deferredEntity writes it, from its target's key (or null). */
+function deferredText(target: DataClassModel): (key: unknown) => string {
+  const head = `{"${WIRE.DEFERRED}":{"uri":${opening(`${REST_PREFIX}/${target.name}(`)}`;
+  return (key) => {
+    if (key === null) return 'null';
+    return plainKey(key) ? `${head}${key})","${WIRE.KEY}":"${key}"}}` : JSON.stringify(deferredEntity(target, key));
+  };
+}
+
+/** A 1→N relation sent deferred, as relationUri writes its URI, from its entity's key. */
+function relationText(model: DataClassModel, name: string): Field {
+  const head = `{"${WIRE.DEFERRED}":{"uri":${opening(`${REST_PREFIX}/${model.name}(`)}`;
+  const tail = `${JSON.stringify(`)/${name}?$expand=${name}`).slice(1)}}}`;
+  return (_row, key) => (plainKey(key) ? `${head}${key}${tail}` : JSON.stringify({ [WIRE.DEFERRED]: { uri: relationUri(model, key, name) } }));
 }
 
 /** A value's JSON, as serializeEntity writes it, for the types a column does not hold as they are sent. */
