@@ -324,6 +324,7 @@ describe('bench report: the Markdown', () => {
       '### Uploads',
       '## Against peers',
       '## Scaling: cost follows the page',
+      '## Every core: `--workers`',
       '## Data generation',
       '## Notes',
     ]);
@@ -400,7 +401,7 @@ describe('bench report: the Markdown', () => {
     assert.ok(markdown.includes('### Entity sets\n\nNot measured in this run.'));
   });
 
-  it('writes the peers, n/a with its note where a peer cannot, and leaves a marked place for PostgREST', () => {
+  it('writes the peers, n/a with its note where a peer cannot, and PostgREST\'s published figures marked not measured here', () => {
     const peers = tableOf(markdown, '## Against peers');
     assert.equal(peers.length, 3);
     assert.deepEqual(peers[0].slice(0, 8), ['Filtered page', '10,000', 'json-server 0.17.4', '22.23.3', '15,000', '300', '50.00×', '≥ 1: met']);
@@ -409,7 +410,8 @@ describe('bench report: the Markdown', () => {
     assert.deepEqual(peers[2].slice(6, 8), ['0.80×', 'no target']);
     assert.ok(markdown.includes('PostgREST'));
     assert.ok(markdown.includes('**not measured here**'));
-    assert.ok(markdown.includes('PLACEHOLDER'));
+    assert.ok(markdown.includes('not measured here'));
+    assert.ok(markdown.includes('supabase/benchmarks-archive'));
   });
 
   it('writes the scaling, generation and notes', () => {
