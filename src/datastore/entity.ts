@@ -18,7 +18,7 @@ import type { EventTable } from './events.js';
 import { checkValues } from './rules.js';
 import { lockEntity, NO_CLIENT, unlockEntity, type LockStatus } from './locks.js';
 import type { EntitySelection } from './selection.js';
-import { deleteEntity, insertEntity, stampChanged, updateEntity } from './writes.js';
+import { deleteEntity, insertEntity, stampChanged, updateEntity, type WriteBatch } from './writes.js';
 
 export type EntityRow = Record<string, unknown>;
 
@@ -46,6 +46,14 @@ export let entityClassOf: (e: Entity) => DataClassCore;
 export let staleStamp: (e: Entity, stamp: number) => DatasetError | undefined;
 /** The rules of a save (rules.ts) on the values set so far: a related entity exists, a file fits its attribute. */
 export let checkTouched: (e: Entity) => Promise<void>;
+/** The values a save of the entity would write now: its touched storage attributes. */
+export let touchedValuesOf: (e: Entity) => Map<StorageAttribute, unknown>;
+/**
+ * save(), as one of the saves of a batch (writes.ts WriteBatch: one all-or-nothing transaction
+ * the caller opened, in which no user code runs). An entity whose dataclass has events saves as
+ * save() does.
+ */
+export let saveInBatch: (e: Entity, batch: WriteBatch) => Promise<void>;
 
 export class Entity {
   readonly #dc: DataClassCore;
@@ -80,6 +88,8 @@ export class Entity {
     entityClassOf = (e) => e.#dc;
     staleStamp = (e, stamp) => (stamp === e.#stamp ? undefined : stampChanged(e.#dc.core.name, e.#dc.model, e.#key()));
     checkTouched = (e) => checkValues(e.#dc, e.#touchedValues(), e.#access);
+    touchedValuesOf = (e) => e.#touchedValues();
+    saveInBatch = (e, batch) => e.#save(batch);
   }
 
   /**
@@ -250,14 +260,18 @@ export class Entity {
    * attributes, then entity level), then in one transaction with the write saving (same order),
    * then afterSave. A saved entity with nothing touched is not saved and runs no event.
    */
-  async save(): Promise<void> {
+  save(): Promise<void> {
+    return this.#save(undefined);
+  }
+
+  async #save(batch: WriteBatch | undefined): Promise<void> {
     if (!this.#isNew && !this.#touched?.size) return;
     const dc = this.#dc;
     // the caller's permissions first: a refused save runs no event and writes nothing
     requireSave(this.#access, dc.model, this.#isNew, this.#touchedValues());
     const events = dc.events;
     if (!events) {
-      await this.#write();
+      await this.#write(batch);
       return;
     }
     // the values as given are checked before any event runs (an event sees only values that fit);
@@ -309,8 +323,8 @@ export class Entity {
     return values;
   }
 
-  /** The write of save(): resolves to the names of the attributes written. */
-  async #write(): Promise<string[]> {
+  /** The write of save() (one of a batch's saves, with `batch`): resolves to the names of the attributes written. */
+  async #write(batch?: WriteBatch): Promise<string[]> {
     const dc = this.#dc;
     const key = dc.model.key;
     const values = this.#touchedValues();
@@ -323,8 +337,8 @@ export class Entity {
     this.#checkRequired();
     const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
     const saved = this.#isNew
-      ? await insertEntity(dc, values, this.#access)
-      : await updateEntity(dc, this.#key(), this.#stamp, values, this.#access);
+      ? await insertEntity(dc, values, this.#access, batch)
+      : await updateEntity(dc, this.#key(), this.#stamp, values, this.#access, batch);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
     this.#stamp = saved.stamp;
     this.#timestamp = saved.timestamp;

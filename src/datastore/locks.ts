@@ -181,16 +181,16 @@ function entityRow(core: Core, dc: DataClassModel, key: unknown, access: Access)
 
 /**
  * In a write's transaction, after its UPDATE or DELETE took the row: increases the global stamp
- * and refuses (7052) the save or drop of an entity another live session holds locked, in one
- * statement where the engine allows (no round trip more for the lock); a dropped entity's lock
- * row, if any, goes with it. The server's own code (no session) is refused too, as 4D's
- * processes are by a REST session's lock.
+ * (unless `moveStamp` is false: a batch moved it already) and refuses (7052) the save or drop of
+ * an entity another live session holds locked, in one statement where the engine allows (no
+ * round trip more for the lock); a dropped entity's lock row, if any, goes with it. The server's
+ * own code (no session) is refused too, as 4D's processes are by a REST session's lock.
  */
-export async function bumpStampRefusingLocked(core: Core, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped'): Promise<void> {
+export async function bumpStampRefusingLocked(core: Core, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped', moveStamp: boolean): Promise<void> {
   const text = keyText(key);
   const now = core.sessions.now();
   const except = sessionOf(access)?.id ?? null;
-  const probe = await bumpStampProbingLock(core.storage, dc.name, text, now, except);
+  const probe = await bumpStampProbingLock(core.storage, dc.name, text, now, except, moveStamp);
   if (probe.heldElsewhere) {
     // (the locker's details, for the refusal: read only then)
     const held = await lockHeldElsewhere(core.storage, dc.name, text, now, except);

@@ -3,6 +3,9 @@
 // or blob attribute claims or lets go, the global stamp, and the errors of a write that found
 // nothing to change. Entity.save() and drop() are
 // their only callers, so a save from REST and a save from user code run the same checks.
+// Each write is a transaction of its own (a savepoint inside a caller's), except the saves of a
+// WriteBatch: those share the batch's all-or-nothing transaction without a savepoint each, and
+// move the global stamp once for all of them.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
@@ -14,7 +17,7 @@ import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
 import { bumpStampRefusingLocked } from './locks.js';
-import { checkValues } from './rules.js';
+import { checkValues, type KnownTargets } from './rules.js';
 
 /**
  * A write's own statements run no user code (the events run around them, in Entity.save and
@@ -27,6 +30,33 @@ export interface SavedState {
   key: unknown;
   stamp: number;
   timestamp: number;
+}
+
+/**
+ * Saves that share one all-or-nothing transaction in which no user code runs (a REST `$atomic`
+ * batch of a dataclass without events or calculated set functions), made for one run of that
+ * transaction and used inside it only: a failure of any save undoes them all, so none needs a
+ * savepoint of its own; the global stamp is moved once, by the first (readers see the batch's
+ * changes and the new stamp at its commit, together); relation targets the batch names are looked
+ * up before the saves, in one query per target (rules.ts knownTargets).
+ */
+export interface WriteBatch {
+  /** the global stamp was moved in this run of the transaction */
+  stampMoved: boolean;
+  /** the relation targets the batch's saves name that exist */
+  known?: KnownTargets;
+}
+
+/** A write's statements: in the batch's transaction as they are, else in a transaction of their own (a savepoint inside a caller's). */
+function inWrite<T>(storage: Core['storage'], batch: WriteBatch | undefined, fn: () => Promise<T>): Promise<T> {
+  return batch ? fn() : storage.transaction(fn, pureUnit(storage));
+}
+
+/** Moves the global stamp, once per batch. */
+async function moveGlobalStamp(core: Core, batch: WriteBatch | undefined): Promise<void> {
+  if (batch?.stampMoved) return;
+  await bumpGlobalStamp(core.storage);
+  if (batch) batch.stampMoved = true;
 }
 
 /** The error for a key no entity has: 4D's 1542, in 4D's words. */
@@ -48,36 +78,38 @@ function fileAttributes(dc: DataClassModel): StorageAttribute[] {
 }
 
 /** Inserts a new entity (its values checked by the rules of a save, in the same transaction); resolves to its key, stamp and time. */
-export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
-  return storage.transaction(async () => {
-    await checkValues(classCore, values, access);
+  return inWrite(storage, batch, async () => {
+    await checkValues(classCore, values, access, batch?.known);
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
     const { sql, params } = compileInsert(storage.dialect, dc, values, 1, timestamp);
     const row = await unique(dc, () => storage.get(sql, params));
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
-    await bumpGlobalStamp(core.storage);
+    await moveGlobalStamp(core, batch);
     return { key: row?.[dc.key.name], stamp: 1, timestamp };
-  }, pureUnit(storage));
+  });
 }
 
 /** Updates an entity if its stamp still matches (and the caller may change it), its values checked by the rules of a save; resolves to its new stamp and time. */
-export function updateEntity(classCore: DataClassCore, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access): Promise<SavedState> {
+export function updateEntity(classCore: DataClassCore, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
-  return storage.transaction(async () => {
-    await checkValues(classCore, values, access);
+  return inWrite(storage, batch, async () => {
+    await checkValues(classCore, values, access, batch?.known);
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
-    await bumpStampRefusingLocked(core, dc, key, access, 'saved');
+    const moveStamp = !batch?.stampMoved;
+    await bumpStampRefusingLocked(core, dc, key, access, 'saved', moveStamp);
+    if (batch && moveStamp) batch.stampMoved = true;
     await moveFiles(core, dc, key, before, values);
     return { key, stamp: stamp + 1, timestamp };
-  }, pureUnit(storage));
+  });
 }
 
 /** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
@@ -87,7 +119,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
   return storage.transaction(async () => {
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
-    await bumpStampRefusingLocked(core, dc, key, access, 'dropped');
+    await bumpStampRefusingLocked(core, dc, key, access, 'dropped', true);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
   }, pureUnit(storage));
 }

@@ -7,12 +7,14 @@
 
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import type { Entity } from '../datastore/entity.js';
+import { relationsOf } from '../datastore/rules.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 import { requireKey } from '../model/values.js';
 import { entityNotFound } from '../datastore/writes.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
+import type { ColumnSpec } from '../query/plan.js';
 import type { Scope } from './scope.js';
 
 type Json = Record<string, unknown>;
@@ -39,6 +41,27 @@ export async function entityOf(scope: Scope, dc: DataClassCore, key: unknown): P
   const found = await dc.get(k, scope.access);
   if (!found) throw entityNotFound(dc.model, k);
   return found;
+}
+
+/** What storedEntityWithTargets reads of a dataclass: its entity's columns, then the key each N→1 relation reaches. */
+const withTargets = new WeakMap<DataClassCore, { readonly columns: readonly ColumnSpec[]; readonly relations: readonly RelatedEntityAttribute[] }>();
+
+/**
+ * The stored entity of a __KEY (1542 when there is none), read with what its N→1 relations name
+ * in the same statement: per relation, the key of its target if that exists and the caller can
+ * see it, else null (an answer from the save need not look the targets up again).
+ */
+export async function storedEntityWithTargets(scope: Scope, dc: DataClassCore, key: unknown): Promise<{ entity: Entity; targets: ReadonlyMap<RelatedEntityAttribute, unknown> }> {
+  const k = requireKey(dc.model.key, key);
+  let shape = withTargets.get(dc);
+  if (!shape) {
+    const relations = relationsOf(dc);
+    withTargets.set(dc, (shape = { columns: [...dc.columns, ...relations.map((r): ColumnSpec => ({ kind: 'relatedKey', via: [r] }))], relations }));
+  }
+  const row = await dc.valuesByKey(k, shape.columns, scope.access);
+  if (!row) throw entityNotFound(dc.model, k);
+  const at = dc.columns.length;
+  return { entity: dc.entityFromValues(row, scope.access), targets: new Map(shape.relations.map((r, i) => [r, row[at + i] ?? null])) };
 }
 
 /**

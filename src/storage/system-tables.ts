@@ -155,6 +155,16 @@ export async function insertFile(s: Storage, mime: string, kind: string, created
   return Number(row?.id);
 }
 
+/** A file whose bytes all arrived, written complete at once (its chunks follow in the same commit); resolves to its id. */
+export async function insertCompleteFile(s: Storage, f: { mime: string; size: number; upload: string | null; kind: string; expires: number; created: number }): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const row = await s.get(
+    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('upload')}, ${q('expires')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}) RETURNING ${q('id')} AS id`,
+    [f.mime, f.size, f.created, f.kind, f.upload, f.expires],
+  );
+  return Number(row?.id);
+}
+
 export async function insertFileChunk(s: Storage, file: number, seq: number, data: Uint8Array): Promise<void> {
   const { quote: q, placeholder: p } = s.dialect;
   await s.run(`INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [file, seq, data]);
@@ -422,24 +432,41 @@ export interface LockProbe {
   readonly anyRow: boolean;
 }
 
+/** The statements of bumpStampProbingLock, per dialect and shape (built once: every update and drop runs one). */
+const probeStatements = new WeakMap<Reader['dialect'], Map<string, string>>();
+
 /**
- * Increases the global stamp and asks the entity's locks (LockProbe), in one statement where the
- * engine's increase is an expression (PostgreSQL: no round trip more than the write's own); a new
- * statement after the write's, so that it sees a lock committed while the write waited for the row.
+ * Increases the global stamp (when `bump`) and asks the entity's locks (LockProbe), in one
+ * statement: where the increase is an expression (PostgreSQL's nextval), a SELECT of it and the
+ * look-ups, at no round trip more than the write's own; where it is a statement of its own
+ * (SQLite's UPDATE of its one row), that statement with the look-ups as its RETURNING clause. A
+ * new statement after the write's, so that it sees a lock committed while the write waited for the row.
  */
-export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null): Promise<LockProbe> {
-  const { quote: q, placeholder: p } = s.dialect;
-  const l = q(LOCK_TABLE);
-  const t = q(SESSION_TABLE);
-  const stamp = s.dialect.globalStamp(q(GLOBAL_STAMP_TABLE));
-  if (stamp.bumpExpression === null) await s.run(stamp.bump);
-  // (placeholders in the order they bind: SQLite's bind by position)
-  const values: unknown[] = [];
-  const bind = (v: unknown) => p(values.push(v));
-  const onKey = () => `${l}.${q('dataClass')} = ${bind(dataClass)} AND ${l}.${q('key')} = ${bind(key)}`;
-  const held = `EXISTS (SELECT 1 FROM ${l} JOIN ${t} ON ${t}.${q('id')} = ${l}.${q('session')} WHERE ${onKey()} AND ${t}.${q('expires')} > ${bind(now)}${except === null ? '' : ` AND ${l}.${q('session')} <> ${bind(except)}`}) AS ${q('held')}`;
-  const anyRow = `EXISTS (SELECT 1 FROM ${l} WHERE ${onKey()}) AS ${q('anyRow')}`;
-  const row = await s.get(`SELECT ${stamp.bumpExpression === null ? '' : `${stamp.bumpExpression} AS ${q('stamp')}, `}${held}, ${anyRow}`, values);
+export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null, bump = true): Promise<LockProbe> {
+  const d = s.dialect;
+  const stamp = d.globalStamp(d.quote(GLOBAL_STAMP_TABLE));
+  const shape = !bump ? 'probe' : stamp.bumpExpression === null ? 'returning' : 'select';
+  const name = `${shape}${except === null ? '' : ' except'}`;
+  let byShape = probeStatements.get(d);
+  if (!byShape) probeStatements.set(d, (byShape = new Map()));
+  let sql = byShape.get(name);
+  if (sql === undefined) {
+    const { quote: q, placeholder: p } = d;
+    const l = q(LOCK_TABLE);
+    const t = q(SESSION_TABLE);
+    // (placeholders in the order they bind, the same as `values` below: SQLite's bind by position)
+    let n = 0;
+    const bind = () => p(++n);
+    const onKey = () => `${l}.${q('dataClass')} = ${bind()} AND ${l}.${q('key')} = ${bind()}`;
+    const held = `EXISTS (SELECT 1 FROM ${l} JOIN ${t} ON ${t}.${q('id')} = ${l}.${q('session')} WHERE ${onKey()} AND ${t}.${q('expires')} > ${bind()}${except === null ? '' : ` AND ${l}.${q('session')} <> ${bind()}`}) AS ${q('held')}`;
+    const anyRow = `EXISTS (SELECT 1 FROM ${l} WHERE ${onKey()}) AS ${q('anyRow')}`;
+    sql = shape === 'returning' ? `${stamp.bump} RETURNING ${held}, ${anyRow}` : `SELECT ${shape === 'select' ? `${stamp.bumpExpression} AS ${q('stamp')}, ` : ''}${held}, ${anyRow}`;
+    byShape.set(name, sql);
+  }
+  const values = except === null ? [dataClass, key, now, dataClass, key] : [dataClass, key, now, except, dataClass, key];
+  let row = await s.get(sql, values);
+  // (the stamp's one row is made with the schema: an UPDATE of it always returns one)
+  if (row === undefined && shape === 'returning') row = await bumpStampProbingLock(s, dataClass, key, now, except, false).then((r) => ({ held: r.heldElsewhere, anyRow: r.anyRow }));
   return { heldElsewhere: truthy(row?.held), anyRow: truthy(row?.anyRow) };
 }
 

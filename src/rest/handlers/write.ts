@@ -1,22 +1,27 @@
 // POST with $method=update (create and update, one entity or an array, $atomic, $refresh),
 // $method=validate and $method=delete. Every change goes through the datastore core
 // (entity.set, entity.save, entity.drop, selection.drop), so REST runs the rules and events that
-// code runs; this file maps bodies and answers.
+// code runs; this file maps bodies and answers. A saved entity is answered from what its save
+// knows (the values written, its key, stamp and time) where that is the entity as stored, and
+// read again where it may not be (see fromSave).
 
 import { WIRE } from '../../config/wire.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { staleStamp, type Entity } from '../../datastore/entity.js';
-import { fetchRelated } from '../../datastore/fetch.js';
+import { relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf, type Entity } from '../../datastore/entity.js';
+import { existingKeys, fetchRelated, type FetchedEntity } from '../../datastore/fetch.js';
 import { requireDataClass } from '../../datastore/guard.js';
 import { EntityLockedError } from '../../datastore/locks.js';
-import { leadsTo } from '../../datastore/projection.js';
+import { leadsTo, type Projection } from '../../datastore/projection.js';
+import { knownTargets } from '../../datastore/rules.js';
 import { queryWith } from '../../datastore/selection.js';
+import type { WriteBatch } from '../../datastore/writes.js';
+import type { DataClassModel, RelatedEntityAttribute } from '../../model/types.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { ERRORS } from '../../errors/registry.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
-import { applyValues, attachUploads, entityOf, type PendingUpload } from '../input.js';
+import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
@@ -32,9 +37,14 @@ interface Prepared {
   error?: DatasetError;
   /** the entity as stored, for the answer of a failed update */
   current?: Entity;
+  /** its save went through (or had nothing to write): the names of the attributes it wrote */
+  written?: ReadonlySet<string>;
+  /** an update read with its N→1 targets (storedEntityWithTargets): the key each relation reached, or null */
+  targets?: ReadonlyMap<RelatedEntityAttribute, unknown>;
 }
 
-async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number): Promise<Prepared> {
+/** `withTargets`: an update reads its N→1 targets with the entity (its answer will come from its save). */
+async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, withTargets = false): Promise<Prepared> {
   try {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
@@ -48,7 +58,10 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     // a session that may not update the dataclass at all is told so, not that its stamp is stale
     // (what each attribute needs is judged by the save)
     if (hasKey) requireDataClass(scope.access, dc.model, 'update');
-    const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
+    let entity: Entity;
+    let targets: ReadonlyMap<RelatedEntityAttribute, unknown> | undefined;
+    if (hasKey && withTargets) ({ entity, targets } = await storedEntityWithTargets(scope, dc, obj[WIRE.KEY]));
+    else entity = await entityOf(scope, dc, obj[WIRE.KEY]);
     if (hasKey) {
       const stamp = obj[WIRE.STAMP];
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
@@ -57,7 +70,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
       const stale = staleStamp(entity, stamp as number);
       if (stale) return { error: stale, current: entity };
     }
-    return { entity, uploads: applyValues(scope, dc, entity, obj, index) };
+    return { entity, targets, uploads: applyValues(scope, dc, entity, obj, index) };
   } catch (e) {
     if (isDatasetError(e)) return { error: e };
     throw e;
@@ -67,13 +80,20 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
   // the answer's attributes ($attributes, $expand) are checked before anything is saved: a mistake there loses nothing
-  projectionFor(dc.model, action.shape, scope);
+  const projection = projectionFor(dc.model, action.shape, scope);
   let prepared: Prepared[] = [];
+  // an answer from the save that shows N→1 relations: updates read their targets with their entity
+  const withTargets = !action.refresh && mayAnswerFromSave(dc, projection) && projection.attributes.some((a) => a.kind === 'deferred' && a.attr.kind === 'relatedEntity');
   const prepareAll = async () => {
     prepared = [];
-    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i));
+    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, withTargets));
   };
-  const saveAll = async () => {
+  const saveAll = async (batch?: WriteBatch) => {
+    if (batch) {
+      // the relation targets the batch names, looked up at once (in its transaction)
+      const saves = prepared.flatMap((p) => (p.entity && !p.error ? [touchedValuesOf(p.entity)] : []));
+      if (saves.length > 1) batch.known = await knownTargets(dc, saves, scope.access);
+    }
     for (const p of prepared) {
       if (p.error || !p.entity) {
         if (atomic) throw p.error;
@@ -81,7 +101,11 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
       }
       try {
         await attachUploads(scope, p.entity, p.uploads ?? []);
-        await p.entity.save();
+        // (no user code runs in a save of this dataclass: what is touched now is what the save writes)
+        const written = new Set(p.entity.touchedAttributes());
+        if (batch) await saveInBatch(p.entity, batch);
+        else await p.entity.save();
+        p.written = written;
       } catch (e) {
         if (!isDatasetError(e)) throw e;
         p.error = e;
@@ -93,10 +117,12 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   if (action.refresh) await prepareAll();
   else if (atomic) {
     // one transaction, read and written: any failure rolls every save back; one the database
-    // stopped for a conflict is run again from the reads on when no user code runs in it
+    // stopped for a conflict is run again from the reads on when no user code runs in it. Then
+    // (no user code in its saves) its saves need no savepoint each, and move the global stamp once.
+    const batched = !dc.writesRunUserCode;
     await scope.core.transaction(async () => {
       await prepareAll();
-      await saveAll();
+      await saveAll(batched ? { stampMoved: false } : undefined);
     }, dc.writeUnit).catch((e) => {
       // an entity's failure is in its answer; a failure of the transaction itself (no connection,
       // the commit refused) is the answer
@@ -106,8 +132,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     await prepareAll();
     await saveAll();
   }
-  const answers: Json[] = [];
-  for (let i = 0; i < prepared.length; i++) answers.push(await answer(scope, action, prepared[i], list[i]));
+  const answers = await answerAll(scope, action, projection, prepared, list);
   const failed = prepared.find((p) => p.error);
   if (action.single) return json(answers[0], failed?.error ? failed.error.status : 200);
   // an atomic batch that failed saved nothing: the answer has the status of the failure
@@ -115,41 +140,142 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
 }
 
 /**
- * The answer for one input entity: the entity as stored (re-read, so that aliases and calculated
- * values are current) with its absolute uri; with $refresh, as it would be; after a failure, the
- * stored entity (or, for a new one, the values sent) with __ERROR, and __STATUS for a stamp.
+ * The answers, one per input entity: the entity as stored with its absolute uri; with $refresh,
+ * as it would be; after a failure, the stored entity (or, for a new one, the values sent) with
+ * __ERROR, and __STATUS for a stamp.
  */
-async function answer(scope: Scope, action: Extract<Action, { kind: 'update' }>, p: Prepared, input: unknown): Promise<Json> {
+async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' }>, projection: Projection, prepared: readonly Prepared[], list: readonly unknown[]): Promise<Json[]> {
   const { dc } = action;
-  let shown: Entity | undefined;
-  // the entity as stored now (another entity of the batch may have saved it since it was read)
-  if (p.current) shown = (await dc.get(p.current.getKey(), scope.access)) ?? p.current;
-  else if (p.entity && !p.entity.isNew()) shown = action.refresh ? p.entity : (await dc.get(p.entity.getKey(), scope.access)) ?? p.entity;
-  else if (p.entity && action.refresh && !p.error) shown = p.entity;
-  let out: Json;
-  if (shown) {
-    const projection = projectionFor(dc.model, action.shape, scope);
-    const [fetched] = await fetchRelated(scope.core, [shown], projection, scope.access);
-    out = serializeEntity(fetched, projection, { globalStamp: await readGlobalStamp(scope.access) }, action.single);
-    if (shown.isNew()) {
-      // not saved ($refresh): no key, time or related selection of its own yet
-      delete out[WIRE.KEY];
-      delete out[WIRE.TIMESTAMP];
-      for (const a of projection.attributes) if (a.kind === 'deferred' && leadsTo(a.attr)?.many) out[a.attr.name] = null;
-    } else out.uri = `${action.origin}${entityUri(dc.model, shown.getKey())}`;
-  } else {
-    // a new entity that was not saved: the values it was sent with
-    out = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...(input as Json) } : {};
+  const rolledBack = action.atomic && prepared.some((p) => p.error);
+  const trusted = fromSave(dc, projection, prepared, rolledBack || action.refresh);
+  const shown: (Entity | undefined)[] = [];
+  for (const p of prepared) {
+    let entity: Entity | undefined;
+    // the entity as stored now (another entity of the batch may have saved it since it was read)
+    if (p.current) entity = (await dc.get(p.current.getKey(), scope.access)) ?? p.current;
+    else if (p.entity && !p.entity.isNew()) entity = action.refresh || trusted.has(p) ? p.entity : (await dc.get(p.entity.getKey(), scope.access)) ?? p.entity;
+    else if (p.entity && action.refresh && !p.error) entity = p.entity;
+    shown.push(entity);
   }
-  if (p.error) {
-    if (p.error.code === 'STAMP_CHANGED') out[WIRE.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
-    // another session holds it locked: 4D's dk status locked (3), with who holds it
-    else if (p.error instanceof EntityLockedError) out[WIRE.STATUS] = p.error.lockStatus;
-    // an entity event refused it: 4D's dk status validation failed (7) / serious validation error (8)
-    else if (p.error.validation) out[WIRE.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
-    out[WIRE.ERROR] = p.error.toWire();
+  // the global stamp is only sent inside inline selections: read it only then
+  const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
+  // what saves already know of their N→1 targets, and the others looked up together
+  const targets = trusted.size > 0 && plainProjection(projection) ? await relationTargets(scope, projection, prepared, shown, trusted) : undefined;
+  const answers: Json[] = [];
+  for (let i = 0; i < prepared.length; i++) {
+    const p = prepared[i];
+    const entity = shown[i];
+    let out: Json;
+    if (entity) {
+      const fetched = targets && trusted.has(p) ? await fetchedFromSave(entity, projection, targets) : (await fetchRelated(scope.core, [entity], projection, scope.access))[0];
+      out = serializeEntity(fetched, projection, { globalStamp }, action.single);
+      if (entity.isNew()) {
+        // not saved ($refresh): no key, time or related selection of its own yet
+        delete out[WIRE.KEY];
+        delete out[WIRE.TIMESTAMP];
+        for (const a of projection.attributes) if (a.kind === 'deferred' && leadsTo(a.attr)?.many) out[a.attr.name] = null;
+      } else out.uri = `${action.origin}${entityUri(dc.model, entity.getKey())}`;
+    } else {
+      // a new entity that was not saved: the values it was sent with
+      const input = list[i];
+      out = typeof input === 'object' && input !== null && !Array.isArray(input) ? { ...(input as Json) } : {};
+    }
+    if (p.error) {
+      if (p.error.code === 'STAMP_CHANGED') out[WIRE.STATUS] = { status: 2, statusText: 'Stamp has changed', success: false };
+      // another session holds it locked: 4D's dk status locked (3), with who holds it
+      else if (p.error instanceof EntityLockedError) out[WIRE.STATUS] = p.error.lockStatus;
+      // an entity event refused it: 4D's dk status validation failed (7) / serious validation error (8)
+      else if (p.error.validation) out[WIRE.STATUS] = { status: p.error.validation.serious ? 8 : 7, statusText: p.error.validation.statusText, success: false };
+      out[WIRE.ERROR] = p.error.toWire();
+    }
+    answers.push(out);
+  }
+  return answers;
+}
+
+/**
+ * The saved entities whose answer is the entity in memory, as its save left it, rather than a new
+ * read: what was read before the save, the values written, the key the insert gave, the new stamp
+ * and time are what the row holds. Not where that may not be so: when user code runs in the save
+ * (entity events, calculated set functions: they may change anything, this entity included) or
+ * builds the entities read (a user entity class), when the answer shows aliases (their values come
+ * from other rows, read with the entity before the save), when a batch names one entity twice (the
+ * answer shows where the last save left it), and after a rollback.
+ */
+function fromSave(dc: DataClassCore, projection: Projection, prepared: readonly Prepared[], rolledBack: boolean): Set<Prepared> {
+  const out = new Set<Prepared>();
+  if (rolledBack || !mayAnswerFromSave(dc, projection)) return out;
+  const seen = new Map<unknown, number>();
+  for (const p of prepared) {
+    const key = (p.entity ?? p.current)?.getKey();
+    if (key !== undefined && key !== null) seen.set(key, (seen.get(key) ?? 0) + 1);
+  }
+  for (const p of prepared) {
+    if (p.entity && !p.error && p.written && !p.entity.isNew() && seen.get(p.entity.getKey()) === 1) out.add(p);
   }
   return out;
+}
+
+/** No user code runs in a save of the dataclass or makes its entities, and the answer shows no alias: a saved entity may be answered from its save (fromSave). */
+function mayAnswerFromSave(dc: DataClassCore, projection: Projection): boolean {
+  return !dc.writesRunUserCode && !dc.constructsOnRead && !projection.attributes.some((a) => a.attr.kind === 'alias');
+}
+
+/** A projection of values and deferred relations only: what an answer from a save can fill without fetchRelated. */
+function plainProjection(projection: Projection): boolean {
+  return projection.attributes.every((a) => a.kind === 'value' || a.kind === 'deferred');
+}
+
+/**
+ * For the answers from saves: per deferred N→1 relation, the target keys that exist (and that the
+ * caller sees). A target whose key the save wrote was checked by the save's rules, in its
+ * committed transaction, with the same access; the others are looked up, in one query per
+ * relation for the whole batch. (Not a relation of the dataclass to itself: a save of the batch
+ * may have changed what its row filter shows.)
+ */
+async function relationTargets(scope: Scope, projection: Projection, prepared: readonly Prepared[], shown: readonly (Entity | undefined)[], trusted: ReadonlySet<Prepared>): Promise<Map<string, Set<unknown>>> {
+  const out = new Map<string, Set<unknown>>();
+  for (const a of projection.attributes) {
+    if (a.kind !== 'deferred' || a.attr.kind !== 'relatedEntity') continue;
+    const relation: RelatedEntityAttribute = a.attr;
+    const target: DataClassModel = relation.target;
+    const known = new Set<unknown>();
+    const unknown: unknown[] = [];
+    for (let i = 0; i < prepared.length; i++) {
+      const p = prepared[i];
+      const entity = shown[i];
+      if (!entity || !trusted.has(p)) continue;
+      const key = relatedKeyOf(entity, relation.name);
+      if (key === null) continue;
+      if (target === projection.dataClass) unknown.push(key);
+      else if (p.written?.has(relation.foreignKey.name)) known.add(key);
+      // (an update that left the relation as it was read it with the entity)
+      else if (p.targets?.has(relation)) {
+        if (p.targets.get(relation) !== null) known.add(key);
+      } else unknown.push(key);
+    }
+    if (unknown.length > 0) for (const key of await existingKeys(target, unknown, scope.access)) known.add(key);
+    out.set(relation.name, known);
+  }
+  return out;
+}
+
+/** An answer's entity from its save: calculated values (awaited, in the projection's order) and its N→1 targets as relationTargets found them. */
+async function fetchedFromSave(entity: Entity, projection: Projection, targets: ReadonlyMap<string, ReadonlySet<unknown>>): Promise<FetchedEntity> {
+  const related = new Map<string, unknown>();
+  for (const a of projection.attributes) {
+    if (a.kind === 'value' && a.attr.kind === 'calculated') related.set(a.attr.name, await entity.get(a.attr.name));
+    else if (a.kind === 'deferred' && a.attr.kind === 'relatedEntity') {
+      const key = relatedKeyOf(entity, a.attr.name);
+      related.set(a.attr.name, key !== null && targets.get(a.attr.name)?.has(key) ? key : null);
+    }
+  }
+  return { entity, related };
+}
+
+/** The projection sends a related selection (whose envelope carries the global stamp) somewhere. */
+function hasInlineSelection(p: Projection): boolean {
+  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
 /** $method=validate: the values are applied and checked as a save would check them, nothing is saved. */
