@@ -3,7 +3,9 @@
 // chunk at a time, never whole in memory. A file no entity holds yet — an upload, or bytes user
 // code stored — carries an expiry and is swept past it; saving it into an image or blob attribute
 // claims it (in the save's transaction), and replacing or dropping it removes it, so each file
-// belongs to one attribute of one entity.
+// belongs to one attribute of one entity. A file that fits one chunk (most uploads) is written once
+// its last byte is in, complete: its row and its chunk, one commit where the engine's writer is
+// in-process (SQLite), two statements elsewhere.
 
 import { FILE_CHUNK, UPLOAD_LEASE_MS, UPLOAD_LEASE_RENEW_MS } from '../config/limits.js';
 import bytes from 'bytes';
@@ -11,8 +13,8 @@ import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
 import {
-  claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertFile, insertFileChunk,
-  readFileChunk, setFileExpiry,
+  claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertCompleteFile, insertFile,
+  insertFileChunk, readFileChunk, setFileExpiry,
 } from '../storage/system-tables.js';
 
 /** A stored file; an image or blob attribute holds one, by id. */
@@ -57,16 +59,28 @@ const SNIFF_BYTES = 4100;
 
 const OCTET_STREAM = 'application/octet-stream';
 
+/** How often at most uploads sweep expired files (per process; the server's timer sweeps too). */
+const UPLOAD_SWEEP_EVERY_MS = 1000;
+
 export class FileStore {
-  constructor(private readonly storage: Storage) {}
+  /** when uploads last swept (sweepForUpload) */
+  #sweptForUpload = 0;
+  /** the engine's writer is in-process (every write transaction excludes the others): a transaction costs no round trip there */
+  readonly #inProcessWriter: boolean;
+
+  constructor(private readonly storage: Storage) {
+    this.#inProcessWriter = storage.dialect.rowLock('t') === '';
+  }
 
   /**
    * Stores bytes arriving as chunks, one stored chunk at a time (each its own short write, so a
-   * slow upload never holds the database). A failure — too many bytes, no image where one was
-   * announced, the source breaking off — removes what was written, and rethrows.
+   * slow upload never holds the database); bytes that fit one chunk are written once complete.
+   * A failure — too many bytes, no image where one was announced, the source breaking off —
+   * removes what was written, and rethrows.
    */
   async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
-    const id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS);
+    // the file's row, written with its first chunk (undefined until then)
+    let id: number | undefined;
     // what the first bytes are, whatever a caller says: a file is an image only if they are one
     let sniffed: string | undefined;
     let size = 0;
@@ -74,6 +88,16 @@ export class FileStore {
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let renewed = Date.now();
+    /** the file, when it was written complete at once */
+    let complete: StoredFile | undefined;
+    /** the type given is the one served (a caller may know better than the first bytes); the kind is the content's: bytes that are no image never fill an image attribute */
+    const finalRow = () => ({
+      mime: options.mime ?? sniffed ?? OCTET_STREAM,
+      size,
+      upload: options.upload ?? null,
+      kind: options.kind ?? (sniffed?.startsWith('image/') ? 'image' : 'binary'),
+      expires: Date.now() + options.expiresIn,
+    });
     const flush = async (final: boolean) => {
       while (pendingBytes >= FILE_CHUNK || (final && (pendingBytes > 0 || seq === 0))) {
         const all = Buffer.concat(pending, pendingBytes);
@@ -83,9 +107,26 @@ export class FileStore {
         if (options.kind === 'image' && !sniffed.startsWith('image/')) {
           throw new DatasetError('NOT_AN_IMAGE', `the upload was announced as an image ($rawPict=true), but its bytes are ${sniffed === OCTET_STREAM ? 'of no known format' : `${sniffed}`}: send an image, or upload with $binary=true`);
         }
+        const rest = all.subarray(chunk.length);
+        if (id === undefined && final && rest.length === 0) {
+          // all of it in one chunk: the file is written complete, row and bytes at once
+          const row = finalRow();
+          const made = await this.#inOneCommit(async () => {
+            const file = await insertCompleteFile(this.storage, { ...row, created: Date.now() });
+            id = file;
+            await insertFileChunk(this.storage, file, 0, Buffer.from(chunk));
+            return file;
+          });
+          complete = { id: made, mime: row.mime, size };
+          seq = 1;
+          pending = [];
+          pendingBytes = 0;
+          return;
+        }
+        // a file of several chunks: its row holds a lease while they arrive
+        if (id === undefined) id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS);
         await insertFileChunk(this.storage, id, seq++, Buffer.from(chunk));
 
-        const rest = all.subarray(chunk.length);
         pending = rest.length ? [rest] : [];
         pendingBytes = rest.length;
         if (final && pendingBytes === 0) break;
@@ -101,24 +142,33 @@ export class FileStore {
         pendingBytes += piece.length;
         await flush(false);
         // a slow but steady client keeps its lease, whether or not a whole chunk has arrived
-        if (Date.now() - renewed > UPLOAD_LEASE_RENEW_MS) {
+        // (nothing written yet, nothing to keep)
+        if (id !== undefined && Date.now() - renewed > UPLOAD_LEASE_RENEW_MS) {
           renewed = Date.now();
           await setFileExpiry(this.storage, id, renewed + UPLOAD_LEASE_MS);
         }
       }
       await flush(true);
-      // the type given is the one served (a caller may know better than the first bytes); the kind
-      // is the content's: bytes that are no image never fill an image attribute
-      const mime = options.mime ?? sniffed ?? OCTET_STREAM;
-      const kind = options.kind ?? (sniffed?.startsWith('image/') ? 'image' : 'binary');
-      const done = await completeFile(this.storage, id, { mime, size, upload: options.upload ?? null, kind, expires: Date.now() + options.expiresIn });
+      if (complete) return complete;
+      const row = finalRow();
+      const done = await completeFile(this.storage, id as number, row);
       // swept meanwhile (its lease ran out: a client silent for LEASE_MS): nothing to answer with
       if (done === 0) throw new DatasetError('INVALID_BODY', 'the upload took too long between two pieces and was dropped: send it again');
-      return { id, mime, size };
+      return { id: id as number, mime: row.mime, size };
     } catch (e) {
-      await this.remove(id).catch(() => undefined);
+      if (id !== undefined) await this.remove(id).catch(() => undefined);
       throw e;
     }
+  }
+
+  /**
+   * Runs a file's few statements as one commit where the engine's writer is in-process (SQLite:
+   * one commit instead of one per statement); elsewhere one after the other, each on its own (no
+   * BEGIN and COMMIT round trips: a failure between them is cleaned up by store()'s remove, and a
+   * crash leaves a row no client was given the id of, swept when it expires).
+   */
+  #inOneCommit<T>(fn: () => Promise<T>): Promise<T> {
+    return this.#inProcessWriter ? this.storage.transaction(fn) : fn();
   }
 
   /** The upload a client attaches by id, if it is complete and not expired. */
@@ -157,11 +207,28 @@ export class FileStore {
    * Removes the files no entity claimed before they expired (uploads never attached, uploads a
    * crash cut off) and chunks whose file is gone; resolves to how many files. Each delete is
    * conditional, so an instance whose clock is late cannot remove what another just renewed.
+   * (The chunks left without a file, which only a crash leaves, are found by reading every chunk's
+   * file: the server's timer asks for them, an upload does not.)
    */
   async sweep(now = Date.now()): Promise<number> {
+    const removed = await this.#sweepExpired(now);
+    await deleteOrphanChunks(this.storage);
+    return removed;
+  }
+
+  /**
+   * The sweep of an upload (uploads are where files come from): the expired files (an index
+   * look-up when there are none), at most once a second per process; resolves to how many it removed.
+   */
+  sweepForUpload(now = Date.now()): Promise<number> {
+    if (now - this.#sweptForUpload < UPLOAD_SWEEP_EVERY_MS && now >= this.#sweptForUpload) return Promise.resolve(0);
+    this.#sweptForUpload = now;
+    return this.#sweepExpired(now);
+  }
+
+  async #sweepExpired(now: number): Promise<number> {
     let removed = 0;
     for (const id of await expiredFiles(this.storage, now)) if (await deleteExpiredFile(this.storage, id, now)) removed++;
-    await deleteOrphanChunks(this.storage);
     return removed;
   }
 }

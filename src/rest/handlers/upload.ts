@@ -47,8 +47,8 @@ const STORED_FILE_CLAIM_MS = 60_000;
 /** Streams a request body into the file store (refused when empty, cut off, or past the size limit). */
 async function storeBody(scope: Scope, body: IncomingMessage, kind: FileKind, expiresIn: number, upload?: string): Promise<StoredFile> {
   const files = scope.core.files;
-  // the moment to sweep what expired: uploads are where files come from
-  await files.sweep();
+  // the moment to sweep what expired: uploads are where files come from (at most once a second)
+  await files.sweepForUpload();
   let file;
   try {
     file = await files.store(body, { kind, expiresIn, upload, maxBytes: scope.maxUploadBytes });
