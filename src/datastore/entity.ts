@@ -268,10 +268,11 @@ export class Entity {
     if (!this.#isNew && !this.#touched?.size) return;
     const dc = this.#dc;
     // the caller's permissions first: a refused save runs no event and writes nothing
-    requireSave(this.#access, dc.model, this.#isNew, this.#touchedValues());
+    const values = this.#touchedValues();
+    requireSave(this.#access, dc.model, this.#isNew, values);
     const events = dc.events;
     if (!events) {
-      await this.#write(batch);
+      await this.#write(batch, values);
       return;
     }
     // the values as given are checked before any event runs (an event sees only values that fit);
@@ -323,11 +324,11 @@ export class Entity {
     return values;
   }
 
-  /** The write of save() (one of a batch's saves, with `batch`): resolves to the names of the attributes written. */
-  async #write(batch?: WriteBatch): Promise<string[]> {
+  /** The write of save() (one of a batch's saves, with `batch`; `touched`: #touchedValues() as it is now, a map of its own): resolves to the names of the attributes written. */
+  async #write(batch?: WriteBatch, touched?: Map<StorageAttribute, unknown>): Promise<string[]> {
     const dc = this.#dc;
     const key = dc.model.key;
-    const values = this.#touchedValues();
+    const values = touched ?? this.#touchedValues();
     if (!this.#isNew && values.size === 0) return []; // 4D: a save with nothing touched does nothing
     if (this.#isNew && (values.get(key) ?? null) === null) {
       values.delete(key);

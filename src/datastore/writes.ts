@@ -72,9 +72,13 @@ export function stampChanged(database: string, dc: DataClassModel, key: unknown,
   ]);
 }
 
+const filesOf = new WeakMap<DataClassModel, StorageAttribute[]>();
+
 /** The image and blob attributes of a dataclass. */
 function fileAttributes(dc: DataClassModel): StorageAttribute[] {
-  return dc.storage.filter((a) => a.type === 'image' || a.type === 'blob');
+  let list = filesOf.get(dc);
+  if (!list) filesOf.set(dc, (list = dc.storage.filter((a) => a.type === 'image' || a.type === 'blob')));
+  return list;
 }
 
 /** Inserts a new entity (its values checked by the rules of a save, in the same transaction); resolves to its key, stamp and time. */

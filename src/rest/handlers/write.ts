@@ -101,7 +101,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
       }
       try {
         await attachUploads(scope, p.entity, p.uploads ?? []);
-        // (no user code runs in a save of this dataclass: what is touched now is what the save writes)
+        // (what is touched now is what the save writes where no user code runs in it: only there is it used, see fromSave)
         const written = new Set(p.entity.touchedAttributes());
         if (batch) await saveInBatch(p.entity, batch);
         else await p.entity.save();
