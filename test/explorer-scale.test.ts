@@ -4,6 +4,7 @@
 // soon, and the grid never asks for more than a page or so at once. The numbers go to the test
 // output as `# explorer-scale:` lines. Times are measured in the page (performance.now), from the
 // click or the scroll to the first animation frame after the rows' cells hold their values.
+// The frame rate is the machine's as much as the explorer's: test/run.ts runs this file alone.
 
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';

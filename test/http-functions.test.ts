@@ -13,6 +13,15 @@ import { openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js'
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 
+// One demo for the suites whose calls change no stored data (the time limit, declared parameter
+// types, the checks before a call, the demo's calls in the URL form); each suite that writes opens
+// its own.
+let unchanged: Promise<DemoFixture> | undefined;
+const unchangedDemo = (): Promise<DemoFixture> => (unchanged ??= openDemo());
+after(async () => {
+  await (await unchanged)?.close();
+});
+
 describe('HTTP: datastore functions (/rest/$catalog/{function})', () => {
   let demo: DemoFixture;
   before(async () => {
@@ -186,7 +195,7 @@ describe('HTTP: parameters in the URL, 4D\'s legacy form (/rest/{dc}/{fn}(a,b))'
   let demo: DemoFixture;
   let close: () => Promise<void>;
   before(async () => {
-    demo = await openDemo();
+    demo = await unchangedDemo();
     const tmp = tempDir('dataset-rest-url-args-');
     writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify({
       name: 'People',
@@ -234,7 +243,6 @@ export default class PersonEntity extends Entity {
       await app.close();
       await ds.close();
       tmp.remove();
-      await demo.close();
     };
   });
   after(() => close());
@@ -398,9 +406,8 @@ describe('HTTP: entity and selection parameters', () => {
 describe('HTTP: function time limit and concurrency', () => {
   let demo: DemoFixture;
   before(async () => {
-    demo = await openDemo();
+    demo = await unchangedDemo();
   });
-  after(() => demo.close());
 
   it('answers 7020 (504) when a function passes the time limit, and serves other calls meanwhile', async () => {
     const quick = await demo.withServer({ functionTimeoutMs: 100 });
@@ -430,9 +437,8 @@ describe('HTTP: function time limit and concurrency', () => {
 describe('HTTP: declared parameter types', () => {
   let demo: DemoFixture;
   before(async () => {
-    demo = await openDemo();
+    demo = await unchangedDemo();
   });
-  after(() => demo.close());
 
   it('gives a Date for an ISO 8601 date or date-time where @params declares a date', async () => {
     const expected = await demo.ds.Employee.query('hiredAt >= :1 and hiredAt < :2', new Date('2019-01-01'), new Date('2021-06-01T12:00:00Z')).length;
@@ -537,9 +543,8 @@ describe('HTTP: the context of a call', () => {
 describe('HTTP: how a call is checked before it runs', () => {
   let demo: DemoFixture;
   before(async () => {
-    demo = await openDemo();
+    demo = await unchangedDemo();
   });
-  after(() => demo.close());
 
   it('answers 405 for GET of a POST-only function before reading its $filter, entity set or entity', async () => {
     for (const url of ['/rest/Employee/payrollSummary?$filter="salary>:1"', '/rest/Company/totalRevenues/$entityset/0123456789ABCDEF0123456789ABCDEF', '/rest/Employee(00000000000000000000000000000000)/raise']) {

@@ -1,33 +1,121 @@
-// `npm run test:unit`: every test file on SQLite, then the files that open a datastore again on
-// PostgreSQL (those calling openDemo, testDatabase or testStorage from helpers.ts), against one
-// real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded one
-// started here on a free port and stopped at the end (postgres-server.ts). Arguments are test
-// files, to run only those (`npm run test:unit -- test/http-read.test.ts`); --sqlite or
-// --postgres runs one half.
+// `npm run test:unit`: every test file on SQLite, and the files that open a datastore (those
+// calling openDemo, testDatabase or testStorage from helpers.ts) again on PostgreSQL, against one
+// real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded one started
+// here on a free port and stopped at the end (postgres-server.ts). Arguments are test files, to
+// run only those (`npm run test:unit -- test/http-read.test.ts`); --sqlite or --postgres runs one
+// half; --jobs=N runs N files at once (default: the machine's processors, at least 2).
+//
+// Each (file, engine) pair is a job: one `node --test`-style process of its own, as node --test
+// would make, so files never share a process. The jobs of both halves share one queue, the
+// longest first (times of the last run are kept in test-results/test-times.json; a file never
+// timed is guessed from what it starts), so that both processors stay busy to the end. A file
+// whose assertions time the machine itself (frames per second…) says "test/run.ts runs this file
+// alone" in a comment: it runs first, with nothing beside it. A job's output is printed in one
+// block when it ends, never interleaved with another's.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startEmbeddedPostgres, TEST_PG_ENV, TEST_RUN_ENV, type TestPostgres } from './postgres-server.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
+const TIMES = fileURLToPath(new URL('../test-results/test-times.json', import.meta.url));
 /** a file that opens a datastore runs on both engines */
 const USES_ENGINE = /\b(openDemo|testDatabase|testStorage)\(/;
+/** a file that reaches the run's PostgreSQL server itself, whatever the engine (else it would start one of its own) */
+const USES_SERVER = /\b(testPostgres|freshDatabase)\(/;
+/** a file that must have the machine to itself */
+const ALONE = /test\/run\.ts runs this file alone/;
+
+type Engine = 'sqlite' | 'postgres';
+
+interface Job {
+  readonly file: string;
+  readonly engine: Engine;
+  readonly alone: boolean;
+  /** milliseconds expected, to start the longest first */
+  readonly expected: number;
+}
+
+interface Done {
+  readonly job: Job;
+  readonly ok: boolean;
+  readonly ms: number;
+  readonly counts: Record<string, number>;
+}
 
 const args = process.argv.slice(2);
-const halves = args.includes('--sqlite') ? ['sqlite'] : args.includes('--postgres') ? ['postgres'] : ['sqlite', 'postgres'];
+const halves: Engine[] = args.includes('--sqlite') ? ['sqlite'] : args.includes('--postgres') ? ['postgres'] : ['sqlite', 'postgres'];
+const jobsArg = args.find((a) => a.startsWith('--jobs='))?.slice('--jobs='.length) ?? process.env.DATASET_REST_TEST_JOBS;
+const slots = jobsArg ? Math.max(1, Number.parseInt(jobsArg, 10) || 1) : Math.max(2, availableParallelism());
 const named = args.filter((a) => !a.startsWith('--'));
 const files = named.length > 0 ? named : readdirSync(HERE).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
-const engineFiles = files.filter((f) => USES_ENGINE.test(readFileSync(f, 'utf8')));
+const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 
-function runTests(list: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+const key = (file: string, engine: Engine) => `${engine} ${file}`;
+const lastTimes = readTimes();
+
+function readTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** A first run's guess of a file's time from what it starts: projects, servers, processes, browsers. */
+function guess(source: string, engine: Engine): number {
+  const count = (re: RegExp) => source.match(re)?.length ?? 0;
+  const opens = count(/\b(openDemo|openProject|explorerServer)\(/g) + 2 * count(/\btwoInstances\(/g);
+  const processes = count(/\b(startCommand|spawn|spawnSync|run)\(/g);
+  const ms = 1000 + source.length / 10 + 4000 * opens + 1500 * processes + 15_000 * count(/\blaunchBrowser\(/g);
+  return engine === 'postgres' ? ms * 1.2 : ms;
+}
+
+const jobs: Job[] = halves.flatMap((engine) => files
+  .filter((f) => engine === 'sqlite' || USES_ENGINE.test(sources.get(f) ?? ''))
+  .map((file) => {
+    const source = sources.get(file) ?? '';
+    return { file, engine, alone: ALONE.test(source), expected: lastTimes[key(file, engine)] ?? guess(source, engine) };
+  }));
+
+/** Runs one file as node --test would run it in a process of its own; its output printed in one block at the end. */
+function runJob(job: Job, env: NodeJS.ProcessEnv): Promise<Done> {
+  const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...list], { stdio: 'inherit', env });
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test-reporter=spec', '--test-reporter-destination=stdout', job.file], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...env, DATASET_REST_TEST_ENGINE: job.engine },
+    });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => out.push(d));
+    child.on('close', (code, signal) => {
+      const ms = Date.now() - started;
+      const text = Buffer.concat(out).toString('utf8');
+      const counts: Record<string, number> = {};
+      for (const m of text.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
+      const ok = code === 0 && signal === null;
+      process.stdout.write(`\n# ${ok ? 'ok' : 'FAILED'}: ${job.engine} ${job.file} (${(ms / 1000).toFixed(1)} s${signal ? `, ${signal}` : code ? `, exit code ${code}` : ''})\n${text}`);
+      resolve({ job, ok, ms, counts });
+    });
   });
+}
+
+/** The jobs, `slots` at a time, the longest first; a job that must run alone runs before the others, each by itself. */
+async function runAll(env: (job: Job) => NodeJS.ProcessEnv): Promise<Done[]> {
+  const done: Done[] = [];
+  for (const job of jobs.filter((j) => j.alone)) done.push(await runJob(job, env(job)));
+  const queue = jobs.filter((j) => !j.alone).sort((a, b) => b.expected - a.expected);
+  const worker = async () => {
+    for (let job = queue.shift(); job; job = queue.shift()) done.push(await runJob(job, env(job)));
+  };
+  await Promise.all(Array.from({ length: Math.min(slots, queue.length) }, worker));
+  return done;
 }
 
 /** Drops the databases this run made on a server it did not start (its own go with it). */
@@ -42,23 +130,31 @@ async function dropRunDatabases(url: string, run: string): Promise<void> {
   }
 }
 
-let failed = false;
-if (halves.includes('sqlite')) {
-  console.log(`# SQLite: ${files.length} files`);
-  failed = (await runTests(files, { ...process.env, DATASET_REST_TEST_ENGINE: 'sqlite' })) !== 0 || failed;
+const started = Date.now();
+const given = process.env[TEST_PG_ENV];
+const run = randomBytes(4).toString('hex');
+// one server for the run: the PostgreSQL half's, and that of the SQLite half's files that reach one themselves
+const needsServer = jobs.some((j) => j.engine === 'postgres' || USES_SERVER.test(sources.get(j.file) ?? ''));
+const server: TestPostgres | undefined = given ? { url: given, stop: async () => {} } : needsServer ? await startEmbeddedPostgres() : undefined;
+const count = (engine: Engine) => jobs.filter((j) => j.engine === engine).length;
+console.log(`# ${halves.map((h) => `${h === 'sqlite' ? 'SQLite' : 'PostgreSQL'}: ${count(h)} files`).join(', ')}; ${slots} at once`
+  + (server ? ` (PostgreSQL: ${given ? 'DATASET_REST_TEST_PG' : `embedded, ready in ${Date.now() - started} ms`})` : ''));
+let done: Done[] = [];
+try {
+  const env = { ...process.env, ...(server ? { [TEST_PG_ENV]: server.url } : {}), [TEST_RUN_ENV]: run };
+  done = await runAll(() => env);
+} finally {
+  if (given) await dropRunDatabases(given, run);
+  await server?.stop();
 }
-if (halves.includes('postgres') && engineFiles.length > 0) {
-  const given = process.env[TEST_PG_ENV];
-  const run = randomBytes(4).toString('hex');
-  const started = Date.now();
-  const server: TestPostgres = given ? { url: given, stop: async () => {} } : await startEmbeddedPostgres();
-  console.log(`# PostgreSQL (${given ? 'DATASET_REST_TEST_PG' : `embedded, ready in ${Date.now() - started} ms`}): ${engineFiles.length} files`);
-  try {
-    const env = { ...process.env, DATASET_REST_TEST_ENGINE: 'postgres', [TEST_PG_ENV]: server.url, [TEST_RUN_ENV]: run };
-    failed = (await runTests(engineFiles, env)) !== 0 || failed;
-  } finally {
-    if (given) await dropRunDatabases(given, run);
-    await server.stop();
-  }
-}
-process.exit(failed ? 1 : 0);
+
+const times = { ...lastTimes, ...Object.fromEntries(done.map((d) => [key(d.job.file, d.job.engine), d.ms])) };
+mkdirSync(join(TIMES, '..'), { recursive: true });
+writeFileSync(TIMES, `${JSON.stringify(times, null, 1)}\n`);
+
+const total = (name: string) => done.reduce((n, d) => n + (d.counts[name] ?? 0), 0);
+const failed = done.filter((d) => !d.ok);
+console.log(`\n# slowest: ${[...done].sort((a, b) => b.ms - a.ms).slice(0, 8).map((d) => `${d.job.engine} ${d.job.file} ${(d.ms / 1000).toFixed(1)} s`).join(', ')}`);
+console.log(`# ${done.length} files, ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped, ${total('cancelled')} cancelled, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+for (const d of failed) console.log(`# FAILED: ${d.job.engine} ${d.job.file}`);
+process.exit(failed.length > 0 ? 1 : 0);
