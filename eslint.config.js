@@ -37,7 +37,7 @@ function layerRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'tmp/', 'demo/data/'] },
+  { ignores: ['node_modules/', 'tmp/', 'demo/data/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -165,12 +165,14 @@ const CASES: readonly ErrorCase[] = [
   { url: '/rest/$nothing', status: 404, errCode: 'UNKNOWN_RESOURCE', mentions: ['$nothing'] },
 ];
 
+// one demo for the file: an error answer changes nothing, and OPTIONS is refused whatever the data
+let demo: DemoFixture;
+before(async () => {
+  demo = await openDemo();
+});
+after(() => demo.close());
+
 describe('HTTP errors', () => {
-  let demo: DemoFixture;
-  before(async () => {
-    demo = await openDemo();
-  });
-  after(() => demo.close());
 
   for (const c of CASES) {
     const method = c.method ?? 'GET';
@@ -275,14 +277,9 @@ describe('HTTP errors', () => {
 
 describe('verbs the REST API does not have', () => {
   it('answers OPTIONS on a REST resource with 405 and __ERROR naming the method', async () => {
-    const demo = await openDemo();
-    try {
-      const res = await demo.app.inject({ method: 'OPTIONS', url: '/rest/$catalog' });
-      assert.equal(res.statusCode, 405);
-      const body = JSON.parse(res.body);
-      assert.match(body.__ERROR[0].message, /OPTIONS is not a method of the REST API/);
-    } finally {
-      await demo.close();
-    }
+    const res = await demo.app.inject({ method: 'OPTIONS', url: '/rest/$catalog' });
+    assert.equal(res.statusCode, 405);
+    const body = JSON.parse(res.body);
+    assert.match(body.__ERROR[0].message, /OPTIONS is not a method of the REST API/);
   });
 });

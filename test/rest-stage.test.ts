@@ -17,14 +17,21 @@ import { DatasetError } from '../src/errors/dataset-error.js';
 import { coreOf } from '../src/datastore/datastore.js';
 import { openDemo, type DemoFixture } from './helpers.js';
 
+// One demo for the file: its suites read it and never change it (planning, scopes, snapshots; a
+// storage method a test wraps is put back in its finally).
+let shared: Promise<DemoFixture> | undefined;
+const sharedDemo = (): Promise<DemoFixture> => (shared ??= openDemo());
+after(async () => {
+  await (await shared)?.close();
+});
+
 describe('the request stage', () => {
   let demo: DemoFixture;
   let scope: Scope;
   before(async () => {
-    demo = await openDemo();
+    demo = await sharedDemo();
     scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
   });
-  after(() => demo.close());
 
   const plan = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Action =>
     planRequest({ method, url, headers, body, origin: 'http://test' }, scope);
@@ -114,11 +121,10 @@ describe('the scope of a request', () => {
   const narrower = (a: AttributeModel) => a.name !== 'salary';
   let scope: Scope;
   before(async () => {
-    demo = await openDemo();
+    demo = await sharedDemo();
     const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
     scope = narrowed(base, (dc) => dc.name !== 'City', narrower);
   });
-  after(() => demo.close());
 
   const ask = async (url: string, method = 'GET', body?: unknown): Promise<unknown> => {
     const response = await run(planRequest({ method, url, headers: {}, body, origin: 'http://test' }, scope), scope, undefined as unknown as IncomingMessage);
@@ -167,9 +173,8 @@ describe('OPTIONS and OPTION_RULES', () => {
 describe('the reads of one request', () => {
   let demo: DemoFixture;
   before(async () => {
-    demo = await openDemo();
+    demo = await sharedDemo();
   });
-  after(() => demo.close());
 
   it('go through one snapshot when a request reads more than once: the count, the page, the global stamp and what the page inlines', async () => {
     const { coreOf } = await import('../src/datastore/datastore.js');

@@ -401,8 +401,9 @@ function sameEntities(a: Sent, b: Sent, count: number): void {
     });
   };
   deepStrictEqual(rows(b, eb), rows(a, ea), 'our rows and the baseline rows differ (keys and times aside): the comparison would not be fair');
-  strictEqual(a.stampMoved, count, 'ours: the global stamp moved by');
-  strictEqual(b.stampMoved, count, 'baseline: the global stamp moved by');
+  // one transaction moves the global stamp once, however many entities it saves
+  strictEqual(a.stampMoved, 1, 'ours: the global stamp moved by');
+  strictEqual(b.stampMoved, 1, 'baseline: the global stamp moved by');
 }
 
 // ── The run ──
