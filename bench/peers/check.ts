@@ -60,8 +60,8 @@ const DEEP = ROWS - PAGE;
 function sortedByPrice(rows: number): number[] {
   const keys = Array.from({ length: rows }, (_, n) => n + 1);
   const price = (key: number): number => itemValues(key - 1).price;
-  // ties (none below 100,000 items) by key
-  return keys.sort((a, b) => price(b) - price(a) || a - b);
+  // ties (none below 100,000 items) by key, in the sort's direction
+  return keys.sort((a, b) => price(b) - price(a) || b - a);
 }
 
 const EXPECTED: Record<ReadName, number[]> = {

@@ -63,7 +63,7 @@ const pageExpanded = db.prepare(
     `FROM "Item" i LEFT JOIN "Category" c ON c."ID" = i."categoryID" WHERE ${PREFIX} ORDER BY i."ID" LIMIT ?`,
 );
 const pageByKey = db.prepare(`SELECT ${ITEM}, ${CAT} FROM "Item" i ORDER BY i."ID" LIMIT ? OFFSET ?`);
-const pageByPrice = db.prepare(`SELECT ${ITEM}, ${CAT} FROM "Item" i ORDER BY i."price" DESC, i."ID" LIMIT ? OFFSET ?`);
+const pageByPrice = db.prepare(`SELECT ${ITEM}, ${CAT} FROM "Item" i ORDER BY i."price" DESC, i."ID" DESC LIMIT ? OFFSET ?`);
 const aggregates = db.prepare(`SELECT COUNT(i."price") AS count, SUM(i."price") AS sum, AVG(i."price") AS average, MIN(i."price") AS min, MAX(i."price") AS max FROM "Item" i WHERE ${PREFIX}`);
 /** the set's members: every item's key, read at the first set request */
 let setKeys: Float64Array | undefined;

@@ -33,9 +33,9 @@ const GROUP_TITLE: Record<Group, string> = { reads: 'Reads', writes: 'Writes', s
 
 /** The suite's flags, for "How to reproduce" (the `This run` column reads results.settings and results.args) */
 const FLAGS: readonly { flag: string; value?: string; what: string }[] = [
-  { flag: '--only', value: 'GROUPS', what: 'the groups to run, comma-separated: reads, writes, sets, uploads' },
+  { flag: '--only', value: 'GROUPS', what: 'the groups to run, comma-separated: reads, sets, writes, uploads, workers' },
   { flag: '--sizes', value: 'LIST', what: 'the data set sizes, comma-separated (10k, 1m, 10m)' },
-  { flag: '--engine', value: 'sqlite|postgres', what: 'the database engine' },
+  { flag: '--engine', value: 'sqlite', what: 'the database engine (SQLite only: the baselines are better-sqlite3 servers; PostgreSQL reads have npm run bench:postgres)' },
   { flag: '--workers', value: 'N', what: "our server's workers" },
   { flag: '--peers', what: 'also measure the peers (installed once into a cache outside the repository)' },
   { flag: '--duration', value: 'S', what: 'seconds measured per server and scenario' },
@@ -148,7 +148,7 @@ function introduction(results: SuiteResults, options: ReportOptions): string {
     `that runs the same SQL and sends the same bytes${engineText}` +
     (peerNames.length > 0 ? `, and with peers over a copy of the same data (${peerNames.map(md).join(', ')})` : '') +
     `. All figures come from one run, ${code(benchCommand(results.args))} started ${runDate(results.startedAt)} and lasting ${groupDigits(results.seconds)} s, ` +
-    `on the machine described below (${md(machineLine(results))}, Node ${md(bareVersion(results.versions.node))}); ` +
+    `on the machine described below (${md(machineLine(results))}, Node ${md(bareVersion(results.versions['Node.js'] ?? results.versions.node))}); ` +
     `the figures themselves are in [${md(options.jsonPath)}](${options.jsonPath}). This file and the chart are written by the suite: edit the suite, not them.`;
   return `# Benchmarks\n\n${paragraph}\n\n${headline(results)}`;
 }

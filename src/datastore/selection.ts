@@ -249,11 +249,20 @@ export function windowed(s: EntitySelection, total: number): number {
   return limit === null ? after : Math.min(limit, after);
 }
 
-/** The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages are stable). */
+/**
+ * The SELECT `s` stands for, with the given columns (the key appended to its order, so that pages
+ * are stable). Ties go by key in the direction of the last sort term: an index on the attribute
+ * holds its entries in (value, key) order, so `price DESC, ID DESC` is read from the index
+ * backwards as it is, while `price DESC, ID` makes SQLite sort every tie group up to the page's end
+ * (10 ms instead of 0.2 ms for $skip=5000 over a million rows).
+ */
 function selectSpec(s: EntitySelection, columns: SelectSpec['columns']): SelectSpec {
   const source = sourceOf(s);
   const model = classOf(s).model;
   const key = model.key;
-  const order = source.order.some((t) => t.path.via.length === 0 && t.path.attr === key) ? source.order : [...source.order, { path: directPath(key), descending: false }];
+  const last = source.order.at(-1);
+  const order = source.order.some((t) => t.path.via.length === 0 && t.path.attr === key)
+    ? source.order
+    : [...source.order, { path: directPath(key), descending: last?.descending ?? false }];
   return { dataClass: model, columns, where: source.where, order, offset: source.offset, limit: source.limit };
 }
