@@ -36,6 +36,8 @@ export const KEYS_PER_QUERY = 1000;
 export const COUNT_CACHE_ENTRIES = 2000;
 /** Longest key (the count's SQL and its parameters) of a count kept: longer ones (a set's thousands of keys) are counted each time. */
 export const COUNT_CACHE_KEY_LENGTH = 4096;
+/** projections of named attributes or expansions kept per dataclass and visibility (the row writer generated for each goes with it) */
+export const PROJECTIONS_KEPT = 256;
 /** Entities are read in chunks of this size when iterating or converting to an array. */
 export const ITERATION_CHUNK = 1000;
 

@@ -2,7 +2,7 @@
 // related entity, inline related selection), resolved from attribute paths ($attributes, the
 // /attr1,attr2 list) and $expand paths against the model (spec "$attributes rules" 1–6).
 
-import { MAX_PATH_DEPTH } from '../config/limits.js';
+import { MAX_PATH_DEPTH, PROJECTIONS_KEPT } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type {
   AliasAttribute, AttributeModel, CalculatedAttribute, DataClassModel,
@@ -54,6 +54,13 @@ interface Want {
 
 /** The full projection of each dataclass, per visibility rule: the common case, built once. */
 const fullProjections = new WeakMap<Visibility, WeakMap<DataClassModel, Projection>>();
+/**
+ * The other projections asked for, per visibility rule and dataclass, by their paths: the same
+ * `$attributes` or `$expand` gives the same object, so what is made once per projection (its row
+ * writer, a generated function) is made once, not at every request. The last PROJECTIONS_KEPT
+ * of each are kept (a client naming ever new paths cannot grow it).
+ */
+const namedProjections = new WeakMap<Visibility, WeakMap<DataClassModel, Map<string, Projection>>>();
 
 export function resolveProjection(dc: DataClassModel, req: ProjectionRequest, visible: Visibility): Projection {
   if (!req.attributes && !req.expand) {
@@ -63,9 +70,19 @@ export function resolveProjection(dc: DataClassModel, req: ProjectionRequest, vi
     if (!full) cache.set(dc, (full = build(dc, null, undefined, visible, '')));
     return full;
   }
+  let byClass = namedProjections.get(visible);
+  if (!byClass) namedProjections.set(visible, (byClass = new WeakMap()));
+  let kept = byClass.get(dc);
+  if (!kept) byClass.set(dc, (kept = new Map()));
+  const key = JSON.stringify([req.attributes ?? null, req.expand ?? null]);
+  const found = kept.get(key);
+  if (found) return found;
   const want = req.attributes && req.attributes.length > 0 ? tree(req.attributes) : null;
   const expand = req.expand && req.expand.length > 0 ? tree(req.expand) : undefined;
-  return build(dc, want === null || (want.all && want.children.size === 0) ? null : want, expand, visible, '');
+  const made = build(dc, want === null || (want.all && want.children.size === 0) ? null : want, expand, visible, '');
+  if (kept.size >= PROJECTIONS_KEPT) kept.delete(kept.keys().next().value as string);
+  kept.set(key, made);
+  return made;
 }
 
 function tree(paths: readonly string[]): Want {
