@@ -32,6 +32,9 @@ const MODEL = {
         { name: 'ID', type: 'long', identifying: true, autoincrement: true },
         { name: 'name', type: 'string' },
         { name: 'since', type: 'date' },
+        // named as the hidden columns' ids once were: their values, not the entity's stamps
+        { name: 'timestamp', type: 'date' },
+        { name: 'stamp', type: 'string' },
         { name: 'things', kind: 'relatedEntities', type: 'ThingSelection', path: 'owner' },
       ],
     },
@@ -50,6 +53,7 @@ const MODEL = {
         { name: 'at', type: 'date' },
         { name: 'span', type: 'duration' },
         { name: 'data', type: 'object' },
+        { name: 'stamp', type: 'long' },
         { name: 'ownerID', type: 'long' },
         { name: 'owner', kind: 'relatedEntity', type: 'Owner', foreignKey: 'ownerID' },
         { name: 'parent', kind: 'relatedEntity', type: 'Thing', foreignKey: 'parentID' },
@@ -63,7 +67,7 @@ const MODEL = {
   ],
 };
 
-const ROW_ONLY = ['ID', 'label', 'flag', 'tiny', 'small', 'count', 'big', 'price', 'day', 'at', 'span', 'data', 'ownerID', 'owner', 'parent', 'children', 'ownerName', 'ownerSince', 'parentOwner'];
+const ROW_ONLY = ['ID', 'label', 'flag', 'tiny', 'small', 'count', 'big', 'price', 'day', 'at', 'span', 'data', 'stamp', 'ownerID', 'owner', 'parent', 'children', 'ownerName', 'ownerSince', 'parentOwner'];
 
 /** Dates as they may sit in a SQLite file written by other means: not what isoDate writes, or no real date. */
 const RAW_DATES = [
@@ -103,6 +107,8 @@ describe('the row writer writes what the entity serializer writes', () => {
       const o = d.Owner.new();
       o.set('name', name);
       o.set('since', since);
+      o.set('timestamp', new Date(Date.UTC(2001, 1, 3, 4, 5, 6)));
+      o.set('stamp', `v-${String(name)}`);
       await o.save();
       owners.push(o);
     }
@@ -117,6 +123,7 @@ describe('the row writer writes what the entity serializer writes', () => {
       const t = d.Thing.new();
       for (const [k, x] of Object.entries(v)) t.set(k, x);
       t.set('owner', owners[i % 3]);
+      t.set('stamp', 1000 + i);
       if (things.length > 0) t.set('parent', things[0]);
       await t.save();
       things.push(t);
@@ -164,6 +171,9 @@ describe('the row writer writes what the entity serializer writes', () => {
     assert.equal(nested.rows.text, JSON.stringify({ ...nested.entities.body, __ENTITIES: nested.entities.body.__ENTITIES.map((e: Json) => withoutAttribute(e, 'childLabels')) }));
     const byLabel = new Map<string, Json>(nested.rows.body.__ENTITIES.map((e: Json) => [e.label, e]));
     assert.equal(byLabel.get('old')?.parent.owner.name, 'Ann', 'two N→1 steps inline');
+    // attributes of an inline entity named stamp and timestamp: their values, not its hidden ones
+    const owner = byLabel.get('old')?.parent.owner;
+    assert.deepEqual([owner?.timestamp, owner?.stamp, owner?.__STAMP], ['2001-02-03T04:05:06.000Z', 'v-Ann', 1]);
     const gone = await get('/rest/Thing?$attributes=label,owner.*&$orderby=label&$top=100');
     assert.equal(new Map<string, Json>(gone.body.__ENTITIES.map((e: Json) => [e.label, e])).get('old')?.owner, null, 'an inline relation to a dropped entity reads null');
   });
@@ -180,6 +190,8 @@ describe('the row writer writes what the entity serializer writes', () => {
     assert.equal(byLabel.get('old')?.day, '4!3!99');
     assert.equal(byLabel.get('old')?.owner, null, 'a relation to a dropped entity reads null');
     assert.equal(byLabel.get('plain')?.owner.__deferred.__KEY, '1');
+    assert.equal(byLabel.get('plain')?.stamp, 1000, 'an attribute named stamp sends its value, not __STAMP');
+    assert.equal(byLabel.get('plain')?.__STAMP, 1);
   });
 
   it('writes one entity by key the same both ways', async () => {

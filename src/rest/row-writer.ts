@@ -56,8 +56,17 @@ class Columns {
   readonly list: ColumnSpec[] = [];
   readonly #at = new Map<string, number>();
 
-  /** The position of a column of the entity reached by `via` (the page's own entity: []). */
-  own(via: readonly RelatedEntityAttribute[], id: string, spec: RowColumnSpec): number {
+  /** The position of an attribute's column of the entity reached by `via` (the page's own entity: []). */
+  attribute(via: readonly RelatedEntityAttribute[], name: string, spec: RowColumnSpec): number {
+    return this.#own(via, `a:${name}`, spec);
+  }
+
+  /** The position of a hidden column (the stamp, the timestamp) of the entity reached by `via`: ids of their own, so that an attribute named `stamp` is not given it. */
+  hidden(via: readonly RelatedEntityAttribute[], spec: RowColumnSpec & { kind: 'stamp' | 'timestamp' }): number {
+    return this.#own(via, `h:${spec.kind}`, spec);
+  }
+
+  #own(via: readonly RelatedEntityAttribute[], id: string, spec: RowColumnSpec): number {
     return this.#add(`${pathKey(via)}|${id}`, via.length === 0 ? spec : { kind: 'joined', via, column: spec });
   }
 
@@ -80,7 +89,7 @@ function compile(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter 
   const entity = entityText(p, [], dc, dialect, columns);
   if (!entity) return undefined;
   const modelHead = `{${JSON.stringify(WIRE.ENTITY_MODEL)}:${JSON.stringify(p.dataClass.name)},`;
-  const keyOf = reader(p.dataClass.key, columns.own([], p.dataClass.key.name, { kind: 'storage', attr: p.dataClass.key }), dialect);
+  const keyOf = reader(p.dataClass.key, columns.attribute([], p.dataClass.key.name, { kind: 'storage', attr: p.dataClass.key }), dialect);
   return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf };
 }
 
@@ -92,9 +101,9 @@ const STAMP = `",${JSON.stringify(WIRE.STAMP)}:`;
 function entityText(p: Projection, via: readonly RelatedEntityAttribute[], dc: DataClassCore, dialect: Dialect, columns: Columns): EntityText | undefined {
   const model = p.dataClass;
   if (dc.core.classOf(model).constructsOnRead) return undefined;
-  const keyAt = columns.own(via, model.key.name, { kind: 'storage', attr: model.key });
-  const stampAt = columns.own(via, 'stamp', { kind: 'stamp' });
-  const timestampAt = columns.own(via, 'timestamp', { kind: 'timestamp' });
+  const keyAt = columns.attribute(via, model.key.name, { kind: 'storage', attr: model.key });
+  const stampAt = columns.hidden(via, { kind: 'stamp' });
+  const timestampAt = columns.hidden(via, { kind: 'timestamp' });
   const parts: Part[] = [];
   for (const a of p.attributes) {
     const part = partOf(a, model, via, dc, dialect, columns);
@@ -188,7 +197,7 @@ function partOf(a: ProjectedAttribute, model: DataClassModel, via: readonly Rela
       const last = attr.kind === 'alias' ? attr.steps[attr.steps.length - 1] : attr;
       // aliases to lists or entities are read by queries
       if (last.kind !== 'storage' || (attr.kind === 'alias' && attr.toMany)) return undefined;
-      const at = columns.own(via, attr.name, attr.kind === 'alias' ? { kind: 'alias', attr } : { kind: 'storage', attr });
+      const at = columns.attribute(via, attr.name, attr.kind === 'alias' ? { kind: 'alias', attr } : { kind: 'storage', attr });
       switch (last.type) {
         case 'string':
         case 'uuid':
