@@ -110,6 +110,54 @@ describe('a page with its count, in one statement', () => {
     assert.equal((await page()).count, before, 'rolled back: counted without them');
   });
 
+  it('does not keep a count read before a rollback, on the connection that wrote (a transaction, a savepoint)', async () => {
+    const before = (await page()).count;
+    await assert.rejects(
+      ds.transaction(async () => {
+        await add('box rolled back');
+        assert.equal((await page()).count, before + 1);
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    // the next transaction reads on the writing connection again, where nothing else moved
+    await ds.transaction(async () => {
+      assert.equal((await page()).count, before, 'the next transaction counts what the rollback left');
+      await assert.rejects(
+        ds.transaction(async () => {
+          await add('box in a savepoint');
+          assert.equal((await page()).count, before + 1);
+          throw new Error('undo the savepoint');
+        }),
+        /undo the savepoint/,
+      );
+      assert.equal((await page()).count, before, 'after the savepoint rolled back');
+    });
+  });
+
+  it('does not give a writing transaction\'s count to a reader beside it', async () => {
+    const before = (await page()).count;
+    let wrote!: () => void;
+    const written = new Promise<void>((resolve) => (wrote = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const writing = ds.transaction(async () => {
+      await add('box not yet committed');
+      assert.equal((await page()).count, before + 1);
+      wrote();
+      await held;
+      throw new Error('roll back');
+    });
+    await written;
+    try {
+      assert.equal((await page()).count, before, 'outside the transaction: its rows are not there');
+    } finally {
+      release();
+    }
+    await assert.rejects(writing, /roll back/);
+    assert.equal((await page()).count, before);
+  });
+
   it('answers an empty page past the end with the count and the stamp', async () => {
     const full = await page();
     const past = await page(100, 10);

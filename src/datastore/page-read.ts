@@ -3,7 +3,9 @@
 // sees one snapshot on every engine), so a page needs no transaction around three statements.
 // The count is kept (count-cache.ts) with the data version the statement saw, and while later
 // statements see that version the page is read without counting again; when the version moved,
-// the page is read again with its count. A page with no rows has no row to carry them: its count
+// the page is read again with its count. The version is taken with the storage's rollbacks so far
+// (read before the statement): a rollback takes back writes a version may have seen, and SQLite's
+// total_changes() does not go back with them. A page with no rows has no row to carry them: its count
 // and stamp come from a statement of their own (both true of the data an instant later).
 
 import { compileCountWithVersion, compileSelect, DATA_VERSION_COLUMN, GLOBAL_STAMP_COLUMN } from '../sql/compiler.js';
@@ -32,25 +34,30 @@ export async function readPageRows(s: EntitySelection, start: number, n: number,
   const key = counts.keyOf(counting.sql, counting.params);
   const kept = key === undefined ? undefined : counts.likely(key);
   const at = columns.length;
+  // (before each statement: a rollback while it runs makes its version one that is never seen again)
+  const versionOf = (rollbacks: number, read: unknown): string => `${rollbacks}/${String(read)}`;
   if (kept) {
+    const rollbacks = dc.core.storage.rollbacks;
     const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META]), access.restrict);
     const rows = await reader.arrays(page.sql, page.params);
     if (rows.length > 0) {
-      const version = String(rows[0][at + 1]);
+      const version = versionOf(rollbacks, rows[0][at + 1]);
       counts.seen(version);
       if (version === kept.version) return { rows, count: windowed(s, kept.count), globalStamp: Number(rows[0][at]) };
     }
   }
+  let rollbacks = dc.core.storage.rollbacks;
   const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META_AND_TOTAL]), access.restrict);
   const rows = await reader.arrays(page.sql, page.params);
   if (rows.length > 0) {
     const total = Number(rows[0][at + 2]);
-    if (key !== undefined) counts.set(key, String(rows[0][at + 1]), total);
+    if (key !== undefined) counts.set(key, versionOf(rollbacks, rows[0][at + 1]), total);
     return { rows, count: windowed(s, total), globalStamp: Number(rows[0][at]) };
   }
+  rollbacks = dc.core.storage.rollbacks;
   const { sql, params } = compileCountWithVersion(reader.dialect, dc.model, sourceOf(s).where, access.restrict);
   const row = await reader.get(sql, params);
   const total = Number(row?.n ?? 0);
-  if (key !== undefined) counts.set(key, String(row?.[DATA_VERSION_COLUMN]), total);
+  if (key !== undefined) counts.set(key, versionOf(rollbacks, row?.[DATA_VERSION_COLUMN]), total);
   return { rows: [], count: windowed(s, total), globalStamp: Number(row?.[GLOBAL_STAMP_COLUMN] ?? 0) };
 }

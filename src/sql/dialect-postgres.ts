@@ -81,8 +81,11 @@ export const postgresDialect: Dialect = {
   }),
   // the snapshot moves with every commit (of any database of the server: it may recount for
   // nothing, never miss one); the global stamp with the reading transaction's own writes, which
-  // its snapshot does not show
-  dataVersion: (t) => `(SELECT pg_current_snapshot()::text || '/' || CASE WHEN is_called THEN last_value ELSE 0 END FROM ${t})`,
+  // its snapshot does not show; the transaction's own id, once it wrote: a snapshot's text leaves
+  // out its reader's id, so a writing transaction and another reading beside it can have the same
+  // (and the stamp's sequence is seen by all), while only the writer sees its writes
+  dataVersion: (t) =>
+    `(SELECT pg_current_snapshot()::text || '/' || CASE WHEN is_called THEN last_value ELSE 0 END || '/' || COALESCE(pg_current_xact_id_if_assigned()::text, '') FROM ${t})`,
   tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
   bindBoolean: (value) => (value ? 1 : 0),
   // PostgreSQL puts nulls last going up; SQLite, and so the service, first

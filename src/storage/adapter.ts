@@ -70,5 +70,7 @@ export interface Storage extends Reader {
   afterCommit(run: () => Promise<void>): Promise<void>;
   /** a snapshot for the reads of one request; release it when they are done */
   snapshot(): Promise<Snapshot>;
+  /** rollbacks (of transactions and to savepoints) so far, in this process: a data version read before one may no longer hold */
+  readonly rollbacks: number;
   close(): Promise<void>;
 }

@@ -45,6 +45,8 @@ interface Shared {
   readonly frames: AsyncLocalStorage<Frame>;
   open: number;
   savepoints: number;
+  /** rollbacks (of transactions and to savepoints) so far */
+  rollbacks: number;
 }
 
 const NO_PARAMS: readonly unknown[] = [];
@@ -82,7 +84,7 @@ abstract class Reads implements Reader {
 export class TransactionManager extends Reads implements Storage {
   readonly dialect: Dialect;
   readonly #driver: Driver;
-  #shared: Shared = { frames: new AsyncLocalStorage<Frame>(), open: 0, savepoints: 0 };
+  #shared: Shared = { frames: new AsyncLocalStorage<Frame>(), open: 0, savepoints: 0, rollbacks: 0 };
   readonly #check: (() => unknown) | undefined;
   readonly #defaultSignal: (() => AbortSignal | undefined) | undefined;
 
@@ -221,7 +223,17 @@ export class TransactionManager extends Reads implements Storage {
     if (--this.#shared.open === 0) this.#shared.frames.disable();
   }
 
+  /**
+   * Rollbacks so far (of transactions and to savepoints): data read before one may have held
+   * writes that are gone, with nothing else to tell (SQLite's total_changes() does not go back).
+   * What is kept with a data version (datastore/count-cache.ts) is kept with this too.
+   */
+  get rollbacks(): number {
+    return this.#shared.rollbacks;
+  }
+
   async #rollback(t: Transaction): Promise<void> {
+    this.#shared.rollbacks++;
     try {
       await t.conn.rollback();
     } finally {
@@ -248,6 +260,7 @@ export class TransactionManager extends Reads implements Storage {
       if (alive()) {
         for (const undo of t.onRollback.splice(hooks).reverse()) undo();
         t.afterCommit.splice(commits); // what the savepoint did will never be committed
+        this.#shared.rollbacks++;
         await t.conn.rollbackTo(name);
         if (alive()) await t.conn.releaseSavepoint(name);
       }
