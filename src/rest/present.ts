@@ -10,6 +10,7 @@ import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { readPageRows } from '../datastore/page-read.js';
+import { KEYS_PER_QUERY } from '../config/limits.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
@@ -63,6 +64,16 @@ export function pageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, pla
   if (plan?.querypath || shape.asArray || shape.format === 'looker') return true;
   const projection = projectionFor(dc.model, shape, scope);
   return !rowWriterFor(projection, dc, scope.access.reader.dialect) && projection.related;
+}
+
+/**
+ * Whether a page of `n` members of a set of `dc` reads more than one statement (no row writer for
+ * its projection: entities and what they inline; or more members than one statement's key list):
+ * it is then read in a snapshot, as a selection's page is.
+ */
+export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, n: number): boolean {
+  if (shape.format === 'looker' || n > KEYS_PER_QUERY) return true;
+  return !rowWriterFor(projectionFor(dc.model, shape, scope), dc, scope.access.reader.dialect);
 }
 
 /** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */

@@ -9,7 +9,7 @@ import type { EntitySelection } from '../../datastore/selection.js';
 import { setNotFound } from '../../datastore/entity-sets.js';
 import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
-import { projectionFor, setPageAnswer } from '../present.js';
+import { projectionFor, setPageAnswer, setPageReadsMore } from '../present.js';
 import { json, type RestResponse } from '../response.js';
 import { inSnapshot, setOwner, type Scope } from '../scope.js';
 import { pageSize } from '../../model/types.js';
@@ -17,7 +17,9 @@ import { pageSize } from '../../model/types.js';
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
   const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
-  return setPageAnswer(scope, action.dc.model, set, action.paging, action.shape, true);
+  const answer = (s: Scope) => setPageAnswer(s, action.dc.model, set, action.paging, action.shape, true);
+  const shown = Math.min(action.paging.top ?? pageSize(action.dc.model), Math.max(0, set.keys.length - action.paging.skip));
+  return setPageReadsMore(scope, action.dc, action.shape, shown) ? inSnapshot(scope, answer) : answer(scope);
 }
 
 export async function readSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
@@ -29,7 +31,12 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
   if (!set.logic && !set.clean && !narrowing.filter && !narrowing.orderBy && !action.store && scope.access.restrict?.(dc.model) == null) {
     const top = paging.top ?? pageSize(dc.model);
     const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top);
-    if (slice && slice.set.dataClass === dc.name) return setPageAnswer(scope, dc.model, { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size }, paging, action.shape, false);
+    if (slice && slice.set.dataClass === dc.name) {
+      const members = { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size };
+      const answer = (s: Scope) => setPageAnswer(s, dc.model, members, paging, action.shape, false);
+      // (a page of more than one statement reads them in one snapshot)
+      return setPageReadsMore(scope, dc, action.shape, slice.keys.length) ? inSnapshot(scope, answer) : answer(scope);
+    }
   }
   return inSnapshot(scope, (s) => setAnswer(s, action));
 }
