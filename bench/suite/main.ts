@@ -13,6 +13,7 @@
 // --workers N (our server's for the comparisons: 1), --peers, --duration S per server and
 // scenario (6), --rounds R (2), --warmup S (1), --connections N (10), --quick, --no-report.
 
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, homedir, totalmem, type, release, arch } from 'node:os';
 import { join } from 'node:path';
@@ -89,6 +90,11 @@ function settings(argv: string[]): Settings {
 
 const log = (line: string): void => console.log(line);
 
+/** Writes the copies just made to disk before measuring: 1.3 GB of dirty pages written back during a measurement slowed the servers by a varying share. */
+function settle(): void {
+  spawnSync('sync', { stdio: 'ignore' });
+}
+
 /** A second copy of a generated project (model.json and its database), for a server that will change it. */
 function copyProject(g: Generated, into: string): { dir: string; db: string } {
   mkdirSync(join(into, 'data'), { recursive: true });
@@ -127,7 +133,7 @@ const WHY: Record<string, string> = {
 };
 /** Where a read through an index grows past the target: the same number of rows, read from a larger file. */
 const INDEXED_WHY =
-  'the same rows read through an index, but each one a look-up in a deeper B-tree of a file 1,000 times larger, with far fewer of its pages in the processor\'s caches (the statements are the same at every size; the baseline\'s figures above grow alike)';
+  'the same rows read through an index, but each one a look-up in a deeper B-tree of a file 1,000 times larger, with far fewer of its pages in the processor\'s caches (the statements and their plans are the same at every size)';
 for (const id of ['byKey', 'filtered', 'expanded', 'orderBy', 'compute']) WHY[id] = INDEXED_WHY;
 
 /** Each read's CPU per request at the largest size against the smallest. */
@@ -173,6 +179,7 @@ async function main(): Promise<void> {
     projects.set(size, g);
     generated.push({ engine: 'sqlite', rows: size, ms: g.ms, rowsPerSecond: g.rowsPerSecond, bytes: g.bytes, fromCache: g.fromCache });
     log(`  data: ${g.fromCache ? 'copied from the cache' : `generated at ${g.rowsPerSecond.toLocaleString('en-US')} rows/s`} (${(g.ms / 1000).toFixed(1)} s, ${(g.bytes / 2 ** 20).toFixed(0)} MiB)`);
+    settle();
     const reads = READS.map((r) => r.id).filter((id) => (id === 'setPage' ? s.groups.includes('sets') : s.groups.includes('reads')));
     if (reads.length > 0) comparisons.push(...(await runReads({ dir: g.dir, db: g.db, size, workers: s.workers, only: reads, load: s.load, log })));
     if (s.groups.includes('workers') && size === writeSize) {
@@ -184,6 +191,7 @@ async function main(): Promise<void> {
       const work = temporaryFolder('dataset-rest-suite-writes-');
       const ours = copyProject(g, join(work, 'ours'));
       const baseline = copyProject(g, join(work, 'baseline'));
+      settle();
       comparisons.push(...(await runWriteScenarios({
         projectDir: ours.dir, baselineDb: baseline.db, size, seconds: s.writeSeconds, rounds: s.load.rounds, warmupSeconds: s.load.warmupSeconds,
         clients: s.load.connections, workers: s.workers, only: writes, log: (line) => log(`  ${line}`),
