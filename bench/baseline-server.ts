@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../src/util/fold.js';
-import { entity, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+import { entity, listenForBench, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
 type ItemRow = Row<string>;
 
@@ -52,17 +52,4 @@ const server = createServer((req, res) => {
   send(res, 404, { error: 'not found' });
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`baseline listening on http://127.0.0.1:${port}\n`);
-});
-
-function shutdown(): void {
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  });
-  server.closeAllConnections();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+listenForBench(server, db);

@@ -3,7 +3,7 @@
 // wire needs, so that a baseline stays a hand-written server with nothing else.
 
 import { randomBytes } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 
 export const PAGE_SIZE = 100;
 /** the top of a prefix range on a folded column (as our compiler writes it) */
@@ -66,4 +66,21 @@ export function send(res: ServerResponse, status: number, body: unknown): void {
 /** A page of Items as our server answers it (the global stamp, which our server reads too, left at 0). */
 export function pageAnswer(rows: readonly ItemRow[], count: number, skip: number): Record<string, unknown> {
   return { __entityModel: 'Item', __GlobalStamp: 0, __COUNT: count, __FIRST: skip, __ENTITIES: rows.map((r) => entity(r, false)), __SENT: rows.length };
+}
+
+/** Listens on a free port of 127.0.0.1 and prints it as the bench reads it; SIGTERM or SIGINT close the server, then the database, then the process. */
+export function listenForBench(server: Server, db: { close(): unknown }): void {
+  server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as { port: number };
+    process.stdout.write(`baseline listening on http://127.0.0.1:${port}\n`);
+  });
+  const shutdown = (): void => {
+    server.close(() => {
+      db.close();
+      process.exit(0);
+    });
+    server.closeAllConnections();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
 }

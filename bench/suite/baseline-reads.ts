@@ -19,7 +19,7 @@
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../../src/util/fold.js';
-import { send } from '../baseline-wire.js';
+import { listenForBench, send } from '../baseline-wire.js';
 
 const PAGE = 100;
 /** above every character a folded text holds (the top of a prefix range, as our compiler writes it) */
@@ -148,17 +148,4 @@ const server = createServer((req, res) => {
   }
 });
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`baseline listening on http://127.0.0.1:${port}\n`);
-});
-
-function shutdown(): void {
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  });
-  server.closeAllConnections();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+listenForBench(server, db);

@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import { fold } from '../../src/util/fold.js';
-import { send } from '../baseline-wire.js';
+import { listenForBench, send } from '../baseline-wire.js';
 
 const [file, uploads] = process.argv.slice(2);
 if (!file || !uploads || file.startsWith('--') || uploads.startsWith('--')) {
@@ -234,17 +234,4 @@ const server = createServer((req, res) => {
 // our server's (Fastify's) keep-alive time: an idle connection outlives the other server's round
 server.keepAliveTimeout = 72_000;
 
-server.listen(0, '127.0.0.1', () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`baseline listening on http://127.0.0.1:${port}\n`);
-});
-
-function shutdown(): void {
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  });
-  server.closeAllConnections();
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+listenForBench(server, db);
