@@ -20,6 +20,7 @@ import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../../src/util/fold.js';
 import { listenForBench, send } from '../baseline-wire.js';
+import { itemJson, type ItemRow as BaseRow } from './baseline-item.js';
 
 const PAGE = 100;
 /** above every character a folded text holds (the top of a prefix range, as our compiler writes it) */
@@ -31,17 +32,9 @@ if (!file) {
   process.exit(2);
 }
 
-interface ItemRow {
-  ID: number;
-  name: string | null;
-  price: number | null;
-  qty: number | null;
-  created: string | null;
-  categoryID: number | null;
+interface ItemRow extends BaseRow {
   /** the category's key if it exists */
   cat: number | null;
-  __stamp: number;
-  __timestamp: number;
 }
 interface ExpandedRow extends ItemRow {
   cStamp: number;
@@ -70,19 +63,7 @@ let setKeys: Float64Array | undefined;
 const byIds = new Map<number, Database.Statement>();
 
 function item(r: ItemRow, top: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (top) out.__entityModel = 'Item';
-  out.__KEY = String(r.ID);
-  out.__TIMESTAMP = new Date(r.__timestamp).toISOString();
-  out.__STAMP = r.__stamp;
-  out.ID = r.ID;
-  out.name = r.name;
-  out.price = r.price;
-  out.qty = r.qty;
-  out.created = r.created;
-  out.category = r.cat === null ? null : { __deferred: { uri: `/rest/Category(${r.cat})`, __KEY: String(r.cat) } };
-  out.categoryID = r.categoryID;
-  return out;
+  return itemJson(r, top, r.cat);
 }
 
 function expanded(r: ExpandedRow): Record<string, unknown> {

@@ -24,6 +24,7 @@ import { pipeline } from 'node:stream/promises';
 import Database from 'better-sqlite3';
 import { fold } from '../../src/util/fold.js';
 import { listenForBench, send } from '../baseline-wire.js';
+import { itemJson, type ItemRow as Row } from './baseline-item.js';
 
 const [file, uploads] = process.argv.slice(2);
 if (!file || !uploads || file.startsWith('--') || uploads.startsWith('--')) {
@@ -37,17 +38,6 @@ db.pragma('synchronous = NORMAL');
 db.pragma('busy_timeout = 5000');
 
 /** A row of Item as stored. */
-interface Row {
-  ID: number;
-  name: string | null;
-  price: number | null;
-  qty: number | null;
-  created: string | null;
-  categoryID: number | null;
-  __stamp: number;
-  __timestamp: number;
-}
-
 const COLUMNS = '"ID", "name", "price", "qty", "created", "categoryID", "__stamp", "__timestamp"';
 const categoryExists = db.prepare('SELECT 1 FROM "Category" WHERE "ID" = ?').pluck();
 const insert = db.prepare(
@@ -173,18 +163,7 @@ const updateOne = db.transaction((body: unknown): Row => {
 
 /** An Item as our server answers it after a save (top: a single entity, with __entityModel). */
 function entity(row: Row, top: boolean, origin: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (top) out.__entityModel = 'Item';
-  out.__KEY = String(row.ID);
-  out.__TIMESTAMP = new Date(row.__timestamp).toISOString();
-  out.__STAMP = row.__stamp;
-  out.ID = row.ID;
-  out.name = row.name;
-  out.price = row.price;
-  out.qty = row.qty;
-  out.created = row.created;
-  out.category = row.categoryID === null ? null : { __deferred: { uri: `/rest/Category(${row.categoryID})`, __KEY: String(row.categoryID) } };
-  out.categoryID = row.categoryID;
+  const out = itemJson(row, top, row.categoryID);
   out.uri = `${origin}/rest/Item(${row.ID})`;
   return out;
 }
