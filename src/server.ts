@@ -7,6 +7,7 @@ import { httpGuard } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { explorerRoutes } from './explorer/routes.js';
+import { healthRoutes } from './health.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
@@ -84,6 +85,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       done();
     });
   }
+  healthRoutes(app, ds, log);
   await restRoutes(app, services, guard, log);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
