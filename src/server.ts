@@ -38,6 +38,8 @@ export interface ServerOptions {
   readonly locksPerSession?: number;
   /** serve the Data Explorer at /$explorer (default true) */
   readonly explorer?: boolean;
+  /** serve Prometheus metrics at /metrics (default false) */
+  readonly metrics?: boolean;
 }
 
 /** Who a server answers for without --allowed-hosts: the loopback names. */
