@@ -8,6 +8,7 @@ import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { explorerRoutes } from './explorer/routes.js';
 import { healthRoutes } from './health.js';
+import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
@@ -76,11 +77,14 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // before it (a hook only here: without CORS the routes guard themselves, at no hook's cost)
     app.addHook('onRequest', (request, reply, done) => {
       reply.headers(SECURITY_HEADERS);
+      allowOnPreflight(app, request, reply);
       done(guard(request));
     });
-    // browser front ends on the listed origins may call the API with the session's cookie
-    await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600 });
-  }
+    // browser front ends on the listed origins may call the API with the session's cookie (an
+    // OPTIONS that is no preflight is answered 204 with Allow, not refused in plain text)
+    await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600, strictPreflight: false });
+  } else optionsRoute(app, guard);
+  await compression(app);
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
       log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');

@@ -70,6 +70,7 @@ export const ERRORS = {
   ENTITY_LOCKED: { errCode: 7052, status: 423, signature: 'dsrs', summary: 'The entity is locked by another live session ($lock=true, entity.lock()): it cannot be saved or dropped until that session unlocks it, logs out or expires. 4D documents no errCode (its save() answers status 3, "Already locked"); a refused update\'s __STATUS says so, with the locker\'s lockInfo.' },
   UNKNOWN_SINGLETON: { errCode: 7060, status: 404, signature: 'dsrs', summary: 'The URL names a shared singleton class the project does not have (/rest/$singleton/{Class}/{function}).' },
   LOCK_NEEDS_SESSION: { errCode: 7053, status: 409, signature: 'dsrs', summary: 'A lock ($lock=true, entity.lock()) asked by a session the client has not kept (its cookie is new: never sent back), or whose session ended meanwhile (a logout or a login as another user at the same time): a lock needs a session the client keeps; send its cookie back, or log in, and ask again.' },
+  INVALID_HEADER: { errCode: 7054, status: 400, signature: 'dsrs', summary: 'A request header the server reads holds a value it cannot use (If-Match that names no entity tag, or on a request that is not the update of one entity); the message names the header and what it takes.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -91,7 +91,7 @@ export type Action =
   /** a set released; the attributes the URL names are checked first (a mistake keeps the set) */
   | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string; readonly shape: Shape }
   | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
-  | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string }
+  | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string; /** If-Match's stamp ('*': any), for an update of one entity */ readonly ifMatch?: number | '*' }
   | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }
   | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
   | { readonly kind: 'deleteSet'; readonly dc: DataClassCore; readonly id: string }

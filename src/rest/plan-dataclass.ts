@@ -9,6 +9,7 @@ import { attributeOf } from '../query/path.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest } from './action.js';
+import { ifMatchStamp } from './etag.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
 import { functionOf, planDataClassCall, planRelationCall } from './plan-function.js';
@@ -74,11 +75,12 @@ function planEntityPost(req: RestRequest, dc: DataClassCore, key: string, option
   if (given !== undefined && String(given) !== key) {
     throw new DatasetError('INVALID_BODY', `the body's __KEY ${JSON.stringify(given)} is not the key of the URL, ${dc.name}(${key})`);
   }
-  if ((body as Record<string, unknown>).__STAMP === undefined) {
-    throw new DatasetError('INVALID_BODY', `a POST to /rest/${dc.name}(${key}) updates it: give the __STAMP it was read with`);
+  const ifMatch = ifMatchOf(req, true);
+  if ((body as Record<string, unknown>).__STAMP === undefined && ifMatch === undefined) {
+    throw new DatasetError('INVALID_BODY', `a POST to /rest/${dc.name}(${key}) updates it: give the __STAMP it was read with (or its ETag in If-Match)`);
   }
   const opts = optionsFor('update', options);
-  return { kind: 'update', dc, entities: [{ ...body, __KEY: given ?? key }], single: true, atomic: false, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin };
+  return { kind: 'update', dc, entities: [{ ...body, __KEY: given ?? key }], single: true, atomic: false, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin, ifMatch };
 }
 
 /**
@@ -206,6 +208,14 @@ function subEntitySet(dc: DataClassCore, step: RelationStep, listed: string[] | 
   return { kind: 'createSet', dc, source: { kind: 'related', step }, narrowing: { params: [], orderBy }, paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
 }
 
+/** The stamp an update's If-Match names (RFC 9110 §13.1.1, in place of the body's __STAMP), or undefined without one. */
+function ifMatchOf(req: RestRequest, single: boolean): number | '*' | undefined {
+  const header = req.headers['if-match'];
+  if (header === undefined) return undefined;
+  if (!single) throw new DatasetError('INVALID_HEADER', 'If-Match names the version of one entity: it applies to an update whose body is one entity, not a list (give each entity its __STAMP)');
+  return ifMatchStamp(Array.isArray(header) ? header.join(',') : header);
+}
+
 function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {
   switch (options.method) {
     case 'update':
@@ -216,7 +226,7 @@ function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, o
       const { list, single } = inputs(req.body);
       if (options.method === 'validate') return { kind: 'validate', dc, entities: list };
       const opts = optionsFor('update', options);
-      return { kind: 'update', dc, entities: list, single, atomic: opts.atomic, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin };
+      return { kind: 'update', dc, entities: list, single, atomic: opts.atomic, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin, ifMatch: ifMatchOf(req, single) };
     }
     case 'delete':
       return planDelete(dc, route, optionsFor('delete', options));

@@ -66,7 +66,8 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       if (saving) await saving;
       if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
     }
-    return send(reply, response);
+    // (a tag names a read's answer: a write's If-None-Match is not ours to judge)
+    return send(reply, response, request.method === 'GET' || request.method === 'HEAD' ? request.headers['if-none-match'] : undefined);
   };
   // 4D's clients do not always label their JSON (wakanda-client posts it as a form, others as
   // text): every body the REST routes take is read as JSON whatever its label, and one that is not

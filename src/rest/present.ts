@@ -20,7 +20,8 @@ import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
 import { rowWriterFor } from './row-writer.js';
-import { json, jsonText, type RestResponse } from './response.js';
+import { json, jsonText, tagged, type RestResponse } from './response.js';
+import { collectionTag, viewTag } from './etag.js';
 import { collectionText, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
 
 type Json = Record<string, unknown>;
@@ -77,7 +78,12 @@ export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, 
 }
 
 /** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
-export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan): Promise<RestResponse> {
+export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan, tag = false): Promise<RestResponse> {
+  const answer = await untaggedPage(scope, selection, paging, shape, plan);
+  return tag ? tagged(answer.response, collectionTag(answer.globalStamp, viewTag(scope, projectionFor(classOf(selection).model, shape, scope)))) : answer.response;
+}
+
+async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan): Promise<{ response: RestResponse; globalStamp: number }> {
   const dc = classOf(selection);
   const model = dc.model;
   const projection = projectionFor(model, shape, scope);
@@ -91,19 +97,19 @@ export async function pageAnswer(scope: Scope, selection: EntitySelection, pagin
     for (let i = 0; i < rows.length; i++) entities[i] = writer.write(rows[i]);
     let tail = '';
     for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
-    return jsonText(collectionText(model, count, paging.skip, entities, { globalStamp }, tail));
+    return { response: jsonText(collectionText(model, count, paging.skip, entities, { globalStamp }, tail)), globalStamp };
   }
   const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
   const entities = rows.map((row) => dc.entityFromValues(row, access));
-  if (shape.format === 'looker') return json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection));
+  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection)), globalStamp };
   const fetched = await fetchRelated(scope.core, entities, projection, access);
   if (shape.asArray) {
     await countRelated(fetched, projection, access);
-    return json(serializeAsArray(fetched, projection, { globalStamp }));
+    return { response: json(serializeAsArray(fetched, projection, { globalStamp })), globalStamp };
   }
   const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
   for (const [name, value] of await planParts(scope, selection, plan)) answer[name] = value;
-  return json(answer);
+  return { response: json(answer), globalStamp };
 }
 
 /** __queryPlan and __queryPath, when asked and the selection has a condition (the path is recorded for GET /rest/$querypath). */

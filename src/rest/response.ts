@@ -6,10 +6,11 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { WIRE } from '../config/wire.js';
 import type { DatasetError } from '../errors/dataset-error.js';
+import { noneMatch } from './etag.js';
 
 export type RestResponse =
-  | { readonly kind: 'json'; readonly status: number; readonly body: unknown }
-  | { readonly kind: 'jsonText'; readonly status: number; readonly text: string }
+  | { readonly kind: 'json'; readonly status: number; readonly body: unknown; readonly etag?: string }
+  | { readonly kind: 'jsonText'; readonly status: number; readonly text: string; readonly etag?: string }
   | { readonly kind: 'file'; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: Readable | Buffer | null };
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -29,8 +30,13 @@ export function json(body: unknown, status = 200): RestResponse {
   return { kind: 'json', status, body };
 }
 
-export function jsonText(text: string, status = 200): RestResponse {
-  return { kind: 'jsonText', status, text };
+export function jsonText(text: string, status = 200, etag?: string): RestResponse {
+  return etag === undefined ? { kind: 'jsonText', status, text } : { kind: 'jsonText', status, text, etag };
+}
+
+/** The same answer with an entity tag (a read's: answered 304 when the client has it already). */
+export function tagged(response: RestResponse, etag: string): RestResponse {
+  return response.kind === 'file' ? response : { ...response, etag };
 }
 
 export function file(status: number, headers: Readonly<Record<string, string>>, body: Readable | Buffer | null): RestResponse {
@@ -42,8 +48,13 @@ export function errorBody(error: DatasetError): string {
   return JSON.stringify({ [WIRE.ERROR]: error.toWire() });
 }
 
-export function send(reply: FastifyReply, response: RestResponse): FastifyReply {
+/** Sends the answer; one whose tag the request's If-None-Match names is 304 with no body. */
+export function send(reply: FastifyReply, response: RestResponse, ifNoneMatch?: string): FastifyReply {
   reply.code(response.status);
+  if (response.kind !== 'file' && response.etag !== undefined) {
+    reply.header('etag', response.etag);
+    if (noneMatch(ifNoneMatch, response.etag)) return reply.code(304).headers(SECURITY_HEADERS).send();
+  }
   switch (response.kind) {
     case 'json':
       return reply.headers(JSON_HEADERS).send(JSON.stringify(response.body));

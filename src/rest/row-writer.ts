@@ -34,6 +34,8 @@ export interface RowWriter {
   write(row: Row, model?: boolean): string;
   /** the entity's key in a row, as the entity holds it */
   keyOf(row: Row): unknown;
+  /** the entity's stamp in a row (its ETag) */
+  stampOf(row: Row): number;
 }
 
 /** Built once per projection object (the full projection of a dataclass is one object per visibility; others are cached by resolveProjection). */
@@ -90,7 +92,8 @@ function compile(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter 
   if (!entity) return undefined;
   const modelHead = `{${JSON.stringify(WIRE.ENTITY_MODEL)}:${JSON.stringify(p.dataClass.name)},`;
   const keyOf = reader(p.dataClass.key, columns.attribute([], p.dataClass.key.name, { kind: 'storage', attr: p.dataClass.key }), dialect);
-  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf };
+  const stampAt = columns.hidden([], { kind: 'stamp' });
+  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf, stampOf: (row) => Number(row[stampAt]) };
 }
 
 const KEY = `${JSON.stringify(WIRE.KEY)}:`;

@@ -5,7 +5,10 @@ import type { Action } from '../action.js';
 import { findEntity, findValues, follow, narrow, selectionOf } from '../collections.js';
 import { rowWriterFor, type RowWriter } from '../row-writer.js';
 import { entityBody, pageAnswer, pageReadsMore, projectionFor } from '../present.js';
-import { json, jsonText, type RestResponse } from '../response.js';
+import { json, jsonText, tagged, type RestResponse } from '../response.js';
+import { entityTag, viewTag } from '../etag.js';
+import { readGlobalStamp } from '../../datastore/datastore.js';
+import type { ColumnSpec } from '../../query/plan.js';
 import { inSnapshot, type Scope } from '../scope.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import type { Entity } from '../../datastore/entity.js';
@@ -21,7 +24,7 @@ export function readCollection(scope: Scope, action: Extract<Action, { kind: 're
 
 async function collectionAnswer(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
-  return pageAnswer(scope, selection, action.paging, action.shape, action.plan);
+  return pageAnswer(scope, selection, action.paging, action.shape, action.plan, true);
 }
 
 /** One entity: read alone (the hottest path), or in one snapshot with what its projection inlines. */
@@ -37,18 +40,31 @@ export async function readEntity(scope: Scope, action: Extract<Action, { kind: '
   // a key and a projection one row is enough for: the row written out, no entity made
   if (action.selector.kind === 'key' && !action.shape.asArray) {
     const writer = rowWriterFor(projection, action.dc, scope.access.reader.dialect);
-    if (writer) return rowAnswer(scope, action.dc, action.selector.key, writer);
+    if (writer) return rowAnswer(scope, action.dc, action.selector.key, writer, projection);
   }
   if (projection.related) return inSnapshot(scope, (s) => entityAnswer(s, action, projection));
   return entityAnswer(scope, action, projection);
 }
 
-async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter): Promise<RestResponse> {
-  return jsonText(writer.write(await findValues(scope, dc, key, writer.columns), true));
+/** A writer's columns and the global stamp after them: what a by-key read of a projection reaching past its row selects (its tag needs the global stamp). */
+const withGlobalStamp = new WeakMap<RowWriter, readonly ColumnSpec[]>();
+
+async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter, projection: Projection): Promise<RestResponse> {
+  let columns = writer.columns;
+  if (projection.related) {
+    columns = withGlobalStamp.get(writer) ?? [...writer.columns, { kind: 'globalStamp' }];
+    withGlobalStamp.set(writer, columns);
+  }
+  const row = await findValues(scope, dc, key, columns);
+  const globalStamp = projection.related ? Number(row[writer.columns.length]) : undefined;
+  return jsonText(writer.write(row, true), 200, entityTag(writer.stampOf(row), globalStamp, viewTag(scope, projection)));
 }
 
 async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>, projection: Projection): Promise<RestResponse> {
-  return json(await entityBody(scope, await findEntity(scope, action.dc, action.selector), action.shape, projection));
+  const entity = await findEntity(scope, action.dc, action.selector);
+  const body = json(await entityBody(scope, entity, action.shape, projection));
+  const globalStamp = projection.related ? await readGlobalStamp(scope.access) : undefined;
+  return tagged(body, entityTag(entity.getStamp(), globalStamp, viewTag(scope, projection)));
 }
 
 export async function readRelation(scope: Scope, action: Extract<Action, { kind: 'readRelation' }>): Promise<RestResponse> {

@@ -44,14 +44,19 @@ interface Prepared {
 }
 
 /** `withTargets`: an update reads its N→1 targets with the entity (its answer will come from its save). */
-async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, withTargets = false): Promise<Prepared> {
+async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, withTargets = false, ifMatch?: number | '*'): Promise<Prepared> {
   try {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
     }
     const obj = input as Json;
     const hasKey = obj[WIRE.KEY] !== undefined;
-    const hasStamp = obj[WIRE.STAMP] !== undefined;
+    const sent = obj[WIRE.STAMP];
+    if (ifMatch !== undefined) {
+      if (!hasKey) throw new DatasetError('INVALID_HEADER', 'If-Match names the version of an entity that exists: the body has no __KEY (to create an entity, send no If-Match)');
+      if (sent !== undefined && ifMatch !== '*' && sent !== ifMatch) throw new DatasetError('INVALID_BODY', `the body's __STAMP ${JSON.stringify(sent)} and If-Match's stamp ${ifMatch} disagree: give one of them`);
+    }
+    const hasStamp = sent !== undefined || ifMatch !== undefined;
     if (hasKey !== hasStamp) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1}: an update needs both __KEY and __STAMP (to create an entity, send neither and give the key as its attribute)`);
     }
@@ -62,8 +67,9 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     let targets: ReadonlyMap<RelatedEntityAttribute, unknown> | undefined;
     if (hasKey && withTargets) ({ entity, targets } = await storedEntityWithTargets(scope, dc, obj[WIRE.KEY]));
     else entity = await entityOf(scope, dc, obj[WIRE.KEY]);
-    if (hasKey) {
-      const stamp = obj[WIRE.STAMP];
+    // (If-Match: * asks only that the entity exist: its save still checks the stamp it was read at)
+    const stamp = sent ?? ifMatch;
+    if (hasKey && stamp !== '*') {
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
       // the client read it at another stamp: refused by the core before any event runs (and the
       // save itself checks the stamp it read in its UPDATE, so no update is lost)
@@ -86,7 +92,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   const withTargets = !action.refresh && mayAnswerFromSave(dc, projection) && projection.attributes.some((a) => a.kind === 'deferred' && a.attr.kind === 'relatedEntity');
   const prepareAll = async () => {
     prepared = [];
-    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, withTargets));
+    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, withTargets, action.ifMatch));
   };
   const saveAll = async (batch?: WriteBatch) => {
     if (batch) {
@@ -134,7 +140,8 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   }
   const answers = await answerAll(scope, action, projection, prepared, list);
   const failed = prepared.find((p) => p.error);
-  if (action.single) return json(answers[0], failed?.error ? failed.error.status : 200);
+  // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
+  if (action.single) return json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200);
   // an atomic batch that failed saved nothing: the answer has the status of the failure
   return json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
 }

@@ -1,0 +1,11 @@
+import { openDemo } from './test/helpers.js';
+const demo = await openDemo();
+const app = demo.app;
+const company = await app.inject({ url: '/rest/Company(1)' });
+console.log(company.body.slice(0, 600));
+const cityKey = company.json().city.__KEY;
+const city = (await app.inject({ url: `/rest/City(${cityKey})` })).json();
+const r = await app.inject({ method: 'POST', url: '/rest/City?$method=update', payload: { __KEY: cityKey, __STAMP: city.__STAMP, name: 'Renamed City' } });
+console.log(r.statusCode, r.body.slice(0, 300));
+console.log((await app.inject({ url: '/rest/Company(1)' })).body.slice(0, 400));
+await demo.close();

@@ -1,0 +1,56 @@
+// HTTP's conventions around every route (issue 17): answers compressed by Accept-Encoding, and
+// OPTIONS answering which methods a URL takes. (HEAD comes with every GET route from Fastify;
+// entity tags and conditional requests are the REST layer's: src/rest/etag.ts.)
+
+import fastifyCompress from '@fastify/compress';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpGuard } from './rest/http-guards.js';
+import { SECURITY_HEADERS, sendError } from './rest/response.js';
+
+/** Answers smaller than this go as they are: compressing them saves less than it costs. */
+export const COMPRESS_THRESHOLD = 1024;
+
+/** The methods OPTIONS may find a route for (OPTIONS itself is always allowed). */
+const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * br or gzip by the client's Accept-Encoding, for answers of a compressible type (JSON, text,
+ * SVG: mime-db's list) over COMPRESS_THRESHOLD bytes; images, blobs and other media already
+ * compressed go as they are. Registered before the routes: it is a hook on every answer.
+ */
+export async function compression(app: FastifyInstance): Promise<void> {
+  await app.register(fastifyCompress, {
+    threshold: COMPRESS_THRESHOLD,
+    encodings: ['br', 'gzip'],
+    // (brotli's quality 4, the plugin's default, is near gzip's speed and smaller; not 11, which costs ~100× the time)
+  });
+}
+
+/** The methods routes take at `url`, OPTIONS included; none: no route there. */
+export function allowedMethods(app: FastifyInstance, url: string): string[] {
+  const path = url.split('?', 1)[0];
+  const allowed: string[] = METHODS.filter((method) => Boolean(app.findRoute({ method, url: path })));
+  return allowed.length === 0 ? [] : [...allowed, 'OPTIONS'];
+}
+
+/**
+ * OPTIONS on any URL: 204 with Allow (RFC 9110 §9.3.7), or the usual 404 where nothing is served.
+ * Behind the Host guard as every route. (With --cors-origin, the CORS plugin answers OPTIONS
+ * itself, as a preflight: the hook in server.ts sets Allow on its answer.)
+ */
+export function optionsRoute(app: FastifyInstance, guard: HttpGuard): void {
+  app.options('*', (request, reply) => {
+    const refused = guard(request);
+    if (refused) return sendError(reply, refused);
+    const allowed = allowedMethods(app, request.url);
+    if (allowed.length === 0) return reply.callNotFound();
+    return reply.code(204).headers(SECURITY_HEADERS).header('allow', allowed.join(', ')).send();
+  });
+}
+
+/** Sets Allow on an OPTIONS answer the CORS plugin gives (a preflight or not). */
+export function allowOnPreflight(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): void {
+  if (request.method !== 'OPTIONS') return;
+  const allowed = allowedMethods(app, request.url);
+  if (allowed.length > 0) reply.header('allow', allowed.join(', '));
+}

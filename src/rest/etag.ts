@@ -1,0 +1,73 @@
+// Entity tags and conditional requests (issue 17; docs/decisions.md "ETags"). A tag says which
+// state of the data an answer shows and to whom, without hashing the answer:
+//   - an entity: its __STAMP, and the global stamp when what it shows reaches past its own row
+//     (a relation, an alias, a calculated value: any change elsewhere may change it);
+//   - a page of a collection: the global stamp (the datastore's modification counter, read by the
+//     page's own statement), weak;
+//   - both: a view, naming what the caller is shown (the projection's attributes as its grants let
+//     it see them, its privileges and user name, and its session when a restrict() filters rows:
+//     user code that may read anything of it). Two callers who see different things for one URL
+//     never share a tag; a guest without a kept session still gets the same tag twice.
+// A calculated attribute is taken to depend on the data only (not on the time of day).
+
+import { createHash } from 'node:crypto';
+import { DatasetError } from '../errors/dataset-error.js';
+import type { Projection } from '../datastore/projection.js';
+import type { Scope } from './scope.js';
+
+/** The attributes of a projection as text, made once per projection object (projections are cached). */
+const shapes = new WeakMap<Projection, string>();
+
+function shapeOf(p: Projection): string {
+  let s = shapes.get(p);
+  if (s === undefined) {
+    s = p.attributes.map((a) => (a.kind === 'entity' || a.kind === 'entities' ? `${a.attr.name}:${a.kind}(${shapeOf(a.sub)})` : `${a.attr.name}:${a.kind}`)).join(',');
+    shapes.set(p, s);
+  }
+  return s;
+}
+
+/** What `scope`'s caller is shown through `projection`, as a short digest. */
+export function viewTag(scope: Scope, projection: Projection): string {
+  const { access, session } = scope;
+  const who = `${access.grants.privileges.join(',')}|${session.userName}|${access.restrict ? session.id : ''}`;
+  return createHash('sha1').update(`${projection.dataClass.name}|${shapeOf(projection)}|${who}`).digest('base64url').slice(0, 12);
+}
+
+/** An entity's tag: its stamp first (If-Match reads it back), then the global stamp when its answer reaches past its row. */
+export function entityTag(stamp: number, globalStamp: number | undefined, view: string): string {
+  return globalStamp === undefined ? `"${stamp}-${view}"` : `"${stamp}-g${globalStamp}-${view}"`;
+}
+
+/** A page's tag: weak (the same state shown again, not promised byte for byte across versions of the server). */
+export function collectionTag(globalStamp: number, view: string): string {
+  return `W/"g${globalStamp}-${view}"`;
+}
+
+/** If-None-Match against the answer's tag: weak comparison (RFC 9110 §13.1.2), a list, or `*`. */
+export function noneMatch(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
+  for (const item of header.split(',')) {
+    const t = item.trim();
+    if ((t.startsWith('W/') ? t.slice(2) : t) === opaque) return true;
+  }
+  return false;
+}
+
+/**
+ * The stamp an update's If-Match names: a tag this server gave for the entity (its first part is
+ * the stamp), a bare stamp in quotes, or `*` (the entity exists, whatever its stamp). A weak tag is
+ * refused: If-Match compares strongly (RFC 9110 §13.1.1), and only pages carry weak tags.
+ */
+export function ifMatchStamp(header: string): number | '*' {
+  const value = header.trim();
+  if (value === '*') return '*';
+  const m = /^"(\d{1,15})(?:-[A-Za-z0-9_-]+)*"$/.exec(value);
+  if (!m) {
+    const why = value.startsWith('W/') ? 'a weak tag (a page\'s) cannot name the version of an entity' : value.includes(',') ? 'it names one tag, not a list' : 'it takes the ETag of the entity as read (or "*")';
+    throw new DatasetError('INVALID_HEADER', `If-Match ${JSON.stringify(value.slice(0, 100))} cannot be used: ${why}`);
+  }
+  return Number(m[1]);
+}

@@ -1,0 +1,219 @@
+// HTTP's conventions (issue 17): entity tags with If-None-Match (304) and If-Match on an update
+// (412 with the stamp's own __ERROR), compression by Accept-Encoding, HEAD and OPTIONS.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance, InjectOptions } from 'fastify';
+import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
+
+type Res = Awaited<ReturnType<FastifyInstance['inject']>>;
+
+async function get(app: FastifyInstance, url: string, headers: Record<string, string> = {}): Promise<Res> {
+  return app.inject({ url, headers });
+}
+
+async function post(app: FastifyInstance, url: string, payload: unknown, headers: Record<string, string> = {}): Promise<Res> {
+  return app.inject({ method: 'POST', url, payload: payload as InjectOptions['payload'], headers });
+}
+
+const errCode = (res: Res): number | undefined => res.json().__ERROR?.[0]?.errCode;
+
+describe('entity tags and conditional requests', () => {
+  let demo: DemoFixture;
+  let app: FastifyInstance;
+  let key: string;
+  before(async () => {
+    demo = await openDemo();
+    app = demo.app;
+    key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+  });
+  after(() => demo.close());
+
+  it('gives an entity an ETag that starts with its __STAMP, and answers 304 with no body when If-None-Match names it', async () => {
+    const first = await get(app, `/rest/Employee(${key})`);
+    assert.equal(first.statusCode, 200);
+    const etag = first.headers.etag as string;
+    assert.match(etag, new RegExp(`^"${first.json().__STAMP}-`));
+    const again = await get(app, `/rest/Employee(${key})`, { 'if-none-match': etag });
+    assert.equal(again.statusCode, 304);
+    assert.equal(again.body, '');
+    assert.equal(again.headers.etag, etag);
+    // a list, and the weak form of the same tag, match too (If-None-Match compares weakly)
+    assert.equal((await get(app, `/rest/Employee(${key})`, { 'if-none-match': `"other", W/${etag}` })).statusCode, 304);
+    assert.equal((await get(app, `/rest/Employee(${key})`, { 'if-none-match': '"1-nothing"' })).statusCode, 200);
+  });
+
+  it('changes an entity\'s ETag when it is saved, and when what it shows of another entity changes (a relation, an alias)', async () => {
+    const before = await get(app, `/rest/Employee(${key})`);
+    const saved = await post(app, '/rest/Employee?$method=update', { __KEY: key, __STAMP: before.json().__STAMP, firstName: 'Tagged' });
+    assert.equal(saved.statusCode, 200, saved.body);
+    const after = await get(app, `/rest/Employee(${key})`, { 'if-none-match': before.headers.etag as string });
+    assert.equal(after.statusCode, 200);
+    assert.notEqual(after.headers.etag, before.headers.etag);
+    // Company shows its city's name through an alias: a change of the city changes the company's answer and tag
+    const company = await get(app, '/rest/Company(1)');
+    const cityKey = company.json().city.__deferred.__KEY;
+    const city = (await get(app, `/rest/City(${cityKey})`)).json();
+    assert.equal((await post(app, '/rest/City?$method=update', { __KEY: cityKey, __STAMP: city.__STAMP, name: 'Renamed City' })).statusCode, 200);
+    const later = await get(app, '/rest/Company(1)', { 'if-none-match': company.headers.etag as string });
+    assert.equal(later.statusCode, 200, 'not 304: the company\'s answer shows the renamed city');
+    assert.equal(later.json().cityName, 'Renamed City');
+  });
+
+  it('gives a page a weak ETag from the global stamp: 304 until anything is saved', async () => {
+    const page = await get(app, '/rest/Company?$top=5&$orderby=name');
+    const etag = page.headers.etag as string;
+    assert.match(etag, /^W\/"g\d+-/);
+    assert.equal(page.json().__GlobalStamp !== undefined, true);
+    assert.equal((await get(app, '/rest/Company?$top=5&$orderby=name', { 'if-none-match': etag })).statusCode, 304);
+    const e = (await get(app, `/rest/Employee(${key})`)).json();
+    await post(app, '/rest/Employee?$method=update', { __KEY: key, __STAMP: e.__STAMP, lastName: 'Elsewhere' });
+    const after = await get(app, '/rest/Company?$top=5&$orderby=name', { 'if-none-match': etag });
+    assert.equal(after.statusCode, 200);
+    assert.notEqual(after.headers.etag, etag);
+  });
+
+  it('gives no ETag to answers that are not reads of data (a function\'s result, $catalog, an error)', async () => {
+    assert.equal((await get(app, '/rest/$catalog')).headers.etag, undefined);
+    assert.equal((await get(app, '/rest/Employee(nope)')).headers.etag, undefined);
+  });
+
+  it('updates with If-Match in place of __STAMP, and answers 412 with the stamp\'s __ERROR when the entity changed since', async () => {
+    const read = await get(app, `/rest/Employee(${key})`);
+    const etag = read.headers.etag as string;
+    const ok = await post(app, '/rest/Employee?$method=update', { __KEY: key, firstName: 'Matched' }, { 'if-match': etag });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.equal(ok.json().firstName, 'Matched');
+    const stale = await post(app, '/rest/Employee?$method=update', { __KEY: key, firstName: 'Stale' }, { 'if-match': etag });
+    assert.equal(stale.statusCode, 412);
+    assert.equal(errCode(stale), 1263);
+    assert.equal((await get(app, `/rest/Employee(${key})`)).json().firstName, 'Matched', 'the stale update saved nothing');
+    // the bare stamp, quoted, is a tag too; and POST /rest/Employee(key) takes it as well
+    const stamp = ok.json().__STAMP;
+    const byUrl = await post(app, `/rest/Employee(${key})`, { firstName: 'ByUrl' }, { 'if-match': `"${stamp}"` });
+    assert.equal(byUrl.statusCode, 200, byUrl.body);
+    // * asks only that the entity exist
+    assert.equal((await post(app, '/rest/Employee?$method=update', { __KEY: key, firstName: 'Any' }, { 'if-match': '*' })).statusCode, 200);
+  });
+
+  it('refuses an If-Match it cannot use with 400 INVALID_HEADER naming why, and saves nothing', async () => {
+    const read = (await get(app, `/rest/Employee(${key})`)).json();
+    const cases: [unknown, string, RegExp][] = [
+      [{ __KEY: key, firstName: 'X' }, 'W/"1-abc"', /weak/],
+      [{ __KEY: key, firstName: 'X' }, 'nonsense', /ETag of the entity/],
+      [{ __KEY: key, firstName: 'X' }, '"1-a", "2-b"', /one tag/],
+      [[{ __KEY: key, __STAMP: read.__STAMP, firstName: 'X' }], `"${read.__STAMP}"`, /one entity, not a list/],
+      [{ firstName: 'New' }, `"${read.__STAMP}"`, /no __KEY/],
+    ];
+    for (const [body, header, message] of cases) {
+      const res = await post(app, '/rest/Employee?$method=update', body, { 'if-match': header });
+      assert.equal(res.statusCode, 400, `${header}: ${res.body}`);
+      assert.equal(errCode(res), 7054);
+      assert.match(res.json().__ERROR[0].message, message);
+    }
+    const disagree = await post(app, '/rest/Employee?$method=update', { __KEY: key, __STAMP: read.__STAMP, firstName: 'X' }, { 'if-match': `"${read.__STAMP + 1}"` });
+    assert.equal(disagree.statusCode, 400);
+    assert.match(disagree.json().__ERROR[0].message, /disagree/);
+    assert.equal((await get(app, `/rest/Employee(${key})`)).json().__STAMP, read.__STAMP, 'nothing was saved');
+  });
+});
+
+describe('entity tags name what the session is shown', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: join(DEMO_DIR, 'roles.json') });
+  });
+  after(() => demo.close());
+
+  it('gives a session that sees more attributes (after its login) another tag for the same URL', async () => {
+    const app = demo.app;
+    const key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+    const guest = await get(app, `/rest/Employee(${key})`);
+    assert.equal(guest.json().salary, undefined, 'a guest does not see salaries');
+    const login = await post(app, '/rest/$directory/login', ['bob', 'bob123']);
+    const cookie = String(([] as string[]).concat(login.headers['set-cookie'] as string[]).find((c) => c.startsWith('4DSID_'))).split(';')[0];
+    const privileged = await get(app, `/rest/Employee(${key})`, { cookie, 'if-none-match': guest.headers.etag as string });
+    assert.equal(privileged.statusCode, 200, 'not 304: this session is shown the salary');
+    assert.notEqual(privileged.json().salary, undefined);
+    assert.notEqual(privileged.headers.etag, guest.headers.etag);
+    const page = await get(app, '/rest/Employee?$top=3');
+    assert.equal((await get(app, '/rest/Employee?$top=3', { cookie, 'if-none-match': page.headers.etag as string })).statusCode, 200);
+  });
+});
+
+describe('compression, HEAD and OPTIONS', () => {
+  let demo: DemoFixture;
+  let app: FastifyInstance;
+  before(async () => {
+    demo = await openDemo();
+    app = demo.app;
+  });
+  after(() => demo.close());
+
+  it('compresses a JSON page over 1 KB with br or gzip, as Accept-Encoding asks, to the same JSON', async () => {
+    const plain = await get(app, '/rest/Employee?$top=100');
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.ok(plain.rawPayload.length > 1024);
+    const br = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': 'gzip, deflate, br' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.equal(br.headers.vary, 'accept-encoding');
+    assert.deepEqual(JSON.parse(brotliDecompressSync(br.rawPayload).toString()), plain.json());
+    assert.ok(br.rawPayload.length < plain.rawPayload.length / 3, `${br.rawPayload.length} of ${plain.rawPayload.length} bytes`);
+    const gz = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': 'gzip' });
+    assert.equal(gz.headers['content-encoding'], 'gzip');
+    assert.deepEqual(JSON.parse(gunzipSync(gz.rawPayload).toString()), plain.json());
+  });
+
+  it('sends answers under 1 KB and images as they are', async () => {
+    const small = await get(app, '/rest/City?$top=1&$attributes=name', { 'accept-encoding': 'br' });
+    assert.ok(small.rawPayload.length < 1024);
+    assert.equal(small.headers['content-encoding'], undefined);
+    const company = (await get(app, '/rest/Company?$filter="logo!=null"&$top=1&$attributes=logo')).json().__ENTITIES[0];
+    if (company) {
+      const image = await get(app, `/rest/Company(${company.__KEY})/logo?$imageformat=best`, { 'accept-encoding': 'br, gzip' });
+      assert.equal(image.statusCode, 200);
+      assert.match(String(image.headers['content-type']), /^image\//);
+      assert.equal(image.headers['content-encoding'], undefined);
+    }
+  });
+
+  it('answers HEAD like GET, headers and no body', async () => {
+    const got = await get(app, '/rest/City?$top=2');
+    const head = await app.inject({ method: 'HEAD', url: '/rest/City?$top=2' });
+    assert.equal(head.statusCode, 200);
+    assert.equal(head.body, '');
+    assert.equal(head.headers['content-type'], got.headers['content-type']);
+    assert.equal(head.headers.etag, got.headers.etag);
+    assert.equal((await app.inject({ method: 'HEAD', url: '/health' })).statusCode, 200);
+  });
+
+  it('answers OPTIONS 204 with the methods the URL takes, and 404 where nothing is served', async () => {
+    const rest = await app.inject({ method: 'OPTIONS', url: '/rest/Employee?$top=1' });
+    assert.equal(rest.statusCode, 204);
+    assert.deepEqual(String(rest.headers.allow).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+    const health = await app.inject({ method: 'OPTIONS', url: '/health' });
+    assert.equal(health.statusCode, 204);
+    assert.equal(health.headers.allow, 'GET, HEAD, OPTIONS');
+    const none = await app.inject({ method: 'OPTIONS', url: '/nothing/here' });
+    assert.equal(none.statusCode, 404);
+    assert.equal(errCode(none), 7001);
+    // the Host guard holds for OPTIONS too
+    assert.equal((await app.inject({ method: 'OPTIONS', url: '/rest/Employee', headers: { host: 'evil.example' } })).statusCode, 421);
+  });
+
+  it('answers OPTIONS with Allow under --cors-origin too, a preflight or not', async () => {
+    const cors = await openDemo({ corsOrigins: ['https://app.example.com'] });
+    try {
+      const plain = await cors.app.inject({ method: 'OPTIONS', url: '/rest/Employee' });
+      assert.equal(plain.statusCode, 204, plain.body);
+      assert.match(String(plain.headers.allow), /GET/);
+      const preflight = await cors.app.inject({ method: 'OPTIONS', url: '/rest/Employee', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+      assert.equal(preflight.statusCode, 204);
+      assert.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.com');
+    } finally {
+      await cors.close();
+    }
+  });
+});
