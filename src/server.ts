@@ -92,6 +92,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     });
   }
   healthRoutes(app, ds, log);
+  await (await import('./rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard, log);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent

@@ -77,6 +77,7 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     catalog: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$catalog' }) },
     catalogDataClass: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$catalog/City' }) },
     info: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$info' }) },
+    openapi: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$openapi' }) },
     queryPath: { allowed: EVERYONE, request: async () => ({ method: 'GET', url: '/rest/$querypath' }) },
     readCollection: { allowed: READERS, request: async () => ({ method: 'GET', url: '/rest/City?$top=2' }) },
     readEntity: { allowed: READERS, request: async () => ({ method: 'GET', url: `/rest/City(${String(cityKey)})` }) },

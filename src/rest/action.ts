@@ -79,6 +79,8 @@ export type Action =
   | { readonly kind: 'catalog'; readonly all: boolean }
   | { readonly kind: 'catalogDataClass'; readonly dc: DataClassCore }
   | { readonly kind: 'info' }
+  /** GET /rest/$openapi: the OpenAPI document of what the caller's session may use, as JSON or YAML */
+  | { readonly kind: 'openapi'; readonly format: 'json' | 'yaml' }
   | { readonly kind: 'queryPath' }
   | { readonly kind: 'readCollection'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly paging: Paging; readonly shape: Shape; readonly plan: { readonly queryplan: boolean; readonly querypath: boolean } }
   | { readonly kind: 'readEntity'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly shape: Shape }

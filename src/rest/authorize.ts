@@ -30,6 +30,8 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   catalog: open,
   catalogDataClass: open,
   info: loggedIn('$info'),
+  // like the catalog, open to every session: it shows each only what that session may use
+  openapi: open,
   queryPath: loggedIn('$querypath'),
   readCollection: read,
   readEntity: read,

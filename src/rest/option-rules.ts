@@ -52,6 +52,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   catalog: { uses: [] },
   catalogDataClass: { uses: [] },
   info: { uses: [] },
+  openapi: { uses: [] },
   queryPath: { uses: [] },
   readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath', '$format'], refuses: lookerShape },
   readEntity: { uses: SHAPE, refuses: collectionOptions },

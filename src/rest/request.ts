@@ -11,6 +11,7 @@ import { checkFormat, optionsFor } from './option-rules.js';
 import { givesUpload, parseOptions, type RestOptions } from './options.js';
 import { planDataClass } from './plan-dataclass.js';
 import { planDirectory } from './plan-directory.js';
+import { openapiFormat } from './openapi/format.js';
 import { checkUploadHead } from './plan-parts.js';
 import { planDatastoreCall, isDatastoreCall, planSingletonCall } from './plan-function.js';
 import { dataClassFor, type Scope } from './scope.js';
@@ -86,6 +87,9 @@ function planTarget(req: RestRequest, scope: Scope, target: Target): Action {
     case 'info':
       onlyGet(req, '$info');
       return { kind: 'info' };
+    case 'openapi':
+      onlyGet(req, '$openapi');
+      return { kind: 'openapi', format: openapiFormat(req.url) };
     case 'releaseSets':
       if (req.method !== 'POST') throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed on $entityset/$release: POST the ids`);
       return { kind: 'releaseSets', ids: releaseIds(req.body) };

@@ -10,6 +10,7 @@ import { createSet, deleteSet, info, readSet, release, releaseSets } from './han
 import { directory } from './handlers/directory.js';
 import { readFile } from './handlers/files.js';
 import { lock } from './handlers/lock.js';
+import { openapi } from './handlers/openapi.js';
 import { callFunction } from './handlers/functions.js';
 import { readCollection, readEntity, readRelation } from './handlers/read.js';
 import { storeFile, upload } from './handlers/upload.js';
@@ -25,6 +26,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return catalogDataClass(scope, action);
     case 'info':
       return info(scope);
+    case 'openapi':
+      return openapi(scope, action);
     case 'queryPath':
       return lastQueryPath(scope);
     // reads of more than one statement see one state of the data (a page alone is one statement: it decides)

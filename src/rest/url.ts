@@ -33,6 +33,8 @@ export type Route =
   | { readonly kind: 'catalogItem'; readonly name: string }
   | { readonly kind: 'queryPath' }
   | { readonly kind: 'info' }
+  /** /rest/$openapi: the OpenAPI description of what the caller may use */
+  | { readonly kind: 'openapi' }
   /** POST /rest/$entityset/$release with the ids in the body */
   | { readonly kind: 'releaseSets' }
   /** /rest/$upload: POST is served by its own route (the raw body); any other method lands here */
@@ -93,6 +95,7 @@ function systemRoute(name: string, rest: string[]): Route {
   }
   if (name === '$querypath' && rest.length === 0) return { kind: 'queryPath' };
   if (name === '$info' && rest.length === 0) return { kind: 'info' };
+  if (name === '$openapi' && rest.length === 0) return { kind: 'openapi' };
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
   if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
   if (name === '$singleton') return singletonRoute(rest);
@@ -101,7 +104,7 @@ function systemRoute(name: string, rest: string[]): Route {
     if (rest.length === 1 && found) return { kind: 'directory', name: found };
     throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server ($directory has ${DIRECTORY_NAMES.join(', ')})${didYouMean(rest.join('/'), DIRECTORY_NAMES)}`);
   }
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $querypath, $entityset/$release, $upload, $directory, $singleton)`);
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $openapi, $querypath, $entityset/$release, $upload, $directory, $singleton)`);
 }
 
 /** $singleton/{Class}/{function}: two names, the function without parentheses (4D's docs/REST/$singleton.md). */

@@ -1,0 +1,403 @@
+// The paths of the OpenAPI document: what the caller's session may ask, as the planner reads it
+// (url.ts, request.ts, plan-dataclass.ts, plan-function.ts) and the authorization step allows it
+// (authorize.ts). Each dataclass the session may read gets its collection, entity, attribute-list,
+// :attribute(value), relation, picture/blob and entity-set paths; writes only where roles.json
+// grants them; each exposed function only where the session may execute it, at the URL and with
+// the HTTP methods the planner takes for it. Paths are concrete where the model names them (a
+// relation, a function) and templated where the caller chooses (a key, an attribute list): a
+// concrete path wins over a templated one, as OpenAPI and our planner both read them.
+
+import { DataClass } from '../../datastore/dataclass.js';
+import { Datastore } from '../../datastore/datastore.js';
+import { Entity } from '../../datastore/entity.js';
+import { EntitySelection } from '../../datastore/selection.js';
+import { exposedFunctions, type ExposedFunction } from '../../functions/exposure.js';
+import { projectMethodsOf } from '../../functions/method-registry.js';
+import type { ParamType } from '../../functions/params.js';
+import { Singleton, singletonFunctions, singletonsOf } from '../../functions/singletons.js';
+import type { AttributeModel, DataClassModel } from '../../model/types.js';
+import { REST_PREFIX } from '../constants.js';
+import type { Scope } from '../scope.js';
+import { methodParam, PAGE, param, SHAPE } from './parameters.js';
+import { keySchema, names, OBJECT, readable, ref, visibleAttributes, type Schema } from './schemas.js';
+
+type Operation = Schema;
+type PathItem = Record<string, Operation | Schema[]>;
+export type Paths = Record<string, PathItem>;
+
+const JSON_TYPE = 'application/json';
+
+const ok = (description: string, schema: Schema): Schema => ({ description, content: { [JSON_TYPE]: { schema } } });
+const ERROR = { $ref: '#/components/responses/Error' };
+
+function op(operationId: string, tags: string[], summary: string, o: { description?: string; parameters?: Schema[]; requestBody?: Schema; responses: Record<string, Schema> }): Operation {
+  return {
+    operationId,
+    tags,
+    summary,
+    ...(o.description ? { description: o.description } : {}),
+    ...(o.parameters && o.parameters.length > 0 ? { parameters: o.parameters } : {}),
+    ...(o.requestBody ? { requestBody: o.requestBody } : {}),
+    responses: { ...o.responses, default: ERROR },
+  };
+}
+
+const params = (keys: readonly string[]): Schema[] => keys.map((k) => param(k as never));
+
+const jsonBody = (schema: Schema, required: boolean, description?: string): Schema => ({ required, ...(description ? { description } : {}), content: { [JSON_TYPE]: { schema } } });
+
+/** The path parameter of an entity's key, in the key's own type. */
+const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', required: true, description: `the primary key of a ${dc.name} (${dc.key.name}); quoted ("A1") or bracketed (Company[1]) forms are accepted too`, schema: keySchema(dc) });
+
+/** What the session may do with a dataclass's entities. */
+function grantsOn(scope: Scope, dc: DataClassModel) {
+  const g = scope.access.grants;
+  return { create: g.dataClass(dc.name, 'create'), update: g.dataClass(dc.name, 'update'), drop: g.dataClass(dc.name, 'drop') };
+}
+
+/** The paths of one dataclass the session may read. */
+function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
+  const base = `${REST_PREFIX}/${dc.name}`;
+  const entityPath = `${base}({key})`;
+  const n = names(dc);
+  const tags = [dc.name];
+  const may = grantsOn(scope, dc);
+  const attributes = visibleAttributes(scope, dc);
+  const pageOrArray = { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker')] };
+
+  // the collection: a page (or a stored set of it), and the writes posted to it
+  const collection: PathItem = {
+    get: op(`get${dc.name}`, tags, `A page of ${dc.name} entities`, {
+      description: 'Filtered with $filter, sorted with $orderby, paged with $skip and $top. $method=entityset stores the whole selection as an entity set and answers its first page with __ENTITYSET.',
+      parameters: [...params(PAGE), methodParam(['entityset'], false, 'entityset: store the selection as an entity set'), param('timeout')],
+      responses: { 200: ok(`a page of ${dc.name}`, pageOrArray) },
+    }),
+  };
+  const writes = [...(may.create || may.update ? ['update', 'validate'] : []), ...(may.drop ? ['delete'] : [])];
+  if (writes.length > 0) {
+    collection.post = op(`post${dc.name}`, tags, `Create, update${may.drop ? ' or delete' : ''} ${dc.name} entities`, {
+      description: [
+        may.create || may.update ? '$method=update saves one entity (an object) or several (an array): without __KEY a new one, with __KEY and __STAMP an update; $method=validate checks the same body and saves nothing.' : '',
+        may.drop ? '$method=delete with a $filter deletes every entity it selects, in one transaction (no body).' : '',
+      ].filter(Boolean).join(' '),
+      parameters: [methodParam(writes, true, writes.join(', ')), param('filter'), param('params'), ...(may.create || may.update ? [param('atomic'), param('refresh'), ...params(SHAPE)] : [])],
+      ...(may.create || may.update ? { requestBody: jsonBody({ anyOf: [ref(n.input), { type: 'array', items: ref(n.input), minItems: 1 }] }, false) } : {}),
+      responses: {
+        200: ok('the saved entity (an object was posted), the saved entities (an array), or {"ok": true} (validate, delete)', {
+          anyOf: [ref(n.entity), { type: 'object', properties: { __ENTITIES: { type: 'array', items: ref(n.entity) } }, required: ['__ENTITIES'], additionalProperties: false }, ref('Ok')],
+        }),
+      },
+    });
+  }
+  out[base] = collection;
+
+  // one entity by key: read, lock, update by POST, delete
+  const entity: PathItem = {
+    parameters: [keyParam(dc)],
+    get: op(`get${dc.name}ByKey`, tags, `One ${dc.name} entity`, {
+      parameters: [...params(SHAPE), ...(may.update ? [param('lock')] : [])],
+      responses: { 200: ok(`the ${dc.name} entity${may.update ? ', or with $lock the lock\'s result' : ''}`, may.update ? { anyOf: [ref(n.entity), ref('LockResult')] } : ref(n.entity)) },
+    }),
+  };
+  if (may.update || may.drop) {
+    entity.post = op(`post${dc.name}ByKey`, tags, `Update${may.drop ? ' or delete' : ''} one ${dc.name} entity`, {
+      description: [may.update ? 'Without $method: the body (its values, with the __STAMP it was read with) updates the entity. $lock=true|false locks or unlocks it.' : '', may.drop ? '$method=delete deletes it (no body).' : ''].filter(Boolean).join(' '),
+      parameters: [...(may.drop ? [methodParam(['delete'], false, 'delete: delete this entity')] : []), ...(may.update ? [param('lock'), ...params(SHAPE)] : [])],
+      ...(may.update ? { requestBody: jsonBody(ref(n.input), false) } : {}),
+      responses: { 200: ok('the updated entity, {"ok": true} for a delete, or the lock\'s result', { anyOf: [ref(n.entity), ref('Ok'), ref('LockResult')] }) },
+    });
+  }
+  out[entityPath] = entity;
+
+  // one entity by the value of one of its attributes
+  const storage = attributes.filter((a) => a.kind === 'storage' && a.type !== 'image' && a.type !== 'blob' && a.type !== 'object');
+  if (storage.length > 0) {
+    out[`${base}:{attribute}({value})`] = {
+      parameters: [
+        { name: 'attribute', in: 'path', required: true, description: 'a storage attribute (a unique one names one entity; otherwise the first found)', schema: { type: 'string', enum: storage.map((a) => a.name) } },
+        { name: 'value', in: 'path', required: true, description: 'its value (quoted or not)', schema: { type: 'string' } },
+      ],
+      get: op(`get${dc.name}ByAttribute`, tags, `One ${dc.name} entity by the value of an attribute`, { parameters: params(SHAPE), responses: { 200: ok(`the ${dc.name} entity`, ref(n.entity)) } }),
+    };
+  }
+
+  // an attribute list after the collection, where $compute and $distinct are read too
+  const listParam: Schema = {
+    name: 'attributes', in: 'path', required: true,
+    description: `attribute paths separated by commas (${attributes.slice(0, 3).map((a) => a.name).join(',')}); with $compute or $distinct, exactly one attribute`,
+    schema: { type: 'string', pattern: '^[A-Za-z_*][A-Za-z0-9_.*]*(,[A-Za-z_*][A-Za-z0-9_.*]*)*$' },
+    example: attributes.find((a) => a.kind === 'storage')?.name,
+  };
+  out[`${base}/{attributes}`] = {
+    parameters: [listParam],
+    get: op(`get${dc.name}Attributes`, tags, `${dc.name} entities with only these attributes, or $compute / $distinct on one of them`, {
+      parameters: [...params(PAGE), param('compute'), param('distinct'), methodParam(['entityset'], false, 'entityset: store the selection as an entity set'), param('timeout')],
+      responses: {
+        200: ok('a page (as GET /rest/{dataClass}); $compute: a value, or {attribute: {count, sum, average, min, max}} with $all; $distinct: an array of values', {
+          anyOf: [ref(n.collection), { type: 'array' }, { type: 'number' }, { type: 'object', additionalProperties: { type: 'object', properties: { count: { type: 'integer' }, sum: {}, average: {}, min: {}, max: {} } } }, { type: 'string' }, { type: 'null' }],
+        }),
+      },
+    }),
+  };
+  out[`${entityPath}/{attributes}`] = {
+    parameters: [keyParam(dc), { ...listParam, description: 'attribute paths separated by commas' }],
+    get: op(`get${dc.name}ByKeyAttributes`, tags, `One ${dc.name} entity with only these attributes`, { parameters: params(SHAPE), responses: { 200: ok(`the ${dc.name} entity`, ref(n.entity)) } }),
+  };
+
+  // relations (deferred URIs), pictures and blobs
+  for (const a of attributes) relationOrFilePath(scope, dc, a, may, out);
+
+  // entity sets
+  out[`${base}/$entityset/{id}`] = {
+    parameters: [{ name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } }],
+    get: op(`get${dc.name}EntitySet`, tags, `A page of a stored ${dc.name} entity set`, {
+      description: 'Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode 1802) unless $savedfilter / $savedorderby let the server make it again.',
+      parameters: [...params(PAGE.filter((p) => p !== 'queryplan' && p !== 'querypath')), param('logicOperator'), param('otherCollection'), param('clean'), param('savedfilter'), param('savedorderby'), param('subOrderby'),
+        methodParam(['entityset', 'release', 'subentityset'], false, 'entityset: store the page\'s selection as a new set; release: release this set; subentityset: a plain read (wakanda-client\'s paging)'), param('timeout')],
+      responses: { 200: ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] }) },
+    }),
+    ...(may.drop ? { post: op(`delete${dc.name}EntitySet`, tags, `Delete the entities of a stored ${dc.name} entity set`, { parameters: [methodParam(['delete'], true, 'delete')], responses: { 200: ok('deleted', ref('Ok')) } }) } : {}),
+  };
+
+  out[`${REST_PREFIX}/$catalog/${dc.name}`] = {
+    get: op(`get${dc.name}Catalog`, ['catalog'], `The description of ${dc.name}: its attributes, key and functions`, { responses: { 200: ok('the dataclass', ref('CatalogDataClass')) } }),
+  };
+}
+
+/** The path an attribute that leads somewhere has after one entity: a relation's entities, or a picture's or blob's bytes. */
+function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel, may: ReturnType<typeof grantsOn>, out: Paths): void {
+  const path = `${REST_PREFIX}/${dc.name}({key})/${a.name}`;
+  const tags = [dc.name];
+  const id = `${dc.name}${a.name[0].toUpperCase()}${a.name.slice(1)}`;
+  if (a.kind === 'storage' && (a.type === 'image' || a.type === 'blob')) {
+    const image = a.type === 'image';
+    const item: PathItem = {
+      parameters: [keyParam(dc)],
+      get: op(`get${id}`, tags, `The ${image ? 'picture' : 'blob'} ${dc.name}.${a.name}`, {
+        description: 'The stored bytes, their Content-Type read from the content; ETag and If-None-Match (304), Range (206). An empty attribute answers 204.',
+        parameters: [...(image ? [param('imageformat')] : []), param('binary'), param('version'), param('expand')],
+        responses: {
+          200: { description: 'the bytes', content: { [image ? 'image/*' : 'application/octet-stream']: { schema: { type: 'string', contentMediaType: image ? 'image/*' : 'application/octet-stream' } } } },
+          204: { description: 'the attribute is empty' },
+          206: { description: 'the bytes of the Range asked for' },
+          304: { description: 'not modified (If-None-Match)' },
+        },
+      }),
+    };
+    if (may.update && scope.access.grants.attribute(dc.name, a.name, 'update')) {
+      item.post = op(`post${id}`, tags, `Store a file into ${dc.name}.${a.name}`, {
+        description: 'The raw body (not a multipart form) is stored into the attribute and the entity saved, as an update.',
+        parameters: [{ ...(image ? { name: '$rawPict', schema: { type: 'string' }, description: 'true, or the MIME type', example: 'true' } : { name: '$binary', schema: { type: 'boolean' }, description: 'true', example: true }), in: 'query', required: true }],
+        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+        responses: { 200: ok('the saved entity', ref(names(dc).entity)) },
+      });
+    }
+    out[path] = item;
+    return;
+  }
+  const leads = leadsTo(a);
+  if (!leads || !readable(scope, leads.target)) return;
+  const t = names(leads.target);
+  out[path] = {
+    parameters: [keyParam(dc)],
+    get: leads.many
+      ? op(`get${id}`, tags, `The ${leads.target.name} entities of ${dc.name}.${a.name}`, {
+        description: 'A page, as GET /rest/{dataClass}; $method=subentityset (or entityset) stores them as an entity set, sorted by $subOrderby. The $expand of the deferred uri names the relation followed.',
+        parameters: [...params(PAGE), param('subOrderby'), methodParam(['subentityset', 'entityset'], false, 'store the related entities as an entity set'), param('timeout')],
+        responses: { 200: ok(`a page of ${leads.target.name}`, { anyOf: [ref(t.collection), { type: 'array', items: ref(t.entity) }, ref('Looker')] }) },
+      })
+      : op(`get${id}`, tags, `The ${leads.target.name} entity of ${dc.name}.${a.name}`, {
+        parameters: params(SHAPE),
+        responses: { 200: ok(`the ${leads.target.name} entity`, ref(t.entity)) },
+      }),
+  };
+}
+
+/** Where a relation (or an alias ending on one) leads, and whether to many entities. */
+function leadsTo(a: AttributeModel): { target: DataClassModel; many: boolean } | undefined {
+  if (a.kind === 'relatedEntity') return { target: a.target, many: false };
+  if (a.kind === 'relatedEntities') return { target: a.target, many: true };
+  if (a.kind !== 'alias') return undefined;
+  const last = a.steps[a.steps.length - 1];
+  if (last.kind === 'relatedEntity') return { target: last.target, many: a.toMany };
+  if (last.kind === 'relatedEntities') return { target: last.target, many: true };
+  return undefined;
+}
+
+/** A declared parameter type as a schema. */
+function paramSchema(t: ParamType): Schema {
+  const kind = t.replace(/\?$/, '');
+  const base: Schema =
+    kind === 'string' ? { type: 'string' }
+      : kind === 'number' ? { type: 'number' }
+        : kind === 'boolean' ? { type: 'boolean' }
+          : kind === 'date' ? { type: 'string', description: 'an ISO 8601 date or date-time' }
+            : kind === 'object' ? OBJECT
+              : kind === 'array' ? { type: 'array' }
+                : kind === 'entity' ? ref('EntityParameter')
+                  : kind === 'selection' ? ref('SelectionParameter')
+                    : {};
+  return t.endsWith('?') ? { anyOf: [base, { type: 'null' }] } : base;
+}
+
+/** The JSON array body of a call (its declared parameters as a tuple, else any values). */
+function argumentsSchema(declared: readonly ParamType[] | undefined): Schema {
+  if (!declared) return { type: 'array', description: 'the parameters, in order (the function declares no types: they arrive as JSON gives them)' };
+  const required = declared.filter((t) => !t.endsWith('?')).length;
+  return { type: 'array', prefixItems: declared.map(paramSchema), minItems: required, maxItems: declared.length, items: false, description: `the parameters, in order: ${declared.join(', ') || 'none'}` };
+}
+
+const RESULT = { anyOf: [ref('FunctionResult'), ref('AnyEntity'), ref('AnyCollection')] };
+
+interface Callable {
+  /** the URL */
+  readonly path: string;
+  /** the resource roles.json names it by (ds.fn, Employee.fn, Tools.fn) */
+  readonly resource: string;
+  readonly name: string;
+  readonly onHttpGet: boolean;
+  readonly params?: readonly ParamType[];
+  readonly tag: string;
+  readonly runsOn: string;
+  /** $filter and $orderby apply: it runs on a selection */
+  readonly selection: boolean;
+  readonly entity?: DataClassModel;
+}
+
+/** A function's path item: POST with a JSON array body, GET (when @onHttpGet) with $params. */
+function callPath(c: Callable): PathItem {
+  const id = c.resource.replace(/\./g, '_');
+  const narrowing = c.selection ? [param('filter'), param('orderby')] : [];
+  const shaping = [param('top'), param('skip'), ...params(SHAPE), methodParam(['entityset'], false, 'entityset: when the function returns an entity selection, store it')];
+  const description = `${c.runsOn}. Its result is sent as {"result": …}; an entity it returns as the entity; an entity selection as a page (shaped by $attributes, $top …).${c.params ? ` Declared parameters: ${c.params.join(', ') || 'none'}.` : ''}`;
+  const item: PathItem = {
+    ...(c.entity ? { parameters: [keyParam(c.entity)] } : {}),
+    post: op(`call_${id}`, [c.tag], `Call ${c.name}`, {
+      description,
+      parameters: [...narrowing, ...(c.selection ? [param('params')] : []), ...shaping],
+      requestBody: jsonBody(argumentsSchema(c.params), false, 'a JSON array of the parameters'),
+      responses: { 200: ok('what the function returned', RESULT) },
+    }),
+  };
+  if (c.onHttpGet) {
+    item.get = op(`get_${id}`, [c.tag], `Call ${c.name} (GET)`, {
+      description: `${description} With GET, $params gives the parameters as a JSON array.`,
+      parameters: [...narrowing, { ...param('params') }, ...shaping],
+      responses: { 200: ok('what the function returned', RESULT) },
+    });
+  }
+  return item;
+}
+
+/** The functions of a dataclass the session may call, at the URLs the planner reads them from. */
+function dataClassFunctions(scope: Scope, dc: DataClassModel): Callable[] {
+  const core = scope.core.classOf(dc);
+  const attrs = new Set(visibleAttributes(scope, dc).map((a) => a.name));
+  const out: Callable[] = [];
+  const seen = { collection: new Set<string>(), entity: new Set<string>() };
+  const add = (level: 'collection' | 'entity', c: Omit<Callable, 'path' | 'resource' | 'tag' | 'entity'>) => {
+    // the first of a name wins (the planner looks in this order), and a visible attribute's name is read as the attribute
+    if (seen[level].has(c.name) || attrs.has(c.name)) return;
+    seen[level].add(c.name);
+    const resource = `${dc.name}.${c.name}`;
+    if (!scope.access.grants.execute(resource)) return;
+    const path = level === 'entity' ? `${REST_PREFIX}/${dc.name}({key})/${c.name}` : `${REST_PREFIX}/${dc.name}/${c.name}`;
+    out.push({ ...c, path, resource, tag: dc.name, ...(level === 'entity' ? { entity: dc } : {}) });
+  };
+  const fns = (proto: object | undefined, stop: object): ExposedFunction[] => (proto ? exposedFunctions(proto, stop) : []);
+  for (const f of fns(core.selectionPrototype, EntitySelection.prototype)) add('collection', { ...f, runsOn: `A function of the ${dc.name}Selection class: it runs on the entities $filter and $orderby select (all of them without), or on a stored set at ${REST_PREFIX}/${dc.name}/${f.name}/$entityset/{id}`, selection: true });
+  for (const f of fns(Object.getPrototypeOf(core.dataClass) as object, DataClass.prototype)) add('collection', { ...f, runsOn: `A function of the ${dc.name} class`, selection: false });
+  for (const f of fns(core.entityPrototype, Entity.prototype)) add('entity', { ...f, runsOn: `A function of the ${dc.name}Entity class: it runs on the entity of the key`, selection: false });
+  for (const m of projectMethodsOf(core.dataClass).values()) {
+    const d = m.definition;
+    if (!d.exposed) continue;
+    const common = { name: m.name, onHttpGet: d.onHttpGet === true, params: d.params };
+    if (d.scope === 'currentRecord') add('entity', { ...common, runsOn: `The project method ${m.name} (scope currentRecord): it runs on the entity of the key`, selection: false });
+    else if (d.scope === 'currentSelection') add('collection', { ...common, runsOn: `The project method ${m.name} (scope currentSelection): it runs on the entities $filter and $orderby select`, selection: true });
+    else add('collection', { ...common, runsOn: `The project method ${m.name} (scope table): it runs on the whole dataclass`, selection: false });
+  }
+  return out;
+}
+
+/** The functions of the DataStore class and of the shared singletons the session may call. */
+function datastoreFunctions(scope: Scope): Callable[] {
+  const out: Callable[] = [];
+  const seen = new Set(scope.ds.model.dataClasses.filter(scope.sees).map((d) => d.name));
+  for (const f of exposedFunctions(Object.getPrototypeOf(scope.ds) as object, Datastore.prototype)) {
+    // /rest/$catalog/{name} names a dataclass first
+    if (seen.has(f.name) || !scope.access.grants.execute(`ds.${f.name}`)) continue;
+    out.push({ ...f, path: `${REST_PREFIX}/$catalog/${f.name}`, resource: `ds.${f.name}`, tag: 'datastore', runsOn: 'A function of the DataStore class', selection: false });
+  }
+  for (const [className, instance] of singletonsOf(scope.ds)) {
+    for (const f of singletonFunctions(instance as Singleton)) {
+      const resource = `${className}.${f.name}`;
+      if (!scope.access.grants.execute(resource)) continue;
+      out.push({ ...f, path: `${REST_PREFIX}/$singleton/${className}/${f.name}`, resource, tag: className, runsOn: `A function of the shared singleton ${className}`, selection: false });
+    }
+  }
+  return out;
+}
+
+/** The paths of the server itself: catalog, info, uploads, set releases, the legacy login, this document. */
+function systemPaths(scope: Scope, out: Paths): void {
+  const guestLocked = scope.core.policy.forceLogin && scope.session.isGuest();
+  const tags = ['server'];
+  out[`${REST_PREFIX}/$catalog`] = { get: op('getCatalog', ['catalog'], 'The dataclasses REST exposes, the datastore\'s functions and the shared singletons', { responses: { 200: ok('the catalog', ref('Catalog')) } }) };
+  out[`${REST_PREFIX}/$catalog/$all`] = { get: op('getCatalogAll', ['catalog'], 'Every exposed dataclass with its attributes', { responses: { 200: ok('the catalog', ref('Catalog')) } }) };
+  out[`${REST_PREFIX}/$openapi`] = {
+    get: op('getOpenapi', tags, 'This document: what this session may use', {
+      parameters: [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'yaml'] }, description: 'json (the default) or yaml' }],
+      responses: { 200: { description: 'an OpenAPI 3.1 document', content: { [JSON_TYPE]: { schema: OBJECT }, 'application/yaml': { schema: { type: 'string' } } } } },
+    }),
+  };
+  if (!guestLocked) {
+    out[`${REST_PREFIX}/$info`] = { get: op('getInfo', tags, 'The session, its privileges and its entity sets (every session\'s and set for admin)', { responses: { 200: ok('the server\'s state for this session', ref('Info')) } }) };
+    out[`${REST_PREFIX}/$querypath`] = { get: op('getQueryPath', tags, 'The last __queryPath recorded for this session', { responses: { 200: ok('the last query path', { type: 'object', properties: { __queryPath: OBJECT }, required: ['__queryPath'] }) } }) };
+    out[`${REST_PREFIX}/$entityset/$release`] = {
+      post: op('releaseEntitySets', tags, 'Release entity sets', { requestBody: jsonBody({ type: 'array', items: { type: 'string' } }, true, 'the ids of the sets'), responses: { 200: ok('released', ref('Ok')) } }),
+    };
+  }
+  const g = scope.access.grants;
+  if (scope.ds.model.dataClasses.some((dc) => g.dataClass(dc.name, 'create') || g.dataClass(dc.name, 'update'))) {
+    out[`${REST_PREFIX}/$upload`] = {
+      post: op('upload', tags, 'Upload a file, to attach to an entity in an update ({"attribute": {"ID": …}})', {
+        description: 'The raw body (any Content-Type, not a multipart form). Give $rawPict=true for an image or $binary=true for any other file.',
+        parameters: [{ $ref: '#/components/parameters/uploadRawPict' }, { $ref: '#/components/parameters/uploadBinary' }, { $ref: '#/components/parameters/uploadTimeout' }],
+        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+        responses: { 200: ok('the upload\'s ID', { type: 'object', properties: { ID: { type: 'string' } }, required: ['ID'], additionalProperties: false }) },
+      }),
+    };
+  }
+  const result = (schema: Schema) => ok('the answer', { type: 'object', properties: { result: schema }, required: ['result'], additionalProperties: false });
+  if (typeof (scope.ds as unknown as { directoryLogin?: unknown }).directoryLogin === 'function') {
+    out[`${REST_PREFIX}/$directory/login`] = {
+      post: op('directoryLogin', ['session'], "Log in (4D's legacy login)", {
+        description: 'The credentials as a JSON body [userName, password, sessionSeconds?], or in the headers username-4D, password-4D (and session-4D-length, in minutes). A refusal answers 401 with {"result": false, "__ERROR": …}.',
+        requestBody: jsonBody({ type: 'array', prefixItems: [{ type: 'string' }, { type: 'string' }, { type: 'number' }], minItems: 2, maxItems: 3, items: false }, false),
+        responses: { 200: result({ type: 'boolean' }) },
+      }),
+    };
+  }
+  out[`${REST_PREFIX}/$directory/logout`] = {
+    get: op('directoryLogout', ['session'], 'Log out: a guest again', { responses: { 200: result({ type: 'boolean' }) } }),
+    post: op('directoryLogoutPost', ['session'], 'Log out (POST)', { responses: { 200: result({ type: 'boolean' }) } }),
+  };
+  const user = { anyOf: [{ type: 'object', properties: { ID: { type: ['string', 'number'] }, userName: { type: 'string' }, fullName: { type: 'string' } } }, { type: 'null' }] };
+  out[`${REST_PREFIX}/$directory/currentUser`] = {
+    get: op('directoryCurrentUser', ['session'], "The session's user (null for a guest)", { responses: { 200: result(user) } }),
+    post: op('directoryCurrentUserPost', ['session'], "The session's user (POST)", { responses: { 200: result(user) } }),
+  };
+  out[`${REST_PREFIX}/$directory/currentUserBelongsTo`] = {
+    post: op('directoryBelongsTo', ['session'], "Whether the session's user belongs to a group", { requestBody: jsonBody({ type: 'array', prefixItems: [{ type: 'string' }], minItems: 1, maxItems: 1, items: false }, true), responses: { 200: result({ type: 'boolean' }) } }),
+  };
+}
+
+/** Every path the session may use. */
+export function buildPaths(scope: Scope, dataClasses: readonly DataClassModel[]): Paths {
+  const out: Paths = {};
+  systemPaths(scope, out);
+  for (const dc of dataClasses) dataClassPaths(scope, dc, out);
+  for (const dc of dataClasses) for (const c of dataClassFunctions(scope, dc)) out[c.path] = callPath(c);
+  for (const c of datastoreFunctions(scope)) out[c.path] = callPath(c);
+  return out;
+}
