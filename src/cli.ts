@@ -1,133 +1,28 @@
 // The dataset-rest command: serves a project folder (by default the built-in demo) over HTTP.
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
-// command itself only supervises (src/supervisor.ts); the server runs in its child process.
+// command itself only supervises (src/supervisor.ts); the server runs in its child process. Its
+// options (src/cli-options.ts) come from flags, DATASET_REST_* variables and a configuration file
+// (src/config/settings.ts); the child takes the supervisor's result as it is.
 
-import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE, SHUTDOWN_GRACE_MS } from './config/limits.js';
-import { fileURLToPath } from 'node:url';
-import bytes from 'bytes';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { ModelError } from './model/load-model.js';
+import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS } from './config/limits.js';
+import { CommanderError } from 'commander';
+import { describe, resolveSettings, restoreSettings, SettingsError, SNAPSHOT_ENV, snapshot, type Resolved } from './cli-settings.js';
+import { commandLine, DEMO, SETTINGS, type CommandOptions } from './cli-options.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
-import { openProject, ProjectError } from './project.js';
-import { eventErrorLogger } from './datastore/events.js';
-import { createLogger } from './util/log.js';
-import { buildServer, LOOPBACK_HOSTS } from './server.js';
-import { EXPLORER_PATH } from './explorer/routes.js';
-import { availableParallelism, hostname, networkInterfaces } from 'node:os';
-import { coreOf } from './datastore/datastore.js';
-import { SchemaError } from './storage/schema.js';
-import { StorageConfigError } from './storage/open.js';
-import { watchdog } from './functions/watchdog.js';
+import type { createLogger } from './util/log.js';
+import { hostname, networkInterfaces } from 'node:os';
 import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
+// (the server's own modules are imported by serve(): the supervisor, --help and --print-config load none of them)
 
-const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
 /** A second stop signal within this long of the first is the same stop, not "stop now". */
 const REPEAT_MS = 1_000;
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-
-function port(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 picks a free one)');
-  return Number(value);
-}
-
-/** A time limit: setTimeout takes at most 2^31 - 1 ms (about 24.8 days). */
-function milliseconds(value: string): number {
-  const n = positiveInt(value);
-  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} (about 24 days)`);
-  return n;
-}
-
-function wholeNumber(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a whole number (0 or more)');
-  return Number(value);
-}
-
-function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of 1 or more');
-  return Number(value);
-}
-
-/** A size: bytes, or with a unit (KB, MB, GB, TB: powers of 1024; any case). */
-function size(value: string): number {
-  const n = /^\s*\d+(?:\.\d+)?(?:\s*[kmgt]?b)?\s*$/i.test(value) ? bytes.parse(value) : null;
-  if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB (powers of 1024)');
-  return Math.floor(n);
-}
-
-/** A request reading a snapshot may need a second connection: a pool of one could never serve it. */
-function poolSize(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 2) throw new InvalidArgumentError('a whole number of 2 or more (a request reading a snapshot may need a second connection)');
-  return Number(value);
-}
-
-/** A comma-separated list (repeating the flag adds to it). */
-function list(value: string, previous: string[] | undefined): string[] {
-  const items = value.split(',').map((x) => x.trim()).filter(Boolean);
-  if (items.length === 0) throw new InvalidArgumentError('a comma-separated list');
-  return [...(previous ?? []), ...items];
-}
-
-/** An origin: scheme://host[:port], nothing after. */
-function origins(value: string, previous: string[] | undefined): string[] {
-  const items = list(value, undefined);
-  for (const o of items) {
-    let url: URL | undefined;
-    try {
-      url = new URL(o);
-    } catch {
-      url = undefined;
-    }
-    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o.replace(/\/$/, '')) throw new InvalidArgumentError(`'${o}' is not an origin: scheme://host[:port], e.g. https://app.example.com`);
-  }
-  return [...(previous ?? []), ...items];
-}
-
-/** Server processes: a whole number of 1 or more, or auto (one per core). */
-function workerCount(value: string): number {
-  if (value === 'auto') return Math.min(availableParallelism(), MAX_WORKERS);
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) throw new InvalidArgumentError(`a whole number from 1 to ${MAX_WORKERS}, or auto (one per core)`);
-  return Number(value);
-}
-
-function logLevel(value: string): string {
-  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
-  return value;
-}
 
 function fail(message: string): never {
   process.stderr.write(`dataset-rest: ${message.replace(/[^\S\n]*\n\s*/g, ' ')}\n`);
   process.exit(2);
 }
 
-const program = new Command()
-  .name('dataset-rest')
-  .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
-  .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
-  .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
-  .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most (2 or more)', poolSize, PG_POOL_SIZE)
-  .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
-  .option('--host <h>', 'interface to listen on', '127.0.0.1')
-  .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
-  .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
-  .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
-  .option('--roles <file>', "the roles.json to enforce (default: the project's roles.json, if it has one); none: no permissions at all, everything open (development only)")
-  .option('--session-idle-timeout <minutes>', 'a session ends when unused for this long', positiveInt, DEFAULT_SESSION_IDLE_MINUTES)
-  .option('--secure-cookies', 'mark the session cookie Secure even over plain HTTP (behind a TLS-terminating proxy)')
-  .option('--allowed-hosts <names>', 'host names the server answers for, comma-separated (default: the listen address and localhost; * for any)', list)
-  .option('--cors-origin <origins>', 'origins whose web pages may call the API with the session cookie, comma-separated (https://app.example.com)', origins)
-  .option('--trust-proxy', 'read the client address, scheme and host from X-Forwarded-* headers (only behind a proxy that sets them)')
-  .option('--max-requests-per-minute <n>', 'requests a session (or a guest\'s address) may make in a minute, per instance; 0: no limit', wholeNumber, DEFAULT_REQUESTS_PER_MINUTE)
-  .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
-  .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
-  .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
-  .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')
-  .option('--workers <n>', 'server processes sharing the port (and the database); auto: one per core', workerCount, 1)
-  .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
-  .showHelpAfterError(false)
-  .exitOverride()
-  .configureOutput({ writeErr: () => undefined });
-
+const program = commandLine();
 try {
   program.parse();
 } catch (e) {
@@ -137,17 +32,33 @@ try {
   }
   throw e;
 }
-const opts = program.opts<{
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
-  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number; maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number;
-}>();
+// then the environment and the configuration file (a server process: the supervisor's result)
+const instance = process.env[INSTANCE_ENV] === '1';
+const saved = instance ? process.env[SNAPSHOT_ENV] : undefined;
+let resolved: Resolved;
+try {
+  resolved = saved === undefined ? resolveSettings(program, SETTINGS) : restoreSettings(program, saved);
+} catch (e) {
+  if (e instanceof SettingsError) fail(e.message);
+  throw e;
+}
+for (const warning of resolved.warnings) process.stderr.write(`dataset-rest: ${warning}\n`);
+const opts = program.opts<CommandOptions>();
+if (opts.printConfig) {
+  process.stdout.write(describe(program, SETTINGS, resolved));
+  process.exit(0);
+}
 
-if (process.env[INSTANCE_ENV] === '1') await serve();
-else supervise(process.argv[1], process.argv.slice(2), { workers: opts.workers, host: opts.host, port: opts.port });
+if (instance) await serve();
+else {
+  // the server processes (this script, the same arguments) take these settings as they are
+  process.env[SNAPSHOT_ENV] = snapshot(program, SETTINGS, resolved);
+  supervise(process.argv[1], process.argv.slice(2), { workers: opts.workers, host: opts.host, port: opts.port });
+}
 
 /** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */
-function defaultHosts(listen: string): string[] {
-  const hosts = [...LOOPBACK_HOSTS, listen];
+function defaultHosts(listen: string, loopback: readonly string[]): string[] {
+  const hosts = [...loopback, listen];
   if (listen === '0.0.0.0' || listen === '::') {
     hosts.push(hostname());
     for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) hosts.push(a.address);
@@ -156,8 +67,8 @@ function defaultHosts(listen: string): string[] {
 }
 
 /** Without roles.json every client may read, write and call everything: said at start-up, louder when the port is open to the network. */
-function warnIfOpen(ds: DatastoreWithClasses, log: ReturnType<typeof createLogger>, port: number): void {
-  if (!coreOf(ds).policy.isOpen) return;
+function warnIfOpen(open: boolean, log: ReturnType<typeof createLogger>, port: number): void {
+  if (!open) return;
   const network = !['127.0.0.1', 'localhost', '::1'].includes(opts.host);
   const where = network ? `on ${opts.host}:${port}, open to the network` : `on ${opts.host}:${port}`;
   log.warn(`the datastore is open: no roles.json in the project, so every client that reaches ${where} may read, change and delete every exposed entity and call every function (add a roles.json: see the README, "Sessions and permissions")`);
@@ -170,6 +81,10 @@ async function serve(): Promise<void> {
   const orphaned = () => supervised && !process.connected;
   if (supervised) process.once('disconnect', () => process.exit(0));
   if (orphaned()) process.exit(0); // gone before the listener was there
+  const [{ ModelError }, { openProject, ProjectError }, { coreOf }, { eventErrorLogger }, { createLogger }, { buildServer, LOOPBACK_HOSTS }, { EXPLORER_PATH }, { SchemaError }, { StorageConfigError }, { watchdog }] = await Promise.all([
+    import('./model/load-model.js'), import('./project.js'), import('./datastore/datastore.js'), import('./datastore/events.js'), import('./util/log.js'), import('./server.js'),
+    import('./explorer/routes.js'), import('./storage/schema.js'), import('./storage/open.js'), import('./functions/watchdog.js'),
+  ]);
   const log = createLogger(opts.logLevel);
   let ds: DatastoreWithClasses;
   try {
@@ -194,7 +109,7 @@ async function serve(): Promise<void> {
     log,
     maxUploadBytes: opts.maxUploadSize,
     functionTimeoutMs: opts.functionTimeout,
-    allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host),
+    allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host, LOOPBACK_HOSTS),
     corsOrigins: opts.corsOrigin,
     trustProxy: opts.trustProxy,
     secureCookies: opts.secureCookies,
@@ -202,6 +117,7 @@ async function serve(): Promise<void> {
     setsPerSession: opts.maxSetsPerSession,
     locksPerSession: opts.maxLocksPerSession,
     explorer: opts.explorer,
+    metrics: opts.metrics ?? false,
   });
   let address: string;
   try {
@@ -213,7 +129,7 @@ async function serve(): Promise<void> {
   const { port: actual } = app.server.address() as { port: number };
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
-  warnIfOpen(ds, log, actual);
+  warnIfOpen(coreOf(ds).policy.isOpen, log, actual);
   const line = `dataset-rest listening on http://${host}:${actual}/rest`;
   // (under the supervisor, it prints the line once every worker listens)
   if (!supervised) process.stdout.write(`${line}\n`);

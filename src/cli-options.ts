@@ -1,0 +1,153 @@
+// The dataset-rest command's options: its flags, each with the parser that checks its value, and
+// how the same settings come from DATASET_REST_* variables and a configuration file
+// (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
+
+import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import bytes from 'bytes';
+import { Command, InvalidArgumentError } from 'commander';
+import { CONFIG_FILE, type SettingsSpec } from './cli-settings.js';
+
+/** The project served without --project. */
+export const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** The options as the command reads them, once resolved. */
+export interface CommandOptions {
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
+  sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
+  maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
+}
+
+/** How the options are also set by variables and the configuration file. */
+export const SETTINGS: SettingsSpec = {
+  actions: ['printConfig'],
+  lists: ['allowedHosts', 'corsOrigin'],
+  paths: ['project', 'db', 'roles'],
+  configKey: 'config',
+  projectKey: 'project',
+  defaultProject: DEMO,
+  unset: {
+    project: 'the built-in demo',
+    db: '<project>/data/data.sqlite',
+    roles: "the project's roles.json, if it has one",
+    allowedHosts: 'the listen address and localhost',
+    corsOrigin: 'none',
+    config: `<project>/${CONFIG_FILE}`,
+  },
+};
+
+const HELP_AFTER = `
+Every flag can also be set by an environment variable, DATASET_REST_ and the flag's name in upper
+snake case (DATASET_REST_PORT=9000, DATASET_REST_MAX_UPLOAD_SIZE=1GB; a flag without a value takes
+true or false: DATASET_REST_TRUST_PROXY=true, DATASET_REST_EXPLORER=false for --no-explorer), and
+by a key in ${CONFIG_FILE} in the project folder (JSON with comments: { "port": 9000,
+"maxUploadSize": "1GB", "explorer": false }), or in the file --config names. Flags win, then the
+environment, then the file, then the defaults. --print-config shows what that gives.
+`;
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new InvalidArgumentError('a port is a whole number from 0 to 65535 (0 picks a free one)');
+  return Number(value);
+}
+
+/** A time limit: setTimeout takes at most 2^31 - 1 ms (about 24.8 days). */
+function milliseconds(value: string): number {
+  const n = positiveInt(value);
+  if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} (about 24 days)`);
+  return n;
+}
+
+function wholeNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('a whole number (0 or more)');
+  return Number(value);
+}
+
+function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of 1 or more');
+  return Number(value);
+}
+
+/** A size: bytes, or with a unit (KB, MB, GB, TB: powers of 1024; any case). */
+function size(value: string): number {
+  const n = /^\s*\d+(?:\.\d+)?(?:\s*[kmgt]?b)?\s*$/i.test(value) ? bytes.parse(value) : null;
+  if (n === null || !Number.isFinite(n) || n < 1) throw new InvalidArgumentError('a size in bytes, or with a unit: 500KB, 100MB, 2GB (powers of 1024)');
+  return Math.floor(n);
+}
+
+/** A request reading a snapshot may need a second connection: a pool of one could never serve it. */
+function poolSize(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 2) throw new InvalidArgumentError('a whole number of 2 or more (a request reading a snapshot may need a second connection)');
+  return Number(value);
+}
+
+/** A comma-separated list (repeating the flag adds to it). */
+function list(value: string, previous: string[] | undefined): string[] {
+  const items = value.split(',').map((x) => x.trim()).filter(Boolean);
+  if (items.length === 0) throw new InvalidArgumentError('a comma-separated list');
+  return [...(previous ?? []), ...items];
+}
+
+/** An origin: scheme://host[:port], nothing after. */
+function origins(value: string, previous: string[] | undefined): string[] {
+  const items = list(value, undefined);
+  for (const o of items) {
+    let url: URL | undefined;
+    try {
+      url = new URL(o);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== o.replace(/\/$/, '')) throw new InvalidArgumentError(`'${o}' is not an origin: scheme://host[:port], e.g. https://app.example.com`);
+  }
+  return [...(previous ?? []), ...items];
+}
+
+/** Server processes: a whole number of 1 or more, or auto (one per core). */
+function workerCount(value: string): number {
+  if (value === 'auto') return Math.min(availableParallelism(), MAX_WORKERS);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_WORKERS) throw new InvalidArgumentError(`a whole number from 1 to ${MAX_WORKERS}, or auto (one per core)`);
+  return Number(value);
+}
+
+function logLevel(value: string): string {
+  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`one of ${LOG_LEVELS.join(', ')}`);
+  return value;
+}
+
+/** A new command-line program (parse it, then resolveSettings()). */
+export function commandLine(): Command {
+  return new Command()
+    .name('dataset-rest')
+    .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
+    .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
+    .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
+    .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most (2 or more)', poolSize, PG_POOL_SIZE)
+    .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
+    .option('--host <h>', 'interface to listen on', '127.0.0.1')
+    .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
+    .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
+    .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
+    .option('--roles <file>', "the roles.json to enforce (default: the project's roles.json, if it has one); none: no permissions at all, everything open (development only)")
+    .option('--session-idle-timeout <minutes>', 'a session ends when unused for this long', positiveInt, DEFAULT_SESSION_IDLE_MINUTES)
+    .option('--secure-cookies', 'mark the session cookie Secure even over plain HTTP (behind a TLS-terminating proxy)')
+    .option('--allowed-hosts <names>', 'host names the server answers for, comma-separated (default: the listen address and localhost; * for any)', list)
+    .option('--cors-origin <origins>', 'origins whose web pages may call the API with the session cookie, comma-separated (https://app.example.com)', origins)
+    .option('--trust-proxy', 'read the client address, scheme and host from X-Forwarded-* headers (only behind a proxy that sets them)')
+    .option('--max-requests-per-minute <n>', 'requests a session (or a guest\'s address) may make in a minute, per instance; 0: no limit', wholeNumber, DEFAULT_REQUESTS_PER_MINUTE)
+    .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
+    .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
+    .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
+    .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')
+    .option('--workers <n>', 'server processes sharing the port (and the database); auto: one per core', workerCount, 1)
+    .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')
+    .option('--metrics', 'serve Prometheus metrics at /metrics')
+    .option('--config <file>', `the configuration file to read (JSON with comments), instead of the project folder's ${CONFIG_FILE}`)
+    .option('--print-config', 'print the resolved configuration (each setting, its value and where it came from; secrets masked) and exit')
+    .addHelpText('after', HELP_AFTER)
+    .showHelpAfterError(false)
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined });
+}
