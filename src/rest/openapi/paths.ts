@@ -207,6 +207,7 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
         responses: { 200: ok(`a page of ${leads.target.name}`, { anyOf: [ref(t.collection), { type: 'array', items: ref(t.entity) }, ref('Looker')] }) },
       })
       : op(`get${id}`, tags, `The ${leads.target.name} entity of ${dc.name}.${a.name}`, {
+        description: 'An empty relation answers 404 (errCode 1542), as its null value says.',
         parameters: params(SHAPE),
         responses: { 200: ok(`the ${leads.target.name} entity`, ref(t.entity)) },
       }),
