@@ -1,5 +1,7 @@
 // Builds the HTTP server (Fastify) around a datastore, with pino logs on stderr.
 
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCors from '@fastify/cors';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
@@ -8,6 +10,7 @@ import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
 import { explorerRoutes } from './explorer/routes.js';
 import { healthRoutes } from './health.js';
+import { metricsRoutes } from './metrics.js';
 import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
@@ -46,6 +49,14 @@ export interface ServerOptions {
 /** Who a server answers for without --allowed-hosts: the loopback names. */
 export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
 
+/** An X-Request-Id taken as it is: a token of up to 128 letters, digits and ._-:/ (what proxies and tracers send), nothing a log line could be forged with. */
+const REQUEST_ID = /^[A-Za-z0-9._:/-]{1,128}$/;
+
+function requestId(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
   const services = servicesFor(ds, {
@@ -69,6 +80,13 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // not ours): closing waits for it.
     return503OnClosing: false,
     trustProxy: options.trustProxy ?? false,
+    // the client's (or a proxy's) X-Request-Id when it is a plain token, else one of ours
+    genReqId: requestId,
+  });
+  // echoed on every answer, and in every log line of the request
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id);
+    done();
   });
   const corsOrigins = options.corsOrigins ?? [];
   const guard = httpGuard({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins });
@@ -87,11 +105,12 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   await compression(app);
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
-      log.debug({ method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+      log.debug({ reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
       done();
     });
   }
   healthRoutes(app, ds, log);
+  if (options.metrics) metricsRoutes(app, ds, log);
   await (await import('./rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard, log);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);

@@ -13,12 +13,19 @@ import type { Session } from './sessions.js';
 export interface Caller {
   readonly access: Access;
   readonly session: Session;
+  /** the id of the request the code runs for, for the log lines it causes */
+  readonly requestId?: string;
 }
 
 // One store for the process, shared through the canonical registry: user modules import
 // session() from their own copy of 'dataset-rest' and must read the server's store.
 const STORE = canonical('caller', new AsyncLocalStorage<Caller>());
 const RUNNING = canonical('callersRunning', { count: 0 });
+
+/** The id of the request the code running now works for, if any (log lines carry it). */
+export function currentRequestId(): string | undefined {
+  return STORE.getStore()?.requestId;
+}
 
 /** The access of the code running now: its caller's, or `root` (the server's own work). */
 export function currentAccess(root: Access): Access {

@@ -2,6 +2,7 @@
 // $event objects they receive, and how their results become errors. Entity.save() and drop() run
 // them, so a save from REST and a save from user code run the same events.
 
+import { currentRequestId } from './caller.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { ERRORS } from '../errors/registry.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -46,7 +47,7 @@ export type EventErrorReporter = (info: { kind: EventKind; dataClassName: string
 /** A reporter writing to a logger (the server gives its own; by default one at warn level on stderr). */
 export function eventErrorLogger(logger: () => Logger): EventErrorReporter {
   return ({ kind, dataClassName, attributeName, error }) => {
-    logger().warn({ err: error, event: kind, dataClass: dataClassName, attribute: attributeName }, `the ${kind} event of ${dataClassName}${attributeName ? `.${attributeName}` : ''} failed (ignored)`);
+    logger().warn({ err: error, reqId: currentRequestId(), event: kind, dataClass: dataClassName, attribute: attributeName }, `the ${kind} event of ${dataClassName}${attributeName ? `.${attributeName}` : ''} failed (ignored)`);
   };
 }
 

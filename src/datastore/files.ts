@@ -14,7 +14,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
 import {
   claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertCompleteFile, insertFile,
-  insertFileChunk, readFileChunk, setFileExpiry,
+  insertFileChunk, readFileChunk, setFileExpiry, waitingFiles,
 } from '../storage/system-tables.js';
 
 /** A stored file; an image or blob attribute holds one, by id. */
@@ -196,6 +196,11 @@ export class FileStore {
       if (!data) return;
       yield data;
     }
+  }
+
+  /** The uploads no entity holds yet: how many, and their bytes (for the metrics). */
+  pending(): Promise<{ count: number; bytes: number }> {
+    return waitingFiles(this.storage);
   }
 
   /** Removes a file and its bytes. */

@@ -16,6 +16,8 @@ export interface CallRequest {
   readonly caller: string;
   /** the request headers, names in lower case */
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** the request's id: its X-Request-Id, or one the server made (every log line of the request carries it) */
+  readonly id?: string;
 }
 
 export interface CallContext {

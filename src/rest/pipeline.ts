@@ -24,16 +24,19 @@ export interface IncomingRest extends RestRequest {
   readonly socketFd?: number;
   /** the request itself: an upload's bytes are read from it */
   readonly raw: IncomingMessage;
+  /** the request's id (X-Request-Id, or the server's own) */
+  readonly id?: string;
   /** the body is a file's bytes, left unread for an upload's handler ($upload, or $rawPict / $binary in the query) */
   readonly rawBody?: boolean;
 }
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
-  const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd }, req.session);
+  const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd, id: req.id }, req.session);
   const target = readTarget(req.method, req.url);
   // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
+  planned.set(req.raw, action.kind);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
   // (the route constraint and the options read the query string alike: an upload whose body a JSON parser took is a bug, said so)
   if (!req.rawBody && action.kind === 'storeFile') throw new DatasetError('INTERNAL', 'an upload into an attribute came by the JSON route');
@@ -41,8 +44,16 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
   // runs as its caller (a function runs so through invoke). A project without such code reads
   // outside the caller's context: on Node 20 an active AsyncLocalStorage costs every promise.
-  if (RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core)) return runAsCaller({ access: scope.access, session: scope.session }, () => run(action, scope, req.raw));
+  if (RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core)) return runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw));
   return run(action, scope, req.raw);
+}
+
+/** The kind of action each request in flight was planned as (what the metrics count it by). */
+const planned = new WeakMap<IncomingMessage, ActionKind>();
+
+/** What a request was planned as; undefined when it was refused before (a bad URL, an unknown dataclass). */
+export function plannedKind(raw: IncomingMessage): ActionKind | undefined {
+  return planned.get(raw);
 }
 
 function notAnUpload(): DatasetError {

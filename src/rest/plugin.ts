@@ -58,6 +58,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
         // the garbage collection of the whole request — measured with the read bench)
         origin: `${request.protocol}://${request.host}`,
         raw: request.raw,
+        id: request.id,
       });
     } finally {
       // what the request changed of its session is stored before the answer leaves: the next
@@ -115,7 +116,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
     if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
     // Unexpected: the cause goes to the log, not to the client.
-    log.error({ err: error, method: request.method, url: request.url }, 'unexpected error');
+    log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
     return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
   });
 

@@ -72,5 +72,7 @@ export interface Storage extends Reader {
   snapshot(): Promise<Snapshot>;
   /** rollbacks (of transactions and to savepoints) so far, in this process: a data version read before one may no longer hold */
   readonly rollbacks: number;
+  /** callers waiting now for a connection or the engine's writer (the metrics' "database waits") */
+  waiting(): number;
   close(): Promise<void>;
 }

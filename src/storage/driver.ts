@@ -48,6 +48,8 @@ export interface Driver {
   execute(sql: string, params?: readonly unknown[], options?: ExecuteOptions): Promise<QueryResult>;
   /** a connection for the caller alone until release(); 'write' waits for the engine's writer where it has one */
   acquire(kind: 'write' | 'snapshot'): Promise<Connection>;
+  /** callers waiting now for a connection (or the engine's writer) */
+  waiting?(): number;
   /** gives a connection back (a transaction left open on it is rolled back); once per acquire() */
   release(connection: Connection): void;
   /** an error that a transaction run again from the start may not meet (lock contention, a serialization failure) */

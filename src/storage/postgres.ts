@@ -182,6 +182,10 @@ export class PostgresDriver implements Driver {
   readonly #maxSnapshots: number;
   readonly #waiting: (() => void)[] = [];
 
+  waiting(): number {
+    return this.pool.waitingCount + this.#waiting.length;
+  }
+
   /** user@host:port/database, as pg resolves them (the URL's parts, else PG* variables, else defaults): for messages; no password */
   readonly address: string;
 

@@ -136,6 +136,12 @@ export class SqliteDriver implements Driver {
   readonly #lent = new Set<SqliteConnection>();
   /** snapshots waiting for a connection, all MAX_SNAPSHOT_CONNECTIONS being lent */
   readonly #waiting: ((c: SqliteConnection) => void)[] = [];
+  /** callers in line for the writer (the one before them may hold it) */
+  #writersWaiting = 0;
+
+  waiting(): number {
+    return this.#writersWaiting + this.#waiting.length;
+  }
   /** resolves when the writer is free; each writer user chains onto it */
   #writerFree: Promise<void> = Promise.resolve();
   /** frees the writer for the next user */
@@ -173,7 +179,12 @@ export class SqliteDriver implements Driver {
         const before = this.#writerFree;
         let free!: () => void;
         this.#writerFree = new Promise<void>((resolve) => (free = resolve));
-        await before;
+        this.#writersWaiting++;
+        try {
+          await before;
+        } finally {
+          this.#writersWaiting--;
+        }
         this.#freeWriter = free;
         return this.#writer;
       }

@@ -189,6 +189,13 @@ export async function findUploadRow(r: Reader, upload: string, now: number): Pro
   return row ? { id: Number(row.id), mime: String(row.mime), size: Number(row.size), kind: String(row.kind), upload, expires: Number(row.expires) } : undefined;
 }
 
+/** The files no entity holds yet (uploads waiting to be attached, and those being written): how many, and their bytes so far. */
+export async function waitingFiles(r: Reader): Promise<{ count: number; bytes: number }> {
+  const { quote: q } = r.dialect;
+  const row = await r.get(`SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS bytes FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} IS NOT NULL`);
+  return { count: Number(row?.n ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
 /** Takes a waiting file for an entity: no expiry, no upload id. Resolves to 0 when it expired or another took it. */
 export async function claimFileRow(s: Storage, id: number, now: number): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;

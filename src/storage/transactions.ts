@@ -232,6 +232,10 @@ export class TransactionManager extends Reads implements Storage {
     return this.#shared.rollbacks;
   }
 
+  waiting(): number {
+    return this.#driver.waiting?.() ?? 0;
+  }
+
   async #rollback(t: Transaction): Promise<void> {
     this.#shared.rollbacks++;
     try {

@@ -75,7 +75,7 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
 function call(scope: Scope, code: FunctionCode, what: string, self: object, args: unknown[], resource: { name: string; label: string }): Promise<unknown> {
   const common = {
     name: what, args, timeoutMs: scope.functionTimeoutMs, request: scope.request satisfies CallRequest, socketFd: scope.socketFd,
-    caller: { access: scope.access, session: scope.session }, resource, promote: scope.core.policy.promotes(resource.name),
+    caller: { access: scope.access, session: scope.session, requestId: scope.request.id }, resource, promote: scope.core.policy.promotes(resource.name),
   };
   if (code.kind === 'class') {
     const fn = (self as Record<string, (...a: unknown[]) => unknown>)[code.name];

@@ -1,0 +1,82 @@
+// Prometheus metrics at GET /metrics (issue 17), served only with --metrics: requests by kind
+// and status, their latency, function time-outs, the entity sets held (and their members), the
+// uploads waiting for an entity, callers waiting for the database, and the process's own
+// (CPU, memory, event-loop delay, GC: prom-client's default metrics).
+//
+// Like /health, the route answers whatever the Host header names (a scraper names the instance
+// by its address) and needs no session: expose the port to the monitoring network only. With
+// --workers N each worker counts its own requests: scrape each (their `instance` differs) or sum.
+
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from './util/log.js';
+import { coreOf, type Datastore } from './datastore/datastore.js';
+import { plannedKind } from './rest/pipeline.js';
+import { REST_PREFIX } from './rest/constants.js';
+import { SECURITY_HEADERS } from './rest/response.js';
+
+export const METRICS_PATH = '/metrics';
+
+/** Request latency buckets, in seconds: a read by key takes well under a millisecond, a function may take its whole time limit. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The kind a request is counted as: the REST action it was planned as, else the route it took (few values: Prometheus labels must stay few). */
+function kindOf(request: FastifyRequest): string {
+  const planned = plannedKind(request.raw);
+  if (planned) return planned;
+  const route = request.routeOptions.url;
+  if (route === undefined) return 'notFound';
+  if (route === REST_PREFIX || route.startsWith(`${REST_PREFIX}/`)) return 'refused';
+  if (route === '/health' || route === '/ready' || route === METRICS_PATH) return route.slice(1);
+  return 'page';
+}
+
+export function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Registry {
+  const core = coreOf(ds);
+  const registry = new Registry();
+  const registers = [registry];
+  collectDefaultMetrics({ register: registry, prefix: 'dataset_rest_' });
+  const requests = new Counter({ name: 'dataset_rest_requests_total', help: 'Requests answered, by kind (the REST action, or the route) and HTTP status.', labelNames: ['kind', 'status'], registers });
+  const latency = new Histogram({ name: 'dataset_rest_request_duration_seconds', help: 'Time from the request\'s arrival to its answer, by kind.', labelNames: ['kind'], buckets: LATENCY_BUCKETS, registers });
+  const timeouts = new Counter({ name: 'dataset_rest_function_timeouts_total', help: 'Function calls answered 504: past their time limit.', registers });
+  // what is counted in the database is read when scraped (one statement each), shared by every instance
+  const failed = (what: string) => (err: unknown) => {
+    log.warn({ err }, `metrics: reading ${what} failed`);
+    return undefined;
+  };
+  const sets = new Gauge({ name: 'dataset_rest_entity_sets', help: 'Entity sets held now (all instances: they are kept in the database), and their members.', labelNames: ['measure'], registers,
+    async collect() {
+      const held = await core.sets.list().catch(failed('the entity sets'));
+      if (!held) return;
+      sets.set({ measure: 'sets' }, held.length);
+      sets.set({ measure: 'members' }, held.reduce((n, s) => n + s.size, 0));
+    },
+  });
+  const uploads = new Gauge({ name: 'dataset_rest_uploads_pending', help: 'Uploads no entity holds yet (all instances), and their bytes.', labelNames: ['measure'], registers,
+    async collect() {
+      const pending = await core.files.pending().catch(failed('the pending uploads'));
+      if (!pending) return;
+      uploads.set({ measure: 'files' }, pending.count);
+      uploads.set({ measure: 'bytes' }, pending.bytes);
+    },
+  });
+  new Gauge({
+    name: 'dataset_rest_database_waiting', help: 'Callers of this instance waiting now for a database connection or the writer.', registers,
+    collect() {
+      this.set(core.storage.waiting());
+    },
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    const kind = kindOf(request);
+    requests.inc({ kind, status: String(reply.statusCode) });
+    latency.observe({ kind }, reply.elapsedTime / 1000);
+    if (kind === 'callFunction' && reply.statusCode === 504) timeouts.inc();
+    done();
+  });
+  app.get(METRICS_PATH, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.headers(SECURITY_HEADERS).type(registry.contentType).send(text);
+  });
+  return registry;
+}
