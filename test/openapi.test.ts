@@ -4,7 +4,7 @@
 // page loads nothing from elsewhere.
 
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
@@ -276,6 +276,22 @@ describe("the document follows the session's permissions (the demo's roles.json)
     assert.ok(payroll.paths['/rest/$catalog/raiseSalaries']);
     assert.equal(payroll.paths['/rest/$catalog/spin'], undefined);
     assert.equal(payroll.paths['/rest/City'].post, undefined);
+  });
+
+  it('shows a guest of a force-login datastore only the catalog, the login and what roles.json opens to guests', async () => {
+    const tmp = tempDir();
+    const roles = JSON.parse(readFileSync(join(DEMO_DIR, 'roles.json'), 'utf8'));
+    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify({ ...roles, forceLogin: true }));
+    const locked = await openDemo({ roles: join(tmp.dir, 'roles.json') });
+    try {
+      const guest = await documentOf(locked);
+      assert.ok(guest.paths['/rest/$catalog'] && guest.paths['/rest/$catalog/authentify'] && guest.paths['/rest/$directory/login']);
+      for (const path of ['/rest/$info', '/rest/$querypath', '/rest/$entityset/$release']) assert.equal(guest.paths[path], undefined, path);
+      assert.equal((await locked.request('/rest/$info')).status, 401, 'as the server answers');
+    } finally {
+      await locked.close();
+      tmp.remove();
+    }
   });
 
   it('gives two sessions holding the same privileges the same document', async () => {

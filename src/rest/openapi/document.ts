@@ -59,15 +59,19 @@ interface Texts {
   yaml?: string;
 }
 
-const cache = new WeakMap<Datastore, WeakMap<Grants, Texts>>();
+/** Per datastore and Grants, the texts for a session that force-login mode keeps out of $info (a guest) and for one it lets in. */
+const cache = new WeakMap<Datastore, WeakMap<Grants, { locked?: Texts; open?: Texts }>>();
 
 /** The document's text for the caller's session, in JSON or YAML, built once per datastore and set of privileges. */
 export function documentText(scope: Scope, format: 'json' | 'yaml'): string {
   let byGrants = cache.get(scope.ds);
   if (!byGrants) cache.set(scope.ds, (byGrants = new WeakMap()));
   const grants = scope.access.grants;
-  let texts = byGrants.get(grants);
-  if (!texts) byGrants.set(grants, (texts = { json: JSON.stringify(buildDocument(scope)) }));
+  let entry = byGrants.get(grants);
+  if (!entry) byGrants.set(grants, (entry = {}));
+  // (a user whose roles declare no privilege holds a guest's grants, yet is no guest to force-login mode)
+  const which = scope.core.policy.forceLogin && scope.session.isGuest() ? 'locked' : 'open';
+  const texts = (entry[which] ??= { json: JSON.stringify(buildDocument(scope)) });
   if (format === 'json') return texts.json;
   // (the YAML from the JSON text: one build, and no shared object the YAML writer could alias)
   return (texts.yaml ??= stringify(JSON.parse(texts.json), { aliasDuplicateObjects: false, lineWidth: 0 }));

@@ -3,6 +3,7 @@
 // kind of action reads): an option a kind does not read is not offered on its operation.
 
 import { MAX_PAGE_SIZE, MAX_TIMEOUT_S, MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
+import { ERRORS } from '../../errors/registry.js';
 import type { Schema } from './schemas.js';
 
 const FILTER_GRAMMAR = `A query in ORDA's language, quoted or not ("…" or '…' around the whole value are removed).
@@ -18,7 +19,7 @@ const FILTER_GRAMMAR = `A query in ORDA's language, quoted or not ("…" or '…
 - AND and EXCEPT (AND NOT) bind tighter than OR; NOT applies to what follows it.
 - Text compares without regard to case or accents. Unquoted text runs to the next AND/OR/EXCEPT/ORDER BY or ')', holds no quote and does not begin with = ! < > # % ~.
 - \`:1\`…\`:128\` take their values from $params (never read as query text).
-- A mistake answers 400, errCode 7017, naming the offset.
+- A mistake answers 400, errCode ${ERRORS.INVALID_FILTER.errCode}, naming the offset.
 
 Example: \`salary > :1 and employer.name = :2 order by lastName\` with \`$params=[5000, "Acme Labs"]\`.`;
 

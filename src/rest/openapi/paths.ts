@@ -8,6 +8,7 @@
 // concrete path wins over a templated one, as OpenAPI and our planner both read them.
 
 import { DataClass } from '../../datastore/dataclass.js';
+import { ERRORS } from '../../errors/registry.js';
 import { Datastore } from '../../datastore/datastore.js';
 import { Entity } from '../../datastore/entity.js';
 import { EntitySelection } from '../../datastore/selection.js';
@@ -47,7 +48,7 @@ const params = (keys: readonly string[]): Schema[] => keys.map((k) => param(k as
 const jsonBody = (schema: Schema, required: boolean, description?: string): Schema => ({ required, ...(description ? { description } : {}), content: { [JSON_TYPE]: { schema } } });
 
 /** The path parameter of an entity's key, in the key's own type. */
-const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', required: true, description: `the primary key of a ${dc.name} (${dc.key.name}); quoted ("A1") or bracketed (Company[1]) forms are accepted too`, schema: keySchema(dc) });
+const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', required: true, description: `the primary key (${dc.name}.${dc.key.name}); quoted ("A1") or bracketed (Company[1]) forms are accepted too`, schema: keySchema(dc) });
 
 /** What the session may do with a dataclass's entities. */
 function grantsOn(scope: Scope, dc: DataClassModel) {
@@ -151,7 +152,7 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   out[`${base}/$entityset/{id}`] = {
     parameters: [{ name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } }],
     get: op(`get${dc.name}EntitySet`, tags, `A page of a stored ${dc.name} entity set`, {
-      description: 'Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode 1802) unless $savedfilter / $savedorderby let the server make it again.',
+      description: `Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode ${ERRORS.ENTITY_SET_NOT_FOUND.errCode}) unless $savedfilter / $savedorderby let the server make it again.`,
       parameters: [...params(PAGE.filter((p) => p !== 'queryplan' && p !== 'querypath')), param('logicOperator'), param('otherCollection'), param('clean'), param('savedfilter'), param('savedorderby'), param('subOrderby'),
         methodParam(['entityset', 'release', 'subentityset'], false, 'entityset: store the page\'s selection as a new set; release: release this set; subentityset: a plain read (wakanda-client\'s paging)'), param('timeout')],
       responses: { 200: ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] }) },
@@ -207,7 +208,7 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
         responses: { 200: ok(`a page of ${leads.target.name}`, { anyOf: [ref(t.collection), { type: 'array', items: ref(t.entity) }, ref('Looker')] }) },
       })
       : op(`get${id}`, tags, `The ${leads.target.name} entity of ${dc.name}.${a.name}`, {
-        description: 'An empty relation answers 404 (errCode 1542), as its null value says.',
+        description: `An empty relation answers 404 (errCode ${ERRORS.ENTITY_NOT_FOUND.errCode}), as its null value says.`,
         parameters: params(SHAPE),
         responses: { 200: ok(`the ${leads.target.name} entity`, ref(t.entity)) },
       }),

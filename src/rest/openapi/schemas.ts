@@ -147,7 +147,7 @@ function dataClassSchemas(scope: Scope, dc: DataClassModel): Record<string, Sche
       ? { type: ['string', 'integer'], description: 'the primary key: as text in JSON answers ("1"), in its own type in $asArray answers' }
       : { type: 'string', description: 'the primary key' },
     __TIMESTAMP: { type: 'string', format: 'date-time', description: 'when the entity was last saved (not in $asArray answers)' },
-    __STAMP: { type: 'integer', description: 'the save counter: give it back in an update (a stale one answers 409, errCode 1263)' },
+    __STAMP: { type: 'integer', description: `the save counter: give it back in an update (a stale one answers 409, errCode ${ERRORS.STAMP_CHANGED.errCode})` },
   };
   for (const a of attributes) properties[a.name] = attributeSchema(scope, a);
   // what an update's answer adds
@@ -248,7 +248,7 @@ function sharedSchemas(): Record<string, Schema> {
     },
     Error: {
       type: 'object',
-      description: 'Every failure: the errors, innermost first (a refused save: 1263, 1046, 1517).',
+      description: `Every failure: the errors, innermost first (a refused save: ${[ERRORS.STAMP_CHANGED, ERRORS.RECORD_NOT_SAVED, ERRORS.ENTITY_NOT_SAVED].map((e) => e.errCode).join(', ')}).`,
       properties: {
         __ERROR: { type: 'array', items: ref('ErrorItem'), minItems: 1 },
         result: { type: 'boolean', const: false, description: 'a refused $directory/login' },
