@@ -232,7 +232,7 @@ describe('configuration: --print-config and the server processes', () => {
     }
   });
 
-  it('serves with settings from the project\'s file and the environment, and a replacement process keeps them though the file changed', async () => {
+  it('serves with settings from the project\'s file (metrics on, log level warn) and the environment (port 0), and a replacement process keeps them though the file changed', async () => {
     const dir = folder({ logLevel: 'warn', metrics: true });
     writeFileSync(join(dir, 'model.json'), JSON.stringify({
       name: 'Small', dataClasses: [{ name: 'Note', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'text', type: 'string' }] }],
@@ -247,8 +247,11 @@ describe('configuration: --print-config and the server processes', () => {
       else process.env.DATASET_REST_PORT = previous;
     }
     const { child, base, exited } = server;
+    const metrics = base.replace(/\/rest$/, '/metrics');
     try {
       assert.equal((await fetch(`${base}/$catalog`)).status, 200);
+      // the file's "metrics": true reaches the server
+      assert.equal((await fetch(metrics)).status, 200);
       writeFileSync(join(dir, 'dataset-rest.json'), '{ "broken": ');
       const pid = () => Number(spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.trim().split('\n')[0]);
       const first = pid();
@@ -263,6 +266,7 @@ describe('configuration: --print-config and the server processes', () => {
       assert.notEqual(pid(), first);
       // (at warn, nothing of the start-up is logged: the file's logLevel held)
       assert.doesNotMatch(server.stderr(), /"msg":"listening"/);
+      assert.equal((await fetch(metrics)).status, 200);
     } finally {
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
