@@ -13,7 +13,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import pg from 'pg';
 import { fold } from '../src/util/fold.js';
-import { entity, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+import { entity, entityTag, pageTag, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
 type ItemRow = Row<Date>;
 import { PG_TYPES } from './postgres.js';
@@ -58,7 +58,7 @@ async function page(res: ServerResponse, skip: number, prefix: string | undefine
   } finally {
     client.release();
   }
-  send(res, 200, pageAnswer(rows, n, skip));
+  send(res, 200, pageAnswer(rows, n, skip), pageTag());
 }
 
 async function handle(url: string, res: ServerResponse): Promise<void> {
@@ -66,7 +66,7 @@ async function handle(url: string, res: ServerResponse): Promise<void> {
     const id = Number(url.slice('/item/'.length));
     const row = Number.isInteger(id) ? (await pool.query<ItemRow>({ ...statements.byId, values: [id] })).rows[0] : undefined;
     if (!row) return send(res, 404, { error: 'not found' });
-    return send(res, 200, entity(row, true));
+    return send(res, 200, entity(row, true), entityTag(row));
   }
   if (url === '/items' || url.startsWith('/items?')) {
     const m = /[?&]skip=(\d+)/.exec(url);

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../src/util/fold.js';
-import { entity, listenForBench, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
+import { entity, entityTag, pageTag, listenForBench, PAGE_SIZE, pageAnswer, PREFIX_TOP, send, type ItemRow as Row } from './baseline-wire.js';
 
 type ItemRow = Row<string>;
 
@@ -38,7 +38,7 @@ const server = createServer((req, res) => {
     const id = Number(url.slice('/item/'.length));
     const row = Number.isInteger(id) ? (byId.get(id) as ItemRow | undefined) : undefined;
     if (!row) return send(res, 404, { error: 'not found' });
-    return send(res, 200, entity(row, true));
+    return send(res, 200, entity(row, true), entityTag(row));
   }
   if (url === '/items' || url.startsWith('/items?')) {
     const m = /[?&]skip=(\d+)/.exec(url);
@@ -47,7 +47,7 @@ const server = createServer((req, res) => {
     const f = p ? fold(decodeURIComponent(p[1])) : undefined;
     const n = (f === undefined ? count.get() : countPrefix.get(f, f + PREFIX_TOP)) as number;
     const rows = (f === undefined ? page.all(PAGE_SIZE, skip) : pagePrefix.all(f, f + PREFIX_TOP, PAGE_SIZE, skip)) as ItemRow[];
-    return send(res, 200, pageAnswer(rows, n, skip));
+    return send(res, 200, pageAnswer(rows, n, skip), pageTag());
   }
   send(res, 404, { error: 'not found' });
 });

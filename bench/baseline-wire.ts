@@ -2,7 +2,7 @@
 // write: an Item entity as our server writes it, and a JSON answer. Kept to the few lines the
 // wire needs, so that a baseline stays a hand-written server with nothing else.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 
 export const PAGE_SIZE = 100;
@@ -43,9 +43,11 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * generator keeps no cookies, so every request is a new guest). With them both servers put the same
  * bytes on the wire, headers included; `--bare-baseline` leaves them out (the baseline of before
  * sessions). The baselines take them with `--cookie NAME`. Our server's pooled tokens are its own work: the baseline draws 16 random bytes each time.
+ * A request id (a UUID, as ours makes when the client sends none) goes on every answer too.
  */
 export function contractHeaders(cookieName: string): (res: ServerResponse) => void {
   return (res) => {
+    res.setHeader('x-request-id', randomUUID());
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     res.setHeader('cache-control', 'no-store');
@@ -56,9 +58,19 @@ export function contractHeaders(cookieName: string): (res: ServerResponse) => vo
 /** The contract's headers when the baseline was started with `--cookie NAME`; none without. */
 const headers = ((i) => (i > 0 && process.argv[i + 1] ? contractHeaders(process.argv[i + 1]) : undefined))(process.argv.indexOf('--cookie'));
 
-export function send(res: ServerResponse, status: number, body: unknown): void {
+/** The view part of our entity tags (src/rest/etag.ts): a digest of what the caller is shown, the same for every request of one projection here. */
+const VIEW = 'baselineview';
+
+/** An entity's ETag as our server writes it for an entity showing its own row alone. */
+export const entityTag = (row: { __stamp: number }): string => `"${row.__stamp}-${VIEW}"`;
+
+/** A page's ETag as our server writes it (the global stamp, 0 here as in the page's body). */
+export const pageTag = (globalStamp = 0): string => `W/"g${globalStamp}-${VIEW}"`;
+
+export function send(res: ServerResponse, status: number, body: unknown, etag?: string): void {
   const text = JSON.stringify(body);
   headers?.(res);
+  if (etag !== undefined && headers) res.setHeader('etag', etag);
   res.writeHead(status, { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(text) });
   res.end(text);
 }

@@ -166,6 +166,16 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.deepEqual(JSON.parse(gunzipSync(gz.rawPayload).toString()), plain.json());
   });
 
+  it('sends a blob as it is, however compressible its bytes', async () => {
+    const key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+    const stored = await app.inject({ method: 'POST', url: `/rest/Employee(${key})/resume?$binary=true`, payload: Buffer.alloc(5000, 0x61), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(stored.statusCode, 200, stored.body);
+    const blob = await get(app, `/rest/Employee(${key})/resume`, { 'accept-encoding': 'br, gzip' });
+    assert.equal(blob.statusCode, 200, blob.body);
+    assert.equal(blob.headers['content-encoding'], undefined);
+    assert.equal(blob.rawPayload.length, 5000);
+  });
+
   it('sends answers under 1 KB and images as they are', async () => {
     const small = await get(app, '/rest/City?$top=1&$attributes=name', { 'accept-encoding': 'br' });
     assert.ok(small.rawPayload.length < 1024);

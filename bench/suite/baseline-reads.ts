@@ -19,7 +19,7 @@
 import { createServer } from 'node:http';
 import Database from 'better-sqlite3';
 import { fold } from '../../src/util/fold.js';
-import { listenForBench, send } from '../baseline-wire.js';
+import { entityTag, listenForBench, pageTag, send } from '../baseline-wire.js';
 import { itemJson, type ItemRow as BaseRow } from './baseline-item.js';
 
 const PAGE = 100;
@@ -110,10 +110,10 @@ const server = createServer((req, res) => {
         const entities = q.get('expand') === '1'
           ? (pageExpanded.all(f, f + TOP, PAGE) as ExpandedRow[]).map(expanded)
           : (pagePrefix.all(f, f + TOP, PAGE) as ItemRow[]).map((r) => item(r, false));
-        return send(res, 200, envelope(count, 0, entities));
+        return send(res, 200, envelope(count, 0, entities), pageTag());
       }
       const rows = (q.get('order') === 'price' ? pageByPrice : pageByKey).all(PAGE, skip) as ItemRow[];
-      return send(res, 200, envelope(countAll.get() as number, skip, rows.map((r) => item(r, false))));
+      return send(res, 200, envelope(countAll.get() as number, skip, rows.map((r) => item(r, false))), pageTag());
     }
     case '/compute':
       return send(res, 200, { price: aggregates.get(f, f + TOP) });
@@ -122,7 +122,7 @@ const server = createServer((req, res) => {
     default: {
       if (url.pathname.startsWith('/item/')) {
         const row = byId.get(Number(url.pathname.slice('/item/'.length))) as ItemRow | undefined;
-        return row ? send(res, 200, item(row, true)) : send(res, 404, { error: 'not found' });
+        return row ? send(res, 200, item(row, true), entityTag(row)) : send(res, 404, { error: 'not found' });
       }
       return send(res, 404, { error: 'not found' });
     }

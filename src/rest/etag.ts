@@ -27,11 +27,25 @@ function shapeOf(p: Projection): string {
   return s;
 }
 
+/** The digests made per projection, by who is shown it (a hash costs more than the read of an entity by key: they are kept). */
+const views = new WeakMap<Projection, Map<string, string>>();
+/** Callers kept per projection: past it, the map starts again (sessions named for a restrict() come and go). */
+const VIEWS_PER_PROJECTION = 256;
+
 /** What `scope`'s caller is shown through `projection`, as a short digest. */
 export function viewTag(scope: Scope, projection: Projection): string {
   const { access, session } = scope;
-  const who = `${access.grants.privileges.join(',')}|${session.userName}|${access.restrict ? session.id : ''}`;
-  return createHash('sha1').update(`${projection.dataClass.name}|${shapeOf(projection)}|${who}`).digest('base64url').slice(0, 12);
+  const privileges = access.grants.privileges;
+  const who = `${privileges.length === 0 ? '' : privileges.join(',')}|${session.userName}|${access.restrict ? session.id : ''}`;
+  let byWho = views.get(projection);
+  if (!byWho) views.set(projection, (byWho = new Map()));
+  let tag = byWho.get(who);
+  if (tag === undefined) {
+    if (byWho.size >= VIEWS_PER_PROJECTION) byWho.clear();
+    tag = createHash('sha1').update(`${projection.dataClass.name}|${shapeOf(projection)}|${who}`).digest('base64url').slice(0, 12);
+    byWho.set(who, tag);
+  }
+  return tag;
 }
 
 /** An entity's tag: its stamp first (If-Match reads it back), then the global stamp when its answer reaches past its row. */
