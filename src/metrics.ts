@@ -5,7 +5,8 @@
 //
 // Like /health, the route answers whatever the Host header names (a scraper names the instance
 // by its address) and needs no session: expose the port to the monitoring network only. With
-// --workers N each worker counts its own requests: scrape each (their `instance` differs) or sum.
+// --workers N each worker counts its own requests, and a scrape answers the sum of all of them
+// (cluster-metrics.ts); what is read from the database is taken once, not summed.
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -14,6 +15,7 @@ import { coreOf, type Datastore } from './datastore/datastore.js';
 import { plannedKind } from './rest/pipeline.js';
 import { REST_PREFIX } from './rest/constants.js';
 import { SECURITY_HEADERS } from './rest/response.js';
+import { askSupervisor, isOneOfSeveral, shareWithSupervisor } from './cluster-metrics.js';
 
 export const METRICS_PATH = '/metrics';
 
@@ -31,7 +33,7 @@ function kindOf(request: FastifyRequest): string {
   return 'page';
 }
 
-export function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Registry {
+export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<Registry> {
   const core = coreOf(ds);
   const registry = new Registry();
   const registers = [registry];
@@ -44,7 +46,8 @@ export function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger):
     log.warn({ err }, `metrics: reading ${what} failed`);
     return undefined;
   };
-  const sets = new Gauge({ name: 'dataset_rest_entity_sets', help: 'Entity sets held now (all instances: they are kept in the database), and their members.', labelNames: ['measure'], registers,
+  // (aggregator 'first': every worker reads the same rows, so their numbers are not added up)
+  const sets = new Gauge({ name: 'dataset_rest_entity_sets', help: 'Entity sets held now (all instances: they are kept in the database), and their members.', labelNames: ['measure'], registers, aggregator: 'first',
     async collect() {
       const held = await core.sets.list().catch(failed('the entity sets'));
       if (!held) return;
@@ -52,7 +55,7 @@ export function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger):
       sets.set({ measure: 'members' }, held.reduce((n, s) => n + s.size, 0));
     },
   });
-  const uploads = new Gauge({ name: 'dataset_rest_uploads_pending', help: 'Uploads no entity holds yet (all instances), and their bytes.', labelNames: ['measure'], registers,
+  const uploads = new Gauge({ name: 'dataset_rest_uploads_pending', help: 'Uploads no entity holds yet (all instances), and their bytes.', labelNames: ['measure'], registers, aggregator: 'first',
     async collect() {
       const pending = await core.files.pending().catch(failed('the pending uploads'));
       if (!pending) return;
@@ -74,8 +77,10 @@ export function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger):
     if (kind === 'callFunction' && reply.statusCode === 504) timeouts.inc();
     done();
   });
+  const several = isOneOfSeveral();
+  if (several) await shareWithSupervisor(registry);
   app.get(METRICS_PATH, async (_request, reply) => {
-    const text = await registry.metrics();
+    const text = several ? await askSupervisor() : await registry.metrics();
     return reply.headers(SECURITY_HEADERS).type(registry.contentType).send(text);
   });
   return registry;

@@ -10,6 +10,7 @@ import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
 import { RESTART_BURST } from './config/limits.js';
+import { answerMetricsOf } from './cluster-metrics.js';
 
 /** Set in the child's environment: "serve, don't supervise". */
 export const INSTANCE_ENV = 'DATASET_REST_INSTANCE';
@@ -164,5 +165,7 @@ function launch(script: string, args: readonly string[], workers: number): Serve
   }
   cluster.setupPrimary({ exec: script, args: [...args] });
   const worker = cluster.fork(env);
+  // a scrape of /metrics reaching this worker asks here for every worker's sum
+  answerMetricsOf(worker);
   return { onMessage: (f) => worker.on('message', f), onExit: (f) => worker.on('exit', f), kill: (signal) => worker.process.kill(signal) };
 }

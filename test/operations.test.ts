@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { openDemo, type DemoFixture } from './helpers.js';
+import { join } from 'node:path';
+import { DEMO_DIR, openDemo, startCommand, tempDir, type DemoFixture } from './helpers.js';
 
 /** A debug logger whose lines are kept as objects. */
 function capturingLogger(): { log: pino.Logger; lines: Record<string, unknown>[] } {
@@ -103,5 +104,31 @@ describe('metrics', () => {
     // (the scrape's own reads may be waiting for a connection while it is taken)
     assert.ok(Number.isInteger(value(text, 'dataset_rest_database_waiting')));
     assert.equal(value(text, 'dataset_rest_function_timeouts_total'), 0);
+  });
+});
+
+describe('metrics with several workers', () => {
+  it('answers every worker\'s requests summed, whichever worker the scrape reaches, and the database\'s numbers once', async () => {
+    const tmp = tempDir();
+    const server = await startCommand(['--project', DEMO_DIR, '--db', join(tmp.dir, 'w.sqlite'), '--port', '0', '--workers', '2', '--metrics', '--log-level', 'warn']);
+    const origin = server.base.replace(/\/rest$/, '');
+    const series = (text: string, name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? NaN);
+    try {
+      // new connections each: the workers take them in turn, as the kernel hands them out
+      const get = (path: string) => fetch(`${origin}${path}`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(10_000) });
+      for (let i = 0; i < 40; i++) assert.equal((await get('/rest/City?$top=1')).status, 200);
+      await get('/rest/City?$method=entityset&$top=1');
+      for (let i = 0; i < 4; i++) {
+        const res = await get('/metrics');
+        assert.equal(res.status, 200);
+        const text = await res.text();
+        assert.equal(series(text, 'dataset_rest_requests_total{kind="readCollection",status="200"}'), 40, text.slice(0, 2000));
+        assert.equal(series(text, 'dataset_rest_entity_sets{measure="sets"}'), 1, 'the sets in the database, counted once, not once per worker');
+      }
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.exited;
+      tmp.remove();
+    }
   });
 });
