@@ -311,7 +311,8 @@ function show(key: string, value: unknown): string {
  */
 export function mask(text: string): string {
   return text
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:)[^@]*@/i, `$1${MASK}@`)
+    // (up to the last @ before the query: a password may hold @ as well as /)
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:)[^?#]*@/i, `$1${MASK}@`)
     .replace(/([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi, `$1${MASK}`);
 }
 

@@ -176,6 +176,7 @@ describe('configuration: --print-config and the server processes', () => {
   it('masks the password of a URL and secret-like query parameters', () => {
     assert.equal(mask('postgres://app:s3cr/et@db:5432/app?sslpassword=x&application_name=y'), 'postgres://app:***@db:5432/app?sslpassword=***&application_name=y');
     assert.equal(mask('postgres://app@db/app'), 'postgres://app@db/app');
+    assert.equal(mask('postgres://u:pa@ss@h/db'), 'postgres://u:***@h/db', 'a password holding @ is masked whole');
     assert.equal(mask('data/data.sqlite'), 'data/data.sqlite');
   });
 

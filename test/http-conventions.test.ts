@@ -62,6 +62,43 @@ describe('entity tags and conditional requests', () => {
     assert.equal(later.json().cityName, 'Renamed City');
   });
 
+  it('gives no 304 after a change an alias shows, a key taken by another entity, or a key deleted and created again', async () => {
+    // an alias alone in $attributes reaches past the row
+    const company = await get(app, '/rest/Company(2)?$attributes=name,cityName');
+    const cityKey = (await get(app, '/rest/Company(2)')).json().city.__deferred.__KEY;
+    const city = (await get(app, `/rest/City(${cityKey})`)).json();
+    assert.equal((await post(app, '/rest/City?$method=update', { __KEY: cityKey, __STAMP: city.__STAMP, name: 'Alias Town' })).statusCode, 200);
+    assert.equal((await get(app, '/rest/Company(2)?$attributes=name,cityName', { 'if-none-match': company.headers.etag as string })).statusCode, 200);
+    // a read by a unique attribute that now reaches another entity (both at stamp 1)
+    const made = await post(app, '/rest/City?$method=update', { name: 'Tagtown', country: 'Nowhere' });
+    const byName = await get(app, '/rest/City:name(Tagtown)?$attributes=name,country');
+    await post(app, `/rest/City(${made.json().__KEY})?$method=delete`, undefined);
+    const other = await post(app, '/rest/City?$method=update', { name: 'Tagtown', country: 'Elsewhere' });
+    assert.equal(other.json().__STAMP, byName.json().__STAMP);
+    assert.equal((await get(app, '/rest/City:name(Tagtown)?$attributes=name,country', { 'if-none-match': byName.headers.etag as string })).statusCode, 200);
+    // the same key deleted and created again starts at the same stamp: another life, another tag
+    const first = await post(app, '/rest/City?$method=update', { ID: 900, name: 'Once' });
+    const tag = (await get(app, '/rest/City(900)?$attributes=name')).headers.etag as string;
+    await post(app, '/rest/City(900)?$method=delete', undefined);
+    await new Promise((r) => setTimeout(r, 5));
+    const again = await post(app, '/rest/City?$method=update', { ID: 900, name: 'Twice' });
+    assert.equal(again.json().__STAMP, first.json().__STAMP);
+    assert.equal((await get(app, '/rest/City(900)?$attributes=name', { 'if-none-match': tag })).statusCode, 200);
+    assert.equal((await post(app, '/rest/City?$method=update', { __KEY: 900, name: 'Thrice' }, { 'if-match': tag })).statusCode, 200, 'If-Match reads the stamp only');
+  });
+
+  it('refuses If-Match on a write that does not evaluate it, and If-None-Match on any write, saving nothing', async () => {
+    const read = await get(app, '/rest/City(3)');
+    const tag = read.headers.etag as string;
+    const del = await post(app, '/rest/City(3)?$method=delete', undefined, { 'if-match': tag });
+    assert.equal(del.statusCode, 400);
+    assert.equal(errCode(del), 7054);
+    const upd = await post(app, '/rest/City?$method=update', { __KEY: 3, __STAMP: read.json().__STAMP, name: 'X' }, { 'if-none-match': '*' });
+    assert.equal(upd.statusCode, 400);
+    assert.equal(errCode(upd), 7054);
+    assert.equal((await get(app, '/rest/City(3)')).json().__STAMP, read.json().__STAMP, 'nothing deleted or saved');
+  });
+
   it('gives a page a weak ETag from the global stamp: 304 until anything is saved', async () => {
     const page = await get(app, '/rest/Company?$top=5&$orderby=name');
     const etag = page.headers.etag as string;

@@ -48,9 +48,27 @@ export function viewTag(scope: Scope, projection: Projection): string {
   return tag;
 }
 
-/** An entity's tag: its stamp first (If-Match reads it back), then the global stamp when its answer reaches past its row. */
-export function entityTag(stamp: number, globalStamp: number | undefined, view: string): string {
-  return globalStamp === undefined ? `"${stamp}-${view}"` : `"${stamp}-g${globalStamp}-${view}"`;
+/**
+ * An entity's tag: its stamp first (If-Match reads it back); then which entity and which life of
+ * it (its key and last save time: a read by a unique attribute may reach another entity at the
+ * same stamp, and a key deleted and created again starts at stamp 1 again); the global stamp when
+ * its answer reaches past its row; the view.
+ */
+export function entityTag(stamp: number, key: unknown, timestamp: number, globalStamp: number | undefined, view: string): string {
+  const which = `${Math.max(0, Math.trunc(timestamp)).toString(36)}${hash32(String(key))}`;
+  return globalStamp === undefined ? `"${stamp}-${which}-${view}"` : `"${stamp}-${which}-g${globalStamp}-${view}"`;
+}
+
+/** FNV-1a of a text, in base 36: short, and the same on every instance. */
+function hash32(text: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return (h >>> 0).toString(36);
+}
+
+/** Whether an entity's answer through `p` shows more than its own row (then its tag takes the global stamp): relations, calculated values, aliases. */
+export function reachesPastRow(p: Projection): boolean {
+  return p.related || p.attributes.some((a) => a.kind === 'value' && a.attr.kind !== 'storage');
 }
 
 /** A page's tag: weak (the same state shown again, not promised byte for byte across versions of the server). */

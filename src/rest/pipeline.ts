@@ -37,6 +37,7 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
   planned.set(req.raw, action.kind);
+  refuseUnevaluatedPreconditions(req, action.kind);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
   // (the route constraint and the options read the query string alike: an upload whose body a JSON parser took is a bug, said so)
   if (!req.rawBody && action.kind === 'storeFile') throw new DatasetError('INTERNAL', 'an upload into an attribute came by the JSON route');
@@ -54,6 +55,17 @@ const planned = new WeakMap<IncomingMessage, ActionKind>();
 /** What a request was planned as; undefined when it was refused before (a bad URL, an unknown dataclass). */
 export function plannedKind(raw: IncomingMessage): ActionKind | undefined {
   return planned.get(raw);
+}
+
+/**
+ * A write carrying a precondition it would not evaluate is refused rather than run as if it had
+ * none (RFC 9110 §13.1: a false precondition must stop the method): If-Match is taken by an update
+ * of one entity only, If-None-Match by reads only.
+ */
+function refuseUnevaluatedPreconditions(req: IncomingRest, kind: ActionKind): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  const header = req.headers['if-none-match'] !== undefined ? 'If-None-Match' : req.headers['if-match'] !== undefined && kind !== 'update' ? 'If-Match' : undefined;
+  if (header) throw new DatasetError('INVALID_HEADER', `${header} is not evaluated on this request (${kind}): If-Match is taken by an update of one entity ($method=update, or POST /rest/{dataClass}({key})), If-None-Match by a GET; send the request without it`);
 }
 
 function notAnUpload(): DatasetError {

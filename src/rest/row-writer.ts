@@ -36,6 +36,8 @@ export interface RowWriter {
   keyOf(row: Row): unknown;
   /** the entity's stamp in a row (its ETag) */
   stampOf(row: Row): number;
+  /** the entity's last save time in a row, in ms (its ETag) */
+  timestampOf(row: Row): number;
 }
 
 /** Built once per projection object (the full projection of a dataclass is one object per visibility; others are cached by resolveProjection). */
@@ -93,7 +95,8 @@ function compile(p: Projection, dc: DataClassCore, dialect: Dialect): RowWriter 
   const modelHead = `{${JSON.stringify(WIRE.ENTITY_MODEL)}:${JSON.stringify(p.dataClass.name)},`;
   const keyOf = reader(p.dataClass.key, columns.attribute([], p.dataClass.key.name, { kind: 'storage', attr: p.dataClass.key }), dialect);
   const stampAt = columns.hidden([], { kind: 'stamp' });
-  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf, stampOf: (row) => Number(row[stampAt]) };
+  const timestampAt = columns.hidden([], { kind: 'timestamp' });
+  return { columns: columns.list, write: (row, model = false) => entity(row, model ? modelHead : '{'), keyOf, stampOf: (row) => Number(row[stampAt]), timestampOf: (row) => Number(row[timestampAt]) };
 }
 
 const KEY = `${JSON.stringify(WIRE.KEY)}:`;

@@ -6,7 +6,7 @@ import { findEntity, findValues, follow, narrow, selectionOf } from '../collecti
 import { rowWriterFor, type RowWriter } from '../row-writer.js';
 import { entityBody, pageAnswer, pageReadsMore, projectionFor } from '../present.js';
 import { json, jsonText, tagged, type RestResponse } from '../response.js';
-import { entityTag, viewTag } from '../etag.js';
+import { entityTag, reachesPastRow, viewTag } from '../etag.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { ColumnSpec } from '../../query/plan.js';
 import { inSnapshot, type Scope } from '../scope.js';
@@ -51,20 +51,22 @@ const withGlobalStamp = new WeakMap<RowWriter, readonly ColumnSpec[]>();
 
 async function rowAnswer(scope: Scope, dc: DataClassCore, key: string, writer: RowWriter, projection: Projection): Promise<RestResponse> {
   let columns = writer.columns;
-  if (projection.related) {
+  const past = reachesPastRow(projection);
+  if (past) {
     columns = withGlobalStamp.get(writer) ?? [...writer.columns, { kind: 'globalStamp' }];
     withGlobalStamp.set(writer, columns);
   }
   const row = await findValues(scope, dc, key, columns);
-  const globalStamp = projection.related ? Number(row[writer.columns.length]) : undefined;
-  return jsonText(writer.write(row, true), 200, entityTag(writer.stampOf(row), globalStamp, viewTag(scope, projection)));
+  const globalStamp = past ? Number(row[writer.columns.length]) : undefined;
+  return jsonText(writer.write(row, true), 200, entityTag(writer.stampOf(row), writer.keyOf(row), writer.timestampOf(row), globalStamp, viewTag(scope, projection)));
 }
 
 async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readEntity' }>, projection: Projection): Promise<RestResponse> {
+  // (read before the entity when they are two statements: a tag never names a state newer than the answer)
+  const globalStamp = reachesPastRow(projection) ? await readGlobalStamp(scope.access) : undefined;
   const entity = await findEntity(scope, action.dc, action.selector);
   const body = json(await entityBody(scope, entity, action.shape, projection));
-  const globalStamp = projection.related ? await readGlobalStamp(scope.access) : undefined;
-  return tagged(body, entityTag(entity.getStamp(), globalStamp, viewTag(scope, projection)));
+  return tagged(body, entityTag(entity.getStamp(), entity.getKey(), entity.getTimestamp(), globalStamp, viewTag(scope, projection)));
 }
 
 export async function readRelation(scope: Scope, action: Extract<Action, { kind: 'readRelation' }>): Promise<RestResponse> {
