@@ -128,12 +128,7 @@ export class Entity {
     return this.#stamp;
   }
 
-  /** When it was last saved (milliseconds; REST's __TIMESTAMP): with the stamp, tells one life of a key from the next. */
-  getTimestamp(): number {
-    return this.#timestamp;
-  }
-
-  /** time of the last save */
+  /** time of the last save (REST's __TIMESTAMP): with the stamp, tells one life of a key from the next */
   getTimeStamp(): Date {
     return new Date(this.#timestamp);
   }

@@ -66,7 +66,7 @@ async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readE
   const globalStamp = reachesPastRow(projection) ? await readGlobalStamp(scope.access) : undefined;
   const entity = await findEntity(scope, action.dc, action.selector);
   const body = json(await entityBody(scope, entity, action.shape, projection));
-  return tagged(body, entityTag(entity.getStamp(), entity.getKey(), entity.getTimestamp(), globalStamp, viewTag(scope, projection)));
+  return tagged(body, entityTag(entity.getStamp(), entity.getKey(), entity.getTimeStamp().getTime(), globalStamp, viewTag(scope, projection)));
 }
 
 export async function readRelation(scope: Scope, action: Extract<Action, { kind: 'readRelation' }>): Promise<RestResponse> {
