@@ -50,6 +50,11 @@ export default class DataStore extends Datastore {
     session().setPrivileges({ roles: ['User'], userName: name });
     return { userName: session().userName, privileges: session().getPrivileges() };
   }
+  // what the session keeps, read by the calculated writtenBy
+  @exposed
+  callMe(name: string) {
+    session().storage.me = name;
+  }
   @exposed
   allNotes() {
     return this.dataClass('Note')!.all();
@@ -72,7 +77,7 @@ export default class NoteEntity extends Entity {
   }
   // a calculated attribute's code is user code too: a read runs it as the REST caller
   get writtenBy() {
-    return this.get('ownerName') === session().userName ? 'me' : String(this.get('ownerName'));
+    return this.get('ownerName') === session().userName ? String(session().storage.me ?? 'me') : String(this.get('ownerName'));
   }
 }
 `,
@@ -496,5 +501,49 @@ describe('$directory on a datastore whose DataStore class defines none of its ho
     assert.deepEqual((await c('/rest/$directory/currentUserBelongsTo', 'POST', ['writer'])).body, { result: false });
     assert.deepEqual((await c('/rest/$directory/logout')).body, { result: true });
     assert.deepEqual((await c('/rest/$directory/currentUser')).body, { result: null });
+  });
+});
+
+describe('entity tags where user code decides what is shown (restrict(), a calculated attribute)', () => {
+  let s: Served;
+  before(async () => {
+    s = await serve(rolesJson());
+  });
+  after(() => s.close());
+
+  const read = (url: string, headers: Record<string, string>) => s.app.inject({ url, headers });
+
+  it('gives a session whose storage changed a new tag: no stale 304 for a calculated value that reads it', async () => {
+    const login = await s.app.inject({ method: 'POST', url: '/rest/$catalog/authentify', payload: ['ann'] });
+    const cookie = String(([] as string[]).concat(login.headers['set-cookie'] as string[]).find((c) => c.startsWith('4DSID_'))).split(';')[0];
+    const key = await noteKey(s.ds, 'ann one');
+    const url = `/rest/Note(${key})?$attributes=text,writtenBy`;
+    const first = await read(url, { cookie });
+    assert.equal(first.json().writtenBy, 'me');
+    assert.equal((await read(url, { cookie, 'if-none-match': first.headers.etag as string })).statusCode, 304, 'nothing changed: 304');
+    const called = await s.app.inject({ method: 'POST', url: '/rest/$catalog/callMe', payload: ['myself'], headers: { cookie } });
+    assert.equal(called.statusCode, 200, called.body);
+    const again = await read(url, { cookie, 'if-none-match': first.headers.etag as string });
+    assert.equal(again.statusCode, 200, 'the storage the calculated value reads changed');
+    assert.equal(again.json().writtenBy, 'myself');
+    assert.notEqual(again.headers.etag, first.headers.etag);
+    const page = `/rest/Note?$attributes=text,writtenBy`;
+    const tag = (await read(page, { cookie })).headers.etag as string;
+    assert.equal((await read(page, { cookie, 'if-none-match': tag })).statusCode, 304);
+    await s.app.inject({ method: 'POST', url: '/rest/$catalog/callMe', payload: ['I'], headers: { cookie } });
+    assert.equal((await read(page, { cookie, 'if-none-match': tag })).statusCode, 200);
+  });
+
+  it('gives a guest without a kept session the same tag twice under a restrict(), so that it gets its 304', async () => {
+    const open = await serve(rolesJson({}, [{ applyTo: 'Owner', type: 'dataclass', read: ['guest'] }]));
+    try {
+      const key = (await open.ds.Owner.query('name = :1', 'ann').first())!.getKey();
+      const first = await open.app.inject({ url: `/rest/Owner(${key})?$attributes=name` });
+      assert.equal(first.statusCode, 200, first.body);
+      const second = await open.app.inject({ url: `/rest/Owner(${key})?$attributes=name`, headers: { 'if-none-match': first.headers.etag as string } });
+      assert.equal(second.statusCode, 304);
+    } finally {
+      await open.close();
+    }
   });
 });

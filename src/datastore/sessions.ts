@@ -81,6 +81,8 @@ interface SessionInternals {
   newToken(s: Session): boolean;
   /** the session is stored (in the database) */
   stored(s: Session): boolean;
+  /** its storage as stored when the request began ('{}' for one not stored): what a request's reads may depend on, without marking the storage seen */
+  storedStorage(s: Session): string;
   /** what it may do now: its privileges and those a running function promotes */
   grants(s: Session): Grants;
   /** adds privileges while a function with `promote` runs; returns the undo */
@@ -138,6 +140,7 @@ export class Session {
       cookie: (s) => (s.#stored ? s.#token : s.#token.toLowerCase()),
       newToken: (s) => s.#newToken,
       stored: (s) => s.#stored,
+      storedStorage: (s) => s.#savedStorage ?? '{}',
       grants: (s) => (s.#grants ??= s.#store.policy.grantsFor(s.#promoted.length === 0 ? s.#state.privileges : [...s.#state.privileges, ...s.#promoted])),
       promote: (s, names) => {
         const before = s.#promoted;

@@ -5,14 +5,17 @@
 //   - a page of a collection: the global stamp (the datastore's modification counter, read by the
 //     page's own statement), weak;
 //   - both: a view, naming what the caller is shown (the projection's attributes as its grants let
-//     it see them, its privileges and user name, and its session when a restrict() filters rows:
-//     user code that may read anything of it). Two callers who see different things for one URL
-//     never share a tag; a guest without a kept session still gets the same tag twice.
-// A calculated attribute is taken to depend on the data only (not on the time of day).
+//     it see them, its privileges and user name; and, when user code decides what is shown — a
+//     restrict() filters rows, or a calculated attribute is shown — its session as it stands: its
+//     id once stored, and a digest of its storage, which that code may read). Two callers who see
+//     different things for one URL never share a tag; a guest without a kept session still gets
+//     the same tag twice, and a session whose storage changed gets a new one.
+// A calculated attribute is taken to depend on the data and the session (not on the time of day).
 
 import { createHash } from 'node:crypto';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Projection } from '../datastore/projection.js';
+import { sessionInternals, type Session } from '../datastore/sessions.js';
 import type { Scope } from './scope.js';
 
 /** The attributes of a projection as text, made once per projection object (projections are cached). */
@@ -27,6 +30,24 @@ function shapeOf(p: Projection): string {
   return s;
 }
 
+/** Whether a projection shows a calculated value, at any depth: user code that may read the session. */
+const computing = new WeakMap<Projection, boolean>();
+
+function computes(p: Projection): boolean {
+  let c = computing.get(p);
+  if (c === undefined) {
+    c = p.attributes.some((a) => (a.kind === 'value' && a.attr.kind === 'calculated') || ((a.kind === 'entity' || a.kind === 'entities') && computes(a.sub)));
+    computing.set(p, c);
+  }
+  return c;
+}
+
+/** The session as user code may see it: its id once stored (a guest that keeps nothing is a new session at every request) and its storage. */
+function sessionState(session: Session): string {
+  const storage = sessionInternals.storedStorage(session);
+  return `${sessionInternals.stored(session) ? session.id : ''}:${storage === '{}' ? '' : hash32(storage)}`;
+}
+
 /** The digests made per projection, by who is shown it (a hash costs more than the read of an entity by key: they are kept). */
 const views = new WeakMap<Projection, Map<string, string>>();
 /** Callers kept per projection: past it, the map starts again (sessions named for a restrict() come and go). */
@@ -36,7 +57,7 @@ const VIEWS_PER_PROJECTION = 256;
 export function viewTag(scope: Scope, projection: Projection): string {
   const { access, session } = scope;
   const privileges = access.grants.privileges;
-  const who = `${privileges.length === 0 ? '' : privileges.join(',')}|${session.userName}|${access.restrict ? session.id : ''}`;
+  const who = `${privileges.length === 0 ? '' : privileges.join(',')}|${session.userName}|${access.restrict || computes(projection) ? sessionState(session) : ''}`;
   let byWho = views.get(projection);
   if (!byWho) views.set(projection, (byWho = new Map()));
   let tag = byWho.get(who);
