@@ -5,13 +5,12 @@
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpGuard } from './rest/http-guards.js';
+import { isRestUrl, restAllowed, routeMethods } from './rest/plugin.js';
+import type { Services } from './rest/scope.js';
 import { SECURITY_HEADERS, sendError } from './rest/response.js';
 
 /** Answers smaller than this go as they are: compressing them saves less than it costs. */
 export const COMPRESS_THRESHOLD = 1024;
-
-/** The methods OPTIONS may find a route for (OPTIONS itself is always allowed). */
-const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * br or gzip by the client's Accept-Encoding, for answers of a compressible type (JSON, text,
@@ -30,31 +29,30 @@ export async function compression(app: FastifyInstance): Promise<void> {
   });
 }
 
-/** The methods routes take at `url`, OPTIONS included; none: no route there. */
-export function allowedMethods(app: FastifyInstance, url: string): string[] {
-  const path = url.split('?', 1)[0];
-  const allowed: string[] = METHODS.filter((method) => Boolean(app.findRoute({ method, url: path })));
-  return allowed.length === 0 ? [] : [...allowed, 'OPTIONS'];
-}
-
 /**
- * OPTIONS on any URL: 204 with Allow (RFC 9110 §9.3.7), or the usual 404 where nothing is served.
- * Behind the Host guard as every route. (With --cors-origin, the CORS plugin answers OPTIONS
- * itself, as a preflight: the hook in server.ts sets Allow on its answer.)
+ * OPTIONS on any URL outside the REST API (which answers its own, from its planner: rest/plugin.ts):
+ * 204 with Allow (RFC 9110 §9.3.7), or the usual 404 where nothing is served. Behind the Host guard
+ * as every route. (With --cors-origin, the CORS plugin answers preflights itself: the hook in
+ * server.ts sets Allow on its answer.)
  */
 export function optionsRoute(app: FastifyInstance, guard: HttpGuard): void {
   app.options('*', (request, reply) => {
     const refused = guard(request);
     if (refused) return sendError(reply, refused);
-    const allowed = allowedMethods(app, request.url);
+    const allowed = routeMethods(app, request.url);
     if (allowed.length === 0) return reply.callNotFound();
     return reply.code(204).headers(SECURITY_HEADERS).header('allow', allowed.join(', ')).send();
   });
 }
 
-/** Sets Allow on an OPTIONS answer the CORS plugin gives (a preflight or not). */
-export function allowOnPreflight(app: FastifyInstance, request: FastifyRequest, reply: FastifyReply): void {
+/** Sets Allow on an OPTIONS answer the CORS plugin gives (a preflight): the REST planner's methods under /rest, the routes' elsewhere. */
+export async function allowOnPreflight(app: FastifyInstance, services: Services, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (request.method !== 'OPTIONS') return;
-  const allowed = allowedMethods(app, request.url);
+  let allowed: string[];
+  try {
+    allowed = isRestUrl(request.url) ? await restAllowed(services, request) : routeMethods(app, request.url);
+  } catch {
+    return; // the URL names nothing: no Allow
+  }
   if (allowed.length > 0) reply.header('allow', allowed.join(', '));
 }

@@ -95,8 +95,9 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // before it (a hook only here: without CORS the routes guard themselves, at no hook's cost)
     app.addHook('onRequest', (request, reply, done) => {
       reply.headers(SECURITY_HEADERS);
-      allowOnPreflight(app, request, reply);
-      done(guard(request));
+      const refused = guard(request);
+      if (refused || request.method !== 'OPTIONS') return done(refused);
+      allowOnPreflight(app, services, request, reply).then(() => done(), done);
     });
     // browser front ends on the listed origins may call the API with the session's cookie (an
     // OPTIONS that is no preflight is answered 204 with Allow, not refused in plain text)

@@ -236,13 +236,24 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.equal((await app.inject({ method: 'HEAD', url: '/health' })).statusCode, 200);
   });
 
-  it('answers OPTIONS 204 with the methods the URL takes, and 404 where nothing is served', async () => {
-    const rest = await app.inject({ method: 'OPTIONS', url: '/rest/Employee?$top=1' });
-    assert.equal(rest.statusCode, 204);
-    assert.deepEqual(String(rest.headers.allow).split(', ').sort(), ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
-    const health = await app.inject({ method: 'OPTIONS', url: '/health' });
-    assert.equal(health.statusCode, 204);
-    assert.equal(health.headers.allow, 'GET, HEAD, OPTIONS');
+  it('answers OPTIONS 204 with the methods the REST planner takes at that URL, and 404 where it names nothing', async () => {
+    const allow = async (url: string) => {
+      const res = await app.inject({ method: 'OPTIONS', url });
+      assert.equal(res.statusCode, 204, `${url}: ${res.body}`);
+      return res.headers.allow;
+    };
+    assert.equal(await allow('/rest/Employee?$top=1'), 'GET, HEAD, OPTIONS', 'a collection is read; it is changed with $method');
+    assert.equal(await allow('/rest/Employee?$method=update'), 'POST, OPTIONS');
+    assert.equal(await allow('/rest/Employee?$method=delete'), 'POST, OPTIONS');
+    assert.equal(await allow('/rest/$upload'), 'POST, OPTIONS');
+    assert.equal(await allow('/rest/$directory/login'), 'POST, OPTIONS');
+    assert.equal(await allow('/rest/$catalog'), 'GET, HEAD, OPTIONS');
+    assert.equal(await allow('/health'), 'GET, HEAD, OPTIONS');
+    const unknown = await app.inject({ method: 'OPTIONS', url: '/rest/Nothing' });
+    assert.equal(unknown.statusCode, 404, 'as a GET: the dataclass does not exist');
+    assert.equal(errCode(unknown), 7002);
+    const malformed = await app.inject({ method: 'OPTIONS', url: '/rest/Employee((' });
+    assert.equal(malformed.statusCode, 400);
     const none = await app.inject({ method: 'OPTIONS', url: '/nothing/here' });
     assert.equal(none.statusCode, 404);
     assert.equal(errCode(none), 7001);
@@ -250,15 +261,33 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.equal((await app.inject({ method: 'OPTIONS', url: '/rest/Employee', headers: { host: 'evil.example' } })).statusCode, 421);
   });
 
+  it('answers 405 with Allow: a method the planner refuses, one the REST API never takes, one a route outside it does not take', async () => {
+    for (const [method, url, allow] of [
+      ['PUT', '/rest/Employee', 'GET, HEAD, OPTIONS'],
+      ['DELETE', '/rest/$catalog', 'GET, HEAD, OPTIONS'],
+      ['GET', '/rest/Employee?$method=delete', 'POST, OPTIONS'],
+      ['TRACE', '/rest/Employee', 'GET, HEAD, OPTIONS'],
+      ['POST', '/health', 'GET, HEAD, OPTIONS'],
+    ] as const) {
+      const res = await app.inject({ method, url });
+      assert.equal(res.statusCode, 405, `${method} ${url}`);
+      assert.equal(errCode(res), 7010);
+      assert.equal(res.headers.allow, allow, `${method} ${url}`);
+    }
+  });
+
   it('answers OPTIONS with Allow under --cors-origin too, a preflight or not', async () => {
     const cors = await openDemo({ corsOrigins: ['https://app.example.com'] });
     try {
       const plain = await cors.app.inject({ method: 'OPTIONS', url: '/rest/Employee' });
       assert.equal(plain.statusCode, 204, plain.body);
-      assert.match(String(plain.headers.allow), /GET/);
-      const preflight = await cors.app.inject({ method: 'OPTIONS', url: '/rest/Employee', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+      assert.equal(plain.headers.allow, 'GET, HEAD, OPTIONS');
+      const preflight = await cors.app.inject({ method: 'OPTIONS', url: '/rest/Employee?$method=update', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
       assert.equal(preflight.statusCode, 204);
       assert.equal(preflight.headers['access-control-allow-origin'], 'https://app.example.com');
+      assert.equal(preflight.headers.allow, 'POST, OPTIONS');
+      const health = await cors.app.inject({ method: 'OPTIONS', url: '/health', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'GET' } });
+      assert.equal(health.headers.allow, 'GET, HEAD, OPTIONS');
     } finally {
       await cors.close();
     }

@@ -49,6 +49,41 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   return run(action, scope, req.raw);
 }
 
+/** The methods a REST URL may be asked with (HEAD goes with GET, OPTIONS with all). */
+const REST_VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/**
+ * The methods the REST API takes at `url` for this session, found by planning the request with
+ * each (nothing is read or run): what OPTIONS and a 405's Allow list (RFC 9110 §9.3.7, §15.5.6).
+ * A method the planner refuses as such (405) is left out; one it refuses for what the request
+ * holds (a missing body, an option, a permission) is the URL's all the same. Where no method
+ * plans because the URL names nothing (an unknown dataclass or function), that refusal is thrown:
+ * OPTIONS answers it, 404, as a GET would.
+ */
+export function allowedRestMethods(services: Services, request: { url: string; caller: string; id?: string }, session: Session): string[] {
+  // (the target reads alike for every method: one that does not read is refused as it is, 400)
+  const target = readTarget('GET', request.url);
+  const allowed: string[] = [];
+  let missing: DatasetError | undefined;
+  for (const method of REST_VERBS) {
+    const req = { method, url: request.url, headers: {}, origin: '' };
+    try {
+      planRequest(req, scopeFor(services, { ...req, caller: request.caller, id: request.id }, session), { ...target, method });
+      allowed.push(method);
+    } catch (e) {
+      if (!(e instanceof DatasetError)) throw e;
+      if (e.code === 'METHOD_NOT_ALLOWED') continue;
+      if (e.status === 404) {
+        missing ??= e;
+        continue;
+      }
+      allowed.push(method);
+    }
+  }
+  if (allowed.length === 0 && missing) throw missing;
+  return allowed.includes('GET') ? ['GET', 'HEAD', ...allowed.slice(1), 'OPTIONS'] : [...allowed, 'OPTIONS'];
+}
+
 /** The kind of action each request in flight was planned as (what the metrics count it by). */
 const planned = new WeakMap<IncomingMessage, ActionKind>();
 

@@ -12,7 +12,7 @@ import type { Logger } from '../util/log.js';
 import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
-import { handleRest } from './pipeline.js';
+import { allowedRestMethods, handleRest } from './pipeline.js';
 import { isAttributeUpload } from './request.js';
 import { errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
 import { Session, sessionInternals } from '../datastore/sessions.js';
@@ -30,6 +30,38 @@ function socketFd(request: FastifyRequest): number | undefined {
   return typeof fd === 'number' && fd >= 0 ? fd : undefined;
 }
 
+/** Whether a request target is the REST API's: /rest, /rest/…, /rest?… */
+export function isRestUrl(url: string): boolean {
+  return url === REST_PREFIX || url.startsWith(`${REST_PREFIX}/`) || url.startsWith(`${REST_PREFIX}?`);
+}
+
+/** The session a request's cookie names (a new guest one without a cookie, or with one no longer known); one read lately comes at once, not as a promise. */
+function sessionOf(services: Services, request: FastifyRequest): Session | Promise<Session> {
+  const cookies = request.headers.cookie;
+  return services.core.sessions.open(cookies === undefined ? undefined : cookieValue(cookies, services.cookie.name));
+}
+
+/** The methods the REST API takes at a request's URL for its session, as the planner finds them (pipeline.ts allowedRestMethods): what OPTIONS and a 405 answer list. */
+export async function restAllowed(services: Services, request: FastifyRequest, session?: Session): Promise<string[]> {
+  return allowedRestMethods(services, { url: request.raw.url ?? REST_PREFIX, caller: request.ip, id: request.id }, session ?? (await sessionOf(services, request)));
+}
+
+/** The methods Fastify's routes take at `url` (OPTIONS added), for the routes outside the REST API; none: no route there. */
+export function routeMethods(app: FastifyInstance, url: string): string[] {
+  const path = url.split('?', 1)[0];
+  const allowed: string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => Boolean(app.findRoute({ method, url: path })));
+  return allowed.length === 0 ? [] : [...allowed, 'OPTIONS'];
+}
+
+/** A 405 carries Allow (RFC 9110 §15.5.6): the methods the URL takes, when they can be found. */
+async function allowOn405(services: Services, request: FastifyRequest, reply: FastifyReply, session?: Session): Promise<void> {
+  try {
+    reply.header('allow', (await restAllowed(services, request, session)).join(', '));
+  } catch {
+    // the URL names nothing: the 405 goes without Allow
+  }
+}
+
 export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard, log: Logger): Promise<void> {
   const sessions = services.core.sessions;
   // (rawBody: the request came by an upload route, its body unread)
@@ -37,9 +69,8 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     // a Host not ours, or a write from another site's page: refused before its session is read
     const refused = guard(request);
     if (refused) throw refused;
-    const cookies = request.headers.cookie;
-    // (a session read lately comes at once, not as a promise: awaited only when it is one)
-    const opened = sessions.open(cookies === undefined ? undefined : cookieValue(cookies, services.cookie.name));
+    // (awaited only when it is a promise: the hot path takes no extra turn)
+    const opened = sessionOf(services, request);
     const session = opened instanceof Session ? opened : await opened;
     let response: RestResponse;
     try {
@@ -60,6 +91,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
         raw: request.raw,
         id: request.id,
       });
+    } catch (e) {
+      if (e instanceof DatasetError && e.code === 'METHOD_NOT_ALLOWED') await allowOn405(services, request, reply, session);
+      throw e;
     } finally {
       // what the request changed of its session is stored before the answer leaves: the next
       // request, on any instance, sees it
@@ -98,16 +132,28 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   const secureAttributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length);
   app.route({ method: [...VERBS], url: REST_PREFIX, handler });
   app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
-
-  app.setNotFoundHandler((request, reply) => {
+  // OPTIONS: 204 with the methods the planner takes at this URL for this session (an unknown
+  // dataclass answers 404, as a GET). With --cors-origin, a preflight is the CORS plugin's.
+  const options = async (request: FastifyRequest, reply: FastifyReply) => {
     const refused = guard(request);
-    if (refused) {
-      sendError(reply, refused);
-    } else if (request.url === REST_PREFIX || request.url.startsWith(`${REST_PREFIX}/`) || request.url.startsWith(`${REST_PREFIX}?`)) {
-      sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
-    } else {
-      sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/, the Data Explorer at /$explorer`));
+    if (refused) throw refused;
+    const allowed = await restAllowed(services, request);
+    return reply.code(204).headers(SECURITY_HEADERS).header('allow', allowed.join(', ')).send();
+  };
+  app.route({ method: 'OPTIONS', url: REST_PREFIX, handler: options });
+  app.route({ method: 'OPTIONS', url: `${REST_PREFIX}/*`, handler: options });
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const refused = guard(request);
+    if (refused) return sendError(reply, refused);
+    if (isRestUrl(request.url)) {
+      await allowOn405(services, request, reply, sessions.guest());
+      return sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
     }
+    // a route of another method at this URL (POST /health): 405 with the methods it takes
+    const allowed = routeMethods(app, request.url);
+    if (allowed.length > 0) return sendError(reply.header('allow', allowed.join(', ')), new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not served at ${request.url.split('?', 1)[0]}: use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`));
+    return sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/, the Data Explorer at /$explorer`));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
