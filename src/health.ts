@@ -26,7 +26,7 @@ export function healthRoutes(app: FastifyInstance, ds: Datastore, log: Logger): 
 
   app.get('/health', (_request, reply) => answer(reply, 200, { status: 'ok' }));
 
-  app.get('/ready', async (_request, reply) => {
+  app.get('/ready', async (request, reply) => {
     if (draining) return answer(reply, 503, { status: 'draining' });
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -36,7 +36,7 @@ export function healthRoutes(app: FastifyInstance, ds: Datastore, log: Logger): 
       ]);
       return answer(reply, 200, { status: 'ready' });
     } catch (err) {
-      log.warn({ err }, '/ready: the database does not answer');
+      log.warn({ err, reqId: request.id }, '/ready: the database does not answer');
       return answer(reply, 503, { status: 'database unreachable' });
     } finally {
       clearTimeout(timer);

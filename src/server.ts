@@ -124,7 +124,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
       return;
     }
     const body = errorBody(refused);
-    response.writeHead(refused.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    response.writeHead(refused.status, { ...SECURITY_HEADERS, 'x-request-id': requestId(request), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void services.core.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();

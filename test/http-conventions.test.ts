@@ -261,6 +261,15 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.equal((await app.inject({ method: 'OPTIONS', url: '/rest/Employee', headers: { host: 'evil.example' } })).statusCode, 421);
   });
 
+  it('echoes X-Request-Id on an answer refused before the hooks run (a bad percent-encoding)', async () => {
+    const res = await app.inject({ url: '/rest/Employee?$filter=%E0%A4%A', headers: { 'x-request-id': 'bad-url-1' } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(res.headers['x-request-id'], 'bad-url-1');
+    const path = await app.inject({ url: '/rest/%E0%A4%A', headers: { 'x-request-id': 'bad-url-2' } });
+    assert.equal(path.statusCode, 400, path.body);
+    assert.equal(path.headers['x-request-id'], 'bad-url-2');
+  });
+
   it('answers 405 with Allow: a method the planner refuses, one the REST API never takes, one a route outside it does not take', async () => {
     for (const [method, url, allow] of [
       ['PUT', '/rest/Employee', 'GET, HEAD, OPTIONS'],

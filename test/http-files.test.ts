@@ -249,17 +249,22 @@ describe('HTTP: uploads, images and blobs', () => {
   });
 
   it('refuses an upload announced with Expect: 100-continue before the client sends it: past the limit, or with a bad option', async () => {
-    const announce = (query: string, length: number) => new Promise<{ status?: number; continued: boolean }>((resolve) => {
+    const announce = (query: string, length: number, headers: Record<string, string> = {}) => new Promise<{ status?: number; continued: boolean; headers?: Record<string, unknown> }>((resolve) => {
       let continued = false;
-      const req = httpRequest(`${base}/$upload?${query}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'content-length': String(length), expect: '100-continue' } });
+      const req = httpRequest(`${base}/$upload?${query}`, { method: 'POST', headers: { 'content-type': 'application/octet-stream', 'content-length': String(length), expect: '100-continue', ...headers } });
       req.on('continue', () => (continued = true));
       req.on('response', (r) => {
         r.resume();
-        r.on('end', () => resolve({ status: r.statusCode, continued }));
+        r.on('end', () => resolve(Object.keys(headers).length > 0 ? { status: r.statusCode, continued, headers: r.headers } : { status: r.statusCode, continued }));
       });
       req.on('error', () => resolve({ continued }));
     });
     assert.deepEqual(await announce('$binary=true', MAX * 2), { status: 413, continued: false });
+    // the refusal carries the request id and the security headers, as every answer
+    const traced = await announce('$binary=true', MAX * 2, { 'x-request-id': 'upload-7' });
+    assert.equal(traced.status, 413);
+    assert.equal(traced.headers?.['x-request-id'], 'upload-7');
+    assert.equal(traced.headers?.['x-content-type-options'], 'nosniff');
     // an option value that does not parse is known from the head alone too
     assert.deepEqual(await announce('$binary=maybe', 10), { status: 400, continued: false });
     assert.deepEqual(await announce('$binary=true&$nope=1', 10), { status: 400, continued: false });

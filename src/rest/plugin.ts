@@ -238,7 +238,9 @@ function nestsDeeperThan(value: unknown, limit: number): boolean {
 }
 
 /** Failures Fastify meets before any route runs (a path it cannot decode), in our __ERROR shape. */
-export function frameworkError(error: FastifyError, request: { url: string }, reply: FastifyReply): void {
+export function frameworkError(error: FastifyError, request: { url: string; id: string }, reply: FastifyReply): void {
+  // (refused before the hooks run: the request id is echoed here)
+  reply.header('x-request-id', request.id);
   if (error.code === 'FST_ERR_BAD_URL') {
     sendError(reply, new DatasetError('MALFORMED_URL', `bad percent-encoding in the URL '${request.url}'`));
   } else {
