@@ -5,6 +5,7 @@
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpGuard } from './rest/http-guards.js';
+import { encodedTag } from './rest/etag.js';
 import { isRestUrl, restAllowed, routeMethods } from './rest/plugin.js';
 import type { Services } from './rest/scope.js';
 import { SECURITY_HEADERS, sendError } from './rest/response.js';
@@ -27,6 +28,19 @@ export async function compression(app: FastifyInstance): Promise<void> {
     globalDecompression: false,
     // (brotli's quality 4, the plugin's default, is near gzip's speed and smaller; not 11, which costs ~100× the time)
   });
+  // A strong tag names one representation: a body sent compressed carries its tag with the
+  // encoding (rest/etag.ts encodedTag). The plugin compresses in an onSend hook it adds to each
+  // route as it is made: this one, added after it, runs after it.
+  app.addHook('onRoute', (route) => {
+    route.onSend = [...(route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]), tagEncoding];
+  });
+}
+
+function tagEncoding(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
+  const encoding = reply.getHeader('content-encoding');
+  const tag = reply.getHeader('etag');
+  if (typeof encoding === 'string' && encoding !== 'identity' && typeof tag === 'string') reply.header('etag', encodedTag(tag, encoding));
+  done(null, payload);
 }
 
 /**

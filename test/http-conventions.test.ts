@@ -234,6 +234,33 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.equal(head.headers['content-type'], got.headers['content-type']);
     assert.equal(head.headers.etag, got.headers.etag);
     assert.equal((await app.inject({ method: 'HEAD', url: '/health' })).statusCode, 200);
+    // with Accept-Encoding, HEAD's headers are the compressed GET's
+    const br = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': 'br' });
+    const brHead = await app.inject({ method: 'HEAD', url: '/rest/Employee?$top=100', headers: { 'accept-encoding': 'br' } });
+    assert.equal(brHead.body, '');
+    assert.equal(brHead.headers['content-encoding'], 'br');
+    assert.equal(brHead.headers.vary, br.headers.vary);
+    assert.equal(brHead.headers.etag, br.headers.etag);
+  });
+
+  it('gives a compressed entity its own strong tag (+br, +gzip), which If-None-Match and If-Match read as the same version', async () => {
+    const key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+    const url = `/rest/Employee(${key})?$expand=employer`;
+    const plain = await get(app, url);
+    assert.ok(plain.rawPayload.length > 1024, 'big enough to be compressed');
+    const br = await get(app, url, { 'accept-encoding': 'br' });
+    const gz = await get(app, url, { 'accept-encoding': 'gzip' });
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.equal(br.headers.etag, String(plain.headers.etag).replace(/"$/, '+br"'));
+    assert.equal(gz.headers.etag, String(plain.headers.etag).replace(/"$/, '+gzip"'));
+    const fresh = await get(app, url, { 'accept-encoding': 'br', 'if-none-match': br.headers.etag as string });
+    assert.equal(fresh.statusCode, 304);
+    assert.equal(fresh.headers.etag, br.headers.etag, 'the 304 names the representation the client holds');
+    assert.equal(fresh.headers.vary, 'accept-encoding');
+    assert.equal((await get(app, url, { 'if-none-match': gz.headers.etag as string })).statusCode, 304, 'the same version of the entity');
+    const updated = await post(app, '/rest/Employee?$method=update', { __KEY: key, firstName: 'Tagged' }, { 'if-match': br.headers.etag as string });
+    assert.equal(updated.statusCode, 200, updated.body);
+    assert.equal((await get(app, url, { 'accept-encoding': 'br', 'if-none-match': br.headers.etag as string })).statusCode, 200, 'changed since');
   });
 
   it('answers OPTIONS 204 with the methods the REST planner takes at that URL, and 404 where it names nothing', async () => {

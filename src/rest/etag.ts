@@ -97,16 +97,37 @@ export function collectionTag(globalStamp: number, view: string): string {
   return `W/"g${globalStamp}-${view}"`;
 }
 
-/** If-None-Match against the answer's tag: weak comparison (RFC 9110 §13.1.2), a list, or `*`. */
-export function noneMatch(header: string | undefined, tag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
+/**
+ * A strong tag names one representation (RFC 9110 §8.8.3): a body sent compressed carries its
+ * tag with the encoding after a `+` (conventions.ts adds it), `"…+br"`, `"…+gzip"`. Preconditions
+ * read a tag with or without it as the same version of the entity.
+ */
+const ENCODED = /\+(?:br|gzip)"$/;
+
+/** A tag without the encoding its compressed body added. */
+function unencoded(tag: string): string {
+  return ENCODED.test(tag) ? `${tag.slice(0, tag.lastIndexOf('+'))}"` : tag;
+}
+
+/** The tag a compressed body carries. */
+export function encodedTag(tag: string, encoding: string): string {
+  return tag.startsWith('"') && tag.endsWith('"') && !ENCODED.test(tag) ? `${tag.slice(0, -1)}+${encoding}"` : tag;
+}
+
+/**
+ * If-None-Match against the answer's tag: weak comparison (RFC 9110 §13.1.2), a list, or `*`.
+ * Gives the tag the 304 carries (the one the client holds, its encoding with it: the
+ * representation it has stays fresh), or undefined when nothing matches.
+ */
+export function noneMatch(header: string | undefined, tag: string): string | undefined {
+  if (header === undefined) return undefined;
+  if (header.trim() === '*') return tag;
   const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
   for (const item of header.split(',')) {
     const t = item.trim();
-    if ((t.startsWith('W/') ? t.slice(2) : t) === opaque) return true;
+    if (unencoded(t.startsWith('W/') ? t.slice(2) : t) === opaque) return t;
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -117,7 +138,7 @@ export function noneMatch(header: string | undefined, tag: string): boolean {
 export function ifMatchStamp(header: string): number | '*' {
   const value = header.trim();
   if (value === '*') return '*';
-  const m = /^"(\d{1,15})(?:-[A-Za-z0-9_-]+)*"$/.exec(value);
+  const m = /^"(\d{1,15})(?:-[A-Za-z0-9_-]+)*(?:\+(?:br|gzip))?"$/.exec(value);
   if (!m) {
     const why = value.startsWith('W/') ? 'a weak tag (a page\'s) cannot name the version of an entity' : value.includes(',') ? 'it names one tag, not a list' : 'it takes the ETag of the entity as read (or "*")';
     throw new DatasetError('INVALID_HEADER', `If-Match ${JSON.stringify(value.slice(0, 100))} cannot be used: ${why}`);

@@ -20,6 +20,10 @@ import type { Services } from './scope.js';
 import type { HttpGuard } from './http-guards.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+// HEAD is routed as a method of its own, not Fastify's HEAD-from-GET: the answer is made (and
+// compressed) as for GET, and Node sends its headers alone, so that Content-Encoding and
+// Content-Length are GET's (RFC 9110 §9.3.2)
+const ROUTED = [...VERBS, 'HEAD'] as const;
 
 type ConstraintStrategy = Parameters<FastifyInstance['addConstraintStrategy']>[0];
 type ConstrainedHandler = ReturnType<ReturnType<ConstraintStrategy['storage']>['get']>;
@@ -130,8 +134,8 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   // the cookie's attributes, serialised once by the cookie package: a token is 32 hex digits, written as it is
   const attributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length);
   const secureAttributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length);
-  app.route({ method: [...VERBS], url: REST_PREFIX, handler });
-  app.route({ method: [...VERBS], url: `${REST_PREFIX}/*`, handler });
+  app.route({ method: [...ROUTED], url: REST_PREFIX, handler });
+  app.route({ method: [...ROUTED], url: `${REST_PREFIX}/*`, handler });
   // OPTIONS: 204 with the methods the planner takes at this URL for this session (an unknown
   // dataclass answers 404, as a GET). With --cors-origin, a preflight is the CORS plugin's.
   const options = async (request: FastifyRequest, reply: FastifyReply) => {

@@ -53,7 +53,9 @@ export function send(reply: FastifyReply, response: RestResponse, ifNoneMatch?: 
   reply.code(response.status);
   if (response.kind !== 'file' && response.etag !== undefined) {
     reply.header('etag', response.etag);
-    if (noneMatch(ifNoneMatch, response.etag)) return reply.code(304).headers(SECURITY_HEADERS).send();
+    const held = noneMatch(ifNoneMatch, response.etag);
+    // (the tag the client holds, its encoding with it; Vary as on the answer it holds)
+    if (held !== undefined) return reply.code(304).headers(SECURITY_HEADERS).header('etag', held).header('vary', 'accept-encoding').send();
   }
   switch (response.kind) {
     case 'json':
