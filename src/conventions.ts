@@ -22,8 +22,8 @@ export async function compression(app: FastifyInstance): Promise<void> {
   await app.register(fastifyCompress, {
     threshold: COMPRESS_THRESHOLD,
     encodings: ['br', 'gzip'],
-    // the plugin's own list less octet-stream (a blob may be a zip): JSON, text, XML, and mime-db's compressible types (SVG)
-    customTypes: /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)text(?:;|$)|(?:\+|\/)xml(?:;|$)/u,
+    // the plugin's own list less octet-stream (a blob may be a zip): JSON, text, XML, YAML ($openapi?format=yaml), and mime-db's compressible types (SVG)
+    customTypes: /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)text(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:x-)?yaml(?:;|$)/u,
     // request bodies are not taken compressed: the routes read JSON and uploads as they come
     globalDecompression: false,
     // (brotli's quality 4, the plugin's default, is near gzip's speed and smaller; not 11, which costs ~100× the time)

@@ -90,13 +90,30 @@ describe('entity tags and conditional requests', () => {
   it('refuses If-Match on a write that does not evaluate it, and If-None-Match on any write, saving nothing', async () => {
     const read = await get(app, '/rest/City(3)');
     const tag = read.headers.etag as string;
-    const del = await post(app, '/rest/City(3)?$method=delete', undefined, { 'if-match': tag });
-    assert.equal(del.statusCode, 400);
+    const del = await post(app, `/rest/City?$method=delete&$filter="ID=3"`, undefined, { 'if-match': tag });
+    assert.equal(del.statusCode, 400, 'a delete by filter takes no If-Match');
     assert.equal(errCode(del), 7054);
     const upd = await post(app, '/rest/City?$method=update', { __KEY: 3, __STAMP: read.json().__STAMP, name: 'X' }, { 'if-none-match': '*' });
     assert.equal(upd.statusCode, 400);
     assert.equal(errCode(upd), 7054);
     assert.equal((await get(app, '/rest/City(3)')).json().__STAMP, read.json().__STAMP, 'nothing deleted or saved');
+  });
+
+  it('deletes one entity with If-Match only while it is as the client read it: 412 with the stamp\'s __ERROR otherwise', async () => {
+    const made = await post(app, '/rest/City?$method=update', { name: 'Doomed' });
+    assert.equal(made.statusCode, 200, made.body);
+    const id = made.json().__KEY;
+    const first = await get(app, `/rest/City(${id})`);
+    await post(app, '/rest/City?$method=update', { __KEY: id, __STAMP: first.json().__STAMP, name: 'Doomed twice' });
+    const stale = await post(app, `/rest/City(${id})?$method=delete`, undefined, { 'if-match': first.headers.etag as string });
+    assert.equal(stale.statusCode, 412, stale.body);
+    assert.equal(errCode(stale), 1263);
+    assert.match(stale.json().__ERROR[1].message, /delete/);
+    assert.equal((await get(app, `/rest/City(${id})`)).statusCode, 200, 'not deleted');
+    const current = String((await get(app, `/rest/City(${id})`)).headers.etag).replace(/"$/, '+gzip"');
+    const gone = await post(app, `/rest/City(${id})?$method=delete`, undefined, { 'if-match': current });
+    assert.equal(gone.statusCode, 200, gone.body);
+    assert.equal((await get(app, `/rest/City(${id})`)).statusCode, 404);
   });
 
   it('gives a page a weak ETag from the global stamp: 304 until anything is saved', async () => {
@@ -201,6 +218,9 @@ describe('compression, HEAD and OPTIONS', () => {
     const gz = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': 'gzip' });
     assert.equal(gz.headers['content-encoding'], 'gzip');
     assert.deepEqual(JSON.parse(gunzipSync(gz.rawPayload).toString()), plain.json());
+    const yaml = await get(app, '/rest/$openapi?format=yaml', { 'accept-encoding': 'br' });
+    assert.match(String(yaml.headers['content-type']), /^application\/yaml/);
+    assert.equal(yaml.headers['content-encoding'], 'br', 'YAML is text');
   });
 
   it('sends a blob as it is, however compressible its bytes', async () => {
@@ -309,6 +329,12 @@ describe('compression, HEAD and OPTIONS', () => {
       assert.equal(res.statusCode, 405, `${method} ${url}`);
       assert.equal(errCode(res), 7010);
       assert.equal(res.headers.allow, allow, `${method} ${url}`);
+    }
+    // a route of this very method that finds nothing (a static file, a way out of its folder) is 404, not 405
+    for (const url of ['/$api/nothing.js', '/$api/static/..%2f..%2fpackage.json', '/$explorer/assets/nothing.js']) {
+      const res = await app.inject({ url });
+      assert.equal(res.statusCode, 404, url);
+      assert.equal(errCode(res), 7001, url);
     }
   });
 

@@ -43,7 +43,7 @@ export let entityClassOf: (e: Entity) => DataClassCore;
  * A save from a client that read the entity at `stamp` (REST's __STAMP): the stamp-mismatch error
  * when the entity has been saved since (its events then never run), else undefined.
  */
-export let staleStamp: (e: Entity, stamp: number) => DatasetError | undefined;
+export let staleStamp: (e: Entity, stamp: number, what?: 'saved' | 'dropped') => DatasetError | undefined;
 /** The rules of a save (rules.ts) on the values set so far: a related entity exists, a file fits its attribute. */
 export let checkTouched: (e: Entity) => Promise<void>;
 /** The values a save of the entity would write now: its touched storage attributes. */
@@ -86,7 +86,7 @@ export class Entity {
     };
     relatedKeyOf = (e, name) => e.#relatedKey(name);
     entityClassOf = (e) => e.#dc;
-    staleStamp = (e, stamp) => (stamp === e.#stamp ? undefined : stampChanged(e.#dc.core.name, e.#dc.model, e.#key()));
+    staleStamp = (e, stamp, what) => (stamp === e.#stamp ? undefined : stampChanged(e.#dc.core.name, e.#dc.model, e.#key(), what));
     checkTouched = (e) => checkValues(e.#dc, e.#touchedValues(), e.#access);
     touchedValuesOf = (e) => e.#touchedValues();
     saveInBatch = (e, batch) => e.#save(batch);

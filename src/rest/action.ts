@@ -95,7 +95,8 @@ export type Action =
   | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
   | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string; /** If-Match's stamp ('*': any), for an update of one entity */ readonly ifMatch?: number | '*' }
   | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }
-  | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
+  /** ifMatch: If-Match's stamp, on a delete of one entity (412 when it is no longer the entity's) */
+  | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector; readonly ifMatch?: number | '*' } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
   | { readonly kind: 'deleteSet'; readonly dc: DataClassCore; readonly id: string }
   | { readonly kind: 'compute'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly keyword: ComputeKeyword }
   | { readonly kind: 'distinct'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly paging: Paging }

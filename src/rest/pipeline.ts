@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
 import { runAsCaller } from '../datastore/caller.js';
 import type { Session } from '../datastore/sessions.js';
-import type { ActionKind } from './action.js';
+import type { Action, ActionKind } from './action.js';
 import { authorize } from './authorize.js';
 import { checkUploadHead } from './plan-parts.js';
 import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
@@ -37,7 +37,7 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
   planned.set(req.raw, action.kind);
-  refuseUnevaluatedPreconditions(req, action.kind);
+  refuseUnevaluatedPreconditions(req, action);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
   // (the route constraint and the options read the query string alike: an upload whose body a JSON parser took is a bug, said so)
   if (!req.rawBody && action.kind === 'storeFile') throw new DatasetError('INTERNAL', 'an upload into an attribute came by the JSON route');
@@ -97,10 +97,11 @@ export function plannedKind(raw: IncomingMessage): ActionKind | undefined {
  * none (RFC 9110 §13.1: a false precondition must stop the method): If-Match is taken by an update
  * of one entity only, If-None-Match by reads only.
  */
-function refuseUnevaluatedPreconditions(req: IncomingRest, kind: ActionKind): void {
+function refuseUnevaluatedPreconditions(req: IncomingRest, action: Action): void {
   if (req.method === 'GET' || req.method === 'HEAD') return;
-  const header = req.headers['if-none-match'] !== undefined ? 'If-None-Match' : req.headers['if-match'] !== undefined && kind !== 'update' ? 'If-Match' : undefined;
-  if (header) throw new DatasetError('INVALID_HEADER', `${header} is not evaluated on this request (${kind}): If-Match is taken by an update of one entity ($method=update, or POST /rest/{dataClass}({key})), If-None-Match by a GET; send the request without it`);
+  const takesIfMatch = action.kind === 'update' || (action.kind === 'delete' && action.target.kind === 'entity');
+  const header = req.headers['if-none-match'] !== undefined ? 'If-None-Match' : req.headers['if-match'] !== undefined && !takesIfMatch ? 'If-Match' : undefined;
+  if (header) throw new DatasetError('INVALID_HEADER', `${header} is not evaluated on this request (${action.kind}): If-Match is taken by an update or a delete of one entity ($method=update, POST /rest/{dataClass}({key}), /rest/{dataClass}({key})?$method=delete), If-None-Match by a GET; send the request without it`);
 }
 
 function notAnUpload(): DatasetError {

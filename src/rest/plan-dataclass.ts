@@ -229,18 +229,18 @@ function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, o
       return { kind: 'update', dc, entities: list, single, atomic: opts.atomic, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin, ifMatch: ifMatchOf(req, single) };
     }
     case 'delete':
-      return planDelete(dc, route, optionsFor('delete', options));
+      return planDelete(req, dc, route, optionsFor('delete', options));
     default:
       throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${options.method} is read with GET; POST takes $method=update, validate or delete`);
   }
 }
 
 /** $method=delete on an entity, on an entity set, or on every entity a $filter selects. */
-function planDelete(dc: DataClassCore, route: DataClassRoute, opts: RestOptions): Action {
+function planDelete(req: RestRequest, dc: DataClassCore, route: DataClassRoute, opts: RestOptions): Action {
   const [first] = route.path;
   if (route.selector.kind === 'all' && route.path.length === 1 && first.kind === 'entitySet' && first.id !== '') return { kind: 'deleteSet', dc, id: first.id };
   if (route.path.length > 0) throw new DatasetError('MALFORMED_URL', `$method=delete applies to /rest/${dc.name}(key) or to /rest/${dc.name}?$filter=…, without a path after it`);
-  if (route.selector.kind === 'key') return { kind: 'delete', dc, target: { kind: 'entity', selector: route.selector } };
+  if (route.selector.kind === 'key') return { kind: 'delete', dc, target: { kind: 'entity', selector: route.selector, ifMatch: ifMatchOf(req, true) } };
   if (route.selector.kind === 'attribute') throw new DatasetError('MALFORMED_URL', `$method=delete takes an entity by key (/rest/${dc.name}(key)) or a $filter`);
   // deleting a whole dataclass by accident is too easy: a filter is required
   if (opts.filter === undefined) throw new DatasetError('INVALID_OPTION', `$method=delete on /rest/${dc.name} needs a $filter naming the entities to delete`);

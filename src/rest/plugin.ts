@@ -155,8 +155,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       return sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
     }
     // a route of another method at this URL (POST /health): 405 with the methods it takes
+    // (a route of this very method that found nothing, a static file, calls this handler too: 404)
     const allowed = routeMethods(app, request.url);
-    if (allowed.length > 0) return sendError(reply.header('allow', allowed.join(', ')), new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not served at ${request.url.split('?', 1)[0]}: use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`));
+    if (allowed.length > 0 && !allowed.includes(request.method)) return sendError(reply.header('allow', allowed.join(', ')), new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not served at ${request.url.split('?', 1)[0]}: use ${allowed.filter((m) => m !== 'OPTIONS').join(' or ')}`));
     return sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/, the Data Explorer at /$explorer`));
   });
 

@@ -316,7 +316,19 @@ export async function validate(scope: Scope, action: Extract<Action, { kind: 'va
 /** $method=delete on an entity, or on every entity a $filter selects (one transaction). */
 export async function remove(scope: Scope, action: Extract<Action, { kind: 'delete' }>): Promise<RestResponse> {
   const { dc, target } = action;
-  if (target.kind === 'entity') await (await findEntity(scope, dc, target.selector)).drop();
-  else await queryWith(dc.selectWhere(null, scope.access), target.filter, target.params, scope.visible).drop();
+  if (target.kind === 'entity') {
+    const entity = await findEntity(scope, dc, target.selector);
+    // If-Match: the entity as the client read it, or nothing is dropped (412); drop() checks the
+    // stamp again in its statement, so a save in between fails it too
+    const ifMatch = target.ifMatch;
+    const stale = ifMatch === undefined || ifMatch === '*' ? undefined : staleStamp(entity, ifMatch, 'dropped');
+    try {
+      if (stale) throw stale;
+      await entity.drop();
+    } catch (e) {
+      if (ifMatch !== undefined && isDatasetError(e) && e.code === 'STAMP_CHANGED') throw new DatasetError(e.code, e.message, [], { items: e.items, status: 412 });
+      throw e;
+    }
+  } else await queryWith(dc.selectWhere(null, scope.access), target.filter, target.params, scope.visible).drop();
   return json({ ok: true });
 }
