@@ -5,10 +5,8 @@
 // (seed.ts or seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { dirname, join, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { tsImport } from 'tsx/esm/api';
-import { ClassLoadError, importProjectModule, loadClasses } from './classes/loader.js';
+import { basename, dirname, join, resolve, sep } from 'node:path';
+import { ClassLoadError, importProjectModule, lineIn, loadClasses } from './classes/loader.js';
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from './functions/catalog.js';
@@ -31,8 +29,8 @@ export interface ProjectOptions extends DatastoreOptions {
 }
 
 export class ProjectError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = 'ProjectError';
   }
 }
@@ -120,8 +118,7 @@ async function setUp(ds: DatastoreWithClasses, storage: TransactionManager, root
   const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
   let fn: SeedFunction | undefined;
   if (seed) {
-    // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says
-    const mod = (await tsImport(pathToFileURL(seed).href, import.meta.url)) as { default?: SeedFunction | { default?: SeedFunction } };
+    const mod = (await importProjectModule(seed, basename(seed))) as { default?: SeedFunction | { default?: SeedFunction } };
     // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
     fn = typeof mod.default === 'function' ? mod.default : mod.default?.default;
     if (typeof fn !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);
@@ -129,7 +126,13 @@ async function setUp(ds: DatastoreWithClasses, storage: TransactionManager, root
   await ds.transaction(async () => {
     await lockSchema(storage);
     if ((await readMeta(storage, SET_UP)) !== undefined) return;
-    await fn?.(ds);
+    try {
+      await fn?.(ds);
+    } catch (e) {
+      // named with its file and line: the seed is the project's code, its failure the project's to fix
+      const at = seed === undefined ? undefined : lineIn(e, seed);
+      throw new ProjectError(`${seed === undefined ? 'the seed' : basename(seed)}${at === undefined ? '' : `:${at}`} failed (nothing of it was kept): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+    }
     await writeMeta(storage, SET_UP, new Date().toISOString());
   });
 }

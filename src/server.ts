@@ -44,6 +44,8 @@ export interface ServerOptions {
   readonly explorer?: boolean;
   /** serve Prometheus metrics at /metrics (default false) */
   readonly metrics?: boolean;
+  /** answer a function's unexpected exception with its message and stack, not only log them (during development; default false) */
+  readonly exposeErrors?: boolean;
 }
 
 /** Who a server answers for without --allowed-hosts: the loopback names. */
@@ -66,6 +68,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     requestsPerMinute: options.requestsPerMinute,
     setsPerSession: options.setsPerSession,
     locksPerSession: options.locksPerSession,
+    exposeErrors: options.exposeErrors,
   });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.

@@ -249,7 +249,7 @@ describe('user classes: start-up errors', () => {
     ['a class naming an unknown dataclass', { 'PersonnEntity.ts': 'export default class X {}' },
       /classes[/\\]PersonnEntity\.ts: "PersonnEntity" names no dataclass of the model.*did you mean PersonEntity\?/],
     ['a module that fails to load', { 'PersonEntity.ts': 'export default class PersonEntity extends {' }, /classes[/\\]PersonEntity\.ts: failed to load: .*\(line \d+\)/],
-    ['a module that throws when loaded', { 'Person.ts': 'throw new Error("boom at load");' }, /classes[/\\]Person\.ts: failed to load: boom at load/],
+    ['a module that throws when loaded, at its line', { 'Person.ts': 'const x = 1;\nif (x) throw new Error("boom at load");' }, /classes[/\\]Person\.ts:2:\d+: failed to load: boom at load/],
     ['a module without its class', { 'Person.ts': 'export const x = 1;' }, /Person\.ts: must export its class, as default or under the name Person/],
     ['a class not extending its base', { 'PersonSelection.ts': 'export default class PersonSelection {}' }, /PersonSelection\.ts: the class PersonSelection must extend EntitySelection/],
     ['an entity class extending the wrong base', { 'PersonEntity.ts': "import { DataClass } from 'dataset-rest'; export default class PersonEntity extends DataClass {}" }, /must extend Entity/],
@@ -265,7 +265,7 @@ describe('user classes: start-up errors', () => {
     ['@onHttpGet without @exposed', { 'Person.ts': "import { DataClass, onHttpGet } from 'dataset-rest'; export default class Person extends DataClass { @onHttpGet list() { return 1; } }" },
       /Person\.ts: list: @onHttpGet allows GET for an exposed function; mark it @exposed too/],
     ['@exposed on a static method', { 'Person.ts': "import { DataClass, exposed } from 'dataset-rest'; export default class Person extends DataClass { @exposed static list() { return 1; } }" },
-      /Person\.ts: failed to load: @exposed marks an instance method of a class; list is static/],
+      /Person\.ts(:\d+:\d+)?: failed to load: @exposed marks an instance method of a class; list is static/],
     ['an entity class replacing a method of the core', { 'PersonEntity.ts': "import { Entity } from 'dataset-rest'; export default class PersonEntity extends Entity { async save() {} getKey() { return 1; } }" },
       /PersonEntity\.ts: save, getKey are methods of the core's Entity: a class cannot replace them/],
     ['a selection class replacing a method of the core', { 'PersonSelection.ts': "import { EntitySelection } from 'dataset-rest'; export default class PersonSelection extends EntitySelection { slice() { return this; } }" },
@@ -283,7 +283,7 @@ describe('user classes: start-up errors', () => {
     ['a class of another name that extends no Singleton', { 'Tools.ts': 'export default class Tools {}' },
       /Tools\.ts: "Tools" names no dataclass of the model: a class file is .* or a shared singleton class \(one that extends Singleton\)/],
     ['@exposed on a getter', { 'PersonEntity.ts': "import { Entity, exposed } from 'dataset-rest'; export default class PersonEntity extends Entity { @exposed get fullName() { return ''; } }" },
-      /PersonEntity\.ts: failed to load: @exposed marks an instance method of a class; fullName is a getter/],
+      /PersonEntity\.ts(:\d+:\d+)?: failed to load: @exposed marks an instance method of a class; fullName is a getter/],
   ];
   for (const [what, files, message] of cases) {
     it(`refuses ${what} with a ProjectError naming the file`, async () => {

@@ -230,4 +230,16 @@ describe('command line', () => {
     await new Promise((r) => child.on('exit', r));
     assert.equal(body.__COUNT, 2);
   });
+
+  it('names the seed\'s file and line when it fails, keeping nothing of it, and exits 2', () => {
+    const dir = project(join(tmp.dir, 'bad-seed'), SMALL);
+    writeFileSync(join(dir, 'seed.ts'), `export default async function seed(ds: any): Promise<void> {
+  const n = ds.Note.new(); n.set('text', 'kept?'); await n.save();
+  throw new TypeError('the seed went wrong');
+}
+`);
+    const r = spawnSync(process.execPath, [BIN, '--project', dir, '--port', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+    assert.match(r.stderr, /seed\.ts:3:\d+ failed \(nothing of it was kept\): the seed went wrong/);
+    assert.notEqual(r.status, 0);
+  });
 });

@@ -120,6 +120,21 @@ describe('error registry', () => {
     assert.deepEqual(found, [], 'take errCodes from ERRORS (src/errors/registry.ts), and register new ones there');
   });
 
+  it('lets application code refuse with its own status and errCode (REFUSED), and refuses a name, status or code that is none', () => {
+    const e = new DatasetError('REFUSED', 'no stock left for item 12', { status: 409, errCode: 20001, attributeName: 'qty' });
+    assert.equal(e.status, 409);
+    assert.equal(e.code, 'REFUSED');
+    assert.deepEqual(e.toWire(), [{ message: 'no stock left for item 12', componentSignature: 'dsrs', errCode: 20001, attributeName: 'qty' }]);
+    const plain = new DatasetError('REFUSED', 'no');
+    assert.equal(plain.status, 400);
+    assert.equal(plain.toWire()[0].errCode, ERRORS.REFUSED.errCode);
+    assert.equal(new DatasetError('INVALID_PARAMETER', 'quantity must be positive').status, 400, 'any registered name, by its own status');
+    assert.throws(() => new DatasetError('NOPE' as ErrorName, 'x'), /no registered error name/);
+    assert.throws(() => new DatasetError('toString' as ErrorName, 'x'), /no registered error name/);
+    assert.throws(() => new DatasetError('REFUSED', 'x', { status: 200 }), /no HTTP error status/);
+    assert.throws(() => new DatasetError('REFUSED', 'x', { errCode: 1.5 }), /not a positive integer/);
+  });
+
   it('sends a stack of errors innermost first, with the status of the first', () => {
     const e = new DatasetError('STAMP_CHANGED', 'stamp', [
       { name: 'RECORD_NOT_SAVED', message: 'record' },

@@ -325,6 +325,19 @@ describe('entity events', () => {
       await assert.rejects(p.save(), (e: unknown) => e instanceof DatasetError && /The saving event of Person\.salary failed/.test(e.message));
     });
 
+    it('passes the application\'s own refusal (DatasetError REFUSED, its status and errCode) through as it is, reporting nothing', async () => {
+      const p = ds.Person.new();
+      reset({ 'validateSave:salary': () => { throw new DatasetError('REFUSED', 'no hiring on Sundays', { status: 409, errCode: 30001 }); } });
+      await assert.rejects(p.save(), (e: unknown) => {
+        assert.ok(e instanceof DatasetError);
+        assert.equal(e.status, 409);
+        assert.deepEqual(e.toWire(), [{ message: 'no hiring on Sundays', componentSignature: 'dsrs', errCode: 30001 }]);
+        return true;
+      });
+      assert.equal(reported.length, 0, 'a refusal is no failure to log');
+      assert.equal(p.isNew(), true, 'nothing saved');
+    });
+
     it('ignores (and reports) an afterSave error: the save stands', async () => {
       const before = await count();
       const p = ds.Person.new();

@@ -104,12 +104,11 @@ describe('HTTP: datastore functions (/rest/$catalog/{function})', () => {
     assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got "lots"/);
   });
 
-  it('answers a function that throws with its message, rolls back its transaction, and keeps serving', async () => {
+  it('answers a function that refuses (DatasetError REFUSED) with its own status, code and message, rolls back its transaction, and keeps serving', async () => {
     const before = (await demo.ds.Employee.query('employer.ID = 1').toArray()).map((e) => e.get('salary'));
     const res = await demo.request('/rest/$catalog/raiseSalaries', 'POST', [1, 80]);
-    assert.equal(res.status, 500);
-    assert.equal(res.body.__ERROR[0].errCode, 7019);
-    assert.match(res.body.__ERROR[0].message, /raiseSalaries of the DataStore class failed: a 80% raise needs a board decision/);
+    assert.equal(res.status, 422);
+    assert.deepEqual(res.body.__ERROR, [{ message: 'a 80% raise needs a board decision', componentSignature: 'dsrs', errCode: 20001 }]);
     assert.deepEqual((await demo.ds.Employee.query('employer.ID = 1').toArray()).map((e) => e.get('salary')), before);
     const ok = await demo.request('/rest/$catalog/raiseSalaries', 'POST', [1, 10]);
     assert.deepEqual(ok.body, { result: before.length });

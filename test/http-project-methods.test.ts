@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { openProject, ProjectError } from '../src/project.js';
 import { buildServer } from '../src/server.js';
+import { pino } from 'pino';
 import { openDemo, tempDir, testDatabase, type DemoFixture } from './helpers.js';
 
 describe('HTTP: the demo\'s project methods', () => {
@@ -254,11 +255,36 @@ describe('project methods: failures and time limits', () => {
   });
   const names = async () => (await ds.Person.all().orderBy('name').toArray()).map((p) => p.get('name'));
 
-  it('answers 7019 with the message of a method that throws, its transaction rolled back', async () => {
-    const res = await app.inject({ method: 'POST', url: '/rest/Person/renameAll', payload: ['Zed'] });
-    assert.equal(res.statusCode, 500);
-    assert.deepEqual(JSON.parse(res.body).__ERROR[0], { message: 'the project method renameAll failed: changed my mind', componentSignature: 'dsrs', errCode: 7019 });
-    assert.deepEqual(await names(), ['Ann', 'Bob']);
+  it('answers 7019 naming the method (not its exception\'s text) when it throws, logs the exception with its stack and the request id, and rolls back its transaction', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const logged = await buildServer(ds, { log });
+    try {
+      const res = await logged.inject({ method: 'POST', url: '/rest/Person/renameAll', payload: ['Zed'], headers: { 'x-request-id': 'rename-1' } });
+      assert.equal(res.statusCode, 500);
+      assert.deepEqual(JSON.parse(res.body).__ERROR[0], { message: 'the project method renameAll failed with an unexpected error (request rename-1): its cause is in the server log', componentSignature: 'dsrs', errCode: 7019 });
+      assert.deepEqual(await names(), ['Ann', 'Bob']);
+      const entry = lines.map((l) => JSON.parse(l)).find((l) => l.reqId === 'rename-1');
+      assert.ok(entry, 'the failure is logged under the request id');
+      assert.equal(entry.err.message, 'changed my mind');
+      assert.match(entry.err.stack, /methods\/renameAll\.ts:\d+:\d+\)/, 'the stack names the method\'s file and line');
+    } finally {
+      await logged.close();
+    }
+  });
+
+  it('answers the exception\'s message and stack with exposeErrors (--expose-errors, during development)', async () => {
+    const open = await buildServer(ds, { logLevel: 'silent', exposeErrors: true });
+    try {
+      const res = await open.inject({ method: 'POST', url: '/rest/Person/renameAll', payload: ['Zed'] });
+      assert.equal(res.statusCode, 500);
+      const [error] = JSON.parse(res.body).__ERROR;
+      assert.equal(error.errCode, 7019);
+      assert.match(error.message, /^the project method renameAll failed with an unexpected error \(request [^)]+\): changed my mind$/);
+      assert.match(error.extraDescription.stack.join('\n'), /renameAll\.ts/);
+    } finally {
+      await open.close();
+    }
   });
 
   it('answers 7020 for a method past the time limit, its transaction rolled back', async () => {

@@ -49,7 +49,8 @@ export default class DataStore extends Datastore {
         e.set('salary', Math.round(Number(e.get('salary') ?? 0) * (1 + percent / 100)));
         await e.save();
         n++;
-        if (percent > 50) throw new Error(`a ${percent}% raise needs a board decision`);
+        // a business rule: the client is told why, with a status and a code of the application's own
+        if (percent > 50) throw new DatasetError('REFUSED', `a ${percent}% raise needs a board decision`, { status: 422, errCode: 20001 });
       }
       return n;
     });

@@ -5,9 +5,10 @@
 // prototype: 4D's data model classes are never instantiated with new, reference §6.4), and the
 // one instance of each singleton class.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, extname, join } from 'node:path';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { require as tsxRequire } from 'tsx/cjs/api';
 import { tsImport } from 'tsx/esm/api';
 import type { CalculatedDefinition } from '../datastore/calculated.js';
 import { userMembers } from '../datastore/class-install.js';
@@ -102,14 +103,39 @@ function classify(entry: string, file: string, name: string, ds: Datastore, name
   return { file, name, kind: 'singleton', notDataModel };
 }
 
-/** Loads a module of the project (classes/, methods/); a failure is a ClassLoadError starting with `where`. */
+/**
+ * Whether a file is an ES module by Node's rules: .mts/.mjs are, .cts/.cjs are not, and any other
+ * is one when the nearest package.json says "type": "module".
+ */
+function isEsModule(file: string): boolean {
+  if (/\.m[tj]s$/.test(file)) return true;
+  if (/\.c[tj]s$/.test(file)) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      try {
+        return (JSON.parse(readFileSync(manifest, 'utf8')) as { type?: unknown }).type === 'module';
+      } catch {
+        return false; // Node reads an unreadable package.json as no "type" too
+      }
+    }
+    if (dirname(dir) === dir) return false;
+  }
+}
+
+/** Loads a module of the project (classes/, methods/, the seed); a failure is a ClassLoadError starting with `where`. */
 export async function importProjectModule(file: string, where: string): Promise<Record<string, unknown>> {
   registerCoreClasses();
   try {
-    // tsImport loads it as ESM, TypeScript or not, whatever the package.json around it says.
+    // tsx loads it in a namespace of its own (TypeScript or not, with no hook left behind). A
+    // TypeScript file in a CommonJS scope is required, not imported: tsx imports CommonJS through a
+    // data: URL, and every stack frame of its code would then name that URL, not its file and
+    // line. (A .js file there is imported still: its ESM syntax is transformed only that way.)
+    if (/\.c?tsx?$/.test(file) && !isEsModule(file)) return tsxRequire(file, import.meta.url) as Record<string, unknown>;
     return (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
   } catch (e) {
-    throw new ClassLoadError(`${where}: failed to load: ${loadFailure(e)}`);
+    const at = lineIn(e, file);
+    throw new ClassLoadError(`${where}${at === undefined ? '' : `:${at}`}: failed to load: ${loadFailure(e)}`);
   }
 }
 
@@ -123,6 +149,20 @@ async function importClass(f: ClassFile): Promise<unknown> {
 }
 
 /** One line saying why a module failed to load (esbuild puts the detail on the line after its summary). */
+/** Where in `file` an exception was thrown ("line:column"), from its stack; undefined when no frame is in that file. */
+export function lineIn(e: unknown, file: string): string | undefined {
+  const stack = e instanceof Error ? e.stack : undefined;
+  if (stack === undefined) return undefined;
+  for (const frame of stack.split('\n')) {
+    // (frames only: a message may name the file too, as esbuild's do)
+    if (!/^\s+at /.test(frame)) continue;
+    const i = frame.indexOf(`${file}:`);
+    const m = i < 0 ? null : /^:(\d+):(\d+)/.exec(frame.slice(i + file.length));
+    if (m) return `${m[1]}:${m[2]}`;
+  }
+  return undefined;
+}
+
 function loadFailure(e: unknown): string {
   const lines = (e instanceof Error ? e.message : String(e)).split('\n').map((l) => l.trim()).filter(Boolean);
   const esbuild = lines.map((l) => /^.*?:(\d+):\d+: ERROR: (.*)$/.exec(l)).find((m) => m);

@@ -125,8 +125,10 @@ export async function runStopping(handler: EntityEventHandler, entity: Entity, e
   try {
     result = await handler.call(entity, event);
   } catch (error) {
-    // An exception is user code failing, not a refusal: reported as a serious DBEV error whose
-    // message names the event; the cause is logged, not sent (ARCHITECTURE §6).
+    // The application's own refusal, with its status and code: sent as it is
+    if (error instanceof DatasetError && error.code === 'REFUSED') throw error;
+    // Any other exception is user code failing, not a refusal: reported as a serious DBEV error
+    // whose message names the event; the cause is logged, not sent (ARCHITECTURE §6).
     report({ kind: event.kind, dataClassName: event.dataClassName, attributeName: event.attributeName, error });
     const where = `${event.dataClassName}${event.attributeName ? `.${event.attributeName}` : ''}`;
     throw eventError(event.kind, event.dataClassName, { errCode: ERRORS.EVENT_FAILED.errCode, message: `The ${event.kind} event of ${where} failed with an exception` }, true, event.attributeName);

@@ -41,8 +41,12 @@ export interface DatasetErrorOptions {
   /** replaces the items built from name, message and more */
   readonly items?: readonly ErrorItem[];
   readonly validation?: ValidationFailure;
-  /** replaces the registry's status: a permission refusal answers 401 to a guest session, 403 to a logged-in one */
+  /** replaces the registry's status (400 to 599): a permission refusal answers 401 to a guest session, 403 to a logged-in one; an application's refusal the status it chooses */
   readonly status?: number;
+  /** replaces the registry's errCode of the (first) error: an application's own code (a positive integer) */
+  readonly errCode?: number;
+  /** what caused it (an exception a function threw): logged by the server, never sent */
+  readonly cause?: unknown;
   /** seconds for the Retry-After header of a 429 (quotas) */
   readonly retryAfterS?: number;
   /** the attribute the (first) error is about */
@@ -56,10 +60,22 @@ export class DatasetError extends Error {
   readonly retryAfterS?: number;
   readonly #status?: number;
 
-  constructor(name: ErrorName, message: string, more: readonly ErrorItem[] = [], options: DatasetErrorOptions = {}) {
-    super(message);
+  /**
+   * `new DatasetError(name, message, options?)`, or `(name, message, more, options?)` with the
+   * errors it follows (innermost first). From a function or an event, an application refuses
+   * with its own status and code: `throw new DatasetError('REFUSED', 'no stock left for item 12',
+   * { status: 409, errCode: 20001 })`.
+   */
+  constructor(name: ErrorName, message: string, moreOrOptions: readonly ErrorItem[] | DatasetErrorOptions = [], lastOptions: DatasetErrorOptions = {}) {
+    const more: readonly ErrorItem[] = Array.isArray(moreOrOptions) ? moreOrOptions : [];
+    const options: DatasetErrorOptions = Array.isArray(moreOrOptions) ? lastOptions : (moreOrOptions as DatasetErrorOptions);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DatasetError';
-    this.items = options.items ?? [{ name, message, ...(options.attributeName === undefined ? {} : { attributeName: options.attributeName }) }, ...more];
+    if (!Object.hasOwn(ERRORS, name)) throw new TypeError(`DatasetError: ${JSON.stringify(name)} is no registered error name (docs/errors.md lists them; REFUSED is the application's own)`);
+    if (options.status !== undefined && !(Number.isInteger(options.status) && options.status >= 400 && options.status <= 599)) throw new RangeError(`DatasetError: status ${String(options.status)} is no HTTP error status (400 to 599)`);
+    if (options.errCode !== undefined && !(Number.isInteger(options.errCode) && options.errCode > 0)) throw new RangeError(`DatasetError: errCode ${String(options.errCode)} is not a positive integer`);
+    const first: ErrorItem = { name, message, ...(options.errCode === undefined ? {} : { errCode: options.errCode }), ...(options.attributeName === undefined ? {} : { attributeName: options.attributeName }) };
+    this.items = options.items ?? [first, ...more];
     if (options.validation) this.validation = options.validation;
     if (options.status !== undefined) this.#status = options.status;
     if (options.retryAfterS !== undefined) this.retryAfterS = options.retryAfterS;

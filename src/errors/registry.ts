@@ -44,7 +44,7 @@ export const ERRORS = {
   BODY_TOO_LARGE: { errCode: 7016, status: 413, signature: 'dsrs', summary: 'The request body is larger than the server accepts.' },
   INVALID_FILTER: { errCode: 7017, status: 400, signature: 'dsrs', summary: 'A query ($filter, $params, ds.X.query) is malformed, names an unknown attribute or has a value of the wrong type.' },
   VALUE_REQUIRED: { errCode: 7018, status: 400, signature: 'dsrs', summary: 'A save leaves null an attribute the model marks notNull.' },
-  FUNCTION_FAILED: { errCode: 7019, status: 500, signature: 'dsrs', summary: 'A function called over REST threw or rejected; its message is sent, any transaction it opened is rolled back.' },
+  FUNCTION_FAILED: { errCode: 7019, status: 500, signature: 'dsrs', summary: 'A function called over REST threw or rejected with an unexpected exception: the answer names the function and the request id, the exception (with its stack) goes to the server log (sent too with --expose-errors); any transaction it opened is rolled back. A refusal meant for the client is a DatasetError (REFUSED).' },
   FUNCTION_TIMEOUT: { errCode: 7020, status: 504, signature: 'dsrs', summary: 'A function called over REST took longer than the time limit (--function-timeout): its open transaction is rolled back, its next datastore call refused; one that holds the server that long has its instance replaced.' },
   INVALID_PARAMETER: { errCode: 7021, status: 400, signature: 'dsrs', summary: 'A parameter of a function call does not fit the type the function declares (or is missing, or one too many).' },
   METHOD_BAD_RESULT: { errCode: 7022, status: 500, signature: 'dsrs', summary: 'A project method returned something other than an object or an array.' },
@@ -71,6 +71,7 @@ export const ERRORS = {
   UNKNOWN_SINGLETON: { errCode: 7060, status: 404, signature: 'dsrs', summary: 'The URL names a shared singleton class the project does not have (/rest/$singleton/{Class}/{function}).' },
   LOCK_NEEDS_SESSION: { errCode: 7053, status: 409, signature: 'dsrs', summary: 'A lock ($lock=true, entity.lock()) asked by a session the client has not kept (its cookie is new: never sent back), or whose session ended meanwhile (a logout or a login as another user at the same time): a lock needs a session the client keeps; send its cookie back, or log in, and ask again.' },
   INVALID_HEADER: { errCode: 7054, status: 400, signature: 'dsrs', summary: 'A request header the server reads holds a value it cannot use (If-Match that names no entity tag, or on a request that is not the update of one entity); the message names the header and what it takes.' },
+  REFUSED: { errCode: 7061, status: 400, signature: 'dsrs', summary: "Refused by the application's own rule: a function or an event threw new DatasetError('REFUSED', message, { status, errCode }) — its status (a 4xx) and its errCode are the application's, when it gives them." },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -126,7 +126,12 @@ export async function invoke(inv: Invocation): Promise<unknown> {
     return await withTimeLimit(code, ctx, controller, () => watchdog.answered(r.watchId));
   } catch (e) {
     if (e instanceof DatasetError) throw e;
-    throw new DatasetError('FUNCTION_FAILED', `${inv.name} failed: ${e instanceof Error ? e.message : String(e)}`);
+    // an exception the code did not mean for the client (a bug, a library's failure): its text may
+    // tell what the client should not see, so it goes to the server's log (with its stack and the
+    // request id) as the error's cause, and the client is told which function failed and where to
+    // look; a refusal meant for the client is a DatasetError ('REFUSED', with its status and code)
+    const id = inv.request.id;
+    throw new DatasetError('FUNCTION_FAILED', `${inv.name} failed with an unexpected error${id === undefined ? '' : ` (request ${id})`}: its cause is in the server log`, { cause: e });
   }
 }
 

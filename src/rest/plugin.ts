@@ -162,7 +162,15 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (isDatasetError(error)) return sendError(reply, error);
+    if (isDatasetError(error)) {
+      // an exception user code did not mean for the client (functions/call.ts): logged with its
+      // stack; sent only when the server runs with --expose-errors
+      if (error.cause !== undefined) {
+        log.error({ err: error.cause, reqId: request.id, method: request.method, url: request.url }, error.message);
+        if (services.exposeErrors) return sendError(reply, withCause(error));
+      }
+      return sendError(reply, error);
+    }
     const status = error.statusCode ?? 500;
     if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
     if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
@@ -251,6 +259,14 @@ export function frameworkError(error: FastifyError, request: { url: string; id: 
   } else {
     sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
   }
+}
+
+/** The error with its cause's message and stack (--expose-errors, during development). */
+function withCause(error: DatasetError): DatasetError {
+  const cause = error.cause instanceof Error ? error.cause : new Error(String(error.cause));
+  const [first, ...rest] = error.items;
+  const message = `${first.message.replace(/: its cause is in the server log$/, '')}: ${cause.message}`;
+  return new DatasetError(first.name, message, { items: [{ ...first, message, extraDescription: { stack: cause.stack?.split('\n') } }, ...rest], status: error.status });
 }
 
 /** The security headers as lines of a raw answer. */

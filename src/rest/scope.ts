@@ -23,6 +23,8 @@ export type RestCore = Omit<Core, 'storage'>;
 /** What the server was built with: the same for every request. */
 export interface Services {
   readonly ds: Datastore;
+  /** a function's unexpected exception is answered with its message and stack (development), not only logged */
+  readonly exposeErrors: boolean;
   readonly core: RestCore;
   /** the time limit of a function called over REST, in ms (--function-timeout) */
   readonly functionTimeoutMs: number;
@@ -48,6 +50,7 @@ export interface ServiceOptions {
   readonly requestsPerMinute?: number;
   readonly setsPerSession?: number;
   readonly locksPerSession?: number;
+  readonly exposeErrors?: boolean;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -120,6 +123,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     logins: new LoginThrottle(core.storage, core.sessions.now),
     setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
     locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
+    exposeErrors: options.exposeErrors ?? false,
   };
 }
 
