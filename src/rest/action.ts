@@ -24,13 +24,13 @@ export interface RelationStep {
   readonly relation: RelatedEntityAttribute | RelatedEntitiesAttribute | AliasAttribute;
 }
 
-/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`, `$format=looker` (a page of a collection or set only). */
+/** How an answer shows entities: `$attributes` (with the /a,b list of the URL), `$expand`, `$asArray`, `$format=looker`, `csv` or `ndjson` (a collection or set only). */
 export interface Shape {
   readonly attributes?: readonly string[];
   readonly expand?: readonly string[];
   readonly asArray: boolean;
-  /** present only for $format=looker: Looker Studio's table of values */
-  readonly format?: 'looker';
+  /** present only for $format=looker (Looker Studio's table of values of a page), csv or ndjson (an export of every entity selected, streamed: handlers/export.ts) */
+  readonly format?: 'looker' | 'csv' | 'ndjson';
 }
 
 /** A page: `$skip`, `$top` (undefined: the dataclass's default page size). */

@@ -29,8 +29,9 @@ function collectionOptions(o: RestOptions): string | undefined {
   return undefined;
 }
 
-/** $format=looker answers a table of values: nothing of 4D's JSON shape goes with it. */
+/** $format=looker answers a table of values (csv and ndjson, an export, too): nothing of 4D's JSON shape goes with it. */
 function lookerShape(o: RestOptions): string | undefined {
+  if (o.format === 'csv' || o.format === 'ndjson') return exportShape(o);
   if (o.format !== 'looker') return undefined;
   const json: string[] = [];
   if (o.asArray) json.push('$asArray');
@@ -39,6 +40,19 @@ function lookerShape(o: RestOptions): string | undefined {
   if (o.querypath) json.push('$querypath');
   if (json.length > 0) return `$format=looker answers a table of the entities' values: ${json.join(', ')} ${json.length === 1 ? 'shapes' : 'shape'} 4D's JSON answer, not that one`;
   if (o.method === 'entityset') return "$format=looker answers a table of the entities' values: $method=entityset answers the new set in JSON; store the set first, then read it with $format=looker";
+  return undefined;
+}
+
+/** An export ($format=csv or ndjson, or Accept: text/csv) streams the values of every entity selected: no JSON shape, no set stored. */
+function exportShape(o: RestOptions): string | undefined {
+  const asked = o.given.has('$format') ? `$format=${o.format}` : `an export (Accept: ${o.format === 'csv' ? 'text/csv' : 'application/x-ndjson'})`;
+  const json: string[] = [];
+  if (o.asArray) json.push('$asArray');
+  if (o.expand !== undefined) json.push('$expand');
+  if (o.queryplan) json.push('$queryplan');
+  if (o.querypath) json.push('$querypath');
+  if (json.length > 0) return `${asked} streams the values of every entity selected: ${json.join(', ')} ${json.length === 1 ? 'shapes' : 'shape'} 4D's JSON answer, not that one`;
+  if (o.method !== undefined) return `${asked} streams the values of the entities selected: $method=${o.method} goes without it (store a set first, then export /rest/{dataClass}/$entityset/{id})`;
   return undefined;
 }
 
@@ -89,12 +103,14 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
 };
 
 /**
- * $format=looker where the answer is no collection: refused (an answer in another shape than the
- * one asked for would mislead), whatever else the kind ignores. Checked once the kind is known.
+ * $format=looker (csv, ndjson) where the answer is no collection: refused (an answer in another
+ * shape than the one asked for would mislead), whatever else the kind ignores. Checked once the
+ * kind is known. A format only Accept asked for is a preference: elsewhere, JSON answers.
  */
 export function checkFormat(kind: ActionKind, options: RestOptions): void {
-  if (options.format === 'json' || OPTION_RULES[kind].uses.includes('$format')) return;
-  throw new DatasetError('INVALID_OPTION', `$format=${options.format} answers a page of entities (GET /rest/{dataClass}, a relation's entities, /rest/{dataClass}/$entityset/{id}); this request is answered in JSON only`);
+  if (options.format === 'json' || !options.given.has('$format') || OPTION_RULES[kind].uses.includes('$format')) return;
+  const what = options.format === 'looker' ? 'a page of entities' : 'every entity selected';
+  throw new DatasetError('INVALID_OPTION', `$format=${options.format} answers ${what} (GET /rest/{dataClass}, a relation's entities, /rest/{dataClass}/$entityset/{id}); this request is answered in JSON only`);
 }
 
 /** The options of a request as `kind` reads them, or INVALID_OPTION for a combination it refuses. */

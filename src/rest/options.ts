@@ -56,7 +56,7 @@ export interface RestOptions {
   readonly version?: string;
   /** $lock=true / $lock=false: lock or unlock one entity for the session (undefined: not given) */
   readonly lock?: boolean;
-  /** $format: json (4D's own shape, the default) or looker (the Looker Studio connector's) */
+  /** $format: json (4D's own shape, the default), looker (the Looker Studio connector's), or csv / ndjson (an export of every entity selected, streamed) */
   readonly format: OutputFormat;
   /** the options the query string gave, by the name it gave them */
   readonly given: ReadonlySet<OptionName>;
@@ -140,14 +140,14 @@ export function pick(o: RestOptions, uses: readonly OptionName[]): RestOptions {
   };
 }
 
-const OUTPUT_FORMATS = ['json', 'looker'] as const;
+const OUTPUT_FORMATS = ['json', 'looker', 'csv', 'ndjson'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** $format, any case (reference §3.11). */
 function outputFormat(v: string | undefined): OutputFormat {
   if (v === undefined) return 'json';
   const f = v.trim().toLowerCase();
-  if (!(OUTPUT_FORMATS as readonly string[]).includes(f)) throw new DatasetError('INVALID_OPTION', `$format must be json or looker; got '${v}'${didYouMean(f, OUTPUT_FORMATS)}`);
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(f)) throw new DatasetError('INVALID_OPTION', `$format must be json or looker; got '${v}'${didYouMean(f, OUTPUT_FORMATS)} (or csv, ndjson: an export of every entity selected)`);
   return f as OutputFormat;
 }
 
@@ -182,8 +182,10 @@ export function parseOptions(query: string): RestOptions {
   }
   const orderby = raw.get('$orderby');
   if (orderby !== undefined && orderby.trim() === '') throw new DatasetError('INVALID_OPTION', '$orderby is empty: give attribute paths, like $orderby="lastName desc"');
+  const format = outputFormat(raw.get('$format'));
   return {
-    top: top === undefined ? undefined : count(raw.has('$top') ? '$top' : '$limit', top, MAX_PAGE_SIZE),
+    // (an export streams any number: its $top is no page size)
+    top: top === undefined ? undefined : count(raw.has('$top') ? '$top' : '$limit', top, format === 'csv' || format === 'ndjson' ? Number.MAX_SAFE_INTEGER : MAX_PAGE_SIZE),
     skip: raw.has('$skip') ? count('$skip', raw.get('$skip') as string, Number.MAX_SAFE_INTEGER) : 0,
     attributes: list('$attributes', raw.get('$attributes')),
     expand: list('$expand', raw.get('$expand')),
@@ -210,7 +212,7 @@ export function parseOptions(query: string): RestOptions {
     imageFormat: imageFormat(raw.get('$imageformat')),
     version: raw.get('$version'),
     lock: lockValue(raw.get('$lock')),
-    format: outputFormat(raw.get('$format')),
+    format,
     given: new Set(raw.keys()),
   };
 }
@@ -272,7 +274,7 @@ function count(name: string, v: string, max: number): number {
   if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'`);
   const n = Number(v);
   if (n > max) {
-    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page`);
+    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page${max === MAX_PAGE_SIZE ? ' (an export, $format=csv or ndjson, sends any number)' : ''}`);
   }
   return n;
 }

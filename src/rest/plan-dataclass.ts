@@ -8,7 +8,7 @@ import type { StorageAttribute } from '../model/types.js';
 import { attributeOf } from '../query/path.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
-import type { Action, CollectionSource, RelationStep, SetRequest } from './action.js';
+import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
 import { ifMatchStamp } from './etag.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
@@ -191,14 +191,20 @@ function planCollection(dc: DataClassCore, source: CollectionSource, listed: str
     }
     const ordered = sub && opts.subOrderby !== undefined ? { ...opts, orderby: opts.subOrderby } : opts;
     const store = opts.method === 'entityset' || (sub && (ordered.filter !== undefined || ordered.orderby !== undefined));
-    return { kind: 'readSet', dc, set, narrowing: narrowing(ordered, 'orderby wins'), paging: paging(opts), shape: shape(listed, opts), store, timeoutS: opts.timeout };
+    return { kind: 'readSet', dc, set, narrowing: narrowing(ordered, 'orderby wins'), paging: paging(opts), shape: collectionShape(listed, opts), store, timeoutS: opts.timeout };
   }
   if (options.method === 'entityset') {
     const opts = optionsFor('createSet', options);
     return { kind: 'createSet', dc, source, narrowing: narrowing(opts, 'refused'), paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
   }
   const opts = optionsFor('readCollection', options);
-  return { kind: 'readCollection', dc, source, narrowing: narrowing(opts, 'refused'), paging: paging(opts), shape: shape(listed, opts), plan: { queryplan: opts.queryplan, querypath: opts.querypath } };
+  return { kind: 'readCollection', dc, source, narrowing: narrowing(opts, 'refused'), paging: paging(opts), shape: collectionShape(listed, opts), plan: { queryplan: opts.queryplan, querypath: opts.querypath } };
+}
+
+/** The shape of a collection or set read: with $format=csv or ndjson (or Accept: text/csv), an export of every entity selected (handlers/export.ts). */
+function collectionShape(listed: string[] | undefined, opts: RestOptions): Shape {
+  const made = shape(listed, opts);
+  return opts.format === 'csv' || opts.format === 'ndjson' ? { ...made, format: opts.format } : made;
 }
 
 /** $method=subentityset: the related entities stored as a set, sorted by $subOrderby (its only order; $filter does not apply). */

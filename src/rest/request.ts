@@ -63,9 +63,34 @@ export function isUploadTarget(url: string): boolean {
 
 /** The action a request asks for. */
 export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
-  const action = planTarget(req, scope, target);
+  const accepted = acceptedExport(req, target.options);
+  const action = planTarget(req, scope, accepted === undefined ? target : { ...target, options: { ...target.options, format: accepted } });
   checkFormat(action.kind, target.options);
   return action;
+}
+
+/**
+ * A GET without $format whose Accept ranks text/csv (or application/x-ndjson) above JSON (RFC 9110
+ * §12.5.1; a tie goes to the type listed first): an export, as $format=csv would ask. Where the
+ * request is no collection read, the preference is ignored (option-rules.ts checkFormat).
+ */
+function acceptedExport(req: RestRequest, options: RestOptions): 'csv' | 'ndjson' | undefined {
+  if (options.given.has('$format') || (req.method !== 'GET' && req.method !== 'HEAD')) return undefined;
+  const header = req.headers.accept;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  // (most requests name neither)
+  if (text === undefined || !/csv|ndjson/i.test(text)) return undefined;
+  let best: { format: 'csv' | 'ndjson' | 'json'; q: number } | undefined;
+  for (const range of text.split(',')) {
+    const [type, ...params] = range.split(';');
+    const t = type.trim().toLowerCase();
+    const format = t === 'text/csv' ? 'csv' : t === 'application/x-ndjson' || t === 'application/ndjson' ? 'ndjson' : t === 'application/json' ? 'json' : undefined;
+    if (format === undefined) continue;
+    const qParam = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (q > 0 && (best === undefined || q > best.q)) best = { format, q };
+  }
+  return best === undefined || best.format === 'json' ? undefined : best.format;
 }
 
 function planTarget(req: RestRequest, scope: Scope, target: Target): Action {

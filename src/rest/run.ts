@@ -3,7 +3,7 @@
 // the body still arriving).
 
 import type { IncomingMessage } from 'node:http';
-import type { Action } from './action.js';
+import type { Action, Shape } from './action.js';
 import { catalog, catalogDataClass, lastQueryPath } from './handlers/catalog.js';
 import { compute, distinctValues } from './handlers/compute.js';
 import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
@@ -12,6 +12,7 @@ import { readFile } from './handlers/files.js';
 import { lock } from './handlers/lock.js';
 import { openapi } from './handlers/openapi.js';
 import { callFunction } from './handlers/functions.js';
+import { exportCollection, exportSet } from './handlers/export.js';
 import { readCollection, readEntity, readRelation } from './handlers/read.js';
 import { storeFile, upload } from './handlers/upload.js';
 import { remove, update, validate } from './handlers/write.js';
@@ -32,7 +33,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return lastQueryPath(scope);
     // reads of more than one statement see one state of the data (a page alone is one statement: it decides)
     case 'readCollection':
-      return readCollection(scope, action);
+      // ($format=csv or ndjson: every entity selected, streamed a chunk at a time)
+      return isExport(action.shape) ? exportCollection(scope, action) : readCollection(scope, action);
     case 'readEntity':
       return readEntity(scope, action);
     case 'readRelation':
@@ -43,7 +45,7 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return inSnapshot(scope, (s) => createSet(s, action));
     // (a page of a set as it is is one statement: readSet decides)
     case 'readSet':
-      return readSet(scope, action);
+      return isExport(action.shape) ? exportSet(scope, action) : readSet(scope, action);
     case 'release':
       return release(scope, action);
     case 'releaseSets':
@@ -76,4 +78,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return never;
     }
   }
+}
+
+function isExport(shape: Shape): boolean {
+  return shape.format === 'csv' || shape.format === 'ndjson';
 }
