@@ -7,12 +7,13 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createProject } from '../bench/fixture.js';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
-import { exportStats } from '../src/rest/export-format.js';
+import { ExportStream, exportStats } from '../src/rest/export-format.js';
 import { buildServer } from '../src/server.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, TEST_ENGINE, type DemoFixture } from './helpers.js';
 
@@ -181,6 +182,10 @@ describe('export over HTTP: CSV and NDJSON', () => {
     assert.match(String((await get('/rest/Company?$top=2', { accept: 'application/json, text/csv' })).headers['content-type']), /^application\/json/);
     assert.match(String((await get('/rest/Company?$top=2', { accept: 'text/csv;q=0.5, application/json' })).headers['content-type']), /^application\/json/);
     assert.match(String((await get('/rest/Company(1)', { accept: 'text/csv' })).headers['content-type']), /^application\/json/);
+    // compressed as any text, by Accept-Encoding
+    const gzipped = await get('/rest/Company?$format=csv&$orderby="name"', { 'accept-encoding': 'gzip' });
+    assert.equal(gzipped.headers['content-encoding'], 'gzip');
+    assert.deepEqual(parseCsv(gunzipSync(gzipped.rawPayload).toString('utf8')), csv);
     // HEAD: the headers of GET, no body
     const head = await app.inject({ method: 'HEAD', url: '/rest/Company?$format=csv' });
     assert.equal(head.statusCode, 200);
@@ -354,5 +359,25 @@ describe('export over HTTP: 100,000 rows, over a socket too', () => {
     assert.equal(catalog.status, 200);
     const again = await fetch(new URL('/rest/Item?$format=csv&$top=5&$attributes=ID', base));
     assert.equal(await again.text(), 'ID\r\n1\r\n2\r\n3\r\n4\r\n5\r\n');
+  });
+});
+
+describe('export over HTTP: the stream', () => {
+  it('ends with an error, not with a short body, when a chunk cannot be read after the first was sent', async () => {
+    let calls = 0;
+    const stream = new ExportStream('header\r\nfirst\r\n', async () => {
+      if (++calls === 1) return 'second\r\n';
+      throw new Error('the database went away');
+    });
+    let text = '';
+    await assert.rejects(async () => {
+      for await (const chunk of stream) text += String(chunk);
+    }, /the database went away/);
+    // (what was read before the error may or may not have gone out: the body is cut short either way)
+    assert.ok('header\r\nfirst\r\nsecond\r\n'.startsWith(text) && text.startsWith('header\r\nfirst\r\n'), JSON.stringify(text));
+    assert.equal(calls, 2);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(calls, 2, 'nothing read after the error');
+    assert.ok(stream.destroyed);
   });
 });
