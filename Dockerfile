@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # dataset-rest in a container: the server listens on 0.0.0.0:8080, as the unprivileged user
 # "node", serving the project folder /app/project (the demo, unless you mount yours there; see
-# docs/configuration.md, "Docker"). Every setting can be given as a DATASET_REST_* variable.
+# docs/configuration.md, "Docker"). Every setting can be given as a DATASET_REST_* variable, a
+# flag after the image's name, or in the project's dataset-rest.json; but the three the image
+# fixes below are variables, which win over that file (README, "Docker").
 #
 #   docker build -t dataset-rest .
 #   docker run --rm -p 8080:8080 dataset-rest            # then http://localhost:8080/rest/$catalog
@@ -25,6 +27,11 @@ RUN npm ci --omit=dev --no-audit --no-fund \
 
 # ---- the image: Node, the dependencies, the sources; no compiler ----
 FROM ${NODE_IMAGE}
+# The settings the image fixes, and only those: the address a container is reached on, the port
+# EXPOSEd and probed by HEALTHCHECK (8080, the command's default, fixed against a project file's
+# "port"), and the folder the project is mounted at. As variables they win over the project's
+# dataset-rest.json (its "host" and "port" are not used in the image) and lose to flags; override
+# one with `docker run -e DATASET_REST_…=…` (the port with -e only: HEALTHCHECK reads the variable).
 ENV NODE_ENV=production \
     DATASET_REST_HOST=0.0.0.0 \
     DATASET_REST_PORT=8080 \

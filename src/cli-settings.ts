@@ -4,7 +4,8 @@
 // defaults. Every value goes through the same parser as its flag (the option's own parseArg), and
 // lands in the commander program with its source ('cli', 'env', 'config', 'default'), so the
 // command reads one set of options whatever their origin. The supervisor's server processes get
-// the resolved settings as they are (snapshot()), never reading the file again.
+// the resolved settings as they are (snapshot(), over IPC: src/supervisor.ts), never reading the
+// file or the variables again.
 
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -15,8 +16,6 @@ import { didYouMean } from './util/suggest.js';
 export const ENV_PREFIX = 'DATASET_REST_';
 /** The configuration file looked for in the project folder. */
 export const CONFIG_FILE = 'dataset-rest.json';
-/** Set by the command for its server processes: the settings it resolved (JSON). */
-export const SNAPSHOT_ENV = 'DATASET_REST_INSTANCE_CONFIG';
 /**
  * Variables of the prefix that are no settings: the supervisor's (INSTANCE…), the test runner's
  * (TEST_…), the benchmarks' (BENCH_…, PEERS_…). Never warned about.
@@ -134,7 +133,12 @@ export function resolveSettings(program: Command, spec: SettingsSpec, env: NodeJ
   return { file: { path, found: true }, origins, warnings };
 }
 
-/** The settings as resolved, for the server processes (SNAPSHOT_ENV): values and where they came from. */
+/** The variables that are settings (DATASET_REST_PORT, DATASET_REST_DB …; not the internal ones nor the actions'). */
+export function settingVariables(program: Command, spec: SettingsSpec): string[] {
+  return settings(program, spec).map(envName);
+}
+
+/** The settings as resolved, for the server processes (sent over IPC): values and where they came from. */
 export function snapshot(program: Command, spec: SettingsSpec, resolved: Resolved): string {
   const entries = settings(program, spec).map((o) => {
     const key = o.attributeName();

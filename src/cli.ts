@@ -2,16 +2,17 @@
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
 // command itself only supervises (src/supervisor.ts); the server runs in its child process. Its
 // options (src/cli-options.ts) come from flags, DATASET_REST_* variables and a configuration file
-// (src/config/settings.ts); the child takes the supervisor's result as it is.
+// (src/config/settings.ts); the child takes the supervisor's result as it is, over the IPC channel
+// (never through its environment: it may hold a password).
 
 import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS } from './config/limits.js';
 import { CommanderError } from 'commander';
-import { describe, resolveSettings, restoreSettings, SettingsError, SNAPSHOT_ENV, snapshot, type Resolved } from './cli-settings.js';
+import { describe, resolveSettings, restoreSettings, SettingsError, settingVariables, snapshot, type Resolved } from './cli-settings.js';
 import { commandLine, DEMO, SETTINGS, type CommandOptions } from './cli-options.js';
 import type { DatastoreWithClasses } from './datastore/datastore.js';
 import type { createLogger } from './util/log.js';
 import { hostname, networkInterfaces } from 'node:os';
-import { INSTANCE_ENV, supervise, type ReadyMessage } from './supervisor.js';
+import { INSTANCE_ENV, settingsFromSupervisor, supervise, SUPERVISED, type ReadyMessage } from './supervisor.js';
 // (the server's own modules are imported by serve(): the supervisor, --help and --print-config load none of them)
 
 /** A second stop signal within this long of the first is the same stop, not "stop now". */
@@ -33,8 +34,15 @@ try {
   throw e;
 }
 // then the environment and the configuration file (a server process: the supervisor's result)
-const instance = process.env[INSTANCE_ENV] === '1';
-const saved = instance ? process.env[SNAPSHOT_ENV] : undefined;
+// (INSTANCE_ENV=1: a server alone, which resolves its own; SUPERVISED: one the command started)
+const marker = process.env[INSTANCE_ENV];
+const instance = marker === '1' || marker === SUPERVISED;
+let saved: string | undefined;
+if (marker === SUPERVISED) {
+  // the supervisor gone before it answered: there is no one to serve for
+  process.once('disconnect', () => process.exit(0));
+  saved = await settingsFromSupervisor().catch((e: unknown) => fail((e as Error).message));
+}
 let resolved: Resolved;
 try {
   resolved = saved === undefined ? resolveSettings(program, SETTINGS) : restoreSettings(program, saved);
@@ -51,9 +59,12 @@ if (opts.printConfig) {
 
 if (instance) await serve();
 else {
-  // the server processes (this script, the same arguments) take these settings as they are
-  process.env[SNAPSHOT_ENV] = snapshot(program, SETTINGS, resolved);
-  supervise(process.argv[1], process.argv.slice(2), { workers: opts.workers, host: opts.host, port: opts.port });
+  // the server processes (this script, the same arguments) take these settings as they are, over
+  // IPC; the variables that are settings stay out of their environment
+  supervise(process.argv[1], process.argv.slice(2), {
+    workers: opts.workers, host: opts.host, port: opts.port,
+    settings: snapshot(program, SETTINGS, resolved), withoutEnv: settingVariables(program, SETTINGS),
+  });
 }
 
 /** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */

@@ -5,6 +5,13 @@
 // the server keeps serving. Workers share nothing in memory: everything a later request may need
 // is in the database (README, "What is shared"). Signals go through: SIGTERM/SIGINT ask every
 // worker to finish its requests, and the supervisor exits once they have.
+//
+// A server process gets the settings the command resolved over the IPC channel, never through
+// its environment: a password from the configuration file or a DATASET_REST_* variable would
+// otherwise be readable in every worker's /proc/<pid>/environ, and inherited by any program it
+// starts. The worker asks for them (SettingsRequest) once it listens for the answer, so none is
+// lost to a message sent before it had loaded; every process started, a replacement too, asks.
+// The variables that are settings are left out of the workers' environment as well.
 
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
@@ -12,8 +19,23 @@ import { createServer } from 'node:net';
 import { RESTART_BURST } from './config/limits.js';
 import { answerMetricsOf } from './cluster-metrics.js';
 
-/** Set in the child's environment: "serve, don't supervise". */
+/** Set in the child's environment: "serve, don't supervise" (1: alone, resolving its own settings). */
 export const INSTANCE_ENV = 'DATASET_REST_INSTANCE';
+/** INSTANCE_ENV's value in the supervisor's server processes: they ask it for their settings. */
+export const SUPERVISED = 'supervised';
+/** How long a server process waits for its settings (the supervisor answers at once). */
+const SETTINGS_TIMEOUT_MS = 30_000;
+
+/** What a server process asks the supervisor first: its settings. */
+export interface SettingsRequest {
+  readonly type: 'settings?';
+}
+
+/** The supervisor's answer: the settings it resolved (snapshot(), JSON). */
+export interface SettingsMessage {
+  readonly type: 'settings';
+  readonly settings: string;
+}
 
 /** What the child tells the supervisor once it listens. */
 export interface ReadyMessage {
@@ -23,11 +45,17 @@ export interface ReadyMessage {
   readonly line: string;
 }
 
+type WorkerMessage = ReadyMessage | SettingsRequest;
+
 export interface SuperviseOptions {
   readonly workers: number;
   /** the address and port the command was given (port 0: a free one, picked once for all workers) */
   readonly host: string;
   readonly port: number;
+  /** the resolved settings, handed to every server process over IPC (snapshot(), JSON) */
+  readonly settings: string;
+  /** variables of the supervisor's environment its server processes do not get (the settings': they take `settings`) */
+  readonly withoutEnv: readonly string[];
 }
 
 /**
@@ -64,10 +92,15 @@ export function supervise(script: string, args: readonly string[], options: Supe
   const start = (initial = false) => {
     starts.push(Date.now());
     // a restart keeps the port the first worker got (--port 0 picks one only once)
-    const worker = launch(script, port === undefined ? args : [...args, '--port', String(port)], workers);
+    const worker = launch(script, port === undefined ? args : [...args, '--port', String(port)], workers, options.withoutEnv);
     const state = { ready: false, initial };
     live.set(worker, state);
     worker.onMessage((m) => {
+      // (every process started asks: the first ones and every replacement)
+      if (m?.type === 'settings?') {
+        worker.send({ type: 'settings', settings: options.settings } satisfies SettingsMessage);
+        return;
+      }
       if (m?.type !== 'ready' || state.ready || stopping) return;
       state.ready = true;
       port = m.port;
@@ -145,9 +178,10 @@ function freePort(host: string): Promise<number> {
   });
 }
 
-/** A server process as the supervisor sees it: its ready message, its end, a signal. */
+/** A server process as the supervisor sees it: its messages (ready, settings?), its end, a signal. */
 interface ServerProcess {
-  onMessage(listener: (m: ReadyMessage) => void): void;
+  onMessage(listener: (m: WorkerMessage) => void): void;
+  send(m: SettingsMessage): void;
   onExit(listener: (code: number | null, signal: string | null) => void): void;
   kill(signal: NodeJS.Signals): void;
 }
@@ -157,15 +191,54 @@ interface ServerProcess {
  * is replaced the port is closed, and a client's connection is refused rather than held. Several
  * are cluster workers on one shared socket (set up by begin()).
  */
-function launch(script: string, args: readonly string[], workers: number): ServerProcess {
-  const env = { [INSTANCE_ENV]: '1' };
+function launch(script: string, args: readonly string[], workers: number, withoutEnv: readonly string[]): ServerProcess {
+  // (undefined: a variable the child does not get; cluster.fork adds process.env to these)
+  const env: Record<string, string | undefined> = Object.fromEntries(withoutEnv.map((name) => [name, undefined]));
+  env[INSTANCE_ENV] = SUPERVISED;
+  // (a message to a process that has just ended is dropped: its exit is handled)
+  const ignore = () => {};
   if (workers === 1) {
     const child = fork(script, args, { env: { ...process.env, ...env }, stdio: 'inherit' });
-    return { onMessage: (f) => child.on('message', f), onExit: (f) => child.on('exit', f), kill: (signal) => child.kill(signal) };
+    return {
+      onMessage: (f) => child.on('message', f), onExit: (f) => child.on('exit', f), kill: (signal) => child.kill(signal),
+      send: (m) => child.connected && child.send(m, ignore),
+    };
   }
   cluster.setupPrimary({ exec: script, args: [...args] });
   const worker = cluster.fork(env);
   // a scrape of /metrics reaching this worker asks here for every worker's sum
   answerMetricsOf(worker);
-  return { onMessage: (f) => worker.on('message', f), onExit: (f) => worker.on('exit', f), kill: (signal) => worker.process.kill(signal) };
+  return {
+    onMessage: (f) => worker.on('message', f), onExit: (f) => worker.on('exit', f), kill: (signal) => worker.process.kill(signal),
+    send: (m) => worker.isConnected() && worker.send(m, undefined, ignore),
+  };
+}
+
+/**
+ * In a server process the supervisor started (INSTANCE_ENV=SUPERVISED): asks it for the settings
+ * it resolved and waits for them. Rejects when there is no supervisor to ask, or no answer.
+ */
+export function settingsFromSupervisor(): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (process.send === undefined || !process.connected) {
+      reject(new Error(`${INSTANCE_ENV}=${SUPERVISED} is for the processes the command starts itself (to run the server alone: ${INSTANCE_ENV}=1)`));
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      process.off('message', listener);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(new Error(`no settings from the supervisor in ${SETTINGS_TIMEOUT_MS / 1000} s`));
+    }, SETTINGS_TIMEOUT_MS);
+    const listener = (m: Partial<SettingsMessage> | null) => {
+      if (m?.type !== 'settings' || typeof m.settings !== 'string') return;
+      done();
+      resolve(m.settings);
+    };
+    // listening first: the answer cannot come before
+    process.on('message', listener);
+    process.send({ type: 'settings?' } satisfies SettingsRequest);
+  });
 }

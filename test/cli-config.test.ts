@@ -4,12 +4,15 @@
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import pg from 'pg';
 import { commandLine, SETTINGS } from '../src/cli-options.js';
 import { describe as describeSettings, mask, resolveSettings, restoreSettings, SettingsError, snapshot, sourceOf, type Resolved } from '../src/cli-settings.js';
-import { BIN, startCommand, tempDir } from './helpers.js';
+import { BIN, DEMO_DIR, startCommand, tempDir } from './helpers.js';
+import { testPostgres } from './postgres-server.js';
 
 const tmp = tempDir();
 after(() => tmp.remove());
@@ -271,6 +274,74 @@ describe('configuration: --print-config and the server processes', () => {
     } finally {
       child.kill('SIGTERM');
       assert.equal(await exited, 0);
+    }
+  });
+
+  it('hands the workers their settings over IPC, never in their environment: a password of the file is not in /proc/<pid>/environ, of a replacement either, and they serve', { skip: process.platform !== 'linux' && '/proc/<pid>/environ is Linux\'s' }, async () => {
+    // a role and a database of its own, so that the password is in the file and nowhere else
+    const server = await testPostgres();
+    const id = randomBytes(6).toString('hex');
+    const [role, database, password] = [`r_${id}`, `t_${id}`, `pw-${randomBytes(12).toString('hex')}`];
+    const admin = async (sql: string) => {
+      const c = new pg.Client({ connectionString: server.url });
+      await c.connect();
+      try {
+        await c.query(sql);
+      } finally {
+        await c.end();
+      }
+    };
+    await admin(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`);
+    await admin(`CREATE DATABASE ${database} OWNER ${role} TEMPLATE template0 ENCODING 'UTF8'`);
+    const url = new URL(server.url);
+    [url.username, url.password, url.pathname] = [role, password, `/${database}`];
+    const file = join(tmp.dir, `workers-${id}.json`);
+    writeFileSync(file, JSON.stringify({ project: DEMO_DIR, db: url.href, logLevel: 'warn' }));
+    // the file named by a variable: a setting's variable, kept from the workers too
+    const previous = process.env.DATASET_REST_CONFIG;
+    process.env.DATASET_REST_CONFIG = file;
+    let command;
+    try {
+      command = await startCommand(['--port', '0', '--workers', '2']);
+    } finally {
+      if (previous === undefined) delete process.env.DATASET_REST_CONFIG;
+      else process.env.DATASET_REST_CONFIG = previous;
+    }
+    const { child, base, exited } = command;
+    const workers = () => spawnSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).map(Number);
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    const checkEnviron = (pid: number) => {
+      const env = environ(pid);
+      assert.ok(env.includes('DATASET_REST_INSTANCE=supervised'), `worker ${pid}: ${env.filter((v) => v.startsWith('DATASET_REST_')).join(' ')}`);
+      assert.ok(!env.some((v) => v.includes(password)), `worker ${pid}: the password is in its environment`);
+      assert.ok(!env.some((v) => v.startsWith('DATASET_REST_INSTANCE_CONFIG=') || v.startsWith('DATASET_REST_CONFIG=')), `worker ${pid}: ${env.filter((v) => v.startsWith('DATASET_REST_')).join(' ')}`);
+    };
+    // new connections each: the workers take them in turn
+    const read = () => fetch(`${base}/City?$top=1`, { headers: { connection: 'close' }, signal: AbortSignal.timeout(10_000) }).then((r) => r.status, () => 0);
+    try {
+      const first = workers();
+      assert.equal(first.length, 2, command.stderr());
+      for (const pid of first) checkEnviron(pid);
+      for (let i = 0; i < 6; i++) assert.equal(await read(), 200, command.stderr());
+      // a worker killed is replaced: the new one asks for the settings as well
+      process.kill(first[0], 'SIGKILL');
+      let now: number[] = [];
+      for (const end = Date.now() + 30_000; Date.now() < end; ) {
+        await new Promise((r) => setTimeout(r, 200));
+        now = workers();
+        if (now.length === 2 && !now.includes(first[0]) && await read() === 200) break;
+      }
+      const replacement = now.find((pid) => !first.includes(pid));
+      assert.ok(replacement !== undefined && now.length === 2, `${now.join(' ')}: ${command.stderr()}`);
+      checkEnviron(replacement);
+      for (let i = 0; i < 6; i++) assert.equal(await read(), 200, command.stderr());
+      // (at warn, nothing of the start-up is logged: the file's settings reached the replacement too)
+      assert.doesNotMatch(command.stderr(), /"msg":"listening"/);
+    } finally {
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, command.stderr());
+      await admin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin(`DROP ROLE IF EXISTS ${role}`);
     }
   });
 });
