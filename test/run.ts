@@ -11,7 +11,9 @@
 // timed is guessed from what it starts), so that both processors stay busy to the end. A file
 // whose assertions time the machine itself (frames per second…) says "test/run.ts runs this file
 // alone" in a comment: it runs first, with nothing beside it. A job's output is printed in one
-// block when it ends, never interleaved with another's.
+// block when it ends, never interleaved with another's. A file still running after
+// DATASET_REST_TEST_FILE_TIMEOUT seconds (default 600; the slowest takes about a minute) is killed
+// and counted failed, its output so far printed: a hang costs ten minutes, not the whole CI run.
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -52,6 +54,7 @@ const args = process.argv.slice(2);
 const halves: Engine[] = args.includes('--sqlite') ? ['sqlite'] : args.includes('--postgres') ? ['postgres'] : ['sqlite', 'postgres'];
 const jobsArg = args.find((a) => a.startsWith('--jobs='))?.slice('--jobs='.length) ?? process.env.DATASET_REST_TEST_JOBS;
 const slots = jobsArg ? Math.max(1, Number.parseInt(jobsArg, 10) || 1) : Math.max(2, availableParallelism());
+const fileTimeoutMs = 1000 * (Number(process.env.DATASET_REST_TEST_FILE_TIMEOUT) || 600);
 const named = args.filter((a) => !a.startsWith('--'));
 const files = named.length > 0 ? named : readdirSync(HERE).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
 const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
@@ -92,15 +95,26 @@ function runJob(job: Job, env: NodeJS.ProcessEnv): Promise<Done> {
       env: { ...env, DATASET_REST_TEST_ENGINE: job.engine },
     });
     const out: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+      // (a process it started may hold the pipes open: they are let go after a moment)
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, 5000).unref();
+    }, fileTimeoutMs);
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => out.push(d));
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
       const ms = Date.now() - started;
       const text = Buffer.concat(out).toString('utf8');
       const counts: Record<string, number> = {};
       for (const m of text.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
       const ok = code === 0 && signal === null;
-      process.stdout.write(`\n# ${ok ? 'ok' : 'FAILED'}: ${job.engine} ${job.file} (${(ms / 1000).toFixed(1)} s${signal ? `, ${signal}` : code ? `, exit code ${code}` : ''})\n${text}`);
+      process.stdout.write(`\n# ${ok ? 'ok' : 'FAILED'}: ${job.engine} ${job.file} (${(ms / 1000).toFixed(1)} s${timedOut ? `, killed: still running after ${fileTimeoutMs / 1000} s` : signal ? `, ${signal}` : code ? `, exit code ${code}` : ''})\n${text}`);
       resolve({ job, ok, ms, counts });
     });
   });
