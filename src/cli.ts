@@ -123,6 +123,7 @@ async function serve(): Promise<void> {
     allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host, LOOPBACK_HOSTS),
     corsOrigins: opts.corsOrigin,
     trustProxy: opts.trustProxy,
+    exposeErrors: opts.exposeErrors ?? false,
     secureCookies: opts.secureCookies,
     requestsPerMinute: opts.maxRequestsPerMinute,
     setsPerSession: opts.maxSetsPerSession,
@@ -141,6 +142,7 @@ async function serve(): Promise<void> {
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
   warnIfOpen(coreOf(ds).policy.isOpen, log, actual);
+  if (opts.exposeErrors) log.warn("--expose-errors: a function's unexpected exception is answered with its message and stack (for development: never on a server others reach)");
   const line = `dataset-rest listening on http://${host}:${actual}/rest`;
   // (under the supervisor, it prints the line once every worker listens)
   if (!supervised) process.stdout.write(`${line}\n`);

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
 import { BIN, startCommand, tempDir } from './helpers.js';
@@ -241,5 +242,40 @@ describe('command line', () => {
     const r = spawnSync(process.execPath, [BIN, '--project', dir, '--port', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
     assert.match(r.stderr, /seed\.ts:3:\d+ failed \(nothing of it was kept\): the seed went wrong/);
     assert.notEqual(r.status, 0);
+  });
+
+  it("with --expose-errors, answers a function's unexpected exception with its message and the stack naming its file and line, and warns at start-up; without, only names the function", async () => {
+    const dir = project(join(tmp.dir, 'expose'), SMALL);
+    for (const d of ['classes', 'node_modules']) mkdirSync(join(dir, d), { recursive: true });
+    symlinkSync(fileURLToPath(new URL('..', import.meta.url)), join(dir, 'node_modules', 'dataset-rest'), 'dir');
+    writeFileSync(join(dir, 'classes', 'DataStore.ts'), `import { Datastore, exposed } from 'dataset-rest';
+export default class DataStore extends Datastore {
+  @exposed broken(): never {
+    throw new RangeError('the inner secret');
+  }
+}
+`);
+    for (const expose of [true, false]) {
+      const { child, base, exited, stderr } = await startCommand(['--project', dir, '--port', '0', '--log-level', 'warn', '--roles', 'none', ...(expose ? ['--expose-errors'] : [])]);
+      try {
+        const res = await fetch(`${base}/$catalog/broken`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
+        assert.equal(res.status, 500);
+        const error = ((await res.json()) as { __ERROR: { errCode: number; message: string; extraDescription?: { stack?: string } }[] }).__ERROR;
+        assert.equal(error[0].errCode, 7019);
+        assert.match(error[0].message, /broken/);
+        const text = JSON.stringify(error);
+        if (expose) {
+          assert.match(text, /the inner secret/);
+          assert.match(error.map((e) => e.extraDescription?.stack ?? '').join(''), /DataStore\.ts:4:\d+/);
+          assert.match(stderr(), /--expose-errors/);
+        } else {
+          assert.doesNotMatch(text, /the inner secret|DataStore\.ts/);
+          assert.doesNotMatch(stderr(), /--expose-errors/);
+        }
+      } finally {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    }
   });
 });
