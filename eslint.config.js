@@ -18,6 +18,8 @@ const LAYERS = [
   ['functions'],
   ['classes', 'rest'],
   ['explorer'],
+  // the actions (dataset-rest migrate|import|export): above everything, as the root modules
+  ['commands'],
 ];
 
 /** For each folder, the folders it may not import: every later layer, and its own layer's siblings. */

@@ -1,0 +1,23 @@
+// The dataset-rest command's entry: `dataset-rest [options]` serves a project (src/cli.ts);
+// `dataset-rest migrate|import|export …` are actions on a project's database, each a module of
+// src/commands/ with flags of its own (`dataset-rest import --help`). Only the module asked for is
+// loaded: serving never loads the actions, nor an action the server.
+
+/** An action: runs with the arguments after its name; resolves to the process's exit code. */
+export interface Action {
+  main(args: readonly string[]): Promise<number>;
+}
+
+const ACTIONS: Record<string, () => Promise<Action>> = {
+  migrate: () => import('./commands/migrate.js'),
+  import: () => import('./commands/import.js'),
+  export: () => import('./commands/export.js'),
+};
+
+const name = process.argv[2];
+const action = name !== undefined && Object.hasOwn(ACTIONS, name) ? ACTIONS[name] : undefined;
+if (action) {
+  process.exitCode = await (await action()).main(process.argv.slice(3));
+} else {
+  await import('./cli.js');
+}
