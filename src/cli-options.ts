@@ -3,7 +3,7 @@
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
 import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
@@ -16,7 +16,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number;
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -130,6 +130,8 @@ export function commandLine(): Command {
     .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
     .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
     .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
+    .option('--max-body-size <size>', 'largest JSON request body accepted (bytes, or 500KB, 10MB: powers of 1024); uploads have --max-upload-size', size, MAX_BODY_SIZE)
+    .option('--max-page-size <n>', 'most entities one page may ask for ($top); an export ($format=csv or ndjson) sends any number', positiveInt, MAX_PAGE_SIZE)
     .option('--roles <file>', "the roles.json to enforce (default: the project's roles.json, if it has one); none: no permissions at all, everything open (development only)")
     .option('--session-idle-timeout <minutes>', 'a session ends when unused for this long', positiveInt, DEFAULT_SESSION_IDLE_MINUTES)
     .option('--secure-cookies', 'mark the session cookie Secure even over plain HTTP (behind a TLS-terminating proxy)')

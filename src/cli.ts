@@ -119,6 +119,8 @@ async function serve(): Promise<void> {
   const app = await buildServer(ds, {
     log,
     maxUploadBytes: opts.maxUploadSize,
+    maxBodyBytes: opts.maxBodySize,
+    maxPageSize: opts.maxPageSize,
     functionTimeoutMs: opts.functionTimeout,
     allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host, LOOPBACK_HOSTS),
     corsOrigins: opts.corsOrigin,

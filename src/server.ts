@@ -24,6 +24,10 @@ export interface ServerOptions {
   readonly logLevel?: string;
   /** the largest upload accepted, in bytes (default 100 MB) */
   readonly maxUploadBytes?: number;
+  /** the largest request body (JSON) accepted, in bytes (default 10 MB; uploads have maxUploadBytes) */
+  readonly maxBodyBytes?: number;
+  /** the most entities one page may ask for with $top (default 10,000; an export has no page) */
+  readonly maxPageSize?: number;
   /** the time limit of a function called over REST, in ms (default 30 s) */
   readonly functionTimeoutMs?: number;
   /** host names the server answers for (default localhost, 127.0.0.1, ::1); '*': any */
@@ -63,6 +67,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
   const services = servicesFor(ds, {
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
+    maxPageSize: options.maxPageSize,
     functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     secureCookies: options.secureCookies,
     requestsPerMinute: options.requestsPerMinute,
@@ -73,7 +78,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.
     logger: false,
-    bodyLimit: MAX_BODY_SIZE,
+    bodyLimit: options.maxBodyBytes ?? MAX_BODY_SIZE,
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
     frameworkErrors: frameworkError,

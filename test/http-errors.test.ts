@@ -283,3 +283,37 @@ describe('verbs the REST API does not have', () => {
     assert.match(body.__ERROR[0].message, /TRACE is not a method of the REST API/);
   });
 });
+
+describe('the body and page limits, as options', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ maxPageSize: 5, maxBodyBytes: 2048 });
+  });
+  after(() => demo.close());
+
+  it('refuses a $top past --max-page-size, naming the limit and how to read more; a page of it, an export past it and the document follow it', async () => {
+    const past = await demo.app.inject({ url: '/rest/Company?$top=6' });
+    assert.equal(past.statusCode, 400);
+    const error = past.json().__ERROR[0];
+    assert.equal(error.errCode, ERRORS.LIMIT_EXCEEDED.errCode);
+    assert.match(error.message, /\$top=6 is more than the 5 entities .*\$skip.*\$format=csv/);
+    assert.equal((await demo.app.inject({ url: '/rest/Company?$top=5' })).json().__ENTITIES.length, 5);
+    const csv = await demo.app.inject({ url: '/rest/Company?$top=7&$format=csv&$attributes=ID' });
+    assert.equal(csv.statusCode, 200);
+    assert.equal(csv.body.trim().split('\r\n').length, 8);
+    const doc = (await demo.app.inject({ url: '/rest/$openapi' })).json();
+    assert.equal(doc.components.parameters.top.schema.maximum, 5);
+    assert.deepEqual(doc.components.parameters.format.schema.enum, ['json', 'looker', 'csv', 'ndjson']);
+  });
+
+  it('refuses a JSON body past --max-body-size with 413, naming the size, and stores nothing', async () => {
+    const name = `big-${'x'.repeat(3000)}`;
+    const res = await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: { name } });
+    assert.equal(res.statusCode, 413);
+    assert.equal(res.json().__ERROR[0].errCode, ERRORS.BODY_TOO_LARGE.errCode);
+    assert.match(res.json().__ERROR[0].message, /2048 bytes/);
+    const found = await demo.app.inject({ url: `/rest/Company?$filter="name begin 'big-'"` });
+    assert.equal(found.json().__COUNT, 0);
+    assert.equal((await demo.app.inject({ method: 'POST', url: '/rest/Company?$method=update', payload: { name: 'small enough' } })).statusCode, 200);
+  });
+});

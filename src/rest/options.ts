@@ -155,7 +155,7 @@ const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
-export function parseOptions(query: string): RestOptions {
+export function parseOptions(query: string, maxPageSize = MAX_PAGE_SIZE): RestOptions {
   if (query === '') return NO_OPTIONS;
   const raw = new Map<OptionName, string>();
   for (const part of query.split('&')) {
@@ -185,7 +185,7 @@ export function parseOptions(query: string): RestOptions {
   const format = outputFormat(raw.get('$format'));
   return {
     // (an export streams any number: its $top is no page size)
-    top: top === undefined ? undefined : count(raw.has('$top') ? '$top' : '$limit', top, format === 'csv' || format === 'ndjson' ? Number.MAX_SAFE_INTEGER : MAX_PAGE_SIZE),
+    top: top === undefined ? undefined : count(raw.has('$top') ? '$top' : '$limit', top, format === 'csv' || format === 'ndjson' ? Number.MAX_SAFE_INTEGER : maxPageSize),
     skip: raw.has('$skip') ? count('$skip', raw.get('$skip') as string, Number.MAX_SAFE_INTEGER) : 0,
     attributes: list('$attributes', raw.get('$attributes')),
     expand: list('$expand', raw.get('$expand')),
@@ -271,10 +271,12 @@ function unquote(v: string): string {
 }
 
 function count(name: string, v: string, max: number): number {
+  // (a page's limit is far below the largest safe integer, which bounds $skip and an export's $top)
+  const page = max < Number.MAX_SAFE_INTEGER;
   if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'`);
   const n = Number(v);
   if (n > max) {
-    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page${max === MAX_PAGE_SIZE ? ' (an export, $format=csv or ndjson, sends any number)' : ''}`);
+    throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page${page ? ' (page with $skip, or export every entity with $format=csv or ndjson)' : ''}`);
   }
   return n;
 }

@@ -32,7 +32,7 @@ export interface IncomingRest extends RestRequest {
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
   const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd, id: req.id }, req.session);
-  const target = readTarget(req.method, req.url);
+  const target = readTarget(req.method, req.url, services.maxPageSize);
   // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
   const action = planRequest(req, scope, target);
@@ -62,7 +62,7 @@ const REST_VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
  */
 export function allowedRestMethods(services: Services, request: { url: string; caller: string; id?: string }, session: Session): string[] {
   // (the target reads alike for every method: one that does not read is refused as it is, 400)
-  const target = readTarget('GET', request.url);
+  const target = readTarget('GET', request.url, services.maxPageSize);
   const allowed: string[] = [];
   let missing: DatasetError | undefined;
   for (const method of REST_VERBS) {
@@ -136,7 +136,7 @@ export function refusedBeforeBody(services: Services, raw: IncomingMessage, call
     // (the head alone: the session is not read yet; a guest's scope plans an upload, whose plan
     // reads no data, and only the target and the size of an upload into an attribute are checked)
     if (intoAttribute) {
-      readTarget(req.method, req.url);
+      readTarget(req.method, req.url, services.maxPageSize);
       checkUploadHead(req.headers, services.maxUploadBytes);
     } else planRequest(req, scopeFor(services, { ...req, caller }, services.core.sessions.guest()));
     return undefined;

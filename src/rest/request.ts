@@ -37,11 +37,11 @@ export interface Target {
 }
 
 /** Reads the path and the query string (URL length, grammar, option values). */
-export function readTarget(method: string, url: string): Target {
+export function readTarget(method: string, url: string, maxPageSize?: number): Target {
   if (url.length > MAX_URL_LENGTH) throw new DatasetError('LIMIT_EXCEEDED', `the URL is ${url.length} characters long; at most ${MAX_URL_LENGTH} are read`);
   const q = url.indexOf('?');
   const route = parseRestPath(url.slice(REST_PREFIX.length, q < 0 ? undefined : q));
-  return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1)) };
+  return { method, route, options: parseOptions(q < 0 ? '' : url.slice(q + 1), maxPageSize) };
 }
 
 /** A query string that makes a POST an upload into an entity's attribute (its body read raw: $rawPict or $binary given true); false for /rest/$upload, whose own route reads it. */
@@ -62,7 +62,7 @@ export function isUploadTarget(url: string): boolean {
 }
 
 /** The action a request asks for. */
-export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url)): Action {
+export function planRequest(req: RestRequest, scope: Scope, target: Target = readTarget(req.method, req.url, scope.services.maxPageSize)): Action {
   const accepted = acceptedExport(req, target.options);
   const action = planTarget(req, scope, accepted === undefined ? target : { ...target, options: { ...target.options, format: accepted } });
   checkFormat(action.kind, target.options);

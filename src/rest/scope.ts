@@ -4,7 +4,7 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
+import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION, MAX_PAGE_SIZE } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
@@ -30,6 +30,8 @@ export interface Services {
   readonly functionTimeoutMs: number;
   /** the largest upload accepted, in bytes (--max-upload-size) */
   readonly maxUploadBytes: number;
+  /** the most entities one page may ask for with $top (--max-page-size) */
+  readonly maxPageSize: number;
   /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
   readonly cookie: { readonly name: string; readonly secure: boolean };
   /** requests a minute per session (per address for a guest) */
@@ -46,6 +48,7 @@ export interface Services {
 export interface ServiceOptions {
   readonly functionTimeoutMs: number;
   readonly maxUploadBytes: number;
+  readonly maxPageSize?: number;
   readonly secureCookies?: boolean;
   readonly requestsPerMinute?: number;
   readonly setsPerSession?: number;
@@ -118,6 +121,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     core,
     functionTimeoutMs: options.functionTimeoutMs,
     maxUploadBytes: options.maxUploadBytes,
+    maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
     cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
     requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
     logins: new LoginThrottle(core.storage, core.sessions.now),

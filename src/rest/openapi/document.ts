@@ -10,7 +10,7 @@ import type { Datastore } from '../../datastore/datastore.js';
 import type { Grants } from '../../permissions/policy.js';
 import { REST_PREFIX } from '../constants.js';
 import type { Scope } from '../scope.js';
-import { PARAMETERS } from './parameters.js';
+import { parameters } from './parameters.js';
 import { buildPaths } from './paths.js';
 import { componentSchemas, readable, type Schema } from './schemas.js';
 
@@ -41,7 +41,7 @@ export function buildDocument(scope: Scope): Schema {
     paths: buildPaths(scope, dataClasses),
     components: {
       schemas: componentSchemas(scope, dataClasses),
-      parameters: PARAMETERS,
+      parameters: parameters(scope.services.maxPageSize),
       responses: {
         Error: { description: 'a failure (4xx, 5xx): the errors, innermost first', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
       },

@@ -2,7 +2,7 @@
 // value in its description. Which operation lists which follows option-rules.ts (the options each
 // kind of action reads): an option a kind does not read is not offered on its operation.
 
-import { MAX_PAGE_SIZE, MAX_TIMEOUT_S, MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
+import { MAX_TIMEOUT_S, MAX_UPLOAD_TIMEOUT_S, DEFAULT_UPLOAD_TIMEOUT_S, DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
 import { ERRORS } from '../../errors/registry.js';
 import type { Schema } from './schemas.js';
 
@@ -34,20 +34,26 @@ const q = (name: string, schema: Schema, description: string, example?: unknown)
 
 const bool = { type: 'boolean' };
 
-/** components.parameters: key → the parameter. */
-export const PARAMETERS: Record<string, Schema> = {
+/** components.parameters: key → the parameter ($top's maximum: the server's page size). */
+export function parameters(maxPageSize: number): Record<string, Schema> {
+  return {
+    ...PARAMETERS,
+    top: q('$top', { type: 'integer', minimum: 0, maximum: maxPageSize }, `the page size (default: the dataclass's defaultTopSize, else 100; at most ${maxPageSize}, but any number in an export: $format=csv or ndjson)`),
+    limit: q('$limit', { type: 'integer', minimum: 0, maximum: maxPageSize }, 'the same as $top (give one of them)'),
+  };
+}
+
+const PARAMETERS: Record<string, Schema> = {
   filter: q('$filter', { type: 'string' }, FILTER_GRAMMAR),
   params: q('$params', { type: 'string' }, 'A JSON array (single quotes around it allowed): the values of the :1, :2 … placeholders of $filter. On a GET call of a function without $filter, its parameters.', '[5000]'),
   orderby: q('$orderby', { type: 'string' }, 'attribute paths, each optionally followed by asc or desc, separated by commas: `lastName desc, firstName`. Ties are broken by the primary key.'),
-  top: q('$top', { type: 'integer', minimum: 0, maximum: MAX_PAGE_SIZE }, `the page size (default: the dataclass's defaultTopSize, else 100; at most ${MAX_PAGE_SIZE})`),
-  limit: q('$limit', { type: 'integer', minimum: 0, maximum: MAX_PAGE_SIZE }, 'the same as $top (give one of them)'),
   skip: q('$skip', { type: 'integer', minimum: 0 }, 'how many entities to skip before the page (past the end: an empty page)'),
   attributes: q('$attributes', { type: 'string' }, 'the attributes to send, comma-separated paths: `firstName,employer.name`, `staff.*`; relations named this way are sent inline'),
   expand: q('$expand', { type: 'string' }, 'relations, pictures or blobs to send inline rather than __deferred, comma-separated'),
   asArray: q('$asArray', bool, 'a bare array of entities (__KEY in its own type, no __TIMESTAMP; a 1→N relation as {"__COUNT": n})'),
   queryplan: q('$queryplan', bool, 'adds __queryPlan, the plan of $filter'),
   querypath: q('$querypath', bool, 'adds __queryPath, the steps $filter took (also kept for GET /rest/$querypath)'),
-  format: q('$format', { type: 'string', enum: ['json', 'looker'] }, "json (4D's shape, the default) or looker (Looker Studio's connector table)"),
+  format: q('$format', { type: 'string', enum: ['json', 'looker', 'csv', 'ndjson'] }, "json (4D's shape, the default) or looker (Looker Studio's connector table); on a collection, a relation's entities or an entity set, csv (a header row, RFC 4180) or ndjson (one JSON object a line) streams every entity selected, without a page limit ($top and $skip apply when given; Accept: text/csv asks for csv too)"),
   timeout: q('$timeout', { type: 'integer', minimum: 1, maximum: MAX_TIMEOUT_S }, `seconds an entity set lives unused (default ${DEFAULT_SET_TIMEOUT_S})`),
   compute: q('$compute', { type: 'string', enum: ['$all', 'count', 'sum', 'average', 'min', 'max'] }, 'an aggregate of the one attribute in the path: a bare value, or with $all an object {attribute: {count, sum, average, min, max}}'),
   distinct: q('$distinct', bool, 'the sorted distinct values of the one attribute in the path (a JSON array; $top and $skip page it)'),
