@@ -16,7 +16,7 @@
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { createServer } from 'node:net';
-import { RESTART_BURST } from './config/limits.js';
+import { PARENT_CHECK_MS, RESTART_BURST } from './config/limits.js';
 import { answerMetricsOf } from './cluster-metrics.js';
 
 /** Set in the child's environment: "serve, don't supervise" (1: alone, resolving its own settings). */
@@ -160,10 +160,30 @@ export function supervise(script: string, args: readonly string[], options: Supe
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  watchParent(() => {
+    process.stderr.write('dataset-rest: the process that started the server is gone (npm, a shell, a test runner): stopping\n');
+    stop('SIGTERM');
+  });
   begin().catch((e: unknown) => {
     process.stderr.write(`dataset-rest: cannot listen on ${options.host}: ${(e as Error).message}\n`);
     process.exit(2);
   });
+}
+
+/**
+ * Calls `gone` once the process that started this one ends (its parent changes: the orphan is
+ * adopted by init or a subreaper). Killed with `kill -9`, `npm start` cannot pass a signal on: the
+ * server would go on serving, orphaned, holding its port and its database. Under a service manager
+ * (systemd, Docker's init, a process supervisor) the parent stays for as long as the service runs.
+ */
+function watchParent(gone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    gone();
+  }, PARENT_CHECK_MS);
+  timer.unref();
 }
 
 /** A port free on `host` now (the workers then ask for it; another program could take it between, as with any port given). */

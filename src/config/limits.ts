@@ -126,6 +126,8 @@ export const WATCHED_CALLS = 512;
 /** --workers at most: each worker holds its own connections and caches, and more processes than cores only wait on each other. */
 export const MAX_WORKERS = 64;
 /** This many restarts of the server instance within this long slow the next one down (a client calling a stuck function again and again). */
+/** How often the command checks that the process that started it is still there (it stops when not). */
+export const PARENT_CHECK_MS = 1000;
 export const RESTART_BURST = { restarts: 5, withinMs: 10_000, delayMs: 2_000 } as const;
 /**
  * How many times a write unit that runs no user code (a save's own statements, an $atomic batch or
