@@ -18,10 +18,10 @@ export class ModelError extends Error {
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const KINDS = ['storage', 'relatedEntity', 'relatedEntities', 'alias', 'calculated'] as const;
 const MODEL_KEYS = ['name', 'dataClasses'];
-const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'exposed', 'extraProperties', 'attributes'];
+const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'exposed', 'extraProperties', 'attributes', 'renamedFrom'];
 const COMMON_ATTR_KEYS = ['name', 'kind', 'exposed', 'defaultFormat', 'multiLine', 'extraProperties'];
 const ATTR_KEYS: Record<(typeof KINDS)[number], string[]> = {
-  storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull'],
+  storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull', 'renamedFrom'],
   relatedEntity: [...COMMON_ATTR_KEYS, 'type', 'foreignKey', 'path'],
   relatedEntities: [...COMMON_ATTR_KEYS, 'type', 'path', 'reversePath'],
   alias: [...COMMON_ATTR_KEYS, 'path', 'type'],
@@ -85,8 +85,10 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
     for (const key of ['className', 'collectionName'] as const) {
       if (rawClass[key] !== undefined) checkName(rawClass[key], `${path}.${key}`, fail);
     }
+    const renamedFrom = checkRenamedFrom(rawClass.renamedFrom, name, `${path}.renamedFrom`, fail);
     const dc: Mutable<DataClassModel> = {
       name,
+      ...(renamedFrom !== undefined ? { renamedFrom } : {}),
       className: (rawClass.className as string | undefined) ?? name,
       collectionName: (rawClass.collectionName as string | undefined) ?? `${name}Selection`,
       tableNumber: classes.length + 1,
@@ -108,6 +110,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
     }
     rawAttrs.set(dc, rawClass.attributes.map((raw: unknown, j: number) => ({ raw: raw as Json, path: `${path}.attributes[${j}]` })));
   });
+  checkRenames(classes, (dc) => `$.dataClasses[${jsonIndex.get(dc)}].renamedFrom`, 'dataclass', fail);
   const byName = new Map(classes.map((c) => [c.name, c]));
   const byCollection = new Map(classes.map((c) => [c.collectionName, c]));
 
@@ -154,6 +157,8 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
         attrs.push({ ...base, kind, __raw: raw, __path: path } as unknown as AttributeModel);
       }
     }
+    const storagePaths = new Map((rawAttrs.get(dc) ?? []).map(({ raw, path }) => [isObject(raw) ? raw.name : undefined, path]));
+    checkRenames(attrs.filter((a): a is StorageAttribute => a.kind === 'storage'), (a) => `${storagePaths.get(a.name) ?? '$'}.renamedFrom`, `attribute of ${dc.name}`, fail, attrs);
     const keys = attrs.filter((a) => a.kind === 'storage' && a.identifying) as StorageAttribute[];
     const cpath = `$.dataClasses[${jsonIndex.get(dc)}]`;
     if (keys.length === 0) fail(cpath, `dataclass ${dc.name} has no identifying attribute (exactly one is required)`);
@@ -283,6 +288,7 @@ function storageAttribute(raw: Json, base: object, path: string, fail: (p: strin
   for (const flag of ['identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull']) optionalBool(raw, flag, path, fail);
   const t = type as StorageType;
   const identifying = raw.identifying === true;
+  const renamedFrom = checkRenamedFrom(raw.renamedFrom, raw.name as string, `${path}.renamedFrom`, fail);
   if (raw.autoincrement === true && !(identifying && (t === 'long' || t === 'long64'))) {
     fail(`${path}.autoincrement`, 'only an identifying long or long64 attribute can be autoincrement');
   }
@@ -304,7 +310,37 @@ function storageAttribute(raw: Json, base: object, path: string, fail: (p: strin
     dateOnly: raw.dateOnly === true,
     notNull: raw.notNull === true,
     implicit: false,
+    ...(renamedFrom !== undefined ? { renamedFrom } : {}),
   };
+}
+
+/** A `renamedFrom` is a name (the one it had before), not its own. */
+function checkRenamedFrom(v: unknown, own: string, path: string, fail: (p: string, m: string) => void): string | undefined {
+  if (v === undefined) return undefined;
+  if (!checkName(v, path, fail)) return undefined;
+  if (v === own) {
+    fail(path, `'${v}' is its own name: renamedFrom names the name it had before`);
+    return undefined;
+  }
+  return v;
+}
+
+/**
+ * Two names for one old table or column would make the rename ambiguous: a renamedFrom may not
+ * name something the model still has (under that name it stays), nor be given twice.
+ */
+function checkRenames<T extends { name: string; renamedFrom?: string }>(
+  items: readonly T[], pathOf: (item: T) => string, what: string, fail: (p: string, m: string) => void, all: readonly { name: string }[] = items,
+): void {
+  const seen = new Map<string, string>();
+  for (const item of items) {
+    const from = item.renamedFrom;
+    if (from === undefined) continue;
+    const still = all.find((o) => o.name.toLowerCase() === from.toLowerCase());
+    if (still) fail(pathOf(item), `'${from}' is still the name of a ${what} in the model: renamedFrom names a name no longer used`);
+    else if (seen.has(from.toLowerCase())) fail(pathOf(item), `'${from}' is already the renamedFrom of ${seen.get(from.toLowerCase())}`);
+    seen.set(from.toLowerCase(), item.name);
+  }
 }
 
 function implicitForeignKey(dc: DataClassModel, name: string, type: StorageType): StorageAttribute {

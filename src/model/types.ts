@@ -41,6 +41,8 @@ export interface StorageAttribute extends AttributeBase {
   readonly notNull: boolean;
   /** true when the loader created it to hold a relation's key (not declared in model.json) */
   readonly implicit: boolean;
+  /** model.json's `renamedFrom`: the name it had before, whose column the schema sync renames to this one (storage/schema.ts) */
+  readonly renamedFrom?: string;
 }
 
 export interface RelatedEntityAttribute extends AttributeBase {
@@ -96,6 +98,8 @@ export interface DataClassModel {
   readonly attributesByName: ReadonlyMap<string, AttributeModel>;
   readonly key: StorageAttribute;
   readonly storage: readonly StorageAttribute[];
+  /** model.json's `renamedFrom`: the name it had before, whose table the schema sync renames to this one (storage/schema.ts) */
+  readonly renamedFrom?: string;
 }
 
 export interface Model {

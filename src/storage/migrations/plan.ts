@@ -1,0 +1,342 @@
+// The plan: what it takes to bring the database from the schema last applied (snapshot.ts) to the
+// model, as a list of steps, each one line for the operator and the statements that make it. The
+// planner reads the database (to check that the data allows a change: checks.ts) but changes
+// nothing; what it cannot apply is a problem, and a plan with problems is refused as a whole.
+// Order: dataclass renames, then per dataclass its column renames, type changes, additions and
+// index changes, what left the model last; new dataclasses are created where they stand.
+
+import type { DataClassModel, Model, StorageAttribute } from '../../model/types.js';
+import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../../sql/hidden-columns.js';
+import { foldColumn, FOLD_VERSION } from '../../util/fold.js';
+import type { Storage } from '../adapter.js';
+import { LOCK_TABLE, SET_TABLE, tableColumns } from '../system-tables.js';
+import { duplicatesIn, misfitsIn, nullsIn, valuesIn } from './checks.js';
+import { schemaEngine, type SchemaEngine } from './engines.js';
+import {
+  columnSnapshot, count, EMPTY_SNAPSHOT, foldIndexName, indexesOf, indexName, typeLabel,
+  type ColumnSnapshot, type SchemaSnapshot, type TableSnapshot,
+} from './snapshot.js';
+import { typeChange } from './type-changes.js';
+
+export interface SchemaStep {
+  /** one line for the operator: "Company: add attribute revenue (number)" */
+  readonly description: string;
+  /** the statements that make it, run in order (none: a change of the record alone, as a notNull) */
+  readonly sql: readonly string[];
+}
+
+export interface SchemaPlan {
+  readonly steps: readonly SchemaStep[];
+  /** why the plan cannot be applied; when there are any, nothing is */
+  readonly problems: readonly string[];
+  /** the schema once applied, to record */
+  readonly after: SchemaSnapshot;
+  /** the database had no recorded schema (new) */
+  readonly fresh: boolean;
+}
+
+interface Context {
+  readonly s: Storage;
+  readonly engine: SchemaEngine;
+  readonly steps: Step[];
+  readonly problems: string[];
+}
+
+/** Plans the changes from the recorded schema (`recorded`: its JSON, if any) to `model`, reading what the checks need. */
+export async function planSchema(s: Storage, model: Model, recorded: string | undefined, foldVersion: string | undefined): Promise<SchemaPlan> {
+  const before: SchemaSnapshot = recorded !== undefined ? (JSON.parse(recorded) as SchemaSnapshot) : EMPTY_SNAPSHOT;
+  const fresh = recorded === undefined;
+  const tables: Record<string, TableSnapshot> = { ...before.tables };
+  const after: SchemaSnapshot = { version: 1, tables: {} };
+  const ctx: Context = { s, engine: schemaEngine(s.dialect), steps: [], problems: [] };
+  const q = s.dialect.quote;
+
+  const renamed = new Map<string, Step>();
+  // renames first: a dataclass renamed takes its table (and everything in it) to its new name
+  for (const dc of model.dataClasses) {
+    const from = dc.renamedFrom;
+    if (from === undefined || fresh || tables[dc.table]) continue; // (applied already, or a new database made as the model says)
+    const old = tables[from];
+    if (!old) {
+      ctx.problems.push(`${dc.name}: renamedFrom '${from}' names no dataclass this database has or had (remove renamedFrom to create ${dc.name} as a new, empty dataclass)`);
+      continue;
+    }
+    const sql = [`ALTER TABLE ${q(from)} RENAME TO ${q(dc.table)}`];
+    const moved: TableSnapshot = { ...old, retired: undefined };
+    // its indexes are made again under the new name (plan of the table, below)
+    for (const [column, c] of Object.entries(old.columns)) for (const index of indexesOf(from, column, c)) sql.push(`DROP INDEX IF EXISTS ${q(index)}`);
+    // the entity sets and locks of the old name are the new one's
+    for (const table of [SET_TABLE, LOCK_TABLE]) sql.push(`UPDATE ${q(table)} SET ${q('dataClass')} = '${dc.name.replaceAll("'", "''")}' WHERE ${q('dataClass')} = '${from.replaceAll("'", "''")}'`);
+    renamed.set(dc.table, push(ctx, `rename dataclass ${from} → ${dc.name}`, sql));
+    delete tables[from];
+    tables[dc.table] = moved;
+  }
+
+  for (const dc of model.dataClasses) {
+    const old = tables[dc.table];
+    if (!old) {
+      if ((await tableColumns(s, dc.table)).length > 0) {
+        ctx.problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
+        continue;
+      }
+      after.tables[dc.table] = createTable(ctx, dc, fresh);
+    } else {
+      after.tables[dc.table] = await alterTable(ctx, dc, old, renamed.get(dc.table));
+    }
+  }
+  // Tables of dataclasses no longer in the model stay, with their data, and stay recorded.
+  for (const [table, snap] of Object.entries(tables)) {
+    if (after.tables[table]) continue;
+    if (!snap.retired) ctx.steps.push({ description: `dataclass ${table}: left the model, its table kept with its data (hidden)`, sql: [] });
+    after.tables[table] = { ...snap, retired: true };
+  }
+  // every text column folded again when the fold function changed since the database was written
+  if (!fresh && Number(foldVersion ?? 1) !== FOLD_VERSION) {
+    const sql = model.dataClasses.filter((dc) => before.tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s, dc.table, a.column)));
+    if (sql.length > 0) ctx.steps.push({ description: `text folded again for queries (fold version ${String(foldVersion ?? 1)} → ${FOLD_VERSION})`, sql });
+  }
+  return { steps: ctx.steps, problems: ctx.problems, after, fresh };
+}
+
+function createTable(ctx: Context, dc: DataClassModel, fresh: boolean): TableSnapshot {
+  const d = ctx.s.dialect;
+  const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
+  for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
+  cols.push(`${d.quote(STAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 1`, `${d.quote(TIMESTAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 0`);
+  const sql = [`CREATE TABLE ${d.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`];
+  const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
+  for (const a of dc.storage) {
+    snap.columns[a.column] = columnSnapshot(a);
+    if (!a.identifying) sql.push(...indexStatements(ctx, dc, a, undefined));
+    if (a.type === 'string' && a.indexed) sql.push(foldIndex(ctx, dc, a, true));
+  }
+  // (a new database: its tables are not news; one made later is)
+  ctx.steps.push({ description: `${fresh ? '' : 'create '}dataclass ${dc.name}${fresh ? ' created' : ''} (${dc.storage.length} storage attribute${dc.storage.length === 1 ? '' : 's'})`, sql });
+  return snap;
+}
+
+interface Step {
+  description: string;
+  readonly sql: string[];
+}
+
+async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnapshot, renamedStep: Step | undefined): Promise<TableSnapshot> {
+  const { s } = ctx;
+  const q = s.dialect.quote;
+  const t = q(dc.table);
+  // the recorded columns, renames applied as they are planned
+  const cols: Record<string, ColumnSnapshot> = { ...recorded.columns };
+  /** columns whose indexes are gone (renamed, or made anew by a type change): made again at the end */
+  const bare = new Set(renamedStep ? Object.keys(cols) : []);
+  /** the step of each attribute so far: what follows for it joins that line */
+  const stepOf = new Map<string, Step>();
+  let key = recorded.key;
+  if (recorded.retired) ctx.steps.push({ description: `dataclass ${dc.name}: back in the model, with the data its table kept`, sql: [] });
+
+  for (const a of dc.storage) {
+    const from = a.renamedFrom;
+    const now = cols[a.column];
+    if (from === undefined || (now && !now.retired)) continue; // no rename, or applied already
+    const was = cols[from];
+    if (!was) {
+      if (!now) ctx.problems.push(`${dc.name}.${a.name}: renamedFrom '${from}' names no attribute ${dc.name} has or had (remove renamedFrom to add ${a.name} as a new, empty attribute)`);
+      continue;
+    }
+    const sql: string[] = [];
+    // a former attribute of the new name, kept hidden, is set aside first
+    if (now) sql.push(...archive(ctx, dc, a.column, now, cols).sql);
+    for (const index of indexesOf(dc.table, from, was)) sql.push(`DROP INDEX IF EXISTS ${q(index)}`);
+    sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(from)} TO ${q(a.column)}`);
+    if (was.fold) sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(foldColumn(from))} TO ${q(foldColumn(a.column))}`);
+    const step: Step = { description: `rename attribute ${dc.name}.${from} → ${dc.name}.${a.name}${was.retired ? ' (a former attribute, its kept values with it)' : ''}`, sql };
+    ctx.steps.push(step);
+    stepOf.set(a.column, step);
+    delete cols[from];
+    // (a column kept hidden was not written meanwhile: new entities hold null there)
+    cols[a.column] = was.retired ? { ...was, retired: undefined, notNull: false } : was;
+    bare.add(a.column);
+    if (key === from) key = a.column;
+  }
+
+  const oldKey = cols[key];
+  if (key !== dc.key.column || oldKey?.type !== dc.key.type || (recorded.keyAutoincrement ?? dc.key.autoincrement) !== dc.key.autoincrement) {
+    ctx.problems.push(`${dc.name}: the primary key changed from ${key} (${oldKey?.type}${recorded.keyAutoincrement ? ', autoincrement' : ''}) to ${dc.key.name} (${dc.key.type}${dc.key.autoincrement ? ', autoincrement' : ''}); a key change cannot be applied to existing data`);
+    return recorded;
+  }
+
+  const snap: TableSnapshot = { key: dc.key.column, keyAutoincrement: dc.key.autoincrement, columns: {} };
+  for (const a of dc.storage) {
+    let was: ColumnSnapshot | undefined = cols[a.column];
+    delete cols[a.column];
+    snap.columns[a.column] = columnSnapshot(a);
+    let step = stepOf.get(a.column) ?? (a.identifying ? renamedStep : undefined);
+    if (a.identifying) {
+      // the key's own index is the table's; a text key's folded one is ours, made again when renamed
+      if (bare.has(a.column) && a.type === 'string') (step ?? push(ctx, `${dc.name}.${a.name}: index made again`)).sql.push(foldIndex(ctx, dc, a, true));
+      continue;
+    }
+    if (was?.retired) {
+      // a name that comes back: with its kept values when it has the type they were kept with;
+      // else they are set aside (renamed, still kept) and the attribute starts empty
+      if (typeChange(was, a).kind === 'same') {
+        step = push(ctx, `${dc.name}.${a.name}: back in the model, with its ${count(await valuesIn(s, dc.table, a.column))} kept values`);
+        was = { ...was, retired: undefined, notNull: false };
+      } else {
+        const aside = archive(ctx, dc, a.column, was, cols);
+        step = push(ctx, `${dc.name}.${a.name}: back as ${typeLabel(a)}, starting empty; the ${typeLabel(was)} values it kept set aside in the hidden column ${aside.name}`, aside.sql);
+        was = undefined;
+      }
+    }
+    if (!was) {
+      if (a.notNull && !(await check(ctx, nullsIn(s, a, null)))) continue;
+      step ??= push(ctx, `${dc.name}: add attribute ${a.name} (${typeLabel(a)})`);
+      step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.columnType(a.type)}`);
+      if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`);
+      step.sql.push(...indexStatements(ctx, dc, a, undefined));
+      if (a.type === 'string' && a.indexed) step.sql.push(foldIndex(ctx, dc, a, true));
+      continue;
+    }
+    if (a.type === 'string' && was.type === 'string' && !was.fold) {
+      // text recorded before folded columns existed: its folded twin, filled
+      const sql = [`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s, dc.table, a.column)];
+      if (a.indexed) sql.push(foldIndex(ctx, dc, a, true));
+      step = push(ctx, `${dc.name}.${a.name}: folded twin added for queries`, sql);
+      was = { ...was, fold: true };
+    }
+    const changed = await changeType(ctx, dc, a, was);
+    if (!changed) continue;
+    if (changed.step) {
+      step = changed.step;
+      bare.add(a.column);
+    }
+    await changeConstraints(ctx, dc, a, was, bare.has(a.column), step);
+  }
+
+  // A column that left the model keeps its data; its indexes go (they would slow writes for nothing).
+  for (const [column, was] of Object.entries(cols)) {
+    snap.columns[column] = { ...was, indexed: false, unique: false, retired: true };
+    if (was.retired) continue;
+    const sql = bare.has(column) ? [] : indexesOf(dc.table, column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
+    push(ctx, `${dc.name}.${column}: left the model, its column kept hidden with its ${count(await valuesIn(s, dc.table, column))} values`, sql);
+  }
+  return snap;
+}
+
+function push(ctx: Context, description: string, sql: string[] = []): Step {
+  const step: Step = { description, sql };
+  ctx.steps.push(step);
+  return step;
+}
+
+/**
+ * A type change of a column kept, when it can be applied: its step (the column's indexes dropped,
+ * to be made again), or no step when the type is the same; undefined when refused.
+ */
+async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot): Promise<{ step?: Step } | undefined> {
+  const change = typeChange(was, a);
+  if (change.kind === 'same') return {};
+  const label = `${typeLabel(was)} → ${typeLabel(a)}`;
+  if (change.kind === 'refuse') {
+    ctx.problems.push(`${dc.name}.${a.name}: the type changed from ${label}; ${change.why}`);
+    return undefined;
+  }
+  const { s } = ctx;
+  const q = s.dialect.quote;
+  const t = q(dc.table);
+  if (change.kind === 'narrow' && !(await check(ctx, misfitsIn(s, ctx.engine, a, a.column, change.misfit, label)))) return undefined;
+  // Its indexes go first (which ones it has depends on the type: text is indexed through its
+  // folded twin) and are made again by changeConstraints: a conversion runs faster without them.
+  const sql = indexesOf(dc.table, a.column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
+  if (was.fold && a.type !== 'string') sql.push(`ALTER TABLE ${t} DROP COLUMN ${q(foldColumn(a.column))}`);
+  sql.push(...ctx.engine.convert(dc.table, a.column, was, a).sql);
+  if (a.type === 'string' && !was.fold) {
+    // text now: its folded twin, filled from the values converted
+    sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s, dc.table, a.column));
+  }
+  const n = await valuesIn(s, dc.table, a.column);
+  return { step: push(ctx, `${dc.name}.${a.name}: ${label}, ${count(n)} value${n === 1 ? '' : 's'} converted`, sql) };
+}
+
+/**
+ * Indexes, unique and notNull brought to what the model says, checked against the data first.
+ * `bare`: the column has no index now (renamed, converted). What changes joins `step` (the
+ * attribute's line so far) or makes a line of its own.
+ */
+async function changeConstraints(ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot, bare: boolean, step: Step | undefined): Promise<void> {
+  const lines: string[] = [];
+  // (a record made before notNull was recorded takes the model's flag as it is)
+  if (a.notNull && was.notNull === false) {
+    if (!(await check(ctx, nullsIn(ctx.s, a, a.column)))) return;
+    lines.push('now notNull');
+  } else if (!a.notNull && was.notNull === true) lines.push('no longer notNull');
+  if (a.unique && !was.unique) {
+    if (!(await check(ctx, duplicatesIn(ctx.s, a)))) return;
+    lines.push('now unique');
+  } else if (!a.unique && was.unique) lines.push('no longer unique');
+  else if (a.indexed !== was.indexed) lines.push(a.indexed ? 'index added' : 'index dropped');
+  const sql = indexStatements(ctx, dc, a, bare ? undefined : was);
+  const hadFoldIndex = !bare && Boolean(was.fold && was.indexed);
+  if (a.type === 'string' && a.indexed !== hadFoldIndex) sql.push(foldIndex(ctx, dc, a, a.indexed));
+  if (lines.length === 0 && sql.length === 0) return;
+  if (step) {
+    if (lines.length > 0) step.description += `, ${lines.join(', ')}`;
+    step.sql.push(...sql);
+  } else {
+    push(ctx, `${dc.name}.${a.name}: ${lines.length > 0 ? lines.join(', ') : 'indexes made again'}`, sql);
+  }
+}
+
+/** Adds a check's finding (if any) to the problems; true when there was none. */
+async function check(ctx: Context, finding: Promise<string | undefined>): Promise<boolean> {
+  const problem = await finding;
+  if (problem !== undefined) ctx.problems.push(problem);
+  return problem === undefined;
+}
+
+/** The hidden name a kept column is set aside under: `<name>__was_<type>`, numbered when taken. */
+function archivedName(column: string, was: ColumnSnapshot, cols: Record<string, ColumnSnapshot>): string {
+  const base = `${column}__was_${was.type}${was.type === 'date' && was.dateOnly ? '_only' : ''}`;
+  let name = base;
+  for (let i = 2; cols[name]; i++) name = `${base}${i}`;
+  return name;
+}
+
+/** Statements setting a retired column aside under a hidden name (values kept, its folded twin with it); records it there. */
+function archive(ctx: Context, dc: DataClassModel, column: string, was: ColumnSnapshot, cols: Record<string, ColumnSnapshot>): { sql: string[]; name: string } {
+  const q = ctx.s.dialect.quote;
+  const t = q(dc.table);
+  const name = archivedName(column, was, cols);
+  const sql = [`ALTER TABLE ${t} RENAME COLUMN ${q(column)} TO ${q(name)}`];
+  if (was.fold) sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(foldColumn(column))} TO ${q(foldColumn(name))}`);
+  delete cols[column];
+  cols[name] = { ...was, indexed: false, unique: false, retired: true };
+  return { sql, name };
+}
+
+/** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold). */
+function refold(s: Storage, table: string, column: string): string {
+  const q = s.dialect.quote;
+  return `UPDATE ${q(table)} SET ${q(foldColumn(column))} = ${s.dialect.fold(q(column))} WHERE ${q(column)} IS NOT NULL`;
+}
+
+/** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */
+function foldIndex(ctx: Context, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
+  const d = ctx.s.dialect;
+  const name = d.quote(foldIndexName(dc.table, a.column));
+  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))}${d.nullsOrder(false)})` : `DROP INDEX IF EXISTS ${name}`;
+}
+
+/** The index (or unique index) on the column itself, from what it had to what the model wants. */
+function indexStatements(ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot | undefined): string[] {
+  const d = ctx.s.dialect;
+  const out: string[] = [];
+  // Text is queried through its folded column (see foldIndex): its own column needs an index only to be unique.
+  const wanted = a.unique ? 'unique' : a.indexed && a.type !== 'string' ? 'index' : 'none';
+  const had = !was || was.retired ? 'none' : was.unique ? 'unique' : was.indexed && was.type !== 'string' ? 'index' : 'none';
+  if (wanted === had) return out;
+  if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc.table, a.column, had === 'unique'))}`);
+  if (wanted !== 'none') {
+    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc.table, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)}${d.nullsOrder(false)})`);
+  }
+  return out;
+}
