@@ -39,7 +39,7 @@ function layerRules() {
 }
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'tmp/', 'demo/data/', '.scratch/'] },
+  { ignores: ['node_modules/', 'tmp/', 'demo/data/', '.scratch/', 'dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
