@@ -4,6 +4,7 @@
 
 import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
@@ -12,6 +13,8 @@ import { CONFIG_FILE, type SettingsSpec } from './cli-settings.js';
 
 /** The project served without --project. */
 export const DEMO = fileURLToPath(new URL('../demo', import.meta.url));
+/** The package's version, from its package.json (beside src/ in the checkout, beside dist/ in the package). */
+export const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** The options as the command reads them, once resolved. */
@@ -23,7 +26,7 @@ export interface CommandOptions {
 
 /** How the options are also set by variables and the configuration file. */
 export const SETTINGS: SettingsSpec = {
-  actions: ['printConfig'],
+  actions: ['printConfig', 'version'],
   lists: ['allowedHosts', 'corsOrigin'],
   paths: ['project', 'db', 'roles'],
   configKey: 'config',
@@ -122,6 +125,7 @@ export function commandLine(): Command {
   return new Command()
     .name('dataset-rest')
     .description('Serves a datastore (a project folder with model.json) through a 4D-style REST API under /rest.')
+    .version(VERSION, '-V, --version', 'print the version and exit')
     .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
     .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
     .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most (2 or more)', poolSize, PG_POOL_SIZE)
