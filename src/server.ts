@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCors from '@fastify/cors';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_PROGRESS, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
 import { httpGuard } from './rest/http-guards.js';
 import type { Datastore } from './datastore/datastore.js';
 import { createLogger, type Logger } from './util/log.js';
@@ -16,6 +16,7 @@ import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
 import { servicesFor } from './rest/scope.js';
+import { limitSlowClients } from './slow-clients.js';
 
 export interface ServerOptions {
   /** the logger; by default one at `logLevel` on stderr */
@@ -50,6 +51,11 @@ export interface ServerOptions {
   readonly metrics?: boolean;
   /** answer a function's unexpected exception with its message and stack, not only log them (during development; default false) */
   readonly exposeErrors?: boolean;
+  /** connections open at once, in all and from one address (0: no limit); a JSON body's time to arrive; an upload's least progress (slow-clients.ts) */
+  readonly maxConnections?: number;
+  readonly maxConnectionsPerAddress?: number;
+  readonly bodyTimeoutMs?: number;
+  readonly uploadProgress?: { readonly windowMs: number; readonly minBytes: number };
 }
 
 /** Who a server answers for without --allowed-hosts: the loopback names. */
@@ -133,6 +139,13 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     }
     const body = errorBody(refused);
     response.writeHead(refused.status, { ...SECURITY_HEADERS, 'x-request-id': requestId(request), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+  });
+  limitSlowClients(app.server, {
+    maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
+    // (behind a proxy every connection comes from its address: no limit unless one is given)
+    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? (options.trustProxy ? 0 : DEFAULT_CONNECTIONS_PER_ADDRESS),
+    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    upload: options.uploadProgress ?? UPLOAD_PROGRESS,
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void services.core.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();

@@ -60,6 +60,14 @@ export const SET_CHUNKS_KEPT = 64;
 export const SET_REFRESH_MS = 1000;
 
 // ---- files and uploads ----
+/** A JSON request body arrives in full within this long (--body-timeout); an upload is held to UPLOAD_PROGRESS instead. */
+export const DEFAULT_BODY_TIMEOUT_MS = 60_000;
+/** An upload keeps coming: at least this many bytes in every window (about half a KB a second), however long it takes in all. */
+export const UPLOAD_PROGRESS = { windowMs: 30_000, minBytes: 16 * 1024 } as const;
+/** Connections open at once at most (--max-connections); each holds a socket, a file descriptor and buffers. */
+export const DEFAULT_MAX_CONNECTIONS = 10_000;
+/** Connections open at once from one address (--max-connections-per-address); no limit by default behind a proxy (--trust-proxy), whose connections all come from its address. */
+export const DEFAULT_CONNECTIONS_PER_ADDRESS = 256;
 /** How long an upload waits to be attached, without $timeout (spec "Limits"). */
 export const DEFAULT_UPLOAD_TIMEOUT_S = 120;
 /** The longest an upload may wait to be attached ($timeout): a day, so that nobody parks files for a month. */

@@ -286,9 +286,17 @@ export function clientError(error: Error & { code?: string }, socket: Duplex): v
     : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
       ? new DatasetError('REQUEST_TIMEOUT', 'the request did not arrive in full in the time the server gives it')
       : new DatasetError('MALFORMED_REQUEST', `the request cannot be read as HTTP: ${error.message}`);
-  if (socket.writable) {
-    const body = errorBody(refusal);
-    socket.write(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${RAW_SECURITY_LINES}connection: close\r\n\r\n${body}`);
-  }
+  answerOnSocket(socket, refusal);
   socket.destroy(error);
+}
+
+/**
+ * Writes `refusal` as a whole HTTP answer straight on the socket (no request of Fastify's to answer
+ * through: the parser refused it, or it is cut off), `connection: close`; the caller closes it.
+ */
+export function answerOnSocket(socket: Duplex, refusal: DatasetError, headers: Record<string, string> = {}): void {
+  if (!socket.writable) return;
+  const body = errorBody(refusal);
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.write(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${RAW_SECURITY_LINES}${extra}connection: close\r\n\r\n${body}`);
 }
