@@ -107,6 +107,8 @@ async function serve(): Promise<void> {
       sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions },
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
       onEventError: eventErrorLogger(() => log),
+      // what the start changed in the database's schema, a line each
+      onSchemaChange: (line) => log.info(`schema: ${line}`),
     });
   } catch (e) {
     if (e instanceof ModelError) fail(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);

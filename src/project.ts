@@ -16,6 +16,7 @@ import { Policy } from './permissions/policy.js';
 import { loadModelFile } from './model/load-model.js';
 import { databaseTarget, openStorage, type DatabaseTarget } from './storage/open.js';
 import { lockSchema, readMeta, writeMeta } from './storage/system-tables.js';
+import { syncSchema } from './storage/schema.js';
 import type { TransactionManager } from './storage/transactions.js';
 import { withDeadlines } from './functions/deadlines.js';
 
@@ -26,6 +27,8 @@ export interface ProjectOptions extends DatastoreOptions {
   readonly db?: string;
   /** PostgreSQL: connections in the pool at most */
   readonly poolSize?: number;
+  /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
+  readonly onSchemaChange?: (line: string) => void;
 }
 
 export class ProjectError extends Error {
@@ -50,6 +53,8 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   let ds: DatastoreWithClasses | undefined;
   try {
     storage = await openStorage(target, { poolSize: options.poolSize });
+    // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)
+    await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
     ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, onEventError: options.onEventError, sessions: options.sessions });

@@ -1,8 +1,9 @@
 // Brings the database in line with the model: creates tables, columns and indexes, renames what
 // model.json says was renamed, converts values whose type changed, never drops data. The schema
 // last applied is kept in the database itself (__dataset_meta), so that the changes are known:
-// they are planned first (migrations/plan.ts: steps, each a line for the operator), checked
-// against the data, then applied in one transaction under the schema lock. Instances starting
+// they are planned (migrations/plan.ts: steps, each a line for the operator) and checked against
+// the data as the steps before them left it, in one transaction under the schema lock, committed
+// only when nothing was refused (a dry run: never). Instances starting
 // together take turns: the second reads what the first recorded and finds nothing to do.
 
 import type { Model } from '../model/types.js';
@@ -49,10 +50,8 @@ export interface SyncOptions {
 export async function syncSchema(storage: Storage, model: Model, options: SyncOptions = {}): Promise<readonly SchemaStep[]> {
   return storage.transaction(async () => {
     const { plan, recorded, foldVersion } = await planUnderLock(storage, model);
+    // (the plan's statements ran as it was made: a refusal rolls them back)
     if (plan.problems.length > 0) throw new SchemaError(plan.problems);
-    for (const step of plan.steps) {
-      for (const sql of step.sql) await storage.exec(sql);
-    }
     if (foldVersion !== String(FOLD_VERSION)) await writeMeta(storage, 'foldVersion', String(FOLD_VERSION));
     const json = JSON.stringify(plan.after);
     if (recorded !== json) await writeMeta(storage, 'schema', json);
@@ -65,8 +64,9 @@ export async function syncSchema(storage: Storage, model: Model, options: SyncOp
 }
 
 /**
- * The plan without applying it (a dry run): computed as syncSchema would, in a transaction under
- * the schema lock, then rolled back. Its problems are in it, not thrown.
+ * The plan without applying it (a dry run): made as syncSchema makes it, in a transaction under
+ * the schema lock, then rolled back (it takes as long as the change itself: the checks read the
+ * data as the steps before them leave it). Its problems are in it, not thrown.
  */
 export async function dryRunSchema(storage: Storage, model: Model): Promise<SchemaPlan> {
   try {

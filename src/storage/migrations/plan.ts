@@ -1,7 +1,10 @@
 // The plan: what it takes to bring the database from the schema last applied (snapshot.ts) to the
-// model, as a list of steps, each one line for the operator and the statements that make it. The
-// planner reads the database (to check that the data allows a change: checks.ts) but changes
-// nothing; what it cannot apply is a problem, and a plan with problems is refused as a whole.
+// model, as a list of steps, each one line for the operator and the statements that make it. It
+// runs in the schema sync's transaction and applies each step's statements before it reads the
+// data again (to check that the data allows a change: checks.ts), so that every check sees the
+// data as the steps before it left it (a column renamed, values converted: a new unique is checked
+// on the converted values). What it cannot apply is a problem; a plan with problems is refused as
+// a whole, and its transaction rolled back (as a dry run's always is).
 // Order: dataclass renames, then per dataclass its column renames, type changes, additions and
 // index changes, what left the model last; new dataclasses are created where they stand.
 
@@ -40,6 +43,24 @@ interface Context {
   readonly engine: SchemaEngine;
   readonly steps: Step[];
   readonly problems: string[];
+  /** how many statements of each step have run */
+  readonly ran: Map<Step, number>;
+}
+
+/** Runs the statements planned so far that have not run yet: before every read, and at the end. */
+async function flush(ctx: Context): Promise<void> {
+  for (const step of ctx.steps) {
+    for (let i = ctx.ran.get(step) ?? 0; i < step.sql.length; i++) {
+      ctx.ran.set(step, i + 1);
+      await ctx.s.exec(step.sql[i]);
+    }
+  }
+}
+
+/** How many values a column holds now (the statements planned so far applied). */
+async function valuesOf(ctx: Context, table: string, column: string): Promise<number> {
+  await flush(ctx);
+  return valuesIn(ctx.s, table, column);
 }
 
 /** Plans the changes from the recorded schema (`recorded`: its JSON, if any) to `model`, reading what the checks need. */
@@ -48,7 +69,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   const fresh = recorded === undefined;
   const tables: Record<string, TableSnapshot> = { ...before.tables };
   const after: SchemaSnapshot = { version: 1, tables: {} };
-  const ctx: Context = { s, engine: schemaEngine(s.dialect), steps: [], problems: [] };
+  const ctx: Context = { s, engine: schemaEngine(s.dialect), steps: [], problems: [], ran: new Map() };
   const q = s.dialect.quote;
 
   const renamed = new Map<string, Step>();
@@ -75,6 +96,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   for (const dc of model.dataClasses) {
     const old = tables[dc.table];
     if (!old) {
+      await flush(ctx);
       if ((await tableColumns(s, dc.table)).length > 0) {
         ctx.problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
         continue;
@@ -95,6 +117,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
     const sql = model.dataClasses.filter((dc) => before.tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s, dc.table, a.column)));
     if (sql.length > 0) ctx.steps.push({ description: `text folded again for queries (fold version ${String(foldVersion ?? 1)} → ${FOLD_VERSION})`, sql });
   }
+  await flush(ctx);
   return { steps: ctx.steps, problems: ctx.problems, after, fresh };
 }
 
@@ -179,7 +202,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
       // a name that comes back: with its kept values when it has the type they were kept with;
       // else they are set aside (renamed, still kept) and the attribute starts empty
       if (typeChange(was, a).kind === 'same') {
-        step = push(ctx, `${dc.name}.${a.name}: back in the model, with its ${count(await valuesIn(s, dc.table, a.column))} kept values`);
+        step = push(ctx, `${dc.name}.${a.name}: back in the model, with its ${count(await valuesOf(ctx, dc.table, a.column))} kept values`);
         was = { ...was, retired: undefined, notNull: false };
       } else {
         const aside = archive(ctx, dc, a.column, was, cols);
@@ -188,7 +211,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
       }
     }
     if (!was) {
-      if (a.notNull && !(await check(ctx, nullsIn(s, a, null)))) continue;
+      if (a.notNull && !(await check(ctx, () => nullsIn(s, a, null)))) continue;
       step ??= push(ctx, `${dc.name}: add attribute ${a.name} (${typeLabel(a)})`);
       step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.columnType(a.type)}`);
       if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`);
@@ -209,7 +232,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
       step = changed.step;
       bare.add(a.column);
     }
-    await changeConstraints(ctx, dc, a, was, bare.has(a.column), step);
+    await changeConstraints(ctx, dc, a, was, bare.has(a.column), step, renamedStep);
   }
 
   // A column that left the model keeps its data; its indexes go (they would slow writes for nothing).
@@ -217,7 +240,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     snap.columns[column] = { ...was, indexed: false, unique: false, retired: true };
     if (was.retired) continue;
     const sql = bare.has(column) ? [] : indexesOf(dc.table, column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
-    push(ctx, `${dc.name}.${column}: left the model, its column kept hidden with its ${count(await valuesIn(s, dc.table, column))} values`, sql);
+    push(ctx, `${dc.name}.${column}: left the model, its column kept hidden with its ${count(await valuesOf(ctx, dc.table, column))} values`, sql);
   }
   return snap;
 }
@@ -243,7 +266,7 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
   const { s } = ctx;
   const q = s.dialect.quote;
   const t = q(dc.table);
-  if (change.kind === 'narrow' && !(await check(ctx, misfitsIn(s, ctx.engine, a, a.column, change.misfit, label)))) return undefined;
+  if (change.kind === 'narrow' && !(await check(ctx, () => misfitsIn(s, ctx.engine, a, a.column, change.misfit, label)))) return undefined;
   // Its indexes go first (which ones it has depends on the type: text is indexed through its
   // folded twin) and are made again by changeConstraints: a conversion runs faster without them.
   const sql = indexesOf(dc.table, a.column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
@@ -253,24 +276,27 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
     // text now: its folded twin, filled from the values converted
     sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s, dc.table, a.column));
   }
-  const n = await valuesIn(s, dc.table, a.column);
+  const n = await valuesOf(ctx, dc.table, a.column);
   return { step: push(ctx, `${dc.name}.${a.name}: ${label}, ${count(n)} value${n === 1 ? '' : 's'} converted`, sql) };
 }
 
 /**
  * Indexes, unique and notNull brought to what the model says, checked against the data first.
  * `bare`: the column has no index now (renamed, converted). What changes joins `step` (the
- * attribute's line so far) or makes a line of its own.
+ * attribute's line so far) or makes a line of its own; indexes only made again join `tableStep`
+ * (the dataclass's rename), if any.
  */
-async function changeConstraints(ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot, bare: boolean, step: Step | undefined): Promise<void> {
+async function changeConstraints(
+  ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot, bare: boolean, step: Step | undefined, tableStep: Step | undefined,
+): Promise<void> {
   const lines: string[] = [];
   // (a record made before notNull was recorded takes the model's flag as it is)
   if (a.notNull && was.notNull === false) {
-    if (!(await check(ctx, nullsIn(ctx.s, a, a.column)))) return;
+    if (!(await check(ctx, () => nullsIn(ctx.s, a, a.column)))) return;
     lines.push('now notNull');
   } else if (!a.notNull && was.notNull === true) lines.push('no longer notNull');
   if (a.unique && !was.unique) {
-    if (!(await check(ctx, duplicatesIn(ctx.s, a)))) return;
+    if (!(await check(ctx, () => duplicatesIn(ctx.s, a)))) return;
     lines.push('now unique');
   } else if (!a.unique && was.unique) lines.push('no longer unique');
   else if (a.indexed !== was.indexed) lines.push(a.indexed ? 'index added' : 'index dropped');
@@ -281,14 +307,18 @@ async function changeConstraints(ctx: Context, dc: DataClassModel, a: StorageAtt
   if (step) {
     if (lines.length > 0) step.description += `, ${lines.join(', ')}`;
     step.sql.push(...sql);
+  } else if (lines.length === 0 && tableStep) {
+    // (indexes made again under a renamed dataclass's name: part of its rename)
+    tableStep.sql.push(...sql);
   } else {
     push(ctx, `${dc.name}.${a.name}: ${lines.length > 0 ? lines.join(', ') : 'indexes made again'}`, sql);
   }
 }
 
 /** Adds a check's finding (if any) to the problems; true when there was none. */
-async function check(ctx: Context, finding: Promise<string | undefined>): Promise<boolean> {
-  const problem = await finding;
+async function check(ctx: Context, finding: () => Promise<string | undefined>): Promise<boolean> {
+  await flush(ctx);
+  const problem = await finding();
   if (problem !== undefined) ctx.problems.push(problem);
   return problem === undefined;
 }
