@@ -1,0 +1,127 @@
+// What the data commands (`dataset-rest import`, `dataset-rest export`) share: the --project and
+// --db flags (DATASET_REST_PROJECT and DATASET_REST_DB when a flag is absent, as the server reads
+// them; the server's defaults otherwise), flag parsing with --help, the project opened as its
+// owner (no roles.json, no session: a command run on the database's machine may do everything),
+// and the one form of a refusal: "dataset-rest: <message>" on stderr, exit code 2.
+
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { DEMO } from '../cli-options.js';
+import type { DataClass } from '../datastore/dataclass.js';
+import type { DatastoreWithClasses } from '../datastore/datastore.js';
+import { didYouMean } from '../util/suggest.js';
+
+/** The variables the server reads for --project and --db, read here too when the flag is absent. */
+export const PROJECT_ENV = 'DATASET_REST_PROJECT';
+export const DB_ENV = 'DATASET_REST_DB';
+
+/** A refusal before anything was done (a bad flag, an unknown dataclass or column, a missing file): exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/** What the commands print on stderr, one line each: "dataset-rest: …". */
+export function say(message: string): void {
+  process.stderr.write(`dataset-rest: ${message.replace(/[^\S\n]*\n\s*/g, ' ')}\n`);
+}
+
+/** The flags every data command takes. */
+export interface ProjectFlags {
+  project?: string;
+  db?: string;
+}
+
+/** A command with the shared flags; `--help` prints its usage. Errors are thrown, never printed by commander. */
+export function dataCommand(name: string, summary: string): Command {
+  return new Command(`dataset-rest ${name}`)
+    .description(summary)
+    .option('--project <dir>', `project folder holding model.json (default: $${PROJECT_ENV}, else the built-in demo)`)
+    .option('--db <file|url>', `SQLite file or postgres:// URL (default: $${DB_ENV}, else <project>/data/data.sqlite)`)
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
+    .allowExcessArguments(false);
+}
+
+/** Parses `args`: the command's options and arguments, or the exit code to end with (--help: 0; a bad flag: 2, said). */
+export function parseFlags(program: Command, args: readonly string[]): number | undefined {
+  try {
+    program.parse([...args], { from: 'user' });
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof CommanderError)) throw e;
+    if (e.exitCode === 0) return 0; // --help
+    say(e.message.replace(/^error: /, ''));
+    return 2;
+  }
+}
+
+/** A whole number of 1 or more (commander's parser of a flag's value). */
+export function positiveInt(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError('a whole number of 1 or more');
+  return Number(value);
+}
+
+/** A number of seconds, 0 or more (commander's parser of a flag's value). */
+export function seconds(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new InvalidArgumentError('a number of seconds, 0 or more');
+  return Number(value);
+}
+
+/** One of `choices` (commander's parser of a flag's value). */
+export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {
+  return (value) => {
+    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`one of ${choices.join(', ')}`);
+    return value as T;
+  };
+}
+
+/**
+ * The project opened for a command: as its owner (no roles.json), with a small pool. A project
+ * that cannot open (no model, a bad model, a database that refuses) is a UsageError naming why.
+ */
+export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWithClasses> {
+  const [{ openProject, ProjectError }, { ModelError }, { SchemaError }, { StorageConfigError }] = await Promise.all([
+    import('../project.js'), import('../model/load-model.js'), import('../storage/schema.js'), import('../storage/open.js'),
+  ]);
+  const project = flags.project ?? nonEmpty(process.env[PROJECT_ENV]) ?? DEMO;
+  const db = flags.db ?? nonEmpty(process.env[DB_ENV]);
+  try {
+    return await openProject(project, { db, roles: false, poolSize: 2 });
+  } catch (e) {
+    if (e instanceof ModelError) throw new UsageError(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
+    if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) throw new UsageError(e.message);
+    throw new UsageError(`cannot open the project ${project}: ${(e as Error).message}`);
+  }
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** The dataclass of that name, or a UsageError with the closest name. */
+export function dataClassNamed(ds: DatastoreWithClasses, name: string): DataClass {
+  const names = ds.model.dataClasses.map((dc) => dc.name);
+  if (!names.includes(name)) throw new UsageError(`there is no dataclass '${name}' in the model${didYouMean(name, names) || ` (it has ${names.join(', ')})`}`);
+  return ds.dataClass(name) as DataClass;
+}
+
+/**
+ * Runs a command's body: its exit code, or 2 after saying a UsageError. The datastore it opened
+ * (given to `opened`) is closed whatever happens.
+ */
+export async function runCommand(body: (opened: (ds: DatastoreWithClasses) => void) => Promise<number>): Promise<number> {
+  let ds: DatastoreWithClasses | undefined;
+  try {
+    return await body((d) => (ds = d));
+  } catch (e) {
+    if (e instanceof UsageError) {
+      say(e.message);
+      return 2;
+    }
+    throw e;
+  } finally {
+    await ds?.close();
+  }
+}

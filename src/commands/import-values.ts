@@ -1,0 +1,80 @@
+// The columns of an import and the values of their fields. A column names a storage attribute
+// (its value), or an N→1 relation (the key of the related entity: what its foreign key holds,
+// as an export writes it under the foreign key's name). Anything else is refused before anything
+// is imported. A CSV field is
+// text: it becomes the value a JSON client would have sent (a boolean from true/false/1/0, an
+// object from its JSON text), which the core then converts and checks as it does for a REST write
+// (numbers, dates and uuids from text included). An empty CSV field is null.
+
+import { DatasetError } from '../errors/dataset-error.js';
+import type { DataClassModel, StorageAttribute } from '../model/types.js';
+import { didYouMean } from '../util/suggest.js';
+import { UsageError } from './common.js';
+
+/** A column of the file and what it sets. */
+export interface ImportColumn {
+  /** its name in the file */
+  readonly name: string;
+  /** the storage attribute it fills (a relation's: its foreign key) */
+  readonly attr: StorageAttribute;
+  /** given as a relation: a JSON value may be {"__KEY": k} */
+  readonly relation: boolean;
+}
+
+/** The columns `names` name (`where`: the header's place, for messages); a UsageError for a name that cannot be imported. */
+export function resolveColumns(dc: DataClassModel, names: readonly string[], where: string): ImportColumn[] {
+  const columns: ImportColumn[] = [];
+  const filled = new Map<StorageAttribute, string>();
+  for (const name of names) {
+    if (name === '') throw new UsageError(`${where}: a column has no name`);
+    const attr = dc.attributesByName.get(name);
+    if (!attr) throw new UsageError(`${where}: '${name}' is not an attribute of ${dc.name}${didYouMean(name, dc.attributesByName.keys())}`);
+    let column: ImportColumn;
+    if (attr.kind === 'storage') {
+      if (attr.type === 'image' || attr.type === 'blob') throw new UsageError(`${where}: ${dc.name}.${name} is ${attr.type === 'image' ? 'a picture' : 'a blob'}: an import holds values, not files`);
+      column = { name, attr, relation: false };
+    } else if (attr.kind === 'relatedEntity') {
+      column = { name, attr: attr.foreignKey, relation: true };
+    } else {
+      const what = attr.kind === 'relatedEntities' ? 'a 1→N relation' : attr.kind === 'alias' ? 'an alias' : 'a calculated attribute';
+      throw new UsageError(`${where}: ${dc.name}.${name} is ${what}: an import sets storage attributes and N→1 relations`);
+    }
+    const before = filled.get(column.attr);
+    if (before !== undefined) throw new UsageError(`${where}: '${name}' ${before === name ? 'is named twice' : `and '${before}' set the same attribute`}`);
+    filled.set(column.attr, name);
+    columns.push(column);
+  }
+  return columns;
+}
+
+/** Every column an import of JSON objects may fill: the storage attributes but pictures and blobs (a property absent is null, as in a REST create). */
+export function storageColumns(dc: DataClassModel): ImportColumn[] {
+  return dc.storage.filter((a) => a.type !== 'image' && a.type !== 'blob').map((attr) => ({ name: attr.name, attr, relation: false }));
+}
+
+const TRUE = /^(?:true|1)$/i;
+const FALSE = /^(?:false|0)$/i;
+
+/** The value a CSV field gives its column: what a JSON client would send for that text. */
+export function fromCsv(column: ImportColumn, text: string | null | undefined): unknown {
+  if (text === null || text === undefined) return null;
+  switch (column.attr.type) {
+    case 'bool':
+      return TRUE.test(text) ? true : FALSE.test(text) ? false : text;
+    case 'object':
+      try {
+        return JSON.parse(text);
+      } catch (e) {
+        throw new DatasetError('INVALID_VALUE', `${column.attr.dataClass.name}.${column.attr.name} (object) cannot take ${JSON.stringify(text.length > 60 ? `${text.slice(0, 57)}...` : text)}: it is not JSON (${(e as Error).message})`, [], { attributeName: column.attr.name });
+      }
+    default:
+      return text;
+  }
+}
+
+/** The value a JSON property gives its column: a relation's {"__KEY": k} is its key k. */
+export function fromJson(column: ImportColumn, value: unknown): unknown {
+  if (value === undefined) return null;
+  if (column.relation && typeof value === 'object' && value !== null && !Array.isArray(value) && '__KEY' in value) return (value as { __KEY: unknown }).__KEY;
+  return value;
+}
