@@ -315,8 +315,9 @@ function show(key: string, value: unknown): string {
  */
 export function mask(text: string): string {
   return text
-    // (up to the last @ before the query: a password may hold @ as well as /)
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:)[^?#]*@/i, `$1${MASK}@`)
+    // (up to the last @: a password may hold @, /, ? and # — a URL that holds them unencoded is
+    // refused at start-up, but --print-config is how one finds out; an @ in the query masks more)
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*:).*@/is, `$1${MASK}@`)
     .replace(/([?&][^=&#]*(?:pass|secret|token|key)[^=&#]*=)[^&#]*/gi, `$1${MASK}`);
 }
 

@@ -15,6 +15,7 @@ import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
 import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
+import { DatasetError } from './errors/dataset-error.js';
 import { servicesFor } from './rest/scope.js';
 import { limitSlowClients } from './slow-clients.js';
 
@@ -69,6 +70,15 @@ function requestId(request: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
 }
 
+/** The path and query of a request target in absolute form (http://host:port/path?q → /path?q); any other form as it is. */
+function originForm(url: string): string {
+  if (url.startsWith('/')) return url;
+  const m = /^https?:\/\/[^/?#]*/i.exec(url);
+  if (!m) return url;
+  const rest = url.slice(m[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
+}
+
 export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
   const log = options.log ?? createLogger(options.logLevel ?? 'info');
   const services = servicesFor(ds, {
@@ -93,9 +103,15 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // On SIGTERM a request already on its way is served, not answered 503 (in a shape that is
     // not ours): closing waits for it.
     return503OnClosing: false,
-    trustProxy: options.trustProxy ?? false,
+    // one hop: the proxy in front; the addresses it was told before it (X-Forwarded-For's first
+    // entries, which any client may write) are not believed
+    // (a hop count would not do: Fastify then trusts no peer at all)
+    trustProxy: options.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // the client's (or a proxy's) X-Request-Id when it is a plain token, else one of ours
     genReqId: requestId,
+    // a request line in absolute form (GET http://host/rest/… HTTP/1.1, RFC 9112 §3.2.2: what a
+    // client talking to a proxy sends) is routed by its path, as every route reads it
+    rewriteUrl: (request) => originForm(request.url ?? '/'),
   });
   // echoed on every answer, and in every log line of the request
   app.addHook('onRequest', (request, reply, done) => {
@@ -146,6 +162,11 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? (options.trustProxy ? 0 : DEFAULT_CONNECTIONS_PER_ADDRESS),
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     upload: options.uploadProgress ?? UPLOAD_PROGRESS,
+  });
+  // any other expectation (Expect: 200-ok …) is one no server meets: Node's bare 417, in our shape
+  app.server.on('checkExpectation', (request, response) => {
+    const body = errorBody(new DatasetError('EXPECTATION_FAILED', `Expect: ${String(request.headers.expect).slice(0, 100)} is no expectation this server meets (only 100-continue)`));
+    response.writeHead(417, { ...SECURITY_HEADERS, 'x-request-id': requestId(request), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
   // files no entity claimed in time (uploads, and what a crash cut off) go, whichever instance sees them first
   const sweep = setInterval(() => void services.core.files.sweep().catch((err: unknown) => log.warn({ err }, 'sweeping expired uploads failed')), UPLOAD_SWEEP_MS).unref();

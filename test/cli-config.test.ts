@@ -180,6 +180,8 @@ describe('configuration: --print-config and the server processes', () => {
     assert.equal(mask('postgres://app:s3cr/et@db:5432/app?sslpassword=x&application_name=y'), 'postgres://app:***@db:5432/app?sslpassword=***&application_name=y');
     assert.equal(mask('postgres://app@db/app'), 'postgres://app@db/app');
     assert.equal(mask('postgres://u:pa@ss@h/db'), 'postgres://u:***@h/db', 'a password holding @ is masked whole');
+    assert.equal(mask('postgres://app:s3cr#et@db/app'), 'postgres://app:***@db/app', 'a password holding # is masked whole');
+    assert.equal(mask('postgres://app:pa?ss@db/app?sslmode=require'), 'postgres://app:***@db/app?sslmode=require', 'a password holding ? is masked whole');
     assert.equal(mask('data/data.sqlite'), 'data/data.sqlite');
   });
 

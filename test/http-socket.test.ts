@@ -138,3 +138,38 @@ describe('HTTP over a socket', () => {
     assert.deepEqual(bodies.map((b) => b.__KEY), Array.from({ length: 20 }, (_, i) => String(i + 1)));
   });
 });
+
+describe('HTTP over a socket: request lines and expectations', () => {
+  let demo: DemoFixture;
+  let port: number;
+  before(async () => {
+    demo = await openDemo();
+    port = Number(new URL(await demo.app.listen({ port: 0, host: '127.0.0.1' })).port);
+  });
+  after(() => demo.close());
+
+  /** Sends `text` on a new connection; resolves to all that came back once the server closed it. */
+  const exchange = (text: string) => new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let answer = '';
+    socket.on('data', (d) => (answer += String(d)));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+
+  it('routes a request line in absolute form (GET http://host/rest/… HTTP/1.1) by its path, as RFC 9112 asks', async () => {
+    const answer = await exchange(`GET http://127.0.0.1:${port}/rest/Company(1)?$attributes=name HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    assert.match(answer, /^HTTP\/1\.1 200 /);
+    assert.match(answer, /"__KEY":"1"/);
+  });
+
+  it('answers an Expect header other than 100-continue 417 in the __ERROR shape (7063), with a request id and the security headers', async () => {
+    const answer = await exchange('GET /rest/$catalog HTTP/1.1\r\nHost: localhost\r\nExpect: 200-ok\r\nX-Request-Id: expect-1\r\n\r\n');
+    assert.match(answer, /^HTTP\/1\.1 417 /);
+    assert.match(answer, /x-request-id: expect-1\r\n/i);
+    assert.match(answer, /x-content-type-options: nosniff\r\n/i);
+    const error = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).__ERROR[0];
+    assert.equal(error.errCode, 7063);
+    assert.match(error.message, /Expect: 200-ok is no expectation this server meets/);
+  });
+});

@@ -97,6 +97,20 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     }
   });
 
+  it('behind a trusted proxy, takes the client address the proxy saw (the last X-Forwarded-For entry), never one the client wrote before it', async () => {
+    const proxied = await demo.withServer({ trustProxy: true, requestsPerMinute: 2 });
+    try {
+      // a client writing a new address each time, which the proxy appends the one it saw to
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await proxied.request('/rest/$catalog', 'GET', undefined, { 'x-forwarded-for': `10.0.0.${i}, 192.0.2.7` })).status);
+      assert.deepEqual(statuses, [200, 200, 429, 429]);
+      // another address the proxy saw is another client
+      assert.equal((await proxied.request('/rest/$catalog', 'GET', undefined, { 'x-forwarded-for': '192.0.2.8' })).status, 200);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it('stores no guest that keeps nothing: its cookie sent back names the same guest (its id), with no cookie set again and nothing stored', async () => {
     const sessions = async () => Number((await coreOf(demo.ds).storage.get(`SELECT COUNT(*) AS n FROM "${SESSION_TABLE}"`))?.n);
     const before = await sessions();

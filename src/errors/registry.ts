@@ -73,6 +73,7 @@ export const ERRORS = {
   INVALID_HEADER: { errCode: 7054, status: 400, signature: 'dsrs', summary: 'A request header the server reads holds a value it cannot use (If-Match that names no entity tag, or on a request that is not the update of one entity); the message names the header and what it takes.' },
   REFUSED: { errCode: 7061, status: 400, signature: 'dsrs', summary: "Refused by the application's own rule: a function or an event threw new DatasetError('REFUSED', message, { status, errCode }) — its status (a 4xx) and its errCode are the application's, when it gives them." },
   TOO_MANY_CONNECTIONS: { errCode: 7062, status: 503, signature: 'dsrs', summary: 'The server holds as many connections as it takes (--max-connections), or as many from the client\'s address (--max-connections-per-address): answered on the new connection, which is closed; try again after Retry-After.' },
+  EXPECTATION_FAILED: { errCode: 7063, status: 417, signature: 'dsrs', summary: 'The request\'s Expect header asks for something other than 100-continue, the only expectation the server meets.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 
