@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { coreOf, Datastore, type DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { readPageRows } from '../src/datastore/page-read.js';
-import type { EntitySelection } from '../src/datastore/selection.js';
+import { accessOf, type EntitySelection } from '../src/datastore/selection.js';
 import { buildModel } from '../src/model/load-model.js';
 import { Policy } from '../src/permissions/policy.js';
 import { buildServer } from '../src/server.js';
@@ -164,6 +164,29 @@ describe('a page with its count, in one statement', () => {
     assert.deepEqual(past, { count: full.count, rows: 0, stamp: full.stamp });
     const none = await readPageRows(ds.Box.query('label = :1', 'nothing') as EntitySelection, 0, 10, []);
     assert.deepEqual([none.count, none.rows.length], [0, 0]);
+  });
+
+  it('reads an empty page again when rows came in between it and its count: the stamp never names a state whose rows the answer lacks', async () => {
+    const s = ds.Box.query('label = :1', 'late box') as EntitySelection;
+    const reader = accessOf(s).reader as { arrays: (...args: unknown[]) => Promise<unknown[][]> };
+    const arrays = reader.arrays;
+    let pages = 0;
+    // the first page statement finds nothing; a box is saved before the count is read
+    reader.arrays = async function (this: unknown, ...args: unknown[]) {
+      const rows = await arrays.apply(this, args);
+      if (String(args[0]).includes('late box') || JSON.stringify(args[1] ?? []).includes('late box')) {
+        if (pages++ === 0) await add('late box');
+      }
+      return rows;
+    };
+    try {
+      const read = await readPageRows(s, 0, 10, []);
+      assert.deepEqual([read.rows.length, read.count], [1, 1]);
+      assert.equal(read.globalStamp, (await page()).stamp);
+      assert.equal(pages, 2, 'the page was read twice');
+    } finally {
+      reader.arrays = arrays;
+    }
   });
 
   it('keeps counts apart for callers that see different rows', async () => {

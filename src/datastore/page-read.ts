@@ -6,7 +6,8 @@
 // the page is read again with its count. The version is taken with the storage's rollbacks so far
 // (read before the statement): a rollback takes back writes a version may have seen, and SQLite's
 // total_changes() does not go back with them. A page with no rows has no row to carry them: its count
-// and stamp come from a statement of their own (both true of the data an instant later).
+// and stamp come from a statement of their own, true of the data an instant later — in which the
+// page must still be empty, else it is read again.
 
 import { compileCountWithVersion, compileSelect, DATA_VERSION_COLUMN, GLOBAL_STAMP_COLUMN } from '../sql/compiler.js';
 import { compileCount } from '../sql/compiler.js';
@@ -46,18 +47,31 @@ export async function readPageRows(s: EntitySelection, start: number, n: number,
       if (version === kept.version) return { rows, count: windowed(s, kept.count), globalStamp: Number(rows[0][at]) };
     }
   }
-  let rollbacks = dc.core.storage.rollbacks;
-  const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META_AND_TOTAL]), access.restrict);
-  const rows = await reader.arrays(page.sql, page.params);
-  if (rows.length > 0) {
-    const total = Number(rows[0][at + 2]);
-    if (key !== undefined) counts.set(key, versionOf(rollbacks, rows[0][at + 1]), total);
-    return { rows, count: windowed(s, total), globalStamp: Number(rows[0][at]) };
+  let empty: PageRows | undefined;
+  for (let attempt = 0; attempt < EMPTY_PAGE_READS; attempt++) {
+    let rollbacks = dc.core.storage.rollbacks;
+    const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META_AND_TOTAL]), access.restrict);
+    const rows = await reader.arrays(page.sql, page.params);
+    if (rows.length > 0) {
+      const total = Number(rows[0][at + 2]);
+      if (key !== undefined) counts.set(key, versionOf(rollbacks, rows[0][at + 1]), total);
+      return { rows, count: windowed(s, total), globalStamp: Number(rows[0][at]) };
+    }
+    rollbacks = dc.core.storage.rollbacks;
+    const { sql, params } = compileCountWithVersion(reader.dialect, dc.model, sourceOf(s).where, access.restrict);
+    const row = await reader.get(sql, params);
+    const total = Number(row?.n ?? 0);
+    if (key !== undefined) counts.set(key, versionOf(rollbacks, row?.[DATA_VERSION_COLUMN]), total);
+    empty = { rows: [], count: windowed(s, total), globalStamp: Number(row?.[GLOBAL_STAMP_COLUMN] ?? 0) };
+    // The count's state is later than the page's: where the page is empty in it too, the answer
+    // (no rows, that count, that stamp) is true of that one state. Where it is not — rows came in
+    // between the two statements — the stamp would name a state whose rows the answer lacks (a
+    // client revalidating would keep the empty page): read again.
+    if (empty.count <= start || n === 0) return empty;
   }
-  rollbacks = dc.core.storage.rollbacks;
-  const { sql, params } = compileCountWithVersion(reader.dialect, dc.model, sourceOf(s).where, access.restrict);
-  const row = await reader.get(sql, params);
-  const total = Number(row?.n ?? 0);
-  if (key !== undefined) counts.set(key, versionOf(rollbacks, row?.[DATA_VERSION_COLUMN]), total);
-  return { rows: [], count: windowed(s, total), globalStamp: Number(row?.[GLOBAL_STAMP_COLUMN] ?? 0) };
+  // (writers that fast on this very selection: the last reading, its stamp possibly newer than its rows)
+  return empty as PageRows;
 }
+
+/** How many times an empty page is read again when rows came in between it and its count. */
+const EMPTY_PAGE_READS = 3;
