@@ -23,11 +23,14 @@ export const METRICS_PATH = '/metrics';
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 /** The kind a request is counted as: the REST action it was planned as, else the route it took (few values: Prometheus labels must stay few). */
-function kindOf(request: FastifyRequest): string {
+function kindOf(request: FastifyRequest, status: number): string {
   const planned = plannedKind(request.raw);
   if (planned) return planned;
+  // (an OPTIONS plans nothing: it asks what the URL takes)
+  if (request.method === 'OPTIONS') return 'options';
   const route = request.routeOptions.url;
-  if (route === undefined) return 'notFound';
+  // (no route of this method: 405 where one of another method is, POST /health)
+  if (route === undefined) return status === 405 ? 'methodNotAllowed' : 'notFound';
   if (route === REST_PREFIX || route.startsWith(`${REST_PREFIX}/`)) return 'refused';
   if (route === '/health' || route === '/ready' || route === METRICS_PATH) return route.slice(1);
   return 'page';
@@ -71,7 +74,7 @@ export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Lo
   });
 
   app.addHook('onResponse', (request, reply, done) => {
-    const kind = kindOf(request);
+    const kind = kindOf(request, reply.statusCode);
     requests.inc({ kind, status: String(reply.statusCode) });
     latency.observe({ kind }, reply.elapsedTime / 1000);
     if (kind === 'callFunction' && reply.statusCode === 504) timeouts.inc();

@@ -281,6 +281,16 @@ describe('verbs the REST API does not have', () => {
     assert.equal(res.statusCode, 405);
     const body = JSON.parse(res.body);
     assert.match(body.__ERROR[0].message, /TRACE is not a method of the REST API/);
+    assert.match(String(res.headers.allow), /GET/);
+  });
+
+  it('answers such a method on a URL that names nothing as a GET would (404, 400), never a 405 without Allow', async () => {
+    for (const [url, status] of [['/rest/Nope', 404], ['/rest/Company(zz', 400], ['/rest/Company', 405], ['/rest/Company(1)', 405]] as const) {
+      const res = await demo.app.inject({ method: 'TRACE', url });
+      assert.equal(res.statusCode, status, url);
+      assert.equal(res.statusCode === 405, res.headers.allow !== undefined, `${url}: Allow ${res.headers.allow}`);
+      assert.equal(res.statusCode, (await demo.app.inject({ url })).statusCode === 200 ? 405 : status, url);
+    }
   });
 });
 

@@ -79,7 +79,11 @@ describe('metrics', () => {
     for (let i = 0; i < 3; i++) await demo.app.inject({ url: '/rest/City?$top=2' });
     await demo.app.inject({ url: '/rest/City(999999)' });
     await demo.app.inject({ url: '/rest/Nope' });
+    await demo.app.inject({ method: 'OPTIONS', url: '/rest/City' });
+    await demo.app.inject({ method: 'POST', url: '/health' });
     const text = await scrape();
+    assert.equal(value(text, 'dataset_rest_requests_total{kind="options",status="204"}'), 1, 'an OPTIONS is no refusal');
+    assert.equal(value(text, 'dataset_rest_requests_total{kind="methodNotAllowed",status="405"}'), 1, 'a 405 outside /rest is no 404');
     assert.equal(value(text, 'dataset_rest_requests_total{kind="readCollection",status="200"}'), readsBefore + 3);
     assert.equal(value(text, 'dataset_rest_requests_total{kind="readEntity",status="404"}'), 1);
     assert.equal(value(text, 'dataset_rest_requests_total{kind="refused",status="404"}'), 1, 'an unknown dataclass is refused before any action is planned');

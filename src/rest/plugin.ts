@@ -57,12 +57,18 @@ export function routeMethods(app: FastifyInstance, url: string): string[] {
   return allowed.length === 0 ? [] : [...allowed, 'OPTIONS'];
 }
 
-/** A 405 carries Allow (RFC 9110 §15.5.6): the methods the URL takes, when they can be found. */
-async function allowOn405(services: Services, request: FastifyRequest, reply: FastifyReply, session?: Session): Promise<void> {
+/**
+ * A 405 carries Allow (RFC 9110 §15.5.6): the methods the URL takes. Where the URL names nothing
+ * (an unknown dataclass: 404) or cannot be read (400), there is no method to list: that refusal
+ * is returned, to be answered instead, as a GET would be.
+ */
+async function allowOn405(services: Services, request: FastifyRequest, reply: FastifyReply, session?: Session): Promise<DatasetError | undefined> {
   try {
     reply.header('allow', (await restAllowed(services, request, session)).join(', '));
-  } catch {
-    // the URL names nothing: the 405 goes without Allow
+    return undefined;
+  } catch (e) {
+    if (isDatasetError(e)) return e;
+    throw e;
   }
 }
 
@@ -96,7 +102,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
         id: request.id,
       });
     } catch (e) {
-      if (e instanceof DatasetError && e.code === 'METHOD_NOT_ALLOWED') await allowOn405(services, request, reply, session);
+      if (e instanceof DatasetError && e.code === 'METHOD_NOT_ALLOWED') throw (await allowOn405(services, request, reply, session)) ?? e;
       throw e;
     } finally {
       // what the request changed of its session is stored before the answer leaves: the next
@@ -151,8 +157,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     const refused = guard(request);
     if (refused) return sendError(reply, refused);
     if (isRestUrl(request.url)) {
-      await allowOn405(services, request, reply, sessions.guest());
-      return sendError(reply, new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
+      // (the methods of the caller's session: what it may do there)
+      const instead = await allowOn405(services, request, reply, await sessionOf(services, request));
+      return sendError(reply, instead ?? new DatasetError('METHOD_NOT_ALLOWED', `${request.method} is not a method of the REST API: use ${VERBS.join(', ')} or HEAD`));
     }
     // a route of another method at this URL (POST /health): 405 with the methods it takes
     // (a route of this very method that found nothing, a static file, calls this handler too: 404)
