@@ -115,6 +115,38 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.deepEqual(await db.columns('Firm'), []);
   });
 
+  it('validates renamedFrom in model.json: a name, not its own, not one the model still uses, not given twice', () => {
+    assert.throws(() => model([{ name: 'a', type: 'long', renamedFrom: 'a' }]), /attributes\[1\]\.renamedFrom: 'a' is its own name/);
+    assert.throws(() => model([{ name: 'a', type: 'long' }, { name: 'b', type: 'long', renamedFrom: 'a' }]), /attributes\[2\]\.renamedFrom: 'a' is still the name of an attribute of Thing in the model/);
+    assert.throws(() => model([{ name: 'a', type: 'long', renamedFrom: 'x' }, { name: 'b', type: 'long', renamedFrom: 'x' }]), /'x' is already the renamedFrom of a/);
+    assert.throws(() => model([{ name: 'a', type: 'long', renamedFrom: 'no good' }]), /renamedFrom: must be a name/);
+    assert.throws(() => buildModel({ name: 'S', dataClasses: [{ name: 'A', attributes: [KEY] }, { name: 'B', renamedFrom: 'A', attributes: [KEY] }] }), /dataClasses\[1\]\.renamedFrom: 'A' is still the name of a dataclass/);
+  });
+
+  it('a dataclass renamed leaves its former name free: a new dataclass of that name gets tables and indexes of its own', async () => {
+    const db = await database();
+    const two = (names: [string, string?][]) => buildModel({ name: 'S', dataClasses: names.map(([name, renamedFrom]) => ({ name, ...(renamedFrom ? { renamedFrom } : {}), attributes: [KEY, { name: 'code', type: 'string', unique: true, indexed: true }] })) });
+    let ds = await db.open(two([['Firm']]));
+    await fill(ds, [{ code: 'A' }], 'Firm');
+    await ds.close();
+    assert.deepEqual(await db.sync(two([['Company', 'Firm']])), ['rename dataclass Firm → Company']);
+    assert.deepEqual(await db.sync(two([['Company'], ['Firm']])), ['create dataclass Firm (2 storage attributes)']);
+    ds = await db.open(two([['Company'], ['Firm']]));
+    await fill(ds, [{ code: 'A' }], 'Firm'); // its own unique index, not the renamed one's
+    const again = ds.dataClass('Firm')!.new();
+    again.set('code', 'A');
+    await assert.rejects(again.save());
+    assert.equal(await ds.dataClass('Firm')!.query('code = a').length, 1);
+    assert.equal(await ds.dataClass('Company')!.query('code = a').length, 1);
+    await ds.close();
+  });
+
+  it('an index added or dropped is a line of its own', async () => {
+    const db = await database();
+    await (await db.open(model([{ name: 'v', type: 'long' }, { name: 's', type: 'string', indexed: true }]))).close();
+    assert.deepEqual(await db.sync(model([{ name: 'v', type: 'long', indexed: true }, { name: 's', type: 'string' }])), ['Thing.v: index added', 'Thing.s: index dropped']);
+  });
+
   it('refuses a renamedFrom that names nothing the database has or had, saying so', async () => {
     const db = await database();
     await (await db.open(model([{ name: 'a', type: 'long' }]))).close();
@@ -209,6 +241,15 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.deepEqual(await values(ds, 'x'), [1, 2, 3]);
     assert.equal(await ds.Thing.query('s < 0').length, 1);
     await ds.close();
+  });
+
+  it('checks a unique attribute again once its values are converted: texts that read as one number are refused, naming them', async () => {
+    const db = await database();
+    const ds = await db.open(model([{ name: 'code', type: 'string', unique: true }]));
+    await fill(ds, [{ code: '1' }, { code: '01' }, { code: '2' }]);
+    await ds.close();
+    await assert.rejects(db.sync(model([{ name: 'code', type: 'long', unique: true }])), /Thing\.code: cannot become unique, the value 1 is held by 2 entities; 2 entities in all share a value with another \(Thing\(1\) 1, Thing\(2\) 1\)/);
+    assert.deepEqual(await db.sync(model([{ name: 'code', type: 'string', unique: true }])), []); // all rolled back
   });
 
   it('refuses a type change it cannot convert, saying what to do instead', async () => {

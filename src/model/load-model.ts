@@ -110,7 +110,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
     }
     rawAttrs.set(dc, rawClass.attributes.map((raw: unknown, j: number) => ({ raw: raw as Json, path: `${path}.attributes[${j}]` })));
   });
-  checkRenames(classes, (dc) => `$.dataClasses[${jsonIndex.get(dc)}].renamedFrom`, 'dataclass', fail);
+  checkRenames(classes, (dc) => `$.dataClasses[${jsonIndex.get(dc)}].renamedFrom`, 'a dataclass', fail);
   const byName = new Map(classes.map((c) => [c.name, c]));
   const byCollection = new Map(classes.map((c) => [c.collectionName, c]));
 
@@ -158,7 +158,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
       }
     }
     const storagePaths = new Map((rawAttrs.get(dc) ?? []).map(({ raw, path }) => [isObject(raw) ? raw.name : undefined, path]));
-    checkRenames(attrs.filter((a): a is StorageAttribute => a.kind === 'storage'), (a) => `${storagePaths.get(a.name) ?? '$'}.renamedFrom`, `attribute of ${dc.name}`, fail, attrs);
+    checkRenames(attrs.filter((a): a is StorageAttribute => a.kind === 'storage'), (a) => `${storagePaths.get(a.name) ?? '$'}.renamedFrom`, `an attribute of ${dc.name}`, fail, attrs);
     const keys = attrs.filter((a) => a.kind === 'storage' && a.identifying) as StorageAttribute[];
     const cpath = `$.dataClasses[${jsonIndex.get(dc)}]`;
     if (keys.length === 0) fail(cpath, `dataclass ${dc.name} has no identifying attribute (exactly one is required)`);
@@ -337,7 +337,7 @@ function checkRenames<T extends { name: string; renamedFrom?: string }>(
     const from = item.renamedFrom;
     if (from === undefined) continue;
     const still = all.find((o) => o.name.toLowerCase() === from.toLowerCase());
-    if (still) fail(pathOf(item), `'${from}' is still the name of a ${what} in the model: renamedFrom names a name no longer used`);
+    if (still) fail(pathOf(item), `'${from}' is still the name of ${what} in the model: renamedFrom names a name no longer used`);
     else if (seen.has(from.toLowerCase())) fail(pathOf(item), `'${from}' is already the renamedFrom of ${seen.get(from.toLowerCase())}`);
     seen.set(from.toLowerCase(), item.name);
   }

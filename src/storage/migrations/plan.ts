@@ -232,7 +232,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
       step = changed.step;
       bare.add(a.column);
     }
-    await changeConstraints(ctx, dc, a, was, bare.has(a.column), step, renamedStep);
+    await changeConstraints(ctx, dc, a, was, { bare: bare.has(a.column), converted: changed.step !== undefined }, step, renamedStep);
   }
 
   // A column that left the model keeps its data; its indexes go (they would slow writes for nothing).
@@ -282,12 +282,14 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
 
 /**
  * Indexes, unique and notNull brought to what the model says, checked against the data first.
- * `bare`: the column has no index now (renamed, converted). What changes joins `step` (the
+ * `bare`: the column has no index now (renamed, converted); `converted`: its values were just
+ * converted (a unique one is checked again). What changes joins `step` (the
  * attribute's line so far) or makes a line of its own; indexes only made again join `tableStep`
  * (the dataclass's rename), if any.
  */
 async function changeConstraints(
-  ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot, bare: boolean, step: Step | undefined, tableStep: Step | undefined,
+  ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot, { bare, converted }: { bare: boolean; converted: boolean },
+  step: Step | undefined, tableStep: Step | undefined,
 ): Promise<void> {
   const lines: string[] = [];
   // (a record made before notNull was recorded takes the model's flag as it is)
@@ -295,9 +297,10 @@ async function changeConstraints(
     if (!(await check(ctx, () => nullsIn(ctx.s, a, a.column)))) return;
     lines.push('now notNull');
   } else if (!a.notNull && was.notNull === true) lines.push('no longer notNull');
-  if (a.unique && !was.unique) {
+  if (a.unique && (!was.unique || converted)) {
+    // (values just converted may meet where they differed before: "1" and "01" as 1)
     if (!(await check(ctx, () => duplicatesIn(ctx.s, a)))) return;
-    lines.push('now unique');
+    if (!was.unique) lines.push('now unique');
   } else if (!a.unique && was.unique) lines.push('no longer unique');
   else if (a.indexed !== was.indexed) lines.push(a.indexed ? 'index added' : 'index dropped');
   const sql = indexStatements(ctx, dc, a, bare ? undefined : was);
