@@ -4,6 +4,7 @@
 // owner (no roles.json, no session: a command run on the database's machine may do everything),
 // and the one form of a refusal: "dataset-rest: <message>" on stderr, exit code 2.
 
+import type { Writable } from 'node:stream';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { DEMO } from '../cli-options.js';
 import type { DataClass } from '../datastore/dataclass.js';
@@ -22,9 +23,12 @@ export class UsageError extends Error {
   }
 }
 
+/** Where the commands write: the process's stdout and stderr (a test puts collectors in their place). */
+export const io: { stdout: Writable & { isTTY?: boolean }; stderr: Writable & { isTTY?: boolean } } = { stdout: process.stdout, stderr: process.stderr };
+
 /** What the commands print on stderr, one line each: "dataset-rest: …". */
 export function say(message: string): void {
-  process.stderr.write(`dataset-rest: ${message.replace(/[^\S\n]*\n\s*/g, ' ')}\n`);
+  io.stderr.write(`dataset-rest: ${message.replace(/[^\S\n]*\n\s*/g, ' ')}\n`);
 }
 
 /** The flags every data command takes. */

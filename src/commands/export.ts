@@ -15,7 +15,7 @@ import { isDatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE } from '../model/types.js';
 import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/export-format.js';
 import type { Scope } from '../rest/scope.js';
-import { dataClassNamed, dataCommand, oneOf, openForCommand, parseFlags, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 
 const FORMATS = ['csv', 'ndjson', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -68,7 +68,7 @@ export async function main(args: readonly string[]): Promise<number> {
     const chunks = selectionChunks(selection, columns.map((c) => c.spec), { skip: 0 });
     // the first chunk before the output is opened: a query the database refuses leaves no file behind
     let rows = await firstChunk(() => chunks.next());
-    const out: Writable = flags.output === undefined ? process.stdout : createWriteStream(flags.output);
+    const out: Writable = flags.output === undefined ? io.stdout : createWriteStream(flags.output);
     const started = performance.now();
     let count = 0;
     let gone: Error | undefined;
@@ -138,7 +138,7 @@ function paramsOf(text: string | undefined): unknown[] {
 
 /** Ends the output (stdout is flushed, never closed) and waits until what was written is out. */
 async function close(out: Writable): Promise<void> {
-  if (out === process.stdout) {
+  if (out === io.stdout) {
     await new Promise<void>((resolve) => (out.write('') ? resolve() : out.once('drain', resolve)));
     return;
   }

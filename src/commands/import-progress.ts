@@ -21,6 +21,8 @@ export interface Progress {
 export interface ProgressOptions {
   /** stderr is a terminal: a bar, redrawn in place */
   readonly tty: boolean;
+  /** where to write (stderr) */
+  readonly stream: NodeJS.WritableStream;
   /** the file's size in bytes, when known (not for stdin) */
   readonly size: number | undefined;
   /** without a terminal: at least this long between two lines */
@@ -40,14 +42,14 @@ export function progressFor(options: ProgressOptions): Progress {
         if (now - last < options.everyMs) return;
         last = now;
         const share = options.size ? `, ${Math.floor((100 * c.bytes) / options.size)}% of the file` : '';
-        process.stderr.write(`dataset-rest import: ${number(c.imported)} imported, ${number(c.refused)} refused, ${number(rate(c.imported + c.refused, now - started))} rows/s${share}\n`);
+        options.stream.write(`dataset-rest import: ${number(c.imported)} imported, ${number(c.refused)} refused, ${number(rate(c.imported + c.refused, now - started))} rows/s${share}\n`);
       },
       stop() {},
     };
   }
   const sized = options.size !== undefined && options.size > 0;
   const bar = new cliProgress.SingleBar({
-    stream: process.stderr,
+    stream: options.stream,
     format: sized
       ? '{bar} {percentage}% | {imported} imported, {refused} refused | {speed} rows/s | ETA {eta_formatted}'
       : '{imported} imported, {refused} refused | {speed} rows/s | {duration_formatted}',

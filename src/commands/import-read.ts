@@ -42,7 +42,7 @@ export function openInput(file: string): Input {
     const stat = statSync(file);
     if (!stat.isFile()) throw new UsageError(`${file} is not a file`);
     size = stat.size;
-    stream = createReadStream(file, { highWaterMark: 1 << 16 });
+    stream = createReadStream(file, { highWaterMark: 1 << 20 });
   }
   return new Input(stream, size);
 }
@@ -99,6 +99,8 @@ class RecordQueue {
     }
     const out = this.#items.length <= max ? this.#items : this.#items.slice(0, max);
     this.#items = this.#items.length <= max ? [] : this.#items.slice(max);
+    // read on while the caller writes what it took (the file's next chunk comes from a thread)
+    if (this.#items.length < this.high && !this.#ended) this.input.resume();
     return out;
   }
 }

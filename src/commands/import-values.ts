@@ -47,9 +47,13 @@ export function resolveColumns(dc: DataClassModel, names: readonly string[], whe
   return columns;
 }
 
-/** Every column an import of JSON objects may fill: the storage attributes but pictures and blobs (a property absent is null, as in a REST create). */
+/**
+ * Every column an import of JSON objects may fill: the storage attributes but pictures and blobs
+ * (a property absent is null, as in a REST create); a foreign key's column is also its relation's.
+ */
 export function storageColumns(dc: DataClassModel): ImportColumn[] {
-  return dc.storage.filter((a) => a.type !== 'image' && a.type !== 'blob').map((attr) => ({ name: attr.name, attr, relation: false }));
+  const foreignKeys = new Set(dc.attributes.flatMap((a) => (a.kind === 'relatedEntity' ? [a.foreignKey] : [])));
+  return dc.storage.filter((a) => a.type !== 'image' && a.type !== 'blob').map((attr) => ({ name: attr.name, attr, relation: foreignKeys.has(attr) }));
 }
 
 const TRUE = /^(?:true|1)$/i;

@@ -14,7 +14,7 @@ import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { BulkInserter, type BulkRow } from '../datastore/import-writes.js';
 import { isDatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel } from '../model/types.js';
-import { dataClassNamed, dataCommand, oneOf, openForCommand, parseFlags, positiveInt, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
+import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
 import { progressFor } from './import-progress.js';
 import { formatOf, IMPORT_FORMATS, Input, openInput, recordsOf, type ImportFormat, type SourceRecord } from './import-read.js';
 import { fromCsv, fromJson, resolveColumns, storageColumns, type ImportColumn } from './import-values.js';
@@ -104,7 +104,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
     }
   }
   const writer: BatchWriter = bulk ? bulkWriter(dcCore, columns, model) : entityWriter(ds, dataClass, columns, model);
-  const progress = progressFor({ tty: process.stderr.isTTY === true, size: input.size, everyMs: flags.progressEvery * 1000 });
+  const progress = progressFor({ tty: io.stderr.isTTY === true, stream: io.stderr, size: input.size, everyMs: flags.progressEvery * 1000 });
   let imported = 0;
   let refused = 0;
   let broken: string | undefined;
@@ -136,7 +136,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
     if (!(e instanceof AtomicStop)) throw e;
     progress.stop();
     say(`import: ${e.at}: ${e.reason}`);
-    process.stdout.write(`nothing imported into ${model.name} (--atomic): ${e.at} was refused\n`);
+    io.stdout.write(`nothing imported into ${model.name} (--atomic): ${e.at} was refused\n`);
     return 1;
   } finally {
     progress.stop();
@@ -144,7 +144,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
   if (broken !== undefined) say(`import: ${name}: ${broken} (reading stopped there)`);
   const ms = performance.now() - started;
   const perSecond = ms > 0 ? Math.round(imported / (ms / 1000)) : 0;
-  process.stdout.write(`imported ${imported.toLocaleString('en')} ${model.name} entities, refused ${refused.toLocaleString('en')}, in ${(ms / 1000).toFixed(2)} s (${perSecond.toLocaleString('en')} rows/s)\n`);
+  io.stdout.write(`imported ${imported.toLocaleString('en')} ${model.name} entities, refused ${refused.toLocaleString('en')}, in ${(ms / 1000).toFixed(2)} s (${perSecond.toLocaleString('en')} rows/s)\n`);
   return refused > 0 || broken !== undefined ? 1 : 0;
 }
 
@@ -191,28 +191,26 @@ function bulkWriter(dcCore: DataClassCore, columns: readonly ImportColumn[], mod
   const byName = jsonIndex(model, columns);
   return {
     async write(records, refuse) {
+      // refusals are said in the order of the file, whichever step found them
+      const refusals: [number, string, string][] = [];
       const rows: BulkRow[] = [];
-      const where: string[] = [];
-      for (const record of records) {
-        const given = values(model, columns, byName, record, refuse);
-        if (!given) continue;
+      const where: number[] = [];
+      records.forEach((record, i) => {
+        const given = values(model, columns, byName, record, (at, reason) => void refusals.push([i, at, reason]));
+        if (!given) return;
         try {
           rows.push(inserter.prepare(given));
-          where.push(record.at);
+          where.push(i);
         } catch (e) {
           if (!isDatasetError(e)) throw e;
-          refuse(record.at, e.message);
+          refusals.push([i, record.at, e.message]);
         }
-      }
-      if (rows.length === 0) return 0;
-      const refusals = await inserter.insert(rows);
-      let written = rows.length;
-      refusals.forEach((e, i) => {
-        if (!e) return;
-        written--;
-        refuse(where[i], e.message);
       });
-      return written;
+      const refused = rows.length === 0 ? [] : await inserter.insert(rows);
+      refused.forEach((e, i) => e && refusals.push([where[i], records[where[i]].at, e.message]));
+      refusals.sort((a, b) => a[0] - b[0]);
+      for (const [, at, reason] of refusals) refuse(at, reason);
+      return rows.length - refused.filter((e) => e !== undefined).length;
     },
   };
 }
