@@ -189,7 +189,7 @@ describe('command line', () => {
 
   it('finishes a function call in flight when Ctrl-C signals the whole process group, then exits 0', async () => {
     // detached: its own process group, as a terminal's foreground job (supervisor and server)
-    const { child, base, exited } = await startCommand(['--port', '0', '--db', join(tmp.dir, 'ctrl-c.sqlite'), '--log-level', 'warn'], { detached: true });
+    const { child, base, exited } = await startCommand(['--port', '0', '--db', join(tmp.dir, 'ctrl-c.sqlite'), '--log-level', 'warn', '--roles', 'none'], { detached: true });
     const call = fetch(`${base}/$catalog/pause`, { method: 'POST', body: '[800, "in flight"]', headers: { 'content-type': 'application/json' } });
     await new Promise((r) => setTimeout(r, 200));
     process.kill(-(child.pid as number), 'SIGINT');

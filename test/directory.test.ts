@@ -73,6 +73,21 @@ describe('$directory: 4D\'s legacy login through the DataStore class\'s hooks', 
     assert.deepEqual((await c('/rest/$directory/currentUserBelongsTo', { method: 'POST', body: ['edit'] })).body, { result: true });
   });
 
+  it("keeps the demo's test helpers (spin, pause, whoCalls, renameSlowly) from every user of the default project: a guest, alice (Editor), bob (Payroll) and admin are refused, and nothing runs", async () => {
+    const users = [undefined, ['alice', 'alice123'], ['bob', 'bob123'], ['admin', 'admin123']] as const;
+    for (const user of users) {
+      const c = client(demo.app);
+      if (user) assert.equal((await c('/rest/$directory/login', { method: 'POST', body: [...user] })).status, 200);
+      for (const [fn, body] of [['spin', [60_000]], ['pause', [60_000]], ['whoCalls', [60_000]], ['renameSlowly', [1, 'renamed by a stranger', 10_000]]] as const) {
+        const started = Date.now();
+        const res = await c(`/rest/$catalog/${fn}`, { method: 'POST', body: [...body] });
+        assert.ok(res.status === 401 || res.status === 403, `${user?.[0] ?? 'guest'} ${fn}: ${res.status}`);
+        assert.ok(Date.now() - started < 5000, `${fn} ran`);
+      }
+    }
+    assert.notEqual((await demo.request('/rest/Company(1)?$attributes=name')).body.name, 'renamed by a stranger');
+  });
+
   it('refuses a wrong password with 401, {"result": false} beside the __ERROR (7050), and leaves the session a guest', async () => {
     const c = client(demo.app);
     const res = await c('/rest/$directory/login', { method: 'POST', body: ['alice', 'wrong'] });

@@ -266,7 +266,9 @@ describe("the document follows the session's permissions (the demo's roles.json)
 
     const admin = await documentOf(demo, await login('admin', 'admin123'));
     assert.ok(admin.components.schemas.EmployeeEntity.properties.salary);
-    for (const fn of ['raiseSalaries', 'spin', 'renameSlowly']) assert.ok(admin.paths[`/rest/$catalog/${fn}`], fn);
+    assert.ok(admin.paths['/rest/$catalog/raiseSalaries']);
+    // the demo's test helpers take a privilege no user of the demo has
+    for (const fn of ['spin', 'pause', 'renameSlowly']) assert.equal(admin.paths[`/rest/$catalog/${fn}`], undefined, fn);
     assert.deepEqual(admin.paths['/rest/City'].post.parameters[0].schema.enum, ['update', 'validate', 'delete']);
     assert.ok(admin.paths['/rest/$upload']);
 

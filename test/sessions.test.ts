@@ -671,7 +671,7 @@ describe('sessions: two server instances on one database share them', () => {
 describe('HTTP guards: Host, Origin, CORS and security headers', () => {
   const host = (app: FastifyInstance, name: string) => call(app, '/rest/$info', { headers: { host: name } });
   // a call that changes nothing but is a POST: what the Origin check looks at
-  const post = (headers: Record<string, string> = {}, app = demo.app) => call(app, '/rest/$catalog/pause', { method: 'POST', body: [0], headers });
+  const post = (headers: Record<string, string> = {}, app = demo.app) => call(app, '/rest/$catalog/hiredBetween', { method: 'POST', body: ['2019-01-01'], headers });
 
   it('refuses a Host it does not answer for (421, 7045) and answers localhost and 127.0.0.1 by default', async () => {
     const evil = await host(demo.app, 'evil.example');
