@@ -337,7 +337,7 @@ describe(`the lines a start logs (${TEST_ENGINE})`, () => {
       return lines;
     };
     write([{ name: 'a', type: 'long' }]);
-    assert.deepEqual(await start(), ['dataclass Thing created (2 storage attributes)']);
+    assert.deepEqual(await start(), ['create dataclass Thing (2 storage attributes)']);
     assert.deepEqual(await start(), []);
     write([{ name: 'a', type: 'long64' }, { name: 'b', type: 'string', indexed: true }]);
     assert.deepEqual(await start(), ['Thing.a: long → long64, 0 values converted', 'Thing: add attribute b (string)']);

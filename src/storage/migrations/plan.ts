@@ -101,7 +101,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
         ctx.problems.push(`table "${dc.table}" already exists but was not created by dataset-rest; rename the dataclass or use another database`);
         continue;
       }
-      after.tables[dc.table] = createTable(ctx, dc, fresh);
+      after.tables[dc.table] = createTable(ctx, dc);
     } else {
       after.tables[dc.table] = await alterTable(ctx, dc, old, renamed.get(dc.table));
     }
@@ -114,14 +114,14 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   }
   // every text column folded again when the fold function changed since the database was written
   if (!fresh && Number(foldVersion ?? 1) !== FOLD_VERSION) {
-    const sql = model.dataClasses.filter((dc) => before.tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s, dc.table, a.column)));
+    const sql = model.dataClasses.filter((dc) => tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s, dc.table, a.column)));
     if (sql.length > 0) ctx.steps.push({ description: `text folded again for queries (fold version ${String(foldVersion ?? 1)} → ${FOLD_VERSION})`, sql });
   }
   await flush(ctx);
   return { steps: ctx.steps, problems: ctx.problems, after, fresh };
 }
 
-function createTable(ctx: Context, dc: DataClassModel, fresh: boolean): TableSnapshot {
+function createTable(ctx: Context, dc: DataClassModel): TableSnapshot {
   const d = ctx.s.dialect;
   const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
   for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
@@ -133,8 +133,7 @@ function createTable(ctx: Context, dc: DataClassModel, fresh: boolean): TableSna
     if (!a.identifying) sql.push(...indexStatements(ctx, dc, a, undefined));
     if (a.type === 'string' && a.indexed) sql.push(foldIndex(ctx, dc, a, true));
   }
-  // (a new database: its tables are not news; one made later is)
-  ctx.steps.push({ description: `${fresh ? '' : 'create '}dataclass ${dc.name}${fresh ? ' created' : ''} (${dc.storage.length} storage attribute${dc.storage.length === 1 ? '' : 's'})`, sql });
+  ctx.steps.push({ description: `create dataclass ${dc.name} (${dc.storage.length} storage attribute${dc.storage.length === 1 ? '' : 's'})`, sql });
   return snap;
 }
 
