@@ -387,6 +387,21 @@ describe('HTTP: entity and selection parameters', () => {
     assert.match(unnamed.body.__ERROR[0].message, /parameter #1: an entity parameter names its dataclass in "__DATACLASS"/);
   });
 
+  it("honours an entity parameter's __STAMP as $method=update does: changed since the client read it, the call is refused (1263, as an update) and the function never runs; the current stamp passes", async () => {
+    const read = (await demo.request('/rest/Employee?$top=1&$attributes=lastName')).body.__ENTITIES[0];
+    // someone else changes it meanwhile
+    const other = await demo.request('/rest/Employee?$method=update', 'POST', { __KEY: read.__KEY, __STAMP: read.__STAMP, lastName: 'Changed meanwhile' });
+    assert.equal(other.status, 200);
+    const stale = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, __KEY: read.__KEY, __STAMP: read.__STAMP, lastName: 'From a stale read' }]);
+    assert.equal(stale.body.__ERROR?.[0].errCode, 1263, JSON.stringify(stale.body));
+    assert.equal((await demo.request(`/rest/Employee('${read.__KEY}')?$attributes=lastName`)).body.lastName, 'Changed meanwhile');
+    const bad = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, __KEY: read.__KEY, __STAMP: 'one' }]);
+    assert.match(bad.body.__ERROR[0].message, /parameter #1: __STAMP must be a whole number/);
+    const current = await demo.request('/rest/$catalog/hire', 'POST', [{ __DATACLASS: 'Employee', __ENTITY: true, __KEY: read.__KEY, __STAMP: other.body.__STAMP, lastName: 'From a fresh read' }]);
+    assert.equal(current.status, 200, JSON.stringify(current.body));
+    assert.equal((await demo.request(`/rest/Employee('${read.__KEY}')?$attributes=lastName`)).body.lastName, 'From a fresh read');
+  });
+
   it('gives the members of an entity set for a selection parameter, 1802 when the set is gone', async () => {
     const set = await demo.request('/rest/Employee?$filter="salary > 50000"&$method=entityset');
     const id = String(set.body.__ENTITYSET).split('/').pop();

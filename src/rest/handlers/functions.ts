@@ -5,7 +5,7 @@
 
 import { DEFAULT_SET_TIMEOUT_S } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
-import { checkTouched, Entity } from '../../datastore/entity.js';
+import { checkTouched, Entity, staleStamp } from '../../datastore/entity.js';
 import { classOf, EntitySelection, withAccess } from '../../datastore/selection.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { sessionInternals } from '../../datastore/sessions.js';
@@ -116,6 +116,15 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   if (typeof name !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: an entity parameter names its dataclass in "${WIRE.DATACLASS}"`);
   const dc = dataClassFor(scope, name);
   const entity = await entityOf(scope, dc, obj[WIRE.KEY]);
+  // a stored entity given with the __STAMP it was read at: changed since, it is refused as
+  // $method=update refuses it (1263), before the function runs — else the function would save
+  // the client's values over a change the client never saw
+  const stamp = obj[WIRE.STAMP];
+  if (stamp !== undefined && obj[WIRE.KEY] !== undefined) {
+    if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
+    const stale = staleStamp(entity, stamp as number);
+    if (stale) throw stale;
+  }
   await attachUploads(scope, entity, applyValues(scope, dc, entity, obj, index));
   // a related entity that does not exist is refused before the call, not when the function saves
   await checkTouched(entity);
