@@ -79,6 +79,25 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.ok(!(await db.columns()).includes('title'));
   });
 
+  it('a renamed relation takes its implicit foreign key along (employer → company: employerID → companyID)', async () => {
+    const db = await database();
+    const rel = (name: string, renamedFrom?: string) => buildModel({ name: 'S', dataClasses: [
+      { name: 'Company', attributes: [KEY, { name: 'name', type: 'string' }] },
+      { name: 'Person', attributes: [KEY, { name, kind: 'relatedEntity', type: 'Company', ...(renamedFrom ? { renamedFrom } : {}) }] },
+    ] });
+    let ds = await db.open(rel('employer'));
+    await fill(ds, [{ name: 'Acme' }], 'Company');
+    const p = ds.dataClass('Person')!.new();
+    p.set('employer', await ds.dataClass('Company')!.get(1));
+    await p.save();
+    await ds.close();
+    assert.deepEqual(await db.sync(rel('company', 'employer')), ['rename attribute Person.employerID → Person.companyID']);
+    ds = await db.open(rel('company', 'employer'));
+    const company = await (await ds.dataClass('Person')!.get(1))!.related('company');
+    assert.equal((company as { get(n: string): unknown } | null)?.get('name'), 'Acme');
+    await ds.close();
+  });
+
   it('undoing a rename takes the data back, rows written meanwhile included', async () => {
     const db = await database();
     let ds = await db.open(model([{ name: 'title', type: 'string' }]));

@@ -22,7 +22,7 @@ const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'ex
 const COMMON_ATTR_KEYS = ['name', 'kind', 'exposed', 'defaultFormat', 'multiLine', 'extraProperties'];
 const ATTR_KEYS: Record<(typeof KINDS)[number], string[]> = {
   storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull', 'renamedFrom'],
-  relatedEntity: [...COMMON_ATTR_KEYS, 'type', 'foreignKey', 'path'],
+  relatedEntity: [...COMMON_ATTR_KEYS, 'type', 'foreignKey', 'path', 'renamedFrom'],
   relatedEntities: [...COMMON_ATTR_KEYS, 'type', 'path', 'reversePath'],
   alias: [...COMMON_ATTR_KEYS, 'path', 'type'],
   calculated: [...COMMON_ATTR_KEYS, 'type'],
@@ -202,7 +202,10 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
           fail(`${path}.foreignKey`, `'${fkName}' is ${fk.type} but ${target.name}'s key '${target.key.name}' is ${target.key.type}`);
         }
       } else {
-        fk = implicitForeignKey(dc, fkName, target.key.type);
+        // a relation renamed takes its implicit foreign key along: <old>ID becomes <name>ID (storage/schema.ts)
+        const from = checkRenamedFrom(raw.renamedFrom, raw.name as string, `${path}.renamedFrom`, fail);
+        const oldKey = from === undefined || raw.foreignKey !== undefined ? undefined : `${from}ID`;
+        fk = implicitForeignKey(dc, fkName, target.key.type, oldKey !== undefined && !attrs.some((a) => a.name.toLowerCase() === oldKey.toLowerCase()) ? oldKey : undefined);
         attrs.push(fk);
       }
       attrs[i] = { ...omitPending(pending), kind: 'relatedEntity', target, foreignKey: fk, inverse: undefined } as unknown as AttributeModel;
@@ -343,8 +346,9 @@ function checkRenames<T extends { name: string; renamedFrom?: string }>(
   }
 }
 
-function implicitForeignKey(dc: DataClassModel, name: string, type: StorageType): StorageAttribute {
+function implicitForeignKey(dc: DataClassModel, name: string, type: StorageType, renamedFrom: string | undefined): StorageAttribute {
   return {
+    ...(renamedFrom !== undefined ? { renamedFrom } : {}),
     name, fieldPos: 0, exposed: true, dataClass: dc, kind: 'storage', type, column: name,
     identifying: false, autoincrement: false, autogenerate: false,
     // Foreign keys are always indexed: 1→N navigation filters on them.
