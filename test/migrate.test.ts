@@ -11,7 +11,7 @@ import { Datastore } from '../src/datastore/datastore.js';
 import { buildModel } from '../src/model/load-model.js';
 import { databaseTarget, openStorage } from '../src/storage/open.js';
 import { readMeta } from '../src/storage/system-tables.js';
-import { BIN, TEST_ENGINE, tempDir, testDatabase } from './helpers.js';
+import { BIN, startCommand, TEST_ENGINE, tempDir, testDatabase } from './helpers.js';
 
 const KEY = { name: 'ID', type: 'long', identifying: true, autoincrement: true };
 const modelJson = (attrs: object[]) => ({ name: 'M', dataClasses: [{ name: 'Thing', attributes: [KEY, ...attrs] }] });
@@ -92,6 +92,16 @@ describe(`dataset-rest migrate (${TEST_ENGINE})`, () => {
       assert.match(stderr, /nothing was changed/);
     }
     assert.equal(await schema(), recorded);
+  });
+
+  it('the server logs each change its start makes, one line each at info', async () => {
+    writeFileSync(join(project, 'model.json'), JSON.stringify(modelJson([{ name: 'name', type: 'string' }, { name: 'n', type: 'long64' }, { name: 'extra', type: 'number' }, { name: 'label', type: 'string', indexed: true }])));
+    const server = await startCommand(['--project', project, '--db', db, '--port', '0', '--roles', 'none'], { alone: true });
+    server.child.kill('SIGTERM');
+    await server.exited;
+    const lines = server.stderr().split('\n').filter((l) => l.includes('"schema: ')).map((l) => JSON.parse(l) as { level: number; msg: string });
+    assert.deepEqual(lines.map((l) => l.msg), ['schema: Thing: add attribute label (string)']);
+    assert.equal(lines[0].level, 30); // info
   });
 
   it('bad usage exits 2 with one line on stderr', async () => {
