@@ -271,6 +271,25 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.deepEqual(await db.sync(model([{ name: 'code', type: 'string', unique: true }])), []); // all rolled back
   });
 
+  it('date with time → date only: refused while a date has a time of day, applied once all are at midnight UTC', async () => {
+    const db = await database();
+    let ds = await db.open(model([{ name: 'd', type: 'date' }]));
+    await fill(ds, [{ d: new Date('2024-01-01T00:00:00Z') }, { d: new Date('2024-01-02T12:00:00Z') }, { d: null }]);
+    await ds.close();
+    const dayOnly = model([{ name: 'd', type: 'date', dateOnly: true }]);
+    await assert.rejects(db.sync(dayOnly), /Thing\.d: date \(with time\) → date \(date only\) refused, the value "2024-01-02T12:00:00\.000Z" of Thing\(2\) does not fit \(a date only has no time of day/);
+    ds = await db.open(model([{ name: 'd', type: 'date' }]));
+    const e = await ds.Thing.get(2);
+    e!.set('d', new Date('2024-01-02T00:00:00Z'));
+    await e!.save();
+    await ds.close();
+    assert.deepEqual(await db.sync(dayOnly), ['Thing.d: date (with time) → date (date only), 2 values converted']);
+    ds = await db.open(dayOnly);
+    assert.deepEqual(await values(ds, 'd'), [new Date('2024-01-01T00:00:00Z'), new Date('2024-01-02T00:00:00Z'), null]);
+    assert.equal(await ds.Thing.query('d = :1', '2024-01-02').length, 1);
+    await ds.close();
+  });
+
   it('refuses a type change it cannot convert, saying what to do instead', async () => {
     const db = await database();
     await (await db.open(model([{ name: 'p', type: 'image' }]))).close();
