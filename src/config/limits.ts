@@ -103,8 +103,10 @@ export const UPLOAD_LEASE_MS = 10 * 60 * 1000;
 export const UPLOAD_LEASE_RENEW_MS = 60 * 1000;
 
 // ---- storage ----
-/** How long an SQLite statement waits for another connection's lock before SQLITE_BUSY. */
+/** How long an SQLite write waits for another process's lock (without holding the event loop: it tries again and again) before 503 STORAGE_BUSY; a read's wait (in the statement: WAL readers seldom wait). */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/** A write's tries for the lock are this far apart at most. */
+export const LOCK_POLL_MAX_MS = 50;
 /** A transaction retried after a conflict waits 5 ms, doubling each time up to this (with jitter). */
 export const MAX_RETRY_DELAY_MS = 250;
 /** Prepared statements kept per SQLite connection; the oldest is dropped past this many. */

@@ -74,6 +74,8 @@ export const ERRORS = {
   REFUSED: { errCode: 7061, status: 400, signature: 'dsrs', summary: "Refused by the application's own rule: a function or an event threw new DatasetError('REFUSED', message, { status, errCode }) — its status (a 4xx) and its errCode are the application's, when it gives them." },
   TOO_MANY_CONNECTIONS: { errCode: 7062, status: 503, signature: 'dsrs', summary: 'The server holds as many connections as it takes (--max-connections), or as many from the client\'s address (--max-connections-per-address): answered on the new connection, which is closed; try again after Retry-After.' },
   EXPECTATION_FAILED: { errCode: 7063, status: 417, signature: 'dsrs', summary: 'The request\'s Expect header asks for something other than 100-continue, the only expectation the server meets.' },
+  STORAGE_BUSY: { errCode: 7064, status: 503, signature: 'dsrs', summary: 'Another process holds the database\'s write lock (SQLite) past the time a write waits for it: nothing was changed; try again after Retry-After. Reads go on meanwhile.' },
+  STORAGE_FULL: { errCode: 7065, status: 507, signature: 'dsrs', summary: 'The disk holding the database is full: the write was not made (its transaction rolled back); reads go on. Free space, then try again.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

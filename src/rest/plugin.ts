@@ -111,6 +111,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       if (saving) await saving;
       if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
     }
+    // a batch's answer whose entity failed for want of the database (busy, unreachable) is a
+    // 503 built by the write handler: when to try again goes with it, as with a thrown 503
+    if (response.status === 503) reply.header('retry-after', '1');
     // (a tag names a read's answer: a write's If-None-Match is not ours to judge)
     return send(reply, response, request.method === 'GET' || request.method === 'HEAD' ? request.headers['if-none-match'] : undefined);
   };

@@ -2,7 +2,9 @@
 // transactions, one user at a time behind a lock), one reader connection for reads on their own
 // (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
-import { IDLE_SNAPSHOT_CONNECTIONS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { IDLE_SNAPSHOT_CONNECTIONS, LOCK_POLL_MAX_MS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { CONNECTION_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
@@ -22,9 +24,16 @@ class SqliteConnection implements Connection {
   readonly db: Database.Database;
   readonly #cache = new Map<string, Statement>();
 
+  /** how long a write waits for another process's lock, without blocking (lockedWrite) */
+  readonly #lockWaitMs: number;
+
   constructor(file: string, readonly: boolean, busyTimeoutMs: number) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
-    this.db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    this.#lockWaitMs = busyTimeoutMs;
+    // SQLite's own wait is a sleep inside the statement, holding the event loop: the writer waits
+    // for the lock in lockedWrite() instead. Once BEGIN IMMEDIATE holds it, nothing in WAL mode
+    // waits for another process (a COMMIT's checkpoint is a passive one).
+    this.db.pragma(`busy_timeout = ${readonly ? busyTimeoutMs : 0}`);
     // the text fold of queries on values not stored folded (properties of object attributes)
     this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
     const id = ++connections;
@@ -76,11 +85,35 @@ class SqliteConnection implements Connection {
   async begin(mode: 'write' | 'snapshot'): Promise<void> {
     // IMMEDIATE takes the write lock now (other processes wait, or get SQLITE_BUSY, here rather
     // than at a later write). A deferred BEGIN fixes the snapshot at its first read.
-    this.db.exec(mode === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN');
+    if (mode === 'write') await this.lockedWrite(() => this.db.exec('BEGIN IMMEDIATE'));
+    else this.db.exec('BEGIN');
+  }
+
+  /**
+   * Runs `write`, which needs the database's write lock, waiting for it while another process
+   * holds it — between tries, so that other requests are served meanwhile (SQLite's busy_timeout
+   * would sleep in the statement). Past the wait: STORAGE_BUSY (503, Retry-After).
+   */
+  async lockedWrite<T>(write: () => T): Promise<T> {
+    const deadline = Date.now() + this.#lockWaitMs;
+    for (let delay = 2; ; delay = Math.min(delay * 2, LOCK_POLL_MAX_MS)) {
+      try {
+        return write();
+      } catch (e) {
+        if (!isLocked(e)) throw translate(e);
+        if (Date.now() >= deadline) throw lockedOut(this.#lockWaitMs, e);
+        await sleep(Math.min(delay, Math.max(1, deadline - Date.now())));
+      }
+    }
   }
 
   async commit(): Promise<void> {
-    this.db.exec('COMMIT');
+    // (a full disk shows here, when the pages are written)
+    try {
+      this.db.exec('COMMIT');
+    } catch (e) {
+      throw translate(e);
+    }
   }
 
   async rollback(): Promise<void> {
@@ -167,7 +200,8 @@ export class SqliteDriver implements Driver {
     if (stmt.readonly) return this.#reader.run(stmt, params, options);
     await this.acquire('write');
     try {
-      return this.#writer.run(this.#writer.statement(sql), params, options);
+      const writer = this.#writer;
+      return await writer.lockedWrite(() => writer.run(writer.statement(sql), params, options));
     } finally {
       this.release(this.#writer);
     }
@@ -220,8 +254,8 @@ export class SqliteDriver implements Driver {
 
   /** Another connection (another process) holds the database's lock: SQLITE_BUSY, or SQLITE_LOCKED. */
   isRetryable(error: unknown): boolean {
-    const code = (error as { code?: unknown } | null)?.code;
-    return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+    // (STORAGE_BUSY: the lock waited for in vain; the whole unit may be run again, when asked)
+    return isLocked(error) || (error instanceof DatasetError && error.code === 'STORAGE_BUSY');
   }
 
   /** Closes once (later calls wait for the same close). */
@@ -238,9 +272,20 @@ export class SqliteDriver implements Driver {
   }
 }
 
-/** SQLite's "UNIQUE constraint failed: Company.companyCode" becomes a ConstraintError. */
+/** Another connection (another process) holds the database's lock: SQLITE_BUSY, or SQLITE_LOCKED. */
+function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED'));
+}
+
+function lockedOut(waitedMs: number, cause: unknown): DatasetError {
+  return new DatasetError('STORAGE_BUSY', `another process holds the database's write lock: waited ${waitedMs / 1000} s for it, nothing was changed; try again`, { retryAfterS: 1, cause });
+}
+
+/** SQLite's "UNIQUE constraint failed: Company.companyCode" becomes a ConstraintError; a full disk STORAGE_FULL. */
 function translate(e: unknown): unknown {
   const code = (e as { code?: string }).code ?? '';
+  if (code === 'SQLITE_FULL') return new DatasetError('STORAGE_FULL', 'the disk holding the database is full: the write was not made; free space, then try again', { cause: e });
   if (!code.startsWith('SQLITE_CONSTRAINT')) return e;
   const m = /constraint failed: ([^.\s]+)\.(\S+)/.exec((e as Error).message);
   const kind = code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ? 'unique' : code === 'SQLITE_CONSTRAINT_NOTNULL' ? 'notNull' : 'other';
