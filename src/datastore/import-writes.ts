@@ -15,6 +15,7 @@ import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { bulkRowWidth, compileBulkInsert } from '../sql/bulk-insert.js';
+import type { Dialect } from '../sql/dialect.js';
 import { ConstraintError } from '../storage/adapter.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
 import { fold } from '../util/fold.js';
@@ -56,6 +57,8 @@ export class BulkInserter {
   readonly #selfRelation: boolean;
   /** SQL texts by (key given, rows), built once */
   readonly #sql = new Map<string, string>();
+  /** per attribute given, the cells of texts met lately */
+  readonly #memos: readonly Memo[];
 
   constructor(dc: DataClassCore, attrs: readonly StorageAttribute[], access: Access) {
     requireDataClass(access, dc.model, 'create');
@@ -69,6 +72,7 @@ export class BulkInserter {
     this.#keyAt = attrs.indexOf(key);
     this.#others = attrs.filter((a) => a !== key);
     this.#given = attrs;
+    this.#memos = attrs.map((a) => new Memo(a, dc.core.storage.dialect));
     this.#required = dc.model.storage.filter((a) => a.notNull && !a.identifying).map((a) => [a, attrs.indexOf(a)] as const);
     const relations = relationsOf(dc);
     this.#foreignKeys = relations.filter((r) => attrs.includes(r.foreignKey)).map((r) => [r.foreignKey, attrs.indexOf(r.foreignKey)] as const);
@@ -96,26 +100,25 @@ export class BulkInserter {
       if (keyAttr.autogenerate) key = newUuid();
       else if (!keyAttr.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${keyAttr.name}'`);
     }
-    const converted = new Array<unknown>(given.length);
+    const cells = new Array<Cell>(given.length);
     for (let i = 0; i < given.length; i++) {
       if (i === this.#keyAt) continue;
       const raw = given[i];
-      converted[i] = raw === undefined || raw === null ? null : coerceValue(this.#given[i], raw);
+      cells[i] = raw === undefined || raw === null ? NULL_CELL : typeof raw === 'string' ? this.#memos[i].cell(raw) : cellOf(this.#given[i], dialect, raw);
     }
     for (const [attr, at] of this.#required) {
-      if (at < 0 || converted[at] === null) throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
+      if (at < 0 || cells[at].value === null) throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
     }
     const values: unknown[] = [];
     for (let i = 0; i < given.length; i++) {
       if (i === this.#keyAt) continue;
-      const attr = this.#given[i];
-      const v = converted[i];
-      values.push(dialect.encode(attr.type, v, attr.dateOnly));
-      if (attr.type === 'string') values.push(typeof v === 'string' ? fold(v) : null);
+      const cell = cells[i];
+      values.push(cell.bound);
+      if (this.#given[i].type === 'string') values.push(cell.folded);
     }
     let relations: Map<StorageAttribute, unknown> | undefined;
     for (const [fk, at] of this.#foreignKeys) {
-      const v = at === this.#keyAt ? key : converted[at];
+      const v = at === this.#keyAt ? key : cells[at].value;
       if (v !== null) (relations ??= new Map()).set(fk, v);
     }
     return { key: key === null ? undefined : dialect.encode(keyAttr.type, key, false), values, relations };
@@ -219,3 +222,61 @@ export class BulkInserter {
 }
 
 const EMPTY: ReadonlyMap<StorageAttribute, unknown> = new Map();
+
+/** A value given for an attribute: as converted (what notNull and relations look at), as bound, and its fold (strings). */
+interface Cell {
+  readonly value: unknown;
+  readonly bound: unknown;
+  readonly folded: unknown;
+}
+
+const NULL_CELL: Cell = { value: null, bound: null, folded: null };
+
+/** The cell of a value (not null) for `attr`: converted and checked by the core's coerceValue, encoded by the dialect; throws as a save would. */
+function cellOf(attr: StorageAttribute, dialect: Dialect, raw: unknown): Cell {
+  const value = coerceValue(attr, raw);
+  return { value, bound: dialect.encode(attr.type, value, attr.dateOnly), folded: attr.type === 'string' ? foldOf(value as string) : null };
+}
+
+/**
+ * The cells of the texts a column gave lately (the same conversion of the same text gives the
+ * same cell: cities, categories, flags and dates repeat down a file). A column whose texts seldom
+ * repeat stops being remembered after a few thousand rows; a full memo starts over.
+ */
+class Memo {
+  #cells: Map<string, Cell> | undefined = new Map();
+  #asked = 0;
+  #found = 0;
+
+  constructor(readonly attr: StorageAttribute, readonly dialect: Dialect) {}
+
+  cell(raw: string): Cell {
+    const cells = this.#cells;
+    if (!cells) return cellOf(this.attr, this.dialect, raw);
+    this.#asked++;
+    let cell = cells.get(raw);
+    if (cell) {
+      this.#found++;
+      return cell;
+    }
+    cell = cellOf(this.attr, this.dialect, raw);
+    if (cells.size >= MEMO_SIZE) cells.clear();
+    cells.set(raw, cell);
+    if (this.#asked === MEMO_TRIAL && this.#found < MEMO_TRIAL / 4) this.#cells = undefined;
+    return cell;
+  }
+}
+
+/** Texts a memo holds at most, and the rows after which one that found less than a quarter of them is dropped. */
+const MEMO_SIZE = 1024;
+const MEMO_TRIAL = 4096;
+
+/** Every ASCII character, and whether fold() gives each its lower case (it folds each character alone: then so does any ASCII text). */
+const ASCII_CHARACTERS = String.fromCharCode(...Array.from({ length: 128 }, (_, i) => i));
+const ASCII_FOLDS_LOWER = fold(ASCII_CHARACTERS) === ASCII_CHARACTERS.toLowerCase();
+const ASCII = /^\p{ASCII}*$/u;
+
+/** fold(), skipping its Unicode decomposition for ASCII text, where it is the lower case (checked above, once). */
+function foldOf(text: string): string {
+  return ASCII_FOLDS_LOWER && ASCII.test(text) ? text.toLowerCase() : fold(text);
+}
