@@ -69,15 +69,15 @@ export async function syncSchema(storage: Storage, model: Model, options: SyncOp
  * data as the steps before them leave it). Its problems are in it, not thrown.
  */
 export async function dryRunSchema(storage: Storage, model: Model): Promise<SchemaPlan> {
-  try {
-    await storage.transaction(async () => {
-      throw new DryRun((await planUnderLock(storage, model)).plan);
-    }, { retries: SYNC_RETRIES });
-  } catch (e) {
-    if (e instanceof DryRun) return e.plan;
-    throw e;
-  }
-  throw new Error('unreachable');
+  return storage.transaction(async () => {
+    throw new DryRun((await planUnderLock(storage, model)).plan);
+  }, { retries: SYNC_RETRIES }).then(
+    () => { throw new Error('a dry run must roll back'); },
+    (e: unknown) => {
+      if (e instanceof DryRun) return e.plan;
+      throw e;
+    },
+  );
 }
 
 /** Takes the schema lock (until the transaction ends), makes the internal tables, and plans. */

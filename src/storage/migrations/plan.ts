@@ -15,8 +15,9 @@ import type { Storage } from '../adapter.js';
 import { LOCK_TABLE, SET_TABLE, tableColumns } from '../system-tables.js';
 import { duplicatesIn, misfitsIn, nullsIn, valuesIn } from './checks.js';
 import { schemaEngine, type SchemaEngine } from './engines.js';
+import { foldIndex, indexStatements, refold } from './indexes.js';
 import {
-  columnSnapshot, count, EMPTY_SNAPSHOT, foldIndexName, indexesOf, indexName, typeLabel,
+  columnSnapshot, count, EMPTY_SNAPSHOT, indexesOf, typeLabel,
   type ColumnSnapshot, type SchemaSnapshot, type TableSnapshot,
 } from './snapshot.js';
 import { typeChange } from './type-changes.js';
@@ -114,7 +115,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   }
   // every text column folded again when the fold function changed since the database was written
   if (!fresh && Number(foldVersion ?? 1) !== FOLD_VERSION) {
-    const sql = model.dataClasses.filter((dc) => tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s, dc.table, a.column)));
+    const sql = model.dataClasses.filter((dc) => tables[dc.table]).flatMap((dc) => dc.storage.filter((a) => a.type === 'string').map((a) => refold(s.dialect, dc.table, a.column)));
     if (sql.length > 0) ctx.steps.push({ description: `text folded again for queries (fold version ${String(foldVersion ?? 1)} → ${FOLD_VERSION})`, sql });
   }
   await flush(ctx);
@@ -130,8 +131,8 @@ function createTable(ctx: Context, dc: DataClassModel): TableSnapshot {
   const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
   for (const a of dc.storage) {
     snap.columns[a.column] = columnSnapshot(a);
-    if (!a.identifying) sql.push(...indexStatements(ctx, dc, a, undefined));
-    if (a.type === 'string' && a.indexed) sql.push(foldIndex(ctx, dc, a, true));
+    if (!a.identifying) sql.push(...indexStatements(ctx.s.dialect, dc, a, undefined));
+    if (a.type === 'string' && a.indexed) sql.push(foldIndex(ctx.s.dialect, dc, a, true));
   }
   ctx.steps.push({ description: `create dataclass ${dc.name} (${dc.storage.length} storage attribute${dc.storage.length === 1 ? '' : 's'})`, sql });
   return snap;
@@ -194,7 +195,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     let step = stepOf.get(a.column) ?? (a.identifying ? renamedStep : undefined);
     if (a.identifying) {
       // the key's own index is the table's; a text key's folded one is ours, made again when renamed
-      if (bare.has(a.column) && a.type === 'string') (step ?? push(ctx, `${dc.name}.${a.name}: index made again`)).sql.push(foldIndex(ctx, dc, a, true));
+      if (bare.has(a.column) && a.type === 'string') (step ?? push(ctx, `${dc.name}.${a.name}: index made again`)).sql.push(foldIndex(ctx.s.dialect, dc, a, true));
       continue;
     }
     if (was?.retired) {
@@ -214,14 +215,14 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
       step ??= push(ctx, `${dc.name}: add attribute ${a.name} (${typeLabel(a)})`);
       step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.columnType(a.type)}`);
       if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`);
-      step.sql.push(...indexStatements(ctx, dc, a, undefined));
-      if (a.type === 'string' && a.indexed) step.sql.push(foldIndex(ctx, dc, a, true));
+      step.sql.push(...indexStatements(ctx.s.dialect, dc, a, undefined));
+      if (a.type === 'string' && a.indexed) step.sql.push(foldIndex(ctx.s.dialect, dc, a, true));
       continue;
     }
     if (a.type === 'string' && was.type === 'string' && !was.fold) {
       // text recorded before folded columns existed: its folded twin, filled
-      const sql = [`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s, dc.table, a.column)];
-      if (a.indexed) sql.push(foldIndex(ctx, dc, a, true));
+      const sql = [`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s.dialect, dc.table, a.column)];
+      if (a.indexed) sql.push(foldIndex(ctx.s.dialect, dc, a, true));
       step = push(ctx, `${dc.name}.${a.name}: folded twin added for queries`, sql);
       was = { ...was, fold: true };
     }
@@ -273,7 +274,7 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
   sql.push(...ctx.engine.convert(dc.table, a.column, was, a).sql);
   if (a.type === 'string' && !was.fold) {
     // text now: its folded twin, filled from the values converted
-    sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s, dc.table, a.column));
+    sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s.dialect, dc.table, a.column));
   }
   const n = await valuesOf(ctx, dc.table, a.column);
   return { step: push(ctx, `${dc.name}.${a.name}: ${label}, ${count(n)} value${n === 1 ? '' : 's'} converted`, sql) };
@@ -302,9 +303,9 @@ async function changeConstraints(
     if (!was.unique) lines.push('now unique');
   } else if (!a.unique && was.unique) lines.push('no longer unique');
   else if (a.indexed !== was.indexed) lines.push(a.indexed ? 'index added' : 'index dropped');
-  const sql = indexStatements(ctx, dc, a, bare ? undefined : was);
+  const sql = indexStatements(ctx.s.dialect, dc, a, bare ? undefined : was);
   const hadFoldIndex = !bare && Boolean(was.fold && was.indexed);
-  if (a.type === 'string' && a.indexed !== hadFoldIndex) sql.push(foldIndex(ctx, dc, a, a.indexed));
+  if (a.type === 'string' && a.indexed !== hadFoldIndex) sql.push(foldIndex(ctx.s.dialect, dc, a, a.indexed));
   if (lines.length === 0 && sql.length === 0) return;
   if (step) {
     if (lines.length > 0) step.description += `, ${lines.join(', ')}`;
@@ -343,32 +344,4 @@ function archive(ctx: Context, dc: DataClassModel, column: string, was: ColumnSn
   delete cols[column];
   cols[name] = { ...was, indexed: false, unique: false, retired: true };
   return { sql, name };
-}
-
-/** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold). */
-function refold(s: Storage, table: string, column: string): string {
-  const q = s.dialect.quote;
-  return `UPDATE ${q(table)} SET ${q(foldColumn(column))} = ${s.dialect.fold(q(column))} WHERE ${q(column)} IS NOT NULL`;
-}
-
-/** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */
-function foldIndex(ctx: Context, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
-  const d = ctx.s.dialect;
-  const name = d.quote(foldIndexName(dc.table, a.column));
-  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))}${d.nullsOrder(false)})` : `DROP INDEX IF EXISTS ${name}`;
-}
-
-/** The index (or unique index) on the column itself, from what it had to what the model wants. */
-function indexStatements(ctx: Context, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot | undefined): string[] {
-  const d = ctx.s.dialect;
-  const out: string[] = [];
-  // Text is queried through its folded column (see foldIndex): its own column needs an index only to be unique.
-  const wanted = a.unique ? 'unique' : a.indexed && a.type !== 'string' ? 'index' : 'none';
-  const had = !was || was.retired ? 'none' : was.unique ? 'unique' : was.indexed && was.type !== 'string' ? 'index' : 'none';
-  if (wanted === had) return out;
-  if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc.table, a.column, had === 'unique'))}`);
-  if (wanted !== 'none') {
-    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc.table, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)}${d.nullsOrder(false)})`);
-  }
-  return out;
 }

@@ -1,0 +1,34 @@
+// The statements on a dataclass's indexes and folded text columns, shared by the planner's steps.
+// Text is queried and sorted through its folded twin (util/fold.ts): an indexed string attribute
+// indexes that one; its own column has an index only to be unique.
+
+import type { DataClassModel, StorageAttribute } from '../../model/types.js';
+import type { Dialect } from '../../sql/dialect.js';
+import { foldColumn } from '../../util/fold.js';
+import { foldIndexName, indexName, type ColumnSnapshot } from './snapshot.js';
+
+/** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold). */
+export function refold(d: Dialect, table: string, column: string): string {
+  const q = d.quote;
+  return `UPDATE ${q(table)} SET ${q(foldColumn(column))} = ${d.fold(q(column))} WHERE ${q(column)} IS NOT NULL`;
+}
+
+/** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */
+export function foldIndex(d: Dialect, dc: DataClassModel, a: StorageAttribute, create: boolean): string {
+  const name = d.quote(foldIndexName(dc.table, a.column));
+  return create ? `CREATE INDEX IF NOT EXISTS ${name} ON ${d.quote(dc.table)} (${d.quote(foldColumn(a.column))}${d.nullsOrder(false)})` : `DROP INDEX IF EXISTS ${name}`;
+}
+
+/** The index (or unique index) on the column itself, from what it had to what the model wants. */
+export function indexStatements(d: Dialect, dc: DataClassModel, a: StorageAttribute, was: ColumnSnapshot | undefined): string[] {
+  const out: string[] = [];
+  // Text is queried through its folded column (see foldIndex): its own column needs an index only to be unique.
+  const wanted = a.unique ? 'unique' : a.indexed && a.type !== 'string' ? 'index' : 'none';
+  const had = !was || was.retired ? 'none' : was.unique ? 'unique' : was.indexed && was.type !== 'string' ? 'index' : 'none';
+  if (wanted === had) return out;
+  if (had !== 'none') out.push(`DROP INDEX IF EXISTS ${d.quote(indexName(dc.table, a.column, had === 'unique'))}`);
+  if (wanted !== 'none') {
+    out.push(`CREATE ${wanted === 'unique' ? 'UNIQUE ' : ''}INDEX IF NOT EXISTS ${d.quote(indexName(dc.table, a.column, wanted === 'unique'))} ON ${d.quote(dc.table)} (${d.quote(a.column)}${d.nullsOrder(false)})`);
+  }
+  return out;
+}
