@@ -139,6 +139,7 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.throws(() => model([{ name: 'a', type: 'long' }, { name: 'b', type: 'long', renamedFrom: 'a' }]), /attributes\[2\]\.renamedFrom: 'a' is still the name of an attribute of Thing in the model/);
     assert.throws(() => model([{ name: 'a', type: 'long', renamedFrom: 'x' }, { name: 'b', type: 'long', renamedFrom: 'x' }]), /'x' is already the renamedFrom of a/);
     assert.throws(() => model([{ name: 'a', type: 'long', renamedFrom: 'no good' }]), /renamedFrom: must be a name/);
+    assert.throws(() => model([{ name: 'Title', type: 'string', renamedFrom: 'title' }]), /'title' differs from 'Title' only by case/);
     assert.throws(() => buildModel({ name: 'S', dataClasses: [{ name: 'A', attributes: [KEY] }, { name: 'B', renamedFrom: 'A', attributes: [KEY] }] }), /dataClasses\[1\]\.renamedFrom: 'A' is still the name of a dataclass/);
   });
 

@@ -325,6 +325,11 @@ function checkRenamedFrom(v: unknown, own: string, path: string, fail: (p: strin
     fail(path, `'${v}' is its own name: renamedFrom names the name it had before`);
     return undefined;
   }
+  if (v.toLowerCase() === own.toLowerCase()) {
+    // (SQLite's names are case-insensitive: the column would be renamed onto itself)
+    fail(path, `'${v}' differs from '${own}' only by case, which is no rename to the database: keep the former name, or rename through another name`);
+    return undefined;
+  }
   return v;
 }
 
