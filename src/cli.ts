@@ -123,6 +123,7 @@ async function serve(): Promise<void> {
     maxUploadBytes: opts.maxUploadSize,
     maxBodyBytes: opts.maxBodySize,
     maxPageSize: opts.maxPageSize,
+    maxInlinedEntities: opts.maxInlinedEntities,
     bodyTimeoutMs: opts.bodyTimeout,
     maxConnections: opts.maxConnections,
     maxConnectionsPerAddress: opts.maxConnectionsPerAddress,

@@ -30,6 +30,8 @@ export interface ServerOptions {
   readonly maxBodyBytes?: number;
   /** the most entities one page may ask for with $top (default 10,000; an export has no page) */
   readonly maxPageSize?: number;
+  /** the most related entities one answer may inline through $attributes / $expand, all levels together (default 100,000) */
+  readonly maxInlinedEntities?: number;
   /** the time limit of a function called over REST, in ms (default 30 s) */
   readonly functionTimeoutMs?: number;
   /** host names the server answers for (default localhost, 127.0.0.1, ::1); '*': any */
@@ -84,6 +86,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   const services = servicesFor(ds, {
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxPageSize: options.maxPageSize,
+    maxInlinedEntities: options.maxInlinedEntities,
     functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     secureCookies: options.secureCookies,
     requestsPerMinute: options.requestsPerMinute,

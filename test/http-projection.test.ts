@@ -126,3 +126,49 @@ describe('aliases and exposure on a small project', () => {
     assert.equal(entity.managerPic.__deferred.image, true);
   });
 });
+
+describe('the related entities one answer may inline', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo();
+  });
+  after(() => demo.close());
+
+  /** The entities inlined below the page's own: every __ENTITIES list and related entity of the tree, repeats included. */
+  const inlined = (value: unknown, top = true): number => {
+    if (Array.isArray(value)) return value.reduce((n: number, v) => n + inlined(v, top), 0);
+    if (value === null || typeof value !== 'object') return 0;
+    const obj = value as Record<string, unknown>;
+    let n = !top && '__KEY' in obj ? 1 : 0;
+    for (const [k, v] of Object.entries(obj)) n += inlined(v, top && k === '__ENTITIES');
+    return n;
+  };
+
+  it('refuses colleagues four levels deep (a 90-byte URL) with 400 before the deep levels are read, naming the path and how to read less', async () => {
+    const started = Date.now();
+    const res = await demo.request('/rest/Employee?$top=10000&$attributes=colleagues.colleagues.colleagues.colleagues.*');
+    assert.equal(res.status, 400);
+    assert.equal(res.body.__ERROR[0].errCode, 7009);
+    assert.match(res.body.__ERROR[0].message, /more than the 100000 related entities one answer may hold \(\d+ more through colleagues\.colleagues(\.colleagues)*\): ask for fewer entities \(\$top\)/);
+    assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
+  });
+
+  it('counts every entity the answer sends, repeats under several parents included: the limit to the entity passes, one below is refused', async () => {
+    const url = '/rest/Employee?$top=5&$attributes=lastName,colleagues.lastName,colleagues.colleagues.lastName,employer.name';
+    const whole = await demo.request(url);
+    assert.equal(whole.status, 200);
+    const n = inlined(whole.body);
+    assert.ok(n > 20, `${n} entities inlined`);
+    const exact = await demo.withServer({ maxInlinedEntities: n });
+    const short = await demo.withServer({ maxInlinedEntities: n - 1 });
+    try {
+      assert.equal((await exact.request(url)).status, 200);
+      const refused = await short.request(url);
+      assert.equal(refused.status, 400);
+      assert.match(refused.body.__ERROR[0].message, new RegExp(`more than the ${n - 1} related entities`));
+    } finally {
+      await exact.close();
+      await short.close();
+    }
+  });
+});

@@ -38,6 +38,8 @@ export const COUNT_CACHE_ENTRIES = 2000;
 export const COUNT_CACHE_KEY_LENGTH = 4096;
 /** projections of named attributes or expansions kept per dataclass and visibility (the row writer generated for each goes with it) */
 export const PROJECTIONS_KEPT = 256;
+/** Related entities one answer may inline, every level of $attributes / $expand together (datastore/fetch.ts InlineBudget): about 100 MB of JSON at most. */
+export const MAX_INLINED_ENTITIES = 100_000;
 /** Entities are read in chunks of this size when iterating or converting to an array. */
 export const ITERATION_CHUNK = 1000;
 

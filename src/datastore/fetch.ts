@@ -2,7 +2,8 @@
 // selections, value lists of aliases, calculated values) with one query per relation level for a
 // whole page (key lists chunked), never one per entity. All through the caller's access.
 
-import { KEYS_PER_QUERY } from '../config/limits.js';
+import { KEYS_PER_QUERY, MAX_INLINED_ENTITIES } from '../config/limits.js';
+import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type AliasAttribute, type DataClassModel, type RelatedEntitiesAttribute } from '../model/types.js';
 import { directPath } from '../query/plan.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
@@ -27,14 +28,57 @@ export interface FetchedSelection {
   readonly entities: readonly FetchedEntity[];
 }
 
-export async function fetchRelated(core: Classes, entities: readonly Entity[], projection: Projection, access: Access): Promise<FetchedEntity[]> {
+/**
+ * The related entities one answer may inline, all levels together: counted before each level is
+ * read (a 1→N level's size is known from its counts), so that a few bytes of $attributes
+ * (colleagues.colleagues.colleagues.*) cannot make the server read and build an answer of
+ * millions of entities. Past it: LIMIT_EXCEEDED, naming the path and how to read less.
+ */
+export class InlineBudget {
+  #left: number;
+  constructor(readonly limit = MAX_INLINED_ENTITIES) {
+    this.#left = limit;
+  }
+
+  take(n: number, path: string): void {
+    this.#left -= n;
+    if (this.#left >= 0) return;
+    throw new DatasetError('LIMIT_EXCEEDED', `the answer would inline more than the ${this.limit} related entities one answer may hold (${n} more through ${path}): ask for fewer entities ($top), fewer levels of relations, or read a relation's entities by their own URL (/rest/{dataClass}({key})/${path.split('.')[0]}), a page at a time`);
+  }
+}
+
+/**
+ * How many times each entity of a level appears in the answer: an entity read once is sent once
+ * under every parent that holds it (colleagues of colleagues repeat), and the answer's size is
+ * that of the tree, not of the entities read. Absent: once.
+ */
+type Weights = ReadonlyMap<Entity, number>;
+
+const weightOf = (weights: Weights | undefined, e: Entity): number => weights?.get(e) ?? 1;
+
+export async function fetchRelated(core: Classes, entities: readonly Entity[], projection: Projection, access: Access, budget = new InlineBudget(), path = '', weights?: Weights): Promise<FetchedEntity[]> {
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
   if (entities.length === 0 || !projection.related) return out;
-  for (const p of projection.attributes) await fetchAttribute(core, out, p, access);
+  for (const p of projection.attributes) await fetchAttribute(core, out, p, access, { budget, path: path ? `${path}.${p.attr.name}` : p.attr.name, weights });
   return out;
 }
 
-async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: ProjectedAttribute, access: Access): Promise<void> {
+/** What a level's reads count against: the answer's budget, the path that leads there, how often each parent is sent. */
+interface Counting {
+  readonly budget: InlineBudget;
+  readonly path: string;
+  readonly weights: Weights | undefined;
+}
+
+/** Each of `children(parent)` sent as often as its parents are, summed over the parents that hold it. */
+function childWeights<P>(parents: Iterable<[P, Entity]>, parentWeight: (p: P) => number): Map<Entity, number> {
+  const weights = new Map<Entity, number>();
+  for (const [parent, child] of parents) weights.set(child, (weights.get(child) ?? 0) + parentWeight(parent));
+  return weights;
+}
+
+async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: ProjectedAttribute, access: Access, counting: Counting): Promise<void> {
+  const { budget, path, weights } = counting;
   switch (p.kind) {
     case 'value':
       if (p.attr.kind === 'calculated') await calculatedValues(out, p.attr.name);
@@ -43,14 +87,16 @@ async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: P
       if (leadsTo(p.attr)?.many === false) await existingTargets(core, out, p.attr.name, (leadsTo(p.attr) as { target: DataClassModel }).target, access);
       return;
     case 'entity':
-      return relatedEntities(core, out, p.attr.name, p.sub, access);
+      // (one each at most: no more than the entities that hold them)
+      budget.take(out.reduce((n, o) => n + weightOf(weights, o.entity), 0), path);
+      return relatedEntities(core, out, p.attr.name, p.sub, access, counting);
     case 'list': {
       const values = await walkAlias(core, out.map((o) => o.entity), p.attr, access);
       for (const o of out) o.related.set(p.attr.name, values.get(o.entity) ?? []);
       return;
     }
     case 'entities':
-      return p.attr.kind === 'alias' ? aliasSelections(core, out, p.attr, p.sub, access) : relatedSelections(core, out, p.attr, p.sub, access);
+      return p.attr.kind === 'alias' ? aliasSelections(core, out, p.attr, p.sub, access, counting) : relatedSelections(core, out, p.attr, p.sub, access, counting);
     default: {
       const never: never = p;
       return never;
@@ -90,21 +136,30 @@ export async function existingKeys(target: DataClassModel, candidates: readonly 
 }
 
 /** Related entities inline (an N→1 relation or an alias through N→1 relations): a key pointing at a dropped entity reads as null, as 4D does. */
-async function relatedEntities(core: Classes, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access): Promise<void> {
+async function relatedEntities(core: Classes, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access, counting: Counting): Promise<void> {
   const target = core.classOf(sub.dataClass);
   const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
-  const fetched = await fetchRelated(core, await readWhereIn(target, target.model.key, keys, access), sub, access);
+  const read = await readWhereIn(target, target.model.key, keys, access);
+  const byKeyRead = new Map(read.map((e) => [e.getKey(), e]));
+  const weights = childWeights(out.flatMap((o): [Entity, Entity][] => {
+    const target = byKeyRead.get(relatedKeyOf(o.entity, name));
+    return target ? [[o.entity, target]] : [];
+  }), (parent) => weightOf(counting.weights, parent));
+  const fetched = await fetchRelated(core, read, sub, access, counting.budget, counting.path, weights);
   const byKey = new Map(fetched.map((f) => [f.entity.getKey(), f]));
   for (const o of out) o.related.set(name, byKey.get(relatedKeyOf(o.entity, name)) ?? null);
 }
 
 /** The first page of each parent's entities reached through an alias (in relation order), with their count. */
-async function aliasSelections(core: Classes, out: readonly FetchedEntity[], alias: AliasAttribute, sub: Projection, access: Access): Promise<void> {
+async function aliasSelections(core: Classes, out: readonly FetchedEntity[], alias: AliasAttribute, sub: Projection, access: Access, counting: Counting): Promise<void> {
   const reached = (await walkAlias(core, out.map((o) => o.entity), alias, access)) as Map<Entity, Entity[]>;
   const limit = pageSize(sub.dataClass);
   const pages = new Map([...reached].map(([root, list]) => [root, list.slice(0, limit)]));
-  const unique = [...new Map([...pages.values()].flat().map((e) => [e.getKey(), e])).values()];
-  const fetched = new Map((await fetchRelated(core, unique, sub, access)).map((f) => [f.entity.getKey(), f]));
+  const parentWeight = (parent: Entity) => weightOf(counting.weights, parent);
+  counting.budget.take([...pages].reduce((n, [parent, page]) => n + page.length * parentWeight(parent), 0), counting.path);
+  const unique = new Map([...pages.values()].flat().map((e) => [e.getKey(), e]));
+  const weights = childWeights([...pages].flatMap(([parent, page]) => page.map((e): [Entity, Entity] => [parent, unique.get(e.getKey()) as Entity])), parentWeight);
+  const fetched = new Map((await fetchRelated(core, [...unique.values()], sub, access, counting.budget, counting.path, weights)).map((f) => [f.entity.getKey(), f]));
   for (const o of out) {
     const page = (pages.get(o.entity) ?? []).map((e) => fetched.get(e.getKey()) as FetchedEntity);
     o.related.set(alias.name, { count: reached.get(o.entity)?.length ?? 0, entities: page });
@@ -138,12 +193,16 @@ async function countsByParent(relation: RelatedEntitiesAttribute, keys: readonly
 }
 
 /** The first page of each parent's related entities (a 1→N relation), in key order (a window function), with their count. */
-async function relatedSelections(core: Classes, out: readonly FetchedEntity[], relation: RelatedEntitiesAttribute, sub: Projection, access: Access): Promise<void> {
+async function relatedSelections(core: Classes, out: readonly FetchedEntity[], relation: RelatedEntitiesAttribute, sub: Projection, access: Access, counting: Counting): Promise<void> {
   const target = core.classOf(relation.target);
   const fkAttr = relation.inverse.foreignKey;
   const found: Entity[] = [];
   const keys = out.map((o) => o.entity.getKey());
   const counts = await countsByParent(relation, keys, access);
+  // the level's size, known before its rows are read: a page of each parent's entities
+  const perParent = pageSize(target.model);
+  counting.budget.take(out.reduce((n, o) => n + Math.min(counts.get(o.entity.getKey()) ?? 0, perParent) * weightOf(counting.weights, o.entity), 0), counting.path);
+  const parentWeight = new Map(out.map((o) => [o.entity.getKey(), weightOf(counting.weights, o.entity)]));
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
     found.push(...await target.readEntities({
@@ -155,7 +214,9 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
     }, access));
   }
   const groups = new Map<unknown, FetchedEntity[]>();
-  for (const f of await fetchRelated(core, found, sub, access)) {
+  // (a row is read per parent: each found entity is sent under its one parent, as often as it)
+  const weights = new Map(found.map((e) => [e, parentWeight.get(e.get(fkAttr.name)) ?? 1]));
+  for (const f of await fetchRelated(core, found, sub, access, counting.budget, counting.path, weights)) {
     const k = f.entity.get(fkAttr.name);
     const list = groups.get(k);
     if (list) list.push(f);

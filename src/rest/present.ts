@@ -5,7 +5,7 @@
 import { readGlobalStamp } from '../datastore/datastore.js';
 import { entityClassOf, type Entity } from '../datastore/entity.js';
 import type { KeyList } from '../datastore/entity-set-store.js';
-import { countRelated, fetchRelated, type FetchedEntity } from '../datastore/fetch.js';
+import { countRelated, fetchRelated, InlineBudget, type FetchedEntity } from '../datastore/fetch.js';
 import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
@@ -36,7 +36,7 @@ export async function entityBody(scope: Scope, entity: Entity, shape: Shape, pro
   const model = entityClassOf(entity).model;
   if (!scope.sees(model)) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
   projection ??= projectionFor(model, shape, scope);
-  const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access) : [{ entity, related: new Map() }];
+  const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access, inlineBudget(scope)) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
   if (shape.asArray) {
@@ -101,8 +101,8 @@ async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Pa
   }
   const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
   const entities = rows.map((row) => dc.entityFromValues(row, access));
-  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access), projection)), globalStamp };
-  const fetched = await fetchRelated(scope.core, entities, projection, access);
+  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, inlineBudget(scope)), projection)), globalStamp };
+  const fetched = await fetchRelated(scope.core, entities, projection, access, inlineBudget(scope));
   if (shape.asArray) {
     await countRelated(fetched, projection, access);
     return { response: json(serializeAsArray(fetched, projection, { globalStamp })), globalStamp };
@@ -168,7 +168,7 @@ async function setPageBody(scope: Scope, dc: DataClassModel, set: SetMembers, pa
   const core = scope.core.classOf(dc);
   const keys = pageKeys(set, paging, dc);
   const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
-  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access)).map((f) => [f.entity, f]));
+  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, inlineBudget(scope))).map((f) => [f.entity, f]));
   if (shape.format === 'looker') {
     // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
     return serializeLooker(set.size ?? set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
@@ -188,4 +188,9 @@ async function setPageBody(scope: Scope, dc: DataClassModel, set: SetMembers, pa
 
 function setUri(dc: DataClassModel, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
+}
+
+/** The related entities one answer may inline (--max-inlined-entities), counted as it is read. */
+function inlineBudget(scope: Scope): InlineBudget {
+  return new InlineBudget(scope.services.maxInlinedEntities);
 }

@@ -4,7 +4,7 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION, MAX_PAGE_SIZE } from '../config/limits.js';
+import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
@@ -32,6 +32,8 @@ export interface Services {
   readonly maxUploadBytes: number;
   /** the most entities one page may ask for with $top (--max-page-size) */
   readonly maxPageSize: number;
+  /** the most related entities one answer may inline, every level together (--max-inlined-entities) */
+  readonly maxInlinedEntities: number;
   /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
   readonly cookie: { readonly name: string; readonly secure: boolean };
   /** requests a minute per session (per address for a guest) */
@@ -49,6 +51,7 @@ export interface ServiceOptions {
   readonly functionTimeoutMs: number;
   readonly maxUploadBytes: number;
   readonly maxPageSize?: number;
+  readonly maxInlinedEntities?: number;
   readonly secureCookies?: boolean;
   readonly requestsPerMinute?: number;
   readonly setsPerSession?: number;
@@ -122,6 +125,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     functionTimeoutMs: options.functionTimeoutMs,
     maxUploadBytes: options.maxUploadBytes,
     maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
+    maxInlinedEntities: options.maxInlinedEntities ?? MAX_INLINED_ENTITIES,
     cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
     requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
     logins: new LoginThrottle(core.storage, core.sessions.now),
