@@ -162,6 +162,22 @@ describe('dataset-rest import', () => {
     assert.equal((await shop.get('/rest/Product?$top=0')).__COUNT, before);
   });
 
+  it('takes the project and the database from DATASET_REST_PROJECT and DATASET_REST_DB when the flags are absent', async () => {
+    const saved = { project: process.env.DATASET_REST_PROJECT, db: process.env.DATASET_REST_DB };
+    process.env.DATASET_REST_PROJECT = shop.dir;
+    process.env.DATASET_REST_DB = shop.db;
+    try {
+      const ran = await run(main, ['Product', fileIn(shop.dir, 'env.csv', 'name,code\nFrom env,E1\n')]);
+      assert.equal(ran.code, 0, ran.stderr);
+    } finally {
+      for (const [name, value] of [['DATASET_REST_PROJECT', saved.project], ['DATASET_REST_DB', saved.db]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    assert.deepEqual(await names('code = E1'), ['From env']);
+  });
+
   it('prints plain progress lines when stderr is not a terminal', async () => {
     const rows = Array.from({ length: 20 }, (_, i) => `P${i},PG${i}`).join('\n');
     const ran = await run(main, args('--batch-size', '5', '--progress-every', '0', 'Product', fileIn(shop.dir, 'progress.csv', `name,code\n${rows}\n`)));

@@ -75,7 +75,17 @@ export async function main(args: readonly string[]): Promise<number> {
     out.on('error', (e: Error) => (gone = e));
     const write = async (text: string) => {
       if (gone || text === '') return;
-      if (!out.write(text)) await Promise.race([once(out, 'drain'), once(out, 'error')]).catch(() => undefined);
+      if (out.write(text)) return;
+      // (the next chunk is read once the output has taken this one, or failed)
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          out.off('drain', done);
+          out.off('error', done);
+          resolve();
+        };
+        out.on('drain', done);
+        out.on('error', done);
+      });
     };
     try {
       if (format === 'csv') await write(csvHeader(columns));

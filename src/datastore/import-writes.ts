@@ -14,7 +14,7 @@
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
-import { bulkRowWidth, compileBulkInsert } from '../sql/bulk-insert.js';
+import { bulkRowWidth, compileBulkInsert, compileKeyCounterCatchUp } from '../sql/bulk-insert.js';
 import type { Dialect } from '../sql/dialect.js';
 import { ConstraintError } from '../storage/adapter.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
@@ -141,6 +141,7 @@ export class BulkInserter {
       const perStatement = this.#selfRelation ? 1 : Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / bulkRowWidth([this.#dc.model.key, ...this.#others]))));
       let pending: number[] = [];
       let inserted = 0;
+      let keysGiven = false;
       const flush = async () => {
         if (pending.length === 0) return;
         inserted += await this.#write(rows, pending, timestamp, refused, stopAtFirst);
@@ -161,9 +162,12 @@ export class BulkInserter {
           }
         }
         pending.push(i);
+        keysGiven ||= row.key !== undefined;
       }
       await flush();
       if (inserted > 0) await bumpGlobalStamp(storage);
+      const catchUp = keysGiven && inserted > 0 ? compileKeyCounterCatchUp(storage.dialect, this.#dc.model) : null;
+      if (catchUp) await storage.get(catchUp.sql, catchUp.params);
       return refused;
     });
   }

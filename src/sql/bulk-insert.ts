@@ -37,3 +37,21 @@ export function compileBulkInsert(d: Dialect, dc: DataClassModel, attrs: readonl
   }
   return `INSERT INTO ${d.quote(dc.table)} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
+
+/**
+ * After rows were inserted with keys of their own into an autoincrement key: the statement that
+ * moves the engine's key counter past the largest key, so that the next entity it makes does not
+ * collide with an imported one; null where the engine does so itself (SQLite's AUTOINCREMENT
+ * counter follows the largest key inserted). A PostgreSQL identity only moves when it generates:
+ * its counter is set to the largest key in the table, never moved back (a key given once by a
+ * dropped entity is not given again). Asked of the dialect's name because the Dialect interface
+ * has no member for it yet (see docs/decisions.md, "Import and export from the command line").
+ */
+export function compileKeyCounterCatchUp(d: Dialect, dc: DataClassModel): { sql: string; params: unknown[] } | null {
+  if (d.name !== 'postgres' || !dc.key.autoincrement) return null;
+  const sequence = 'pg_get_serial_sequence($1, $2)';
+  return {
+    sql: `SELECT setval(${sequence}, GREATEST((SELECT max(${d.quote(dc.key.column)}) FROM ${d.quote(dc.table)}), nextval(${sequence}) - 1, 1))`,
+    params: [d.quote(dc.table), dc.key.column],
+  };
+}
