@@ -124,6 +124,7 @@ async function serve(): Promise<void> {
     maxBodyBytes: opts.maxBodySize,
     maxPageSize: opts.maxPageSize,
     maxInlinedEntities: opts.maxInlinedEntities,
+    pendingUploads: { count: opts.maxPendingUploads, bytes: opts.maxPendingUploadSize },
     bodyTimeoutMs: opts.bodyTimeout,
     maxConnections: opts.maxConnections,
     maxConnectionsPerAddress: opts.maxConnectionsPerAddress,

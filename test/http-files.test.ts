@@ -507,3 +507,42 @@ describe('HTTP: a 256 MB blob up and down', () => {
     }
   });
 });
+
+describe('HTTP: quotas of the uploads waiting for an entity', () => {
+  const tmp = tempDir();
+  let ds: DatastoreWithClasses;
+  let app: FastifyInstance;
+  before(async () => {
+    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/quota.sqlite`), roles: false });
+    app = await buildServer(ds, { logLevel: 'silent', pendingUploads: { count: 2, bytes: 2500 } });
+  });
+  after(async () => {
+    await app.close();
+    await ds.close();
+    tmp.remove();
+  });
+
+  const upload = (size: number, cookie?: string) => app.inject({ method: 'POST', url: '/rest/$upload?$binary=true', payload: Buffer.alloc(size, 7), headers: { 'content-type': 'application/octet-stream', ...(cookie ? { cookie } : {}) } });
+  const waiting = async () => (await coreOf(ds).files.pending()).count;
+
+  it("refuses a client's upload past its count or its bytes with 429 (7044, Retry-After), keeping nothing of it; another client has its own", async () => {
+    assert.equal((await upload(1000)).statusCode, 200);
+    // the bytes: 1000 + 2000 is past 2500 — refused as they arrive, nothing kept
+    const tooBig = await upload(2000);
+    assert.equal(tooBig.statusCode, 429, tooBig.body);
+    assert.equal(tooBig.json().__ERROR[0].errCode, 7044);
+    assert.match(tooBig.json().__ERROR[0].message, /does not fit in what is left of the pending uploads' quota/);
+    assert.equal(await waiting(), 1);
+    assert.equal((await upload(1000)).statusCode, 200);
+    // the count: two wait already
+    const third = await upload(10);
+    assert.equal(third.statusCode, 429);
+    assert.equal(third.headers['retry-after'], '60');
+    assert.match(third.json().__ERROR[0].message, /this client has 2 uploads \(1.95 KB\) waiting for an entity, as many as one client may \(2 files, 2.44 KB\)/);
+    assert.equal(await waiting(), 2);
+    // a session is a client of its own (a guest's uploads count by its address)
+    const login = await app.inject({ method: 'POST', url: '/rest/$directory/login', payload: ['alice', 'alice123'] });
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    assert.equal((await upload(10, cookie)).statusCode, 200, 'a logged-in session has quota of its own');
+  });
+});

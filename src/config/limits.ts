@@ -74,6 +74,11 @@ export const DEFAULT_CONNECTIONS_PER_ADDRESS = 256;
 export const DEFAULT_UPLOAD_TIMEOUT_S = 120;
 /** The longest an upload may wait to be attached ($timeout): a day, so that nobody parks files for a month. */
 export const MAX_UPLOAD_TIMEOUT_S = 24 * 3600;
+/** Uploads waiting for an entity that one client (a session, a guest's address) may have at once (--max-pending-uploads), and their bytes (--max-pending-upload-size). */
+export const DEFAULT_PENDING_UPLOADS_PER_CLIENT = 100;
+export const DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT = 1024 * 1024 * 1024;
+/** Uploads waiting for an entity, everyone's together: how many, and their bytes. */
+export const PENDING_UPLOADS_TOTAL = { count: 10_000, bytes: 20 * 1024 * 1024 * 1024 } as const;
 /** The largest upload accepted, without --max-upload-size. */
 export const DEFAULT_MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
 /** How long a file stored by code waits for an entity to hold it before it is removed. */

@@ -51,6 +51,16 @@ export interface StoreOptions {
   readonly mime?: string;
   /** refuse more bytes than this (BODY_TOO_LARGE), checked as they arrive */
   readonly maxBytes?: number;
+  /** who stores it (a session, a client address): the pending-upload quotas count by it */
+  readonly owner?: string;
+  /** the files (and bytes) that may wait for an entity at once, per owner and in all */
+  readonly quota?: UploadQuota;
+}
+
+/** How many files, of how many bytes, may wait for an entity at once: one owner's, and everyone's. */
+export interface UploadQuota {
+  readonly perOwner: { readonly count: number; readonly bytes: number };
+  readonly total: { readonly count: number; readonly bytes: number };
 }
 
 
@@ -78,7 +88,9 @@ export class FileStore {
    * A failure — too many bytes, no image where one was announced, the source breaking off —
    * removes what was written, and rethrows.
    */
-  async store(source: Uint8Array | AsyncIterable<Uint8Array>, options: StoreOptions): Promise<StoredFile> {
+  async store(source: Uint8Array | AsyncIterable<Uint8Array>, given: StoreOptions): Promise<StoredFile> {
+    // the quotas, before a byte is read: what is left of them bounds this file
+    const options = given.quota ? { ...given, maxBytes: await this.#roomFor(given.quota, given.owner, given.maxBytes) } : given;
     // the file's row, written with its first chunk (undefined until then)
     let id: number | undefined;
     // what the first bytes are, whatever a caller says: a file is an image only if they are one
@@ -112,7 +124,7 @@ export class FileStore {
           // all of it in one chunk: the file is written complete, row and bytes at once
           const row = finalRow();
           const made = await this.#inOneCommit(async () => {
-            const file = await insertCompleteFile(this.storage, { ...row, created: Date.now() });
+            const file = await insertCompleteFile(this.storage, { ...row, created: Date.now(), owner: options.owner ?? null });
             id = file;
             await insertFileChunk(this.storage, file, 0, Buffer.from(chunk));
             return file;
@@ -124,7 +136,7 @@ export class FileStore {
           return;
         }
         // a file of several chunks: its row holds a lease while they arrive
-        if (id === undefined) id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS);
+        if (id === undefined) id = await insertFile(this.storage, options.mime ?? OCTET_STREAM, options.kind ?? 'binary', Date.now(), Date.now() + UPLOAD_LEASE_MS, options.owner ?? null);
         await insertFileChunk(this.storage, id, seq++, Buffer.from(chunk));
 
         pending = rest.length ? [rest] : [];
@@ -136,6 +148,7 @@ export class FileStore {
       for await (const piece of source instanceof Uint8Array ? [source] : source) {
         size += piece.length;
         if (options.maxBytes !== undefined && size > options.maxBytes) {
+          if (options.maxBytes < (given.maxBytes ?? Infinity)) throw quotaSpent(`the upload does not fit in what is left of the pending uploads' quota (${bytes.format(options.maxBytes, { unitSeparator: ' ' })})`);
           throw new DatasetError('BODY_TOO_LARGE', `the upload is larger than ${bytes.format(options.maxBytes, { unitSeparator: ' ' })}, the most this server accepts (--max-upload-size)`);
         }
         pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.length));
@@ -196,6 +209,26 @@ export class FileStore {
       if (!data) return;
       yield data;
     }
+  }
+
+  /**
+   * The bytes one more file of `owner` may hold: refused (429) when the owner's or everyone's
+   * waiting files are as many as the quota takes, else what is left of the bytes (and maxBytes).
+   * (Two uploads of one owner at once each see the same room: the quota is a bound on what waits,
+   * not a reservation.)
+   */
+  async #roomFor(quota: UploadQuota, owner: string | undefined, maxBytes = Infinity): Promise<number> {
+    const all = await waitingFiles(this.storage);
+    if (all.count >= quota.total.count || all.bytes >= quota.total.bytes) throw quotaSpent(`the server holds ${all.count} uploads (${bytes.format(all.bytes, { unitSeparator: ' ' })}) waiting for an entity, as many as it keeps: attach or wait for them to expire`);
+    let room = Math.min(maxBytes, quota.total.bytes - all.bytes);
+    if (owner !== undefined) {
+      const mine = await waitingFiles(this.storage, owner);
+      if (mine.count >= quota.perOwner.count || mine.bytes >= quota.perOwner.bytes) {
+        throw quotaSpent(`this client has ${mine.count} uploads (${bytes.format(mine.bytes, { unitSeparator: ' ' })}) waiting for an entity, as many as one client may (${quota.perOwner.count} files, ${bytes.format(quota.perOwner.bytes, { unitSeparator: ' ' })}): attach them to entities, or wait for them to expire`);
+      }
+      room = Math.min(room, quota.perOwner.bytes - mine.bytes);
+    }
+    return room;
   }
 
   /** The uploads no entity holds yet: how many, and their bytes (for the metrics). */
@@ -266,4 +299,8 @@ async function sniff(first: Uint8Array): Promise<string> {
   // before file-type, which calls an SVG with an XML prolog (as drawing programs write them) XML
   if (isSvg(Buffer.from(head).toString('utf8'))) return 'image/svg+xml';
   return (await fileTypeFromBuffer(head))?.mime ?? OCTET_STREAM;
+}
+
+function quotaSpent(message: string): DatasetError {
+  return new DatasetError('TOO_MANY_REQUESTS', message, { retryAfterS: 60 });
 }

@@ -4,11 +4,12 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE } from '../config/limits.js';
+import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
 import type { SetOwner } from '../datastore/entity-sets.js';
+import type { UploadQuota } from '../datastore/files.js';
 import { sessionInternals, type Session } from '../datastore/sessions.js';
 import type { Grants } from '../permissions/policy.js';
 import { coreOf, type Core, type Datastore } from '../datastore/datastore.js';
@@ -34,6 +35,8 @@ export interface Services {
   readonly maxPageSize: number;
   /** the most related entities one answer may inline, every level together (--max-inlined-entities) */
   readonly maxInlinedEntities: number;
+  /** the uploads that may wait for an entity at once, per client and in all */
+  readonly uploadQuota: UploadQuota;
   /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
   readonly cookie: { readonly name: string; readonly secure: boolean };
   /** requests a minute per session (per address for a guest) */
@@ -52,6 +55,8 @@ export interface ServiceOptions {
   readonly maxUploadBytes: number;
   readonly maxPageSize?: number;
   readonly maxInlinedEntities?: number;
+  /** per client: uploads waiting at once, and their bytes (--max-pending-uploads, --max-pending-upload-size) */
+  readonly pendingUploads?: { readonly count: number; readonly bytes: number };
   readonly secureCookies?: boolean;
   readonly requestsPerMinute?: number;
   readonly setsPerSession?: number;
@@ -126,6 +131,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     maxUploadBytes: options.maxUploadBytes,
     maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
     maxInlinedEntities: options.maxInlinedEntities ?? MAX_INLINED_ENTITIES,
+    uploadQuota: { perOwner: options.pendingUploads ?? { count: DEFAULT_PENDING_UPLOADS_PER_CLIENT, bytes: DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT }, total: PENDING_UPLOADS_TOTAL },
     cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
     requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
     logins: new LoginThrottle(core.storage, core.sessions.now),

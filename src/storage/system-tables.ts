@@ -50,9 +50,10 @@ export async function createSystemTables(s: Storage): Promise<void> {
   ]) if (sql !== null) await s.exec(sql);
   // The stored files' columns for uploads (datastore/files.ts), added to databases made before
   // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
-  // `expires` (set while no entity holds the file: past it, the file is swept).
+  // `expires` (set while no entity holds the file: past it, the file is swept), `owner` (who
+  // stored it, while it waits: the pending-upload quotas count by it).
   const existing = await tableColumns(s, BLOB_TABLE);
-  for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint]]) {
+  for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint], ['owner', 'TEXT']]) {
     if (!existing.includes(name)) await s.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
   }
   // The version of an entity set's members (a set rebuilt under its id gets a new one), added to
@@ -64,6 +65,7 @@ export async function createSystemTables(s: Storage): Promise<void> {
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_owner`)} ON ${q(SET_TABLE)} (${q('owner')})`);
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_owner`)} ON ${q(BLOB_TABLE)} (${q('owner')})`);
 }
 
 /** Takes the lock named `name` until the current transaction ends, where the engine needs one (see Dialect.transactionLock). */
@@ -146,21 +148,21 @@ export interface UploadRow extends FileRow {
 }
 
 /** A new file, its bytes to come, kept from the sweep until `expires`; resolves to its id. */
-export async function insertFile(s: Storage, mime: string, kind: string, created: number, expires: number): Promise<number> {
+export async function insertFile(s: Storage, mime: string, kind: string, created: number, expires: number, owner: string | null = null): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;
   const row = await s.get(
-    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}) VALUES (${p(1)}, 0, ${p(2)}, ${p(3)}, ${p(4)}) RETURNING ${q('id')} AS id`,
-    [mime, created, kind, expires],
+    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}, ${q('owner')}) VALUES (${p(1)}, 0, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}) RETURNING ${q('id')} AS id`,
+    [mime, created, kind, expires, owner],
   );
   return Number(row?.id);
 }
 
 /** A file whose bytes all arrived, written complete at once (its chunks follow in the same commit); resolves to its id. */
-export async function insertCompleteFile(s: Storage, f: { mime: string; size: number; upload: string | null; kind: string; expires: number; created: number }): Promise<number> {
+export async function insertCompleteFile(s: Storage, f: { mime: string; size: number; upload: string | null; kind: string; expires: number; created: number; owner?: string | null }): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;
   const row = await s.get(
-    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('upload')}, ${q('expires')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}) RETURNING ${q('id')} AS id`,
-    [f.mime, f.size, f.created, f.kind, f.upload, f.expires],
+    `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('upload')}, ${q('expires')}, ${q('owner')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}) RETURNING ${q('id')} AS id`,
+    [f.mime, f.size, f.created, f.kind, f.upload, f.expires, f.owner ?? null],
   );
   return Number(row?.id);
 }
@@ -190,9 +192,10 @@ export async function findUploadRow(r: Reader, upload: string, now: number): Pro
 }
 
 /** The files no entity holds yet (uploads waiting to be attached, and those being written): how many, and their bytes so far. */
-export async function waitingFiles(r: Reader): Promise<{ count: number; bytes: number }> {
-  const { quote: q } = r.dialect;
-  const row = await r.get(`SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS bytes FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} IS NOT NULL`);
+export async function waitingFiles(r: Reader, owner?: string): Promise<{ count: number; bytes: number }> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const mine = owner === undefined ? '' : ` AND ${q('owner')} = ${p(1)}`;
+  const row = await r.get(`SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS bytes FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} IS NOT NULL${mine}`, owner === undefined ? [] : [owner]);
   return { count: Number(row?.n ?? 0), bytes: Number(row?.bytes ?? 0) };
 }
 

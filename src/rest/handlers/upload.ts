@@ -51,7 +51,8 @@ async function storeBody(scope: Scope, body: IncomingMessage, kind: FileKind, ex
   await files.sweepForUpload();
   let file;
   try {
-    file = await files.store(body, { kind, expiresIn, upload, maxBytes: scope.maxUploadBytes });
+    // (who waits for them: the quotas of pending uploads count by the session, or a guest's address)
+    file = await files.store(body, { kind, expiresIn, upload, maxBytes: scope.maxUploadBytes, owner: scope.caller, quota: scope.services.uploadQuota });
   } catch (e) {
     // the client went away mid-body: an expected end, not a server error (store() kept nothing)
     if (!(e instanceof DatasetError) && (body.destroyed || !body.complete)) throw new DatasetError('INVALID_BODY', 'the upload was cut off before its end');
