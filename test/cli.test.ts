@@ -26,7 +26,17 @@ const SMALL = {
 };
 
 describe('command line', () => {
-  const tmp = tempDir();
+  /** Whether a process of that id is still there (a signal 0 reaches it). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const tmp = tempDir();
   after(() => tmp.remove());
 
   it('--help explains every flag and exits 0', () => {
@@ -175,14 +185,6 @@ describe('command line', () => {
         child.kill('SIGTERM');
       });
       assert.equal(code, 0);
-      const alive = (pid: number) => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
       assert.deepEqual(last.filter(alive), [], 'no worker left behind');
     }
   });
@@ -302,14 +304,6 @@ export default class DataStore extends Datastore {
     assert.ok(supervisor && worker, `${supervisor} ${worker}`);
     assert.equal((await fetch(`${base}/$catalog`)).status, 200);
     starter.kill('SIGKILL');
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     for (const end = Date.now() + 15_000; Date.now() < end && (alive(supervisor) || alive(worker)); ) await new Promise((r) => setTimeout(r, 100));
     assert.ok(!alive(supervisor) && !alive(worker), `still running: ${[supervisor, worker].filter(alive).join(' ')}`);
     await assert.rejects(fetch(`${base}/$catalog`, { signal: AbortSignal.timeout(2000) }));
