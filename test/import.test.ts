@@ -141,6 +141,17 @@ describe('dataset-rest import', () => {
     assert.deepEqual((await shop.get('/rest/Product?$filter="code=J@"&$orderby=code&$attributes=added')).__ENTITIES.map((e: any) => e.added), ['3!4!2020', null]);
   });
 
+  it('cuts a JSON array larger than a read into its elements, whatever brackets, commas, quotes and escapes its strings hold', async () => {
+    const tricky = 'a,]}[{\\"x\\\\\\",\\u00e9';
+    const elements = Array.from({ length: 40_000 }, (_, i) => `{"name":"${tricky}${i}","code":"JA${i}","info":{"list":[1,[2,{"k":"]"}]]}}`);
+    const file = fileIn(shop.dir, 'big.json', `\ufeff[\n${elements.join(',\n')}\n]\n`);
+    const ran = await run(main, args('--batch-size', '5000', 'Product', file));
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(ran.stdout, /^imported 40,000 Product entities, refused 0/);
+    const last = await shop.get('/rest/Product?$filter="code=JA39999"&$attributes=name,info');
+    assert.deepEqual([last.__ENTITIES[0].name, last.__ENTITIES[0].info], ['a,]}[{"x\\",é39999', { list: [1, [2, { k: ']' }]] }]);
+  });
+
   it('refuses an unknown column, dataclass, file or flag before importing anything (exit 2)', async () => {
     const before = (await shop.get('/rest/Product?$top=0')).__COUNT;
     const cases: [string[], RegExp][] = [
