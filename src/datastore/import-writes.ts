@@ -6,8 +6,9 @@
 // before any statement, so a bad row is refused alone. Then, in the caller's transaction: the
 // relations' targets looked up (one query per target per batch, as a WriteBatch does), the rows
 // inserted with stamp 1, the save time, the folded form of every string (text search and sorts),
-// and the global stamp moved once. A statement the engine refuses (a unique value taken) is run
-// again row by row, each in a savepoint, so that only the rows at fault are refused. No user code
+// and the global stamp moved once. A batch whose statement the engine refuses (a unique value
+// taken) is undone and written again with a savepoint per statement, the rows of the refused
+// statement one by one, so that only the rows at fault are refused. No user code
 // runs here: neither events nor an entity class's constructor (the command goes through save()
 // when they must run). Files (image, blob) are not imported: they hold stored files, not values.
 
@@ -126,10 +127,22 @@ export class BulkInserter {
 
   /**
    * Inserts prepared rows in the caller's transaction (one of their own if none is open), the global
-   * stamp moved once: resolves to each row's refusal (undefined: inserted). With `stopAtFirst`, the
-   * first refusal is thrown instead (the caller's transaction then undoes everything).
+   * stamp moved once: resolves to each row's refusal (undefined: inserted). The batch is written
+   * first without a savepoint per statement; if the engine refuses a statement, that pass is undone
+   * and the batch written again guarded: each statement in a savepoint, and the rows of one that
+   * fails one by one, so that only the rows at fault are refused.
    */
-  async insert(rows: readonly BulkRow[], stopAtFirst = false): Promise<(DatasetError | undefined)[]> {
+  async insert(rows: readonly BulkRow[]): Promise<(DatasetError | undefined)[]> {
+    try {
+      return await this.#pass(rows, false);
+    } catch (e) {
+      if (!(e instanceof StatementRefused)) throw e;
+    }
+    return this.#pass(rows, true);
+  }
+
+  /** One pass over the batch, in a transaction (a savepoint inside the caller's). */
+  #pass(rows: readonly BulkRow[], guarded: boolean): Promise<(DatasetError | undefined)[]> {
     const storage = this.#dc.core.storage;
     const refused = new Array<DatasetError | undefined>(rows.length);
     return storage.transaction(async () => {
@@ -144,7 +157,7 @@ export class BulkInserter {
       let keysGiven = false;
       const flush = async () => {
         if (pending.length === 0) return;
-        inserted += await this.#write(rows, pending, timestamp, refused, stopAtFirst);
+        inserted += await this.#write(rows, pending, timestamp, refused, guarded);
         pending = [];
       };
       for (let i = 0; i < rows.length; i++) {
@@ -156,7 +169,7 @@ export class BulkInserter {
           try {
             await checkValues(this.#dc, row.relations, this.#access, known);
           } catch (e) {
-            if (stopAtFirst || !isDatasetError(e)) throw e;
+            if (!isDatasetError(e)) throw e;
             refused[i] = e;
             continue;
           }
@@ -172,23 +185,34 @@ export class BulkInserter {
     });
   }
 
-  /** One statement for the rows at `which`; if the engine refuses it, each row alone: resolves to the rows inserted. */
-  async #write(rows: readonly BulkRow[], which: readonly number[], timestamp: number, refused: (DatasetError | undefined)[], stopAtFirst: boolean): Promise<number> {
+  /**
+   * One statement for the rows at `which`: unguarded, a refusal ends the pass (StatementRefused);
+   * guarded, in a savepoint, and if the engine refuses it, each row alone. Resolves to the rows inserted.
+   */
+  async #write(rows: readonly BulkRow[], which: readonly number[], timestamp: number, refused: (DatasetError | undefined)[], guarded: boolean): Promise<number> {
     const storage = this.#dc.core.storage;
+    const sql = this.#statement(rows[which[0]].key !== undefined, which.length);
+    const params = this.#params(rows, which, timestamp);
+    if (!guarded) {
+      try {
+        await storage.run(sql, params);
+        return which.length;
+      } catch (e) {
+        throw new StatementRefused(e);
+      }
+    }
     try {
       // (a savepoint: on PostgreSQL a failed statement would end the whole transaction)
-      await storage.transaction(() => storage.run(this.#statement(rows[which[0]].key !== undefined, which.length), this.#params(rows, which, timestamp)));
+      await storage.transaction(() => storage.run(sql, params));
       return which.length;
     } catch (e) {
       if (which.length === 1) {
-        const error = this.#refusal(e);
-        if (stopAtFirst) throw error;
-        refused[which[0]] = error;
+        refused[which[0]] = this.#refusal(e);
         return 0;
       }
     }
     let inserted = 0;
-    for (const i of which) inserted += await this.#write(rows, [i], timestamp, refused, stopAtFirst);
+    for (const i of which) inserted += await this.#write(rows, [i], timestamp, refused, true);
     return inserted;
   }
 
@@ -226,6 +250,13 @@ export class BulkInserter {
 }
 
 const EMPTY: ReadonlyMap<StorageAttribute, unknown> = new Map();
+
+/** The engine refused a statement of an unguarded pass: the pass is undone, and the batch written again guarded. */
+class StatementRefused extends Error {
+  constructor(cause: unknown) {
+    super('a statement of the batch was refused', { cause });
+  }
+}
 
 /** A value given for an attribute: as converted (what notNull and relations look at), as bound, and its fold (strings). */
 interface Cell {
