@@ -13,6 +13,9 @@ import { SECURITY_HEADERS, sendError } from './rest/response.js';
 /** Answers smaller than this go as they are: compressing them saves less than it costs. */
 export const COMPRESS_THRESHOLD = 1024;
 
+/** The plugin's own list less octet-stream (a blob may be a zip): JSON, text, XML (SVG), YAML ($openapi?format=yaml). */
+const COMPRESSIBLE = /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)text(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:x-)?yaml(?:;|$)/u;
+
 /**
  * br or gzip by the client's Accept-Encoding, for answers of a compressible type (JSON, text,
  * SVG: mime-db's list) over COMPRESS_THRESHOLD bytes; images, blobs and other media already
@@ -22,8 +25,8 @@ export async function compression(app: FastifyInstance): Promise<void> {
   await app.register(fastifyCompress, {
     threshold: COMPRESS_THRESHOLD,
     encodings: ['br', 'gzip'],
-    // the plugin's own list less octet-stream (a blob may be a zip): JSON, text, XML, YAML ($openapi?format=yaml), and mime-db's compressible types (SVG)
-    customTypes: /^text\/(?!event-stream)|(?:\+|\/)json(?:;|$)|(?:\+|\/)text(?:;|$)|(?:\+|\/)xml(?:;|$)|^application\/(?:x-)?yaml(?:;|$)/u,
+    // (and mime-db's compressible types, which the plugin adds)
+    customTypes: COMPRESSIBLE,
     // request bodies are not taken compressed: the routes read JSON and uploads as they come
     globalDecompression: false,
     // (brotli's quality 4, the plugin's default, is near gzip's speed and smaller; not 11, which costs ~100× the time)
@@ -39,8 +42,33 @@ export async function compression(app: FastifyInstance): Promise<void> {
 function tagEncoding(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const encoding = reply.getHeader('content-encoding');
   const tag = reply.getHeader('etag');
-  if (typeof encoding === 'string' && encoding !== 'identity' && typeof tag === 'string') reply.header('etag', encodedTag(tag, encoding));
+  if (typeof encoding === 'string' && encoding !== 'identity') {
+    if (typeof tag === 'string') reply.header('etag', encodedTag(tag, encoding));
+  } else if (couldCompress(reply, payload)) varyOnEncoding(reply);
   done(null, payload);
+}
+
+/**
+ * Whether the compression above would have compressed this answer for another Accept-Encoding:
+ * a compressible type, a body past the threshold (a stream's size is not known: it may be), not
+ * a range. Sent as it is (no Accept-Encoding, identity, deflate only), it still depends on the
+ * header — its strong tag differs from the compressed variant's — so it says so (Vary), as the
+ * compressed one does (RFC 9110 §12.5.5).
+ */
+function couldCompress(reply: FastifyReply, payload: unknown): boolean {
+  if (payload === null || payload === undefined || reply.statusCode === 206 || reply.getHeader('content-range') !== undefined) return false;
+  const type = reply.getHeader('content-type');
+  if (typeof type !== 'string' || !COMPRESSIBLE.test(type)) return false;
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) return Buffer.byteLength(payload) >= COMPRESS_THRESHOLD;
+  return true;
+}
+
+/** Adds accept-encoding to the answer's Vary (kept: what another hook put there, an Origin). */
+function varyOnEncoding(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary');
+  const list = Array.isArray(vary) ? vary.join(', ') : vary === undefined ? '' : String(vary);
+  if (/(?:^|,)\s*(?:accept-encoding|\*)\s*(?:,|$)/i.test(list)) return;
+  reply.header('vary', list.trim() === '' ? 'accept-encoding' : `${list}, accept-encoding`);
 }
 
 /**

@@ -43,6 +43,15 @@ describe('entity tags and conditional requests', () => {
     // a list, and the weak form of the same tag, match too (If-None-Match compares weakly)
     assert.equal((await get(app, `/rest/Employee(${key})`, { 'if-none-match': `"other", W/${etag}` })).statusCode, 304);
     assert.equal((await get(app, `/rest/Employee(${key})`, { 'if-none-match': '"1-nothing"' })).statusCode, 200);
+    // the 304 carries the tag a 200 would: strong, though the client wrote it weak
+    const weak = await get(app, `/rest/Employee(${key})`, { 'if-none-match': `W/${etag}` });
+    assert.equal(weak.statusCode, 304);
+    assert.equal(weak.headers.etag, etag);
+    const page = await get(app, '/rest/City?$top=2');
+    const pageTag = page.headers.etag as string;
+    const strongPage = await get(app, '/rest/City?$top=2', { 'if-none-match': pageTag.slice(2) });
+    assert.equal(strongPage.statusCode, 304);
+    assert.equal(strongPage.headers.etag, pageTag, 'a page\'s tag stays weak');
   });
 
   it('changes an entity\'s ETag when it is saved, and when what it shows of another entity changes (a relation, an alias)', async () => {
@@ -84,7 +93,71 @@ describe('entity tags and conditional requests', () => {
     const again = await post(app, '/rest/City?$method=update', { ID: 900, name: 'Twice' });
     assert.equal(again.json().__STAMP, first.json().__STAMP);
     assert.equal((await get(app, '/rest/City(900)?$attributes=name', { 'if-none-match': tag })).statusCode, 200);
-    assert.equal((await post(app, '/rest/City?$method=update', { __KEY: 900, name: 'Thrice' }, { 'if-match': tag })).statusCode, 200, 'If-Match reads the stamp only');
+    // If-Match names the entity and its life, not its stamp alone (issue 17's review): the old life's tag is refused
+    const oldLife = await post(app, '/rest/City?$method=update', { __KEY: 900, name: 'Thrice' }, { 'if-match': tag });
+    assert.equal(oldLife.statusCode, 412, oldLife.body);
+    assert.equal(errCode(oldLife), 1263);
+    assert.equal((await post(app, '/rest/City(900)', { name: 'Thrice' }, { 'if-match': tag })).statusCode, 412, 'POST /rest/City(key) too');
+    assert.equal((await post(app, '/rest/City(900)', { name: 'Thrice' }, { 'if-match': tag.replace(/"$/, '+br"') })).statusCode, 412, 'with an encoding too');
+    const oldDelete = await post(app, '/rest/City(900)?$method=delete', undefined, { 'if-match': tag });
+    assert.equal(oldDelete.statusCode, 412, oldDelete.body);
+    assert.equal(errCode(oldDelete), 1263);
+    assert.equal((await get(app, '/rest/City(900)?$attributes=name')).json().name, 'Twice', 'nothing saved, nothing deleted');
+    // a tag of another entity at the same stamp, or a made-up one, is refused as well
+    const stamp = again.json().__STAMP;
+    for (const foreign of [`"${stamp}-zzzz-abc"`, String((await get(app, `/rest/City(${other.json().__KEY})?$attributes=name`)).headers.etag)]) {
+      assert.match(foreign, new RegExp(`^"${stamp}-`));
+      const res = await post(app, '/rest/City(900)', { name: 'Thrice' }, { 'if-match': foreign });
+      assert.equal(res.statusCode, 412, `${foreign}: ${res.body}`);
+      assert.equal(errCode(res), 1263);
+      assert.equal((await post(app, '/rest/City(900)?$method=delete', undefined, { 'if-match': foreign })).statusCode, 412, foreign);
+    }
+    // the current tag (read through any $attributes: the view says how it was shown, not which version) passes
+    const current = (await get(app, '/rest/City(900)')).headers.etag as string;
+    assert.equal((await post(app, '/rest/City(900)', { name: 'Thrice' }, { 'if-match': current })).statusCode, 200);
+  });
+
+  it('evaluates If-Match on a GET of one entity (412 when it is not the entity as it is now), refuses it on other reads', async () => {
+    const read = await get(app, '/rest/City(3)?$attributes=name');
+    const tag = read.headers.etag as string;
+    const same = await get(app, '/rest/City(3)', { 'if-match': tag });
+    assert.equal(same.statusCode, 200, same.body);
+    assert.equal((await app.inject({ method: 'HEAD', url: '/rest/City(3)', headers: { 'if-match': tag } })).statusCode, 200);
+    assert.equal((await get(app, '/rest/City(3)', { 'if-match': '*' })).statusCode, 200);
+    for (const stale of [`"${read.json().__STAMP}-zzzz-abc"`, `"${read.json().__STAMP + 1}"`]) {
+      const res = await get(app, '/rest/City(3)', { 'if-match': stale });
+      assert.equal(res.statusCode, 412, `${stale}: ${res.body}`);
+      assert.equal(errCode(res), 1263);
+    }
+    const saved = await post(app, '/rest/City(3)', { name: 'Changed since' }, { 'if-match': tag });
+    assert.equal(saved.statusCode, 200, saved.body);
+    assert.equal((await get(app, '/rest/City(3)', { 'if-match': tag })).statusCode, 412, 'changed since');
+    const page = await get(app, '/rest/City?$top=2', { 'if-match': tag });
+    assert.equal(page.statusCode, 400, page.body);
+    assert.equal(errCode(page), 7054);
+    assert.equal((await get(app, '/rest/City(3)', { 'if-match': 'W/"1-abc"' })).statusCode, 400, 'a weak tag names no version');
+  });
+
+  it('refuses If-Unmodified-Since and If-Modified-Since on a write (400, 7054, naming If-Match), saving and deleting nothing', async () => {
+    const read = await get(app, '/rest/City(4)');
+    const stamp = read.json().__STAMP;
+    const past = 'Sat, 01 Jan 2000 00:00:00 GMT';
+    for (const header of ['if-unmodified-since', 'if-modified-since']) {
+      for (const [url, body] of [
+        ['/rest/City?$method=update', { __KEY: 4, __STAMP: stamp, name: 'Dated' }],
+        ['/rest/City(4)', { name: 'Dated' }],
+        ['/rest/City?$method=delete&$filter="ID=4"', undefined],
+        ['/rest/City(4)?$method=delete', undefined],
+      ] as const) {
+        const res = await post(app, url, body, { [header]: past });
+        assert.equal(res.statusCode, 400, `${header} ${url}: ${res.body}`);
+        assert.equal(errCode(res), 7054);
+        assert.match(res.json().__ERROR[0].message, new RegExp(`${header}.*If-Match`, 'i'));
+      }
+    }
+    const after = await get(app, '/rest/City(4)');
+    assert.equal(after.statusCode, 200, 'not deleted');
+    assert.equal(after.json().__STAMP, stamp, 'not saved');
   });
 
   it('refuses If-Match on a write that does not evaluate it, and If-None-Match on any write, saving nothing', async () => {
@@ -221,6 +294,63 @@ describe('compression, HEAD and OPTIONS', () => {
     const yaml = await get(app, '/rest/$openapi?format=yaml', { 'accept-encoding': 'br' });
     assert.match(String(yaml.headers['content-type']), /^application\/yaml/);
     assert.equal(yaml.headers['content-encoding'], 'br', 'YAML is text');
+  });
+
+  it('says Vary: accept-encoding on every answer that could have been compressed, sent compressed or not', async () => {
+    for (const encoding of [undefined, 'identity', 'deflate', 'gzip;q=0, br;q=0']) {
+      const res = await get(app, '/rest/Employee?$top=100', encoding === undefined ? {} : { 'accept-encoding': encoding });
+      assert.equal(res.headers['content-encoding'], undefined, String(encoding));
+      assert.ok(res.rawPayload.length > 1024);
+      assert.equal(res.headers.vary, 'accept-encoding', String(encoding));
+      const head = await app.inject({ method: 'HEAD', url: '/rest/Employee?$top=100', headers: encoding === undefined ? {} : { 'accept-encoding': encoding } });
+      assert.equal(head.headers.vary, 'accept-encoding', `HEAD ${String(encoding)}`);
+    }
+    const key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+    const entity = await get(app, `/rest/Employee(${key})?$expand=employer`);
+    assert.ok(entity.rawPayload.length > 1024);
+    assert.equal(entity.headers.vary, 'accept-encoding', 'its strong tag differs from the compressed variant\'s');
+    const small = await get(app, '/rest/City?$top=1&$attributes=name');
+    assert.ok(small.rawPayload.length < 1024);
+    assert.equal(small.headers.vary, undefined, 'never compressed');
+  });
+
+  it('refuses HEAD (405, Allow without HEAD) wherever GET changes something: logout, sets stored or released, function calls, $lock, $querypath', async () => {
+    const login = await post(app, '/rest/$directory/login', ['alice', 'alice123']);
+    assert.equal(login.statusCode, 200, login.body);
+    const cookie = String(login.headers['set-cookie']).split(';', 1)[0];
+    const user = async () => (await get(app, '/rest/$directory/currentUser', { cookie })).json().result?.userName;
+    assert.equal(await user(), 'alice');
+    const made = await get(app, '/rest/City?$method=entityset&$top=1', { cookie });
+    assert.equal(made.statusCode, 200, made.body);
+    const setUrl = made.json().__ENTITYSET as string;
+    const key = (await get(app, '/rest/Employee?$top=1')).json().__ENTITIES[0].__KEY;
+    for (const url of [
+      '/rest/$directory/logout',
+      `${setUrl}?$method=release`,
+      '/rest/City?$method=entityset&$top=1',
+      `${setUrl}?$method=entityset&$filter="ID>0"`,
+      '/rest/Company/byCode?$params=["X"]',
+      '/rest/Employee/salaryBands',
+      `/rest/Employee(${key})?$lock=true`,
+      '/rest/City?$filter="ID>0"&$querypath=true',
+    ]) {
+      const head = await app.inject({ method: 'HEAD', url, headers: { cookie } });
+      assert.equal(head.statusCode, 405, `HEAD ${url}`);
+      const allow = String(head.headers.allow);
+      assert.doesNotMatch(allow, /HEAD/, `${url}: ${allow}`);
+      assert.match(allow, /GET|POST/, `${url}: ${allow}`);
+      const options = await app.inject({ method: 'OPTIONS', url, headers: { cookie } });
+      assert.equal(options.statusCode, 204, url);
+      assert.equal(options.headers.allow, allow, url);
+    }
+    assert.equal(await user(), 'alice', 'still logged in');
+    assert.equal((await get(app, setUrl, { cookie })).statusCode, 200, 'the set is still there');
+    // where GET changes nothing HEAD stays, and OPTIONS lists it
+    assert.equal((await app.inject({ method: 'HEAD', url: '/rest/$directory/currentUser', headers: { cookie } })).statusCode, 200);
+    assert.equal((await app.inject({ method: 'HEAD', url: setUrl, headers: { cookie } })).statusCode, 200);
+    assert.equal((await app.inject({ method: 'OPTIONS', url: `/rest/Employee(${key})` })).headers.allow, 'GET, HEAD, POST, OPTIONS');
+    assert.equal((await app.inject({ method: 'OPTIONS', url: `/rest/Employee(${key})?$lock=true` })).headers.allow, 'GET, POST, OPTIONS');
+    assert.equal((await get(app, '/rest/$directory/logout', { cookie })).statusCode, 200);
   });
 
   it('sends a blob as it is, however compressible its bytes', async () => {

@@ -76,8 +76,13 @@ export function viewTag(scope: Scope, projection: Projection): string {
  * its answer reaches past its row; the view.
  */
 export function entityTag(stamp: number, key: unknown, timestamp: number, globalStamp: number | undefined, view: string): string {
-  const which = `${Math.max(0, Math.trunc(timestamp)).toString(36)}${hash32(String(key))}`;
+  const which = entityIdentity(key, timestamp);
   return globalStamp === undefined ? `"${stamp}-${which}-${view}"` : `"${stamp}-${which}-g${globalStamp}-${view}"`;
+}
+
+/** Which entity and which life of it, as its tag names them (the part after the stamp): its last save time and a digest of its key. */
+export function entityIdentity(key: unknown, timestamp: number): string {
+  return `${Math.max(0, Math.trunc(timestamp)).toString(36)}${hash32(String(key))}`;
 }
 
 /** FNV-1a of a text, in base 36: short, and the same on every instance. */
@@ -116,32 +121,54 @@ export function encodedTag(tag: string, encoding: string): string {
 
 /**
  * If-None-Match against the answer's tag: weak comparison (RFC 9110 §13.1.2), a list, or `*`.
- * Gives the tag the 304 carries (the one the client holds, its encoding with it: the
- * representation it has stays fresh), or undefined when nothing matches.
+ * Gives the tag the 304 carries, or undefined when nothing matches. A 304 carries the ETag a 200
+ * would (§15.4.5): a page's weak tag as it is; an entity's strong tag — never weak, however the
+ * client wrote it in its list (`W/"…"`) — with the encoding of the representation the client
+ * holds (the one it names: that copy stays fresh; a client asks with the Accept-Encoding it
+ * read it with).
  */
 export function noneMatch(header: string | undefined, tag: string): string | undefined {
   if (header === undefined) return undefined;
   if (header.trim() === '*') return tag;
-  const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
+  const weak = tag.startsWith('W/');
+  const opaque = weak ? tag.slice(2) : tag;
   for (const item of header.split(',')) {
     const t = item.trim();
-    if (unencoded(t.startsWith('W/') ? t.slice(2) : t) === opaque) return t;
+    const held = t.startsWith('W/') ? t.slice(2) : t;
+    if (unencoded(held) === opaque) return weak ? tag : held;
   }
   return undefined;
 }
 
 /**
- * The stamp an update's If-Match names: a tag this server gave for the entity (its first part is
- * the stamp), a bare stamp in quotes, or `*` (the entity exists, whatever its stamp). A weak tag is
- * refused: If-Match compares strongly (RFC 9110 §13.1.1), and only pages carry weak tags.
+ * What an update's or a delete's If-Match names (RFC 9110 §13.1.1): `*` (the entity exists,
+ * whatever its version); a tag this server gave for the entity, read as its stamp and its
+ * identity (which entity, which life of it: entityIdentity), both of which must be the entity's
+ * now — the view and the global stamp after them say how it was shown, not which version it is,
+ * and the encoding a compressed body added is the same version; or a bare stamp in quotes,
+ * `"12"`, which says no more than a body's __STAMP and is checked as one. A weak tag is refused:
+ * If-Match compares strongly, and only pages carry weak tags.
  */
-export function ifMatchStamp(header: string): number | '*' {
+export type IfMatch = '*' | { readonly stamp: number; readonly identity?: string };
+
+export function readIfMatch(header: string): IfMatch {
   const value = header.trim();
   if (value === '*') return '*';
-  const m = /^"(\d{1,15})(?:-[A-Za-z0-9_-]+)*(?:\+(?:br|gzip))?"$/.exec(value);
+  const m = /^"(\d{1,15})(?:-([A-Za-z0-9_]+)(?:-[A-Za-z0-9_-]+)?)?(?:\+(?:br|gzip))?"$/.exec(value);
   if (!m) {
     const why = value.startsWith('W/') ? 'a weak tag (a page\'s) cannot name the version of an entity' : value.includes(',') ? 'it names one tag, not a list' : 'it takes the ETag of the entity as read (or "*")';
     throw new DatasetError('INVALID_HEADER', `If-Match ${JSON.stringify(value.slice(0, 100))} cannot be used: ${why}`);
   }
-  return Number(m[1]);
+  return m[2] === undefined ? { stamp: Number(m[1]) } : { stamp: Number(m[1]), identity: m[2] };
+}
+
+/** The stamp an If-Match names ('*': any): what the planner puts in the action (the identity is checked by the write, readIfMatch). */
+export function ifMatchStamp(header: string): number | '*' {
+  const read = readIfMatch(header);
+  return read === '*' ? '*' : read.stamp;
+}
+
+/** Whether an If-Match's tag names this entity in this life (its stamp is checked apart, as a __STAMP is). */
+export function ifMatchIdentityHolds(ifMatch: IfMatch, key: unknown, timestamp: number): boolean {
+  return ifMatch === '*' || ifMatch.identity === undefined || ifMatch.identity === entityIdentity(key, timestamp);
 }

@@ -12,6 +12,7 @@ import type { Action, ActionKind } from './action.js';
 import { authorize } from './authorize.js';
 import { checkUploadHead } from './plan-parts.js';
 import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
+import { readIfMatch } from './etag.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
 import { scopeFor, type RestCore, type Services } from './scope.js';
@@ -35,7 +36,9 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   const target = readTarget(req.method, req.url, services.maxPageSize);
   // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
+  refuseDatePreconditions(req);
   const action = planRequest(req, scope, target);
+  refuseUnsafeHead(req.method, action);
   planned.set(req.raw, action.kind);
   refuseUnevaluatedPreconditions(req, action);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
@@ -45,12 +48,30 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
   // runs as its caller (a function runs so through invoke). A project without such code reads
   // outside the caller's context: on Node 20 an active AsyncLocalStorage costs every promise.
-  if (RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core)) return runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw));
-  return run(action, scope, req.raw);
+  const answer = RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core) ? runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw)) : run(action, scope, req.raw);
+  // a read of one entity with If-Match: answered only when the entity is the one the tag names (the read changes nothing: it is made, then judged)
+  const ifMatch = action.kind === 'readEntity' ? req.headers['if-match'] : undefined;
+  return ifMatch === undefined ? answer : readIfMatched(await answer, ifMatch);
 }
 
-/** The methods a REST URL may be asked with (HEAD goes with GET, OPTIONS with all). */
-const REST_VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/**
+ * If-Match on a GET (or HEAD) of one entity (RFC 9110 §13.1.1): the answer when the tag names
+ * the entity as it is now — its stamp and which entity, which life of it, as an update reads
+ * If-Match (etag.ts readIfMatch; the view after them says how it was shown, not which version,
+ * so a tag read through other $attributes matches too) — else 412 with a stale stamp's __ERROR.
+ */
+function readIfMatched(response: RestResponse, header: string | string[]): RestResponse {
+  const held = readIfMatch(Array.isArray(header) ? header.join(',') : header);
+  const tag = response.kind === 'file' ? undefined : response.etag;
+  // (an answer without a tag is no entity's: an error, answered as it is)
+  if (held === '*' || tag === undefined || response.status !== 200) return response;
+  const current = readIfMatch(tag.startsWith('W/') ? tag.slice(2) : tag);
+  if (current !== '*' && current.stamp === held.stamp && (held.identity === undefined || held.identity === current.identity)) return response;
+  throw new DatasetError('STAMP_CHANGED', `If-Match ${JSON.stringify(Array.isArray(header) ? header.join(',') : header).slice(0, 100)} does not name the entity as it is now (its ETag is ${tag}): read it again without If-Match`, [], { status: 412 });
+}
+
+/** The methods a REST URL may be asked with (OPTIONS goes with all; HEAD is planned as itself: it is refused where GET has side effects). */
+const REST_VERBS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /**
  * The methods the REST API takes at `url` for this session, found by planning the request with
@@ -68,7 +89,7 @@ export function allowedRestMethods(services: Services, request: { url: string; c
   for (const method of REST_VERBS) {
     const req = { method, url: request.url, headers: {}, origin: '' };
     try {
-      planRequest(req, scopeFor(services, { ...req, caller: request.caller, id: request.id }, session), { ...target, method });
+      refuseUnsafeHead(method, planRequest(req, scopeFor(services, { ...req, caller: request.caller, id: request.id }, session), { ...target, method }));
       allowed.push(method);
     } catch (e) {
       if (!(e instanceof DatasetError)) throw e;
@@ -81,7 +102,53 @@ export function allowedRestMethods(services: Services, request: { url: string; c
     }
   }
   if (allowed.length === 0 && missing) throw missing;
-  return allowed.includes('GET') ? ['GET', 'HEAD', ...allowed.slice(1), 'OPTIONS'] : [...allowed, 'OPTIONS'];
+  return [...allowed, 'OPTIONS'];
+}
+
+/**
+ * HEAD is safe (RFC 9110 §9.2.1, §9.3.2): it answers GET's headers and changes nothing. A GET
+ * that changes something — logs out, stores or releases an entity set (counted against the
+ * session's quota), calls user code (an @onHttpGet function may write), locks, records the
+ * caller's query path ($querypath) — is refused with HEAD, 405, and HEAD is left out of its Allow.
+ * (A HEAD keeps the session, and a set it reads, alive as a GET does: any request does.)
+ */
+function refuseUnsafeHead(method: string, action: Action): void {
+  if (method !== 'HEAD') return;
+  const effect = sideEffectOf(action);
+  if (effect !== undefined) throw new DatasetError('METHOD_NOT_ALLOWED', `HEAD is not allowed here: it must change nothing, and this request ${effect}; use GET (or POST)`);
+}
+
+/** What a read-method request changes, in words; undefined when it changes nothing. */
+function sideEffectOf(action: Action): string | undefined {
+  switch (action.kind) {
+    case 'catalog':
+    case 'catalogDataClass':
+    case 'info':
+    case 'openapi':
+    case 'queryPath':
+    case 'readEntity':
+    case 'readRelation':
+    case 'readFile':
+    case 'compute':
+    case 'distinct':
+      return undefined;
+    case 'readCollection':
+      return action.plan.querypath ? 'records the query path ($querypath=true) that /rest/$querypath answers' : undefined;
+    case 'readSet':
+      return action.store ? 'stores an entity set' : undefined;
+    case 'createSet':
+      return 'stores an entity set ($method=entityset, subentityset)';
+    case 'release':
+      return 'releases an entity set';
+    case 'callFunction':
+      return 'calls a function, which may change data';
+    case 'lock':
+      return 'locks or unlocks an entity';
+    case 'directory':
+      return action.request.name === 'currentUser' ? undefined : `changes the session ($directory/${action.request.name})`;
+    default:
+      return `changes data (${action.kind})`;
+  }
 }
 
 /** The kind of action each request in flight was planned as (what the metrics count it by). */
@@ -92,13 +159,31 @@ export function plannedKind(raw: IncomingMessage): ActionKind | undefined {
   return planned.get(raw);
 }
 
+/** A write's If-Unmodified-Since or If-Modified-Since, refused before the request is planned (whatever else is wrong with it: see below). */
+function refuseDatePreconditions(req: IncomingRest): void {
+  if (req.method === 'GET' || req.method === 'HEAD') return;
+  const date = req.headers['if-unmodified-since'] !== undefined ? 'If-Unmodified-Since' : req.headers['if-modified-since'] !== undefined ? 'If-Modified-Since' : undefined;
+  if (date) throw new DatasetError('INVALID_HEADER', `${date} is not evaluated on a write (answers carry no Last-Modified): to change an entity only while it is as you read it, send If-Match with its ETag (an update or a delete of one entity); or send the request without ${date}`);
+}
+
 /**
- * A write carrying a precondition it would not evaluate is refused rather than run as if it had
+ * A request carrying a precondition it would not evaluate is refused rather than run as if it had
  * none (RFC 9110 §13.1: a false precondition must stop the method): If-Match is taken by an update
- * of one entity only, If-None-Match by reads only.
+ * or a delete of one entity, and by a read of one entity; If-None-Match by reads only;
+ * If-Unmodified-Since and If-Modified-Since by no write (answers carry no Last-Modified: their
+ * ETags are the validators, If-Match says what If-Unmodified-Since would). A read ignores the two
+ * dates, as RFC 9110 §13.1.3-4 has a server without a modification date do (a read changes
+ * nothing either way).
  */
 function refuseUnevaluatedPreconditions(req: IncomingRest, action: Action): void {
-  if (req.method === 'GET' || req.method === 'HEAD') return;
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    if (req.headers['if-match'] === undefined) return;
+    if (action.kind !== 'readEntity') throw new DatasetError('INVALID_HEADER', `If-Match is not evaluated on this request (${action.kind}): a read takes it on one entity only (/rest/{dataClass}({key}), 412 when it changed); send If-None-Match to read a page again only when it changed, or send the request without it`);
+    // (a tag it cannot read is refused before the read: 400, as on an update)
+    const header = req.headers['if-match'];
+    readIfMatch(Array.isArray(header) ? header.join(',') : header);
+    return;
+  }
   const takesIfMatch = action.kind === 'update' || (action.kind === 'delete' && action.target.kind === 'entity');
   const header = req.headers['if-none-match'] !== undefined ? 'If-None-Match' : req.headers['if-match'] !== undefined && !takesIfMatch ? 'If-Match' : undefined;
   if (header) throw new DatasetError('INVALID_HEADER', `${header} is not evaluated on this request (${action.kind}): If-Match is taken by an update or a delete of one entity ($method=update, POST /rest/{dataClass}({key}), /rest/{dataClass}({key})?$method=delete), If-None-Match by a GET; send the request without it`);

@@ -11,7 +11,8 @@ import type { DirectoryName } from './url.js';
 /** The HTTP methods each $directory resource takes (4D's, and POST wherever a client might post). */
 const METHODS: Record<DirectoryName, readonly string[]> = {
   login: ['POST'],
-  logout: ['GET', 'HEAD', 'POST'],
+  // (not HEAD: a logout changes the session, and HEAD must change nothing)
+  logout: ['GET', 'POST'],
   currentUser: ['GET', 'HEAD', 'POST'],
   currentUserBelongsTo: ['POST'],
 };

@@ -186,9 +186,14 @@ export function planRelationCall(req: RestRequest, scope: Scope, dc: DataClassCo
   return { kind: 'callFunction', code, subject, args: rawArgs(viaGet, req.body, opts), viaGet, answer: answerOf(opts) };
 }
 
-/** Whether a call comes by GET (or HEAD), whose parameters are $params; POST posts them; no other method calls a function. */
+/**
+ * Whether a call comes by GET, whose parameters are $params; POST posts them; no other method
+ * calls a function — not HEAD either, which must change nothing (RFC 9110 §9.3.2), when user
+ * code may change anything (an @onHttpGet function is code like any other).
+ */
 function readsByGet(method: string, name: string): boolean {
-  if (method === 'GET' || method === 'HEAD') return true;
+  if (method === 'GET') return true;
+  if (method === 'HEAD') throw new DatasetError('METHOD_NOT_ALLOWED', `HEAD cannot call ${name}: HEAD must change nothing, and a function may; call it with GET (when it is @onHttpGet) or POST`);
   if (method === 'POST') return false;
   throw new DatasetError('METHOD_NOT_ALLOWED', `${method} cannot call ${name}: call it with POST (or GET, when it is @onHttpGet)`);
 }

@@ -54,7 +54,7 @@ export function send(reply: FastifyReply, response: RestResponse, ifNoneMatch?: 
   if (response.kind !== 'file' && response.etag !== undefined) {
     reply.header('etag', response.etag);
     const held = noneMatch(ifNoneMatch, response.etag);
-    // (the tag the client holds, its encoding with it; Vary as on the answer it holds)
+    // (the tag a 200 would carry: strong for an entity however the client wrote it, with the encoding of the copy it holds — etag.ts noneMatch; Vary as on that answer)
     if (held !== undefined) return reply.code(304).headers(SECURITY_HEADERS).header('etag', held).header('vary', 'accept-encoding').send();
   }
   switch (response.kind) {

@@ -21,6 +21,7 @@ import { DatasetError, isDatasetError, type WireError } from '../../errors/datas
 import { ERRORS } from '../../errors/registry.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
+import { ifMatchIdentityHolds, readIfMatch, type IfMatch } from '../etag.js';
 import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
@@ -73,7 +74,7 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
       // the client read it at another stamp: refused by the core before any event runs (and the
       // save itself checks the stamp it read in its UPDATE, so no update is lost)
-      const stale = staleStamp(entity, stamp as number);
+      const stale = staleStamp(entity, stamp as number) ?? (ifMatch === undefined ? undefined : otherLife(scope, entity));
       if (stale) return { error: stale, current: entity };
     }
     return { entity, targets, uploads: applyValues(scope, dc, entity, obj, index) };
@@ -321,7 +322,7 @@ export async function remove(scope: Scope, action: Extract<Action, { kind: 'dele
     // If-Match: the entity as the client read it, or nothing is dropped (412); drop() checks the
     // stamp again in its statement, so a save in between fails it too
     const ifMatch = target.ifMatch;
-    const stale = ifMatch === undefined || ifMatch === '*' ? undefined : staleStamp(entity, ifMatch, 'dropped');
+    const stale = ifMatch === undefined || ifMatch === '*' ? undefined : (staleStamp(entity, ifMatch, 'dropped') ?? otherLife(scope, entity, 'dropped'));
     try {
       if (stale) throw stale;
       await entity.drop();
@@ -331,4 +332,23 @@ export async function remove(scope: Scope, action: Extract<Action, { kind: 'dele
     }
   } else await queryWith(dc.selectWhere(null, scope.access), target.filter, target.params, scope.visible).drop();
   return json({ ok: true });
+}
+
+/** The If-Match of the request, read as its tag names the entity (undefined without one; the planner refused one it cannot read). */
+function ifMatchOf(scope: Scope): IfMatch | undefined {
+  const header = scope.request.headers['if-match'];
+  return header === undefined ? undefined : readIfMatch(Array.isArray(header) ? header.join(',') : header);
+}
+
+/**
+ * An If-Match whose tag names another entity, or another life of this one (its key deleted and
+ * created again, then saved up to the same stamp), though its stamp is the entity's: refused as a
+ * stale stamp is (1263, 412), the entity left as it is. Undefined when the tag names this entity
+ * as it is now, or names no identity (`*`, a bare stamp: a __STAMP's check), or there is no If-Match.
+ */
+function otherLife(scope: Scope, entity: Entity, what?: 'saved' | 'dropped'): DatasetError | undefined {
+  const ifMatch = ifMatchOf(scope);
+  if (ifMatch === undefined || ifMatchIdentityHolds(ifMatch, entity.getKey(), entity.getTimeStamp().getTime())) return undefined;
+  // (no stamp is NaN: the core's own stale-stamp error, as a stamp mismatch gives it)
+  return staleStamp(entity, Number.NaN, what);
 }
