@@ -13,7 +13,7 @@ import { healthRoutes } from './health.js';
 import { metricsRoutes } from './metrics.js';
 import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
 import { refusedBeforeBody } from './rest/pipeline.js';
-import { clientError, frameworkError, restRoutes } from './rest/plugin.js';
+import { clientError, errorHandler, frameworkError, restRoutes } from './rest/plugin.js';
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
 import { DatasetError } from './errors/dataset-error.js';
 import { servicesFor } from './rest/scope.js';
@@ -119,6 +119,8 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // client talking to a proxy sends) is routed by its path, as every route reads it
     rewriteUrl: (request) => originForm(request.url ?? '/'),
   });
+  // every failure in the __ERROR shape, on every route (a route keeps the handler set before it is added)
+  app.setErrorHandler(errorHandler(app, services, log));
   // echoed on every answer, and in every log line of the request
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -149,7 +151,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   healthRoutes(app, ds, log);
   if (options.metrics) await metricsRoutes(app, ds, log);
   await (await import('./rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
-  await restRoutes(app, services, guard, log);
+  await restRoutes(app, services, guard);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {

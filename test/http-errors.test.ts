@@ -275,6 +275,26 @@ describe('HTTP errors', () => {
   });
 });
 
+describe('found by the surface fuzz (test/surface-fuzz.test.ts)', () => {
+  it('answers a $method a resource does not take (release, entityset, subentityset) with 400 naming where it applies, not 501', async () => {
+    for (const url of ['/rest/City?$method=release', '/rest/City(1)/companies?$method=release', '/rest/City(1)?$method=release', '/rest/City(1)/name?$method=entityset']) {
+      const res = await demo.request(url);
+      assert.equal(res.status, 400, `${url} → ${res.status} ${JSON.stringify(res.body)}`);
+      const [first] = assertErrorBody(res.body, url);
+      assert.ok([code('INVALID_OPTION'), code('MALFORMED_URL')].includes(first.errCode), `${url}: ${first.errCode}`);
+      assert.match(first.message, /\$method=\w+/, url);
+    }
+  });
+
+  it('answers a body it cannot read in the __ERROR shape on the routes outside /rest too (OPTIONS *, /health)', async () => {
+    for (const url of ['/health', '/healthz', '/ready?x=1']) {
+      const res = await demo.app.inject({ method: 'OPTIONS', url, payload: '\uFEFF{}' });
+      assert.equal(res.statusCode, 400, `${url}: ${res.body}`);
+      assert.equal(assertErrorBody(JSON.parse(res.body), url)[0].errCode, code('INVALID_BODY'));
+    }
+  });
+});
+
 describe('verbs the REST API does not have', () => {
   it('answers a method no route takes (TRACE) on a REST resource with 405 and __ERROR naming the method (OPTIONS answers Allow: http-conventions.test.ts)', async () => {
     const res = await demo.app.inject({ method: 'TRACE', url: '/rest/$catalog' });

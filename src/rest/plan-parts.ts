@@ -57,8 +57,17 @@ export function refuseMethod(method: RestMethod): never {
   if (method === 'update' || method === 'delete' || method === 'validate') {
     throw new DatasetError('METHOD_NOT_ALLOWED', `$method=${method} changes data: send it with POST`);
   }
-  throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=${method} is not supported here by this version of the server yet`);
+  // a method served elsewhere, asked of a resource that has no such thing: the client's mistake
+  // (400), not a feature the server lacks (501)
+  throw new DatasetError('INVALID_OPTION', `$method=${method} does not apply here: ${WHERE_METHOD_APPLIES[method]}`);
 }
+
+/** Where each $method that reads (or releases) applies, for the message of a refusal elsewhere. */
+const WHERE_METHOD_APPLIES: Record<Exclude<RestMethod, 'update' | 'delete' | 'validate'>, string> = {
+  entityset: 'it stores a selection, /rest/{dataClass}?$method=entityset (with $filter, $orderby) or /rest/{dataClass}/$entityset/{id}?$method=entityset',
+  release: 'it releases a stored set, /rest/{dataClass}/$entityset/{id}?$method=release',
+  subentityset: 'it stores the entities of a 1→N relation, /rest/{dataClass}({key})/{relation}?$method=subentityset, or pages a set, /rest/{dataClass}/$entityset/{id}?$method=subentityset',
+};
 
 /** Deferred URIs carry ?$expand=<relation>; once the relation is followed, that $expand is spent. */
 export function withoutExpand(opts: RestOptions, relation: string): RestOptions {

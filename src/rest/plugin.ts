@@ -72,7 +72,7 @@ async function allowOn405(services: Services, request: FastifyRequest, reply: Fa
   }
 }
 
-export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard, log: Logger): Promise<void> {
+export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard): Promise<void> {
   const sessions = services.core.sessions;
   // (rawBody: the request came by an upload route, its body unread)
   const handler = async (request: FastifyRequest, reply: FastifyReply, rawBody = false) => {
@@ -171,23 +171,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     return sendError(reply, new DatasetError('UNKNOWN_RESOURCE', `nothing is served at ${request.method} ${request.url}: the REST API lives under ${REST_PREFIX}/, the Data Explorer at /$explorer`));
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (isDatasetError(error)) {
-      // an exception user code did not mean for the client (functions/call.ts): logged with its
-      // stack; sent only when the server runs with --expose-errors
-      if (error.cause !== undefined) {
-        log.error({ err: error.cause, reqId: request.id, method: request.method, url: request.url }, error.message);
-        if (services.exposeErrors) return sendError(reply, withCause(error));
-      }
-      return sendError(reply, error);
-    }
-    const status = error.statusCode ?? 500;
-    if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
-    if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
-    // Unexpected: the cause goes to the log, not to the client.
-    log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
-    return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
-  });
+  // (the error handler, errorHandler below, is the server's: set before any route, server.ts)
 
   // Uploads read the raw body as it arrives: in a scope of their own, no body parser runs.
   app.addConstraintStrategy(ATTRIBUTE_UPLOAD);
@@ -208,6 +192,32 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     // POST /rest/{dc}({key})/{attribute}?$rawPict=… or ?$binary=true: the file's bytes into that attribute
     scope.route({ method: 'POST', url: `${REST_PREFIX}/*`, constraints: { [ATTRIBUTE_UPLOAD.name]: true }, handler: uploadRoute });
   });
+}
+
+/**
+ * The error handler that answers every failure in the __ERROR shape. Fastify gives a route the
+ * handler set when the route is added: the server sets this one before any route (server.ts), so
+ * that the routes outside /rest (/health, OPTIONS *, /$api) answer a body they cannot read in
+ * our shape too, not in Fastify's own.
+ */
+export function errorHandler(app: FastifyInstance, services: Services, log: Logger): (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return (error, request, reply) => {
+    if (isDatasetError(error)) {
+      // an exception user code did not mean for the client (functions/call.ts): logged with its
+      // stack; sent only when the server runs with --expose-errors
+      if (error.cause !== undefined) {
+        log.error({ err: error.cause, reqId: request.id, method: request.method, url: request.url }, error.message);
+        if (services.exposeErrors) return sendError(reply, withCause(error));
+      }
+      return sendError(reply, error);
+    }
+    const status = error.statusCode ?? 500;
+    if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
+    if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
+    // Unexpected: the cause goes to the log, not to the client.
+    log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
+    return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
+  };
 }
 
 /**
