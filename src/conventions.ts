@@ -5,10 +5,10 @@
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpGuard } from './rest/http-guards.js';
-import { encodedTag } from './rest/etag.js';
+import { encodedTag, negotiatedEncoding } from './rest/etag.js';
 import { isRestUrl, restAllowed, routeMethods } from './rest/plugin.js';
 import type { Services } from './rest/scope.js';
-import { SECURITY_HEADERS, sendError } from './rest/response.js';
+import { SECURITY_HEADERS, sendError, withheldBytes } from './rest/response.js';
 
 /** Answers smaller than this go as they are: compressing them saves less than it costs. */
 export const COMPRESS_THRESHOLD = 1024;
@@ -39,10 +39,15 @@ export async function compression(app: FastifyInstance): Promise<void> {
   });
 }
 
-function tagEncoding(_request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
+function tagEncoding(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void): void {
   const encoding = reply.getHeader('content-encoding');
   const tag = reply.getHeader('etag');
-  if (typeof encoding === 'string' && encoding !== 'identity') {
+  if (reply.statusCode === 304) {
+    // a 304 carries the tag the 200 would: with the encoding the 200's body would have been sent in
+    const bytes = withheldBytes.get(reply);
+    const would = bytes !== undefined && bytes >= COMPRESS_THRESHOLD && request.headers['x-no-compression'] === undefined ? negotiatedEncoding(request.headers['accept-encoding']) : undefined;
+    if (would !== undefined && typeof tag === 'string') reply.header('etag', encodedTag(tag, would));
+  } else if (typeof encoding === 'string' && encoding !== 'identity') {
     if (typeof tag === 'string') reply.header('etag', encodedTag(tag, encoding));
   } else if (couldCompress(reply, payload)) varyOnEncoding(reply);
   done(null, payload);

@@ -408,6 +408,20 @@ describe('compression, HEAD and OPTIONS', () => {
     assert.equal(fresh.headers.etag, br.headers.etag, 'the 304 names the representation the client holds');
     assert.equal(fresh.headers.vary, 'accept-encoding');
     assert.equal((await get(app, url, { 'if-none-match': gz.headers.etag as string })).statusCode, 304, 'the same version of the entity');
+    // a 304 carries the tag the 200 would have for this request: its encoding, not the one the client names
+    for (const [held, encoding, expected] of [
+      [gz.headers.etag, 'br', br.headers.etag],
+      [`W/${String(br.headers.etag)}`, 'gzip;q=0.5, br;q=0.2', gz.headers.etag],
+      [br.headers.etag, undefined, plain.headers.etag],
+      [br.headers.etag, 'identity, deflate', plain.headers.etag],
+      [plain.headers.etag, '*', gz.headers.etag],
+    ] as const) {
+      const res = await get(app, url, { 'if-none-match': String(held), ...(encoding === undefined ? {} : { 'accept-encoding': encoding }) });
+      assert.equal(res.statusCode, 304, `${held} ${encoding}`);
+      assert.equal(res.headers.etag, expected, `${held} ${encoding}`);
+      const ok = await get(app, url, encoding === undefined ? {} : { 'accept-encoding': encoding });
+      assert.equal(ok.headers.etag, expected, `the 200's, ${encoding}`);
+    }
     const updated = await post(app, '/rest/Employee?$method=update', { __KEY: key, firstName: 'Tagged' }, { 'if-match': br.headers.etag as string });
     assert.equal(updated.statusCode, 200, updated.body);
     assert.equal((await get(app, url, { 'accept-encoding': 'br', 'if-none-match': br.headers.etag as string })).statusCode, 200, 'changed since');

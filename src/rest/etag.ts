@@ -121,23 +121,44 @@ export function encodedTag(tag: string, encoding: string): string {
 
 /**
  * If-None-Match against the answer's tag: weak comparison (RFC 9110 §13.1.2), a list, or `*`.
- * Gives the tag the 304 carries, or undefined when nothing matches. A 304 carries the ETag a 200
- * would (§15.4.5): a page's weak tag as it is; an entity's strong tag — never weak, however the
- * client wrote it in its list (`W/"…"`) — with the encoding of the representation the client
- * holds (the one it names: that copy stays fresh; a client asks with the Accept-Encoding it
- * read it with).
+ * Whether the client holds this version of it (in any encoding, however it wrote the tag: the
+ * 304 then carries the tag a 200 would, §15.4.5 — the answer's own, its encoding added by
+ * conventions.ts as for the 200, never the client's `W/` form of a strong tag).
  */
-export function noneMatch(header: string | undefined, tag: string): string | undefined {
-  if (header === undefined) return undefined;
-  if (header.trim() === '*') return tag;
-  const weak = tag.startsWith('W/');
-  const opaque = weak ? tag.slice(2) : tag;
+export function noneMatch(header: string | undefined, tag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  const opaque = tag.startsWith('W/') ? tag.slice(2) : tag;
   for (const item of header.split(',')) {
     const t = item.trim();
-    const held = t.startsWith('W/') ? t.slice(2) : t;
-    if (unencoded(held) === opaque) return weak ? tag : held;
+    if (unencoded(t.startsWith('W/') ? t.slice(2) : t) === opaque) return true;
   }
-  return undefined;
+  return false;
+}
+
+/**
+ * The encoding @fastify/compress picks for an Accept-Encoding among br and gzip (its negotiation,
+ * @fastify/accept-negotiator's, over the encodings conventions.ts gives it): the highest q above
+ * 0, br on a tie; `*` and x-gzip read as gzip; identity and the others are not candidates. What
+ * a 304 needs to carry the tag the 200 would have (the body is not made again to ask the plugin).
+ */
+export function negotiatedEncoding(header: string | string[] | undefined): 'br' | 'gzip' | undefined {
+  if (header === undefined) return undefined;
+  const text = (Array.isArray(header) ? header.join(',') : header).toLowerCase().replace(/\*|x-gzip/g, 'gzip');
+  let best: 'br' | 'gzip' | undefined;
+  let bestQ = 0;
+  for (const range of text.split(',')) {
+    const [name, ...params] = range.split(';').map((p) => p.trim());
+    if (name !== 'br' && name !== 'gzip') continue;
+    const qParam = params.find((p) => /^q\s*=/.test(p));
+    const q = qParam === undefined ? 1 : Number.parseFloat(qParam.slice(qParam.indexOf('=') + 1)) || 0;
+    if (q === 0) continue;
+    if (q > bestQ || (q === bestQ && name === 'br')) {
+      best = name;
+      bestQ = q;
+    }
+  }
+  return best;
 }
 
 /**

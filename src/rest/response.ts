@@ -48,14 +48,21 @@ export function errorBody(error: DatasetError): string {
   return JSON.stringify({ [WIRE.ERROR]: error.toWire() });
 }
 
+/** The size of the body a 304 did not send: whether a 200 would have been compressed, so carried a tag with the encoding (conventions.ts). */
+export const withheldBytes = new WeakMap<FastifyReply, number>();
+
 /** Sends the answer; one whose tag the request's If-None-Match names is 304 with no body. */
 export function send(reply: FastifyReply, response: RestResponse, ifNoneMatch?: string): FastifyReply {
   reply.code(response.status);
   if (response.kind !== 'file' && response.etag !== undefined) {
     reply.header('etag', response.etag);
-    const held = noneMatch(ifNoneMatch, response.etag);
-    // (the tag a 200 would carry: strong for an entity however the client wrote it, with the encoding of the copy it holds — etag.ts noneMatch; Vary as on that answer)
-    if (held !== undefined) return reply.code(304).headers(SECURITY_HEADERS).header('etag', held).header('vary', 'accept-encoding').send();
+    if (noneMatch(ifNoneMatch, response.etag)) {
+      // the tag a 200 would carry (RFC 9110 §15.4.5): the answer's own, strong for an entity
+      // however the client wrote it, with the encoding the 200 would have been sent in (added by
+      // conventions.ts from the size of the body withheld); Vary as on that answer
+      withheldBytes.set(reply, response.kind === 'jsonText' ? Buffer.byteLength(response.text) : Buffer.byteLength(JSON.stringify(response.body)));
+      return reply.code(304).headers(SECURITY_HEADERS).header('vary', 'accept-encoding').send();
+    }
   }
   switch (response.kind) {
     case 'json':
