@@ -333,6 +333,7 @@ describe('compression, HEAD and OPTIONS', () => {
       '/rest/Employee/salaryBands',
       `/rest/Employee(${key})?$lock=true`,
       '/rest/City?$filter="ID>0"&$querypath=true',
+      `${setUrl}?$savedfilter="ID>0"`,
     ]) {
       const head = await app.inject({ method: 'HEAD', url, headers: { cookie } });
       assert.equal(head.statusCode, 405, `HEAD ${url}`);

@@ -108,8 +108,8 @@ export function allowedRestMethods(services: Services, request: { url: string; c
 /**
  * HEAD is safe (RFC 9110 §9.2.1, §9.3.2): it answers GET's headers and changes nothing. A GET
  * that changes something — logs out, stores or releases an entity set (counted against the
- * session's quota), calls user code (an @onHttpGet function may write), locks, records the
- * caller's query path ($querypath) — is refused with HEAD, 405, and HEAD is left out of its Allow.
+ * session's quota, or again from $savedfilter), calls user code (an @onHttpGet function may
+ * write), locks, records the caller's query path ($querypath) — is refused with HEAD, 405, and HEAD is left out of its Allow.
  * (A HEAD keeps the session, and a set it reads, alive as a GET does: any request does.)
  */
 function refuseUnsafeHead(method: string, action: Action): void {
@@ -117,6 +117,9 @@ function refuseUnsafeHead(method: string, action: Action): void {
   const effect = sideEffectOf(action);
   if (effect !== undefined) throw new DatasetError('METHOD_NOT_ALLOWED', `HEAD is not allowed here: it must change nothing, and this request ${effect}; use GET (or POST)`);
 }
+
+/** (a set read with $savedfilter / $savedorderby is stored again under its id when it has gone: collections.ts rebuild) */
+const REBUILDS = 'stores the entity set again when it has gone ($savedfilter, $savedorderby)';
 
 /** What a read-method request changes, in words; undefined when it changes nothing. */
 function sideEffectOf(action: Action): string | undefined {
@@ -129,13 +132,15 @@ function sideEffectOf(action: Action): string | undefined {
     case 'readEntity':
     case 'readRelation':
     case 'readFile':
+      return undefined;
     case 'compute':
     case 'distinct':
-      return undefined;
+      return action.source.kind === 'set' && action.source.set.saved ? REBUILDS : undefined;
     case 'readCollection':
+      if (action.source.kind === 'set' && action.source.set.saved) return REBUILDS;
       return action.plan.querypath ? 'records the query path ($querypath=true) that /rest/$querypath answers' : undefined;
     case 'readSet':
-      return action.store ? 'stores an entity set' : undefined;
+      return action.store ? 'stores an entity set' : action.set.saved ? REBUILDS : undefined;
     case 'createSet':
       return 'stores an entity set ($method=entityset, subentityset)';
     case 'release':
