@@ -484,9 +484,22 @@ function plausible(ctx: FuzzContext): fc.Arbitrary<FuzzRequest> {
       if (k !== undefined) Object.assign(entity, { __KEY: dc === 'Employee' ? k : Number(k), __STAMP: stamp });
       return req('POST', `/rest/${dc}?$method=${m}`, { 'content-type': 'application/json' }, JSON.stringify(entity));
     });
-    return fc.oneof({ weight: 4, arbitrary: read }, { weight: 1, arbitrary: write });
+    // entity sets: made, read, combined, released
+    const filter = fc.tuple(pick(...attrs.filter((a) => a.type === 'long' || a.type === 'number').map((a) => a.name), 'ID'), pick('>', '<', '>=')).map(([a, c]) => encodeComponent(`"${a} ${c} ${5}"`));
+    const makeSet = fc.tuple(fc.option(filter, { nil: undefined }), pick('', '&$top=1', '&$orderby=ID%20desc', '&$timeout=60')).map(([f, more]) => req('GET', `/rest/${dc}?$method=entityset${f ? `&$filter=${f}` : ''}${more}`, {}, undefined));
+    const useSet = fc.tuple(pick('', '?$top=3', '?$skip=2&$top=2', '?$method=subentityset', '?$logicOperator=OR&$otherCollection={{SET}}', '?$logicOperator=EXCEPT&$otherCollection={{SET}}&$method=entityset', '?$method=release', '?$compute=$all', '?$orderby=ID%20desc&$method=entityset', '?$clean=true&$method=entityset', '?$format=csv', '?$savedfilter=%22ID%3E1%22'), fc.option(pick(...attrs.map((a) => a.name)), { freq: 4, nil: undefined })).map(([q, attr]) => req('GET', `/rest/${dc}${attr ? `/${attr}` : ''}/$entityset/{{SET}}${q}`, {}, undefined));
+    return fc.oneof({ weight: 8, arbitrary: read }, { weight: 2, arbitrary: write }, { weight: 1, arbitrary: makeSet }, { weight: 2, arbitrary: useSet });
   });
-  return pick('Employee', 'Company', 'City').chain(byClass);
+  // uploads as a client makes them: a file, then an entity that takes it
+  const store = pick(['$rawPict=true', PNG], ['$rawPict=image/png', PNG], ['$binary=true', Buffer.from('%PDF-1.4 a small file')], ['$binary=true', PNG]).map(([q, b]) => req('POST', `/rest/$upload?${q as string}`, { 'content-type': 'application/octet-stream' }, b as Buffer));
+  const attach = fc.tuple(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 4 }), pick('{{UPLOAD_IMG}}', '{{UPLOAD_BIN}}')).map(([k, stamp, id]) => req('POST', '/rest/Company?$method=update', { 'content-type': 'application/json' }, JSON.stringify({ __KEY: k, __STAMP: stamp, logo: { ID: id } })));
+  const read = fc.integer({ min: 1, max: 40 }).chain((k) => pick(`/rest/Company(${k})/logo`, `/rest/Company(${k})/logo?$imageformat=png`, `/rest/Company(${k})/logo?$imageformat=jpeg&$expand=logo`, `/rest/Company(${k})/logo?$binary=true`)).map((u) => req('GET', u, {}, undefined));
+  // a login (its session's cookie is then sent back by later requests: {{COOKIE}}), a logout
+  const login = fc.tuple(pick(['alice', 'alice123'], ['bob', 'bob123'], ['admin', 'admin123'], ['alice', 'wrong'], ['nobody', 'x']), fc.boolean()).map(([[user, password], legacy]) => (legacy
+    ? req('POST', '/rest/$directory/login', { 'content-type': 'application/json', 'username-4d': user, 'password-4d': password }, undefined)
+    : req('POST', '/rest/$catalog/authentify', { 'content-type': 'application/json' }, JSON.stringify([{ userName: user, password }]))));
+  const asUser = fc.tuple(pick('/rest/$catalog/logout', '/rest/$info', '/rest/$directory/currentUser', '/rest/Employee?$top=2&$attributes=salary', '/rest/$openapi'), pick('POST', 'GET')).map(([u, m]) => req(m, u, { cookie: '{{COOKIE}}' }, m === 'POST' ? '[]' : undefined));
+  return fc.oneof({ weight: 24, arbitrary: pick('Employee', 'Company', 'City').chain(byClass) }, { weight: 2, arbitrary: store }, { weight: 2, arbitrary: attach }, { weight: 2, arbitrary: read }, { weight: 1, arbitrary: login }, { weight: 1, arbitrary: asUser });
 }
 
 /** Any request over the REST surface. */
@@ -517,6 +530,8 @@ export class Learned {
   readonly images: string[] = [];
   readonly binaries: string[] = [];
   readonly cookies: string[] = [];
+  /** the cookies of sessions that logged in */
+  readonly logins: string[] = [];
   #turn = 0;
 
   /** The request with its placeholders replaced by ids this run has seen (a made-up one when none). */
@@ -524,8 +539,8 @@ export class Learned {
     const need = r.url.includes('{{') || (typeof r.body === 'string' && r.body.includes('{{')) || Object.values(r.headers).some((v) => v.includes('{{'));
     if (!need) return r;
     const fill = (text: string) => text.replace(/\{\{(SET|UPLOAD_IMG|UPLOAD_BIN|COOKIE)\}\}/g, (_, what: string) => {
-      const from = what === 'SET' ? this.sets : what === 'UPLOAD_IMG' ? this.images : what === 'UPLOAD_BIN' ? this.binaries : this.cookies;
       const turn = this.#turn++;
+      const from = what === 'SET' ? this.sets : what === 'UPLOAD_IMG' ? this.images : what === 'UPLOAD_BIN' ? this.binaries : this.logins.length > 0 && turn % 2 === 0 ? this.logins : this.cookies;
       if (from.length === 0 || turn % 7 === 6) return what === 'COOKIE' ? '4DSID_Demo=0123456789abcdef0123456789abcdef' : 'FEEDFACE0123456789ABCDEF01234567';
       return from[from.length - 1 - (turn % Math.min(from.length, 4))];
     });
@@ -541,7 +556,7 @@ export class Learned {
     };
     const cookie = answer.headers['set-cookie'];
     const first = Array.isArray(cookie) ? cookie[0] : cookie;
-    if (typeof first === 'string') keep(this.cookies, first.split(';', 1)[0]);
+    if (typeof first === 'string') keep(answer.status === 200 && /authentify|\$directory\/login/.test(r.url) && /"(success|result)":\s*true/.test(answer.text) ? this.logins : this.cookies, first.split(';', 1)[0]);
     if (answer.status !== 200 || answer.text.length > 200_000) return;
     const set = /"__ENTITYSET":\s*"[^"]*\/\$entityset\/([0-9A-F]{32})/.exec(answer.text);
     if (set) keep(this.sets, set[1]);
