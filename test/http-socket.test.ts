@@ -148,9 +148,10 @@ describe('HTTP over a socket: request lines and expectations', () => {
   });
   after(() => demo.close());
 
-  /** Sends `text` on a new connection; resolves to all that came back once the server closed it. */
+  /** Sends `text` on a new connection (kept open for writing: a half-closed one may be closed before its answer); resolves to all that came back once the server closed it. */
   const exchange = (text: string) => new Promise<string>((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    socket.setTimeout(10_000, () => socket.destroy());
     let answer = '';
     socket.on('data', (d) => (answer += String(d)));
     socket.on('close', () => resolve(answer));
