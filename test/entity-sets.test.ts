@@ -50,6 +50,14 @@ describe('entity sets over HTTP', () => {
   });
   after(() => demo.close());
 
+  it('makes sets for more requests at once than the pool has connections, each holding one snapshot at most (no request waits for a second one)', async () => {
+    const started = Date.now();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => demo.request('/rest/Employee?$method=entityset&$top=1')));
+    assert.deepEqual(answers.map((a) => a.status), answers.map(() => 200), JSON.stringify(answers.find((a) => a.status !== 200)?.body));
+    assert.ok(Date.now() - started < 8000, `${Date.now() - started} ms`);
+    for (const a of answers) await demo.request(`${a.body.__ENTITYSET}?$method=release`);
+  });
+
   it('stores the whole selection with $method=entityset, answering its first page with __ENTITYSET first', async () => {
     const { status, body } = await demo.request('/rest/Employee?$filter=%22salary%20%3E%2050000%22&$orderby=salary%20desc&$method=entityset&$top=5&$attributes=salary');
     assert.equal(status, 200);

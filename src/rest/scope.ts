@@ -152,13 +152,21 @@ export function cookieName(project: string): string {
  * them in one REPEATABLE READ transaction). For requests that read more than once.
  */
 export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
+  // Already reading one: the same. A second would be a second connection of the pool held by one
+  // request — N requests holding N snapshots, each waiting for another, until their time ran out.
+  if (snapshotAccesses.has(scope.access)) return fn(scope);
   const snapshot = await scope.core.snapshot();
   try {
-    return await fn({ ...scope, access: readingThrough(scope.access, snapshot) });
+    const access = readingThrough(scope.access, snapshot);
+    snapshotAccesses.add(access);
+    return await fn({ ...scope, access });
   } finally {
     await snapshot.release();
   }
 }
+
+/** The accesses that read through a snapshot inSnapshot() took. */
+const snapshotAccesses = new WeakSet<Access>();
 
 /**
  * A scope that sees less: the dataclasses both see, and of their attributes those `visible` lets
