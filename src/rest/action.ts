@@ -3,6 +3,7 @@
 // The planner (request.ts) builds actions, reading options through their kind's rule
 // (option-rules.ts); handlers (run.ts) never look at the query string.
 
+import type { IfMatch } from './etag.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import type { SetOperator } from '../datastore/entity-sets.js';
 import type { FileKind } from '../datastore/files.js';
@@ -93,10 +94,10 @@ export type Action =
   /** a set released; the attributes the URL names are checked first (a mistake keeps the set) */
   | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string; readonly shape: Shape }
   | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
-  | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string; /** If-Match's stamp ('*': any), for an update of one entity */ readonly ifMatch?: number | '*' }
+  | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string; /** If-Match, read (its stamp, the entity and life its tag names; '*': any), for an update of one entity */ readonly ifMatch?: IfMatch }
   | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }
-  /** ifMatch: If-Match's stamp, on a delete of one entity (412 when it is no longer the entity's) */
-  | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector; readonly ifMatch?: number | '*' } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
+  /** ifMatch: If-Match, read, on a delete of one entity (412 when it no longer names the entity as it is) */
+  | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector; readonly ifMatch?: IfMatch } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
   | { readonly kind: 'deleteSet'; readonly dc: DataClassCore; readonly id: string }
   | { readonly kind: 'compute'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly keyword: ComputeKeyword }
   | { readonly kind: 'distinct'; readonly dc: DataClassCore; readonly source: CollectionSource; readonly narrowing: Narrowing; readonly attribute: string; readonly paging: Paging }

@@ -183,12 +183,6 @@ export function readIfMatch(header: string): IfMatch {
   return m[2] === undefined ? { stamp: Number(m[1]) } : { stamp: Number(m[1]), identity: m[2] };
 }
 
-/** The stamp an If-Match names ('*': any): what the planner puts in the action (the identity is checked by the write, readIfMatch). */
-export function ifMatchStamp(header: string): number | '*' {
-  const read = readIfMatch(header);
-  return read === '*' ? '*' : read.stamp;
-}
-
 /** Whether an If-Match's tag names this entity in this life (its stamp is checked apart, as a __STAMP is). */
 export function ifMatchIdentityHolds(ifMatch: IfMatch, key: unknown, timestamp: number): boolean {
   return ifMatch === '*' || ifMatch.identity === undefined || ifMatch.identity === entityIdentity(key, timestamp);

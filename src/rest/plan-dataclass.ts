@@ -9,7 +9,7 @@ import { attributeOf } from '../query/path.js';
 import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
-import { ifMatchStamp } from './etag.js';
+import { readIfMatch, type IfMatch } from './etag.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
 import { functionOf, planDataClassCall, planRelationCall } from './plan-function.js';
@@ -214,12 +214,12 @@ function subEntitySet(dc: DataClassCore, step: RelationStep, listed: string[] | 
   return { kind: 'createSet', dc, source: { kind: 'related', step }, narrowing: { params: [], orderBy }, paging: paging(opts), shape: shape(listed, opts), timeoutS: opts.timeout };
 }
 
-/** The stamp an update's If-Match names (RFC 9110 §13.1.1, in place of the body's __STAMP), or undefined without one. */
-function ifMatchOf(req: RestRequest, single: boolean): number | '*' | undefined {
+/** An update's or a delete's If-Match, read (RFC 9110 §13.1.1: in place of the body's __STAMP, and naming the entity too), or undefined without one. */
+function ifMatchOf(req: RestRequest, single: boolean): IfMatch | undefined {
   const header = req.headers['if-match'];
   if (header === undefined) return undefined;
   if (!single) throw new DatasetError('INVALID_HEADER', 'If-Match names the version of one entity: it applies to an update whose body is one entity, not a list (give each entity its __STAMP)');
-  return ifMatchStamp(Array.isArray(header) ? header.join(',') : header);
+  return readIfMatch(Array.isArray(header) ? header.join(',') : header);
 }
 
 function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {

@@ -21,7 +21,7 @@ import { DatasetError, isDatasetError, type WireError } from '../../errors/datas
 import { ERRORS } from '../../errors/registry.js';
 import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
-import { ifMatchIdentityHolds, readIfMatch, type IfMatch } from '../etag.js';
+import { ifMatchIdentityHolds, type IfMatch } from '../etag.js';
 import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
 import { json, type RestResponse } from '../response.js';
@@ -45,7 +45,7 @@ interface Prepared {
 }
 
 /** `withTargets`: an update reads its N→1 targets with the entity (its answer will come from its save). */
-async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, withTargets = false, ifMatch?: number | '*'): Promise<Prepared> {
+async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: number, withTargets = false, ifMatch?: IfMatch): Promise<Prepared> {
   try {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       throw new DatasetError('INVALID_BODY', `entity #${index + 1} of the body is not a JSON object`);
@@ -53,9 +53,10 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     const obj = input as Json;
     const hasKey = obj[WIRE.KEY] !== undefined;
     const sent = obj[WIRE.STAMP];
+    const matchStamp = ifMatch === undefined || ifMatch === '*' ? ifMatch : ifMatch.stamp;
     if (ifMatch !== undefined) {
       if (!hasKey) throw new DatasetError('INVALID_HEADER', 'If-Match names the version of an entity that exists: the body has no __KEY (to create an entity, send no If-Match)');
-      if (sent !== undefined && ifMatch !== '*' && sent !== ifMatch) throw new DatasetError('INVALID_BODY', `the body's __STAMP ${JSON.stringify(sent)} and If-Match's stamp ${ifMatch} disagree: give one of them`);
+      if (sent !== undefined && matchStamp !== '*' && sent !== matchStamp) throw new DatasetError('INVALID_BODY', `the body's __STAMP ${JSON.stringify(sent)} and If-Match's stamp ${matchStamp} disagree: give one of them`);
     }
     const hasStamp = sent !== undefined || ifMatch !== undefined;
     if (hasKey !== hasStamp) {
@@ -69,12 +70,12 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     if (hasKey && withTargets) ({ entity, targets } = await storedEntityWithTargets(scope, dc, obj[WIRE.KEY]));
     else entity = await entityOf(scope, dc, obj[WIRE.KEY]);
     // (If-Match: * asks only that the entity exist: its save still checks the stamp it was read at)
-    const stamp = sent ?? ifMatch;
+    const stamp = sent ?? matchStamp;
     if (hasKey && stamp !== '*') {
       if (!Number.isInteger(stamp)) throw new DatasetError('INVALID_BODY', `entity #${index + 1}: __STAMP must be a whole number, not ${JSON.stringify(stamp)}`);
       // the client read it at another stamp: refused by the core before any event runs (and the
       // save itself checks the stamp it read in its UPDATE, so no update is lost)
-      const stale = staleStamp(entity, stamp as number) ?? (ifMatch === undefined ? undefined : otherLife(scope, entity));
+      const stale = staleStamp(entity, stamp as number) ?? otherLife(ifMatch, entity);
       if (stale) return { error: stale, current: entity };
     }
     return { entity, targets, uploads: applyValues(scope, dc, entity, obj, index) };
@@ -322,7 +323,7 @@ export async function remove(scope: Scope, action: Extract<Action, { kind: 'dele
     // If-Match: the entity as the client read it, or nothing is dropped (412); drop() checks the
     // stamp again in its statement, so a save in between fails it too
     const ifMatch = target.ifMatch;
-    const stale = ifMatch === undefined || ifMatch === '*' ? undefined : (staleStamp(entity, ifMatch, 'dropped') ?? otherLife(scope, entity, 'dropped'));
+    const stale = ifMatch === undefined || ifMatch === '*' ? undefined : (staleStamp(entity, ifMatch.stamp, 'dropped') ?? otherLife(ifMatch, entity, 'dropped'));
     try {
       if (stale) throw stale;
       await entity.drop();
@@ -334,20 +335,13 @@ export async function remove(scope: Scope, action: Extract<Action, { kind: 'dele
   return json({ ok: true });
 }
 
-/** The If-Match of the request, read as its tag names the entity (undefined without one; the planner refused one it cannot read). */
-function ifMatchOf(scope: Scope): IfMatch | undefined {
-  const header = scope.request.headers['if-match'];
-  return header === undefined ? undefined : readIfMatch(Array.isArray(header) ? header.join(',') : header);
-}
-
 /**
  * An If-Match whose tag names another entity, or another life of this one (its key deleted and
  * created again, then saved up to the same stamp), though its stamp is the entity's: refused as a
  * stale stamp is (1263, 412), the entity left as it is. Undefined when the tag names this entity
  * as it is now, or names no identity (`*`, a bare stamp: a __STAMP's check), or there is no If-Match.
  */
-function otherLife(scope: Scope, entity: Entity, what?: 'saved' | 'dropped'): DatasetError | undefined {
-  const ifMatch = ifMatchOf(scope);
+function otherLife(ifMatch: IfMatch | undefined, entity: Entity, what?: 'saved' | 'dropped'): DatasetError | undefined {
   if (ifMatch === undefined || ifMatchIdentityHolds(ifMatch, entity.getKey(), entity.getTimeStamp().getTime())) return undefined;
   // (no stamp is NaN: the core's own stale-stamp error, as a stamp mismatch gives it)
   return staleStamp(entity, Number.NaN, what);
