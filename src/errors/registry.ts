@@ -76,6 +76,7 @@ export const ERRORS = {
   EXPECTATION_FAILED: { errCode: 7063, status: 417, signature: 'dsrs', summary: 'The request\'s Expect header asks for something other than 100-continue, the only expectation the server meets.' },
   STORAGE_BUSY: { errCode: 7064, status: 503, signature: 'dsrs', summary: 'Another process holds the database\'s write lock (SQLite) past the time a write waits for it: nothing was changed; try again after Retry-After. Reads go on meanwhile.' },
   STORAGE_FULL: { errCode: 7065, status: 507, signature: 'dsrs', summary: 'The disk holding the database is full: the write was not made (its transaction rolled back); reads go on. Free space, then try again.' },
+  QUERY_TIMEOUT: { errCode: 7066, status: 504, signature: 'dsrs', summary: 'A statement ran past the query time limit (--query-timeout) and was stopped: nothing it would have written was kept. Narrow the query (fewer levels of relations, a more selective filter) or page it.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 
