@@ -3,7 +3,7 @@
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
 import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxInlinedEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxInlinedEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -61,6 +61,11 @@ function milliseconds(value: string): number {
   const n = positiveInt(value);
   if (n > MAX_TIMER_MS) throw new InvalidArgumentError(`at most ${MAX_TIMER_MS} (about 24 days)`);
   return n;
+}
+
+/** A time limit, or 0 for none. */
+function queryTimeout(value: string): number {
+  return value === '0' ? 0 : milliseconds(value);
 }
 
 function wholeNumber(value: string): number {
@@ -132,6 +137,7 @@ export function commandLine(): Command {
     .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
     .option('--host <h>', 'interface to listen on', '127.0.0.1')
     .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
+    .option('--query-timeout <ms>', 'a statement still running after this long is stopped (504), in milliseconds; 0: no limit', queryTimeout, DEFAULT_QUERY_TIMEOUT_MS)
     .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
     .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
     .option('--max-pending-uploads <n>', 'uploads one client (a session, a guest\'s address) may have waiting for an entity at once', positiveInt, DEFAULT_PENDING_UPLOADS_PER_CLIENT)

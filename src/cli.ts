@@ -103,6 +103,7 @@ async function serve(): Promise<void> {
       db: opts.db,
       roles: opts.roles === 'none' ? false : opts.roles,
       poolSize: opts.poolSize,
+      queryTimeoutMs: opts.queryTimeout,
       maxSetMembers: opts.maxSetMembers,
       sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions },
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log

@@ -27,6 +27,8 @@ export interface ProjectOptions extends DatastoreOptions {
   readonly db?: string;
   /** PostgreSQL: connections in the pool at most */
   readonly poolSize?: number;
+  /** the query time limit in ms: a statement running longer is stopped (QUERY_TIMEOUT); none by default */
+  readonly queryTimeoutMs?: number;
   /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
   readonly onSchemaChange?: (line: string) => void;
 }
@@ -52,7 +54,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   let storage: TransactionManager | undefined;
   let ds: DatastoreWithClasses | undefined;
   try {
-    storage = await openStorage(target, { poolSize: options.poolSize });
+    storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
     // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)
     await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its

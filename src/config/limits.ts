@@ -91,6 +91,14 @@ export const UPLOAD_SWEEP_MS = 60_000;
  */
 export const MAX_CONVERTED_PIXELS = 25_000_000;
 
+// ---- queries ----
+/**
+ * The default query time limit (--query-timeout): a statement still running after it is stopped
+ * (SQLite: in its subqueries, the only place a query's work multiplies; PostgreSQL:
+ * statement_timeout), so that no request holds the event loop, or a connection, longer.
+ */
+export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
+
 // ---- functions and stopping ----
 /** The default time limit of a function called over REST (--function-timeout). */
 export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;

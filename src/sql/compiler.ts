@@ -39,6 +39,8 @@ class Builder {
   readonly #elements: string[] = [];
   /** compiling a row filter: its own subqueries see every row (filters are the server's, trusted) */
   #inFilter = false;
+  /** the subqueries (EXISTS, IN (SELECT …)) open around what is being compiled */
+  #subqueries = 0;
 
   constructor(readonly d: Dialect, readonly restrict: RowFilter | null) {}
 
@@ -55,12 +57,33 @@ class Builder {
     }
   }
 
-  /** The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and `c`, or ''. */
-  where(dc: DataClassModel, table: string, c: Condition | null): string {
-    const filter = this.rowFilter(dc, table);
-    const cond = c ? this.condition(table, c) : '';
-    if (filter && cond) return ` WHERE ${filter} AND ${cond}`;
-    return filter || cond ? ` WHERE ${filter || cond}` : '';
+  /**
+   * The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and
+   * `c`, or ''; `check`: the progress check on this row (checked()) begins it.
+   */
+  where(dc: DataClassModel, table: string, c: Condition | null, check = ''): string {
+    const terms = [check, this.rowFilter(dc, table), c ? this.condition(table, c) : ''].filter((t) => t);
+    return terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : '';
+  }
+
+  /**
+   * The engine's progress check on `row` (a column of a subquery's row) where the subquery sits
+   * in another one — where rows visited multiply, one level's fan-out by the next's — else ''.
+   * (A subquery on its own visits at most its table's rows for each row of the query: linear,
+   * and not worth a function call per row.)
+   */
+  checked(row: string): string {
+    return this.d.progressCheck !== null && this.#subqueries >= 2 ? this.d.progressCheck(row) : '';
+  }
+
+  /** Compiles `inside` one subquery deeper (checked() counts the levels). */
+  nested<T>(inside: () => T): T {
+    this.#subqueries++;
+    try {
+      return inside();
+    } finally {
+      this.#subqueries--;
+    }
   }
 
   /** ` AND <row filter>` for a WHERE already begun, or ''. */
@@ -219,17 +242,21 @@ class Builder {
         const e = `j${this.#aliases++}`;
         const from = this.d.jsonElements(column, this.d.placeholder(this.params.length), e);
         this.#elements.push(e);
-        const where = this.condition(table, c.where);
+        const [check, where] = this.nested(() => [this.checked(`${e}.id`), this.condition(table, c.where)]);
         this.#elements.pop();
-        return `EXISTS (SELECT 1 FROM ${from} WHERE ${where})`;
+        return `EXISTS (SELECT 1 FROM ${from} WHERE ${check ? `${check} AND ` : ''}${where})`;
       }
       case 'exists': {
         const owner = c.relation.dataClass;
         const parentKey = this.chain(table, c.via, owner.key.column);
         const t = this.alias();
         const target = c.relation.target;
-        const link = `${this.col(t, c.relation.inverse.foreignKey.column)} = ${parentKey}${this.andFilter(target, t)}`;
-        return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${link}${c.where ? ` AND ${this.condition(t, c.where)}` : ''})`;
+        const fk = this.col(t, c.relation.inverse.foreignKey.column);
+        return this.nested(() => {
+          const check = this.checked(fk);
+          const link = `${check ? `${check} AND ` : ''}${fk} = ${parentKey}${this.andFilter(target, t)}`;
+          return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${link}${c.where ? ` AND ${this.condition(t, c.where)}` : ''})`;
+        });
       }
       case 'in': {
         if (c.values.length === 0) return '1 = 0';
@@ -238,7 +265,7 @@ class Builder {
         return `${lhs} IN (${c.values.map((v) => this.value(c.path, v)).join(', ')})`;
       }
       case 'inSelect':
-        return `${this.path(table, c.path)} IN (${this.select(c.select)})`;
+        return `${this.path(table, c.path)} IN (${this.nested(() => this.select(c.select))})`;
       case 'isNull':
         if (c.path.json) return `${c.negated ? '' : 'NOT '}${this.jsonPresent(table, c.path)}`;
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
@@ -344,7 +371,7 @@ class Builder {
       const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
       const g = this.alias();
-      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
+      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where, this.checked(this.col(t, spec.dataClass.key.column)))}`;
       return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
     let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
@@ -352,7 +379,7 @@ class Builder {
       const target = s.via.target;
       sql += ` LEFT JOIN ${this.d.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
     }
-    sql += this.where(spec.dataClass, t, spec.where);
+    sql += this.where(spec.dataClass, t, spec.where, this.checked(this.col(t, spec.dataClass.key.column)));
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;

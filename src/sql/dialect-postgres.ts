@@ -40,6 +40,9 @@ export const postgresDialect: Dialect = {
   // (compared byte by byte, as SQLite compares text, whatever the database's collation)
   fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
   sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
+  // statement_timeout, set on every connection of a server's pool (storage/postgres.ts)
+  progressCheck: null,
+  noStatementTimeout: 'SET LOCAL statement_timeout = 0',
   // out of line (TOAST) but never compressed: pglz made storing a 1M-member set ~10× slower
   // (changed only when it is not so yet: ALTER TABLE locks the table out, and every start runs this)
   storeUncompressed: (table, column) => {

@@ -17,6 +17,8 @@ const TEXT_TYPES = "('text', 'object', 'array')";
 
 /** a function each connection defines (storage/sqlite.ts), answering a number no other connection of the process answers */
 export const CONNECTION_FUNCTION = 'dataset_connection';
+/** the SQL function the driver registers to stop a statement past the query time limit (Dialect.progressCheck) */
+export const PROGRESS_FUNCTION = 'dataset_progress';
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -38,6 +40,8 @@ export const sqliteDialect: Dialect = {
   // dataset_fold is registered on every connection by storage/sqlite.ts
   fold: (expr) => `dataset_fold(${expr})`,
   sqlFunctions: () => [],
+  progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
+  noStatementTimeout: null,
   storeUncompressed: () => null,
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,

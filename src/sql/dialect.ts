@@ -34,6 +34,20 @@ export interface Dialect {
    * engine never compresses. `table` and `column` are names, not quoted.
    */
   storeUncompressed(table: string, column: string): string | null;
+  /**
+   * A condition that is always true on `row` (an expression of the subquery's row: a column, so
+   * that the engine evaluates it for each row rather than once), put first in the WHERE of every
+   * subquery nested in another (colleagues.colleagues.…: where a query's work multiplies): where
+   * the engine cannot stop a statement from another thread, the driver's check of the query time
+   * limit. null where the engine has its own statement timeout (PostgreSQL).
+   */
+  readonly progressCheck: ((row: string) => string) | null;
+  /**
+   * The statement lifting the query time limit for the rest of the transaction it runs in (the
+   * schema sync converts whole tables, and may wait for another instance's); null where the limit
+   * only covers the compiler's subqueries (progressCheck).
+   */
+  readonly noStatementTimeout: string | null;
   /** the operand of SUM and AVG: where the engine's float sums fail past the largest double, a type that does not (SQLite gives infinity) */
   sumOperand(expr: string): string;
   /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */

@@ -16,6 +16,8 @@ export interface PostgresOptions {
   readonly poolSize?: number;
   /** how long a statement waits for a connection (connecting, or for one of the pool to come free) before it fails with 503 (PG_CONNECT_TIMEOUT_MS) */
   readonly waitMs?: number;
+  /** the query time limit (ms): PostgreSQL's statement_timeout on every connection, a statement past it stopped with QUERY_TIMEOUT; none by default (0) */
+  readonly queryTimeoutMs?: number;
 }
 
 // Numbers come back as numbers: 64-bit integers (counts, sums, long64 values, stamps) and numerics
@@ -195,13 +197,15 @@ export class PostgresDriver implements Driver {
     this.#waitMs = options.waitMs ?? PG_CONNECT_TIMEOUT_MS;
     // a quarter of the pool, one at least, is kept from snapshots
     this.#maxSnapshots = size - Math.max(1, Math.floor(size / 4));
+    const queryTimeoutMs = Math.trunc(options.queryTimeoutMs ?? 0);
     this.pool = new pg.Pool({
       connectionString: url,
       max: size,
       types: TYPES,
       // times in UTC, and backslashes in string literals taken as they are (the LIKE escapes and
       // the fold function's literals rely on it), whatever the server's or the role's settings
-      options: '-c TimeZone=UTC -c standard_conforming_strings=on',
+      // (and the query time limit: the schema sync lifts it for its transaction, noStatementTimeout)
+      options: `-c TimeZone=UTC -c standard_conforming_strings=on${queryTimeoutMs > 0 ? ` -c statement_timeout=${queryTimeoutMs}` : ''}`,
       // a server that does not answer (or a pool with no connection free that long) fails the request, never hangs it
       connectionTimeoutMillis: this.#waitMs,
     });
@@ -356,6 +360,10 @@ function translate(e: unknown): unknown {
       if (typeof err.code === 'string' && err.code.startsWith('23')) return new ConstraintError('other', err.table, err.column, e);
       if (typeof err.code === 'string' && CONFLICTS.has(err.code)) {
         return new DatasetError('TRANSACTION_CONFLICT', 'the database stopped the transaction for a conflict with another one: nothing of it was kept; try again');
+      }
+      // statement_timeout (a cancel on abort is 57014 too, "due to user request")
+      if (err.code === '57014' && /statement timeout/.test(String(err.message))) {
+        return new DatasetError('QUERY_TIMEOUT', 'the query ran past its time limit (--query-timeout) and was stopped, nothing of it kept: ask for fewer levels of relations, a narrower filter or a smaller page', { cause: e });
       }
       // text holding U+0000, which PostgreSQL text cannot (SQLite can): the caller's value, refused
       if (err.code === '22021' || err.code === '22P05') {

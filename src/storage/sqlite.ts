@@ -7,7 +7,7 @@ import { IDLE_SNAPSHOT_CONNECTIONS, LOCK_POLL_MAX_MS, MAX_SNAPSHOT_CONNECTIONS, 
 import { DatasetError } from '../errors/dataset-error.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { CONNECTION_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
+import { CONNECTION_FUNCTION, PROGRESS_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
 import { fold } from '../util/fold.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
@@ -18,7 +18,12 @@ let connections = 0;
 export interface SqliteOptions {
   /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; SQLITE_BUSY_TIMEOUT_MS by default) */
   readonly busyTimeoutMs?: number;
+  /** the query time limit (ms): a statement whose subqueries are still visiting rows then is stopped with QUERY_TIMEOUT; none by default (0) */
+  readonly queryTimeoutMs?: number;
 }
+
+/** Rows a subquery visits between two looks at the clock (a look costs about as much as 30 visits). */
+const VISITS_PER_CHECK = 256;
 
 class SqliteConnection implements Connection {
   readonly db: Database.Database;
@@ -26,10 +31,15 @@ class SqliteConnection implements Connection {
 
   /** how long a write waits for another process's lock, without blocking (lockedWrite) */
   readonly #lockWaitMs: number;
+  /** the query time limit in ms (0: none), and when the statement running now passes it */
+  readonly #queryTimeoutMs: number;
+  #deadline = Infinity;
+  #visits = 0;
 
-  constructor(file: string, readonly: boolean, busyTimeoutMs: number) {
+  constructor(file: string, readonly: boolean, busyTimeoutMs: number, queryTimeoutMs: number) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
     this.#lockWaitMs = busyTimeoutMs;
+    this.#queryTimeoutMs = queryTimeoutMs;
     // SQLite's own wait is a sleep inside the statement, holding the event loop: the writer waits
     // for the lock in lockedWrite() instead. Once BEGIN IMMEDIATE holds it, nothing in WAL mode
     // waits for another process (a COMMIT's checkpoint is a passive one).
@@ -38,6 +48,20 @@ class SqliteConnection implements Connection {
     this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
     const id = ++connections;
     this.db.function(CONNECTION_FUNCTION, { deterministic: true }, () => id);
+    // SQLite runs a statement on this thread, and better-sqlite3 offers no interrupt: the compiler
+    // puts this check in the subqueries where a query's work multiplies (Dialect.progressCheck),
+    // and it throws out of the statement once the time limit has passed. Not deterministic, so
+    // that SQLite calls it for each row rather than once.
+    // (its argument, a column of the row, is what makes SQLite call it for each row)
+    this.db.function(PROGRESS_FUNCTION, { deterministic: false }, (_row: unknown) => {
+      if ((++this.#visits & (VISITS_PER_CHECK - 1)) === 0 && performance.now() > this.#deadline) throw this.#timedOut();
+      return 1;
+    });
+  }
+
+  #timedOut(): DatasetError {
+    this.#deadline = Infinity; // thrown once: the statement is over
+    return new DatasetError('QUERY_TIMEOUT', `the query ran past its time limit of ${this.#queryTimeoutMs / 1000} s (--query-timeout) and was stopped, nothing of it kept: ask for fewer levels of relations, a narrower filter or a smaller page`);
   }
 
   statement(sql: string): Statement {
@@ -52,6 +76,7 @@ class SqliteConnection implements Connection {
 
   /** Runs a statement prepared on this connection, synchronously. */
   run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined): QueryResult {
+    if (this.#queryTimeoutMs > 0) this.#deadline = performance.now() + this.#queryTimeoutMs;
     try {
       if (!stmt.reader) return { rows: [], rowCount: stmt.run(...params).changes };
       if (options?.first === true) {
@@ -161,6 +186,7 @@ export class SqliteDriver implements Driver {
   readonly dialect = sqliteDialect;
   readonly #file: string;
   readonly #busyTimeoutMs: number;
+  readonly #queryTimeoutMs: number;
   readonly #writer: SqliteConnection;
   readonly #reader: SqliteConnection;
   /** an in-memory database's snapshots (undefined for a file) */
@@ -184,13 +210,14 @@ export class SqliteDriver implements Driver {
   constructor(file: string, options: SqliteOptions = {}) {
     this.#file = file;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
-    this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs);
+    this.#queryTimeoutMs = options.queryTimeoutMs ?? 0;
+    this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs, this.#queryTimeoutMs);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');
     // An in-memory database cannot be opened twice: it reads through the writer (and so sees
     // an open transaction's writes; use a file for real isolation).
     const memory = file === ':memory:' || file === '';
-    this.#reader = memory ? this.#writer : new SqliteConnection(file, true, this.#busyTimeoutMs);
+    this.#reader = memory ? this.#writer : new SqliteConnection(file, true, this.#busyTimeoutMs, this.#queryTimeoutMs);
     this.#shared = memory ? new SharedReads(this.#writer) : undefined;
   }
 
@@ -226,7 +253,7 @@ export class SqliteDriver implements Driver {
         if (this.#shared) return this.#shared;
         // bounded: past the most connections open at once, wait for one to be given back
         if (this.#lent.size >= MAX_SNAPSHOT_CONNECTIONS) return new Promise<SqliteConnection>((resolve) => this.#waiting.push(resolve));
-        const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs);
+        const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs, this.#queryTimeoutMs);
         this.#lent.add(c);
         return c;
       }
