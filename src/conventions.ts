@@ -31,6 +31,12 @@ export async function compression(app: FastifyInstance): Promise<void> {
     globalDecompression: false,
     // (brotli's quality 4, the plugin's default, is near gzip's speed and smaller; not 11, which costs ~100× the time)
   });
+  // The plugin reads `*` as gzip even where gzip is refused (`gzip;q=0, *`): it is given the
+  // choice made here by RFC 9110's rules instead, as the one coding asked for (or identity).
+  app.addHook('onRequest', async (request) => {
+    const header = request.headers['accept-encoding'];
+    if (header !== undefined) request.headers['accept-encoding'] = negotiatedEncoding(header) ?? 'identity';
+  });
   // A strong tag names one representation: a body sent compressed carries its tag with the
   // encoding (rest/etag.ts encodedTag). The plugin compresses in an onSend hook it adds to each
   // route as it is made: this one, added after it, runs after it.

@@ -291,6 +291,11 @@ describe('compression, HEAD and OPTIONS', () => {
     const gz = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': 'gzip' });
     assert.equal(gz.headers['content-encoding'], 'gzip');
     assert.deepEqual(JSON.parse(gunzipSync(gz.rawPayload).toString()), plain.json());
+    // RFC 9110 §12.5.3: `*` stands for the codings not named; one named with q=0 is refused
+    for (const [header, expected] of [['gzip;q=0, *', 'br'], ['br;q=0, gzip;q=0, *', undefined], ['*;q=0', undefined], ['*', 'br'], ['x-gzip', 'gzip'], ['br;q=0.1, *;q=0.5', 'gzip']] as const) {
+      const res = await get(app, '/rest/Employee?$top=100', { 'accept-encoding': header });
+      assert.equal(res.headers['content-encoding'], expected, header);
+    }
     const yaml = await get(app, '/rest/$openapi?format=yaml', { 'accept-encoding': 'br' });
     assert.match(String(yaml.headers['content-type']), /^application\/yaml/);
     assert.equal(yaml.headers['content-encoding'], 'br', 'YAML is text');
@@ -415,7 +420,7 @@ describe('compression, HEAD and OPTIONS', () => {
       [`W/${String(br.headers.etag)}`, 'gzip;q=0.5, br;q=0.2', gz.headers.etag],
       [br.headers.etag, undefined, plain.headers.etag],
       [br.headers.etag, 'identity, deflate', plain.headers.etag],
-      [plain.headers.etag, '*', gz.headers.etag],
+      [plain.headers.etag, '*', br.headers.etag],
     ] as const) {
       const res = await get(app, url, { 'if-none-match': String(held), ...(encoding === undefined ? {} : { 'accept-encoding': encoding }) });
       assert.equal(res.statusCode, 304, `${held} ${encoding}`);

@@ -137,24 +137,32 @@ export function noneMatch(header: string | undefined, tag: string): boolean {
 }
 
 /**
- * The encoding @fastify/compress picks for an Accept-Encoding among br and gzip (its negotiation,
- * @fastify/accept-negotiator's, over the encodings conventions.ts gives it): the highest q above
- * 0, br on a tie; `*` and x-gzip read as gzip; identity and the others are not candidates. What
- * a 304 needs to carry the tag the 200 would have (the body is not made again to ask the plugin).
+ * The encoding an answer is compressed with for an Accept-Encoding, among br and gzip (RFC 9110
+ * §12.5.3): a coding named with q=0 is refused, `*` stands for the codings not named, x-gzip is
+ * gzip; the highest q above 0 wins, br on a tie; none (identity) when neither is acceptable.
+ * conventions.ts rewrites the request's header to this choice before @fastify/compress reads it
+ * (whose own `*` handling would send gzip to `gzip;q=0, *`), and a 304 carries the tag the 200
+ * would have had by it.
  */
 export function negotiatedEncoding(header: string | string[] | undefined): 'br' | 'gzip' | undefined {
   if (header === undefined) return undefined;
-  const text = (Array.isArray(header) ? header.join(',') : header).toLowerCase().replace(/\*|x-gzip/g, 'gzip');
-  let best: 'br' | 'gzip' | undefined;
-  let bestQ = 0;
-  for (const range of text.split(',')) {
-    const [name, ...params] = range.split(';').map((p) => p.trim());
-    if (name !== 'br' && name !== 'gzip') continue;
+  const named = new Map<string, number>();
+  let star: number | undefined;
+  for (const range of (Array.isArray(header) ? header.join(',') : header).toLowerCase().split(',')) {
+    const [rawName, ...params] = range.split(';').map((p) => p.trim());
+    if (rawName === '') continue;
+    const name = rawName === 'x-gzip' ? 'gzip' : rawName;
     const qParam = params.find((p) => /^q\s*=/.test(p));
     const q = qParam === undefined ? 1 : Number.parseFloat(qParam.slice(qParam.indexOf('=') + 1)) || 0;
-    if (q === 0) continue;
-    if (q > bestQ || (q === bestQ && name === 'br')) {
-      best = name;
+    if (name === '*') star = Math.max(star ?? 0, q);
+    else named.set(name, Math.max(named.get(name) ?? 0, q));
+  }
+  let best: 'br' | 'gzip' | undefined;
+  let bestQ = 0;
+  for (const coding of ['br', 'gzip'] as const) {
+    const q = named.get(coding) ?? star ?? 0;
+    if (q > bestQ) {
+      best = coding;
       bestQ = q;
     }
   }
