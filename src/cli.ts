@@ -5,7 +5,7 @@
 // (src/config/settings.ts); the child takes the supervisor's result as it is, over the IPC channel
 // (never through its environment: it may hold a password).
 
-import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS } from './config/limits.js';
+import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_MARGIN_MS } from './config/limits.js';
 import { CommanderError } from 'commander';
 import { describe, resolveSettings, restoreSettings, SettingsError, settingVariables, snapshot, type Resolved } from './cli-settings.js';
 import { commandLine, DEMO, SETTINGS, type CommandOptions } from './cli-options.js';
@@ -64,6 +64,8 @@ else {
   supervise(process.argv[1], process.argv.slice(2), {
     workers: opts.workers, host: opts.host, port: opts.port,
     settings: snapshot(program, SETTINGS, resolved), withoutEnv: settingVariables(program, SETTINGS),
+    // the server's own drain time (shutdown() below), and a little more
+    stopWithinMs: Math.min(opts.functionTimeout + SHUTDOWN_GRACE_MS + SHUTDOWN_KILL_MARGIN_MS, MAX_TIMER_MS),
   });
 }
 

@@ -56,6 +56,12 @@ export interface SuperviseOptions {
   readonly settings: string;
   /** variables of the supervisor's environment its server processes do not get (the settings': they take `settings`) */
   readonly withoutEnv: readonly string[];
+  /**
+   * How long a server process has to stop once asked (its own drain time, and a little more):
+   * past it, it is killed. A process whose event loop is held (a statement without a time limit,
+   * code that never yields) cannot even see the signal.
+   */
+  readonly stopWithinMs: number;
 }
 
 /**
@@ -157,6 +163,11 @@ export function supervise(script: string, args: readonly string[], options: Supe
     // between two workers: nothing to wait for
     if (live.size === 0) process.exit(status);
     for (const w of live.keys()) w.kill(signal === 'SIGINT' ? 'SIGTERM' : signal);
+    setTimeout(() => {
+      if (live.size === 0) return;
+      process.stderr.write(`dataset-rest: ${live.size === 1 ? 'a server instance' : `${live.size} server instances`} did not stop within ${options.stopWithinMs / 1000} s: killed\n`);
+      for (const w of live.keys()) w.kill('SIGKILL');
+    }, options.stopWithinMs);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -84,6 +84,24 @@ describe('stopping while a query runs', SQLITE_ONLY, () => {
   });
 });
 
+describe('stopping a server whose event loop is held', SQLITE_ONLY, () => {
+  it('the supervisor kills a server process that has not stopped within its drain time after SIGTERM', { timeout: 60_000 }, async () => {
+    const tmp = tempDir();
+    try {
+      // no query time limit: the statement holds the event loop, and the server cannot see the signal
+      const server = await startCommand(['--db', join(tmp.dir, 'held.sqlite'), '--port', '0', '--log-level', 'warn', '--roles', 'none', '--query-timeout', '0', '--function-timeout', '1000', '--max-requests-per-minute', '0']);
+      const held = fetch(`${server.base}/Employee?${colleaguesFilter(7)}&$top=1`).then((r) => r.status, () => 'closed');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      server.child.kill('SIGTERM');
+      assert.equal(await server.exited, 1);
+      assert.match(server.stderr(), /did not stop within 8 s: killed/);
+      assert.equal(await held, 'closed');
+    } finally {
+      tmp.remove();
+    }
+  });
+});
+
 describe('the query time limit on PostgreSQL', POSTGRES_ONLY, () => {
   it('stops a statement past the limit with QUERY_TIMEOUT (statement_timeout) and keeps the connection usable', async () => {
     const tmp = tempDir();

@@ -106,6 +106,8 @@ export const DEFAULT_FUNCTION_TIMEOUT_MS = 30_000;
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 /** On SIGTERM, in-flight requests get the function time limit plus this, then the process stops anyway. */
 export const SHUTDOWN_GRACE_MS = 5_000;
+/** The supervisor kills a server process still running this long after its own drain time (one that could not see the signal). */
+export const SHUTDOWN_KILL_MARGIN_MS = 2_000;
 /** Files are kept in chunks of this size: an upload or a download holds one chunk in memory at a time. */
 export const FILE_CHUNK = 256 * 1024;
 /**
