@@ -499,3 +499,27 @@ describe('compiler: values never reach the SQL text (injection)', () => {
     db.close();
   });
 });
+
+describe('the progress check (the query time limit on SQLite)', () => {
+  const Company = model.dataClassesByName.get('Company') as DataClassModel;
+  const staff = Company.attributesByName.get('staff') as Extract<Condition, { kind: 'exists' }>['relation'];
+  const companies = (where: Condition): SelectSpec => ({ dataClass: Company, columns: [{ kind: 'storage', attr: C.name }], where, order: [] });
+  // companies with an employee whose employer has an employee paid more than 0: two levels
+  const oneLevel: Condition = { kind: 'exists', via: [], relation: staff, where: eq(at(E.salary), 0, '>') };
+  const twoLevels: Condition = { kind: 'exists', via: [], relation: staff, where: { kind: 'exists', via: [E.employer], relation: staff, where: eq(at(E.salary), 0, '>') } };
+
+  it('leaves a query without nested subqueries as it was: a lone EXISTS visits each related row once', () => {
+    assert.doesNotMatch(compileSelect(sqliteDialect, companies(oneLevel), null).sql, /dataset_progress/);
+  });
+
+  it('checks each row of a subquery that holds another one, not the rows of the innermost', () => {
+    const { sql, params } = compileSelect(sqliteDialect, companies(twoLevels), null);
+    assert.equal(sql.match(/dataset_progress/g)?.length, 1, sql);
+    assert.match(sql, /^SELECT t0\."name" AS "name" FROM "Company" t0 WHERE EXISTS \(SELECT 1 FROM "Employee" t1 WHERE dataset_progress\(t1\."employerID"\) AND t1\."employerID" = t0\."ID" AND EXISTS \(SELECT 1 FROM "Employee" t3 WHERE t3\."employerID" = /);
+    assert.deepEqual(params, [0]);
+  });
+
+  it('puts none in PostgreSQL statements (statement_timeout stops them)', () => {
+    assert.doesNotMatch(compileSelect(postgresDialect, companies(twoLevels), null).sql, /dataset_progress/);
+  });
+});

@@ -39,7 +39,7 @@ class Builder {
   readonly #elements: string[] = [];
   /** compiling a row filter: its own subqueries see every row (filters are the server's, trusted) */
   #inFilter = false;
-  /** the subqueries (EXISTS, IN (SELECT …)) open around what is being compiled */
+  /** the subqueries (EXISTS, IN (SELECT …), JSON elements) compiled so far (nested() tells a leaf from the others by it) */
   #subqueries = 0;
 
   constructor(readonly d: Dialect, readonly restrict: RowFilter | null) {}
@@ -57,33 +57,29 @@ class Builder {
     }
   }
 
-  /**
-   * The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and
-   * `c`, or ''; `check`: the progress check on this row (checked()) begins it.
-   */
-  where(dc: DataClassModel, table: string, c: Condition | null, check = ''): string {
-    const terms = [check, this.rowFilter(dc, table), c ? this.condition(table, c) : ''].filter((t) => t);
-    return terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : '';
+  /** The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and `c`, or ''. */
+  where(dc: DataClassModel, table: string, c: Condition | null): string {
+    const filter = this.rowFilter(dc, table);
+    const cond = c ? this.condition(table, c) : '';
+    if (filter && cond) return ` WHERE ${filter} AND ${cond}`;
+    return filter || cond ? ` WHERE ${filter || cond}` : '';
   }
 
   /**
-   * The engine's progress check on `row` (a column of a subquery's row) where the subquery sits
-   * in another one — where rows visited multiply, one level's fan-out by the next's — else ''.
-   * (A subquery on its own visits at most its table's rows for each row of the query: linear,
-   * and not worth a function call per row.)
+   * The engine's progress check on `row` (a column of a subquery's row) for a subquery that holds
+   * another one (`inner`: nested() said so) — where rows visited multiply, one level's fan-out by
+   * the next's — else ''. Each row such a subquery visits runs the one inside it: the check is
+   * made at least once per run of the innermost, and the innermost (a leaf, which visits at most
+   * its table's rows) goes without: the function call would cost as much as its row visits.
    */
-  checked(row: string): string {
-    return this.d.progressCheck !== null && this.#subqueries >= 2 ? this.d.progressCheck(row) : '';
+  checked(inner: boolean, row: string): string {
+    return inner && this.d.progressCheck !== null ? this.d.progressCheck(row) : '';
   }
 
-  /** Compiles `inside` one subquery deeper (checked() counts the levels). */
-  nested<T>(inside: () => T): T {
-    this.#subqueries++;
-    try {
-      return inside();
-    } finally {
-      this.#subqueries--;
-    }
+  /** Compiles a subquery's parts (`inside`), telling whether they hold a subquery of their own. */
+  nested<T>(inside: () => T): [T, boolean] {
+    const before = ++this.#subqueries;
+    return [inside(), this.#subqueries > before];
   }
 
   /** ` AND <row filter>` for a WHERE already begun, or ''. */
@@ -242,8 +238,9 @@ class Builder {
         const e = `j${this.#aliases++}`;
         const from = this.d.jsonElements(column, this.d.placeholder(this.params.length), e);
         this.#elements.push(e);
-        const [check, where] = this.nested(() => [this.checked(`${e}.id`), this.condition(table, c.where)]);
+        const [where, inner] = this.nested(() => this.condition(table, c.where));
         this.#elements.pop();
+        const check = this.checked(inner, `${e}.id`);
         return `EXISTS (SELECT 1 FROM ${from} WHERE ${check ? `${check} AND ` : ''}${where})`;
       }
       case 'exists': {
@@ -252,11 +249,9 @@ class Builder {
         const t = this.alias();
         const target = c.relation.target;
         const fk = this.col(t, c.relation.inverse.foreignKey.column);
-        return this.nested(() => {
-          const check = this.checked(fk);
-          const link = `${check ? `${check} AND ` : ''}${fk} = ${parentKey}${this.andFilter(target, t)}`;
-          return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${link}${c.where ? ` AND ${this.condition(t, c.where)}` : ''})`;
-        });
+        const [rest, inner] = this.nested(() => `${fk} = ${parentKey}${this.andFilter(target, t)}${c.where ? ` AND ${this.condition(t, c.where)}` : ''}`);
+        const check = this.checked(inner, fk);
+        return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${check ? `${check} AND ` : ''}${rest})`;
       }
       case 'in': {
         if (c.values.length === 0) return '1 = 0';
@@ -265,7 +260,7 @@ class Builder {
         return `${lhs} IN (${c.values.map((v) => this.value(c.path, v)).join(', ')})`;
       }
       case 'inSelect':
-        return `${this.path(table, c.path)} IN (${this.nested(() => this.select(c.select))})`;
+        return `${this.path(table, c.path)} IN (${this.select(c.select, true)})`;
       case 'isNull':
         if (c.path.json) return `${c.negated ? '' : 'NOT '}${this.jsonPresent(table, c.path)}`;
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
@@ -361,7 +356,7 @@ class Builder {
   }
 
   /** Parts are compiled in the order they appear in the text: '?' placeholders bind by position. */
-  select(spec: SelectSpec): string {
+  select(spec: SelectSpec, subquery = false): string {
     const t = this.alias();
     const { joins, steps } = this.joinsOf(t, spec);
     const cols = spec.columns.map((c) => this.column(t, c, spec, joins));
@@ -371,7 +366,7 @@ class Builder {
       const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
       const g = this.alias();
-      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where, this.checked(this.col(t, spec.dataClass.key.column)))}`;
+      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.checkedWhere(spec, t, subquery)}`;
       return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
     let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
@@ -379,11 +374,21 @@ class Builder {
       const target = s.via.target;
       sql += ` LEFT JOIN ${this.d.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
     }
-    sql += this.where(spec.dataClass, t, spec.where, this.checked(this.col(t, spec.dataClass.key.column)));
+    sql += this.checkedWhere(spec, t, subquery);
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
     return sql + this.d.paging(limit, offset);
+  }
+
+  /** A SELECT's WHERE; an IN (SELECT …)'s (`subquery`) with the progress check where it holds subqueries of its own. */
+  checkedWhere(spec: SelectSpec, t: string, subquery: boolean): string {
+    if (!subquery) return this.where(spec.dataClass, t, spec.where);
+    const [where, inner] = this.nested(() => this.where(spec.dataClass, t, spec.where));
+    const check = this.checked(inner, this.col(t, spec.dataClass.key.column));
+    // (the check binds no parameter: put first once the rest is compiled, placeholders keep their order)
+    if (check === '') return where;
+    return where === '' ? ` WHERE ${check}` : where.replace(' WHERE ', ` WHERE ${check} AND `);
   }
 
   /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */
@@ -574,3 +579,4 @@ function balanced(parts: readonly string[], op: string): string {
   const mid = parts.length >> 1;
   return `(${balanced(parts.slice(0, mid), op)}${op}${balanced(parts.slice(mid), op)})`;
 }
+
