@@ -650,7 +650,12 @@ export async function check(app: Injectable, r: FuzzRequest, a: Answer): Promise
   if (r.method === 'HEAD' && a.status >= 500) {
     const get = { ...r, method: 'GET' };
     const g = await inject(app, get);
-    if (g.status !== a.status) return `HEAD answers ${a.status}, GET ${g.status}: ${g.text.slice(0, 200)}`;
+    if (g.status !== a.status) {
+      // a function's time limit is a matter of timing (a loaded machine): the HEAD's 504 may not
+      // come again. Asked again, a HEAD that now answers as the GET did was that.
+      if (a.status === 504 && (await inject(app, r)).status === g.status) return violation(get, g);
+      return `HEAD answers ${a.status}, GET ${g.status}: ${g.text.slice(0, 200)}`;
+    }
     const wrong = violation(get, g);
     return wrong ? `HEAD ${a.status}; as GET: ${wrong}` : undefined;
   }
