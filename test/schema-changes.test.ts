@@ -336,6 +336,56 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     await ds.close();
     assert.ok((await db.columns()).includes('note__was_string'));
   });
+
+  it('a dataclass renamed to the name of one that left the model takes that name with its own data; the former one\'s table is set aside, still kept', async () => {
+    const db = await database();
+    const dcs = (...list: Record<string, unknown>[]) => buildModel({ name: 'S', dataClasses: list.map((d) => ({ attributes: [KEY, { name: 'v', type: 'string', indexed: true, unique: true }], ...d })) });
+    let ds = await db.open(dcs({ name: 'Old' }, { name: 'Firm' }));
+    await fill(ds, [{ v: 'old one' }], 'Old');
+    await fill(ds, [{ v: 'firm one' }, { v: 'firm two' }], 'Firm');
+    await ds.close();
+    assert.deepEqual(await db.sync(dcs({ name: 'Firm' })), ['dataclass Old: left the model, its table kept with its data (hidden)']);
+    const renamed = dcs({ name: 'Old', renamedFrom: 'Firm' });
+    assert.deepEqual(await db.sync(renamed), ['rename dataclass Firm → Old; the table a former Old kept set aside as Old__was_1 (hidden, with its data)']);
+    ds = await db.open(renamed);
+    assert.deepEqual(await values(ds, 'v', 'Old'), ['firm one', 'firm two']);
+    assert.equal(await ds.dataClass('Old')!.query('v = "FIRM TWO"').length, 1); // its indexes, under the name
+    const dup = ds.dataClass('Old')!.new();
+    dup.set('v', 'firm one');
+    await assert.rejects(dup.save()); // still unique
+    await ds.close();
+    assert.deepEqual(await db.sync(renamed), []);
+    assert.deepEqual(await db.columns('Old__was_1'), ['ID', 'v', 'v__fold', '__stamp', '__timestamp']);
+    // renamedFrom naming nothing while the name is a former dataclass: it is back, with its data
+    const back = await database();
+    ds = await back.open(dcs({ name: 'Old' }));
+    await fill(ds, [{ v: 'kept' }], 'Old');
+    await ds.close();
+    await back.sync(dcs({ name: 'Other' }));
+    assert.deepEqual(await back.sync(dcs({ name: 'Old', renamedFrom: 'Never' })), ['dataclass Old: back in the model, with the data its table kept', 'dataclass Other: left the model, its table kept with its data (hidden)']);
+  });
+
+  it('text to numbers: the spaces JavaScript trims (no-break, tab, ideographic) are trimmed, not read as 0 nor refused by the engine; a decimal that underflows to 0 is refused, named', async () => {
+    const db = await database();
+    let ds = await db.open(model([{ name: 'n', type: 'string' }, { name: 'x', type: 'string' }]));
+    await fill(ds, [{ n: '\u00a012', x: '\u3000 2.5\u2009' }, { n: '\t-7\n', x: '\ufeff1e3' }, { n: null, x: null }]);
+    await ds.close();
+    const numbers = model([{ name: 'n', type: 'long' }, { name: 'x', type: 'number' }]);
+    assert.deepEqual(await db.sync(numbers), ['Thing.n: string → long, 2 values converted', 'Thing.x: string → number, 2 values converted']);
+    ds = await db.open(numbers);
+    assert.deepEqual(await values(ds, 'n'), [12, -7, null]);
+    assert.deepEqual(await values(ds, 'x'), [2.5, 1000, null]);
+    await ds.close();
+    const tiny = await database();
+    ds = await tiny.open(model([{ name: 'x', type: 'string' }]));
+    await fill(ds, [{ x: '0.000' }, { x: '1e-400' }]);
+    await ds.close();
+    await assert.rejects(tiny.sync(model([{ name: 'x', type: 'number' }])), (e: SchemaError) => {
+      assert.ok(e instanceof SchemaError);
+      assert.match(e.message, /Thing\.x: string → number refused, the value "1e-400" of Thing\(2\) does not fit \(number takes decimal numbers \(like 12, -3\.5 or 1e6\) within its range\)/);
+      return true;
+    });
+  });
 });
 
 describe(`two instances bringing one database in line at once (${TEST_ENGINE})`, () => {

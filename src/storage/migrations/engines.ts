@@ -6,7 +6,7 @@
 // place (ALTER COLUMN … TYPE … USING), rewriting the table once.
 
 import type { Dialect } from '../../sql/dialect.js';
-import type { TypeOf } from './type-changes.js';
+import { JS_SPACES, type TypeOf } from './type-changes.js';
 
 export interface Conversion {
   /** statements converting the column's values (known to fit) to the new type */
@@ -25,6 +25,9 @@ export function schemaEngine(d: Dialect): SchemaEngine {
   return d.name === 'postgres' ? postgres(d) : sqlite(d);
 }
 
+/** the text of a value with the spaces JavaScript trims cut from both ends (`trim` is the engine's function of (text, characters)) */
+const trimmed = (trim: string, c: string) => `${trim}(${c}, '${JS_SPACES}')`;
+
 function sqlite(d: Dialect): SchemaEngine {
   const q = d.quote;
   /** the value in the new type, from the column's (quoted) `c`, or null when it stays as stored */
@@ -36,10 +39,10 @@ function sqlite(d: Dialect): SchemaEngine {
       if (from.type === 'date' || from.type === 'uuid' || from.type === 'object') return null; // stored as text already
       return `CAST(${c} AS TEXT)`;
     }
-    if (to.type === 'number') return from.type === 'string' ? `CAST(TRIM(${c}) AS REAL)` : `CAST(${c} AS REAL)`;
+    if (to.type === 'number') return from.type === 'string' ? `CAST(${trimmed('trim', c)} AS REAL)` : `CAST(${c} AS REAL)`;
     if (to.type === 'date') return to.dateOnly ? `substr(${c}, 1, 10)` : `CASE WHEN length(${c}) = 10 THEN ${c} || 'T00:00:00.000Z' ELSE ${c} END`;
     // integers
-    if (from.type === 'string') return `CAST(TRIM(${c}) AS INTEGER)`;
+    if (from.type === 'string') return `CAST(${trimmed('trim', c)} AS INTEGER)`;
     if (from.type === 'number') return `CAST(${c} AS INTEGER)`;
     return null;
   };
@@ -73,7 +76,7 @@ function postgres(d: Dialect): SchemaEngine {
       // the form isoDate() writes (dialect.ts), as SQLite stores it (the session's zone is UTC)
       return `to_char(${c} AT TIME ZONE 'UTC', '${from.dateOnly ? 'YYYY-MM-DD' : 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'}')`;
     }
-    if (from.type === 'string') return `TRIM(${c})::${type}`;
+    if (from.type === 'string') return `${trimmed('btrim', c)}::${type}`;
     return `${c}::${type}`;
   };
   return {

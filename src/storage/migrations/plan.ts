@@ -77,19 +77,25 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   // renames first: a dataclass renamed takes its table (and everything in it) to its new name
   for (const dc of model.dataClasses) {
     const from = dc.renamedFrom;
-    if (from === undefined || fresh || tables[dc.table]) continue; // (applied already, or a new database made as the model says)
+    const now = tables[dc.table];
+    if (from === undefined || fresh || (now && !now.retired)) continue; // (applied already, or a new database made as the model says)
     const old = tables[from];
     if (!old) {
-      ctx.problems.push(`${dc.name}: renamedFrom '${from}' names no dataclass this database has or had (remove renamedFrom to create ${dc.name} as a new, empty dataclass)`);
+      // (a former dataclass of the new name, kept hidden, is simply back: as for an attribute)
+      if (!now) ctx.problems.push(`${dc.name}: renamedFrom '${from}' names no dataclass this database has or had (remove renamedFrom to create ${dc.name} as a new, empty dataclass)`);
       continue;
     }
-    const sql = [`ALTER TABLE ${q(from)} RENAME TO ${q(dc.table)}`];
+    const sql: string[] = [];
+    // a former dataclass of the new name, kept hidden, is set aside first (still kept)
+    const aside = now ? archiveTable(ctx, dc.table, now, tables) : undefined;
+    if (aside) sql.push(...aside.sql);
+    sql.push(`ALTER TABLE ${q(from)} RENAME TO ${q(dc.table)}`);
     const moved: TableSnapshot = { ...old, retired: undefined };
     // its indexes are made again under the new name (plan of the table, below)
     for (const [column, c] of Object.entries(old.columns)) for (const index of indexesOf(from, column, c)) sql.push(`DROP INDEX IF EXISTS ${q(index)}`);
     // the entity sets and locks of the old name are the new one's
-    for (const table of [SET_TABLE, LOCK_TABLE]) sql.push(`UPDATE ${q(table)} SET ${q('dataClass')} = '${dc.name.replaceAll("'", "''")}' WHERE ${q('dataClass')} = '${from.replaceAll("'", "''")}'`);
-    renamed.set(dc.table, push(ctx, `rename dataclass ${from} → ${dc.name}`, sql));
+    sql.push(...moveRows(ctx, from, dc.name));
+    renamed.set(dc.table, push(ctx, `rename dataclass ${from} → ${dc.name}${aside ? `; the table a former ${dc.name} kept set aside as ${aside.name} (hidden, with its data)` : ''}`, sql));
     delete tables[from];
     tables[dc.table] = moved;
   }
@@ -343,5 +349,30 @@ function archive(ctx: Context, dc: DataClassModel, column: string, was: ColumnSn
   if (was.fold) sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(foldColumn(column))} TO ${q(foldColumn(name))}`);
   delete cols[column];
   cols[name] = { ...was, indexed: false, unique: false, retired: true };
+  return { sql, name };
+}
+
+/** Statements giving a dataclass's entity sets and locks to another name (its table renamed). */
+function moveRows(ctx: Context, from: string, to: string): string[] {
+  const q = ctx.s.dialect.quote;
+  const text = (name: string) => `'${name.replaceAll("'", "''")}'`;
+  return [SET_TABLE, LOCK_TABLE].map((table) => `UPDATE ${q(table)} SET ${q('dataClass')} = ${text(to)} WHERE ${q('dataClass')} = ${text(from)}`);
+}
+
+/**
+ * Statements setting a retired table aside under a hidden name (`<name>__was_<n>`: a name a model
+ * cannot give), its data kept and recorded there, so that a dataclass renamed to its name takes
+ * the name without meeting the kept rows. Its indexes go (their names are the old table's).
+ */
+function archiveTable(ctx: Context, table: string, was: TableSnapshot, tables: Record<string, TableSnapshot>): { sql: string[]; name: string } {
+  const q = ctx.s.dialect.quote;
+  let name = `${table}__was_1`;
+  for (let i = 2; tables[name]; i++) name = `${table}__was_${i}`;
+  const sql: string[] = [];
+  for (const [column, c] of Object.entries(was.columns)) for (const index of indexesOf(table, column, c)) sql.push(`DROP INDEX IF EXISTS ${q(index)}`);
+  sql.push(`ALTER TABLE ${q(table)} RENAME TO ${q(name)}`, ...moveRows(ctx, table, name));
+  const columns = Object.fromEntries(Object.entries(was.columns).map(([column, c]) => [column, { ...c, indexed: false, unique: false }]));
+  delete tables[table];
+  tables[name] = { ...was, columns, retired: true };
   return { sql, name };
 }

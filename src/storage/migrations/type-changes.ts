@@ -36,6 +36,14 @@ const FILES: ReadonlySet<StorageType> = new Set(['image', 'blob']);
 /** what coerceValue (model/values.ts) takes as a whole number, and a number every engine's cast reads */
 const WHOLE_TEXT = /^\s*-?\d+\s*$/;
 const NUMBER_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
+/**
+ * The characters JavaScript's `\s` and trim() take as space (so the tests above and a save take
+ * them), which the engines' TRIM and casts do not all skip: the conversions trim exactly these
+ * (without them, SQLite cast "\u00a012" to 0 and PostgreSQL refused it mid-sync).
+ */
+export const JS_SPACES = '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
+/** a decimal whose digits are not all zero but that reads as 0 (1e-400): PostgreSQL refuses it, SQLite would store 0 */
+const underflows = (t: string) => Number(t) === 0 && /[1-9]/.test(t.replace(/[eE].*$/, ''));
 
 export function typeChange(from: TypeOf, to: TypeOf): TypeChange {
   if (from.type === to.type && (from.type !== 'date' || Boolean(from.dateOnly) === Boolean(to.dateOnly))) return { kind: 'same' };
@@ -53,7 +61,7 @@ export function typeChange(from: TypeOf, to: TypeOf): TypeChange {
     return { kind: 'narrow', misfit: { kind: 'text', test: (t) => WHOLE_TEXT.test(t) && Number(t) >= min && Number(t) <= max, why: `${to.type} takes whole numbers from ${min} to ${max}` } };
   }
   if (from.type === 'string' && to.type === 'number') {
-    return { kind: 'narrow', misfit: { kind: 'text', test: (t) => NUMBER_TEXT.test(t) && Number.isFinite(Number(t)), why: 'number takes decimal numbers (like 12, -3.5 or 1e6)' } };
+    return { kind: 'narrow', misfit: { kind: 'text', test: (t) => NUMBER_TEXT.test(t) && Number.isFinite(Number(t)) && !underflows(t), why: 'number takes decimal numbers (like 12, -3.5 or 1e6) within its range' } };
   }
   return {
     kind: 'refuse',
