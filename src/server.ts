@@ -32,6 +32,8 @@ export interface ServerOptions {
   readonly maxPageSize?: number;
   /** the most related entities one answer may inline through $attributes / $expand, all levels together (default 100,000) */
   readonly maxInlinedEntities?: number;
+  /** the most entities one $method=update or validate may carry (default 10,000) */
+  readonly maxBatchEntities?: number;
   /** per client (a session, a guest's address): uploads waiting for an entity at once, and their bytes (default 100 files, 1 GB) */
   readonly pendingUploads?: { readonly count: number; readonly bytes: number };
   /** the time limit of a function called over REST, in ms (default 30 s) */
@@ -89,6 +91,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxPageSize: options.maxPageSize,
     maxInlinedEntities: options.maxInlinedEntities,
+    maxBatchEntities: options.maxBatchEntities,
     pendingUploads: options.pendingUploads,
     functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
     secureCookies: options.secureCookies,

@@ -40,6 +40,15 @@ export const COUNT_CACHE_KEY_LENGTH = 4096;
 export const PROJECTIONS_KEPT = 256;
 /** Related entities one answer may inline, every level of $attributes / $expand together (datastore/fetch.ts InlineBudget): about 100 MB of JSON at most. */
 export const MAX_INLINED_ENTITIES = 100_000;
+/**
+ * Entities one $method=update or validate may carry (--max-batch-entities): as many as one page
+ * may read (MAX_PAGE_SIZE). About a second of work on SQLite (≈80 µs a save) and a few MB of
+ * JSON, well within the body size limit; a bigger load is sent in several requests or imported
+ * (`dataset-rest import`). Past it: 400 (7009), before anything is written.
+ */
+export const DEFAULT_MAX_BATCH_ENTITIES = 10_000;
+/** Work a big write does between two turns of the event loop (util/loop-turns.ts): other requests wait this long at most for it. */
+export const WRITE_SLICE_MS = 10;
 /** Entities are read in chunks of this size when iterating or converting to an array. */
 export const ITERATION_CHUNK = 1000;
 

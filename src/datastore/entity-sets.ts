@@ -8,6 +8,7 @@ import { DEFAULT_SET_TIMEOUT_S, REBUILT_SET_TIMEOUT_S } from '../config/limits.j
 import { DatasetError } from '../errors/dataset-error.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
+import { dropKeys } from './bulk-drop.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
@@ -129,9 +130,9 @@ export class EntitySets {
     return dc.getMany(Array.from(keys.slice(skip, skip + top) as ArrayLike<unknown>), access);
   }
 
-  /** Drops every member still in the datastore through the core (events run), in one transaction. */
+  /** Drops every member still in the datastore through the core (events run), in one transaction, a chunk at a time (bulk-drop.ts). */
   async drop(dc: DataClassCore, set: StoredSet, access: Access): Promise<void> {
-    await this.storage.transaction(() => dc.dropEach(set.keys, access), dc.writeUnit);
+    await this.storage.transaction(() => dropKeys(dc, set.keys, access), dc.writeUnit);
   }
 }
 

@@ -180,6 +180,21 @@ function entityRow(core: Core, dc: DataClassModel, key: unknown, access: Access)
 }
 
 /**
+ * After a big delete's statement (writes.ts deleteKeys), for the deleted keys a lock row names:
+ * a live lock of another session refuses the delete (7052, naming the first such entity), the
+ * others (the caller's own, expired ones) go with their entities.
+ */
+export async function refuseLockedElsewhere(core: Core, dc: DataClassModel, keys: readonly string[], access: Access, what: 'saved' | 'dropped'): Promise<void> {
+  const now = core.sessions.now();
+  const except = sessionOf(access)?.id ?? null;
+  for (const text of keys) {
+    const held = await lockHeldElsewhere(core.storage, dc.name, text, now, except);
+    if (held) throw new EntityLockedError(core.name, dc, text, held, what);
+    await deleteLock(core.storage, dc.name, text, null);
+  }
+}
+
+/**
  * In a write's transaction, after its UPDATE or DELETE took the row: increases the global stamp
  * (unless `moveStamp` is false: a batch moved it already) and refuses (7052) the save or drop of
  * an entity another live session holds locked, in one statement where the engine allows (no

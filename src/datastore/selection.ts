@@ -14,6 +14,7 @@ import { resolveQuery } from '../query/resolve.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
 import type { Access } from './access.js';
 import { readableBy } from './guard.js';
+import { dropKeys, dropWhere } from './bulk-drop.js';
 import { aggregates, distinct, type Members } from './compute.js';
 import type { DataClass } from './dataclass.js';
 import type { DataClassCore } from './dataclass-core.js';
@@ -141,11 +142,18 @@ export class EntitySelection {
 
   /**
    * Drops every entity of the selection through the core (their events run), in one transaction:
-   * all of them, or none when one cannot be dropped (its error is thrown).
+   * all of them, or none when one cannot be dropped (its error is thrown). A chunk of keys at a
+   * time, other requests served between chunks (bulk-drop.ts).
    */
   async drop(): Promise<void> {
-    // the keys first: dropping while paging would shift the pages
-    await this.#dc.core.storage.transaction(async () => this.#dc.dropEach(await keysOf(this), this.#access), this.#dc.writeUnit);
+    const { offset, limit, where } = this.#source;
+    const dc = this.#dc;
+    await dc.core.storage.transaction(async () => {
+      // a window (a slice) is its keys as they are now: read first (dropping while paging would
+      // shift the pages); the members of a condition are read a page of keys at a time, in key order
+      if (offset === 0 && limit === null) await dropWhere(dc, where, this.#access);
+      else await dropKeys(dc, await keysOf(this), this.#access);
+    }, dc.writeUnit);
   }
 }
 

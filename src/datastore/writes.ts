@@ -9,14 +9,14 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
-import { directPath } from '../query/plan.js';
+import { and, directPath, type Condition } from '../query/plan.js';
 import { compileDelete, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError } from '../storage/adapter.js';
-import { bumpGlobalStamp } from '../storage/system-tables.js';
+import { bumpGlobalStamp, lockedKeysAmong } from '../storage/system-tables.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Core } from './datastore.js';
-import { bumpStampRefusingLocked } from './locks.js';
+import { bumpStampRefusingLocked, refuseLockedElsewhere } from './locks.js';
 import { checkValues, type KnownTargets } from './rules.js';
 
 /**
@@ -126,6 +126,34 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
     await bumpStampRefusingLocked(core, dc, key, access, 'dropped', true);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
   }, pureUnit(storage));
+}
+
+/**
+ * Deletes the entities of `keys` (one chunk of a big delete, KEYS_PER_QUERY at most) that still
+ * meet `where` and the caller's row filter, in the caller's transaction, in one statement: what
+ * deleteEntity does for each, for all of them at once — the pessimistic lock of another session
+ * refuses (asked once the DELETE holds the rows, as a single delete asks), the locks of the others
+ * go with their entities, so do their files, and the global stamp moves once per batch. No entity
+ * is read into memory and no user code runs: the caller made sure there is none to run (no drop
+ * event, no drop() of a user entity class). Resolves to how many were deleted.
+ */
+export async function deleteKeys(core: Core, dc: DataClassModel, keys: readonly unknown[], where: Condition | null, access: Access, batch: WriteBatch): Promise<number> {
+  if (keys.length === 0) return 0;
+  const storage = core.storage;
+  const d = storage.dialect;
+  const files = fileAttributes(dc);
+  // the rows as the caller reaches them (its row filter, the selection's condition), by key
+  const chosen = compileSelect(d, { dataClass: dc, columns: [{ kind: 'storage', attr: dc.key }], order: [], where: and({ kind: 'in', path: directPath(dc.key), values: keys }, where) }, access.restrict);
+  const returning = [dc.key, ...files].map((a) => d.quote(a.column)).join(', ');
+  const key = d.quote(dc.key.column);
+  const rows = await storage.arrays(`DELETE FROM ${d.quote(dc.table)} WHERE ${key} IN (${chosen.sql}) RETURNING ${returning}`, chosen.params);
+  if (rows.length === 0) return 0;
+  const deleted = rows.map((r) => d.decode(dc.key.type, r[0], false));
+  const locked = await lockedKeysAmong(storage, dc.name, deleted.map(String));
+  await refuseLockedElsewhere(core, dc, locked, access, 'dropped');
+  await moveGlobalStamp(core, batch);
+  for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
+  return rows.length;
 }
 
 /** The files an entity's image and blob attributes hold now (read in the write's transaction). */

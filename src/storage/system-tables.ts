@@ -494,6 +494,14 @@ export async function putLock(s: Storage, row: { dataClass: string; key: string;
   );
 }
 
+/** The keys among `keys` (as the lock table writes them) that a lock row names, live or not: a big delete's few to look at closer (datastore/locks.ts). */
+export async function lockedKeysAmong(r: Reader, dataClass: string, keys: readonly string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const { quote: q, placeholder: p } = r.dialect;
+  const marks = keys.map((_, i) => p(i + 2)).join(', ');
+  return (await r.column(`SELECT ${q('key')} FROM ${q(LOCK_TABLE)} WHERE ${q('dataClass')} = ${p(1)} AND ${q('key')} IN (${marks})`, [dataClass, ...keys])).map(String);
+}
+
 /** Removes the lock on an entity: the session's own (`session`), or whoever's (null: the entity was dropped). */
 export async function deleteLock(s: Storage, dataClass: string, key: string, session: string | null): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;

@@ -5,6 +5,7 @@
 // knows (the values written, its key, stamp and time) where that is the entity as stored, and
 // read again where it may not be (see fromSave).
 
+import { WRITE_SLICE_MS } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
@@ -17,6 +18,7 @@ import { knownTargets } from '../../datastore/rules.js';
 import { queryWith } from '../../datastore/selection.js';
 import type { WriteBatch } from '../../datastore/writes.js';
 import type { DataClassModel, RelatedEntityAttribute } from '../../model/types.js';
+import { LoopTurns } from '../../util/loop-turns.js';
 import { DatasetError, isDatasetError, type WireError } from '../../errors/dataset-error.js';
 import { ERRORS } from '../../errors/registry.js';
 import type { Action } from '../action.js';
@@ -85,8 +87,22 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
   }
 }
 
+/**
+ * A batch of more entities than --max-batch-entities is refused (400, 7009) before anything is
+ * read or written: its work and its answer grow with it, and one request should not hold the
+ * writer (or, with $atomic, one transaction) for minutes.
+ */
+function checkBatchSize(scope: Scope, method: 'update' | 'validate', list: readonly unknown[]): void {
+  const max = scope.services.maxBatchEntities;
+  if (list.length <= max) return;
+  throw new DatasetError('LIMIT_EXCEEDED', `the body has ${list.length} entities: one $method=${method} takes ${max} at most (--max-batch-entities); send them in several requests${method === 'update' ? ' (or load a large data set with dataset-rest import)' : ''}`);
+}
+
 export async function update(scope: Scope, action: Extract<Action, { kind: 'update' }>): Promise<RestResponse> {
   const { dc, entities: list, atomic } = action;
+  checkBatchSize(scope, 'update', list);
+  // a big batch lets other requests through between its entities (its transaction, if any, stays open)
+  const turns = new LoopTurns(WRITE_SLICE_MS);
   // the answer's attributes ($attributes, $expand) are checked before anything is saved: a mistake there loses nothing
   const projection = projectionFor(dc.model, action.shape, scope);
   let prepared: Prepared[] = [];
@@ -94,7 +110,10 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   const withTargets = !action.refresh && mayAnswerFromSave(dc, projection) && projection.attributes.some((a) => a.kind === 'deferred' && a.attr.kind === 'relatedEntity');
   const prepareAll = async () => {
     prepared = [];
-    for (let i = 0; i < list.length; i++) prepared.push(await prepare(scope, dc, list[i], i, withTargets, action.ifMatch));
+    for (let i = 0; i < list.length; i++) {
+      prepared.push(await prepare(scope, dc, list[i], i, withTargets, action.ifMatch));
+      await turns.pass();
+    }
   };
   const saveAll = async (batch?: WriteBatch) => {
     if (batch) {
@@ -120,6 +139,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
         if (e.code === 'STAMP_CHANGED') p.current = (await dc.get(p.entity.getKey(), scope.access)) ?? undefined;
         if (atomic) throw e;
       }
+      await turns.pass();
     }
   };
   if (action.refresh) await prepareAll();
@@ -140,7 +160,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     await prepareAll();
     await saveAll();
   }
-  const answers = await answerAll(scope, action, projection, prepared, list);
+  const answers = await answerAll(scope, action, projection, prepared, list, turns);
   const failed = prepared.find((p) => p.error);
   // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
   if (action.single) return json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200);
@@ -153,7 +173,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
  * as it would be; after a failure, the stored entity (or, for a new one, the values sent) with
  * __ERROR, and __STATUS for a stamp.
  */
-async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' }>, projection: Projection, prepared: readonly Prepared[], list: readonly unknown[]): Promise<Json[]> {
+async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' }>, projection: Projection, prepared: readonly Prepared[], list: readonly unknown[], turns: LoopTurns): Promise<Json[]> {
   const { dc } = action;
   const rolledBack = action.atomic && prepared.some((p) => p.error);
   const trusted = fromSave(dc, projection, prepared, rolledBack || action.refresh);
@@ -165,6 +185,7 @@ async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' 
     else if (p.entity && !p.entity.isNew()) entity = action.refresh || trusted.has(p) ? p.entity : (await dc.get(p.entity.getKey(), scope.access)) ?? p.entity;
     else if (p.entity && action.refresh && !p.error) entity = p.entity;
     shown.push(entity);
+    await turns.pass();
   }
   // the global stamp is only sent inside inline selections: read it only then
   const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
@@ -198,6 +219,7 @@ async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' 
       out[WIRE.ERROR] = p.error.toWire();
     }
     answers.push(out);
+    await turns.pass();
   }
   return answers;
 }
@@ -290,6 +312,8 @@ function hasInlineSelection(p: Projection): boolean {
 /** $method=validate: the values are applied and checked as a save would check them, nothing is saved. */
 export async function validate(scope: Scope, action: Extract<Action, { kind: 'validate' }>): Promise<RestResponse> {
   const { dc, entities: list } = action;
+  checkBatchSize(scope, 'validate', list);
+  const turns = new LoopTurns(WRITE_SLICE_MS);
   const failures: { [WIRE.ERROR]: WireError[] }[] = [];
   let refused: number | undefined;
   for (let i = 0; i < list.length; i++) {
@@ -310,6 +334,7 @@ export async function validate(scope: Scope, action: Extract<Action, { kind: 'va
       failures.push({ [WIRE.ERROR]: [...p.error.toWire(), ...closing] });
       if (p.error.status === 401 || p.error.status === 403) refused ??= p.error.status;
     }
+    await turns.pass();
   }
   // a permission refusal answers its own status (401: log in first; 403), other failures 400
   return failures.length === 0 ? json({ ok: true }) : json({ [WIRE.ENTITIES]: failures }, refused ?? 400);
