@@ -12,12 +12,13 @@ import { DEFAULT_MAX_BATCH_ENTITIES } from '../src/config/limits.js';
 import { coreOf, type DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
+import { BLOB_TABLE } from '../src/storage/schema.js';
 import { LoopTurns } from '../src/util/loop-turns.js';
 import { tempDir, testDatabase, TEST_ENGINE } from './helpers.js';
 
 const MODEL = {
   name: 'BigWrites',
-  dataClasses: [{ name: 'Item', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'qty', type: 'long' }, { name: 'price', type: 'number' }] }],
+  dataClasses: [{ name: 'Item', attributes: [{ name: 'ID', type: 'long', identifying: true, autoincrement: true }, { name: 'qty', type: 'long' }, { name: 'price', type: 'number' }, { name: 'doc', type: 'blob' }] }],
 };
 
 type Answer = { status: number; body: any };
@@ -173,6 +174,18 @@ describe('big writes', () => {
     strictEqual(own.statusCode, 200, own.body);
     strictEqual(await count('qty < 3000'), 0);
     strictEqual(Number((await coreOf(ds).storage.get('SELECT COUNT(*) AS n FROM "__dataset_locks"'))?.n), 0);
+  });
+
+  test('a filtered delete removes the files of the entities it drops, and only theirs', async () => {
+    const files = async () => Number((await coreOf(ds).storage.get(`SELECT COUNT(*) AS n FROM "${BLOB_TABLE}"`))?.n);
+    const before = await files();
+    const upload = async () => JSON.parse((await app.inject({ method: 'POST', url: '/rest/$upload?$binary=true', payload: Buffer.alloc(100, 7), headers: { 'content-type': 'application/octet-stream' } })).body).ID;
+    const items = [{ qty: -1, doc: { ID: await upload() } }, { qty: -2, doc: { ID: await upload() } }, { qty: -3, doc: { ID: await upload() } }];
+    strictEqual((await request('/rest/Item?$method=update', 'POST', items)).status, 200);
+    strictEqual(await files(), before + 3);
+    strictEqual((await request(`/rest/Item?$filter=${encodeURIComponent('qty < -1')}&$method=delete`, 'POST')).status, 200);
+    strictEqual(await files(), before + 1);
+    strictEqual(await count('qty = -1'), 1);
   });
 
   test('a filtered delete through an entity set drops its members a chunk at a time too', async () => {

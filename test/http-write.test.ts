@@ -233,6 +233,17 @@ describe('writes over HTTP', () => {
     assert.equal((await demo.request('/rest/City?$filter=%22name%20in%20[valid,fine]%22&$top=0')).body.__COUNT, 0);
   });
 
+  it('answers $method=validate of one object as an update of one object: ok, or its __ERROR at the top level (no __ENTITIES), the status of the failure', async () => {
+    assert.deepEqual((await post('/rest/City?$method=validate', { name: 'Valid' })).body, { ok: true });
+    const bad = await post('/rest/City?$method=validate', { population: -1.5 });
+    assert.equal(bad.status, 400);
+    assert.ok(!('__ENTITIES' in bad.body), JSON.stringify(bad.body));
+    const update = await post('/rest/City?$method=update', { population: -1.5 });
+    // the same errors as the update of that object, then 4D's closing 1534 for a new entity
+    assert.deepEqual(bad.body.__ERROR.slice(0, update.body.__ERROR.length), update.body.__ERROR);
+    assert.equal(bad.body.__ERROR.at(-1).errCode, 1534);
+  });
+
   it('answers $refresh=true with the values applied and nothing saved', async () => {
     const c = await company(5);
     const { body } = await post('/rest/Company?$method=update&$refresh=true', { __KEY: c.__KEY, __STAMP: c.__STAMP, revenues: 42 });

@@ -95,7 +95,7 @@ export type Action =
   | { readonly kind: 'release'; readonly dc: DataClassCore; readonly id: string; readonly shape: Shape }
   | { readonly kind: 'releaseSets'; readonly ids: readonly string[] }
   | { readonly kind: 'update'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; readonly single: boolean; readonly atomic: boolean; readonly refresh: boolean; readonly shape: Shape; readonly origin: string; /** If-Match, read (its stamp, the entity and life its tag names; '*': any), for an update of one entity */ readonly ifMatch?: IfMatch }
-  | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[] }
+  | { readonly kind: 'validate'; readonly dc: DataClassCore; readonly entities: readonly unknown[]; /** the body was one object (answered as one, as an update of one is), not an array */ readonly single: boolean }
   /** ifMatch: If-Match, read, on a delete of one entity (412 when it no longer names the entity as it is) */
   | { readonly kind: 'delete'; readonly dc: DataClassCore; readonly target: { readonly kind: 'entity'; readonly selector: EntitySelector; readonly ifMatch?: IfMatch } | { readonly kind: 'filter'; readonly filter: ParsedQuery; readonly params: readonly unknown[] } }
   | { readonly kind: 'deleteSet'; readonly dc: DataClassCore; readonly id: string }

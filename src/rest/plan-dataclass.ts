@@ -230,7 +230,7 @@ function planWrite(req: RestRequest, dc: DataClassCore, route: DataClassRoute, o
         throw new DatasetError('MALFORMED_URL', `$method=${options.method} is posted to the dataclass (/rest/${dc.name}), with the keys in the body`);
       }
       const { list, single } = inputs(req.body);
-      if (options.method === 'validate') return { kind: 'validate', dc, entities: list };
+      if (options.method === 'validate') return { kind: 'validate', dc, entities: list, single };
       const opts = optionsFor('update', options);
       return { kind: 'update', dc, entities: list, single, atomic: opts.atomic, refresh: opts.refresh, shape: shape(undefined, opts), origin: req.origin, ifMatch: ifMatchOf(req, single) };
     }

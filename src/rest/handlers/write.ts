@@ -309,7 +309,12 @@ function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
-/** $method=validate: the values are applied and checked as a save would check them, nothing is saved. */
+/**
+ * $method=validate: the values are applied and checked as a save would check them, nothing is
+ * saved. An array's failures are answered one element per failing input under __ENTITIES
+ * (reference §3.14.6); one object's, as an update of one object answers them: its __ERROR at the
+ * top level.
+ */
 export async function validate(scope: Scope, action: Extract<Action, { kind: 'validate' }>): Promise<RestResponse> {
   const { dc, entities: list } = action;
   checkBatchSize(scope, 'validate', list);
@@ -337,7 +342,8 @@ export async function validate(scope: Scope, action: Extract<Action, { kind: 'va
     await turns.pass();
   }
   // a permission refusal answers its own status (401: log in first; 403), other failures 400
-  return failures.length === 0 ? json({ ok: true }) : json({ [WIRE.ENTITIES]: failures }, refused ?? 400);
+  if (failures.length === 0) return json({ ok: true });
+  return json(action.single ? failures[0] : { [WIRE.ENTITIES]: failures }, refused ?? 400);
 }
 
 /** $method=delete on an entity, or on every entity a $filter selects (one transaction). */
