@@ -4,7 +4,7 @@
 // before any output (exit 2); 100,000 rows written with the heap bounded (memory, not time).
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -86,6 +86,25 @@ describe('dataset-rest export', () => {
       assert.equal(ran.stdout, '');
       assert.match(ran.stderr, /^dataset-rest: /);
       assert.match(ran.stderr, message);
+    }
+  });
+
+  it('refuses a database that is not there (a mistyped --db: no file made, nothing seeded) and an output it cannot open, exit 2; a write that fails on the way exits 1, said', async () => {
+    const missing = join(shop.dir, 'typo.sqlite');
+    const typo = await run(exportMain, ['--project', shop.dir, '--db', missing, 'Product']);
+    assert.equal(typo.code, 2, typo.stderr);
+    assert.match(typo.stderr, /^dataset-rest: there is no database at .*typo\.sqlite: name the project's database with --db/);
+    assert.equal(typo.stdout, '');
+    assert.ok(!existsSync(missing));
+    const nowhere = join(shop.dir, 'no-such-folder', 'out.csv');
+    const unopened = await run(exportMain, args('Product', '--output', nowhere));
+    assert.equal(unopened.code, 2, unopened.stderr);
+    assert.match(unopened.stderr, /^dataset-rest: --output: cannot write .*out\.csv: ENOENT/);
+    if (existsSync('/dev/full')) {
+      // (it waited forever for a stream already closed by its error: node ended it with exit 13, silent)
+      const full = await run(exportMain, args('Product', '--output', '/dev/full'));
+      assert.equal(full.code, 1, full.stderr);
+      assert.match(full.stderr, /cannot write \/dev\/full: ENOSPC/);
     }
   });
 

@@ -6,16 +6,18 @@
 // number of entities. A CSV it writes is what `dataset-rest import` reads back.
 
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { extname } from 'node:path';
+import { createWriteStream, existsSync } from 'node:fs';
+import { extname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { coreOf } from '../datastore/datastore.js';
 import { selectionChunks } from '../datastore/export-read.js';
 import { isDatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE } from '../model/types.js';
 import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/export-format.js';
 import type { Scope } from '../rest/scope.js';
-import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { databaseTarget } from '../storage/open.js';
+import { dataClassNamed, dataCommand, DB_ENV, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 
 const FORMATS = ['csv', 'ndjson', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -49,6 +51,7 @@ export async function main(args: readonly string[]): Promise<number> {
   return runCommand(async (opened) => {
     const format = flags.format ?? formatOfName(flags.output);
     const params = paramsOf(flags.params);
+    requireDatabase(flags);
     const ds = await openForCommand(flags);
     opened(ds);
     const dataClass = dataClassNamed(ds, dataClassName);
@@ -68,7 +71,7 @@ export async function main(args: readonly string[]): Promise<number> {
     const chunks = selectionChunks(selection, columns.map((c) => c.spec), { skip: 0 });
     // the first chunk before the output is opened: a query the database refuses leaves no file behind
     let rows = await firstChunk(() => chunks.next());
-    const out: Writable = flags.output === undefined ? io.stdout : createWriteStream(flags.output);
+    const out: Writable = flags.output === undefined ? io.stdout : await openOutput(flags.output);
     const started = performance.now();
     let count = 0;
     let gone: Error | undefined;
@@ -76,6 +79,11 @@ export async function main(args: readonly string[]): Promise<number> {
     const write = async (text: string) => {
       if (gone || text === '') return;
       if (out.write(text)) return;
+      // (a stream that failed already says so no more: waiting for it would wait forever)
+      if (out.destroyed) {
+        gone ??= (out as Writable & { errored?: Error | null }).errored ?? new Error('the output was closed');
+        return;
+      }
       // (the next chunk is read once the output has taken this one, or failed)
       await new Promise<void>((resolve) => {
         const done = () => {
@@ -118,6 +126,34 @@ export async function main(args: readonly string[]): Promise<number> {
   });
 }
 
+/**
+ * An export reads a database, it never makes one: a SQLite file that is not there (a mistyped
+ * --db) would otherwise be created, seeded by the project, and exported as if it were the data.
+ */
+function requireDatabase(flags: ProjectFlags): void {
+  const db = flags.db ?? (process.env[DB_ENV] || undefined);
+  let target;
+  try {
+    target = databaseTarget(db ?? join(resolve(projectDir(flags)), 'data', 'data.sqlite'));
+  } catch {
+    return; // (a URL it cannot use: said when the project is opened)
+  }
+  if (target.engine === 'sqlite' && target.file !== ':memory:' && !existsSync(target.file)) {
+    throw new UsageError(`there is no database at ${resolve(target.file)}: name the project's database with --db (a server's start creates a new one)`);
+  }
+}
+
+/** The output file, open: one that cannot be made (no such folder, no right to write) is refused before anything is written. */
+async function openOutput(file: string): Promise<Writable> {
+  const out = createWriteStream(file);
+  try {
+    await once(out, 'open');
+  } catch (e) {
+    throw new UsageError(`--output: cannot write ${file}: ${(e as Error).message}`);
+  }
+  return out;
+}
+
 /** The first chunk: a refusal there (a query naming an unknown attribute) is bad usage, said before any output. */
 async function firstChunk<T>(read: () => Promise<T>): Promise<T> {
   try {
@@ -149,9 +185,16 @@ function paramsOf(text: string | undefined): unknown[] {
 /** Ends the output (stdout is flushed, never closed) and waits until what was written is out. */
 async function close(out: Writable): Promise<void> {
   if (out === io.stdout) {
-    await new Promise<void>((resolve) => (out.write('') ? resolve() : out.once('drain', resolve)));
+    // (stdout that failed — a full disk, a reader gone — emits no drain: nothing to wait for)
+    if (out.destroyed) return;
+    await new Promise<void>((resolve) => {
+      if (out.write('')) return resolve();
+      out.once('drain', resolve);
+      out.once('error', () => resolve());
+    });
     return;
   }
   out.end();
-  await once(out, 'close').catch(() => undefined);
+  // (finished() answers at once for a stream already closed by an error: once('close') waited forever)
+  await finished(out).catch(() => undefined);
 }
