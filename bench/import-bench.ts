@@ -5,12 +5,14 @@
 // (start-up included: a figure other load on the machine changes less), the wall time, and the
 // command's peak resident memory (VmHWM, read from /proc until it exits). As a yardstick, measured
 // in the same run: the same rows (values and folds already made, in memory) inserted straight
-// through better-sqlite3 with multi-row statements, 1000 rows a transaction, into the same table;
-// the ratio says what parsing, checking and the core cost on top of the raw inserts. Every import
+// through better-sqlite3 with multi-row statements, 1000 rows a transaction, into the same table,
+// right after each import; the ratio says what parsing, checking and the core cost on top of the
+// raw inserts (above 1: the import's worker thread parses while its main thread inserts). Every import
 // is checked: its row count.
 //
 // Options: --rows N (1000000), --engine sqlite|postgres (sqlite; postgres: an embedded server, or
-// DATASET_REST_BENCH_PG), --batch-size N (1000).
+// DATASET_REST_BENCH_PG), --batch-size N (1000), --profile DIR (the command run with --cpu-prof, its
+// profiles written there: read them with bench/cpuprofile.ts).
 
 import { strictEqual } from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -27,7 +29,7 @@ import { benchDatabase } from './postgres.js';
 import { temporaryFolder } from './processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, engine: { type: 'string', default: 'sqlite' }, 'batch-size': { type: 'string', default: '1000' } } });
+const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '1000000' }, engine: { type: 'string', default: 'sqlite' }, 'batch-size': { type: 'string', default: '1000' }, profile: { type: 'string' } } });
 const rows = Number(args.rows);
 const engine = args.engine === 'postgres' ? 'postgres' : 'sqlite';
 
@@ -108,7 +110,8 @@ async function newProject(name: string, pgUrl?: string): Promise<{ dir: string; 
 /** Runs the import command; its reported rows/s, wall time, CPU time (the whole command, start-up included: polled, to 50 ms) and peak RSS. */
 async function runImport(dir: string, db: string, file: string): Promise<{ rate: number; wallMs: number; cpuMs: number; peakMb: number; out: string }> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['bin/dataset-rest.mjs', 'import', '--project', dir, '--db', db, '--no-events', '--batch-size', String(args['batch-size']), 'Person', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const profile = args.profile ? ['--cpu-prof', '--cpu-prof-dir', args.profile] : [];
+  const child = spawn(process.execPath, [...profile, 'bin/dataset-rest.mjs', 'import', '--project', dir, '--db', db, '--no-events', '--batch-size', String(args['batch-size']), 'Person', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += String(d)));
@@ -186,14 +189,17 @@ try {
     }
     const r = await runImport(dir, db, file);
     strictEqual(await count(db, dir), rows, `${format}: rows imported`);
-    table.push([`import ${format.toUpperCase()}`, r.rate.toLocaleString('en'), Math.round(rows / (r.cpuMs / 1000)).toLocaleString('en'), `${(r.wallMs / 1000).toFixed(1)} s`, `${r.peakMb.toFixed(0)} MB`]);
+    const row = [`import ${format.toUpperCase()}`, r.rate.toLocaleString('en'), Math.round(rows / (r.cpuMs / 1000)).toLocaleString('en'), `${(r.wallMs / 1000).toFixed(1)} s`, `${r.peakMb.toFixed(0)} MB`];
+    table.push(row);
     console.log(`  ${r.out}`);
-  }
-  if (engine === 'sqlite') {
-    const { dir } = await newProject('yardstick');
-    const { rate, perCpuSecond } = yardstick(join(dir, 'data', 'data.sqlite'));
-    for (const row of table) row.push(`${(Number(row[1].replaceAll(',', '')) / rate).toFixed(2)}`);
-    table.push(['yardstick: better-sqlite3, 200-row INSERTs, values in memory', rate.toLocaleString('en'), perCpuSecond.toLocaleString('en'), '', '', '1.00']);
+    if (engine === 'sqlite') {
+      // the yardstick run right after each import: on a shared machine the load changes within a
+      // minute, and a ratio to a yardstick measured at another moment says more about the load
+      const { dir: yardDir } = await newProject(`yardstick-${format}`);
+      const { rate, perCpuSecond } = yardstick(join(yardDir, 'data', 'data.sqlite'));
+      row.push(`${(r.rate / rate).toFixed(2)}`);
+      table.push([`  yardstick right after: better-sqlite3, 200-row INSERTs, values in memory`, rate.toLocaleString('en'), perCpuSecond.toLocaleString('en'), '', '', '1.00']);
+    }
   }
   console.log(formatTable(['', 'rows/s', 'rows per CPU second', 'wall (with start-up)', 'peak RSS', ...(engine === 'sqlite' ? ['ratio to yardstick'] : [])], table));
 } finally {

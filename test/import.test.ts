@@ -9,7 +9,16 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Readable } from 'node:stream';
+import { parse as parseCsv } from 'csv-parse/sync';
 import { main } from '../src/commands/import.js';
+import { Input, recordsOf, type SourceRecord } from '../src/commands/import-read.js';
+import { tuning } from '../src/commands/import-threads.js';
+import { storedDateText } from '../src/datastore/import-writes.js';
+import type { StorageAttribute } from '../src/model/types.js';
+import { coerceValue } from '../src/model/values.js';
+import { postgresDialect } from '../src/sql/dialect-postgres.js';
+import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
 import { openProject } from '../src/project.js';
 import { fileIn, openShop, run, type Shop } from './cli-data.js';
 import { BIN, DEMO_DIR, tempDir, testDatabase } from './helpers.js';
@@ -232,5 +241,162 @@ describe('dataset-rest import: events', () => {
       await ds.close();
       tmp.remove();
     }
+  });
+});
+
+describe('dataset-rest import: its own CSV reader and date conversion agree with csv-parse and the core', () => {
+  /** The records recordsOf() reads from `chunks`, and why it stopped early (if it did). */
+  async function readAll(chunks: Buffer[]): Promise<{ records: SourceRecord[]; broken?: string }> {
+    const source = recordsOf(new Input(Readable.from(chunks), undefined), 'csv', 1_000_000);
+    const records: SourceRecord[] = [];
+    try {
+      for (let batch = await source.take(100); batch; batch = await source.take(100)) records.push(...batch);
+    } catch (e) {
+      return { records, broken: (e as Error).message };
+    }
+    return { records };
+  }
+
+  /** A pseudo-random generator (the same cases at each run). */
+  function random(seed: number): () => number {
+    return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  }
+
+  it('reads the records csv-parse reads, whatever quotes, commas, line ends, empty lines, BOM and chunk boundaries the file holds', async () => {
+    const next = random(18);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+    const pieces = ['a', 'bc', ' ', ',', '"', '\n', '\r\n', '\r', 'é', '€', '😀', ''];
+    for (let n = 0; n < 300; n++) {
+      const eol = pick(['\n', '\r\n']);
+      const lines: string[] = [];
+      for (let r = 0; r < 1 + Math.floor(next() * 8); r++) {
+        if (next() < 0.1) lines.push('');
+        const fields: string[] = [];
+        for (let f = 0; f < 1 + Math.floor(next() * 5); f++) {
+          let v = '';
+          for (let k = Math.floor(next() * 4); k > 0; k--) v += pick(pieces);
+          fields.push(/[",\r\n]/.test(v) || next() < 0.2 ? `"${v.replaceAll('"', '""')}"` : v);
+        }
+        lines.push(fields.join(','));
+      }
+      const text = `${next() < 0.2 ? '\ufeff' : ''}${lines.join(eol)}${next() < 0.5 ? eol : ''}`;
+      const bytes = Buffer.from(text);
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length;) {
+        const size = 1 + Math.floor(next() * 12);
+        chunks.push(bytes.subarray(at, at + size));
+        at += size;
+      }
+      const expected = (parseCsv(bytes, { bom: true, skip_empty_lines: true, relax_column_count: true }) as string[][]).map((r) => r.map((f) => (f === '' ? null : f)));
+      const got = await readAll(chunks);
+      assert.equal(got.broken, undefined, JSON.stringify(text));
+      assert.deepEqual(got.records.map((r) => r.fields), expected, JSON.stringify(text));
+    }
+  });
+
+  it('numbers each record by its first line, empty lines and lines inside quotes counted', async () => {
+    const got = await readAll([Buffer.from('h1,h2\r\n\r\na,"x\r\ny"\r\n"",b\r\n\r\n\r\nlast,"q""')]);
+    assert.equal(got.broken, 'line 8: a quoted field is not closed at the end of the file');
+    assert.deepEqual(got.records.map((r) => [r.at, r.fields]), [['line 1', ['h1', 'h2']], ['line 3', ['a', 'x\r\ny']], ['line 5', [null, 'b']]]);
+  });
+
+  it('stops at a stray quote as csv-parse does, the records before it read', async () => {
+    for (const [text, message] of [
+      ['a,b\nc,d"e\nf,g\n', /^line 2: a quote inside a field that does not begin with one/],
+      ['a,b\n"c"d,e\n', /^line 2: "d" after a closing quote/],
+      ['a,b\n"c\n', /^line 2: a quoted field is not closed/],
+    ] as const) {
+      const got = await readAll([Buffer.from(text)]);
+      assert.match(got.broken ?? '', message);
+      assert.deepEqual(got.records.map((r) => r.fields), [['a', 'b']]);
+      assert.throws(() => parseCsv(text, { relax_column_count: true }));
+    }
+  });
+
+  it('reads a file whose lines end in a lone CR through csv-parse', async () => {
+    const got = await readAll([Buffer.from('a,b\r"c\rd",e\r')]);
+    assert.deepEqual(got.records.map((r) => [r.at, r.fields]), [['line 1', ['a', 'b']], ['line 2', ['c\rd', 'e']]]);
+  });
+
+  it('stores a date given as an export writes it (a day, or an instant in UTC) as the core would store it, without making a Date', () => {
+    const texts = ['2024-02-29', '2023-02-29', '2000-02-29', '1900-02-29', '0000-01-01', '0099-12-31', '9999-12-31', '2024-00-10', '2024-13-01', '2024-04-31', '2024-04-30', '2024-01-00',
+      '2024-03-01T10:20:30.000Z', '2024-03-01T23:59:59.999Z', '2024-03-01T24:00:00.000Z', '2024-03-01T10:60:00.000Z', '2024-03-01T10:00:60.000Z', '2023-02-29T10:00:00.000Z',
+      '1999-12-31T00:00:00.000Z', '2024-03-01T10:20:30Z', '2024-03-01T10:20:30.000+01:00', '3!4!2020', '2024-3-1', 'x024-03-01', '2024-03-01 10:20:30.000Z'];
+    const next = random(7);
+    for (let i = 0; i < 2000; i++) {
+      const d = new Date(Math.floor(next() * 253402300799999));
+      texts.push(d.toISOString(), d.toISOString().slice(0, 10));
+    }
+    for (const dateOnly of [false, true]) {
+      const attr = { name: 'd', type: 'date', dateOnly, dataClass: { name: 'T' } } as unknown as StorageAttribute;
+      for (const text of texts) {
+        const fast = storedDateText(text, dateOnly);
+        if (fast === undefined) continue;
+        for (const dialect of [sqliteDialect, postgresDialect]) assert.equal(fast, dialect.encode('date', coerceValue(attr, text), dateOnly), `${text} (dateOnly ${dateOnly})`);
+      }
+      // every text the core refuses is left to it (storedDateText gives nothing)
+      for (const text of texts) if (storedDateText(text, dateOnly) !== undefined) assert.doesNotThrow(() => coerceValue(attr, text));
+    }
+    assert.ok(texts.filter((t) => storedDateText(t, false) !== undefined).length > 4000, 'the usual shapes take the fast path');
+  });
+});
+
+describe('dataset-rest import: in a worker thread', () => {
+  let shop: Shop;
+  const saved = tuning.workerMinBytes;
+  before(async () => {
+    shop = await openShop((file) => testDatabase(file), 'worker-shop');
+    tuning.workerMinBytes = 0;
+  });
+  after(async () => {
+    tuning.workerMinBytes = saved;
+    await shop.close();
+  });
+  const args = (...rest: string[]) => ['--project', shop.dir, '--db', shop.db, ...rest];
+
+  it('refuses the same rows with the same lines and reasons, and imports the others', async () => {
+    const file = fileIn(shop.dir, 'bad.csv', [
+      'name,code,price,qty,active,category,added',
+      'Good1,W1,1,1,true,1,2024-02-29',
+      'Bad price,W2,abc,1,true,1,',
+      ',W3,1,1,true,1,',
+      'Bad date,W4,1,1,true,1,2023-02-29',
+      'Dup,W1,1,1,true,1,',
+      'No category,W6,1,1,true,99,',
+      '"Multi',
+      'line",W7,1,1,1,2,1999-12-31T23:00:00.000Z',
+      'Short,W8',
+      'Good4,W10,2,2,0,,',
+      '',
+    ].join('\n'));
+    const ran = await run(main, args('--batch-size', '3', 'Product', file));
+    assert.equal(ran.code, 1);
+    assert.match(ran.stdout, /^imported 3 Product entities, refused 6,/);
+    const lines = ran.stderr.trim().split('\n');
+    assert.equal(lines.length, 6, ran.stderr);
+    assert.match(lines[0], /^dataset-rest: import: line 3: Product\.price \(number\) cannot take "abc": expected a number$/);
+    assert.match(lines[1], /^dataset-rest: import: line 4: Product\.name cannot be null/);
+    assert.match(lines[2], /^dataset-rest: import: line 5: Product\.added \(date\) cannot take "2023-02-29"/);
+    assert.match(lines[3], /^dataset-rest: import: line 6: another Product entity already has this value for 'code'$/);
+    assert.match(lines[4], /^dataset-rest: import: line 7: Product\.category: Cannot find entity with "99" key/);
+    assert.match(lines[5], /^dataset-rest: import: line 10: 2 fields where the header names 7$/);
+    const got = (await shop.get('/rest/Product?$filter="code=W@"&$orderby=ID&$attributes=name,added')).__ENTITIES;
+    assert.deepEqual(got.map((e: any) => [e.name, e.added ?? null]), [['Good1', '29!2!2024'], ['Multi\nline', '31!12!1999'], ['Good4', null]]);
+  });
+
+  it('refuses a bad header or first object before importing anything (exit 2), and keeps --atomic', async () => {
+    for (const [file, message] of [
+      [fileIn(shop.dir, 'u.csv', 'nme,code\nX,Y\n'), /header: 'nme' is not an attribute of Product, did you mean 'name'\?/],
+      [fileIn(shop.dir, 'u.ndjson', '{"name":"X","colour":"red"}\n'), /line 1: 'colour' is not an attribute of Product/],
+      [fileIn(shop.dir, 'empty.csv', ''), /is empty: a CSV file begins with a header row/],
+    ] as const) {
+      const ran = await run(main, args('Product', file));
+      assert.equal(ran.code, 2, ran.stderr);
+      assert.match(ran.stderr, message);
+    }
+    const ran = await run(main, args('--atomic', '--batch-size', '2', 'Product', fileIn(shop.dir, 'atomic.ndjson', '{"name":"A1","code":"WA1"}\n{"name":"A2","code":"WA2"}\n{"name":"A3","code":"WA1"}\n')));
+    assert.equal(ran.code, 1);
+    assert.match(ran.stdout, /nothing imported into Product \(--atomic\): line 3 was refused/);
+    assert.deepEqual((await shop.get('/rest/Product?$filter="code=WA@"')).__ENTITIES, []);
   });
 });

@@ -89,7 +89,7 @@ export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWith
   const [{ openProject, ProjectError }, { ModelError }, { SchemaError }, { StorageConfigError }] = await Promise.all([
     import('../project.js'), import('../model/load-model.js'), import('../storage/schema.js'), import('../storage/open.js'),
   ]);
-  const project = flags.project ?? nonEmpty(process.env[PROJECT_ENV]) ?? DEMO;
+  const project = projectDir(flags);
   const db = flags.db ?? nonEmpty(process.env[DB_ENV]);
   try {
     return await openProject(project, { db, roles: false, poolSize: 2 });
@@ -98,6 +98,11 @@ export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWith
     if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) throw new UsageError(e.message);
     throw new UsageError(`cannot open the project ${project}: ${(e as Error).message}`);
   }
+}
+
+/** The project folder a command opens: --project, else $DATASET_REST_PROJECT, else the built-in demo. */
+export function projectDir(flags: ProjectFlags): string {
+  return flags.project ?? nonEmpty(process.env[PROJECT_ENV]) ?? DEMO;
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

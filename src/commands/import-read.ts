@@ -32,18 +32,19 @@ export class Input {
   constructor(readonly stream: Readable, readonly size: number | undefined) {}
 }
 
+/** The size of `file` (undefined for stdin, '-'); a missing file or a folder is a UsageError. */
+export function inputSize(file: string): number | undefined {
+  if (file === '-') return undefined;
+  if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
+  const stat = statSync(file);
+  if (!stat.isFile()) throw new UsageError(`${file} is not a file`);
+  return stat.size;
+}
+
 /** `file`, or stdin for '-'; a missing file or a folder is a UsageError. */
 export function openInput(file: string): Input {
-  let stream: Readable;
-  let size: number | undefined;
-  if (file === '-') stream = process.stdin;
-  else {
-    if (!existsSync(file)) throw new UsageError(`${file}: no such file`);
-    const stat = statSync(file);
-    if (!stat.isFile()) throw new UsageError(`${file} is not a file`);
-    size = stat.size;
-    stream = createReadStream(file, { highWaterMark: 1 << 20 });
-  }
+  const size = inputSize(file);
+  const stream: Readable = file === '-' ? process.stdin : createReadStream(file, { highWaterMark: 1 << 20 });
   return new Input(stream, size);
 }
 
@@ -122,8 +123,172 @@ export function recordsOf(input: Input, format: ImportFormat, readAhead: number)
   return queue;
 }
 
-/** CSV: RFC 4180 through csv-parse (a BOM dropped, empty lines skipped); an empty unquoted or quoted field is null. */
+/**
+ * CSV: RFC 4180 (a BOM dropped, empty lines skipped; an empty unquoted or quoted field is null),
+ * lines ending in LF or CRLF, read by CsvReader — several times faster than csv-parse, whose
+ * parsing and garbage were a third of an import's time; a file whose lines end in a lone CR (old
+ * Macs) goes through csv-parse, which tells the line ends apart.
+ */
 function readCsv(stream: Readable, queue: RecordQueue): void {
+  const reader = new CsvReader(queue, () => stream.destroy());
+  const decoder = new StringDecoder('utf8');
+  let first = true;
+  const onData = (chunk: Buffer) => {
+    if (first) {
+      first = false;
+      if (loneCarriageReturn(chunk)) {
+        stream.off('data', onData);
+        stream.off('end', onEnd);
+        return readCsvParse(stream, queue, chunk);
+      }
+    }
+    reader.feed(decoder.write(chunk), false);
+  };
+  const onEnd = () => reader.feed(decoder.end(), true);
+  stream.on('data', onData);
+  stream.on('end', onEnd);
+}
+
+/** Does a CR not followed by LF come before the first LF (lines ending in CR alone)? */
+function loneCarriageReturn(chunk: Buffer): boolean {
+  const lf = chunk.indexOf(0x0a);
+  for (let cr = chunk.indexOf(0x0d); cr >= 0 && (lf < 0 || cr < lf); cr = chunk.indexOf(0x0d, cr + 1)) {
+    if (cr + 1 < chunk.length && chunk[cr + 1] !== 0x0a) return true;
+  }
+  return false;
+}
+
+/** RFC 4180 records from text fed a piece at a time; a record is pushed once its end is read. */
+export class CsvReader {
+  /** text not parsed yet: the beginning of a record whose end is still to come */
+  #rest = '';
+  /** the line #rest begins on */
+  #line = 1;
+  #started = false;
+  #failed = false;
+
+  constructor(readonly queue: Pick<RecordQueue, 'push' | 'end' | 'fail'>, readonly onFail: () => void) {}
+
+  /** Parses `text` (after what came before); `last`: the end of the file. */
+  feed(text: string, last: boolean): void {
+    if (this.#failed) return;
+    if (!this.#started && text.length > 0) {
+      this.#started = true;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
+    const rest = this.#rest.length === 0 ? text : this.#rest + text;
+    let at = 0;
+    // the next quote at or after `at` (rest.length: none), looked for again only once passed
+    let quote = -1;
+    while (at < rest.length) {
+      const lf = rest.indexOf('\n', at);
+      if (lf < 0 && !last) break;
+      const end = lf < 0 ? rest.length : lf;
+      const lineEnd = end > at && rest.charCodeAt(end - 1) === 0x0d ? end - 1 : end;
+      if (lineEnd === at) {
+        // an empty line: skipped, and counted
+        this.#line++;
+        at = end + 1;
+        continue;
+      }
+      if (quote < at) {
+        quote = rest.indexOf('"', at);
+        if (quote < 0) quote = rest.length;
+      }
+      if (quote >= lineEnd) {
+        // no quote on the line: its fields are what the commas separate
+        const fields: (string | null)[] = rest.slice(at, lineEnd).split(',');
+        for (let i = 0; i < fields.length; i++) if (fields[i] === '') fields[i] = null;
+        this.queue.push({ at: `line ${this.#line}`, fields });
+        this.#line++;
+        at = end + 1;
+        continue;
+      }
+      const record = quotedRecord(rest, at, last);
+      if (record === undefined) break; // its end is in text still to come
+      if (typeof record === 'string') return this.#fail(`line ${this.#line}: ${record}`);
+      this.queue.push({ at: `line ${this.#line}`, fields: record.fields });
+      this.#line += linesIn(rest, at, record.next);
+      at = record.next;
+    }
+    this.#rest = at >= rest.length ? '' : rest.slice(at);
+    if (last) {
+      if (this.#rest !== '') return this.#fail(`line ${this.#line}: a quoted field is not closed at the end of the file`);
+      this.queue.end();
+    }
+  }
+
+  #fail(message: string): void {
+    this.#failed = true;
+    this.queue.fail(new Error(message));
+    this.onFail();
+  }
+}
+
+/** Line ends in text[from, to): what a record spanning them moves the line count by. */
+function linesIn(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = text.indexOf('\n', from); i >= 0 && i < to; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/**
+ * The record that begins at text[start] and holds a quote: its fields and where the next record
+ * begins; undefined if its end is not in `text` yet (and `last` is false); a string saying what
+ * is wrong with it (a quote inside an unquoted field, something other than a comma or the line's
+ * end after a closing quote, a quote not closed at the end of the file).
+ */
+function quotedRecord(text: string, start: number, last: boolean): { fields: (string | null)[]; next: number } | string | undefined {
+  const fields: (string | null)[] = [];
+  let i = start;
+  for (;;) {
+    let value: string;
+    if (text.charCodeAt(i) === 0x22 /* " */) {
+      value = '';
+      let from = i + 1;
+      for (;;) {
+        const q = text.indexOf('"', from);
+        if (q < 0) return last ? 'a quoted field is not closed at the end of the file' : undefined;
+        if (q + 1 >= text.length && !last) return undefined; // a doubled quote, maybe
+        if (text.charCodeAt(q + 1) === 0x22) {
+          value += text.slice(from, q + 1);
+          from = q + 2;
+          continue;
+        }
+        value += text.slice(from, q);
+        i = q + 1;
+        break;
+      }
+    } else {
+      let end = i;
+      while (end < text.length) {
+        const c = text.charCodeAt(end);
+        if (c === 0x2c /* , */ || c === 0x0a || (c === 0x0d && text.charCodeAt(end + 1) === 0x0a)) break;
+        if (c === 0x22) return `a quote inside a field that does not begin with one (quote the whole field, and double the quotes in it)`;
+        end++;
+      }
+      if (end >= text.length && !last) return undefined;
+      value = text.slice(i, end);
+      i = end;
+    }
+    fields.push(value === '' ? null : value);
+    if (i >= text.length) return last ? { fields, next: i } : undefined;
+    const c = text.charCodeAt(i);
+    if (c === 0x2c) {
+      i++;
+      continue;
+    }
+    if (c === 0x0a) return { fields, next: i + 1 };
+    if (c === 0x0d) {
+      if (i + 1 >= text.length) return last ? { fields, next: i + 1 } : undefined;
+      if (text.charCodeAt(i + 1) === 0x0a) return { fields, next: i + 2 };
+    }
+    return `${JSON.stringify(text[i])} after a closing quote, where a comma or the end of the line was expected`;
+  }
+}
+
+/** CSV through csv-parse (a BOM dropped, empty lines skipped); an empty unquoted or quoted field is null. `first`: the chunk read already. */
+function readCsvParse(stream: Readable, queue: RecordQueue, first: Buffer): void {
   // (no `cast` nor `info` option: both build objects for every field or record, and made parsing
   // ten times slower; the line numbers come from the parser's counters as each record is pushed)
   const parser = parse({ bom: true, skip_empty_lines: true, relax_column_count: true });
@@ -139,6 +304,7 @@ function readCsv(stream: Readable, queue: RecordQueue): void {
   });
   parser.on('error', (e: Error & { lines?: number }) => queue.fail(new Error(`line ${e.lines ?? lastLine + 1}: ${e.message}`)));
   parser.on('end', () => queue.end());
+  parser.write(first);
   stream.on('data', (chunk: Buffer) => parser.write(chunk));
   stream.on('end', () => parser.end());
 }

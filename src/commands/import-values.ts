@@ -6,10 +6,11 @@
 // object from its JSON text), which the core then converts and checks as it does for a REST write
 // (numbers, dates and uuids from text included). An empty CSV field is null.
 
-import { DatasetError } from '../errors/dataset-error.js';
+import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import { didYouMean } from '../util/suggest.js';
 import { UsageError } from './common.js';
+import type { SourceRecord } from './import-read.js';
 
 /** A column of the file and what it sets. */
 export interface ImportColumn {
@@ -81,4 +82,45 @@ export function fromJson(column: ImportColumn, value: unknown): unknown {
   if (value === undefined) return null;
   if (column.relation && typeof value === 'object' && value !== null && !Array.isArray(value) && '__KEY' in value) return (value as { __KEY: unknown }).__KEY;
   return value;
+}
+
+/** Refuses the record at `at` (a line, an array index) for `reason`. */
+export type Refuse = (at: string, reason: string) => void;
+
+/** JSON properties by name: each storage column's, and each N→1 relation's (its foreign key's column). */
+export function jsonIndex(model: DataClassModel, columns: readonly ImportColumn[]): Map<string, number> {
+  const index = new Map(columns.map((c, i) => [c.name, i]));
+  for (const a of model.attributes) {
+    if (a.kind === 'relatedEntity' && index.has(a.foreignKey.name)) index.set(a.name, index.get(a.foreignKey.name) as number);
+  }
+  return index;
+}
+
+/**
+ * A record's values in the order of `columns` (undefined: not given, in a JSON object), in `into`
+ * when given (an array of columns.length, reused from row to row), or undefined after refusing it (a field count that is not the header's, an unknown property, a
+ * CSV text that cannot be its column's value).
+ */
+export function recordValues(model: DataClassModel, columns: readonly ImportColumn[], byName: Map<string, number> | undefined, record: SourceRecord, refuse: Refuse, into?: unknown[]): unknown[] | undefined {
+  if (record.error !== undefined) return void refuse(record.at, record.error);
+  const out = into ?? new Array<unknown>(columns.length);
+  if (into && !record.fields) out.fill(undefined);
+  try {
+    if (record.fields) {
+      if (record.fields.length !== columns.length) return void refuse(record.at, `${record.fields.length} fields where the header names ${columns.length}`);
+      for (let i = 0; i < columns.length; i++) out[i] = fromCsv(columns[i], record.fields[i]);
+      return out;
+    }
+    const object = record.object as Record<string, unknown>;
+    for (const name in object) {
+      const at = byName?.get(name);
+      if (at === undefined) return void refuse(record.at, `'${name}' is not an attribute of ${model.name} that an import sets`);
+      if (out[at] !== undefined) return void refuse(record.at, `'${name}' sets ${columns[at].name}, given another way too`);
+      out[at] = fromJson(columns[at], object[name]);
+    }
+    return out;
+  } catch (e) {
+    if (!isDatasetError(e)) throw e;
+    return void refuse(record.at, e.message);
+  }
 }

@@ -11,13 +11,15 @@
 import { coreOf, type DatastoreWithClasses } from '../datastore/datastore.js';
 import type { DataClass } from '../datastore/dataclass.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import { BulkInserter, type BulkRow } from '../datastore/import-writes.js';
-import { isDatasetError } from '../errors/dataset-error.js';
+import { join } from 'node:path';
+import { BulkInserter, RowPreparer } from '../datastore/import-writes.js';
 import type { DataClassModel } from '../model/types.js';
-import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
+import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, projectDir, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
+import { BatchPreparer, beginRecords, RecordBatches, type PreparedBatch, type Refusal } from './import-prepare.js';
 import { progressFor } from './import-progress.js';
-import { formatOf, IMPORT_FORMATS, Input, openInput, recordsOf, type ImportFormat, type SourceRecord } from './import-read.js';
-import { fromCsv, fromJson, resolveColumns, storageColumns, type ImportColumn } from './import-values.js';
+import { formatOf, IMPORT_FORMATS, inputSize, openInput, recordsOf, type ImportFormat, type SourceRecord } from './import-read.js';
+import { tuning, WorkerBatches } from './import-threads.js';
+import { jsonIndex, recordValues, resolveColumns, storageColumns, type ImportColumn, type Refuse } from './import-values.js';
 
 const DEFAULT_BATCH_SIZE = 1000;
 
@@ -52,11 +54,9 @@ class AtomicStop extends Error {
   }
 }
 
-type Refuse = (at: string, reason: string) => void;
-
-/** Writes a batch of records; resolves to the rows written. */
+/** Writes a batch; resolves to the rows written. */
 interface BatchWriter {
-  write(records: readonly SourceRecord[], refuse: Refuse): Promise<number>;
+  write(next: Next, refuse: Refuse): Promise<number>;
 }
 
 export async function main(args: readonly string[]): Promise<number> {
@@ -67,47 +67,64 @@ export async function main(args: readonly string[]): Promise<number> {
   const [dataClassName, file] = program.processedArgs as [string, string];
   return runCommand(async (opened) => {
     const format = formatOf(file, flags.format);
-    const input = openInput(file);
-    const ds = await openForCommand(flags);
-    opened(ds);
-    return importFile(ds, dataClassNamed(ds, dataClassName), input, format, flags, file === '-' ? 'stdin' : file);
+    const size = inputSize(file); // (a missing file is refused before the project opens)
+    const name = file === '-' ? 'stdin' : file;
+    // a big file's worker starts while the project opens (it takes a few hundred milliseconds);
+    // closed unasked if the import turns out to need this thread (events, bad usage)
+    const worker = size !== undefined && size >= tuning.workerMinBytes
+      ? WorkerBatches.start({ file, name, format, batchSize: flags.batchSize, modelFile: join(projectDir(flags), 'model.json'), dataClass: dataClassName })
+      : undefined;
+    try {
+      const ds = await openForCommand(flags);
+      opened(ds);
+      return await importFile(ds, dataClassNamed(ds, dataClassName), file, format, flags, name, worker);
+    } finally {
+      await worker?.close();
+    }
   });
 }
 
-async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input: Input, format: ImportFormat, flags: ImportFlags, name: string): Promise<number> {
+async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, file: string, format: ImportFormat, flags: ImportFlags, name: string, worker: WorkerBatches | undefined): Promise<number> {
   const core = coreOf(ds);
   const dcCore = core.classOf(dataClass.model);
   const model = dataClass.model;
   // saves one by one only when user code must run: the bulk path leaves the same rows otherwise
   const bulk = !flags.events || !(dcCore.writesRunUserCode || dcCore.constructsOnRead);
-  const source = recordsOf(input, format, flags.batchSize * 2);
   const started = performance.now();
-  let first: SourceRecord[] | null;
-  try {
-    first = await source.take(1);
-  } catch (e) {
-    throw new UsageError(`${name}: ${(e as Error).message}`);
-  }
-  let batch: SourceRecord[] = [];
+  const size = inputSize(file);
+  const threaded = bulk && worker ? await worker.begin({ dialect: core.storage.dialect.name === 'postgres' ? 'postgres' : 'sqlite', maxTextLength: core.maxTextLength }) : undefined;
   let columns: ImportColumn[];
-  if (format === 'csv') {
-    if (!first) throw new UsageError(`${name} is empty: a CSV file begins with a header row naming the columns`);
-    columns = resolveColumns(model, (first[0].fields ?? []).map((f) => f ?? ''), `${name}, header`);
-  } else {
-    columns = storageColumns(model);
-    if (first) {
-      // the first object's properties are checked as a header is: a wrong name stops everything
-      if (first[0].object) values(model, columns, jsonIndex(model, columns), first[0], (_at, reason) => {
-        throw new UsageError(`${name}, ${first[0].at}: ${reason}`);
-      });
-      batch = first;
+  let batches: Batches;
+  if (threaded) {
+    columns = format === 'csv' ? resolveColumns(model, threaded.names, `${name}, header`) : storageColumns(model);
+    // (the worker read the same model.json: its columns are these)
+    if (columns.some((c, i) => c.name !== threaded.names[i] || c.attr.type !== threaded.types[i]) || columns.length !== threaded.names.length) {
+      throw new UsageError(`${name}: model.json changed while the import started`);
     }
+    batches = { take: () => threaded.batches.take().then((b) => ({ ...b, prepared: b.batch })), close: () => threaded.batches.close() };
+  } else {
+    const here = openInput(file);
+    const source = recordsOf(here, format, flags.batchSize * 2);
+    const begun = await beginRecords(source, format, model, name);
+    columns = begun.columns;
+    const records = new RecordBatches(source, flags.batchSize, begun.first);
+    const preparer = bulk ? new BatchPreparer(model, columns, new RowPreparer(model, columns.map((c) => c.attr), core.storage.dialect, core.maxTextLength)) : undefined;
+    batches = {
+      async take() {
+        const { batch, broken } = await records.take();
+        return { batch, broken, prepared: batch && preparer?.prepare(batch, here.bytesRead), bytes: here.bytesRead };
+      },
+      async close() {
+        if (file !== '-') here.stream.destroy();
+      },
+    };
   }
-  const writer: BatchWriter = bulk ? bulkWriter(dcCore, columns, model) : entityWriter(ds, dataClass, columns, model);
-  const progress = progressFor({ tty: io.stderr.isTTY === true, stream: io.stderr, size: input.size, everyMs: flags.progressEvery * 1000 });
+  const writer: BatchWriter = bulk ? bulkWriter(dcCore, columns) : entityWriter(ds, dataClass, columns, model);
+  const progress = progressFor({ tty: io.stderr.isTTY === true, stream: io.stderr, size, everyMs: flags.progressEvery * 1000 });
   let imported = 0;
   let refused = 0;
   let broken: string | undefined;
+  let bytes = 0;
   const refuse: Refuse = (at, reason) => {
     if (flags.atomic) throw new AtomicStop(at, reason);
     refused++;
@@ -115,17 +132,12 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
   };
   const run = async () => {
     for (;;) {
-      let more: SourceRecord[] | null = null;
-      try {
-        more = await source.take(flags.batchSize - batch.length);
-      } catch (e) {
-        broken = (e as Error).message;
-      }
-      if (more) batch = batch.length === 0 ? more : [...batch, ...more];
-      if (batch.length > 0) imported += await writer.write(batch, refuse);
-      batch = [];
-      progress.update({ imported, refused, bytes: input.bytesRead });
-      if (!more) break;
+      const next = await batches.take();
+      broken ??= next.broken;
+      if (!next.batch) break;
+      imported += await writer.write(next, refuse);
+      bytes = next.prepared?.bytesRead ?? next.bytes ?? bytes;
+      progress.update({ imported, refused, bytes });
     }
     if (broken !== undefined && flags.atomic) throw new AtomicStop('the file', broken);
   };
@@ -140,6 +152,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
     return 1;
   } finally {
     progress.stop();
+    await batches.close();
   }
   if (broken !== undefined) say(`import: ${name}: ${broken} (reading stopped there)`);
   const ms = performance.now() - started;
@@ -148,69 +161,33 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, input:
   return refused > 0 || broken !== undefined ? 1 : 0;
 }
 
-/** JSON properties by name: each storage column's, and each N→1 relation's (its foreign key's column). */
-function jsonIndex(model: DataClassModel, columns: readonly ImportColumn[]): Map<string, number> {
-  const index = new Map(columns.map((c, i) => [c.name, i]));
-  for (const a of model.attributes) {
-    if (a.kind === 'relatedEntity' && index.has(a.foreignKey.name)) index.set(a.name, index.get(a.foreignKey.name) as number);
-  }
-  return index;
+/** A batch to write: the records (read here) or the rows prepared (here or by the worker), and the bytes of the file read by then. */
+interface Next {
+  readonly batch: readonly SourceRecord[] | PreparedBatch | undefined;
+  readonly prepared: PreparedBatch | undefined;
+  readonly broken?: string;
+  readonly bytes?: number;
 }
 
-/**
- * A record's values in the order of `columns` (undefined: not given, in a JSON object), or
- * undefined after refusing it (a field count that is not the header's, an unknown property, a
- * CSV text that cannot be its column's value).
- */
-function values(model: DataClassModel, columns: readonly ImportColumn[], byName: Map<string, number> | undefined, record: SourceRecord, refuse: Refuse): unknown[] | undefined {
-  if (record.error !== undefined) return void refuse(record.at, record.error);
-  const out = new Array<unknown>(columns.length);
-  try {
-    if (record.fields) {
-      if (record.fields.length !== columns.length) return void refuse(record.at, `${record.fields.length} fields where the header names ${columns.length}`);
-      for (let i = 0; i < columns.length; i++) out[i] = fromCsv(columns[i], record.fields[i]);
-      return out;
-    }
-    const object = record.object as Record<string, unknown>;
-    for (const name in object) {
-      const at = byName?.get(name);
-      if (at === undefined) return void refuse(record.at, `'${name}' is not an attribute of ${model.name} that an import sets`);
-      if (out[at] !== undefined) return void refuse(record.at, `'${name}' sets ${columns[at].name}, given another way too`);
-      out[at] = fromJson(columns[at], object[name]);
-    }
-    return out;
-  } catch (e) {
-    if (!isDatasetError(e)) throw e;
-    return void refuse(record.at, e.message);
-  }
+/** Where the batches come from: the worker thread, or the file read here. */
+interface Batches {
+  take(): Promise<Next>;
+  close(): Promise<void>;
 }
 
-/** The bulk path: rows checked here (a bad one refused alone), then inserted together by the core in the batch's transaction. */
-function bulkWriter(dcCore: DataClassCore, columns: readonly ImportColumn[], model: DataClassModel): BatchWriter {
+/** The bulk path: rows checked before (a bad one refused alone), then inserted together by the core in the batch's transaction. */
+function bulkWriter(dcCore: DataClassCore, columns: readonly ImportColumn[]): BatchWriter {
   const inserter = new BulkInserter(dcCore, columns.map((c) => c.attr), dcCore.core.root);
-  const byName = jsonIndex(model, columns);
   return {
-    async write(records, refuse) {
+    async write(next, refuse) {
+      const batch = next.prepared as PreparedBatch;
       // refusals are said in the order of the file, whichever step found them
-      const refusals: [number, string, string][] = [];
-      const rows: BulkRow[] = [];
-      const where: number[] = [];
-      records.forEach((record, i) => {
-        const given = values(model, columns, byName, record, (at, reason) => void refusals.push([i, at, reason]));
-        if (!given) return;
-        try {
-          rows.push(inserter.prepare(given));
-          where.push(i);
-        } catch (e) {
-          if (!isDatasetError(e)) throw e;
-          refusals.push([i, record.at, e.message]);
-        }
-      });
-      const refused = rows.length === 0 ? [] : await inserter.insert(rows);
-      refused.forEach((e, i) => e && refusals.push([where[i], records[where[i]].at, e.message]));
+      const refusals: Refusal[] = [...batch.refusals];
+      const refused = batch.ats.length === 0 ? [] : await inserter.insert(batch.rows);
+      refused.forEach((e, i) => e && refusals.push([batch.where[i], batch.ats[i], e.message]));
       refusals.sort((a, b) => a[0] - b[0]);
       for (const [, at, reason] of refusals) refuse(at, reason);
-      return rows.length - refused.filter((e) => e !== undefined).length;
+      return batch.ats.length - refused.filter((e) => e !== undefined).length;
     },
   };
 }
@@ -219,11 +196,11 @@ function bulkWriter(dcCore: DataClassCore, columns: readonly ImportColumn[], mod
 function entityWriter(ds: DatastoreWithClasses, dataClass: DataClass, columns: readonly ImportColumn[], model: DataClassModel): BatchWriter {
   const byName = jsonIndex(model, columns);
   return {
-    write(records, refuse) {
+    write(next, refuse) {
       return ds.transaction(async () => {
         let written = 0;
-        for (const record of records) {
-          const given = values(model, columns, byName, record, refuse);
+        for (const record of next.batch as readonly SourceRecord[]) {
+          const given = recordValues(model, columns, byName, record, refuse);
           if (!given) continue;
           try {
             const entity = dataClass.new();

@@ -12,14 +12,17 @@
 // runs here: neither events nor an entity class's constructor (the command goes through save()
 // when they must run). Files (image, blob) are not imported: they hold stored files, not values.
 
+import { FOLD_PREFIX_LENGTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
-import type { StorageAttribute } from '../model/types.js';
+import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
 import { bulkRowWidth, compileBulkInsert, compileKeyCounterCatchUp } from '../sql/bulk-insert.js';
-import type { Dialect } from '../sql/dialect.js';
+import { isoDate, type Dialect } from '../sql/dialect.js';
+import { postgresDialect } from '../sql/dialect-postgres.js';
+import { sqliteDialect } from '../sql/dialect-sqlite.js';
 import { ConstraintError } from '../storage/adapter.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
-import { fold } from '../util/fold.js';
+import { fold, storedFold } from '../util/fold.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import { requireDataClass } from './guard.js';
@@ -30,69 +33,82 @@ const MAX_PARAMS = 30_000;
 /** Rows one statement inserts at most (past a few hundred, longer statements gain nothing). */
 const MAX_ROWS_PER_STATEMENT = 200;
 
-/** One row, checked and converted: its bound values (the key's apart: an autoincrement key may be left to the engine). */
-export interface BulkRow {
-  /** the key's bound value, or undefined for the engine to give one */
-  readonly key: unknown;
-  /** the other attributes' bound values (and folds), in the inserter's order */
-  readonly values: readonly unknown[];
-  /** the foreign keys it names, for the relation checks (only when the columns hold one) */
-  readonly relations: ReadonlyMap<StorageAttribute, unknown> | undefined;
+/**
+ * Rows checked and converted, in flat arrays (no object per row: an import makes hundreds of
+ * thousands of them, and a batch crosses from the worker thread that prepares it as it is).
+ */
+export interface PreparedRows {
+  /** each row's key, bound (undefined: the engine gives one) */
+  readonly keys: unknown[];
+  /** each row's other bound values (and folds), `width` a row, in the inserter's order */
+  readonly values: unknown[];
+  readonly width: number;
+  /** each row's foreign keys (converted, null: none), one per foreign key given, in the preparer's order; empty when none is given */
+  readonly foreignKeys: unknown[];
 }
 
-/** Inserts rows of one dataclass with a fixed list of attributes (the columns of the file). */
-export class BulkInserter {
-  readonly #dc: DataClassCore;
-  readonly #access: Access;
+/**
+ * Checks and converts the rows of an import for one dataclass and a fixed list of attributes (the
+ * columns of the file), as a save of a new entity would: needs only the model and the dialect, so
+ * that it can run in the thread that parses the file.
+ */
+export class RowPreparer {
+  readonly #model: DataClassModel;
+  readonly #dialect: Dialect;
   /** the attributes given, in the order of the values prepare() takes */
   readonly #given: readonly StorageAttribute[];
-  /** the attributes but the key, in the order of BulkRow.values */
-  readonly #others: readonly StorageAttribute[];
   /** position of the key in the values given to prepare(), or -1 */
   readonly #keyAt: number;
   /** notNull attributes (not the key) and where prepare() finds them (-1: not given, so always null) */
   readonly #required: readonly (readonly [StorageAttribute, number])[];
-  /** foreign keys among the attributes, by position */
-  readonly #foreignKeys: readonly (readonly [StorageAttribute, number])[];
-  /** a relation of the dataclass to itself is among them: a row may name one inserted just before it */
-  readonly #selfRelation: boolean;
-  /** SQL texts by (key given, rows), built once */
-  readonly #sql = new Map<string, string>();
+  /** where the foreign keys given are among the values (in the order of relationsOf) */
+  readonly #foreignKeyAt: readonly number[];
   /** per attribute given, the cells of texts met lately */
   readonly #memos: readonly Memo[];
+  /** the cells of the row being prepared (one array for every row: prepare() copies them out) */
+  readonly #cells: Cell[];
+  /** the longest text a string takes (--max-text-length) */
+  readonly #maxTextLength: number;
+  /** bound values a row takes, the key apart */
+  readonly width: number;
 
-  constructor(dc: DataClassCore, attrs: readonly StorageAttribute[], access: Access) {
-    requireDataClass(access, dc.model, 'create');
-    this.#dc = dc;
-    this.#access = access;
-    const key = dc.model.key;
+  constructor(model: DataClassModel, attrs: readonly StorageAttribute[], dialect: Dialect, maxTextLength: number) {
+    this.#model = model;
+    this.#maxTextLength = maxTextLength;
+    this.#dialect = dialect;
+    const key = model.key;
     for (const a of attrs) {
-      if (a.dataClass !== dc.model) throw new Error(`${a.dataClass.name}.${a.name} is not an attribute of ${dc.name}`);
-      if (a.type === 'image' || a.type === 'blob') throw new DatasetError('INVALID_VALUE', `${dc.name}.${a.name} is ${a.type === 'image' ? 'a picture' : 'a blob'}: an import holds values, not files`, [], { attributeName: a.name });
+      if (a.dataClass !== model) throw new Error(`${a.dataClass.name}.${a.name} is not an attribute of ${model.name}`);
+      if (a.type === 'image' || a.type === 'blob') throw new DatasetError('INVALID_VALUE', `${model.name}.${a.name} is ${a.type === 'image' ? 'a picture' : 'a blob'}: an import holds values, not files`, [], { attributeName: a.name });
     }
     this.#keyAt = attrs.indexOf(key);
-    this.#others = attrs.filter((a) => a !== key);
     this.#given = attrs;
-    this.#memos = attrs.map((a) => new Memo(a, dc.core.storage.dialect));
-    this.#required = dc.model.storage.filter((a) => a.notNull && !a.identifying).map((a) => [a, attrs.indexOf(a)] as const);
-    const relations = relationsOf(dc);
-    this.#foreignKeys = relations.filter((r) => attrs.includes(r.foreignKey)).map((r) => [r.foreignKey, attrs.indexOf(r.foreignKey)] as const);
-    this.#selfRelation = relations.some((r) => r.target === dc.model && attrs.includes(r.foreignKey));
+    this.#memos = attrs.map((a) => new Memo(a, dialect, maxTextLength));
+    this.#cells = new Array<Cell>(attrs.length).fill(NULL_CELL);
+    this.#required = model.storage.filter((a) => a.notNull && !a.identifying).map((a) => [a, attrs.indexOf(a)] as const);
+    this.#foreignKeyAt = foreignKeysGiven(model, attrs).map((fk) => attrs.indexOf(fk));
+    this.width = bulkRowWidth(attrs.filter((a) => a !== key)) - 2;
+  }
+
+  /** An empty batch of rows for prepare() to fill. */
+  rows(): PreparedRows {
+    return { keys: [], values: [], width: this.width, foreignKeys: [] };
   }
 
   /**
-   * One row's values (in the order of the attributes given; null or undefined: none), converted
-   * and checked as a save of a new entity would; throws the DatasetError that save would throw.
+   * Adds one row's values (in the order of the attributes given; null or undefined: none) to
+   * `rows`, converted and checked as a save of a new entity would; throws the DatasetError that
+   * save would throw, `rows` then unchanged.
    */
-  prepare(given: readonly unknown[]): BulkRow {
-    const dc = this.#dc.model;
-    const dialect = this.#dc.core.storage.dialect;
+  prepare(given: readonly unknown[], rows: PreparedRows): void {
+    const dc = this.#model;
+    const dialect = this.#dialect;
     const keyAttr = dc.key;
     let key: unknown = null;
     if (this.#keyAt >= 0) {
       const raw = given[this.#keyAt];
       if (raw !== null && raw !== undefined) {
-        const v = coerceValue(keyAttr, raw);
+        const v = coerceValue(keyAttr, raw, this.#maxTextLength);
         key = keyFromInput(keyAttr, v);
         if (key === undefined) throw new DatasetError('INVALID_KEY', `${JSON.stringify(raw)} is not a valid ${keyAttr.type} key for ${dc.name}`);
       }
@@ -101,28 +117,58 @@ export class BulkInserter {
       if (keyAttr.autogenerate) key = newUuid();
       else if (!keyAttr.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${keyAttr.name}'`);
     }
-    const cells = new Array<Cell>(given.length);
+    const cells = this.#cells;
     for (let i = 0; i < given.length; i++) {
       if (i === this.#keyAt) continue;
       const raw = given[i];
-      cells[i] = raw === undefined || raw === null ? NULL_CELL : typeof raw === 'string' ? this.#memos[i].cell(raw) : cellOf(this.#given[i], dialect, raw);
+      cells[i] = raw === undefined || raw === null ? NULL_CELL : typeof raw === 'string' ? this.#memos[i].cell(raw) : cellOf(this.#given[i], dialect, raw, this.#maxTextLength);
     }
     for (const [attr, at] of this.#required) {
       if (at < 0 || cells[at].value === null) throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
     }
-    const values: unknown[] = [];
+    // (nothing can throw past here: the row goes in whole)
+    const values = rows.values;
     for (let i = 0; i < given.length; i++) {
       if (i === this.#keyAt) continue;
       const cell = cells[i];
       values.push(cell.bound);
       if (this.#given[i].type === 'string') values.push(cell.folded);
     }
-    let relations: Map<StorageAttribute, unknown> | undefined;
-    for (const [fk, at] of this.#foreignKeys) {
-      const v = at === this.#keyAt ? key : cells[at].value;
-      if (v !== null) (relations ??= new Map()).set(fk, v);
-    }
-    return { key: key === null ? undefined : dialect.encode(keyAttr.type, key, false), values, relations };
+    for (const at of this.#foreignKeyAt) rows.foreignKeys.push(at === this.#keyAt ? key : cells[at].value);
+    rows.keys.push(key === null ? undefined : dialect.encode(keyAttr.type, key, false));
+  }
+}
+
+/** The foreign keys among `attrs`, in the order of the dataclass's relations. */
+function foreignKeysGiven(model: DataClassModel, attrs: readonly StorageAttribute[]): StorageAttribute[] {
+  const out: StorageAttribute[] = [];
+  for (const a of model.attributes) if (a.kind === 'relatedEntity' && attrs.includes(a.foreignKey) && !out.includes(a.foreignKey)) out.push(a.foreignKey);
+  return out;
+}
+
+/** Inserts rows of one dataclass with a fixed list of attributes (the columns of the file), prepared by a RowPreparer for the same attributes. */
+export class BulkInserter {
+  readonly #dc: DataClassCore;
+  readonly #access: Access;
+  /** the attributes but the key, in the order of PreparedRows.values */
+  readonly #others: readonly StorageAttribute[];
+  /** the foreign keys given, in the order of PreparedRows.foreignKeys */
+  readonly #foreignKeys: readonly StorageAttribute[];
+  /** a relation of the dataclass to itself is among them: a row may name one inserted just before it */
+  readonly #selfRelation: boolean;
+  /** SQL texts by (key given, rows), built once */
+  readonly #sql = new Map<string, string>();
+  /** prepares rows for this inserter, in this thread */
+  readonly preparer: RowPreparer;
+
+  constructor(dc: DataClassCore, attrs: readonly StorageAttribute[], access: Access) {
+    requireDataClass(access, dc.model, 'create');
+    this.#dc = dc;
+    this.#access = access;
+    this.preparer = new RowPreparer(dc.model, attrs, dc.core.storage.dialect, dc.core.maxTextLength);
+    this.#others = attrs.filter((a) => a !== dc.model.key);
+    this.#foreignKeys = foreignKeysGiven(dc.model, attrs);
+    this.#selfRelation = relationsOf(dc).some((r) => r.target === dc.model && attrs.includes(r.foreignKey));
   }
 
   /**
@@ -132,7 +178,7 @@ export class BulkInserter {
    * and the batch written again guarded: each statement in a savepoint, and the rows of one that
    * fails one by one, so that only the rows at fault are refused.
    */
-  async insert(rows: readonly BulkRow[]): Promise<(DatasetError | undefined)[]> {
+  async insert(rows: PreparedRows): Promise<(DatasetError | undefined)[]> {
     try {
       return await this.#pass(rows, false);
     } catch (e) {
@@ -142,12 +188,14 @@ export class BulkInserter {
   }
 
   /** One pass over the batch, in a transaction (a savepoint inside the caller's). */
-  #pass(rows: readonly BulkRow[], guarded: boolean): Promise<(DatasetError | undefined)[]> {
+  #pass(rows: PreparedRows, guarded: boolean): Promise<(DatasetError | undefined)[]> {
     const storage = this.#dc.core.storage;
-    const refused = new Array<DatasetError | undefined>(rows.length);
+    const count = rows.keys.length;
+    const refused = new Array<DatasetError | undefined>(count);
+    const relations = this.#relations(rows);
     return storage.transaction(async () => {
       const known = this.#foreignKeys.length > 0 && !this.#selfRelation
-        ? await knownTargets(this.#dc, rows.map((r) => r.relations ?? EMPTY), this.#access)
+        ? await knownTargets(this.#dc, Array.from(relations, (r) => r ?? EMPTY), this.#access)
         : undefined;
       // (the time of the batch's rows, taken once the writer is ours, as a save takes it)
       const timestamp = Date.now();
@@ -160,14 +208,15 @@ export class BulkInserter {
         inserted += await this.#write(rows, pending, timestamp, refused, guarded);
         pending = [];
       };
-      for (let i = 0; i < rows.length; i++) {
-        const row = rows[i];
+      const keys = rows.keys;
+      for (let i = 0; i < count; i++) {
+        const rowRelations = relations[i];
         // a statement holds rows of one shape (key given or not) and at most perStatement of them;
         // flushed before the next row's checks, so that a row may name one written just before it
-        if (pending.length > 0 && ((rows[pending[0]].key === undefined) !== (row.key === undefined) || pending.length >= perStatement)) await flush();
-        if (row.relations) {
+        if (pending.length > 0 && ((keys[pending[0]] === undefined) !== (keys[i] === undefined) || pending.length >= perStatement)) await flush();
+        if (rowRelations) {
           try {
-            await checkValues(this.#dc, row.relations, this.#access, known);
+            await checkValues(this.#dc, rowRelations, this.#access, known);
           } catch (e) {
             if (!isDatasetError(e)) throw e;
             refused[i] = e;
@@ -175,7 +224,7 @@ export class BulkInserter {
           }
         }
         pending.push(i);
-        keysGiven ||= row.key !== undefined;
+        keysGiven ||= keys[i] !== undefined;
       }
       await flush();
       if (inserted > 0) await bumpGlobalStamp(storage);
@@ -189,9 +238,9 @@ export class BulkInserter {
    * One statement for the rows at `which`: unguarded, a refusal ends the pass (StatementRefused);
    * guarded, in a savepoint, and if the engine refuses it, each row alone. Resolves to the rows inserted.
    */
-  async #write(rows: readonly BulkRow[], which: readonly number[], timestamp: number, refused: (DatasetError | undefined)[], guarded: boolean): Promise<number> {
+  async #write(rows: PreparedRows, which: readonly number[], timestamp: number, refused: (DatasetError | undefined)[], guarded: boolean): Promise<number> {
     const storage = this.#dc.core.storage;
-    const sql = this.#statement(rows[which[0]].key !== undefined, which.length);
+    const sql = this.#statement(rows.keys[which[0]] !== undefined, which.length);
     const params = this.#params(rows, which, timestamp);
     if (!guarded) {
       try {
@@ -226,15 +275,30 @@ export class BulkInserter {
     return sql;
   }
 
-  #params(rows: readonly BulkRow[], which: readonly number[], timestamp: number): unknown[] {
+  #params(rows: PreparedRows, which: readonly number[], timestamp: number): unknown[] {
+    const { keys, values, width } = rows;
     const params: unknown[] = [];
     for (const i of which) {
-      const row = rows[i];
-      if (row.key !== undefined) params.push(row.key);
-      for (const v of row.values) params.push(v);
+      const key = keys[i];
+      if (key !== undefined) params.push(key);
+      for (let at = i * width, end = at + width; at < end; at++) params.push(values[at]);
       params.push(1, timestamp);
     }
     return params;
+  }
+
+  /** Each row's foreign keys given (not null), as the relation checks take them; undefined for a row that names none. */
+  #relations(rows: PreparedRows): (Map<StorageAttribute, unknown> | undefined)[] {
+    const n = this.#foreignKeys.length;
+    const out = new Array<Map<StorageAttribute, unknown> | undefined>(rows.keys.length);
+    if (n === 0) return out;
+    for (let i = 0; i < rows.keys.length; i++) {
+      for (let j = 0; j < n; j++) {
+        const v = rows.foreignKeys[i * n + j];
+        if (v !== null && v !== undefined) (out[i] ??= new Map()).set(this.#foreignKeys[j], v);
+      }
+    }
+    return out;
   }
 
   /** The engine's refusal of one row, as a save would report it: a unique value taken names its attribute. */
@@ -268,8 +332,13 @@ interface Cell {
 const NULL_CELL: Cell = { value: null, bound: null, folded: null };
 
 /** The cell of a value (not null) for `attr`: converted and checked by the core's coerceValue, encoded by the dialect; throws as a save would. */
-function cellOf(attr: StorageAttribute, dialect: Dialect, raw: unknown): Cell {
-  const value = coerceValue(attr, raw);
+function cellOf(attr: StorageAttribute, dialect: Dialect, raw: unknown, maxTextLength: number): Cell {
+  if (attr.type === 'date' && typeof raw === 'string' && DATES_STORED_AS_ISO_TEXT) {
+    // (its value is its text: notNull looks at it, and a date is never a foreign key)
+    const text = storedDateText(raw, attr.dateOnly);
+    if (text !== undefined) return { value: text, bound: text, folded: null };
+  }
+  const value = coerceValue(attr, raw, maxTextLength);
   return { value, bound: dialect.encode(attr.type, value, attr.dateOnly), folded: attr.type === 'string' ? foldOf(value as string) : null };
 }
 
@@ -283,18 +352,18 @@ class Memo {
   #asked = 0;
   #found = 0;
 
-  constructor(readonly attr: StorageAttribute, readonly dialect: Dialect) {}
+  constructor(readonly attr: StorageAttribute, readonly dialect: Dialect, readonly maxTextLength: number) {}
 
   cell(raw: string): Cell {
     const cells = this.#cells;
-    if (!cells) return cellOf(this.attr, this.dialect, raw);
+    if (!cells) return cellOf(this.attr, this.dialect, raw, this.maxTextLength);
     this.#asked++;
     let cell = cells.get(raw);
     if (cell) {
       this.#found++;
       return cell;
     }
-    cell = cellOf(this.attr, this.dialect, raw);
+    cell = cellOf(this.attr, this.dialect, raw, this.maxTextLength);
     if (cells.size >= MEMO_SIZE) cells.clear();
     cells.set(raw, cell);
     if (this.#asked === MEMO_TRIAL && this.#found < MEMO_TRIAL / 4) this.#cells = undefined;
@@ -311,7 +380,44 @@ const ASCII_CHARACTERS = String.fromCharCode(...Array.from({ length: 128 }, (_, 
 const ASCII_FOLDS_LOWER = fold(ASCII_CHARACTERS) === ASCII_CHARACTERS.toLowerCase();
 const ASCII = /^\p{ASCII}*$/u;
 
-/** fold(), skipping its Unicode decomposition for ASCII text, where it is the lower case (checked above, once). */
+/** storedFold(), skipping its Unicode decomposition for ASCII text, where it is the lower case (checked above, once). */
 function foldOf(text: string): string {
-  return ASCII_FOLDS_LOWER && ASCII.test(text) ? text.toLowerCase() : fold(text);
+  return ASCII_FOLDS_LOWER && ASCII.test(text) ? text.slice(0, FOLD_PREFIX_LENGTH).toLowerCase() : storedFold(text);
+}
+
+/** Both dialects store a date as isoDate() makes its text (checked once): what storedDateText() gives. */
+const DATES_STORED_AS_ISO_TEXT = [sqliteDialect, postgresDialect].every((d) => [false, true].every((dateOnly) => {
+  const sample = new Date(Date.UTC(2024, 1, 29, 10, 20, 30, 40));
+  return d.encode('date', sample, dateOnly) === isoDate(sample, dateOnly);
+}));
+
+const ISO_DAY = /^(\d{4})-(\d\d)-(\d\d)$/;
+const ISO_INSTANT = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+/**
+ * The stored text of a date given in the shape isoDate() stores (a day, or an instant in UTC with
+ * milliseconds: what an export writes), without making a Date; undefined for any other text, left
+ * to the core's coerceValue (which gives the same text for these: test/import-values.test.ts checks).
+ */
+export function storedDateText(text: string, dateOnly: boolean): string | undefined {
+  if (text.length === 10) {
+    const m = ISO_DAY.exec(text);
+    if (!m || !realDay(+m[1], +m[2], +m[3])) return undefined;
+    return dateOnly ? text : `${text}T00:00:00.000Z`;
+  }
+  if (text.length === 24) {
+    const m = ISO_INSTANT.exec(text);
+    if (!m || !realDay(+m[1], +m[2], +m[3])) return undefined;
+    return dateOnly ? text.slice(0, 10) : text;
+  }
+  return undefined;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Is it a day of the (proleptic Gregorian) calendar? */
+function realDay(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= DAYS_IN_MONTH[month - 1] + (leap ? 1 : 0);
 }
