@@ -127,6 +127,7 @@ async function serve(): Promise<void> {
     maxBodyBytes: opts.maxBodySize,
     maxPageSize: opts.maxPageSize,
     maxInlinedEntities: opts.maxInlinedEntities,
+    maxAnswerBytes: opts.maxAnswerSize,
     maxBatchEntities: opts.maxBatchEntities,
     pendingUploads: { count: opts.maxPendingUploads, bytes: opts.maxPendingUploadSize },
     bodyTimeoutMs: opts.bodyTimeout,

@@ -32,6 +32,8 @@ export interface ServerOptions {
   readonly maxPageSize?: number;
   /** the most related entities one answer may inline through $attributes / $expand, all levels together (default 100,000) */
   readonly maxInlinedEntities?: number;
+  /** the most bytes of values one answer may hold, measured before a big read (default 64 MB) */
+  readonly maxAnswerBytes?: number;
   /** the most entities one $method=update or validate may carry (default 10,000) */
   readonly maxBatchEntities?: number;
   /** per client (a session, a guest's address): uploads waiting for an entity at once, and their bytes (default 100 files, 1 GB) */
@@ -91,6 +93,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
     maxPageSize: options.maxPageSize,
     maxInlinedEntities: options.maxInlinedEntities,
+    maxAnswerBytes: options.maxAnswerBytes,
     maxBatchEntities: options.maxBatchEntities,
     pendingUploads: options.pendingUploads,
     functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,

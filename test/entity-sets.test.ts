@@ -1,11 +1,15 @@
-// Entity sets: the store (compact keys, lifetimes on an injected clock, a bound on members) and
-// the REST side ($method=entityset, reading pages, release, $info).
+// Entity sets: the store (packed keys, lifetimes on an injected clock from an expiry queue, a bound
+// on memory counting every set) and the REST side ($method=entityset, reading pages, release,
+// $info, a set reached by the session that made it only).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { join } from 'node:path';
+import { SET_RECORD_BYTES } from '../src/config/limits.js';
 import { MemoryEntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
 import { newSetId } from '../src/datastore/entity-sets.js';
-import { openDemo, type DemoFixture } from './helpers.js';
+import { ExpiryQueue } from '../src/util/expiry-queue.js';
+import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
 
 const set = (id: string, size: number, refreshed: number, timeoutMs = 1000): StoredSet =>
   ({ id, dataClass: 'X', keys: Float64Array.from({ length: size }, (_, i) => i + 1), sorted: false, timeoutMs, refreshed });
@@ -31,8 +35,9 @@ describe('the in-memory entity set store', () => {
     assert.deepEqual(await store.list(), []);
   });
 
-  it('drops the least recently used sets first when the members go past the bound', async () => {
-    const store = new MemoryEntitySetStore({ maxMembers: 10, now: () => 0 });
+  it('drops the least recently used sets first when their memory goes past the bound', async () => {
+    // three 4-member sets of integer keys take 3 × (16 + record) bytes: two fit
+    const store = new MemoryEntitySetStore({ maxBytes: 2 * (16 + SET_RECORD_BYTES), now: () => 0, sweepEveryMs: 0 });
     await store.put(set('A', 4, 0, 1e9));
     await store.put(set('B', 4, 0, 1e9));
     await store.get('A'); // A is now more recent than B
@@ -40,6 +45,104 @@ describe('the in-memory entity set store', () => {
     assert.deepEqual((await store.list()).map((s) => s.id).sort(), ['A', 'C']);
     assert.equal(await store.release('B'), false);
     assert.equal(await store.release('A'), true);
+  });
+
+  it('keeps members packed and accounts their bytes: 4 an integer key, 8 another number, 16 a uuid, UTF-8 and 4 other text', async () => {
+    const store = new MemoryEntitySetStore({ sweepEveryMs: 0 });
+    const uuids = Array.from({ length: 1000 }, (_, i) => i.toString(16).toUpperCase().padStart(32, 'A'));
+    const texts = ['é', 'abc', '', 'Zürich 東京'];
+    const cases: [string, Float64Array | string[], number][] = [
+      ['int', Float64Array.from({ length: 1000 }, (_, i) => i * 7 - 3000), 4000],
+      ['float', Float64Array.from([1.5, 2, -0.25]), 24],
+      ['uuid', uuids, 16_000],
+      ['text', texts, Buffer.byteLength(texts.join('')) + 4 * texts.length],
+    ];
+    for (const [id, keys, bytes] of cases) {
+      const before = store.bytes;
+      assert.equal(await store.put({ id, dataClass: 'X', keys, sorted: false, timeoutMs: 1e9, refreshed: 0 }), true);
+      assert.equal(store.bytes - before, bytes + SET_RECORD_BYTES, id);
+      const back = await store.get(id);
+      assert.deepEqual(back?.keys instanceof Float64Array ? Array.from(back.keys) : back?.keys, keys instanceof Float64Array ? Array.from(keys) : keys, id);
+      const page = await store.slice(id, 1, 3);
+      assert.deepEqual(page?.keys instanceof Float64Array ? Array.from(page.keys) : page?.keys, Array.from(keys as ArrayLike<unknown>).slice(1, 3), id);
+    }
+    for (const [id] of cases) await store.release(id);
+    assert.equal(store.bytes, 0);
+  });
+
+  it('counts every set toward the memory bound, empty ones too (each its record)', async () => {
+    const store = new MemoryEntitySetStore({ maxBytes: 3 * SET_RECORD_BYTES, now: () => 0, sweepEveryMs: 0 });
+    for (const id of ['A', 'B', 'C', 'D']) await store.put(set(id, 0, 0, 1e9));
+    assert.deepEqual((await store.list()).map((s) => s.id), ['B', 'C', 'D'], 'the oldest empty set went for the fourth');
+    assert.equal(store.bytes, 3 * SET_RECORD_BYTES);
+  });
+
+  it('refuses a set larger than the memory bound alone: 400, LIMIT_EXCEEDED naming --max-set-memory, keeping the others', async () => {
+    const store = new MemoryEntitySetStore({ maxBytes: 100 * 4 + SET_RECORD_BYTES, now: () => 0, sweepEveryMs: 0 });
+    await store.put(set('A', 100, 0, 1e9));
+    await assert.rejects(store.put(set('B', 101, 0, 1e9)), (e: Error & { code?: string }) => {
+      assert.equal(e.code, 'LIMIT_EXCEEDED');
+      assert.match(e.message, /--max-set-memory/);
+      assert.match(e.message, /101 members/);
+      return true;
+    });
+    assert.deepEqual((await store.list()).map((s) => s.id), ['A']);
+  });
+
+  it('expires sets from its queue, each with its own lifetime, a use moving it back; owned() counts live sets only', async () => {
+    let now = 0;
+    const store = new MemoryEntitySetStore({ now: () => now, sweepEveryMs: 0 });
+    for (const [id, timeout] of [['A', 1000], ['B', 500], ['C', 2000]] as const) await store.put({ ...set(id, 2, 0, timeout), owner: 'S' });
+    assert.equal(await store.owned('S'), 3);
+    now = 600;
+    assert.equal(await store.get('B'), undefined);
+    assert.ok(await store.get('A')); // now lives until 1600
+    now = 1500;
+    assert.deepEqual((await store.list()).map((s) => s.id).sort(), ['A', 'C']);
+    now = 1700;
+    assert.deepEqual((await store.list('S')).map((s) => s.id), ['C']);
+    assert.equal(await store.owned('S'), 1);
+    now = 2000;
+    assert.equal(await store.owned('S'), 0);
+    assert.equal(store.bytes, 0);
+  });
+
+  it('keeps a set for the session that made it: another reads, pages, releases or replaces it as if it did not exist', async () => {
+    const store = new MemoryEntitySetStore({ now: () => 0, sweepEveryMs: 0 });
+    await store.put({ ...set('A', 3, 0, 1e9), owner: 'S1' });
+    assert.equal(await store.get('A', 'S2'), undefined);
+    assert.equal(await store.slice('A', 0, 2, 'S2'), undefined);
+    assert.equal(await store.release('A', 'S2'), false);
+    assert.equal(await store.put({ ...set('A', 1, 0, 1e9), owner: 'S2' }), false, 'its id is not another\'s to take');
+    assert.equal((await store.get('A', 'S1'))?.keys.length, 3);
+    assert.ok(await store.get('A'), 'a reader of every set (an administrator) reaches it');
+    assert.deepEqual(await store.list('S2'), []);
+    assert.equal(await store.release('A', 'S1'), true);
+  });
+});
+
+describe('the expiry queue', () => {
+  it('gives the expired ids soonest first, after any number of moves and removals', () => {
+    const q = new ExpiryQueue();
+    const at = new Map<string, number>();
+    let seed = 7;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let i = 0; i < 2000; i++) {
+      const id = `s${Math.floor(rand() * 500)}`;
+      if (rand() < 0.2) {
+        assert.equal(q.delete(id), at.delete(id));
+      } else {
+        const t = Math.floor(rand() * 10_000);
+        q.set(id, t);
+        at.set(id, t);
+      }
+    }
+    assert.equal(q.size, at.size);
+    const out = [...q.expired(5000)];
+    const times = out.map((id) => at.get(id) as number);
+    assert.deepEqual(times, [...times].sort((a, b) => a - b));
+    assert.deepEqual(new Set(out), new Set([...at].filter(([, t]) => t <= 5000).map(([id]) => id)));
+    assert.equal(q.size, at.size - out.length);
   });
 });
 
@@ -252,3 +355,53 @@ describe('entity set lifetimes over HTTP (an injected clock)', () => {
   });
 });
 
+
+describe('entity sets over HTTP belong to the session that made them (a project with roles.json)', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: join(DEMO_DIR, 'roles.json') });
+  });
+  after(() => demo.close());
+
+  const cookieOf = (headers: Record<string, unknown>): string => {
+    const raw = headers['set-cookie'];
+    const line = (Array.isArray(raw) ? raw.map(String) : [String(raw)]).find((l) => l.startsWith('4DSID_'));
+    assert.ok(line, 'the set\'s maker is given a session cookie');
+    return line.split(';')[0];
+  };
+
+  it('answers another session 1802 for every use of a set it did not make, and leaves the set to its maker', async () => {
+    const made = await demo.request('/rest/Company?$method=entityset&$top=1');
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const mine = { cookie: cookieOf(made.headers) };
+    const uri = made.body.__ENTITYSET as string;
+    const id = uri.split('/').pop() as string;
+    // another session: a guest of its own (no cookie), then one that keeps its cookie
+    const other = await demo.request('/rest/Company?$method=entityset&$top=0');
+    const theirs = { cookie: cookieOf(other.headers) };
+    const theirId = (other.body.__ENTITYSET as string).split('/').pop() as string;
+    const refused = [
+      await demo.request(uri, 'GET', undefined, theirs),
+      await demo.request(`${uri}?$top=1&$skip=1`, 'GET'),
+      await demo.request(`${uri}?$filter="ID > 0"`, 'GET', undefined, theirs),
+      await demo.request(`/rest/Company/$entityset/${theirId}?$logicOperator=AND&$otherCollection=${id}`, 'GET', undefined, theirs),
+      await demo.request(`${uri}?$savedfilter=%22ID%20%3E%200%22`, 'GET', undefined, theirs),
+      await demo.request(`${uri}?$method=release`, 'GET', undefined, theirs),
+      await demo.request('/rest/$entityset/$release', 'POST', [id], theirs),
+    ];
+    // ($method=delete needs the drop permission first: a guest is refused that, 401, before any set is looked for)
+    for (const [i, r] of refused.entries()) {
+      assert.equal(r.status, 404, `use ${i}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.__ERROR[0].errCode, 1802);
+    }
+    const theirInfo = (await demo.request('/rest/$info', 'GET', undefined, theirs)).body;
+    assert.ok(!theirInfo.entitySet.some((e: { id: string }) => e.id === id), 'another session\'s $info does not list it');
+    // the maker still has it whole (the rebuild did not take its id), lists it and releases it
+    const back = await demo.request(`${uri}?$top=100`, 'GET', undefined, mine);
+    assert.equal(back.status, 200);
+    assert.equal(back.body.__COUNT, made.body.__COUNT);
+    assert.ok((await demo.request('/rest/$info', 'GET', undefined, mine)).body.entitySet.some((e: { id: string }) => e.id === id));
+    assert.deepEqual((await demo.request(`${uri}?$method=release`, 'GET', undefined, mine)).body, { ok: true });
+    await demo.request(`/rest/Company/$entityset/${theirId}?$method=release`, 'GET', undefined, theirs);
+  });
+});

@@ -41,6 +41,20 @@ export const PROJECTIONS_KEPT = 256;
 /** Related entities one answer may inline, every level of $attributes / $expand together (datastore/fetch.ts InlineBudget): about 100 MB of JSON at most. */
 export const MAX_INLINED_ENTITIES = 100_000;
 /**
+ * The bytes of values one answer may hold (--max-answer-size; datastore/answer-size.ts), measured
+ * in SQL before the rows are read: 64 MB of JSON is 10,000 entities of 6 KB, and takes three to
+ * four times that in memory while it is made (rows, entity texts, the body, its compressed copy);
+ * more is exported ($format=ndjson or csv, sent as it is read). See docs/decisions.md.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
+/**
+ * Reads of at most this many rows (a default page) are not measured against the answer's size:
+ * they pay no statement more, and are bounded by their rows' own limits (the text limit).
+ */
+export const UNMEASURED_ROWS = 100;
+/** The bytes of values one chunk of an export reads at most (fewer rows than EXPORT_CHUNK_ROWS when they are big; always one row at least). */
+export const EXPORT_CHUNK_BYTES = 16 * 1024 * 1024;
+/**
  * Entities one $method=update or validate may carry (--max-batch-entities): as many as one page
  * may read (MAX_PAGE_SIZE). About a second of work on SQLite (≈80 µs a save) and a few MB of
  * JSON, well within the body size limit; a bigger load is sent in several requests or imported

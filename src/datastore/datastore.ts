@@ -33,6 +33,8 @@ export interface DatastoreOptions {
   readonly entitySets?: EntitySetStore;
   /** the default store's bound: members of all sets together, past which the least recently used sets go */
   readonly maxSetMembers?: number;
+  /** bytes the default store keeps at hand in this process, members read from the database (--max-set-memory; default DEFAULT_MAX_SET_MEMORY) */
+  readonly maxSetMemory?: number;
   /** reports the failures of entity events that cannot stop anything; default: a pino warning on stderr */
   readonly onEventError?: EventErrorReporter;
   /** web sessions: idle timeout (default 60 minutes), caps, the clock */
@@ -95,7 +97,7 @@ export class Datastore {
   /** Protected so that a user DataStore class can extend Datastore; datastores come from Datastore.open(). */
   protected constructor(readonly model: Model, storage: Storage, options: DatastoreOptions = {}) {
     const byModel = new Map<DataClassModel, DataClassCore>();
-    const entitySets = options.entitySets ?? new DatabaseEntitySetStore(storage, { maxMembers: options.maxSetMembers });
+    const entitySets = options.entitySets ?? new DatabaseEntitySetStore(storage, { maxMembers: options.maxSetMembers, maxBytes: options.maxSetMemory });
     const policyOf = () => this.#policy;
     const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions });
     const core: Core = {

@@ -1,11 +1,14 @@
 // Where entity sets are kept: selections stored under an id (REST's $method=entityset), as
-// compact key lists — a Float64Array for integer keys (8 bytes a member), an array of strings
-// otherwise. Every set lives behind EntitySetStore: in the database by default (shared by every
+// compact key lists (packed-keys.ts: 4 bytes an integer key, 16 a uuid, UTF-8 for other text).
+// A set belongs to the session that made it: asked for by another session, it is as if it did not
+// exist. Every set lives behind EntitySetStore: in the database by default (shared by every
 // server instance, database-set-store.ts), or in this process (MemoryEntitySetStore, below, for
 // embedders and tests); what is done with sets is in entity-sets.ts.
 
-import { DEFAULT_MAX_SET_MEMBERS, SET_SWEEP_MS } from '../config/limits.js';
+import { DEFAULT_MAX_SET_MEMORY, SET_RECORD_BYTES, SET_SWEEP_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { ExpiryQueue } from '../util/expiry-queue.js';
+import { pack, packedBytes, packedLength, unpack, type PackedKeys } from './packed-keys.js';
 
 export type KeyList = Float64Array | readonly string[];
 
@@ -42,15 +45,21 @@ export interface SetSlice {
   readonly keys: KeyList;
 }
 
+/**
+ * Who asks for a set: the id of a session, which sees only the sets it made (and those nobody
+ * made: an embedder's); undefined sees every set (an administrator, a project without roles).
+ */
+export type SetReader = string | undefined;
+
 export interface EntitySetStore {
-  /** Keeps a set (its lifetime starts now, by the store's clock). */
-  put(set: StoredSet): Promise<void>;
-  /** The set, its lifetime started again; undefined when unknown, released, expired or evicted. */
-  get(id: string): Promise<StoredSet | undefined>;
+  /** Keeps a set (its lifetime starts now, by the store's clock); false, keeping nothing, when its id is another owner's live set. */
+  put(set: StoredSet): Promise<boolean>;
+  /** The set, its lifetime started again; undefined when unknown, released, expired, evicted, or another owner's than `reader`'s. */
+  get(id: string, reader?: SetReader): Promise<StoredSet | undefined>;
   /** Its members at [from, to), as get() finds the set (a page of a set larger than a store keeps at hand reads only those); `from` is kept within the set. */
-  slice(id: string, from: number, to: number): Promise<SetSlice | undefined>;
-  /** true when the set existed */
-  release(id: string): Promise<boolean>;
+  slice(id: string, from: number, to: number, reader?: SetReader): Promise<SetSlice | undefined>;
+  /** true when the set existed (and was `reader`'s to release) */
+  release(id: string, reader?: SetReader): Promise<boolean>;
   /** The sets alive now (for $info), without their members: those `owner` made, when given. */
   list(owner?: string): Promise<SetInfo[]>;
   /** How many sets alive now a session made. */
@@ -60,31 +69,65 @@ export interface EntitySetStore {
 }
 
 export interface MemoryStoreOptions {
-  readonly maxMembers?: number;
+  /** bytes kept at most, members and records (--max-set-memory): past it the least recently used sets go */
+  readonly maxBytes?: number;
   /** ms since the epoch; tests inject their own clock */
   readonly now?: () => number;
   /** how often expired sets are swept in the background, in ms (0: only when the store is used) */
   readonly sweepEveryMs?: number;
 }
 
-function infoOf({ keys, owner: _owner, ...rest }: StoredSet): SetInfo {
-  return { ...rest, size: keys.length };
+/** A set as this store keeps it: its members packed. */
+interface Kept {
+  readonly id: string;
+  readonly dataClass: string;
+  readonly sorted: boolean;
+  readonly timeoutMs: number;
+  refreshed: number;
+  readonly owner?: string;
+  readonly packed: PackedKeys;
+  readonly bytes: number;
 }
 
-/** The sets of one server process, least recently used first (a Map keeps insertion order). */
+function infoOf(k: Kept): SetInfo {
+  return { id: k.id, dataClass: k.dataClass, sorted: k.sorted, timeoutMs: k.timeoutMs, refreshed: k.refreshed, size: packedLength(k.packed) };
+}
+
+/** `reader` may see the set: its own, one nobody made, or any when it sees every set. */
+export function readable(owner: string | undefined, reader: SetReader): boolean {
+  return reader === undefined || owner === undefined || owner === reader;
+}
+
+/** The memory of what a set costs: its packed members and its record. */
+function bytesOf(packed: PackedKeys): number {
+  return packedBytes(packed) + SET_RECORD_BYTES;
+}
+
+/**
+ * The sets of one server process. Every operation costs O(1) or O(log n) in the sets kept: a Map
+ * in use order (least recently used first) for eviction, an expiry queue for lifetimes, and each
+ * owner's sets apart for its quota and its $info.
+ */
 export class MemoryEntitySetStore implements EntitySetStore {
-  readonly #sets = new Map<string, StoredSet>();
-  readonly #maxMembers: number;
+  readonly #sets = new Map<string, Kept>();
+  readonly #expiry = new ExpiryQueue();
+  readonly #byOwner = new Map<string, Set<string>>();
+  readonly #maxBytes: number;
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout | undefined;
-  #members = 0;
+  #bytes = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
-    this.#maxMembers = options.maxMembers ?? DEFAULT_MAX_SET_MEMBERS;
+    this.#maxBytes = options.maxBytes ?? DEFAULT_MAX_SET_MEMORY;
     this.#now = options.now ?? Date.now;
     const every = options.sweepEveryMs ?? SET_SWEEP_MS;
     // the memory of expired sets comes back even when no request comes (the timer never keeps the process alive)
     if (every > 0) this.#sweeper = setInterval(() => this.#sweep(), every).unref();
+  }
+
+  /** Bytes held now: members and records of every set. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   close(): void {
@@ -92,65 +135,92 @@ export class MemoryEntitySetStore implements EntitySetStore {
   }
 
   async owned(owner: string): Promise<number> {
-    const now = Date.now();
-    return [...this.#sets.values()].filter((set) => set.owner === owner && set.refreshed + set.timeoutMs > now).length;
+    this.#sweep();
+    return this.#byOwner.get(owner)?.size ?? 0;
   }
 
-  async put(set: StoredSet): Promise<void> {
-    if (set.keys.length > this.#maxMembers) {
-      throw new DatasetError('LIMIT_EXCEEDED', `an entity set of ${set.keys.length} members is more than the ${this.#maxMembers} this server keeps (--max-set-members)`);
-    }
+  async put(set: StoredSet): Promise<boolean> {
     this.#sweep();
+    const held = this.#sets.get(set.id);
+    if (held && !readable(held.owner, set.owner)) return false;
+    const packed = pack(set.keys);
+    const bytes = bytesOf(packed);
+    if (bytes > this.#maxBytes) {
+      throw new DatasetError('LIMIT_EXCEEDED', `an entity set of ${set.keys.length} members takes ${bytes} bytes, more than the ${this.#maxBytes} this server keeps for all sets (--max-set-memory)`);
+    }
     set.refreshed = this.#now(); // the store's clock decides every lifetime
     this.#delete(set.id);
-    this.#sets.set(set.id, set);
-    this.#members += set.keys.length;
-    // bounded: the least recently used sets are dropped until the members fit (never the new one)
+    const kept: Kept = { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, packed, bytes, ...(set.owner === undefined ? {} : { owner: set.owner }) };
+    this.#sets.set(set.id, kept);
+    this.#expiry.set(set.id, kept.refreshed + kept.timeoutMs);
+    if (kept.owner !== undefined) {
+      let mine = this.#byOwner.get(kept.owner);
+      if (!mine) this.#byOwner.set(kept.owner, (mine = new Set()));
+      mine.add(set.id);
+    }
+    this.#bytes += bytes;
+    // bounded: the least recently used sets are dropped until the bytes fit (never the new one)
     for (const [id] of this.#sets) {
-      if (this.#members <= this.#maxMembers || id === set.id) break;
+      if (this.#bytes <= this.#maxBytes || id === set.id) break;
       this.#delete(id);
     }
+    return true;
   }
 
-  async get(id: string): Promise<StoredSet | undefined> {
+  async get(id: string, reader?: SetReader): Promise<StoredSet | undefined> {
+    const kept = this.#use(id, reader);
+    if (!kept) return undefined;
+    return { id, dataClass: kept.dataClass, sorted: kept.sorted, timeoutMs: kept.timeoutMs, refreshed: kept.refreshed, keys: unpack(kept.packed), ...(kept.owner === undefined ? {} : { owner: kept.owner }) };
+  }
+
+  async slice(id: string, from: number, to: number, reader?: SetReader): Promise<SetSlice | undefined> {
+    const kept = this.#use(id, reader);
+    if (!kept) return undefined;
+    const start = Math.min(Math.max(0, from), packedLength(kept.packed));
+    return { set: infoOf(kept), from: start, keys: unpack(kept.packed, start, Math.max(start, to)) };
+  }
+
+  async release(id: string, reader?: SetReader): Promise<boolean> {
     this.#sweep();
-    const set = this.#sets.get(id);
-    if (!set) return undefined;
-    set.refreshed = this.#now();
-    // most recently used last
-    this.#sets.delete(id);
-    this.#sets.set(id, set);
-    return set;
-  }
-
-  async slice(id: string, from: number, to: number): Promise<SetSlice | undefined> {
-    const set = await this.get(id);
-    if (!set) return undefined;
-    const start = Math.min(Math.max(0, from), set.keys.length);
-    return { set: infoOf(set), from: start, keys: set.keys.slice(start, Math.max(start, to)) };
-  }
-
-  async release(id: string): Promise<boolean> {
-    this.#sweep();
+    const kept = this.#sets.get(id);
+    if (!kept || !readable(kept.owner, reader)) return false;
     return this.#delete(id);
   }
 
   async list(owner?: string): Promise<SetInfo[]> {
     this.#sweep();
-    return [...this.#sets.values()].filter((set) => owner === undefined || set.owner === owner).map(infoOf);
+    if (owner === undefined) return [...this.#sets.values()].map(infoOf);
+    return [...(this.#byOwner.get(owner) ?? [])].map((id) => infoOf(this.#sets.get(id) as Kept));
   }
 
-  /** Expired sets go at each use of the store, and in the background. */
+  /** The set if `reader` may see it, used now: its lifetime starts again, and it is the most recently used. */
+  #use(id: string, reader: SetReader): Kept | undefined {
+    this.#sweep();
+    const kept = this.#sets.get(id);
+    if (!kept || !readable(kept.owner, reader)) return undefined;
+    kept.refreshed = this.#now();
+    this.#expiry.set(id, kept.refreshed + kept.timeoutMs);
+    this.#sets.delete(id);
+    this.#sets.set(id, kept);
+    return kept;
+  }
+
+  /** Expired sets go at each use of the store (those expired only: the queue gives them first), and in the background. */
   #sweep(): void {
-    const now = this.#now();
-    for (const [id, set] of this.#sets) if (set.refreshed + set.timeoutMs <= now) this.#delete(id);
+    for (const id of this.#expiry.expired(this.#now())) this.#delete(id);
   }
 
   #delete(id: string): boolean {
-    const set = this.#sets.get(id);
-    if (!set) return false;
+    const kept = this.#sets.get(id);
+    if (!kept) return false;
     this.#sets.delete(id);
-    this.#members -= set.keys.length;
+    this.#expiry.delete(id);
+    if (kept.owner !== undefined) {
+      const mine = this.#byOwner.get(kept.owner);
+      mine?.delete(id);
+      if (mine?.size === 0) this.#byOwner.delete(kept.owner);
+    }
+    this.#bytes -= kept.bytes;
     return true;
   }
 }

@@ -1,7 +1,8 @@
 // What is done with entity sets, whoever asks (REST's $entityset options today): storing a
 // selection as a set, finding and rebuilding one, the members of a set as a selection, set
 // algebra (AND, OR, EXCEPT, INTERSECT), cleaning out dropped members, pages, and dropping every
-// member. A set is a key list kept by the datastore's EntitySetStore.
+// member. A set is a key list kept by the datastore's EntitySetStore. A set belongs to the session
+// that made it: every lookup names who asks (a SetReader), and another's set is as if it did not exist.
 
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_SET_TIMEOUT_S, REBUILT_SET_TIMEOUT_S } from '../config/limits.js';
@@ -12,7 +13,7 @@ import { dropKeys } from './bulk-drop.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
-import type { EntitySetStore, KeyList, SetInfo, SetSlice, StoredSet } from './entity-set-store.js';
+import type { EntitySetStore, KeyList, SetInfo, SetReader, SetSlice, StoredSet } from './entity-set-store.js';
 import { classOf, isOrdered, keysOf, type EntitySelection } from './selection.js';
 
 export type SetOperator = 'AND' | 'OR' | 'EXCEPT';
@@ -49,6 +50,7 @@ export class EntitySets {
   async store(dataClass: string, keys: KeyList, sorted: boolean, timeoutS = DEFAULT_SET_TIMEOUT_S, owner?: SetOwner): Promise<StoredSet> {
     await this.#admit(owner);
     const set: StoredSet = { id: newSetId(), dataClass, keys, sorted, timeoutMs: timeoutS * 1000, refreshed: Date.now(), ...(owner ? { owner: owner.id } : {}) };
+    // (a new random id: nobody else's)
     await this.kept.put(set);
     return set;
   }
@@ -63,19 +65,19 @@ export class EntitySets {
     }
   }
 
-  /** The set, its lifetime started again; undefined when it is gone. */
-  find(id: string): Promise<StoredSet | undefined> {
-    return this.kept.get(id);
+  /** The set, its lifetime started again; undefined when it is gone (or not `reader`'s). */
+  find(id: string, reader?: SetReader): Promise<StoredSet | undefined> {
+    return this.kept.get(id, reader);
   }
 
-  /** Members [from, to) of the set, its lifetime started again; undefined when it is gone. */
-  findSlice(id: string, from: number, to: number): Promise<SetSlice | undefined> {
-    return this.kept.slice(id, from, to);
+  /** Members [from, to) of the set, its lifetime started again; undefined when it is gone (or not `reader`'s). */
+  findSlice(id: string, from: number, to: number, reader?: SetReader): Promise<SetSlice | undefined> {
+    return this.kept.slice(id, from, to, reader);
   }
 
-  /** The set (of `dataClass`, when given), or 1802. */
-  async get(id: string, dataClass?: string): Promise<StoredSet> {
-    const set = await this.kept.get(id);
+  /** The set (of `dataClass`, when given; `reader`'s, when given), or 1802. */
+  async get(id: string, dataClass?: string, reader?: SetReader): Promise<StoredSet> {
+    const set = await this.kept.get(id, reader);
     if (!set || (dataClass !== undefined && set.dataClass !== dataClass)) throw setNotFound(id);
     return set;
   }
@@ -92,13 +94,14 @@ export class EntitySets {
       id, dataClass: classOf(selection).name, keys: await keysOf(selection), sorted: isOrdered(selection), timeoutMs: REBUILT_SET_TIMEOUT_S * 1000, refreshed: Date.now(),
       ...(owner ? { owner: owner.id } : {}),
     };
-    await this.kept.put(set);
+    // an id another session's live set holds stays theirs: as if this set could not be found
+    if (!(await this.kept.put(set))) throw setNotFound(id);
     return set;
   }
 
-  /** true when the set existed. */
-  release(id: string): Promise<boolean> {
-    return this.kept.release(id);
+  /** true when the set existed (and was `reader`'s, when given). */
+  release(id: string, reader?: SetReader): Promise<boolean> {
+    return this.kept.release(id, reader);
   }
 
   list(owner?: string): Promise<SetInfo[]> {

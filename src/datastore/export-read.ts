@@ -10,15 +10,31 @@
 import type { ColumnSpec, Condition } from '../query/plan.js';
 import { directPath } from '../query/plan.js';
 import { INTEGER_TYPES } from '../model/types.js';
-import { compileSelect } from '../sql/compiler.js';
+import { compileSelect, variableWidth } from '../sql/compiler.js';
+import { EXPORT_CHUNK_BYTES } from '../config/limits.js';
+import { sizeOf, sizesByKey } from './answer-size.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { KeyList } from './entity-set-store.js';
 import { requireDataClass } from './guard.js';
 import { accessOf, classOf, isOrdered, keysOf, narrow, pageSpec, sourceOf, type EntitySelection } from './selection.js';
 
-/** Rows a chunk of an export reads (one statement). */
+/**
+ * Rows a chunk of an export reads (one statement) at most; fewer when their texts and objects
+ * hold more than EXPORT_CHUNK_BYTES (measured first, in SQL: a chunk of 1,000 rows of a million
+ * characters each would be gigabytes at once), one at least.
+ */
 export const EXPORT_CHUNK_ROWS = 1000;
+
+/** How many of `keys` (in their order) hold at most `bytes` of values together, by `sizes` (one at least; a key without a size: a row gone, nothing). */
+function fitting(keys: readonly unknown[], sizes: ReadonlyMap<string, number>, bytes: number): number {
+  let used = 0;
+  for (let i = 0; i < keys.length; i++) {
+    used += sizes.get(String(keys[i])) ?? 0;
+    if (used > bytes) return Math.max(1, i);
+  }
+  return keys.length;
+}
 
 /** Which members: from position `skip`, at most `top` of them (undefined: all). */
 export interface ExportWindow {
@@ -65,15 +81,25 @@ function keysetChunks(s: EntitySelection, columns: readonly ColumnSpec[], window
   const key = dc.model.key;
   const at = columns.length;
   const read: ColumnSpec[] = [...columns, { kind: 'storage', attr: key }];
+  const sized = columns.some(variableWidth);
   let last: unknown;
   let sent = 0;
   let done = false;
   return {
     async next() {
-      const want = Math.min(chunk, (window.top ?? Number.POSITIVE_INFINITY) - sent);
+      let want = Math.min(chunk, (window.top ?? Number.POSITIVE_INFINITY) - sent);
       if (done || want <= 0) return null;
       const after: Condition | undefined = last === undefined ? undefined : { kind: 'compare', path: directPath(key), op: '>', value: last };
-      const spec = pageSpec(after ? narrow(s, after) : s, last === undefined ? window.skip : 0, want, read);
+      const from = after ? narrow(s, after) : s;
+      const skip = last === undefined ? window.skip : 0;
+      if (sized && await sizeOf(access, pageSpec(from, skip, want, read)) > EXPORT_CHUNK_BYTES) {
+        // the rows' sizes (in key order: their keys sorted), and only as many rows as fit
+        const sizes = await sizesByKey(access, pageSpec(from, skip, want, read));
+        const keys = [...sizes.keys()].map(Number).sort((a, b) => a - b);
+        const fit = fitting(keys, sizes, EXPORT_CHUNK_BYTES);
+        if (fit < keys.length) want = fit;
+      }
+      const spec = pageSpec(from, skip, want, read);
       const { sql, params } = compileSelect(access.reader.dialect, spec, access.restrict);
       const rows = await access.reader.arrays(sql, params);
       if (rows.length < want) done = true;
@@ -94,11 +120,18 @@ export function keyChunks(dc: DataClassCore, keys: KeyList, columns: readonly Co
   const at = columns.length;
   const read: ColumnSpec[] = [...columns, { kind: 'storage', attr: dc.model.key }];
   const integer = INTEGER_TYPES.has(dc.model.key.type);
+  const sized = columns.some(variableWidth);
   let from = 0;
   return {
     async next() {
       while (from < keys.length) {
-        const list = Array.from(keys.slice(from, from + chunk) as ArrayLike<unknown>);
+        let list = Array.from(keys.slice(from, from + chunk) as ArrayLike<unknown>);
+        const where: Condition = { kind: 'in', path: directPath(dc.model.key), values: list };
+        if (sized && await sizeOf(access, { dataClass: dc.model, columns: read, where, order: [] }) > EXPORT_CHUNK_BYTES) {
+          // the rows' sizes, and only as many keys as their rows fit
+          const sizes = await sizesByKey(access, { dataClass: dc.model, columns: read, where, order: [] });
+          list = list.slice(0, fitting(list, sizes, EXPORT_CHUNK_BYTES));
+        }
         from += list.length;
         const { rows } = await dc.valuesOfKeys(list, read, access);
         if (rows.length === 0) continue;

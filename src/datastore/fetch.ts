@@ -9,6 +9,7 @@ import { directPath } from '../query/plan.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
 import type { Access } from './access.js';
 import { readWhereIn, walkAlias } from './alias-values.js';
+import { AnswerBudget, measured, takeRead, takeReadWhereIn } from './answer-size.js';
 import type { Core } from './datastore.js';
 
 /** What reading related entities needs of the core: the dataclasses. */
@@ -32,11 +33,13 @@ export interface FetchedSelection {
  * The related entities one answer may inline, all levels together: counted before each level is
  * read (a 1→N level's size is known from its counts), so that a few bytes of $attributes
  * (colleagues.colleagues.colleagues.*) cannot make the server read and build an answer of
- * millions of entities. Past it: LIMIT_EXCEEDED, naming the path and how to read less.
+ * millions of entities. Past it: LIMIT_EXCEEDED, naming the path and how to read less. It
+ * carries the answer's byte budget too (`bytes`, answer-size.ts), which a level big enough is
+ * measured against before it is read.
  */
 export class InlineBudget {
   #left: number;
-  constructor(readonly limit = MAX_INLINED_ENTITIES) {
+  constructor(readonly limit = MAX_INLINED_ENTITIES, readonly bytes = new AnswerBudget()) {
     this.#left = limit;
   }
 
@@ -139,6 +142,15 @@ export async function existingKeys(target: DataClassModel, candidates: readonly 
 async function relatedEntities(core: Classes, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access, counting: Counting): Promise<void> {
   const target = core.classOf(sub.dataClass);
   const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
+  if (measured(keys.length, target.columns)) {
+    // each target sent under every parent that holds it
+    const sent = new Map<string, number>();
+    for (const o of out) {
+      const k = relatedKeyOf(o.entity, name);
+      if (k !== null) sent.set(String(k), (sent.get(String(k)) ?? 0) + weightOf(counting.weights, o.entity));
+    }
+    await takeReadWhereIn(counting.budget.bytes, access, target.model, target.model.key, keys, target.columns, `${keys.length} entities through ${counting.path}`, { by: target.model.key, weight: (k) => sent.get(k) ?? 1 });
+  }
   const read = await readWhereIn(target, target.model.key, keys, access);
   const byKeyRead = new Map(read.map((e) => [e.getKey(), e]));
   const weights = childWeights(out.flatMap((o): [Entity, Entity][] => {
@@ -203,15 +215,21 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
   const perParent = pageSize(target.model);
   counting.budget.take(out.reduce((n, o) => n + Math.min(counts.get(o.entity.getKey()) ?? 0, perParent) * weightOf(counting.weights, o.entity), 0), counting.path);
   const parentWeight = new Map(out.map((o) => [o.entity.getKey(), weightOf(counting.weights, o.entity)]));
+  const rows = out.reduce((n, o) => n + Math.min(counts.get(o.entity.getKey()) ?? 0, perParent), 0);
+  const measuring = measured(rows, target.columns);
+  // (each parent's entities sent as often as their parent)
+  const sent = measuring ? new Map([...parentWeight].map(([k, w]) => [String(k), w])) : undefined;
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
-    found.push(...await target.readEntities({
+    const spec = {
       dataClass: target.model,
       columns: target.columns,
       where,
       order: [{ path: directPath(target.model.key), descending: false }],
-      perGroup: { attr: fkAttr, limit: pageSize(target.model) },
-    }, access));
+      perGroup: { attr: fkAttr, limit: perParent },
+    };
+    if (sent) await takeRead(counting.budget.bytes, access, spec, `${rows} entities through ${counting.path}`, { by: fkAttr, weight: (k) => sent.get(k) ?? 1 });
+    found.push(...await target.readEntities(spec, access));
   }
   const groups = new Map<unknown, FetchedEntity[]>();
   // (a row is read per parent: each found entity is sent under its one parent, as often as it)

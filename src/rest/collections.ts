@@ -13,7 +13,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { requireKey, valueFromText } from '../model/values.js';
 import { resolveOrder } from '../query/order.js';
 import type { CollectionSource, EntitySelector, Narrowing, RelationStep, SetRequest } from './action.js';
-import { setOwner, type Scope } from './scope.js';
+import { setOwner, setReader, type Scope } from './scope.js';
 
 /** The entity a URL names, or 1542. */
 export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySelector): Promise<Entity> {
@@ -48,7 +48,7 @@ export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; rea
 
 export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<ResolvedSet> {
   const sets = scope.core.sets;
-  const found = await sets.find(req.id);
+  const found = await sets.find(req.id, setReader(scope));
   const set = found ?? (await rebuild(scope, dc, req));
   if (set.dataClass !== dc.name) throw setNotFound(req.id);
   // a session whose rows of dc are filtered (restrict()) sees, of any set, only the members it may see
@@ -56,7 +56,7 @@ export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetReques
   const seen = async (k: KeyList) => (filtered ? sets.clean(dc, k, scope.access) : k);
   let keys = await seen(set.keys);
   if (req.logic) {
-    const other = await sets.get(req.logic.other);
+    const other = await sets.get(req.logic.other, undefined, setReader(scope));
     if (other.dataClass !== set.dataClass) {
       throw new DatasetError('INVALID_OPTION', `$logicOperator combines sets of one dataclass: ${set.id} holds ${set.dataClass}, ${other.id} holds ${other.dataClass}`);
     }

@@ -9,7 +9,8 @@ import { countRelated, fetchRelated, InlineBudget, type FetchedEntity } from '..
 import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import { readPageRows } from '../datastore/page-read.js';
+import { measurePage, readPageRows } from '../datastore/page-read.js';
+import { AnswerBudget, measured, takeReadWhereIn } from '../datastore/answer-size.js';
 import { KEYS_PER_QUERY } from '../config/limits.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -91,6 +92,9 @@ async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Pa
   const top = paging.top ?? pageSize(model);
   // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
   const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
+  const budget = inlineBudget(scope);
+  // (a page that could be big is measured before it is read: answer-size.ts)
+  await measurePage(selection, paging.skip, top, writer ? writer.columns : dc.columns, budget.bytes);
   if (writer) {
     const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, writer.columns);
     const entities = new Array<string>(rows.length);
@@ -101,8 +105,8 @@ async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Pa
   }
   const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
   const entities = rows.map((row) => dc.entityFromValues(row, access));
-  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, inlineBudget(scope)), projection)), globalStamp };
-  const fetched = await fetchRelated(scope.core, entities, projection, access, inlineBudget(scope));
+  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, budget), projection)), globalStamp };
+  const fetched = await fetchRelated(scope.core, entities, projection, access, budget);
   if (shape.asArray) {
     await countRelated(fetched, projection, access);
     return { response: json(serializeAsArray(fetched, projection, { globalStamp })), globalStamp };
@@ -148,6 +152,7 @@ export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: SetMe
   if (writer) {
     // written from rows: one statement reads the page's members (and the global stamp)
     const keys = Array.from(pageKeys(set, paging, dc) as ArrayLike<unknown>);
+    if (measured(keys.length, writer.columns)) await takeReadWhereIn(inlineBudget(scope).bytes, scope.access, dc, dc.key, keys, writer.columns, setPageWhat(keys.length, dc));
     const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
     const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
     const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
@@ -167,8 +172,10 @@ const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
 async function setPageBody(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, projection: Projection): Promise<Json> {
   const core = scope.core.classOf(dc);
   const keys = pageKeys(set, paging, dc);
+  const budget = inlineBudget(scope);
+  if (measured(keys.length, core.columns)) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, Array.from(keys as ArrayLike<unknown>), core.columns, setPageWhat(keys.length, dc));
   const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
-  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, inlineBudget(scope))).map((f) => [f.entity, f]));
+  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, budget)).map((f) => [f.entity, f]));
   if (shape.format === 'looker') {
     // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
     return serializeLooker(set.size ?? set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
@@ -190,7 +197,12 @@ function setUri(dc: DataClassModel, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
 }
 
-/** The related entities one answer may inline (--max-inlined-entities), counted as it is read. */
+/** The related entities one answer may inline (--max-inlined-entities), counted as it is read, and the bytes of values it may hold (--max-answer-size). */
 function inlineBudget(scope: Scope): InlineBudget {
-  return new InlineBudget(scope.services.maxInlinedEntities);
+  return new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes));
+}
+
+/** What a page of a set reads, as a refusal names it. */
+function setPageWhat(n: number, dc: DataClassModel): string {
+  return `a page of ${n} ${dc.name} entities of an entity set`;
 }

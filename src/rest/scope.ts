@@ -4,7 +4,7 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES } from '../config/limits.js';
+import { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
@@ -35,6 +35,8 @@ export interface Services {
   readonly maxPageSize: number;
   /** the most related entities one answer may inline, every level together (--max-inlined-entities) */
   readonly maxInlinedEntities: number;
+  /** the most bytes of values one answer may hold, measured before big reads (--max-answer-size) */
+  readonly maxAnswerBytes: number;
   /** the most entities one $method=update or validate may carry (--max-batch-entities) */
   readonly maxBatchEntities: number;
   /** the uploads that may wait for an entity at once, per client and in all */
@@ -57,6 +59,7 @@ export interface ServiceOptions {
   readonly maxUploadBytes: number;
   readonly maxPageSize?: number;
   readonly maxInlinedEntities?: number;
+  readonly maxAnswerBytes?: number;
   readonly maxBatchEntities?: number;
   /** per client: uploads waiting at once, and their bytes (--max-pending-uploads, --max-pending-upload-size) */
   readonly pendingUploads?: { readonly count: number; readonly bytes: number };
@@ -134,6 +137,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     maxUploadBytes: options.maxUploadBytes,
     maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
     maxInlinedEntities: options.maxInlinedEntities ?? MAX_INLINED_ENTITIES,
+    maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
     maxBatchEntities: options.maxBatchEntities ?? DEFAULT_MAX_BATCH_ENTITIES,
     uploadQuota: { perOwner: options.pendingUploads ?? { count: DEFAULT_PENDING_UPLOADS_PER_CLIENT, bytes: DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT }, total: PENDING_UPLOADS_TOTAL },
     cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },

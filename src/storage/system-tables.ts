@@ -14,6 +14,8 @@ export const QUERY_PATH_TABLE = '__dataset_query_paths';
 /** Entity sets (datastore/database-set-store.ts): one row a set, its members in chunks. */
 export const SET_TABLE = '__dataset_entity_sets';
 export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
+/** One row: how many sets are kept and their members, kept up to date with every set kept or deleted (the bound is checked without adding up every set). */
+export const SET_TOTALS_TABLE = '__dataset_entity_set_totals';
 /** Web sessions (datastore/sessions.ts): one row a stored session, keyed by the hash of its cookie. */
 export const SESSION_TABLE = '__dataset_sessions';
 /** Failed logins counted per client address and per user name, in fixed windows. */
@@ -63,6 +65,18 @@ export async function createSystemTables(s: Storage): Promise<void> {
   // The session that made a set (its public id): counted for the sets-per-session quota, and what $info lists to it.
   if (!setColumns.includes('owner')) await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('owner')} TEXT`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_owner`)} ON ${q(SET_TABLE)} (${q('owner')})`);
+  // When a set expires (refreshed + timeout, kept with them), indexed: the sweep reads the expired
+  // sets only, whatever the number kept. Filled in for sets kept before it.
+  if (!setColumns.includes('expires')) {
+    await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('expires')} ${d.bigint}`);
+    await s.exec(`UPDATE ${q(SET_TABLE)} SET ${q('expires')} = ${q('refreshed')} + ${q('timeout')}`);
+  }
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_expires`)} ON ${q(SET_TABLE)} (${q('expires')})`);
+  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_TOTALS_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('sets')} ${d.bigint} NOT NULL, ${q('members')} ${d.bigint} NOT NULL)`);
+  await s.exec(
+    `INSERT INTO ${q(SET_TOTALS_TABLE)} (${q('id')}, ${q('sets')}, ${q('members')}) SELECT 1, c.n, c.m FROM ` +
+      `(SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS m FROM ${q(SET_TABLE)}) c WHERE NOT EXISTS (SELECT 1 FROM ${q(SET_TOTALS_TABLE)})`,
+  );
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_owner`)} ON ${q(BLOB_TABLE)} (${q('owner')})`);

@@ -11,7 +11,7 @@ import type { Action } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
 import { projectionFor, setPageAnswer, setPageReadsMore } from '../present.js';
 import { json, type RestResponse } from '../response.js';
-import { inSnapshot, setOwner, type Scope } from '../scope.js';
+import { inSnapshot, setOwner, setReader, type Scope } from '../scope.js';
 import { pageSize } from '../../model/types.js';
 
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
@@ -30,7 +30,7 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
   const { set, narrowing, paging } = action;
   if (!set.logic && !set.clean && !narrowing.filter && !narrowing.orderBy && !action.store && scope.access.restrict?.(dc.model) == null) {
     const top = paging.top ?? pageSize(dc.model);
-    const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top);
+    const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top, setReader(scope));
     if (slice && slice.set.dataClass === dc.name) {
       const members = { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size };
       const answer = (s: Scope) => setPageAnswer(s, dc.model, members, paging, action.shape, false);
@@ -65,21 +65,22 @@ async function setAnswer(scope: Scope, action: Extract<Action, { kind: 'readSet'
 
 export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {
   projectionFor(action.dc.model, action.shape, scope); // an unknown attribute is a mistake: answered before the set goes
-  if (!(await scope.core.sets.release(action.id))) throw setNotFound(action.id);
+  if (!(await scope.core.sets.release(action.id, setReader(scope)))) throw setNotFound(action.id);
   return json({ ok: true });
 }
 
 /** POST /rest/$entityset/$release with a JSON array of ids: every one released, or 1802 naming the unknown ones. */
 export async function releaseSets(scope: Scope, action: Extract<Action, { kind: 'releaseSets' }>): Promise<RestResponse> {
   const unknown: string[] = [];
-  for (const id of new Set(action.ids)) if (!(await scope.core.sets.release(id))) unknown.push(id);
+  const reader = setReader(scope);
+  for (const id of new Set(action.ids)) if (!(await scope.core.sets.release(id, reader))) unknown.push(id);
   if (unknown.length > 0) throw setNotFound(unknown.join('", "'));
   return json({ ok: true });
 }
 
 /** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
 export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'deleteSet' }>): Promise<RestResponse> {
-  const set = await scope.core.sets.get(action.id, action.dc.name);
+  const set = await scope.core.sets.get(action.id, action.dc.name, setReader(scope));
   await scope.core.sets.drop(action.dc, set, scope.access);
   return json({ ok: true });
 }
@@ -92,8 +93,8 @@ export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'd
 export async function info(scope: Scope): Promise<RestResponse> {
   const session = scope.session;
   const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
-  // a set's id is all it takes to read it: a session sees its own, an administrator (or anyone, without roles.json) every one
-  const sets = await scope.core.sets.list(admin || scope.core.policy.isOpen ? undefined : session.id);
+  // a session sees its own sets (and may use only those), an administrator (or anyone, without roles.json) every one
+  const sets = await scope.core.sets.list(setReader(scope));
   const own: SessionInfo = {
     sessionID: session.id, userName: session.userName, privileges: session.getPrivileges(), lifeTime: session.idleTimeout * 60, expiration: isoSeconds(Date.parse(session.expirationDate)),
   };

@@ -18,7 +18,7 @@ import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityBody, pageAnswer, setPageAnswer } from '../present.js';
 import { json, jsonText, type RestResponse } from '../response.js';
-import { dataClassFor, setOwner, type Scope } from '../scope.js';
+import { dataClassFor, setOwner, setReader, type Scope } from '../scope.js';
 
 export async function callFunction(scope: Scope, action: Extract<Action, { kind: 'callFunction' }>): Promise<RestResponse> {
   const self = await subjectOf(scope, action.subject);
@@ -62,7 +62,7 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
     case 'selection': {
       const { dc, set, related } = subject;
       const base = related ? ((await follow(scope, related)) as EntitySelection)
-        : set === undefined ? dc.selectWhere(null, scope.access) : scope.core.sets.members(dc, (await scope.core.sets.get(set, dc.name)).keys, scope.access);
+        : set === undefined ? dc.selectWhere(null, scope.access) : scope.core.sets.members(dc, (await scope.core.sets.get(set, dc.name, setReader(scope))).keys, scope.access);
       return narrow(scope, base, subject.narrowing);
     }
     default: {
@@ -108,7 +108,7 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   if (obj[WIRE.ENTITIES] === true) {
     const id = obj[WIRE.DATASET];
     if (typeof id !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: a selection parameter gives its entity set id as "${WIRE.DATASET}"`);
-    const set = await scope.core.sets.get(id);
+    const set = await scope.core.sets.get(id, undefined, setReader(scope));
     return scope.core.sets.members(dataClassFor(scope, set.dataClass), set.keys, scope.access);
   }
   if (obj[WIRE.ENTITY] !== true) return v;
