@@ -2,7 +2,7 @@
 // how the same settings come from DATASET_REST_* variables and a configuration file
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
-import { DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,7 +19,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxInlinedEntities: number; maxAnswerSize: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -150,6 +150,7 @@ export function commandLine(): Command {
     .option('--max-answer-size <size>', 'bytes of values one answer may hold (bytes, or 64MB, 1GB: powers of 1024), measured before a page or level of more than 100 entities is read; past it 400 (read less, or export: $format=ndjson or csv)', size, DEFAULT_MAX_ANSWER_BYTES)
     .option('--max-inlined-entities <n>', 'related entities one answer may inline through $attributes or $expand, all levels together', positiveInt, MAX_INLINED_ENTITIES)
     .option('--max-page-size <n>', 'most entities one page may ask for ($top); an export ($format=csv or ndjson) sends any number', positiveInt, MAX_PAGE_SIZE)
+    .option('--max-text-length <n>', 'longest text a string attribute takes, in characters (a longer one: 400); longer documents belong in a blob', positiveInt, DEFAULT_MAX_TEXT_LENGTH)
     .option('--roles <file>', "the roles.json to enforce (default: the project's roles.json, if it has one); none: no permissions at all, everything open (development only)")
     .option('--session-idle-timeout <minutes>', 'a session ends when unused for this long', positiveInt, DEFAULT_SESSION_IDLE_MINUTES)
     .option('--secure-cookies', 'mark the session cookie Secure even over plain HTTP (behind a TLS-terminating proxy)')

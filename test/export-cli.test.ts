@@ -42,7 +42,8 @@ describe('dataset-rest export', () => {
     assert.equal(ran.code, 0, ran.stderr);
     assert.match(ran.stderr, /export: 4 Product entities written to .*out\.csv/);
     const text = readFileSync(file, 'utf8');
-    assert.equal(text.split('\r\n')[0], 'ID,name,code,price,qty,active,added,seen,info,ref,categoryID');
+    // (a file starting with ID is taken by Excel for SYLK: that first name is quoted)
+    assert.equal(text.split('\r\n')[0], '"ID",name,code,price,qty,active,added,seen,info,ref,categoryID');
     const copy = await openShop((f) => testDatabase(f), 'copy');
     try {
       const back = await run(importMain, ['--project', copy.dir, '--db', copy.db, 'Product', file]);

@@ -143,6 +143,22 @@ export const UPLOAD_LEASE_MS = 10 * 60 * 1000;
 export const UPLOAD_LEASE_RENEW_MS = 60 * 1000;
 
 // ---- storage ----
+/**
+ * Free pages (rows removed by sweeps: expired uploads, sets, sessions) an SQLite file gives back
+ * to the file system per step (PRAGMA incremental_vacuum), and the steps one sweep runs at most:
+ * each step holds the writer a few milliseconds, other requests go between two; what is left is
+ * given back after the next sweep. 256 pages of 4 KB: 1 MB a step, 64 MB a sweep.
+ */
+export const RECLAIM_PAGES_PER_STEP = 256;
+export const RECLAIM_STEPS_PER_SWEEP = 64;
+/**
+ * An SQLite file made before incremental vacuum was on is converted at start-up (one VACUUM, which
+ * rewrites the whole file, holding the start) when it is smaller than this; a larger one is left as
+ * it is (docs/decisions.md: run VACUUM on it once while the server is stopped).
+ */
+export const VACUUM_AT_START_MAX_BYTES = 64 * 1024 * 1024;
+/** The size an SQLite WAL file is cut back to after a checkpoint (without it, it keeps its largest size: the 10 MB text that once went through it, twice over). */
+export const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 /** How long an SQLite write waits for another process's lock (without holding the event loop: it tries again and again) before 503 STORAGE_BUSY; a read's wait (in the statement: WAL readers seldom wait). */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 /** A write's tries for the lock are this far apart at most. */
@@ -189,6 +205,20 @@ export const WRITE_RETRIES = 3;
 export const MAX_OBJECT_DEPTH = 100;
 /** How deep a request's JSON body may nest: an object attribute's deepest value inside a batch of entities, and some room (deeper: refused as read, before any work or any echo of it). */
 export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH + 16;
+/**
+ * The longest text a string attribute takes, in characters (UTF-16 code units, as JavaScript
+ * counts them), without --max-text-length: a million characters is far past any name, title or
+ * note (a long article is 50,000), and keeps one value, its row and the answers echoing it to a
+ * few MB; longer documents belong in a blob attribute.
+ */
+export const DEFAULT_MAX_TEXT_LENGTH = 1_000_000;
+/**
+ * How many characters (code points) of a text's folded form its folded column keeps, for the
+ * index and the comparisons it serves; past them a query folds the whole text itself (see
+ * util/fold.ts storedFold and docs/decisions.md). 500 code points are at most 2,000 bytes of
+ * UTF-8: an entry PostgreSQL's B-tree takes (its limit is about 2,700 bytes).
+ */
+export const FOLD_PREFIX_LENGTH = 500;
 
 // ---- sessions and quotas ----
 /** A session's idle timeout without --session-idle-timeout: 60 minutes (4D's default). */

@@ -117,9 +117,16 @@ export function csvField(v: unknown): string {
 /** RFC 4180's line break. */
 const CRLF = '\r\n';
 
-/** The first line of a CSV export: the columns' names. */
+/**
+ * The first line of a CSV export: the columns' names. A file that starts with the letters `ID`
+ * (most exports: a key named ID comes first) is taken by Excel for a SYLK file and refused as
+ * one ("SYLK: file format is not valid"); that first name is quoted, which every CSV reader
+ * (`dataset-rest import` too) reads as the same name.
+ */
 export function csvHeader(columns: readonly ExportColumn[]): string {
-  return columns.map((c) => csvField(c.name)).join(',') + CRLF;
+  const names = columns.map((c) => csvField(c.name));
+  if (names.length > 0 && names[0].startsWith('ID')) names[0] = `"${names[0]}"`;
+  return names.join(',') + CRLF;
 }
 
 /** Rows as text: CSV lines, or one JSON object a line. */
