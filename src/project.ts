@@ -59,7 +59,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
-    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, maxSetMemory: options.maxSetMemory, onEventError: options.onEventError, sessions: options.sessions });
+    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, maxSetMemory: options.maxSetMemory, maxTextLength: options.maxTextLength, onEventError: options.onEventError, sessions: options.sessions });
     try {
       await loadClasses(join(root, 'classes'), ds);
       await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));

@@ -103,7 +103,7 @@ export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptio
   const tmp = tempDir();
   // without roles.json unless a test names one: the REST tests drive everything as an open datastore's guest
   const ds = await openProject(DEMO_DIR, {
-    db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError, roles: options.roles ?? false, sessions: options.sessions, queryTimeoutMs: options.queryTimeoutMs,
+    db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError, roles: options.roles ?? false, sessions: options.sessions, queryTimeoutMs: options.queryTimeoutMs, maxTextLength: options.maxTextLength,
   });
   const app = await buildServer(ds, { logLevel: 'silent', ...options });
   return {

@@ -365,6 +365,25 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.deepEqual(await back.sync(dcs({ name: 'Old', renamedFrom: 'Never' })), ['dataclass Old: back in the model, with the data its table kept', 'dataclass Other: left the model, its table kept with its data (hidden)']);
   });
 
+  it('an attribute renamed to the name of a former one takes the name, its values, index and unique; the line says where the former values went', async () => {
+    const db = await database();
+    let ds = await db.open(model([{ name: 'a', type: 'string', indexed: true }, { name: 'b', type: 'string', indexed: true, unique: true }]));
+    await fill(ds, [{ a: 'Alpha', b: 'Beta' }]);
+    await ds.close();
+    await db.sync(model([{ name: 'a', type: 'string', indexed: true }]));
+    const renamed = model([{ name: 'b', type: 'string', indexed: true, unique: true, renamedFrom: 'a' }]);
+    assert.deepEqual(await db.sync(renamed), ['rename attribute Thing.a → Thing.b; the values a former b kept set aside in the hidden column b__was_string, now unique']);
+    ds = await db.open(renamed);
+    assert.deepEqual(await values(ds, 'b'), ['Alpha']);
+    assert.equal(await ds.Thing.query('b = alpha').length, 1);
+    await fill(ds, [{ b: 'Beta' }]);
+    const dup = ds.Thing.new();
+    dup.set('b', 'Beta');
+    await assert.rejects(dup.save());
+    await ds.close();
+    assert.ok((await db.columns()).includes('b__was_string'));
+  });
+
   it('text to numbers: the spaces JavaScript trims (no-break, tab, ideographic) are trimmed, not read as 0 nor refused by the engine; a decimal that underflows to 0 is refused, named', async () => {
     const db = await database();
     let ds = await db.open(model([{ name: 'n', type: 'string' }, { name: 'x', type: 'string' }]));

@@ -8,6 +8,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { type AliasAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type StorageType } from '../model/types.js';
 import { coerceValue, keyFromInput } from '../model/values.js';
 import { attributeOf, kindOf } from '../query/path.js';
+import { foldedCompare } from '../query/folded-text.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
 import { compileSelect } from '../sql/compiler.js';
 import type { TransactionOptions } from '../storage/adapter.js';
@@ -165,7 +166,7 @@ export class DataClassCore {
     if (attr.kind !== 'storage') throw new DatasetError('INVALID_VALUE', `${this.name}.${name} is ${kindOf(attr)}: a lookup needs a storage attribute`);
     const v = coerceValue(attr, value);
     const where: Condition = attr.type === 'string'
-      ? { kind: 'compare', path: { via: [], attr, fold: true }, op: '=', value: fold(v as string) }
+      ? foldedCompare({ via: [], attr }, '=', fold(v as string))
       : { kind: 'compare', path: directPath(attr), op: '=', value: v };
     return this.selectWhere(where, access).first();
   }

@@ -4,7 +4,7 @@
 // the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
 import { CountCache } from './count-cache.js';
-import { DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
@@ -39,6 +39,8 @@ export interface DatastoreOptions {
   readonly onEventError?: EventErrorReporter;
   /** web sessions: idle timeout (default 60 minutes), caps, the clock */
   readonly sessions?: Partial<SessionStoreOptions>;
+  /** the longest text a string attribute takes, in characters (default DEFAULT_MAX_TEXT_LENGTH; --max-text-length) */
+  readonly maxTextLength?: number;
 }
 
 /** The core's own view of a datastore: what the rest of the core reaches through coreOf(). */
@@ -59,6 +61,8 @@ export interface Core {
   readonly report: EventErrorReporter;
   /** web sessions, in the database */
   readonly sessions: SessionStore;
+  /** the longest text a write gives a string attribute (--max-text-length) */
+  readonly maxTextLength: number;
   /** who may do what (roles.json; open until a project installs one) */
   readonly policy: Policy;
   /** the access of a request's session: its grants, the row filters of the dataclasses' restrict() */
@@ -105,6 +109,7 @@ export class Datastore {
       model,
       storage,
       sessions,
+      maxTextLength: options.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
       get policy() { return policyOf(); },
       accessFor: (session) => accessFor(core, session),
       root: { reader: storage, restrict: null, grants: Policy.ALL },

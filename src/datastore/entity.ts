@@ -5,7 +5,7 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type AttributeModel, type StorageAttribute } from '../model/types.js';
-import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
+import { coerceValue, keyFromInput, newUuid, requireStorableObject } from '../model/values.js';
 import { kindOf, unknownAttribute } from '../query/path.js';
 import { directPath } from '../query/plan.js';
 import type { Access } from './access.js';
@@ -211,7 +211,7 @@ export class Entity {
       // holds a stored file (see Datastore.storeFile), by id
       value = value !== null && typeof value === 'object' && 'id' in value ? (value as { id: unknown }).id : value;
     }
-    this.#assign(attr, coerceValue(attr, value));
+    this.#assign(attr, coerceValue(attr, value, this.#dc.core.maxTextLength));
   }
 
   /**
@@ -336,6 +336,8 @@ export class Entity {
       else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
     }
     this.#checkRequired();
+    // an object changed in place since it was set is checked again (nesting, lone surrogates)
+    for (const [attr, value] of values) if (attr.type === 'object') requireStorableObject(attr, value);
     const before = { values: this.#values, stamp: this.#stamp, timestamp: this.#timestamp, isNew: this.#isNew, touched: this.touchedAttributes() };
     const saved = this.#isNew
       ? await insertEntity(dc, values, this.#access, batch)

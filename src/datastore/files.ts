@@ -12,6 +12,7 @@ import bytes from 'bytes';
 import { fileTypeFromBuffer } from 'file-type';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
+import { reclaimSpace } from './reclaim-space.js';
 import {
   claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertCompleteFile, insertFile,
   insertFileChunk, readFileChunk, setFileExpiry, waitingFiles,
@@ -251,6 +252,8 @@ export class FileStore {
   async sweep(now = Date.now()): Promise<number> {
     const removed = await this.#sweepExpired(now);
     await deleteOrphanChunks(this.storage);
+    // the space of what this sweep and the others (sets, sessions) removed goes back to the file system
+    await reclaimSpace(this.storage);
     return removed;
   }
 

@@ -43,6 +43,17 @@ function jsonFault(value: unknown, depth = 0): string | undefined {
   return undefined;
 }
 
+/**
+ * Refuses an object attribute's value that cannot be stored faithfully as it is now (INVALID_VALUE):
+ * checked again when it is written, as the object set (and checked by coerceValue) may have been
+ * changed in place since — nested deeper than the engines' JSON functions can then read, say.
+ */
+export function requireStorableObject(attr: StorageAttribute, value: unknown): void {
+  if (attr.type !== 'object' || value === null || value === undefined) return;
+  const fault = jsonFault(value);
+  if (fault) refuse(attr, value, fault);
+}
+
 /** A number, or the whole number a text writes (digits with an optional minus); NaN otherwise. */
 function wholeNumber(v: unknown): number {
   return typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : NaN;
@@ -107,9 +118,10 @@ function refuse(attr: StorageAttribute, value: unknown, why: string): never {
 /**
  * The value to store for a storage attribute, from what user code or a client gave: converted
  * where 4D converts (numeric text, ISO and dd!mm!yyyy dates, dashed uuids), checked against
- * the type's range, else an INVALID_VALUE error naming the attribute.
+ * the type's range, else an INVALID_VALUE error naming the attribute. `maxTextLength` (the
+ * --max-text-length of a write; a query's values have none): the longest text a string takes.
  */
-export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
+export function coerceValue(attr: StorageAttribute, value: unknown, maxTextLength = Infinity): unknown {
   if (value === null || value === undefined) return null;
   switch (attr.type) {
     case 'bool':
@@ -139,6 +151,7 @@ export function coerceValue(attr: StorageAttribute, value: unknown): unknown {
     }
     case 'string': {
       if (typeof value !== 'string') return refuse(attr, value, 'expected text');
+      if (value.length > maxTextLength) return refuse(attr, value, `a text of ${value.length.toLocaleString('en-US')} characters is longer than the limit, ${maxTextLength.toLocaleString('en-US')} (--max-text-length)`);
       return wellFormed(value) ? value : refuse(attr, value, 'it holds a lone surrogate (half of a UTF-16 pair), which cannot be stored');
     }
     case 'uuid':

@@ -3,6 +3,7 @@
 // name that is not there. An alias stands for its own path. What a path may end on is each
 // reader's rule; the walk only says where it goes.
 
+import { MAX_PATH_DEPTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type {
   AliasAttribute, AttributeModel, CalculatedAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute, Visibility,
@@ -76,6 +77,14 @@ export function described(step: Hop | PathEnd): string {
  * Walks `steps` from `dc`. `where` (e.g. "in 'employer.name'") ends the message of an unknown
  * name; `fail` words every failure for the reader.
  */
+/**
+ * A path through MAX_PATH_DEPTH relations has more steps than any path may (each relation a
+ * subquery or a join of every row: 20 of them ran for minutes): refused before it is compiled.
+ */
+function tooLong(hops: readonly Hop[], text: string): void {
+  if (hops.length >= MAX_PATH_DEPTH) throw new DatasetError('LIMIT_EXCEEDED', `the attribute path '${text.length > 200 ? `${text.slice(0, 200)}…` : text}' has more than ${MAX_PATH_DEPTH} steps (relations and the attribute, aliases counted as the path they stand for)`);
+}
+
 export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible: Visibility, fail: PathFailure, where?: string): WalkedPath {
   const hops: Hop[] = [];
   const text = pathText(steps);
@@ -104,11 +113,13 @@ export function walkPath(dc: DataClassModel, steps: readonly PathStep[], visible
       case 'relatedEntity':
         if (queue.length === 0) return { hops, end: { kind: 'relatedEntity', attr, alias } };
         hops.push({ kind: 'one', attr, alias });
+        tooLong(hops, text);
         cls = attr.target;
         continue;
       case 'relatedEntities':
         if (queue.length === 0) return { hops, end: { kind: 'relatedEntities', attr, alias } };
         hops.push({ kind: 'many', attr, alias, ...(step.classIndex ? { classIndex: step.classIndex } : {}) });
+        tooLong(hops, text);
         cls = attr.target;
         continue;
       case 'storage':

@@ -9,8 +9,12 @@ export interface AttributePath {
   readonly attr: StorageAttribute;
   /** a property path inside an object attribute (extra.address.city → ['address', 'city']) */
   readonly json?: readonly string[];
-  /** compare by the folded text (case and accents ignored): the folded column, or fold() of a JSON value */
-  readonly fold?: boolean;
+  /**
+   * compare by the folded text (case and accents ignored): the folded column (which holds the
+   * fold's first FOLD_PREFIX_LENGTH code points), or fold() of a JSON value; 'computed': the whole
+   * text's fold, computed by the query (query/folded-text.ts)
+   */
+  readonly fold?: boolean | 'computed';
   /** the path starts at the element of the innermost `elements` condition, not at the entity */
   readonly element?: boolean;
 }

@@ -3,11 +3,12 @@
 // attribute, text is folded, 4D's @ wildcards become LIKE patterns or index-friendly ranges.
 // Reads only the in-memory model; every mistake is an INVALID_FILTER naming where it is.
 
-import { MAX_CALCULATED_DEPTH } from '../config/limits.js';
+import { MAX_CALCULATED_DEPTH, MAX_IN_LIST } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type CalculatedAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type Visibility } from '../model/types.js';
 import { coerceValue } from '../model/values.js';
 import { fold } from '../util/fold.js';
+import { foldedCompare, foldedLike, foldedPrefix } from './folded-text.js';
 import type { Comparator, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
 import { NO_CALCULATED, type CalculatedLookup } from './calculated.js';
 import { resolveOrder } from './order.js';
@@ -56,6 +57,9 @@ interface Target {
 }
 
 class Resolver {
+  /** the values of the IN lists resolved so far (bound one parameter each: the engines take some tens of thousands in all) */
+  #inValues = 0;
+
   constructor(
     readonly root: DataClassModel,
     readonly text: string,
@@ -159,7 +163,8 @@ class Resolver {
     if (at < 0) return { json: steps.map((s) => s.name) };
     const rest = steps.slice(at + 1);
     if (rest.some((s) => s.element !== undefined)) {
-      throw new DatasetError('OPTION_NOT_SUPPORTED', `the query ${JSON.stringify(this.text)} has a collection inside a collection ('${this.pathText(ref)}'), which this version of the server does not support`);
+      // a 400, not OPTION_NOT_SUPPORTED's 501: a query the server cannot run is the client's to change (no 5xx for a request's shape)
+      throw this.error(ref.at, `'${this.pathText(ref)}' has a collection inside a collection, which this version of the server does not query: one [] per path`);
     }
     const json = steps.slice(0, at + 1).map((s) => s.name);
     return { json, collection: { link: steps[at].element ?? null, rest: rest.map((s) => s.name), text: json.join('.') } };
@@ -209,6 +214,11 @@ class Resolver {
     const where = `${this.pathText(c.path)} ${op}`;
     const values = this.values(c.value, op);
     if (op === 'IN') {
+      // a :n placeholder's list too (the text's own lists are bounded as parsed), and all the query's lists together
+      this.#inValues += values.length;
+      if (this.#inValues > MAX_IN_LIST) {
+        throw new DatasetError('LIMIT_EXCEEDED', `the IN lists of the query ${JSON.stringify(this.text.slice(0, 200))} hold more than ${MAX_IN_LIST.toLocaleString('en-US')} values together (at offset ${c.value.at}): query in several parts, or keep the keys in an entity set`);
+      }
       if (values.some((v) => v === null)) throw this.error(c.value.at, `${where}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
       const alternatives = values.map((v) => this.compare({ ...c, op: '=', value: { kind: 'literal', value: v as string, quoted: true, at: c.value.at } }, path, route));
       const plain = alternatives.filter((a): a is Extract<Condition, { kind: 'compare' }> => a.kind === 'compare' && a.op === '=');
@@ -228,14 +238,14 @@ class Resolver {
     if (text) {
       const folded = fold(String(value));
       const p: AttributePath = { ...path, fold: true };
-      if (op === '%') return { kind: 'like', path: p, pattern: `%${escapeLike(folded)}%` };
+      if (op === '%') return foldedLike(p, `%${escapeLike(folded)}%`);
       if (op === 'begin') return prefix(p, folded);
       const wildcard = !literal && folded.includes('@');
       if (wildcard && (op === '=' || op === '==' || negated)) {
-        const positive = /^[^@]*@$/.test(folded) ? prefix(p, folded.slice(0, -1)) : { kind: 'like' as const, path: p, pattern: folded.split('@').map(escapeLike).join('%') };
+        const positive = /^[^@]*@$/.test(folded) ? prefix(p, folded.slice(0, -1)) : foldedLike(p, folded.split('@').map(escapeLike).join('%'));
         return negated ? notNull(p, { kind: 'not', item: positive }) : positive;
       }
-      return { kind: 'compare', path: p, op: this.op(op, c.value.at), value: folded };
+      return foldedCompare(p, this.op(op, c.value.at), folded);
     }
     if (op === '%' || op === 'begin') throw this.error(c.at, `${where}: ${op} compares text, and ${this.describe(path)} is not text`);
     const typed = path.json ? value : this.typed(path, route, value, c.value.at, where);
@@ -305,7 +315,7 @@ class Resolver {
 /** A prefix test on folded text (the compiler makes it a range an index serves); an empty prefix: any value. */
 function prefix(path: AttributePath, p: string): Condition {
   if (p === '') return { kind: 'isNull', path, negated: true };
-  return { kind: 'prefix', path, prefix: p };
+  return foldedPrefix(path, p);
 }
 
 /** 4D's # leaves out null values (reference §4.2): NOT (…) AND the value is not null. */

@@ -6,7 +6,7 @@
 
 import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 import { directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowColumnSpec, type RowFilter, type SelectSpec } from '../query/plan.js';
-import { fold, foldColumn } from '../util/fold.js';
+import { foldColumn, storedFold } from '../util/fold.js';
 import type { Dialect, JsonClass } from './dialect.js';
 import { GLOBAL_STAMP_TABLE, STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
 
@@ -108,6 +108,8 @@ class Builder {
 
   /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop); not for JSON values (json*() below). */
   path(table: string, path: AttributePath): string {
+    // 'computed': the whole text's fold, where the folded column holds a cut one (query/folded-text.ts)
+    if (path.fold === 'computed') return this.chain(table, path.via, path.attr.column, (c) => this.d.fold(c));
     return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
   }
 
@@ -452,7 +454,7 @@ export function compileInsert(
     marks.push(b.bind(attr, value));
     if (attr.type === 'string') {
       cols.push(d.quote(foldColumn(attr.column)));
-      marks.push(b.bindRaw(typeof value === 'string' ? fold(value) : null));
+      marks.push(b.bindRaw(typeof value === 'string' ? storedFold(value) : null));
     }
   }
   cols.push(d.quote(STAMP_COLUMN), d.quote(TIMESTAMP_COLUMN));
@@ -470,7 +472,7 @@ export function compileUpdate(
   const b = new Builder(d, restrict);
   const sets = [...values].flatMap(([attr, value]) => {
     const set = `${d.quote(attr.column)} = ${b.bind(attr, value)}`;
-    return attr.type === 'string' ? [set, `${d.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? fold(value) : null)}`] : [set];
+    return attr.type === 'string' ? [set, `${d.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? storedFold(value) : null)}`] : [set];
   });
   b.params.push(timestamp);
   sets.push(`${d.quote(STAMP_COLUMN)} = ${d.quote(STAMP_COLUMN)} + 1`, `${d.quote(TIMESTAMP_COLUMN)} = ${d.placeholder(b.params.length)}`);

@@ -43,6 +43,8 @@ export const postgresDialect: Dialect = {
   // statement_timeout, set on every connection of a server's pool (storage/postgres.ts)
   progressCheck: null,
   noStatementTimeout: 'SET LOCAL statement_timeout = 0',
+  // autovacuum gives space back by itself
+  reclaimSpace: null,
   // out of line (TOAST) but never compressed: pglz made storing a 1M-member set ~10× slower
   // (changed only when it is not so yet: ALTER TABLE locks the table out, and every start runs this)
   storeUncompressed: (table, column) => {

@@ -42,6 +42,8 @@ export const sqliteDialect: Dialect = {
   sqlFunctions: () => [],
   progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
   noStatementTimeout: null,
+  // the file is made with auto_vacuum = INCREMENTAL (storage/sqlite-space.ts); a PASSIVE checkpoint waits for no reader
+  reclaimSpace: { freePages: 'PRAGMA freelist_count', step: (pages) => `PRAGMA incremental_vacuum(${Math.trunc(pages)})`, checkpoint: 'PRAGMA wal_checkpoint(PASSIVE)' },
   storeUncompressed: () => null,
   // a subquery names the column and the path once each: '?' placeholders bind one value per use
   jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p))`,

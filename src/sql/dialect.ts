@@ -48,6 +48,13 @@ export interface Dialect {
    * only covers the compiler's subqueries (progressCheck).
    */
   readonly noStatementTimeout: string | null;
+  /**
+   * Giving the pages of removed rows back to the file system, a bounded step at a time: the
+   * statement reading how many pages are free, the one giving back up to `pages` of them, and the
+   * one copying the WAL into the file (which the file shrinks with); null where the engine
+   * reclaims space itself (PostgreSQL's autovacuum).
+   */
+  readonly reclaimSpace: { readonly freePages: string; step(pages: number): string; readonly checkpoint: string } | null;
   /** the operand of SUM and AVG: where the engine's float sums fail past the largest double, a type that does not (SQLite gives infinity) */
   sumOperand(expr: string): string;
   /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */

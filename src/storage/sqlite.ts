@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
 import { CONNECTION_FUNCTION, PROGRESS_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
 import { fold } from '../util/fold.js';
+import { prepareSpace } from './sqlite-space.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
 const NO_PARAMS: readonly unknown[] = [];
@@ -212,6 +213,7 @@ export class SqliteDriver implements Driver {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     this.#queryTimeoutMs = options.queryTimeoutMs ?? 0;
     this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs, this.#queryTimeoutMs);
+    prepareSpace(this.#writer.db, file);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');
     // An in-memory database cannot be opened twice: it reads through the writer (and so sees

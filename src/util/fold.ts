@@ -1,6 +1,8 @@
 // 4D compares text without regard to case or accents ("é" = "e", "A" = "a"): every string is
 // compared (and sorted) by its folded form, stored beside it and computed by this function alone.
 
+import { FOLD_PREFIX_LENGTH } from '../config/limits.js';
+
 /** Letters that are not a base letter plus marks, so that NFKD leaves them whole. */
 export const FOLD_LETTERS: Readonly<Record<string, string>> = {
   // the final sigma: toLowerCase() makes Σ at the end of a word ς, elsewhere σ; a fold ignores the difference
@@ -20,7 +22,58 @@ export function fold(text: string): string {
   return lower.replace(SPECIAL, (c) => FOLD_LETTERS[c]);
 }
 
-export const FOLD_VERSION = 3;
+// 4: folded columns keep the first FOLD_PREFIX_LENGTH code points only (storedFold)
+export const FOLD_VERSION = 4;
+
+/** Where the `n` code points of a text from `start` end (a surrogate pair is never cut in two). */
+function codePointsEnd(text: string, start: number, n: number): number {
+  let at = start;
+  for (let points = 0; points < n && at < text.length; points++) {
+    const c = text.charCodeAt(at);
+    at += c >= 0xd800 && c <= 0xdbff && at + 1 < text.length ? 2 : 1;
+  }
+  return at;
+}
+
+/** The first `n` code points of a text. */
+export function firstCodePoints(text: string, n: number): string {
+  return text.length <= n ? text : text.slice(0, codePointsEnd(text, 0, n));
+}
+
+/** How many code points a text holds (what SQL's length() counts). */
+export function codePointLength(text: string): number {
+  let n = text.length;
+  for (let i = 0; i + 1 < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
+
+/**
+ * What a text's folded column holds: its fold cut to the first FOLD_PREFIX_LENGTH code points.
+ * The fold of a whole text may be 18 times its length (NFKD makes 18 letters of U+FDFA): stored,
+ * then copied again into the column's index, a 10 MB text cost 220 MB. Only the text's start is
+ * folded (a character folds alone, so the fold of a start is the start of the fold; folding
+ * grows as it goes until the prefix is full, marks folding to nothing). A fold of exactly
+ * FOLD_PREFIX_LENGTH code points may be cut: queries compare such values with the whole text's
+ * fold, computed in SQL (query/folded-text.ts).
+ */
+export function storedFold(text: string, limit: number = FOLD_PREFIX_LENGTH): string {
+  let folded = '';
+  let at = 0;
+  while (at < text.length) {
+    // a chunk at least as long as what is missing (a character folds to one or more, or to nothing)
+    const end = codePointsEnd(text, at, Math.max(limit, 4096));
+    folded += fold(text.slice(at, end));
+    at = end;
+    if (codePointLength(folded) >= limit) return firstCodePoints(folded, limit);
+  }
+  return folded;
+}
 
 /** The column holding the folded form of a string attribute's column. */
 export function foldColumn(column: string): string {

@@ -2,15 +2,16 @@
 // Text is queried and sorted through its folded twin (util/fold.ts): an indexed string attribute
 // indexes that one; its own column has an index only to be unique.
 
+import { FOLD_PREFIX_LENGTH } from '../../config/limits.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import type { Dialect } from '../../sql/dialect.js';
 import { foldColumn } from '../../util/fold.js';
 import { foldIndexName, indexName, type ColumnSnapshot } from './snapshot.js';
 
-/** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold). */
+/** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold), cut as util/fold.ts storedFold cuts it. */
 export function refold(d: Dialect, table: string, column: string): string {
   const q = d.quote;
-  return `UPDATE ${q(table)} SET ${q(foldColumn(column))} = ${d.fold(q(column))} WHERE ${q(column)} IS NOT NULL`;
+  return `UPDATE ${q(table)} SET ${q(foldColumn(column))} = substr(${d.fold(q(column))}, 1, ${FOLD_PREFIX_LENGTH}) WHERE ${q(column)} IS NOT NULL`;
 }
 
 /** The index on a string attribute's folded column (what equality and prefix queries use), created or dropped. */

@@ -173,11 +173,13 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     }
     const sql: string[] = [];
     // a former attribute of the new name, kept hidden, is set aside first
-    if (now) sql.push(...archive(ctx, dc, a.column, now, cols).sql);
+    const aside = now ? archive(ctx, dc, a.column, now, cols) : undefined;
+    if (aside) sql.push(...aside.sql);
     for (const index of indexesOf(dc.table, from, was)) sql.push(`DROP INDEX IF EXISTS ${q(index)}`);
     sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(from)} TO ${q(a.column)}`);
     if (was.fold) sql.push(`ALTER TABLE ${t} RENAME COLUMN ${q(foldColumn(from))} TO ${q(foldColumn(a.column))}`);
-    const step: Step = { description: `rename attribute ${dc.name}.${from} → ${dc.name}.${a.name}${was.retired ? ' (a former attribute, its kept values with it)' : ''}`, sql };
+    const setAside = aside ? `; the values a former ${a.name} kept set aside in the hidden column ${aside.name}` : '';
+    const step: Step = { description: `rename attribute ${dc.name}.${from} → ${dc.name}.${a.name}${was.retired ? ' (a former attribute, its kept values with it)' : ''}${setAside}`, sql };
     ctx.steps.push(step);
     stepOf.set(a.column, step);
     delete cols[from];
