@@ -104,9 +104,11 @@ export class BatchPreparer {
     const refusals: Refusal[] = [];
     const ats: string[] = [];
     const where: number[] = [];
-    for (let i = 0; i < records.length; i++) {
+    let i = 0;
+    const refuse = (at: string, reason: string) => void refusals.push([i, at, reason]);
+    for (; i < records.length; i++) {
       const record = records[i];
-      const given = recordValues(this.model, this.columns, this.#byName, record, (at, reason) => void refusals.push([i, at, reason]), this.#given);
+      const given = recordValues(this.model, this.columns, this.#byName, record, refuse, this.#given);
       if (!given) continue;
       try {
         this.preparer.prepare(given, rows);
