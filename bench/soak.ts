@@ -19,14 +19,15 @@
 //
 // The short mode (`--minutes 0.5`) runs in `npm test` as test/soak-short.test.ts, through runSoak().
 
-import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { benchDatabase, type BenchDatabase } from './postgres.js';
-import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
+import { onCleanup, temporaryFolder } from './processes.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(REPO, 'bin', 'dataset-rest.mjs');
@@ -90,7 +91,59 @@ export interface SoakSummary {
     readonly flat: boolean;
   };
   readonly chart: string;
+  /** the server's stderr (errors only) */
+  readonly serverLog: string;
   readonly sparkline: string;
+}
+
+interface SoakServer {
+  readonly url: string;
+  readonly pid: number;
+  /** SIGTERM, then SIGKILL after `graceMs` */
+  stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * Starts the server (one process, no supervisor: DATASET_REST_INSTANCE) and resolves once it
+ * prints its URL; its stderr (errors only: --log-level error) is appended to `logFile`, so that a
+ * 5xx's cause can be read after the run.
+ */
+function startSoakServer(args: readonly string[], logFile: string): Promise<SoakServer> {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DATASET_REST_INSTANCE: '1' } });
+  // however the soak ends (a failure, SIGINT), the server goes with it
+  const drop = onCleanup(() => child.kill('SIGKILL'));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => appendFileSync(logFile, chunk));
+  const exited = new Promise<void>((done) => child.once('exit', () => {
+    drop();
+    done();
+  }));
+  const stop = async (graceMs: number) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  return new Promise((resolvePromise, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      void stop(1000);
+      reject(new Error(`the server was not ready after 120 s (its stderr: ${logFile})`));
+    }, 120_000);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited before it was ready (${signal ?? `code ${code}`}; its stderr: ${logFile})`));
+    });
+    child.stdout.setEncoding('utf8').on('data', function onData(chunk: string) {
+      out += chunk;
+      const m = /(http:\/\/\S+?)\/rest/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout.off('data', onData);
+      child.stdout.resume(); // (drained: a full pipe would block the server)
+      resolvePromise({ url: m[1], pid: child.pid as number, stop });
+    });
+  });
 }
 
 /** A small seeded PRNG (mulberry32): the same seed, the same mix of requests. */
@@ -282,12 +335,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     print(`# ${pgdb.where}`);
   } else db = join(temporaryFolder('dataset-rest-soak-'), 'demo.sqlite');
 
-  let server: ServerProcess | undefined;
+  mkdirSync(options.outDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-').slice(0, 19);
+  const serverLog = join(options.outDir, `soak-${options.engine}-${stamp}-server.log`);
+  writeFileSync(serverLog, '');
+  let server: SoakServer | undefined;
   try {
-    server = await startServer({
-      name: 'dataset-rest (soak)', cwd: REPO, ready: /(http:\/\/\S+?)\/rest/, timeoutMs: 120_000,
-      args: [BIN, '--db', db, '--port', '0', '--host', '127.0.0.1', '--metrics', '--log-level', 'error', '--body-timeout', String(BODY_TIMEOUT_MS), '--function-timeout', '10000'],
-    });
+    server = await startSoakServer(['--db', db, '--port', '0', '--host', '127.0.0.1', '--metrics', '--log-level', 'error', '--body-timeout', String(BODY_TIMEOUT_MS), '--function-timeout', '10000'], serverLog);
     const origin = server.url;
     const base = `${origin}/rest`;
     const pid = server.pid;
@@ -474,15 +528,13 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     const judged = after.length >= 10;
     const memory = { warmupSeconds, judged, minMB, maxMB, spreadPercent: Math.round(spreadPercent * 10) / 10, slopeMBPerHour: Math.round(slopeMBPerHour * 10) / 10, flat: spreadPercent <= 10 };
 
-    mkdirSync(options.outDir, { recursive: true });
-    const stamp = new Date(started).toISOString().replace(/[:.]/g, '-').slice(0, 19);
     const chart = join(options.outDir, `soak-${options.engine}-${stamp}.svg`);
     const title = `dataset-rest soak: ${options.engine}, ${options.minutes} min, ${requests} requests — RSS after warm-up ${minMB}–${maxMB} MB (${memory.spreadPercent}%), slope ${memory.slopeMBPerHour} MB/h`;
     writeFileSync(chart, svgChart(samples, warmupSeconds, title));
     const line = sparkline(samples.map((s) => s.rssMB));
     const summary: SoakSummary = {
       engine: options.engine, minutes: options.minutes, requests, statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
-      serverErrors, transportErrors, surprises, refusals, alive: isAlive, integrity, counts, samples, memory, chart, sparkline: line,
+      serverErrors, transportErrors, surprises, refusals, alive: isAlive, integrity, counts, samples, memory, chart, serverLog, sparkline: line,
     };
     writeFileSync(chart.replace(/\.svg$/, '.json'), `${JSON.stringify(summary, null, 2)}\n`);
 
@@ -497,6 +549,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     print(`RSS (MB) over ${samples.length} samples: ${line}`);
     print(`after the warm-up (${Math.round(warmupSeconds)} s): RSS ${minMB}–${maxMB} MB, spread ${memory.spreadPercent}% (limit 10%), slope ${memory.slopeMBPerHour} MB/h: ${!judged ? 'too few samples to judge' : memory.flat ? 'flat' : 'NOT FLAT'}`);
     print(`chart: ${chart}`);
+    print(`the server's errors: ${serverLog}${readFileSync(serverLog, 'utf8').trim() ? '' : ' (none)'}`);
     return summary;
   } finally {
     await server?.stop(5000);

@@ -5,6 +5,7 @@
 // (half a minute is warm-up; `npm run soak` judges memory over 30 minutes).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { runSoak } from '../bench/soak.js';
@@ -22,7 +23,7 @@ describe('soak, short mode', () => {
     });
     t.diagnostic(`statuses ${JSON.stringify(summary.statuses)}; RSS ${summary.sparkline}`);
     assert.ok(summary.requests > 0, 'no request was answered');
-    assert.deepEqual(summary.serverErrors, [], `answers of 5xx:\n${lines.join('\n')}`);
+    assert.deepEqual(summary.serverErrors, [], `answers of 5xx:\n${lines.join('\n')}\nthe server's errors:\n${readFileSync(summary.serverLog, 'utf8').slice(-4000)}`);
     assert.ok(summary.alive, `the server is not alive at the end:\n${lines.join('\n')}`);
     assert.deepEqual(summary.integrity, [], 'the database afterwards');
     assert.ok(Object.keys(summary.counts).includes('Employee'), `the counts read at the end: ${JSON.stringify(summary.counts)}`);
