@@ -5,10 +5,10 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FOLD_PREFIX_LENGTH, MAX_OBJECT_DEPTH } from '../src/config/limits.js';
+import { MAX_OBJECT_DEPTH } from '../src/config/limits.js';
 import { coreOf } from '../src/datastore/datastore.js';
 import { BulkInserter } from '../src/datastore/import-writes.js';
-import { codePointLength, fold, storedFold } from '../src/util/fold.js';
+import { codePointLength, fold, FOLD_PREFIX_LENGTH, storedFold } from '../src/util/fold.js';
 import { statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';

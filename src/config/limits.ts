@@ -212,13 +212,6 @@ export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH + 16;
  * few MB; longer documents belong in a blob attribute.
  */
 export const DEFAULT_MAX_TEXT_LENGTH = 1_000_000;
-/**
- * How many characters (code points) of a text's folded form its folded column keeps, for the
- * index and the comparisons it serves; past them a query folds the whole text itself (see
- * util/fold.ts storedFold and docs/decisions.md). 500 code points are at most 2,000 bytes of
- * UTF-8: an entry PostgreSQL's B-tree takes (its limit is about 2,700 bytes).
- */
-export const FOLD_PREFIX_LENGTH = 500;
 
 // ---- sessions and quotas ----
 /** A session's idle timeout without --session-idle-timeout: 60 minutes (4D's default). */

@@ -12,7 +12,6 @@
 // runs here: neither events nor an entity class's constructor (the command goes through save()
 // when they must run). Files (image, blob) are not imported: they hold stored files, not values.
 
-import { FOLD_PREFIX_LENGTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
 import { coerceValue, keyFromInput, newUuid } from '../model/values.js';
@@ -22,7 +21,7 @@ import { postgresDialect } from '../sql/dialect-postgres.js';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';
 import { ConstraintError } from '../storage/adapter.js';
 import { bumpGlobalStamp } from '../storage/system-tables.js';
-import { fold, storedFold } from '../util/fold.js';
+import { fold, FOLD_PREFIX_LENGTH, storedFold } from '../util/fold.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
 import { requireDataClass } from './guard.js';

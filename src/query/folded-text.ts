@@ -5,8 +5,7 @@
 // (the index narrows the rows), then on the whole text folded by the query, so that a comparison
 // past the prefix stays exact (docs/decisions.md, "Folded text keeps a prefix").
 
-import { FOLD_PREFIX_LENGTH } from '../config/limits.js';
-import { codePointLength, firstCodePoints } from '../util/fold.js';
+import { codePointLength, firstCodePoints, FOLD_PREFIX_LENGTH } from '../util/fold.js';
 import type { AttributePath, CompareOp, Condition } from './plan.js';
 
 /** The folded column (JSON values are folded by the query: whole, whatever their length). */

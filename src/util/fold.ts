@@ -1,8 +1,6 @@
 // 4D compares text without regard to case or accents ("é" = "e", "A" = "a"): every string is
 // compared (and sorted) by its folded form, stored beside it and computed by this function alone.
 
-import { FOLD_PREFIX_LENGTH } from '../config/limits.js';
-
 /** Letters that are not a base letter plus marks, so that NFKD leaves them whole. */
 export const FOLD_LETTERS: Readonly<Record<string, string>> = {
   // the final sigma: toLowerCase() makes Σ at the end of a word ς, elsewhere σ; a fold ignores the difference
@@ -21,6 +19,14 @@ export function fold(text: string): string {
   const lower = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
   return lower.replace(SPECIAL, (c) => FOLD_LETTERS[c]);
 }
+
+/**
+ * How many characters (code points) of a text's folded form its folded column keeps, for the
+ * index and the comparisons it serves; past them a query folds the whole text itself (storedFold below;
+ * docs/decisions.md). 500 code points are at most 2,000 bytes of
+ * UTF-8: an entry PostgreSQL's B-tree takes (its limit is about 2,700 bytes).
+ */
+export const FOLD_PREFIX_LENGTH = 500;
 
 // 4: folded columns keep the first FOLD_PREFIX_LENGTH code points only (storedFold)
 export const FOLD_VERSION = 4;

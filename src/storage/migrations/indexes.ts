@@ -2,10 +2,9 @@
 // Text is queried and sorted through its folded twin (util/fold.ts): an indexed string attribute
 // indexes that one; its own column has an index only to be unique.
 
-import { FOLD_PREFIX_LENGTH } from '../../config/limits.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import type { Dialect } from '../../sql/dialect.js';
-import { foldColumn } from '../../util/fold.js';
+import { foldColumn, FOLD_PREFIX_LENGTH } from '../../util/fold.js';
 import { foldIndexName, indexName, type ColumnSnapshot } from './snapshot.js';
 
 /** Fills a folded column from its text column, in one statement (the engine's fold: dialect.fold), cut as util/fold.ts storedFold cuts it. */
