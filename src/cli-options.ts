@@ -49,6 +49,11 @@ true or false: DATASET_REST_TRUST_PROXY=true, DATASET_REST_EXPLORER=false for --
 by a key in ${CONFIG_FILE} in the project folder (JSON with comments: { "port": 9000,
 "maxUploadSize": "1GB", "explorer": false }), or in the file --config names. Flags win, then the
 environment, then the file, then the defaults. --print-config shows what that gives.
+
+Commands on a project's database, each with its own --help:
+  dataset-rest migrate --project DIR [--db …] [--dry-run]   brings the database in line with model.json
+  dataset-rest import  [--project DIR] [--db …] DATACLASS FILE   CSV, JSON array or NDJSON in
+  dataset-rest export  [--project DIR] [--db …] DATACLASS   CSV, NDJSON or a JSON array out
 `;
 
 function port(value: string): number {

@@ -18,6 +18,13 @@ const name = process.argv[2];
 const action = name !== undefined && Object.hasOwn(ACTIONS, name) ? ACTIONS[name] : undefined;
 if (action) {
   process.exitCode = await (await action()).main(process.argv.slice(3));
+} else if (name !== undefined && !name.startsWith('-')) {
+  // a word where a command goes: serving takes no argument, so it is a command mistyped (the
+  // server's own refusal, "too many arguments", named no command)
+  const { closest } = await import('./util/suggest.js');
+  const near = closest(name, Object.keys(ACTIONS));
+  process.stderr.write(`dataset-rest: there is no command '${name}'${near ? ` (did you mean '${near}'?)` : ''}: the commands are ${Object.keys(ACTIONS).join(', ')} (dataset-rest <command> --help); without one, dataset-rest serves a project (dataset-rest --help)\n`);
+  process.exitCode = 2;
 } else {
   await import('./cli.js');
 }

@@ -118,4 +118,19 @@ describe(`dataset-rest migrate (${TEST_ENGINE})`, () => {
       assert.match(stderr, message);
     }
   });
+
+  it('a mistyped command exits 2 naming the commands (and the likeliest), not "too many arguments"; --help lists them', async () => {
+    const child = spawn(process.execPath, [BIN, 'migrat', '--project', project], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /^dataset-rest: there is no command 'migrat' \(did you mean 'migrate'\?\): the commands are migrate, import, export/);
+    // and the server's --help names them
+    const help = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    help.stdout.on('data', (d) => (stdout += String(d)));
+    assert.equal(await new Promise((resolve) => help.on('close', resolve)), 0);
+    for (const command of ['migrate', 'import', 'export']) assert.match(stdout, new RegExp(`dataset-rest ${command} +\\[?--project`));
+  });
 });
