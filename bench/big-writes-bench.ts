@@ -10,7 +10,8 @@
 // monitorEventLoopDelay, 10 ms resolution: its max is the longest time a timer waited), and a probe
 // that reads one entity by key (GET /rest/Item(1)) over and over meanwhile: how many reads were
 // answered before the write finished, and the slowest.
-// Options: --engine sqlite|postgres|both (sqlite), --delete-rows N (250000), --batch N (20000).
+// Options: --engine sqlite|postgres|both (sqlite), --delete-rows N (250000), --batch N (20000),
+// --probe-interval MS (5; 0: no probe, to time the write alone).
 // On PostgreSQL: a throwaway embedded cluster, or a new database on DATASET_REST_BENCH_PG's server.
 
 import { strictEqual } from 'node:assert/strict';
@@ -22,12 +23,14 @@ import { createProject, TABLE } from './fixture.js';
 import { benchDatabase } from './postgres.js';
 import { temporaryFolder } from './processes.js';
 
-const { values } = parseArgs({ options: { engine: { type: 'string', default: 'sqlite' }, 'delete-rows': { type: 'string', default: '250000' }, batch: { type: 'string', default: '20000' } } });
+const { values } = parseArgs({ options: { engine: { type: 'string', default: 'sqlite' }, 'delete-rows': { type: 'string', default: '250000' }, batch: { type: 'string', default: '20000' }, 'probe-interval': { type: 'string', default: '5' } } });
 const engines = ({ sqlite: ['sqlite'], postgres: ['postgres'], both: ['sqlite', 'postgres'] } as Record<string, string[]>)[values.engine];
 if (!engines) throw new Error(`--engine is sqlite, postgres or both, got '${values.engine}'`);
 const deleteRows = Number(values['delete-rows']);
 const batch = Number(values.batch);
 const KEPT = 10_000;
+/** ms between two reads of the probe; 0: no probe (the write's own time, alone on the loop) */
+const probeInterval = Number(values['probe-interval']);
 
 interface Figures {
   ms: number;
@@ -52,14 +55,14 @@ async function measured(inject: Inject, write: () => Promise<void>): Promise<Fig
   const probe = (async () => {
     // (the first read starts once the write has begun: it has to get through while the write runs)
     await new Promise((r) => setImmediate(r));
-    while (!done) {
+    while (!done && probeInterval > 0) {
       const t = performance.now();
       const res = await inject('GET', `/rest/${TABLE}(1)`);
       strictEqual(res.status, 200, res.body);
       if (done) break;
       probes++;
       slowest = Math.max(slowest, performance.now() - t);
-      await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, probeInterval));
     }
   })();
   // the same seen from a 1 ms interval timer: the longest gap between two of its ticks
