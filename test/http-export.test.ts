@@ -5,6 +5,7 @@
 // stops reading stops the reads, one that goes away ends the export, and the server stays healthy.
 
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -230,6 +231,53 @@ describe('export over HTTP: permissions', () => {
     assert.ok(parseCsv(bob.body)[0].includes('salary'));
     const json = await demo.app.inject({ url: '/rest/Employee?$top=3&$orderby="lastName"&$attributes=salary', headers: { cookie } });
     assert.deepEqual(parseCsv((await demo.app.inject({ url: '/rest/Employee?$format=csv&$top=3&$orderby="lastName"&$attributes=salary', headers: { cookie } })).body).slice(1).map((r) => Number(r[0])), json.json().__ENTITIES.map((e: Json) => e.salary));
+  });
+});
+
+describe('export over HTTP: an alias to a value the session may not read', () => {
+  const tmp = tempDir();
+  let ds: DatastoreWithClasses;
+  let app: FastifyInstance;
+  before(async () => {
+    const key = { name: 'ID', type: 'long', identifying: true, autoincrement: true };
+    writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify({ name: 'A', dataClasses: [
+      { name: 'Company', attributes: [key, { name: 'name', type: 'string' }, { name: 'revenues', type: 'number' }, { name: 'staff', kind: 'relatedEntities', type: 'EmployeeSelection', path: 'employer' }] },
+      { name: 'Employee', attributes: [key, { name: 'name', type: 'string' }, { name: 'employer', kind: 'relatedEntity', type: 'Company' }, { name: 'employerName', kind: 'alias', path: 'employer.name' }, { name: 'employerRevenues', kind: 'alias', path: 'employer.revenues' }] },
+    ] }));
+    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify({
+      privileges: [{ privilege: 'finance', includes: [] }], roles: [],
+      permissions: { allowed: [
+        { applyTo: 'ds', type: 'datastore', read: ['guest'], create: ['guest'], update: ['guest'], drop: ['guest'], execute: ['guest'] },
+        { applyTo: 'Company.revenues', type: 'attribute', read: ['finance'], create: ['finance'], update: ['finance'] },
+      ] },
+      restrictedByDefault: false, forceLogin: false,
+    }));
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'a.sqlite')), roles: join(tmp.dir, 'roles.json'), poolSize: 2 });
+    const company = ds.dataClass('Company')!.new();
+    company.set('name', 'Acme');
+    company.set('revenues', 123456);
+    await company.save();
+    const employee = ds.dataClass('Employee')!.new();
+    employee.set('name', 'Ann');
+    employee.set('employer', company);
+    await employee.save();
+    app = await buildServer(ds, { logLevel: 'silent' });
+  });
+  after(async () => {
+    await app.close();
+    await ds.close();
+    tmp.remove();
+  });
+
+  it('refuses it (7040), as a filter or sort on it is refused: the alias reads through its steps', async () => {
+    const res = await app.inject({ url: '/rest/Employee?$format=csv&$attributes=name,employerRevenues' });
+    assert.equal(res.statusCode, 401, res.body);
+    assert.equal(errCode(res.json()), 7040);
+    assert.match(res.json().__ERROR[0].message, /Company\.revenues/);
+    assert.equal((await app.inject({ url: '/rest/Employee?$format=ndjson&$attributes=employerRevenues' })).statusCode, 401);
+    // an alias to a value it may read is exported
+    const ok = await app.inject({ url: '/rest/Employee?$format=csv&$attributes=name,employerName' });
+    assert.equal(ok.body, 'name,employerName\r\nAnn,Acme\r\n');
   });
 });
 

@@ -7,6 +7,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { Readable } from 'node:stream';
 import { PLAIN } from '../datastore/dataclass-core.js';
+import { readableBy } from '../datastore/guard.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../model/types.js';
 import type { RowColumnSpec } from '../query/plan.js';
@@ -75,6 +76,13 @@ export function exportColumns(scope: Scope, dc: DataClassModel, shape: Shape, di
     if (a.kind !== 'value') throw refuse(a.kind === 'list' ? 'is an alias to several values' : 'is a relation');
     if (path !== name) throw refuse(`goes inside '${name}'`);
     if (a.attr.kind === 'calculated') throw refuse('is a calculated attribute (computed in code for each entity: not exported)');
+    if (a.attr.kind === 'alias') {
+      // an alias reads through its steps: each must be readable (the projection checks the alias
+      // alone, so Employee.employerRevenues showed a Company.revenues its session may not read)
+      const readable = readableBy(scope.access.grants);
+      const hidden = a.attr.steps.find((step) => !readable(step));
+      if (hidden) throw readable.denied?.(hidden) ?? new DatasetError('UNKNOWN_ATTRIBUTE', `${dc.name}.${name} cannot be exported`);
+    }
     const target = a.attr.kind === 'alias' ? a.attr.steps[a.attr.steps.length - 1] : a.attr;
     if (target.kind !== 'storage') throw refuse('is no value');
     if (target.type === 'image' || target.type === 'blob') throw refuse(`is ${target.type === 'image' ? 'a picture' : 'a blob'} (its bytes are read at /rest/${dc.name}({key})/${name})`);
