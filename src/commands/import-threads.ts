@@ -53,6 +53,8 @@ export class WorkerBatches {
   #wake: (() => void) | undefined;
   #failure: Error | undefined;
   #closed = false;
+  /** why the worker could not start or begin, when it could not */
+  notStarted: string | undefined;
 
   private constructor(worker: Worker | undefined) {
     this.#worker = worker;
@@ -64,12 +66,16 @@ export class WorkerBatches {
   /** Starts the worker on the file: it loads the model and reads the file's beginning while the project opens. */
   static start(input: Omit<WorkerInput, 'ahead'>): WorkerBatches {
     let worker: Worker | undefined;
+    let why: string | undefined;
     try {
       worker = startWorker({ ...input, ahead: AHEAD });
-    } catch {
-      // (then begin() says so, and the file is read in the command's thread)
+    } catch (e) {
+      // (then begin() gives nothing, and the file is read in the command's thread)
+      why = (e as Error).message;
     }
-    return new WorkerBatches(worker);
+    const batches = new WorkerBatches(worker);
+    batches.notStarted = why;
+    return batches;
   }
 
   /**
@@ -83,13 +89,15 @@ export class WorkerBatches {
     let first: FromWorker;
     try {
       first = await this.#next();
-    } catch {
+    } catch (e) {
+      this.notStarted = (e as Error).message;
       await this.close();
       return undefined;
     }
     if (first.type === 'columns') return { batches: this, names: first.names, types: first.types };
     await this.close();
     if (first.type === 'usage') throw new UsageError(first.message);
+    this.notStarted = first.type === 'failed' ? first.message.split('\n')[0] : `it posted ${first.type} first`;
     return undefined;
   }
 

@@ -93,6 +93,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, file: 
   const started = performance.now();
   const size = inputSize(file);
   const threaded = bulk && worker ? await worker.begin({ dialect: core.storage.dialect.name === 'postgres' ? 'postgres' : 'sqlite', maxTextLength: core.maxTextLength }) : undefined;
+  if (bulk && worker && !threaded) say(`import: no worker thread (${worker.notStarted ?? 'it did not start'}): the file is read in this thread`);
   let columns: ImportColumn[];
   let batches: Batches;
   if (threaded) {
