@@ -2,7 +2,8 @@
 // stdin, through the datastore core, a batch of rows per transaction. Without user code to run
 // (--no-events, or a dataclass without events, entity class or calculated set functions) the rows
 // go through the core's bulk insert (datastore/import-writes.ts: a save's checks, multi-row
-// statements); otherwise each is an entity saved with save(), its events running. A bad row is
+// statements) — for a file of some size, read, parsed and converted in a worker thread while this
+// one inserts (import-threads.ts); otherwise each is an entity saved with save(), its events running. A bad row is
 // reported with its line (or array index) and the reason, and the others are imported; --atomic
 // makes the file all-or-nothing. Exit code 0: every row imported; 1: some refused (or the file
 // broke off); 2: nothing done (bad flags, an unknown dataclass or column, no such file).
