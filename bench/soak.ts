@@ -4,16 +4,18 @@
 // filters, $attributes through relations), writes (create, update, delete), entity sets (create,
 // read a page, release), uploads ($upload, then attached to an entity), function calls, and slow
 // clients (a body trickled within the limits; a body that stalls and must get 408). The server's
-// RSS is read every 10 s from /proc (and its heap from /metrics); after the warm-up (the first 20%)
-// memory must stay flat within 10%. Every answer is counted by status; a 5xx is a failure (the
-// soak forces no contention, so no 503 is expected; a 507 would mean the disk filled). At the end
-// the server must still be alive and the database intact (SQLite: PRAGMA integrity_check; every
-// dataclass counted). Written into bench/results/: soak-<engine>-<time>.svg (RSS and heap over
+// RSS is read every 10 s from /proc (and its heap from /metrics); after the warm-up (the first
+// 20%), averaged over each fifth of the rest (judgeMemory: single samples swing with the garbage
+// collector), memory must stay flat within 10%. Every answer is counted by status; a 5xx is a
+// failure (the soak forces no contention, so no 503 is expected; a 507 would mean the disk filled).
+// At the end the server must still be alive and the database intact (SQLite: PRAGMA
+// integrity_check; every dataclass counted). Written into bench/results/: soak-<engine>-<time>.svg (RSS and heap over
 // time) and .json (the samples and the summary); an ASCII sparkline of RSS is printed.
 //
 // Options: --minutes M (30), --engine sqlite|postgres (sqlite; postgres: a throwaway embedded
 // cluster, or a new database on DATASET_REST_BENCH_PG's server), --clients C (4 load loops),
-// --sample-seconds S (10), --seed N (19), --out DIR (bench/results).
+// --sample-seconds S (10), --seed N (19), --out DIR (bench/results); --report FILE.json judges a
+// saved run again and redraws its chart, running nothing.
 // Exit code 1 on a 5xx, a dead server or a damaged database; 2 when memory was not flat (judged
 // only when at least 10 samples follow the warm-up).
 //
@@ -79,17 +81,7 @@ export interface SoakSummary {
   readonly integrity: readonly string[];
   readonly counts: Record<string, number>;
   readonly samples: readonly MemorySample[];
-  readonly memory: {
-    readonly warmupSeconds: number;
-    readonly judged: boolean;
-    readonly minMB: number;
-    readonly maxMB: number;
-    /** (max − min) / min after warm-up, in % */
-    readonly spreadPercent: number;
-    /** least-squares slope of RSS after warm-up, MB per hour */
-    readonly slopeMBPerHour: number;
-    readonly flat: boolean;
-  };
+  readonly memory: MemoryVerdict;
   readonly chart: string;
   /** the server's stderr (errors only) */
   readonly serverLog: string;
@@ -144,6 +136,65 @@ function startSoakServer(args: readonly string[], logFile: string): Promise<Soak
       resolvePromise({ url: m[1], pid: child.pid as number, stop });
     });
   });
+}
+
+/** How the RSS curve after the warm-up is judged. */
+export interface MemoryVerdict {
+  readonly warmupSeconds: number;
+  /** at least 10 samples after the warm-up */
+  readonly judged: boolean;
+  /** the lowest and highest sample after warm-up (a garbage collector's saw-tooth lies between) */
+  readonly minMB: number;
+  readonly maxMB: number;
+  /** (max − min) / min of the samples after warm-up, in % */
+  readonly spreadPercent: number;
+  /** the mean of each of MEMORY_WINDOWS equal stretches after warm-up: what the saw-tooth averages to */
+  readonly windowMeansMB: readonly number[];
+  /** (highest − lowest) / lowest of those means, in %: the measure of flatness */
+  readonly windowSpreadPercent: number;
+  /** least-squares slope of RSS after warm-up, MB per hour */
+  readonly slopeMBPerHour: number;
+  /** flat: the window means within FLAT_PERCENT of each other */
+  readonly flat: boolean;
+}
+
+const MEMORY_WINDOWS = 5;
+const FLAT_PERCENT = 10;
+const round1 = (x: number) => Math.round(x * 10) / 10;
+
+/**
+ * Memory is flat when RSS, averaged over each fifth of the time after the warm-up, stays within
+ * 10%: single samples swing with each major garbage collection (the heap grows for a minute or
+ * two, then drops by half), which says nothing of a leak; a leak moves the means, and the slope.
+ */
+export function judgeMemory(samples: readonly MemorySample[], warmupSeconds: number): MemoryVerdict {
+  const after = samples.filter((s) => s.t >= warmupSeconds);
+  const rss = after.map((s) => s.rssMB);
+  const minMB = rss.length ? Math.min(...rss) : 0;
+  const maxMB = rss.length ? Math.max(...rss) : 0;
+  const end = after.length ? after[after.length - 1].t : warmupSeconds;
+  const span = Math.max(1e-9, end - warmupSeconds);
+  const windowMeansMB = Array.from({ length: MEMORY_WINDOWS }, (_, i) => {
+    const part = after.filter((s) => Math.min(MEMORY_WINDOWS - 1, Math.floor(((s.t - warmupSeconds) / span) * MEMORY_WINDOWS)) === i);
+    return part.length ? round1(part.reduce((sum, s) => sum + s.rssMB, 0) / part.length) : NaN;
+  }).filter((m) => !Number.isNaN(m));
+  const lo = windowMeansMB.length ? Math.min(...windowMeansMB) : 0;
+  const hi = windowMeansMB.length ? Math.max(...windowMeansMB) : 0;
+  const windowSpreadPercent = lo ? round1(((hi - lo) / lo) * 100) : 0;
+  return {
+    warmupSeconds, judged: after.length >= 10, minMB, maxMB, spreadPercent: minMB ? round1(((maxMB - minMB) / minMB) * 100) : 0,
+    windowMeansMB, windowSpreadPercent, slopeMBPerHour: round1(slope(after.map((s) => ({ x: s.t / 3600, y: s.rssMB })))), flat: windowSpreadPercent <= FLAT_PERCENT,
+  };
+}
+
+/** The verdict in one line. */
+export function describeMemory(m: MemoryVerdict): string {
+  return `after the warm-up (${Math.round(m.warmupSeconds)} s): RSS ${m.minMB}–${m.maxMB} MB sample to sample (${m.spreadPercent}%, the GC saw-tooth); means of each fifth ${m.windowMeansMB.join(', ')} MB: spread ${m.windowSpreadPercent}% (limit ${FLAT_PERCENT}%); slope ${m.slopeMBPerHour} MB/h: ${!m.judged ? 'too few samples to judge' : m.flat ? 'flat' : 'NOT FLAT'}`;
+}
+
+/** The chart's title. */
+function chartTitle(engine: string, minutes: number, requests: number, m: MemoryVerdict): string {
+  return `dataset-rest soak: ${engine}, ${minutes} min, ${requests} requests; RSS means after warm-up ${Math.min(...m.windowMeansMB)}–${Math.max(...m.windowMeansMB)} MB (${m.windowSpreadPercent}%), slope ${m.slopeMBPerHour} MB/h`;
 }
 
 /** A small seeded PRNG (mulberry32): the same seed, the same mix of requests. */
@@ -271,7 +322,8 @@ export function sparkline(values: readonly number[], width = 60): string {
 }
 
 /** An SVG line chart of RSS (and heap) over time, the warm-up shaded, the ±10% band of the post-warm-up minimum drawn. */
-export function svgChart(samples: readonly MemorySample[], warmupSeconds: number, title: string): string {
+export function svgChart(samples: readonly MemorySample[], memory: MemoryVerdict, title: string): string {
+  const { warmupSeconds } = memory;
   const W = 800;
   const H = 360;
   const L = 60;
@@ -283,8 +335,14 @@ export function svgChart(samples: readonly MemorySample[], warmupSeconds: number
   const x = (t: number) => L + (t / tMax) * (W - L - R);
   const y = (mb: number) => H - B - (mb / yMax) * (H - T - B);
   const line = (pick: (s: MemorySample) => number | undefined) => samples.filter((s) => pick(s) !== undefined).map((s) => `${x(s.t).toFixed(1)},${y(pick(s) as number).toFixed(1)}`).join(' ');
-  const after = samples.filter((s) => s.t >= warmupSeconds);
-  const base = after.length ? Math.min(...after.map((s) => s.rssMB)) : 0;
+  // the band: +10% of the lowest fifth's mean; each fifth's mean drawn as a step
+  const base = memory.windowMeansMB.length ? Math.min(...memory.windowMeansMB) : 0;
+  const span = tMax - warmupSeconds;
+  const steps = memory.windowMeansMB.map((m, i) => {
+    const x0 = x(warmupSeconds + (span * i) / memory.windowMeansMB.length);
+    const x1 = x(warmupSeconds + (span * (i + 1)) / memory.windowMeansMB.length);
+    return `<line x1="${x0.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${y(m).toFixed(1)}" y2="${y(m).toFixed(1)}" stroke="#933" stroke-width="2" stroke-dasharray="6 3"/>`;
+  }).join('\n');
   const ticks = 5;
   const yTicks = Array.from({ length: ticks + 1 }, (_, i) => (yMax / ticks) * i);
   const xTicks = Array.from({ length: ticks + 1 }, (_, i) => (tMax / ticks) * i);
@@ -295,7 +353,7 @@ export function svgChart(samples: readonly MemorySample[], warmupSeconds: number
 <rect x="${L}" y="${T}" width="${(x(warmupSeconds) - L).toFixed(1)}" height="${H - T - B}" fill="#eee"/>
 <text x="${L + 4}" y="${T + 14}" fill="#777">warm-up</text>
 ${base ? `<rect x="${x(warmupSeconds).toFixed(1)}" y="${y(base * 1.1).toFixed(1)}" width="${(W - R - x(warmupSeconds)).toFixed(1)}" height="${(y(base) - y(base * 1.1)).toFixed(1)}" fill="#d8f0d8"/>
-<text x="${W - R - 4}" y="${(y(base * 1.1) - 4).toFixed(1)}" text-anchor="end" fill="#393">+10% of the minimum after warm-up</text>` : ''}
+<text x="${W - R - 4}" y="${(y(base * 1.1) - 4).toFixed(1)}" text-anchor="end" fill="#393">+10% of the lowest mean of a fifth after warm-up</text>` : ''}
 ${yTicks.map((v) => `<line x1="${L}" x2="${W - R}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#ddd"/><text x="${L - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v.toFixed(0)}</text>`).join('\n')}
 ${xTicks.map((t) => `<text x="${x(t).toFixed(1)}" y="${H - B + 16}" text-anchor="middle">${(t / 60).toFixed(1)}</text>`).join('\n')}
 <text x="${(L + W - R) / 2}" y="${H - 12}" text-anchor="middle">minutes</text>
@@ -303,7 +361,8 @@ ${xTicks.map((t) => `<text x="${x(t).toFixed(1)}" y="${H - B + 16}" text-anchor=
 <line x1="${L}" x2="${L}" y1="${T}" y2="${H - B}" stroke="black"/><line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" stroke="black"/>
 <polyline fill="none" stroke="#c33" stroke-width="2" points="${line((s) => s.rssMB)}"/>
 <polyline fill="none" stroke="#36c" stroke-width="1.5" points="${line((s) => s.heapMB)}"/>
-<text x="${L + 10}" y="${H - B - 24}" fill="#c33">RSS</text><text x="${L + 50}" y="${H - B - 24}" fill="#36c">V8 heap used</text>
+${steps}
+<text x="${L + 10}" y="${H - B - 24}" fill="#c33">RSS</text><text x="${L + 50}" y="${H - B - 24}" fill="#933">RSS mean of each fifth</text><text x="${L + 210}" y="${H - B - 24}" fill="#36c">V8 heap used</text>
 </svg>
 `;
 }
@@ -518,19 +577,11 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       }
     }
 
-    // memory: flat within 10% after the warm-up
     const warmupSeconds = (durationMs / 1000) * warmupShare;
-    const after = samples.filter((s) => s.t >= warmupSeconds);
-    const minMB = after.length ? Math.min(...after.map((s) => s.rssMB)) : 0;
-    const maxMB = after.length ? Math.max(...after.map((s) => s.rssMB)) : 0;
-    const spreadPercent = minMB ? ((maxMB - minMB) / minMB) * 100 : 0;
-    const slopeMBPerHour = slope(after.map((s) => ({ x: s.t / 3600, y: s.rssMB })));
-    const judged = after.length >= 10;
-    const memory = { warmupSeconds, judged, minMB, maxMB, spreadPercent: Math.round(spreadPercent * 10) / 10, slopeMBPerHour: Math.round(slopeMBPerHour * 10) / 10, flat: spreadPercent <= 10 };
-
+    const memory = judgeMemory(samples, warmupSeconds);
     const chart = join(options.outDir, `soak-${options.engine}-${stamp}.svg`);
-    const title = `dataset-rest soak: ${options.engine}, ${options.minutes} min, ${requests} requests — RSS after warm-up ${minMB}–${maxMB} MB (${memory.spreadPercent}%), slope ${memory.slopeMBPerHour} MB/h`;
-    writeFileSync(chart, svgChart(samples, warmupSeconds, title));
+    const title = chartTitle(options.engine, options.minutes, requests, memory);
+    writeFileSync(chart, svgChart(samples, memory, title));
     const line = sparkline(samples.map((s) => s.rssMB));
     const summary: SoakSummary = {
       engine: options.engine, minutes: options.minutes, requests, statuses: Object.fromEntries([...statuses].sort(([a], [b]) => a - b)),
@@ -547,7 +598,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     print(`surprises: ${surprises.length}${surprises.length ? `\n  ${surprises.slice(0, 10).join('\n  ')}` : ''}`);
     print(`server alive at the end: ${isAlive}; database: ${integrity.length ? integrity.join('; ') : 'intact'}; counts ${JSON.stringify(counts)}`);
     print(`RSS (MB) over ${samples.length} samples: ${line}`);
-    print(`after the warm-up (${Math.round(warmupSeconds)} s): RSS ${minMB}–${maxMB} MB, spread ${memory.spreadPercent}% (limit 10%), slope ${memory.slopeMBPerHour} MB/h: ${!judged ? 'too few samples to judge' : memory.flat ? 'flat' : 'NOT FLAT'}`);
+    print(describeMemory(memory));
     print(`chart: ${chart}`);
     print(`the server's errors: ${serverLog}${readFileSync(serverLog, 'utf8').trim() ? '' : ' (none)'}`);
     return summary;
@@ -555,6 +606,19 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     await server?.stop(5000);
     await pgdb?.close();
   }
+}
+
+/** --report FILE.json: a saved run judged again and its chart drawn again (beside it), without running anything. */
+function rejudge(file: string): void {
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as SoakSummary;
+  const memory = judgeMemory(saved.samples, saved.memory.warmupSeconds);
+  const chart = file.replace(/\.json$/, '.svg');
+  writeFileSync(chart, svgChart(saved.samples, memory, chartTitle(saved.engine, saved.minutes, saved.requests, memory)));
+  writeFileSync(file, `${JSON.stringify({ ...saved, memory, chart }, null, 2)}\n`);
+  console.log(`statuses: ${Object.entries(saved.statuses).map(([st, n]) => `${st}: ${n}`).join(', ')}; 5xx ${saved.serverErrors.length}`);
+  console.log(`RSS (MB) over ${saved.samples.length} samples: ${sparkline(saved.samples.map((x) => x.rssMB))}`);
+  console.log(describeMemory(memory));
+  console.log(`chart: ${chart}`);
 }
 
 async function main(): Promise<void> {
@@ -566,8 +630,13 @@ async function main(): Promise<void> {
       'sample-seconds': { type: 'string', default: '10' },
       seed: { type: 'string', default: '19' },
       out: { type: 'string', default: join(REPO, 'bench', 'results') },
+      report: { type: 'string' },
     },
   });
+  if (args.report) {
+    rejudge(resolve(args.report));
+    return;
+  }
   const summary = await runSoak({
     minutes: Number(args.minutes), engine: args.engine === 'postgres' ? 'postgres' : 'sqlite', clients: Math.max(1, Number(args.clients)),
     sampleSeconds: Math.max(1, Number(args['sample-seconds'])), seed: Number(args.seed), outDir: resolve(args.out),
