@@ -3,7 +3,7 @@
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -143,7 +143,8 @@ export function commandLine(): Command {
     .option('--host <h>', 'interface to listen on', '127.0.0.1')
     .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
     .option('--query-timeout <ms>', 'a statement still running after this long is stopped (504), in milliseconds; 0: no limit', queryTimeout, DEFAULT_QUERY_TIMEOUT_MS)
-    .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
+    .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance; each set counts 16 more, empty ones too); past it the least recently used sets go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
+    .option('--max-set-memory <size>', 'memory this process keeps entity set members in, packed (bytes, or 64MB, 1GB: powers of 1024): sets read from the database kept at hand, or every set of an in-process store (past it the least recently used go; one set larger: 400)', size, DEFAULT_MAX_SET_MEMORY)
     .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
     .option('--max-pending-uploads <n>', 'uploads one client (a session, a guest\'s address) may have waiting for an entity at once', positiveInt, DEFAULT_PENDING_UPLOADS_PER_CLIENT)
     .option('--max-pending-upload-size <size>', 'bytes of the uploads one client may have waiting for an entity at once', size, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT)

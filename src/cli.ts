@@ -107,6 +107,7 @@ async function serve(): Promise<void> {
       poolSize: opts.poolSize,
       queryTimeoutMs: opts.queryTimeout,
       maxSetMembers: opts.maxSetMembers,
+      maxSetMemory: opts.maxSetMemory,
       maxTextLength: opts.maxTextLength,
       sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions },
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log

@@ -71,8 +71,14 @@ export const ITERATION_CHUNK = 1000;
 export const DEFAULT_SET_TIMEOUT_S = 7200;
 /** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
 export const REBUILT_SET_TIMEOUT_S = 600;
-/** Members kept by all the sets of one in-memory store at most (--max-set-members); past it, the least recently used sets go first. */
+/** Members kept by all the sets in the database at most, all instances together (--max-set-members; a set's row counts SET_ROW_MEMBERS more); past it, the least recently used sets go first. */
 export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
+/** Bytes the entity sets of one process keep at most (--max-set-memory): the in-process store's sets, or the database store's members read and kept at hand. Members are packed (4 bytes an integer key, 16 a uuid), outside the V8 heap: 256 MiB is 64M integer keys, far under the heap's limit. */
+export const DEFAULT_MAX_SET_MEMORY = 256 * 2 ** 20;
+/** What a set costs in memory besides its members (its record, id, places in the store's maps and expiry queue): counted, so that empty sets count too. */
+export const SET_RECORD_BYTES = 640;
+/** A set's row in the database, counted as this many members toward --max-set-members (an empty set counts too). */
+export const SET_ROW_MEMBERS = 16;
 /** How often the memory of expired entity sets is reclaimed when no request comes. */
 export const SET_SWEEP_MS = 60_000;
 /** Members of an entity set stored in one row of the database (512 KB of integer keys). */

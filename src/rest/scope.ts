@@ -4,11 +4,12 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES } from '../config/limits.js';
+import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES } from '../config/limits.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
 import type { SetOwner } from '../datastore/entity-sets.js';
+import type { SetReader } from '../datastore/entity-set-store.js';
 import type { UploadQuota } from '../datastore/files.js';
 import { sessionInternals, type Session } from '../datastore/sessions.js';
 import type { Grants } from '../permissions/policy.js';
@@ -203,6 +204,16 @@ export function dataClassFor(scope: Scope, name: string): DataClassCore {
   const model = scope.ds.model.dataClassesByName.get(name);
   if (model && scope.sees(model)) return scope.core.classOf(model);
   throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
+}
+
+/**
+ * Who asks for an entity set: the session, which reads and releases only the sets it made (another's
+ * answers 1802, as if it did not exist); an administrator (ADMIN_PRIVILEGE), or anyone in a project
+ * without roles (where every request may read everything anyway), reads every set.
+ */
+export function setReader(scope: Scope): SetReader {
+  const session = scope.session;
+  return scope.core.policy.isOpen || session.hasPrivilege(ADMIN_PRIVILEGE) ? undefined : session.id;
 }
 
 /** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
