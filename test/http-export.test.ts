@@ -279,6 +279,19 @@ describe('export over HTTP: an alias to a value the session may not read', () =>
     const ok = await app.inject({ url: '/rest/Employee?$format=csv&$attributes=name,employerName' });
     assert.equal(ok.body, 'name,employerName\r\nAnn,Acme\r\n');
   });
+
+  it('leaves it out of JSON reads too, as it leaves out the attribute it names', async () => {
+    const page = (await app.inject({ url: '/rest/Employee' })).json();
+    assert.equal(page.__ENTITIES[0].name, 'Ann');
+    assert.ok(!('employerRevenues' in page.__ENTITIES[0]), JSON.stringify(page.__ENTITIES[0]));
+    assert.equal(page.__ENTITIES[0].employerName, 'Acme');
+    const key = page.__ENTITIES[0].__KEY;
+    for (const url of [`/rest/Employee(${key})`, `/rest/Employee(${key})/employerRevenues`, `/rest/Employee(${key})?$attributes=employerRevenues`, '/rest/Employee?$attributes=name,employerRevenues', '/rest/Company(1)/revenues']) {
+      const res = await app.inject({ url });
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+      assert.ok(!res.body.includes('123456') && !res.body.includes('Revenues"') && !res.body.includes('revenues"'), `${url}: ${res.body}`);
+    }
+  });
 });
 
 /** GET over the socket: the response, its body not read yet. */

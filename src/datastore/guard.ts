@@ -80,15 +80,22 @@ const readables = new WeakMap<Grants, Visibility>();
 export function readableBy(grants: Grants): Visibility {
   let v = readables.get(grants);
   if (v) return v;
+  // an alias reads through its path: each step must be readable too, or an alias would show
+  // what the attribute it names hides (employerRevenues → employer.revenues)
   const can = (attr: AttributeModel): boolean => {
     if (!grants.attribute(attr.dataClass.name, attr.name, 'read')) return false;
     if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities') return grants.dataClass(attr.target.name, 'read');
+    if (attr.kind === 'alias') return attr.steps.every(can);
     return true;
   };
   const denied = (attr: AttributeModel): DatasetError | undefined => {
     if (can(attr)) return undefined;
     if (!grants.dataClass(attr.dataClass.name, 'read')) return refusal(grants, 'read', `for dataClass ${attr.dataClass.name}`);
     if (!grants.attribute(attr.dataClass.name, attr.name, 'read')) return refusal(grants, 'read', `for attribute ${attr.dataClass.name}.${attr.name}`);
+    if (attr.kind === 'alias') {
+      const step = attr.steps.find((s) => !can(s)) as AttributeModel;
+      return refusal(grants, 'read', `for attribute ${step.dataClass.name}.${step.name} (through the alias ${attr.dataClass.name}.${attr.name})`);
+    }
     const target = (attr as { target: DataClassModel }).target;
     return refusal(grants, 'read', `for dataClass ${target.name} (through ${attr.dataClass.name}.${attr.name})`);
   };
