@@ -154,6 +154,9 @@ export interface MemoryVerdict {
   readonly windowSpreadPercent: number;
   /** least-squares slope of RSS after warm-up, MB per hour */
   readonly slopeMBPerHour: number;
+  /** the lowest V8 heap in use of each fifth (what is left after a major collection: a leak raises it), and their spread in % */
+  readonly heapFloorsMB: readonly number[];
+  readonly heapFloorSpreadPercent: number;
   /** flat: the window means within FLAT_PERCENT of each other */
   readonly flat: boolean;
 }
@@ -174,22 +177,21 @@ export function judgeMemory(samples: readonly MemorySample[], warmupSeconds: num
   const maxMB = rss.length ? Math.max(...rss) : 0;
   const end = after.length ? after[after.length - 1].t : warmupSeconds;
   const span = Math.max(1e-9, end - warmupSeconds);
-  const windowMeansMB = Array.from({ length: MEMORY_WINDOWS }, (_, i) => {
-    const part = after.filter((s) => Math.min(MEMORY_WINDOWS - 1, Math.floor(((s.t - warmupSeconds) / span) * MEMORY_WINDOWS)) === i);
-    return part.length ? round1(part.reduce((sum, s) => sum + s.rssMB, 0) / part.length) : NaN;
-  }).filter((m) => !Number.isNaN(m));
-  const lo = windowMeansMB.length ? Math.min(...windowMeansMB) : 0;
-  const hi = windowMeansMB.length ? Math.max(...windowMeansMB) : 0;
-  const windowSpreadPercent = lo ? round1(((hi - lo) / lo) * 100) : 0;
+  const fifths = Array.from({ length: MEMORY_WINDOWS }, (_, i) => after.filter((s) => Math.min(MEMORY_WINDOWS - 1, Math.floor(((s.t - warmupSeconds) / span) * MEMORY_WINDOWS)) === i)).filter((part) => part.length > 0);
+  const windowMeansMB = fifths.map((part) => round1(part.reduce((sum, s) => sum + s.rssMB, 0) / part.length));
+  const heapFloorsMB = fifths.map((part) => Math.min(...part.map((s) => s.heapMB ?? Infinity))).filter(Number.isFinite);
+  const spreadOf = (xs: readonly number[]) => (xs.length && Math.min(...xs) > 0 ? round1(((Math.max(...xs) - Math.min(...xs)) / Math.min(...xs)) * 100) : 0);
+  const windowSpreadPercent = spreadOf(windowMeansMB);
   return {
     warmupSeconds, judged: after.length >= 10, minMB, maxMB, spreadPercent: minMB ? round1(((maxMB - minMB) / minMB) * 100) : 0,
-    windowMeansMB, windowSpreadPercent, slopeMBPerHour: round1(slope(after.map((s) => ({ x: s.t / 3600, y: s.rssMB })))), flat: windowSpreadPercent <= FLAT_PERCENT,
+    windowMeansMB, windowSpreadPercent, slopeMBPerHour: round1(slope(after.map((s) => ({ x: s.t / 3600, y: s.rssMB })))),
+    heapFloorsMB, heapFloorSpreadPercent: spreadOf(heapFloorsMB), flat: windowSpreadPercent <= FLAT_PERCENT,
   };
 }
 
 /** The verdict in one line. */
 export function describeMemory(m: MemoryVerdict): string {
-  return `after the warm-up (${Math.round(m.warmupSeconds)} s): RSS ${m.minMB}–${m.maxMB} MB sample to sample (${m.spreadPercent}%, the GC saw-tooth); means of each fifth ${m.windowMeansMB.join(', ')} MB: spread ${m.windowSpreadPercent}% (limit ${FLAT_PERCENT}%); slope ${m.slopeMBPerHour} MB/h: ${!m.judged ? 'too few samples to judge' : m.flat ? 'flat' : 'NOT FLAT'}`;
+  return `after the warm-up (${Math.round(m.warmupSeconds)} s): RSS ${m.minMB}–${m.maxMB} MB sample to sample (${m.spreadPercent}%, the GC saw-tooth); means of each fifth ${m.windowMeansMB.join(', ')} MB: spread ${m.windowSpreadPercent}% (limit ${FLAT_PERCENT}%); slope ${m.slopeMBPerHour} MB/h; heap after collection (lowest of each fifth) ${m.heapFloorsMB.join(', ')} MB: spread ${m.heapFloorSpreadPercent}%: ${!m.judged ? 'too few samples to judge' : m.flat ? 'flat' : 'NOT FLAT'}`;
 }
 
 /** The chart's title. */
