@@ -45,6 +45,22 @@ describe('the longest text (--max-text-length)', () => {
     assert.equal((await demo.request('/rest/Company?$filter="companyCode begin LEN-"&$top=0')).body.__COUNT, 1, 'only the first create was saved');
   });
 
+  it('refuses a unique or key text past 2,000 bytes of UTF-8 (its index holds it whole: PostgreSQL answered 500 past about 2,700)', async () => {
+    const random = (n: number) => randomBytes(n).toString('base64').slice(0, n);
+    const ok = await post('/rest/Company?$method=update', { name: 'Unique', companyCode: random(2000) });
+    assert.equal(ok.status, 200, JSON.stringify(ok.body).slice(0, 300));
+    // (texts under this suite's 2,000-character limit, over 2,000 bytes)
+    for (const code of ['é'.repeat(1001), '😀'.repeat(501), 'ab€'.repeat(500)]) {
+      const res = await post('/rest/Company?$method=update', { name: 'Unique', companyCode: code });
+      assert.equal(res.status, 400, JSON.stringify(res.body).slice(0, 300));
+      assert.equal(res.body.__ERROR[0].errCode, 7013);
+      assert.match(res.body.__ERROR[0].message, /Company\.companyCode \(string\).*unique attribute's text is indexed whole.*at most 2,000/);
+    }
+    // an indexed attribute (not unique) takes long texts: its index holds the folded prefix only
+    const long = await post('/rest/Company?$method=update', { name: random(MAX), companyCode: 'LONG-NAME' });
+    assert.equal(long.status, 200, JSON.stringify(long.body).slice(0, 300));
+  });
+
   it('refuses a long text from a function saving an entity parameter, from user code, and from an import', async () => {
     const hired = await post('/rest/$catalog/hire', [{ __DATACLASS: 'Employee', __ENTITY: true, firstName: 'Ada', lastName: 'L'.repeat(MAX + 1), salary: 1 }]);
     assert.equal(hired.status, 400, JSON.stringify(hired.body).slice(0, 300));

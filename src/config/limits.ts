@@ -218,6 +218,12 @@ export const MAX_BODY_DEPTH = MAX_OBJECT_DEPTH + 16;
  * few MB; longer documents belong in a blob attribute.
  */
 export const DEFAULT_MAX_TEXT_LENGTH = 1_000_000;
+/**
+ * The longest text a unique or key string attribute takes, in bytes of UTF-8: its own index holds
+ * the whole text, and PostgreSQL's B-tree refuses an entry past about 2,700 bytes (a 500 before
+ * this check). The same limit on both engines, so that a project moves between them unchanged.
+ */
+export const MAX_UNIQUE_TEXT_BYTES = 2_000;
 
 // ---- sessions and quotas ----
 /** A session's idle timeout without --session-idle-timeout: 60 minutes (4D's default). */

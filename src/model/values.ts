@@ -2,7 +2,7 @@
 // integers, numbers, strings, uuids (32 uppercase hex, as 4D writes them), booleans, dates.
 
 import { randomUUID } from 'node:crypto';
-import { MAX_OBJECT_DEPTH } from '../config/limits.js';
+import { MAX_OBJECT_DEPTH, MAX_UNIQUE_TEXT_BYTES } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from './types.js';
 
@@ -152,6 +152,10 @@ export function coerceValue(attr: StorageAttribute, value: unknown, maxTextLengt
     case 'string': {
       if (typeof value !== 'string') return refuse(attr, value, 'expected text');
       if (value.length > maxTextLength) return refuse(attr, value, `a text of ${value.length.toLocaleString('en-US')} characters is longer than the limit, ${maxTextLength.toLocaleString('en-US')} (--max-text-length)`);
+      // (on writes: a query's value, which has no maximum, only compares)
+      if ((attr.unique || attr.identifying) && maxTextLength !== Infinity && value.length > MAX_UNIQUE_TEXT_BYTES / 3 && Buffer.byteLength(value) > MAX_UNIQUE_TEXT_BYTES) {
+        return refuse(attr, value, `a ${attr.identifying ? 'key' : 'unique attribute'}'s text is indexed whole, and this one is ${Buffer.byteLength(value).toLocaleString('en-US')} bytes of UTF-8: at most ${MAX_UNIQUE_TEXT_BYTES.toLocaleString('en-US')}`);
+      }
       return wellFormed(value) ? value : refuse(attr, value, 'it holds a lone surrogate (half of a UTF-16 pair), which cannot be stored');
     }
     case 'uuid':
