@@ -4,7 +4,7 @@
 // before any output (exit 2); 100,000 rows written with the heap bounded (memory, not time).
 
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -106,6 +106,24 @@ describe('dataset-rest export', () => {
       const full = await run(exportMain, args('Product', '--output', '/dev/full'));
       assert.equal(full.code, 1, full.stderr);
       assert.match(full.stderr, /cannot write \/dev\/full: ENOSPC/);
+    }
+  });
+
+  it('says on stderr what it changed in the schema when model.json changed since the last start, the data on stdout untouched', async () => {
+    const other = await openShop(testDatabase, 'changed');
+    try {
+      await other.ds.close();
+      const modelFile = join(other.dir, 'model.json');
+      const model = JSON.parse(readFileSync(modelFile, 'utf8'));
+      model.dataClasses.find((dc: { name: string }) => dc.name === 'Category').attributes.push({ name: 'motto', type: 'string' });
+      writeFileSync(modelFile, JSON.stringify(model));
+      const ran = await run(exportMain, ['--project', other.dir, '--db', other.db, 'Category', '--format', 'ndjson']);
+      assert.equal(ran.code, 0, ran.stderr);
+      assert.match(ran.stderr, /^schema: Category: add attribute motto/m);
+      assert.equal(ran.stdout.trim().split('\n').length, 3);
+      assert.doesNotMatch(ran.stdout, /schema:/);
+    } finally {
+      await other.close().catch(() => undefined);
     }
   });
 

@@ -92,7 +92,9 @@ export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWith
   const project = projectDir(flags);
   const db = flags.db ?? nonEmpty(process.env[DB_ENV]);
   try {
-    return await openProject(project, { db, roles: false, poolSize: 2 });
+    // a model.json edited since the last start is applied here as a server start applies it: said
+    // on stderr, a line each, as the server logs it (stdout may be an export's data)
+    return await openProject(project, { db, roles: false, poolSize: 2, onSchemaChange: (line) => io.stderr.write(`schema: ${line}\n`) });
   } catch (e) {
     if (e instanceof ModelError) throw new UsageError(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
     if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) throw new UsageError(e.message);

@@ -82,9 +82,6 @@ export async function dryRunSchema(storage: Storage, model: Model): Promise<Sche
 
 /** Takes the schema lock (until the transaction ends), makes the internal tables, and plans. */
 async function planUnderLock(storage: Storage, model: Model): Promise<{ plan: SchemaPlan; recorded: string | undefined; foldVersion: string | undefined }> {
-  // no query time limit here: conversions go through whole tables, and an instance starting
-  // with another may wait for its sync
-  if (storage.dialect.noStatementTimeout !== null) await storage.run(storage.dialect.noStatementTimeout);
   // instances starting together: one at a time, each reading what the one before recorded
   await lockSchema(storage);
   await createSystemTables(storage);

@@ -88,9 +88,14 @@ export async function lockNamed(s: Storage, name: string): Promise<void> {
   if (sql !== null) await s.run(sql);
 }
 
-/** Takes the schema's lock until the current transaction ends: instances bring the schema in line, and seed, one at a time. */
-export function lockSchema(s: Storage): Promise<void> {
-  return lockNamed(s, 'schema sync');
+/**
+ * Takes the schema's lock until the current transaction ends: instances bring the schema in line,
+ * and seed, one at a time. The transaction runs without the query time limit from here: an
+ * instance may wait for another's whole sync or seed, and a conversion goes through whole tables.
+ */
+export async function lockSchema(s: Storage): Promise<void> {
+  if (s.dialect.noStatementTimeout !== null) await s.run(s.dialect.noStatementTimeout);
+  await lockNamed(s, 'schema sync');
 }
 
 /** The column names of a table, or [] when the table does not exist. */
