@@ -14,7 +14,13 @@ const INCREMENTAL = 2;
  * VACUUM when small enough (and no other process holds it), else left as it is; the WAL's size cut.
  */
 export function prepareSpace(db: Database.Database, file: string): void {
-  db.pragma('auto_vacuum = INCREMENTAL');
+  try {
+    db.pragma('auto_vacuum = INCREMENTAL');
+  } catch (e) {
+    // another process writes (a second instance starting while the first converts a table): the
+    // mode is only for a new file anyway, and this one is not new
+    if (!String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY')) throw e;
+  }
   db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   if (db.pragma('auto_vacuum', { simple: true }) === INCREMENTAL || file === '' || file === ':memory:') return;
   let size = 0;
