@@ -38,6 +38,16 @@ describe('the query time limit on a filter whose rows multiply', SQLITE_ONLY, ()
     assert.equal((await demo.request('/rest/Employee?$top=1')).status, 200);
   });
 
+  it('stops a filter through one level of a crowded 1→N relation, whose work is quadratic (each employee visits its whole company), for a read, a delete and a set', async () => {
+    // several crowds' worth: each OR visits company 1's staff for each of its employees
+    const filter = `$filter="${Array.from({ length: 12 }, (_, i) => `colleagues.lastName = 'zz${i}'`).join(' or ')}"`;
+    for (const [url, method] of [[`/rest/Employee?${filter}&$top=1`, 'GET'], [`/rest/Employee?${filter}&$method=delete`, 'POST'], [`/rest/Employee?${filter}&$method=entityset`, 'GET']] as const) {
+      const { status, body } = await demo.request(url, method);
+      assert.equal(status, 504, `${method} ${url}: ${JSON.stringify(body).slice(0, 200)}`);
+      assert.equal(body.__ERROR[0].errCode, 7066);
+    }
+  });
+
   it('answers a filter within the limit as before', async () => {
     const { status, body } = await demo.request(`/rest/Employee?$filter="lastName = 'nobody'"&$top=1`);
     assert.equal(status, 200);

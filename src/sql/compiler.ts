@@ -39,7 +39,7 @@ class Builder {
   readonly #elements: string[] = [];
   /** compiling a row filter: its own subqueries see every row (filters are the server's, trusted) */
   #inFilter = false;
-  /** the subqueries (EXISTS, IN (SELECT …), JSON elements) compiled so far (nested() tells a leaf from the others by it) */
+  /** the correlated subqueries (EXISTS, JSON elements) compiled so far (nested() tells a leaf from the others by it) */
   #subqueries = 0;
 
   constructor(readonly d: Dialect, readonly restrict: RowFilter | null) {}
@@ -57,28 +57,39 @@ class Builder {
     }
   }
 
-  /** The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and `c`, or ''. */
+  /**
+   * The WHERE clause (with its leading space) of a FROM of `dc` as `table`: its row filter and
+   * `c`, or ''; the progress check on the row first where they hold subqueries (checked()).
+   */
   where(dc: DataClassModel, table: string, c: Condition | null): string {
-    const filter = this.rowFilter(dc, table);
-    const cond = c ? this.condition(table, c) : '';
-    if (filter && cond) return ` WHERE ${filter} AND ${cond}`;
-    return filter || cond ? ` WHERE ${filter || cond}` : '';
+    const [[filter, cond], inner] = this.holdingSubqueries(() => [this.rowFilter(dc, table), c ? this.condition(table, c) : '']);
+    // (the check binds no parameter: put first once the rest is compiled, placeholders keep their order)
+    const terms = [this.checked(inner, this.col(table, dc.key.column)), filter, cond].filter((t) => t !== '');
+    return terms.length > 0 ? ` WHERE ${terms.join(' AND ')}` : '';
   }
 
   /**
-   * The engine's progress check on `row` (a column of a subquery's row) for a subquery that holds
-   * another one (`inner`: nested() said so) — where rows visited multiply, one level's fan-out by
-   * the next's — else ''. Each row such a subquery visits runs the one inside it: the check is
-   * made at least once per run of the innermost, and the innermost (a leaf, which visits at most
-   * its table's rows) goes without: the function call would cost as much as its row visits.
+   * The engine's progress check on `row` (a column of the row a FROM visits) where the WHERE
+   * holds subqueries (`inner`: nested() said so), else ''. Each row visited there runs them: the
+   * check is made at least once per run of the innermost subqueries, which go without — a leaf
+   * visits at most its table's rows (through the foreign key's index, a few), and a function call
+   * per leaf row would cost as much as the visit (putting it in every level doubled a three-level
+   * filter's time). A one-level filter is checked on each row of the statement: `colleagues`
+   * visits a whole company's staff for each employee, quadratic in the data.
    */
   checked(inner: boolean, row: string): string {
     return inner && this.d.progressCheck !== null ? this.d.progressCheck(row) : '';
   }
 
-  /** Compiles a subquery's parts (`inside`), telling whether they hold a subquery of their own. */
+  /** Compiles a subquery's parts (`inside`), counting it, and telling whether they hold a subquery of their own. */
   nested<T>(inside: () => T): [T, boolean] {
-    const before = ++this.#subqueries;
+    this.#subqueries++;
+    return this.holdingSubqueries(inside);
+  }
+
+  /** Compiles `inside`, telling whether it holds a correlated subquery (EXISTS, JSON elements). */
+  holdingSubqueries<T>(inside: () => T): [T, boolean] {
+    const before = this.#subqueries;
     return [inside(), this.#subqueries > before];
   }
 
@@ -262,7 +273,8 @@ class Builder {
         return `${lhs} IN (${c.values.map((v) => this.value(c.path, v)).join(', ')})`;
       }
       case 'inSelect':
-        return `${this.path(table, c.path)} IN (${this.select(c.select, true)})`;
+        // (not counted as a subquery: it is not correlated, SQLite runs it once; its own WHERE is checked where it holds subqueries)
+        return `${this.path(table, c.path)} IN (${this.select(c.select)})`;
       case 'isNull':
         if (c.path.json) return `${c.negated ? '' : 'NOT '}${this.jsonPresent(table, c.path)}`;
         return `${this.path(table, c.path)} IS ${c.negated ? 'NOT ' : ''}NULL`;
@@ -358,7 +370,7 @@ class Builder {
   }
 
   /** Parts are compiled in the order they appear in the text: '?' placeholders bind by position. */
-  select(spec: SelectSpec, subquery = false): string {
+  select(spec: SelectSpec): string {
     const t = this.alias();
     const { joins, steps } = this.joinsOf(t, spec);
     const cols = spec.columns.map((c) => this.column(t, c, spec, joins));
@@ -368,7 +380,7 @@ class Builder {
       const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
       const g = this.alias();
-      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.checkedWhere(spec, t, subquery)}`;
+      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
       return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
     let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
@@ -376,21 +388,11 @@ class Builder {
       const target = s.via.target;
       sql += ` LEFT JOIN ${this.d.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
     }
-    sql += this.checkedWhere(spec, t, subquery);
+    sql += this.where(spec.dataClass, t, spec.where);
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
     return sql + this.d.paging(limit, offset);
-  }
-
-  /** A SELECT's WHERE; an IN (SELECT …)'s (`subquery`) with the progress check where it holds subqueries of its own. */
-  checkedWhere(spec: SelectSpec, t: string, subquery: boolean): string {
-    if (!subquery) return this.where(spec.dataClass, t, spec.where);
-    const [where, inner] = this.nested(() => this.where(spec.dataClass, t, spec.where));
-    const check = this.checked(inner, this.col(t, spec.dataClass.key.column));
-    // (the check binds no parameter: put first once the rest is compiled, placeholders keep their order)
-    if (check === '') return where;
-    return where === '' ? ` WHERE ${check}` : where.replace(' WHERE ', ` WHERE ${check} AND `);
   }
 
   /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */

@@ -23,8 +23,6 @@ export interface SqliteOptions {
   readonly queryTimeoutMs?: number;
 }
 
-/** Rows a subquery visits between two looks at the clock (a look costs about as much as 30 visits). */
-const VISITS_PER_CHECK = 256;
 
 class SqliteConnection implements Connection {
   readonly db: Database.Database;
@@ -35,7 +33,6 @@ class SqliteConnection implements Connection {
   /** the query time limit in ms (0: none), and when the statement running now passes it */
   readonly #queryTimeoutMs: number;
   #deadline = Infinity;
-  #visits = 0;
 
   constructor(file: string, readonly: boolean, busyTimeoutMs: number, queryTimeoutMs: number) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
@@ -55,7 +52,7 @@ class SqliteConnection implements Connection {
     // that SQLite calls it for each row rather than once.
     // (its argument, a column of the row, is what makes SQLite call it for each row)
     this.db.function(PROGRESS_FUNCTION, { deterministic: false }, (_row: unknown) => {
-      if ((++this.#visits & (VISITS_PER_CHECK - 1)) === 0 && performance.now() > this.#deadline) throw this.#timedOut();
+      if (performance.now() > this.#deadline) throw this.#timedOut();
       return 1;
     });
   }
