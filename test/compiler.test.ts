@@ -529,6 +529,12 @@ describe('the progress check (the query time limit on SQLite)', () => {
     assert.deepEqual(params, [0]);
   });
 
+  it('checks each row a LIKE pattern is matched on (its cost is the text\'s length times its own)', () => {
+    const like: Condition = { kind: 'like', path: at(E.lastName), pattern: '%a%' };
+    assert.match(compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: like, order: [] }, null).sql, /WHERE dataset_progress\(t0\."ID"\) AND t0\."lastName" LIKE/);
+    assert.match(compileSelect(sqliteDialect, companies({ kind: 'exists', via: [], relation: staff, where: like }), null).sql, /FROM "Employee" t1 WHERE dataset_progress\(t1\."employerID"\) AND /);
+  });
+
   it('puts none in PostgreSQL statements (statement_timeout stops them)', () => {
     assert.doesNotMatch(compileSelect(postgresDialect, companies(twoLevels), null).sql, /dataset_progress/);
   });

@@ -41,6 +41,8 @@ class Builder {
   #inFilter = false;
   /** the correlated subqueries (EXISTS, JSON elements) compiled so far (nested() tells a leaf from the others by it) */
   #subqueries = 0;
+  /** the LIKE patterns compiled so far (contains, wildcards): as costly on a long text as a subquery */
+  #patterns = 0;
 
   constructor(readonly d: Dialect, readonly restrict: RowFilter | null) {}
 
@@ -87,10 +89,10 @@ class Builder {
     return this.holdingSubqueries(inside);
   }
 
-  /** Compiles `inside`, telling whether it holds a correlated subquery (EXISTS, JSON elements). */
+  /** Compiles `inside`, telling whether it holds a correlated subquery (EXISTS, JSON elements) or a LIKE pattern. */
   holdingSubqueries<T>(inside: () => T): [T, boolean] {
-    const before = this.#subqueries;
-    return [inside(), this.#subqueries > before];
+    const before = this.#subqueries + this.#patterns;
+    return [inside(), this.#subqueries + this.#patterns > before];
   }
 
   /** ` AND <row filter>` for a WHERE already begun, or ''. */
@@ -237,6 +239,8 @@ class Builder {
       case 'like': {
         // a JSON value: its text, or a number as its text (as SQLite's LIKE reads a number)
         const lhs = c.path.json ? `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))` : this.path(table, c.path);
+        // a pattern costs the text's length times its own on each row: checked as a subquery is
+        this.#patterns++;
         return `${lhs} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       }
       case 'prefix': {
