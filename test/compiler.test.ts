@@ -535,6 +535,18 @@ describe('the progress check (the query time limit on SQLite)', () => {
     assert.match(compileSelect(sqliteDialect, companies({ kind: 'exists', via: [], relation: staff, where: like }), null).sql, /FROM "Employee" t1 WHERE dataset_progress\(t1\."employerID"\) AND /);
   });
 
+  it('checks the elements of a JSON array by a column they have (value), where a LIKE is matched on them', () => {
+    const db = openSqlite();
+    try {
+      const elements: Condition = { kind: 'elements', path: { via: [], attr: E.extra, json: ['tags'] }, where: { kind: 'like', path: { via: [], attr: E.extra, json: [] }, pattern: '%a%' } } as Condition;
+      const { sql, params } = compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: elements, order: [] }, null);
+      assert.match(sql, /dataset_progress\(j\d+\.value\)/, sql);
+      db.prepare(sql).all(...params);
+    } finally {
+      db.close();
+    }
+  });
+
   it('puts none in PostgreSQL statements (statement_timeout stops them)', () => {
     assert.doesNotMatch(compileSelect(postgresDialect, companies(twoLevels), null).sql, /dataset_progress/);
   });

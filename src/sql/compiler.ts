@@ -257,7 +257,7 @@ class Builder {
         this.#elements.push(e);
         const [where, inner] = this.nested(() => this.condition(table, c.where));
         this.#elements.pop();
-        const check = this.checked(inner, `${e}.id`);
+        const check = this.checked(inner, `${e}.value`);
         return `EXISTS (SELECT 1 FROM ${from} WHERE ${check ? `${check} AND ` : ''}${where})`;
       }
       case 'exists': {
