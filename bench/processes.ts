@@ -139,3 +139,13 @@ export function startServer(options: StartOptions): Promise<ServerProcess> {
     child.stdout?.setEncoding('utf8').on('data', onData);
   });
 }
+
+/** Whether a process of that id is still there (a signal 0 reaches it). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -29,7 +29,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { benchDatabase, type BenchDatabase } from './postgres.js';
-import { onCleanup, temporaryFolder } from './processes.js';
+import { alive, onCleanup, temporaryFolder } from './processes.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const BIN = join(REPO, 'bin', 'dataset-rest.mjs');
@@ -218,15 +218,6 @@ function rssOf(pid: number): number | undefined {
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

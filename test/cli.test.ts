@@ -6,6 +6,7 @@ import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
+import { alive } from '../bench/processes.js';
 import { BIN, startCommand, tempDir } from './helpers.js';
 import { testPostgres } from './postgres-server.js';
 
@@ -26,17 +27,7 @@ const SMALL = {
 };
 
 describe('command line', () => {
-  /** Whether a process of that id is still there (a signal 0 reaches it). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const tmp = tempDir();
+  const tmp = tempDir();
   after(() => tmp.remove());
 
   it('--help explains every flag and exits 0', () => {

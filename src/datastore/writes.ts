@@ -9,8 +9,8 @@
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../model/types.js';
-import { and, directPath, type Condition } from '../query/plan.js';
-import { compileDelete, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
+import { directPath, type Condition } from '../query/plan.js';
+import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../sql/compiler.js';
 import { ConstraintError } from '../storage/adapter.js';
 import { bumpGlobalStamp, lockedKeysAmong } from '../storage/system-tables.js';
 import type { Access } from './access.js';
@@ -141,12 +141,9 @@ export async function deleteKeys(core: Core, dc: DataClassModel, keys: readonly 
   if (keys.length === 0) return 0;
   const storage = core.storage;
   const d = storage.dialect;
-  const files = fileAttributes(dc);
   // the rows as the caller reaches them (its row filter, the selection's condition), by key
-  const chosen = compileSelect(d, { dataClass: dc, columns: [{ kind: 'storage', attr: dc.key }], order: [], where: and({ kind: 'in', path: directPath(dc.key), values: keys }, where) }, access.restrict);
-  const returning = [dc.key, ...files].map((a) => d.quote(a.column)).join(', ');
-  const key = d.quote(dc.key.column);
-  const rows = await storage.arrays(`DELETE FROM ${d.quote(dc.table)} WHERE ${key} IN (${chosen.sql}) RETURNING ${returning}`, chosen.params);
+  const { sql, params } = compileDeleteAmong(d, dc, keys, where, [dc.key, ...fileAttributes(dc)], access.restrict);
+  const rows = await storage.arrays(sql, params);
   if (rows.length === 0) return 0;
   const deleted = rows.map((r) => d.decode(dc.key.type, r[0], false));
   const locked = await lockedKeysAmong(storage, dc.name, deleted.map(String));

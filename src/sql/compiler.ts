@@ -5,7 +5,7 @@
 // table, subqueries included, and in the WHERE of every UPDATE and DELETE.
 
 import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
-import { directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowColumnSpec, type RowFilter, type SelectSpec } from '../query/plan.js';
+import { and, directPath, type AttributePath, type ColumnSpec, type CompareOp, type Condition, type OrderTerm, type RowColumnSpec, type RowFilter, type SelectSpec } from '../query/plan.js';
 import { foldColumn, storedFold } from '../util/fold.js';
 import type { Dialect, JsonClass } from './dialect.js';
 import { GLOBAL_STAMP_TABLE, STAMP_COLUMN, TIMESTAMP_COLUMN } from './hidden-columns.js';
@@ -496,6 +496,19 @@ export function compileDelete(d: Dialect, dataClass: DataClassModel, key: unknow
   const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
   b.params.push(expectedStamp);
   return { sql: `DELETE FROM ${t} WHERE ${where} AND ${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}${b.andFilter(dataClass, t)}`, params: b.params };
+}
+
+/**
+ * DELETE of the rows among `keys` that the caller reaches (its row filter) and that still meet
+ * `where` (a big delete's chunk, datastore/bulk-drop.ts), RETURNING `returning`'s columns in that
+ * order: what was deleted, told by the same statement.
+ */
+export function compileDeleteAmong(
+  d: Dialect, dataClass: DataClassModel, keys: readonly unknown[], where: Condition | null, returning: readonly StorageAttribute[], restrict: RowFilter | null,
+): CompiledSql {
+  const chosen = compileSelect(d, { dataClass, columns: [{ kind: 'storage', attr: dataClass.key }], order: [], where: and({ kind: 'in', path: directPath(dataClass.key), values: keys }, where) }, restrict);
+  const columns = returning.map((a) => d.quote(a.column)).join(', ');
+  return { sql: `DELETE FROM ${d.quote(dataClass.table)} WHERE ${d.quote(dataClass.key.column)} IN (${chosen.sql}) RETURNING ${columns}`, params: chosen.params };
 }
 
 export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
