@@ -524,6 +524,39 @@ describe('sessions: expiry, quotas and failed logins on an injectable clock', ()
     assert.equal((await attempt('bob', 'bob123')).body.result.success, true);
   });
 
+  it('counts a user name by its fold: ｂｏｂ, bób, BÖB, ᵇob (which all log in as bob) are refused while bob is locked, and failures under ten variants from ten addresses count against bob', async () => {
+    later();
+    const VARIANTS = ['ｂｏｂ', 'bób', 'BÖB', 'ᵇob'];
+    // (the probe's premise: the demo's lookup finds bob by each of them; one session logs in again
+    // and again, within the suite's cap of two logged-in sessions)
+    let cookie: string | undefined;
+    for (const name of VARIANTS) {
+      const res = await attempt(name, 'bob123', cookie);
+      assert.equal(res.body.result?.success, true, `${name}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.result.userName, 'bob');
+      cookie = cookieOf(res) ?? cookie;
+    }
+    for (let i = 0; i < 5; i++) assert.equal((await attempt('bob', `wrong${i}`)).status, 200);
+    for (const name of ['bob', ...VARIANTS]) {
+      const res = await attempt(name, 'bob123');
+      assert.equal(res.status, 429, `${name} while bob is locked: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.__ERROR[0].message, /for this user name/);
+    }
+    // the next window: ten variants, one failure each from its own address, lock bob again
+    clock += MIN;
+    const TEN = ['ｂｏｂ', 'bób', 'BÖB', 'ᵇob', 'Bob', 'BOB', 'bòb', 'ḃob', 'ｂob', 'boᵇ'];
+    const statuses: number[] = [];
+    for (const [i, name] of TEN.entries()) {
+      statuses.push((await call(timed.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName: name, password: 'wrong' }], remoteAddress: `10.7.0.${i + 1}` })).status);
+    }
+    assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429, 429, 429, 429]);
+    const right = await call(timed.app, '/rest/$catalog/authentify', { method: 'POST', body: [{ userName: 'bob', password: 'bob123' }], remoteAddress: '10.7.0.99' });
+    assert.equal(right.status, 429);
+    // $directory/login counts by the same key
+    const legacy = await call(timed.app, '/rest/$directory/login', { method: 'POST', body: ['ＢＯＢ', 'bob123'], remoteAddress: '10.7.0.98' });
+    assert.equal(legacy.status, 429, JSON.stringify(legacy.body));
+  });
+
   it('counts the failed logins of a logged-in session too: a user cannot guess another one\'s password without limit', async () => {
     later();
     const cookie = await login(timed.app, 'alice');

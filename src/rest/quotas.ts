@@ -1,6 +1,6 @@
 // Quotas a REST request meets before any work: requests a minute, when asked (per session; per client
 // address for a guest whose session is not stored, since it has a new one each time), and failed
-// logins (per client address and per user name, counted in the database so that every instance
+// logins (per client address and per user name — by its fold, the form a lookup finds the user by —, counted in the database so that every instance
 // sees them: guessing passwords through several instances gains nothing). Over a quota: 429 with
 // Retry-After, the seconds until its window ends. Request counts are per instance (a count in the
 // database on every request would cost a write each): with N instances a client may make up to N
@@ -10,11 +10,12 @@ import { LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
 import { countLogins } from '../storage/system-tables.js';
+import { storedFold } from '../util/fold.js';
 
 const MINUTE = 60_000;
 /** Keys counted at most (the oldest window's go first): a flood of new addresses cannot grow the map without bound. */
 const MAX_KEYS = 100_000;
-/** The characters of a user name a login-failure key keeps. */
+/** The characters (code points of its fold) of a user name a login-failure key keeps. */
 const MAX_USER_KEY = 200;
 
 export class RequestQuota {
@@ -55,8 +56,11 @@ export class LoginThrottle {
   constructor(readonly storage: Storage, readonly now: () => number = Date.now) {}
 
   #keys(client: string, user: string | undefined): string[] {
-    // (a user name is the caller's text: its key is bounded)
-    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${user.toLowerCase().slice(0, MAX_USER_KEY)}`];
+    // A user name is counted by its fold (util/fold.ts: case, accents, compatibility forms — ｂｏｂ,
+    // bób, BÖB, ᵇob are all bob), the form a lookup by 4D's comparison (==, ===) finds the user
+    // by: names that reach one user share one count. A project whose lookup is exact counts a
+    // little more strictly, never less. (The caller's text: its key is bounded.)
+    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${storedFold(user, MAX_USER_KEY)}`];
   }
 
   /**
