@@ -211,6 +211,59 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.deepEqual((await info(demo.app, guest)).session.privileges, []);
   });
 
+  it("gives a login a new session id as well as a new token: the pre-login cookie (a guest's never stored, or a stored guest's in either case) sees none of the new session's sets, cannot read or release them, and cannot become a second stored session with its id", async () => {
+    const storage = coreOf(demo.ds).storage;
+    const rowsWithId = async (id: string) => Number((await storage.get(`SELECT COUNT(*) AS n FROM "${SESSION_TABLE}" WHERE "id" = '${id}'`))?.n);
+    // the pre-login cookies: a guest never stored (lower case), and a stored guest (upper case, and its lower-case form)
+    const fresh = String(cookieOf(await call(demo.app, '/rest/$info')));
+    const kept = await call(demo.app, '/rest/Company?$method=entityset&$top=1', { cookie: String(cookieOf(await call(demo.app, '/rest/$info'))) });
+    const storedGuest = String(cookieOf(kept));
+    assert.match(storedGuest, /=[0-9A-F]{32}$/);
+    for (const before of [fresh, storedGuest]) {
+      const guestId = (await info(demo.app, before)).session.sessionID;
+      const bob = await login(demo.app, 'bob', before);
+      const bobInfo = await info(demo.app, bob);
+      assert.notEqual(bobInfo.session.sessionID, guestId, 'a login gives a new id');
+      // the probe: a Payroll user's set of the best-paid, in salary order
+      const made = await call(demo.app, `/rest/Employee?$filter=${encodeURIComponent('salary>100000')}&$orderby=salary&$method=entityset&$top=1`, { cookie: bob });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+      const setUri = String(made.body.__ENTITYSET);
+      const setId = setUri.split('/').pop() as string;
+      assert.ok((await info(demo.app, bob)).entitySet.some((x: Json) => x.id === setId));
+      for (const old of [before, before.toLowerCase().replace('4dsid_demo', COOKIE)]) {
+        const seen = await info(demo.app, old);
+        assert.notEqual(seen.session.sessionID, bobInfo.session.sessionID, `${old}: the old cookie is not the new session`);
+        assert.ok(!seen.entitySet.some((x: Json) => x.id === setId), `${old}: the new session's set is not in the old cookie's $info`);
+        const read = await call(demo.app, `${setUri}?$attributes=lastName`, { cookie: old });
+        assert.equal(read.status, 404, `${old}: ${JSON.stringify(read.body).slice(0, 200)}`);
+        assert.equal(errCode(read), 1802);
+        const release = await call(demo.app, `${setUri}?$method=release`, { cookie: old });
+        assert.notEqual(release.status, 200, `${old} released the set`);
+        // storing something makes it a stored session of its own, never a second one with bob's id
+        const stores = await call(demo.app, '/rest/Company?$method=entityset&$top=1', { cookie: old });
+        assert.equal(stores.status, 200, JSON.stringify(stores.body));
+        assert.equal(await rowsWithId(bobInfo.session.sessionID), 1, `${old}: one stored session has bob's id`);
+      }
+      // bob's set is still there, read in salary order
+      const page = await call(demo.app, `${setUri}?$attributes=salary`, { cookie: bob });
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      const salaries = page.body.__ENTITIES.map((e: Json) => e.salary);
+      assert.ok(salaries.length > 0 && salaries.every((x: number, i: number) => x > 100000 && (i === 0 || salaries[i - 1] <= x)), JSON.stringify(salaries));
+    }
+  });
+
+  it("keeps a session's id when the same user's privileges change, and gives a new one when another user logs in with its cookie", async () => {
+    const store = coreOf(demo.ds).sessions;
+    const alice = await store.open((await login(demo.app, 'alice')).split('=')[1]);
+    const id = alice.id;
+    alice.setPrivileges({ privileges: ['edit', 'salaries'], userName: 'alice' });
+    assert.equal(alice.id, id, 'the same user: the same id');
+    await store.save(alice);
+    assert.equal((await store.open(sessionInternals.token(alice))).id, id);
+    alice.setPrivileges({ roles: ['Payroll'], userName: 'bob' });
+    assert.notEqual(alice.id, id, 'another user: a new id');
+  });
+
   it('logs out to a guest with a new cookie (the logged-in one stops working); a login from it gets a new token again', async () => {
     const cookie = await login(demo.app, 'bob');
     const id = (await info(demo.app, cookie)).session.sessionID;

@@ -48,6 +48,8 @@ export interface Changes {
   readonly idle: boolean;
   /** it logged out: the entity locks it holds go (datastore/locks.ts) */
   readonly loggedOut: boolean;
+  /** the id it had before a login gave it a new one (what its locks were held by, when it logged out as another user) */
+  readonly previousId: string | undefined;
 }
 
 /** No privilege promoted: what every session starts with. */
@@ -131,6 +133,8 @@ export class Session {
   #keep = false;
   #privilegesSet = 0;
   #loggedOut = false;
+  // the id it had before a login in this request gave it a new one
+  #previousId: string | undefined;
   // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
   #sentLower = false;
 
@@ -159,7 +163,7 @@ export class Session {
       privilegesSet: (s) => s.#privilegesSet,
       tokenHash: (s) => hashOf(s.#token),
       storeUndo: (s) => {
-        const was = { stored: s.#stored, replaced: s.#replaced, whoChanged: s.#whoChanged, storageSeen: s.#storageSeen, savedStorage: s.#savedStorage, savedIdle: s.#savedIdle, loggedOut: s.#loggedOut, newToken: s.#newToken, sentLower: s.#sentLower };
+        const was = { stored: s.#stored, replaced: s.#replaced, whoChanged: s.#whoChanged, storageSeen: s.#storageSeen, savedStorage: s.#savedStorage, savedIdle: s.#savedIdle, loggedOut: s.#loggedOut, newToken: s.#newToken, sentLower: s.#sentLower, previousId: s.#previousId };
         return () => {
           s.#stored = was.stored;
           s.#replaced = was.replaced;
@@ -170,6 +174,7 @@ export class Session {
           s.#loggedOut = was.loggedOut;
           s.#newToken = was.newToken;
           s.#sentLower = was.sentLower;
+          s.#previousId = was.previousId;
         };
       },
       markStored: (s) => {
@@ -184,6 +189,7 @@ export class Session {
         s.#savedStorage = storageText(s.#state.storage);
         s.#savedIdle = s.#state.idleMs;
         s.#loggedOut = false;
+        s.#previousId = undefined;
       },
     };
   }
@@ -237,9 +243,15 @@ export class Session {
    * Gives the session these privileges (and those of these roles), replacing the ones it had;
    * names roles.json does not know are ignored. A session whose user or privileges change to a
    * privileged state gets a new token (its cookie changes): a token planted before the login,
-   * or known from another user's session, is worth nothing after it. A session that was a user
-   * and becomes another one (or a guest) ends what it held as the first: its entity locks go, as
-   * at a logout.
+   * or known from another user's session, is worth nothing after it. A login — a guest, or
+   * another user, becoming this one — gives it a new id as well, unrelated to any token: what
+   * the user's session then holds (its entity sets, its query path, its locks, all kept by the
+   * id) is out of reach of the cookie it had before, even of a guest's cookie never stored,
+   * whose id is derived from its token. What it held before the login stays with the old id
+   * (a guest's sets: the old cookie's still, as they were; its locks end with its old row). The
+   * same user whose privileges
+   * change keeps its id. A session that was a user and becomes another one (or a guest) ends
+   * what it held as the first: its entity locks go, as at a logout.
    */
   setPrivileges(settings: PrivilegeSettings): boolean {
     this.#privilegesSet++;
@@ -253,7 +265,10 @@ export class Session {
     if (who(this.#state) !== before) {
       this.#whoChanged = true;
       if (wasUser && (this.#state.userName !== userBefore || (this.isGuest() && this.#state.userName === ''))) this.#loggedOut = true;
-      if (!this.isGuest()) this.#rotate();
+      if (!this.isGuest()) {
+        this.#rotate();
+        if (!wasUser || this.#state.userName !== userBefore) this.#renewId();
+      }
     }
     return true;
   }
@@ -292,6 +307,12 @@ export class Session {
     return { id: this.id, userName: this.userName, privileges: this.getPrivileges(), idleTimeout: this.idleTimeout, expirationDate: this.expirationDate };
   }
 
+  /** A new id (a login): the first one the request began with is kept until stored, for what was held by it. */
+  #renewId(): void {
+    this.#previousId ??= this.#state.id;
+    this.#state.id = newToken();
+  }
+
   /** A new token for the same session (the old one stops working once it is stored). */
   #rotate(): void {
     if (this.#stored) this.#replaced ??= this.#token;
@@ -306,9 +327,9 @@ export class Session {
       // a guest that keeps nothing (no user name, storage, set or idle timeout of its own) and
       // was never logged in is not stored; a logout keeps its session (4D's), as a guest
       const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0 && state.idleMs === this.#store.idleMs;
-      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut };
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut, previousId: this.#previousId };
     }
-    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut };
+    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut, previousId: this.#previousId };
     return changes.who || changes.storage || changes.idle ? changes : undefined;
   }
 }
@@ -480,8 +501,9 @@ export class SessionStore {
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
     };
     if (changes.insert) {
-      // the new token's row first, the old one's then: the session's id is never without a live
-      // row meanwhile, so its entity locks (held by the id) never look void to another instance
+      // the new token's row first, the old one's then: a session keeping its id (a logout, a
+      // change of privileges) is never without a live row meanwhile, so its entity locks (held by
+      // the id) never look void to another instance
       await insertSession(this.storage, row);
       this.#remember(token, row, now);
       if (replaced !== undefined) {
@@ -498,7 +520,8 @@ export class SessionStore {
     // locks. Removed once the row the user's requests are known by is gone or changed: a lock
     // taken meanwhile checks that row in its transaction (locks.ts), and either commits before
     // this delete (which removes it) or finds the row gone (and is refused)
-    if (changes.loggedOut) await deleteSessionLocks(this.storage, state.id);
+    // (held by the id it had then: a login as another user gave it a new one)
+    if (changes.loggedOut) await deleteSessionLocks(this.storage, changes.previousId ?? state.id);
     internals.markStored(session);
   }
 
