@@ -1,9 +1,13 @@
 // What every HTTP request meets before its route: the Host it names must be one this server
 // answers for (a guard against DNS rebinding: a web page whose name points at 127.0.0.1 cannot
-// reach the API under its own name), a request that changes data and carries an Origin must come
-// from the server's own origin or a --cors-origin (a guard against cross-site request forgery:
-// clients without a browser send no Origin and are not concerned). (The headers that keep browsers
-// from reading answers as anything but data are response.ts's.)
+// reach the API under its own name), and a request that changes something must not come from the
+// web page of another origin (a guard against cross-site request forgery). A page is judged by
+// its Origin; without one, by the browser's Sec-Fetch-Site, and a page of another origin or site
+// is believed to be a --cors-origin's only when its Referer says so; a request with none of the
+// three comes from a client without a browser, and is not concerned. A write is judged here; a GET
+// that changes something (a logout, a lock, a stored set: pipeline.ts sideEffectOf) by the
+// pipeline, once it is planned, with foreignPage below. (The headers that keep browsers from
+// reading answers as anything but data are response.ts's.)
 
 import { DatasetError } from '../errors/dataset-error.js';
 
@@ -14,7 +18,7 @@ export interface HttpGuardOptions {
   readonly corsOrigins: readonly string[];
 }
 
-/** Methods that never change data (a GET-callable function is the project's choice; its session cookie is SameSite=Lax). */
+/** Methods that never change data (a GET that does is judged once planned: see foreignPage). */
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** The host name of a Host header (its port and IPv6 brackets taken off), lower case. */
@@ -33,11 +37,28 @@ export interface GuardedRequest {
   readonly host: string;
   readonly method: string;
   readonly protocol: string;
-  readonly headers: { readonly origin?: string };
+  readonly headers: { readonly origin?: string; readonly referer?: string; readonly 'sec-fetch-site'?: string | string[] };
 }
 
-/** Judges a request by its Host, method and Origin: the refusal to answer, or undefined when it may go on. */
-export type HttpGuard = (request: GuardedRequest) => DatasetError | undefined;
+/** Judges a request by its Host, method and the page it came from: the refusal to answer, or undefined when it may go on. */
+export interface HttpGuard {
+  (request: GuardedRequest): DatasetError | undefined;
+  /**
+   * The web page of another origin the request came from, in words, or undefined when it came
+   * from one of the server's own pages or a --cors-origin's, from the user's own action (an
+   * address typed, a bookmark) or from a client without a browser.
+   */
+  readonly foreignPage: (request: GuardedRequest) => string | undefined;
+}
+
+/** The origin of a URL (scheme://host[:port], default port left out, lower case); 'null' when it has none (file:, data:, not a URL). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin.toLowerCase();
+  } catch {
+    return 'null';
+  }
+}
 
 /**
  * The check every route makes first (the REST routes and the not-found answer; not a Fastify
@@ -46,7 +67,8 @@ export type HttpGuard = (request: GuardedRequest) => DatasetError | undefined;
 export function httpGuard(options: HttpGuardOptions): HttpGuard {
   const anyHost = options.allowedHosts.includes('*');
   const hosts = new Set(options.allowedHosts.map((h) => hostName(h)));
-  const origins = new Set(options.corsOrigins.map((o) => o.toLowerCase().replace(/\/$/, '')));
+  // each listed origin as written (lower case, no trailing slash) and as a URL reads it (a default port left out)
+  const origins = new Set(options.corsOrigins.flatMap((o) => [o.toLowerCase().replace(/\/$/, ''), originOf(o)]).filter((o) => o !== 'null'));
   // the Host headers seen and whether they are ours: a server hears a handful of them, so each is
   // judged once (the first HOSTS_REMEMBERED; past them, each time)
   const judged = new Map<string, boolean>();
@@ -58,18 +80,37 @@ export function httpGuard(options: HttpGuardOptions): HttpGuard {
     }
     return ok;
   };
-  return (request) => {
+  const foreignPage = (request: GuardedRequest): string | undefined => {
+    const { origin, referer } = request.headers;
+    const fetchSite = request.headers['sec-fetch-site'];
+    const site = Array.isArray(fetchSite) ? fetchSite[0] : fetchSite;
+    // (the usual request of a client without a browser: nothing to judge, nothing computed)
+    if (origin === undefined && site === undefined && referer === undefined) return undefined;
+    const own = `${request.protocol}://${request.host}`.toLowerCase();
+    const trusted = (o: string) => o === own || origins.has(o) || (o !== 'null' && o === originOf(own));
+    if (origin !== undefined) return trusted(origin.toLowerCase()) ? undefined : `the web page of another origin (Origin: ${origin.slice(0, 100)})`;
+    // the browser's own word (a page cannot set it): one of the server's pages, or the user's own action
+    if (site === 'same-origin' || site === 'none') return undefined;
+    const from = referer === undefined ? undefined : originOf(referer);
+    if (site === 'cross-site' || site === 'same-site') {
+      // another site, or another origin of this one (another port of localhost is same-site with
+      // this server, and so is every page of a shared domain): the origin, which is what the
+      // server trusts, is known only from the Referer
+      if (from !== undefined && trusted(from)) return undefined;
+      return `a page of ${site === 'cross-site' ? 'another site' : 'another origin of the same site'} (Sec-Fetch-Site: ${site}, ${from === undefined ? 'no Referer' : `Referer from ${from.slice(0, 100)}`})`;
+    }
+    // a browser that sends no Fetch metadata: its Referer
+    return from === undefined || trusted(from) ? undefined : `the web page of another origin (Referer from ${from.slice(0, 100)})`;
+  };
+  const guard = (request: GuardedRequest): DatasetError | undefined => {
     const host = request.host;
     if (!anyHost && !allowed(host)) {
       return new DatasetError('HOST_NOT_ALLOWED', `this server does not answer for the host '${host.slice(0, 100)}': use one of ${[...hosts].join(', ')} (or start it with --allowed-hosts)`);
     }
-    const origin = request.headers.origin;
-    if (origin !== undefined && !SAFE.has(request.method)) {
-      const own = `${request.protocol}://${host}`.toLowerCase();
-      if (origin.toLowerCase() !== own && !origins.has(origin.toLowerCase())) {
-        return new DatasetError('CROSS_SITE_REFUSED', `a request that changes data came from the web page of another origin (${origin.slice(0, 100)}): only ${own} and the --cors-origin list may send one`);
-      }
-    }
-    return undefined;
+    if (SAFE.has(request.method)) return undefined;
+    const page = foreignPage(request);
+    if (page === undefined) return undefined;
+    return new DatasetError('CROSS_SITE_REFUSED', `a request that changes data came from ${page}: only the pages of ${`${request.protocol}://${host}`.toLowerCase().slice(0, 100)} and of the --cors-origin list may send one`);
   };
+  return Object.assign(guard, { foreignPage });
 }

@@ -29,6 +29,8 @@ export interface IncomingRest extends RestRequest {
   readonly id?: string;
   /** the body is a file's bytes, left unread for an upload's handler ($upload, or $rawPict / $binary in the query) */
   readonly rawBody?: boolean;
+  /** a GET from the web page of another origin, in words (http-guards.ts foreignPage): refused if it changes something */
+  readonly foreignPage?: string;
 }
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
@@ -39,6 +41,7 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
   refuseDatePreconditions(req);
   const action = planRequest(req, scope, target);
   refuseUnsafeHead(req.method, action);
+  if (req.foreignPage !== undefined) refuseForeignEffect(action, req.foreignPage);
   planned.set(req.raw, action.kind);
   refuseUnevaluatedPreconditions(req, action);
   if (req.rawBody && action.kind !== 'upload' && action.kind !== 'storeFile') throw notAnUpload();
@@ -116,6 +119,19 @@ function refuseUnsafeHead(method: string, action: Action): void {
   if (method !== 'HEAD') return;
   const effect = sideEffectOf(action);
   if (effect !== undefined) throw new DatasetError('METHOD_NOT_ALLOWED', `HEAD is not allowed here: it must change nothing, and this request ${effect}; use GET (or POST)`);
+}
+
+/**
+ * A GET that changes something, from the web page of another origin (a link, an image, a form
+ * of another site: the session's SameSite=Lax cookie goes with a top-level navigation, and with
+ * everything a page of the same site sends), is refused: 4D's protocol has these GETs
+ * (docs/decisions.md lists them), its clients send them from the API's own pages or without a
+ * browser, and those still work; a GET that changes nothing is answered whoever asks (another
+ * origin's page cannot read the answer).
+ */
+function refuseForeignEffect(action: Action, page: string): void {
+  const effect = sideEffectOf(action);
+  if (effect !== undefined) throw new DatasetError('CROSS_SITE_REFUSED', `this GET ${effect}, and it came from ${page}: a request that changes something is taken only from the server's own pages, a --cors-origin's, or a client without a browser`);
 }
 
 /** (a set read with $savedfilter / $savedorderby is stored again under its id when it has gone: collections.ts rebuild) */

@@ -100,6 +100,8 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
         origin: `${request.protocol}://${request.host}`,
         raw: request.raw,
         id: request.id,
+        // (a write from another origin's page was refused above; a GET is judged once planned)
+        foreignPage: request.method === 'GET' ? guard.foreignPage(request) : undefined,
       });
     } catch (e) {
       if (e instanceof DatasetError && e.code === 'METHOD_NOT_ALLOWED') throw (await allowOn405(services, request, reply, session)) ?? e;

@@ -4,7 +4,6 @@
 // whether the lock was taken (4D's documentation shows the refusal as an answer, not an error).
 
 import { WIRE } from '../../config/wire.js';
-import { DatasetError } from '../../errors/dataset-error.js';
 import { lockEntity, unlockEntity } from '../../datastore/locks.js';
 import { requireKey } from '../../model/values.js';
 import type { Action } from '../action.js';
@@ -18,11 +17,7 @@ export async function lock(scope: Scope, action: Extract<Action, { kind: 'lock' 
   // an entity found first (1542 when none has it)
   const key = selector.kind === 'key' ? requireKey(dc.model.key, selector.key) : (await findEntity(scope, dc, selector)).getKey();
   const headers = scope.request.headers;
-  // a GET that changes state: a browser's cross-site navigation (Sec-Fetch-Site, which browsers
-  // always send; other clients send none) carries the Lax cookie, and is refused
-  if (scope.request.method === 'GET' && text(headers['sec-fetch-site']) === 'cross-site') {
-    throw new DatasetError('CROSS_SITE_REFUSED', '$lock came from a cross-site navigation (Sec-Fetch-Site: cross-site): a lock is taken or released only by the API\'s own clients');
-  }
+  // (a GET from another origin's page is refused before: pipeline.ts refuseForeignEffect)
   const status = action.lock
     ? await lockEntity(dc, key, scope.access, { address: scope.request.caller, host: text(headers.host), userAgent: text(headers['user-agent']) }, scope.services.locksPerSession)
     : await unlockEntity(dc, key, scope.access);
