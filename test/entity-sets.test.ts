@@ -404,4 +404,53 @@ describe('entity sets over HTTP belong to the session that made them (a project 
     assert.deepEqual((await demo.request(`${uri}?$method=release`, 'GET', undefined, mine)).body, { ok: true });
     await demo.request(`/rest/Company/$entityset/${theirId}?$method=release`, 'GET', undefined, theirs);
   });
+
+  it('answers 404 1802 for an $otherCollection that is unknown, released or another session\'s, in every read that combines sets (the probe: never 200 as if it were empty)', async () => {
+    const make = async (headers: Record<string, string>) => {
+      const made = await demo.request('/rest/Company?$method=entityset&$top=0', 'GET', undefined, headers);
+      return { uri: made.body.__ENTITYSET as string, cookie: headers.cookie ?? cookieOf(made.headers) };
+    };
+    const mine = await make({});
+    const me = { cookie: mine.cookie };
+    const released = await make(me);
+    assert.deepEqual((await demo.request(`${released.uri}?$method=release`, 'GET', undefined, me)).body, { ok: true });
+    const theirs = await make({});
+    const idOf = (uri: string) => uri.split('/').pop() as string;
+    const operands = { unknown: 'ABCDEF0123456789ABCDEF0123456789', released: idOf(released.uri), "another session's": idOf(theirs.uri) };
+    for (const [what, other] of Object.entries(operands)) {
+      for (const op of ['AND', 'OR', 'EXCEPT', 'INTERSECT']) {
+        const logic = `$logicOperator=${op}&$otherCollection=${other}`;
+        for (const url of [`${mine.uri}?${logic}`, `${mine.uri}?${logic}&$method=entityset`, `${mine.uri}?${logic}&$top=0`, `/rest/Company/name/$entityset/${idOf(mine.uri)}?${logic}&$distinct=true`, `/rest/Company/ID/$entityset/${idOf(mine.uri)}?${logic}&$compute=sum`]) {
+          const res = await demo.request(url, 'GET', undefined, me);
+          assert.equal(res.status, 404, `${what}, ${url}: ${JSON.stringify(res.body)}`);
+          assert.equal(res.body.__ERROR[0].errCode, 1802, url);
+          assert.match(res.body.__ERROR[0].message, new RegExp(other), 'the message names the set');
+        }
+      }
+      // as a direct read of that set answers
+      assert.equal((await demo.request(`/rest/Company/$entityset/${other}`, 'GET', undefined, me)).body.__ERROR[0].errCode, 1802);
+    }
+    // the other session still reads its own set whole
+    assert.equal((await demo.request(theirs.uri, 'GET', undefined, { cookie: theirs.cookie })).status, 200);
+  });
+
+  it('refuses $logicOperator with $otherCollection where no stored set is read (the dataclass, a relation, a function): 400 naming the set form, never the collection alone', async () => {
+    const made = await demo.request('/rest/Company?$method=entityset&$top=1');
+    const me = { cookie: cookieOf(made.headers) };
+    const id = (made.body.__ENTITYSET as string).split('/').pop() as string;
+    const key = made.body.__ENTITIES[0].__KEY;
+    for (const other of [id, 'ABCDEF0123456789ABCDEF0123456789']) {
+      const logic = `$logicOperator=OR&$otherCollection=${other}`;
+      for (const [url, method] of [
+        [`/rest/Company?${logic}`, 'GET'], [`/rest/Company?${logic}&$method=entityset`, 'GET'], [`/rest/Company/ID?${logic}&$compute=count`, 'GET'],
+        [`/rest/Company/name?${logic}&$distinct=true`, 'GET'], [`/rest/Company(${key})/staff?${logic}`, 'GET'], [`/rest/Company/totalRevenues/$entityset/${id}?${logic}`, 'POST'],
+        [`/rest/$catalog/counts?${logic}`, 'GET'],
+      ] as const) {
+        const res = await demo.request(url, method, method === 'POST' ? [] : undefined, me);
+        assert.equal(res.status, 400, `${url}: ${JSON.stringify(res.body)}`);
+        assert.equal(res.body.__ERROR[0].errCode, 7007, url);
+        assert.match(res.body.__ERROR[0].message, /combine one stored entity set with another: \/rest\/[\w{}]+\/\$entityset\/\{id\}\?\$logicOperator=OR/, url);
+      }
+    }
+  });
 });

@@ -56,6 +56,16 @@ function exportShape(o: RestOptions): string | undefined {
   return undefined;
 }
 
+/**
+ * $logicOperator and $otherCollection where no stored set is read: refused rather than left
+ * unread (the collection alone would answer as if the other set were empty). `request`: what the
+ * request does instead.
+ */
+export function logicWithoutSet(o: RestOptions, dataClass: string, request: string): string | undefined {
+  if (!o.logic) return undefined;
+  return `$logicOperator and $otherCollection combine one stored entity set with another: /rest/${dataClass}/$entityset/{id}?$logicOperator=${o.logic.operator}&$otherCollection=${o.logic.other.slice(0, 40)}; this request ${request}`;
+}
+
 function computeAndDistinct(o: RestOptions): string | undefined {
   return o.compute !== undefined && o.distinct ? '$compute and $distinct are two requests: give one' : undefined;
 }
@@ -85,7 +95,10 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   deleteSet: { uses: ['$method'] },
   compute: { uses: [...NARROWING, ...SET, '$compute'], refuses: computeAndDistinct },
   distinct: { uses: [...NARROWING, ...SET, ...PAGING, '$distinct'], refuses: computeAndDistinct },
-  callFunction: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct', '$emMethod'] },
+  callFunction: {
+    uses: [...NARROWING, ...PAGING, ...SHAPE, '$method', '$timeout', '$queryplan', '$querypath', '$compute', '$distinct', '$emMethod'],
+    refuses: (o) => logicWithoutSet(o, '{dataClass}', 'calls a function, which runs on a set as it is stored (store the combination first, then call the function on it)'),
+  },
   directory: { uses: [] },
   // a request of its own: what would make it another request, or a collection's, is refused
   lock: { uses: ['$lock'], refuses: (o) => (o.method !== undefined ? `$lock is a request of its own: give no $method with it (got $method=${o.method})` : collectionOptions(o)) },

@@ -10,7 +10,7 @@ import { parseOrderList, parseQuery } from '../query/parser.js';
 import { leadsTo } from '../datastore/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
 import { readIfMatch, type IfMatch } from './etag.js';
-import { optionsFor } from './option-rules.js';
+import { logicWithoutSet, optionsFor } from './option-rules.js';
 import type { RestOptions } from './options.js';
 import { functionOf, planDataClassCall, planRelationCall } from './plan-function.js';
 import { attributeList, checkUploadHead, entitySelector, narrowing, paging, refuseMethod, shape, withoutExpand } from './plan-parts.js';
@@ -171,6 +171,8 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
 
 /** A collection read: a page, a stored set ($method=entityset), or a computation ($compute, $distinct) on it. */
 function planCollection(dc: DataClassCore, source: CollectionSource, listed: string[] | undefined, options: RestOptions, kind: 'readCollection' | 'readSet' = 'readCollection'): Action {
+  const unread = source.kind === 'set' ? undefined : logicWithoutSet(options, dc.name, `reads ${source.kind === 'all' ? 'the dataclass' : 'the entities of a relation'} (store them first with $method=entityset)`);
+  if (unread) throw new DatasetError('INVALID_OPTION', unread);
   if (options.compute !== undefined || options.distinct) {
     const computed = options.compute !== undefined ? 'compute' : 'distinct';
     const opts = optionsFor(computed, options);
@@ -273,3 +275,4 @@ function setRequest(id: string, options: RestOptions): SetRequest {
   };
   return { id, logic: opts.logic, clean: opts.clean, saved };
 }
+

@@ -90,3 +90,4 @@ export function checkUploadHead(headers: RequestHeaders, maxBytes: number): void
     throw new DatasetError('INVALID_BODY', 'the upload is the file\'s bytes as the request body, not a multipart form: send them as they are (curl --data-binary @file)');
   }
 }
+
