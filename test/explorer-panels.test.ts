@@ -249,13 +249,13 @@ describe('explorer panels (open datastore)', () => {
     await page.getByTestId('function-selection').filter({ hasText: `An entity selection of Company: ${french.__COUNT} ` }).waitFor();
     await x.shot('panels-functions');
 
-    // the function's own error, shown with its code
+    // the server's refusal of a parameter the function declares, shown with its code
     await fn.selectOption('ds:earningAtLeast');
     await page.getByLabel('Value of parameter 1').fill('many');
     await call('earningAtLeast');
     const error = page.getByTestId('function-error');
     await error.waitFor();
-    assert.match(await error.innerText(), /earningAtLeast takes a number, got "many" \(HTTP 400, errCode 7013\)/);
+    assert.match(await error.innerText(), /parameter #1 \(min\) of earningAtLeast of the DataStore class is a number; got "many" \(HTTP 400, errCode 7021\)/);
     // a parameter that is not what its type says never leaves the page
     await page.getByLabel('Type of parameter 1').selectOption('json');
     await page.getByLabel('Value of parameter 1').fill('{oops');

@@ -57,7 +57,7 @@ describe('function exposure', () => {
 
 describe('declared parameter types', () => {
   it('refuses unknown types and a required parameter after an optional one, when the class is defined', () => {
-    assert.throws(() => params('int' as ParamType), /@params: parameter #1 has type "int": a type is one of any, string, number, boolean, date, object, array, entity, selection, optionally followed by \?/);
+    assert.throws(() => params('int' as ParamType), /@params: parameter #1 has type "int": a type is one of any, string, text, number, boolean, date, object, array, collection, entity, selection, or <DataClass>Entity, <DataClass>Selection \(EmployeeEntity\), optionally followed by \?/);
     assert.throws(() => params('number?', 'string'), /@params: parameter #2 is required but follows an optional one/);
   });
 

@@ -118,7 +118,7 @@ describe('wakanda-client\'s request forms', () => {
       assert.equal(res.status, 200, JSON.stringify(res.body));
       assert.deepEqual(res.body, { result: Number(await demo.ds.Company.query('city.ID = 1').sum('revenues')) });
       // a selection result answered as a collection of the related dataclass
-      const best = await demo.request('/rest/Company(1)/staff?$expand=staff&$method=subentityset&$emMethod=bestPaid', 'POST', [2]);
+      const best = await demo.request('/rest/Company(1)/staff?$expand=staff&$method=subentityset&$emMethod=bestPaid', 'POST', []);
       assert.equal(best.status, 200, JSON.stringify(best.body));
     });
 

@@ -98,10 +98,11 @@ describe('HTTP: datastore functions (/rest/$catalog/{function})', () => {
     assert.match(res.body.__ERROR[0].message, /the body of a function call is a JSON array of its parameters/);
   });
 
-  it('passes a DatasetError of the function through with its own code', async () => {
+  it('refuses a parameter of the wrong type before the call when the function declares it: 400 7021 naming the parameter', async () => {
     const res = await demo.request('/rest/$catalog/earningAtLeast', 'POST', ['lots']);
     assert.equal(res.status, 400);
-    assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got "lots"/);
+    assert.equal(res.body.__ERROR[0].errCode, 7021);
+    assert.match(res.body.__ERROR[0].message, /parameter #1 \(min\) of earningAtLeast of the DataStore class is a number; got "lots"/);
   });
 
   it('answers a function that refuses (DatasetError REFUSED) with its own status, code and message, rolls back its transaction, and keeps serving', async () => {
@@ -411,9 +412,9 @@ describe('HTTP: entity and selection parameters', () => {
     assert.equal(gone.body.__ERROR[0].errCode, 1802);
   });
 
-  it('passes other objects and arrays as they are', async () => {
+  it('passes other objects and arrays as they are (the declaration sees {"min": 1} as given, and refuses it for a number)', async () => {
     const res = await demo.request('/rest/$catalog/earningAtLeast', 'POST', [{ min: 1 }]);
-    assert.match(res.body.__ERROR[0].message, /earningAtLeast takes a number, got \{"min":1\}/);
+    assert.match(res.body.__ERROR[0].message, /parameter #1 \(min\) of earningAtLeast of the DataStore class is a number; got \{"min":1\}/);
   });
 });
 
@@ -466,10 +467,10 @@ describe('HTTP: declared parameter types', () => {
 
   it('answers 400 (7021) naming the parameter for a date that is no ISO 8601 date, a missing one, or one too many', async () => {
     const cases: [unknown[], string][] = [
-      [['last year'], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "last year"'],
-      [['2019-02-30'], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "2019-02-30"'],
-      [[20190101], 'parameter #1 of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got 20190101'],
-      [[], 'parameter #1 of hiredBetween of the DataStore class is required (date); got nothing'],
+      [['last year'], 'parameter #1 (since) of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "last year"'],
+      [['2019-02-30'], 'parameter #1 (since) of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got "2019-02-30"'],
+      [[20190101], 'parameter #1 (since) of hiredBetween of the DataStore class is a date: an ISO 8601 string such as "2024-05-01" or "2024-05-01T09:30:00Z"; got 20190101'],
+      [[], 'parameter #1 (since) of hiredBetween of the DataStore class is required (date); got nothing'],
       [['2019-01-01', '2020-01-01', '2021-01-01'], 'hiredBetween of the DataStore class takes 2 parameters; got 3'],
     ];
     for (const [body, message] of cases) {
@@ -491,7 +492,7 @@ describe('HTTP: declared parameter types', () => {
     assert.deepEqual(wrong.body, { result: { success: false, reason: 'unknown user name or wrong password' } });
     const shape = await demo.request('/rest/$catalog/authentify', 'POST', ['me']);
     assert.equal(shape.status, 400);
-    assert.equal(shape.body.__ERROR[0].message, 'parameter #1 of authentify of the DataStore class is a JSON object; got "me"');
+    assert.equal(shape.body.__ERROR[0].message, 'parameter #1 (credentials) of authentify of the DataStore class is a JSON object; got "me"');
   });
 });
 

@@ -74,7 +74,7 @@ describe('HTTP: the demo\'s project methods', () => {
     const wrong = await demo.request('/rest/Employee/payrollSummary', 'POST', ['ten']);
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.__ERROR[0].errCode, 7021);
-    assert.equal(wrong.body.__ERROR[0].message, 'parameter #1 of the project method payrollSummary is a number; got "ten"');
+    assert.equal(wrong.body.__ERROR[0].message, 'parameter #1 (raisePercent) of the project method payrollSummary is a number; got "ten"');
     const many = await demo.request('/rest/Employee/payrollSummary', 'POST', [1, 2]);
     assert.equal(many.status, 400);
     assert.equal(many.body.__ERROR[0].message, 'the project method payrollSummary takes 1 parameter; got 2');
@@ -207,7 +207,7 @@ describe('project methods: results and start-up errors', () => {
     ['no run function', { m: method("dataClass: 'Person', scope: 'table'") }, {}, /methods\/m\.ts: run must be a function/],
     ['onHttpGet without exposed', { m: method("dataClass: 'Person', scope: 'table', onHttpGet: true, run: () => ({})") }, {}, /methods\/m\.ts: onHttpGet allows GET for a method REST can call; set exposed: true too/],
     ['an unknown property', { m: method("dataClass: 'Person', scope: 'table', expose: true, run: () => ({})") }, {}, /methods\/m\.ts: unknown property expose/],
-    ['a wrong parameter type', { m: method("dataClass: 'Person', scope: 'table', params: ['int'], run: () => ({})") }, {}, /methods\/m\.ts: parameter #1 has type "int": a type is one of any, string, number, boolean, date, object, array, entity, selection/],
+    ['a wrong parameter type', { m: method("dataClass: 'Person', scope: 'table', params: ['int'], run: () => ({})") }, {}, /methods\/m\.ts: parameter #1 has type "int": a type is one of any, string, text, number, boolean, date, object, array, collection, entity, selection, or <DataClass>Entity/],
     ['the name of an attribute', { name: method("dataClass: 'Person', scope: 'table', run: () => ({})") }, {}, /methods\/name\.ts: Person has an attribute named name/],
     ['the name of a class function at the same URL', { hello: method("dataClass: 'Person', scope: 'currentSelection', run: () => ({})") }, {
       'PersonSelection.ts': "import { EntitySelection, exposed } from 'dataset-rest';\nexport default class PersonSelection extends EntitySelection { @exposed hello() { return 1; } }\n",

@@ -61,7 +61,7 @@ describe('the demo\'s Tools singleton over REST', () => {
     const res = await demo.request('/rest/$singleton/Tools/companiesIn', 'POST', [42]);
     assert.equal(res.status, 400);
     assert.equal(res.body.__ERROR[0].errCode, 7021);
-    assert.match(res.body.__ERROR[0].message, /parameter #1 of companiesIn of the Tools singleton is a string/);
+    assert.match(res.body.__ERROR[0].message, /parameter #1 \(country\) of companiesIn of the Tools singleton is a text/);
   });
 
   it('refuses what is not exposed (-10729) and an unknown singleton (7060), suggesting the close names', async () => {

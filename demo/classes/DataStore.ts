@@ -15,6 +15,7 @@ export default class DataStore extends Datastore {
    */
   @exposed
   @onHttpGet
+  @params()
   async counts(): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     for (const dc of this.dataClasses()) {
@@ -29,19 +30,21 @@ export default class DataStore extends Datastore {
 
   /** The best-paid employee: an entity result, answered as the entity itself. */
   @exposed
+  @params()
   topEarner(): Promise<Entity | null> {
     return this.dataClass('Employee')!.all().orderBy('salary desc').first();
   }
 
   /** Employees earning at least `min`: a selection result, answered as a collection. */
   @exposed
+  @params('min: number')
   earningAtLeast(min: number): EntitySelection {
-    if (typeof min !== 'number') throw new DatasetError('INVALID_VALUE', `earningAtLeast takes a number, got ${JSON.stringify(min)}`);
     return this.dataClass('Employee')!.query('salary >= :1', min);
   }
 
   /** Raises every salary of a company by a percentage, all or nothing: a rising is refused past 50%. */
   @exposed
+  @params('companyID: number', 'percent: number')
   async raiseSalaries(companyID: number, percent: number): Promise<number> {
     return this.transaction(async () => {
       let n = 0;
@@ -56,16 +59,20 @@ export default class DataStore extends Datastore {
     });
   }
 
-  /** Saves an employee given as an entity parameter ({"__DATACLASS": "Employee", "__ENTITY": true, …}): answers it. */
+  /**
+   * Saves an employee given as an entity parameter ({"__DATACLASS": "Employee", "__ENTITY": true,
+   * …}): answers it. Its declaration refuses anything but an Employee entity before the call (400).
+   */
   @exposed
+  @params('employee: EmployeeEntity')
   async hire(employee: Entity): Promise<Entity> {
-    if (employee.getDataClass().name !== 'Employee') throw new DatasetError('INVALID_VALUE', 'hire takes an Employee entity');
     await employee.save();
     return employee;
   }
 
   /** The salaries of a selection parameter ({"__DATASET": "<entity set id>", "__ENTITIES": true}). */
   @exposed
+  @params('staff: EmployeeSelection')
   payroll(staff: EntitySelection): Promise<number> {
     return staff.sum('salary');
   }
@@ -75,6 +82,7 @@ export default class DataStore extends Datastore {
    * limits. The wait stops at the call's time limit (its signal), as cancellable work should.
    */
   @exposed
+  @params('ms: number', 'tag?: text')
   async pause(ms: number, tag?: string): Promise<{ ms: number; tag: string | null }> {
     await sleep(ms, undefined, { signal: callContext().signal });
     return { ms, tag: tag ?? null };
@@ -82,7 +90,7 @@ export default class DataStore extends Datastore {
 
   /** Employees hired from `since` on (and before `until`): dates declared with @params arrive as Date objects. */
   @exposed
-  @params('date', 'date?')
+  @params('since: date', 'until?: date')
   hiredBetween(since: Date, until?: Date): EntitySelection {
     const employees = this.dataClass('Employee')!;
     return until ? employees.query('hiredAt >= :1 and hiredAt < :2', since, until) : employees.query('hiredAt >= :1', since);
@@ -93,7 +101,7 @@ export default class DataStore extends Datastore {
    * once each see their own request (the X-Demo-Tag header), never module-level state.
    */
   @exposed
-  @params('number')
+  @params('ms: number')
   async whoCalls(ms: number): Promise<{ before: unknown; after: unknown; function: string }> {
     const before = callContext().request.headers['x-demo-tag'] ?? null;
     await sleep(ms, undefined, { signal: callContext().signal });
@@ -102,7 +110,7 @@ export default class DataStore extends Datastore {
 
   /** Computes for `ms` milliseconds without yielding: a CPU-bound function, stopped by the watchdog past the time limit. */
   @exposed
-  @params('number')
+  @params('ms: number')
   spin(ms: number): number {
     const end = Date.now() + ms;
     let turns = 0;
@@ -117,7 +125,7 @@ export default class DataStore extends Datastore {
    * refused (FUNCTION_TIMEOUT), and without one nothing commits either.
    */
   @exposed
-  @params('number', 'string', 'number', 'boolean?')
+  @params('companyID: number', 'name: text', 'ms: number', 'confirm?: boolean')
   async renameSlowly(companyID: number, name: string, ms: number, confirm = true): Promise<string> {
     return this.transaction(async () => {
       const company = await this.dataClass('Company')!.get(companyID);
@@ -141,7 +149,7 @@ export default class DataStore extends Datastore {
    * server (429 past its limit).
    */
   @exposed
-  @params('object')
+  @params('credentials: object')
   async authentify(credentials: { userName?: unknown; password?: unknown }): Promise<{ success: boolean; userName?: string; privileges?: string[]; reason?: string }> {
     const { userName, password } = credentials;
     if (typeof userName !== 'string' || typeof password !== 'string') return { success: false, reason: 'give {"userName": "<name>", "password": "<text>"}' };
@@ -174,6 +182,7 @@ export default class DataStore extends Datastore {
 
   /** Logs the session out (POST /rest/$catalog/logout): a guest again, under a new cookie. */
   @exposed
+  @params()
   logout(): boolean {
     return session().clearPrivileges();
   }

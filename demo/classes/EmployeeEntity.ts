@@ -1,7 +1,7 @@
 // The demo's Employee entity class: a calculated attribute (fullName), a constructor default,
 // a touched event and a validation event with mild and serious errors (reference §6.2, §6.5).
 
-import { Entity, exposed, onHttpGet, type CalculatedOrderByEvent, type CalculatedQueryEvent, type EntityEvent, type EventErrorObject } from 'dataset-rest';
+import { Entity, exposed, onHttpGet, params, type CalculatedOrderByEvent, type CalculatedQueryEvent, type EntityEvent, type EventErrorObject } from 'dataset-rest';
 
 /** Salaries above this are refused with a mild validation error (a typo, most likely). */
 const SALARY_CEILING = 10_000_000;
@@ -60,6 +60,7 @@ export default class EmployeeEntity extends Entity {
 
   /** Raises this employee's salary by a percentage and saves (POST /rest/Employee(key)/raise, body [percent]): answers the entity. */
   @exposed
+  @params('percent: number')
   async raise(percent: number): Promise<this> {
     this.salary = Math.round((this.salary ?? 0) * (1 + percent / 100));
     await this.save();
@@ -69,6 +70,7 @@ export default class EmployeeEntity extends Entity {
   /** Years of service, whole (GET /rest/Employee(key)/seniority). */
   @exposed
   @onHttpGet
+  @params()
   seniority(): number {
     const hired = this.get('hiredAt') as Date | null;
     return hired ? Math.floor((Date.now() - hired.getTime()) / (365.25 * 86_400_000)) : 0;

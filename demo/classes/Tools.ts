@@ -9,6 +9,7 @@ export default class Tools extends Singleton {
   /** The server's clock (GET or POST /rest/$singleton/Tools/serverTime), for a client that checks its own. */
   @exposed
   @onHttpGet
+  @params()
   serverTime(): { now: string; timeZone: string } {
     return { now: new Date().toISOString(), timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
   }
@@ -19,7 +20,7 @@ export default class Tools extends Singleton {
    * caller's privileges.
    */
   @exposed
-  @params('string')
+  @params('country: text')
   companiesIn(country: string): EntitySelection {
     return this.ds.dataClass('Company')!.query('city.country = :1', country).orderBy('name asc');
   }

@@ -8,6 +8,7 @@ export default projectMethod({
   dataClass: 'Employee',
   scope: 'currentSelection',
   exposed: true,
+  params: [],
   async run(selection) {
     return (await selection.orderBy('salary desc').first()) ?? { none: 'no employee in this selection' };
   },

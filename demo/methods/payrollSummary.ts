@@ -8,7 +8,7 @@ export default projectMethod({
   dataClass: 'Employee',
   scope: 'currentSelection',
   exposed: true,
-  params: ['number?'],
+  params: ['raisePercent?: number'],
   async run(selection, raisePercent?: number) {
     const count = await selection.length;
     const total = await selection.sum('salary');

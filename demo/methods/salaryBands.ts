@@ -7,6 +7,7 @@ export default projectMethod({
   dataClass: 'Employee',
   scope: 'table',
   exposed: true,
+  params: [],
   onHttpGet: true,
   async run(employees) {
     return {

@@ -8,6 +8,7 @@ export default projectMethod({
   dataClass: 'Employee',
   scope: 'currentRecord',
   exposed: true,
+  params: [],
   run(employee) {
     return employee.getDataClass().query('employerID = :1 and ID != :2', employee.get('employerID'), employee.getKey());
   },

@@ -18,7 +18,8 @@ import { Entity } from '../datastore/entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, type EntityEventHandler, type EventKind } from '../datastore/events.js';
 import { EntitySelection } from '../datastore/selection.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { getWithoutExposed } from '../functions/exposure.js';
+import { exposedFunctions, getWithoutExposed } from '../functions/exposure.js';
+import { dataClassProblem } from '../functions/params.js';
 import { createSingleton, Singleton } from '../functions/singletons.js';
 import { closest } from '../util/suggest.js';
 import { canonical } from '../util/canonical.js';
@@ -197,6 +198,10 @@ function install(f: ClassFile, cls: unknown, ds: Datastore): void {
   const getOnly = getWithoutExposed(c.prototype, base.prototype);
   if (getOnly.length > 0) {
     throw new ClassLoadError(`classes/${basename(f.file)}: ${getOnly.join(', ')}: @onHttpGet allows GET for an exposed function; mark it @exposed too`);
+  }
+  for (const fn of exposedFunctions(c.prototype, base.prototype)) {
+    const unknown = fn.params && dataClassProblem(fn.params, (name) => Boolean(ds.dataClass(name)));
+    if (unknown) throw new ClassLoadError(`classes/${basename(f.file)}: @params of ${fn.name}: ${unknown}`);
   }
   switch (f.kind) {
     case 'datastore':

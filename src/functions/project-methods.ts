@@ -13,7 +13,7 @@ import type { EntitySelection } from '../datastore/selection.js';
 import { closest } from '../util/suggest.js';
 import { classFunctions } from './catalog.js';
 import { installMethod, type ProjectMethod } from './method-registry.js';
-import { paramTypesProblem, type ParamType } from './params.js';
+import { dataClassProblem, paramTypesProblem, type ParamType } from './params.js';
 
 export type { ProjectMethod } from './method-registry.js';
 
@@ -91,7 +91,7 @@ function checkDefinition(d: unknown, where: string, ds: Datastore, problem: Load
   const unknown = Object.keys(def).filter((k) => !['dataClass', 'scope', 'exposed', 'onHttpGet', 'params', 'run'].includes(k));
   if (unknown.length > 0) throw problem(`${where}: unknown propert${unknown.length === 1 ? 'y' : 'ies'} ${unknown.join(', ')} (a method declares dataClass, scope, exposed, onHttpGet, params, run)`);
   if (def.params !== undefined) {
-    const why = paramTypesProblem(def.params);
+    const why = paramTypesProblem(def.params) ?? dataClassProblem(def.params as ParamType[], (name) => Boolean(ds.dataClass(name)));
     if (why) throw problem(`${where}: ${why}`);
   }
   return def as unknown as ProjectMethodDefinition;

@@ -21,7 +21,7 @@ import type { RestOptions } from './options.js';
 import { entitySelector, narrowing, paging, shape, withoutExpand } from './plan-parts.js';
 import type { RestRequest } from './request.js';
 import type { Scope } from './scope.js';
-import type { ParamType } from '../functions/params.js';
+import { parseParam, type ParamType } from '../functions/params.js';
 import type { DataClassRoute, Selector, UrlArgument } from './url.js';
 type ClassTarget = CallTarget & { readonly kind: 'selection' | 'dataClass' | 'entity' };
 
@@ -144,7 +144,7 @@ function urlArgs(args: readonly UrlArgument[], declared: readonly ParamType[] | 
     throw new DatasetError('INVALID_BODY', 'the parameters are given in the URL (fn(a,b)) and in the body: give them once');
   }
   return args.map((a, i) => {
-    if (a.quoted || declared?.[i]?.replace(/\?$/, '') === 'string') return a.text;
+    if (a.quoted || (declared?.[i] !== undefined && parseParam(declared[i]).kind === 'string')) return a.text;
     if (a.text === 'true' || a.text === 'false' || a.text === 'null') return JSON.parse(a.text) as unknown;
     return JSON_NUMBER.test(a.text) ? Number(a.text) : a.text;
   });

@@ -14,7 +14,7 @@ import { Entity } from '../../datastore/entity.js';
 import { EntitySelection } from '../../datastore/selection.js';
 import { exposedFunctions, type ExposedFunction } from '../../functions/exposure.js';
 import { projectMethodsOf } from '../../functions/method-registry.js';
-import type { ParamType } from '../../functions/params.js';
+import { expected, parseParam, type ParamType } from '../../functions/params.js';
 import { Singleton, singletonFunctions, singletonsOf } from '../../functions/singletons.js';
 import type { AttributeModel, DataClassModel } from '../../model/types.js';
 import { REST_PREFIX } from '../constants.js';
@@ -226,26 +226,27 @@ function leadsTo(a: AttributeModel): { target: DataClassModel; many: boolean } |
   return undefined;
 }
 
-/** A declared parameter type as a schema. */
+/** A declared parameter type as a schema (its name and what it takes in the description). */
 function paramSchema(t: ParamType): Schema {
-  const kind = t.replace(/\?$/, '');
+  const p = parseParam(t);
   const base: Schema =
-    kind === 'string' ? { type: 'string' }
-      : kind === 'number' ? { type: 'number' }
-        : kind === 'boolean' ? { type: 'boolean' }
-          : kind === 'date' ? { type: 'string', description: 'an ISO 8601 date or date-time' }
-            : kind === 'object' ? OBJECT
-              : kind === 'array' ? { type: 'array' }
-                : kind === 'entity' ? ref('EntityParameter')
-                  : kind === 'selection' ? ref('SelectionParameter')
+    p.kind === 'string' ? { type: 'string' }
+      : p.kind === 'number' ? { type: 'number' }
+        : p.kind === 'boolean' ? { type: 'boolean' }
+          : p.kind === 'date' ? { type: 'string' }
+            : p.kind === 'object' ? OBJECT
+              : p.kind === 'array' ? { type: 'array' }
+                : p.kind === 'entity' ? ref('EntityParameter')
+                  : p.kind === 'selection' ? ref('SelectionParameter')
                     : {};
-  return t.endsWith('?') ? { anyOf: [base, { type: 'null' }] } : base;
+  // (OpenAPI 3.1: a $ref takes a description beside it)
+  return { ...(p.optional ? { anyOf: [base, { type: 'null' }] } : base), description: `${p.name === undefined ? '' : `${p.name}: `}${expected(p)}${p.optional ? ' (optional)' : ''}` };
 }
 
 /** The JSON array body of a call (its declared parameters as a tuple, else any values). */
 function argumentsSchema(declared: readonly ParamType[] | undefined): Schema {
   if (!declared) return { type: 'array', description: 'the parameters, in order (the function declares no types: they arrive as JSON gives them)' };
-  const required = declared.filter((t) => !t.endsWith('?')).length;
+  const required = declared.filter((t) => !parseParam(t).optional).length;
   return { type: 'array', prefixItems: declared.map(paramSchema), minItems: required, maxItems: declared.length, items: false, description: `the parameters, in order: ${declared.join(', ') || 'none'}` };
 }
 
