@@ -144,6 +144,7 @@ async function serve(): Promise<void> {
     requestsPerMinute: opts.maxRequestsPerMinute,
     setsPerSession: opts.maxSetsPerSession,
     locksPerSession: opts.maxLocksPerSession,
+    conversions: { queued: opts.maxQueuedConversions, perClient: opts.maxConversionsPerClient },
     explorer: opts.explorer,
     metrics: opts.metrics ?? false,
   });

@@ -17,6 +17,7 @@ import { clientError, errorHandler, frameworkError, restRoutes } from './rest/pl
 import { errorBody, SECURITY_HEADERS } from './rest/response.js';
 import { DatasetError } from './errors/dataset-error.js';
 import { servicesFor } from './rest/scope.js';
+import type { ConversionLimits } from './rest/conversions.js';
 import { limitSlowClients } from './slow-clients.js';
 
 export interface ServerOptions {
@@ -54,6 +55,8 @@ export interface ServerOptions {
   readonly setsPerSession?: number;
   /** entity locks one session may hold at once */
   readonly locksPerSession?: number;
+  /** image conversions ($imageformat) waiting, everyone's, and running or waiting, one client's */
+  readonly conversions?: ConversionLimits;
   /** serve the Data Explorer at /$explorer (default true) */
   readonly explorer?: boolean;
   /** serve Prometheus metrics at /metrics (default false) */
@@ -102,6 +105,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     setsPerSession: options.setsPerSession,
     locksPerSession: options.locksPerSession,
     exposeErrors: options.exposeErrors,
+    conversions: options.conversions,
   });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.

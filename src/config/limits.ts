@@ -119,6 +119,14 @@ export const UPLOAD_SWEEP_MS = 60_000;
  * 16000×16000 pixels), and made one at a time.
  */
 export const MAX_CONVERTED_PIXELS = 25_000_000;
+/**
+ * Image conversions that may wait behind the one running, everyone's together
+ * (--max-queued-conversions): past them 503. At about a third of a second a 25-megapixel
+ * conversion, a conversion then waits 3 s at most.
+ */
+export const DEFAULT_QUEUED_CONVERSIONS = 8;
+/** Image conversions one client (a session, a guest's address) may have running or waiting (--max-conversions-per-client): past them 429. */
+export const DEFAULT_CONVERSIONS_PER_CLIENT = 2;
 
 // ---- queries ----
 /**

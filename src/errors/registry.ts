@@ -77,6 +77,7 @@ export const ERRORS = {
   STORAGE_BUSY: { errCode: 7064, status: 503, signature: 'dsrs', summary: 'Another process holds the database\'s write lock (SQLite) past the time a write waits for it: nothing was changed; try again after Retry-After. Reads go on meanwhile.' },
   STORAGE_FULL: { errCode: 7065, status: 507, signature: 'dsrs', summary: 'The disk holding the database is full: the write was not made (its transaction rolled back); reads go on. Free space, then try again.' },
   QUERY_TIMEOUT: { errCode: 7066, status: 504, signature: 'dsrs', summary: 'A statement ran past the query time limit (--query-timeout) and was stopped: nothing it would have written was kept. Narrow the query (fewer levels of relations, a more selective filter) or page it.' },
+  CONVERSIONS_BUSY: { errCode: 7070, status: 503, signature: 'dsrs', summary: 'As many image conversions ($imageformat) are waiting as the server queues (--max-queued-conversions): try again after Retry-After, or read the image as stored. One client past its own share (--max-conversions-per-client) is answered 429 (7044) instead.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -4,7 +4,8 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES } from '../config/limits.js';
+import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT } from '../config/limits.js';
+import { ConversionQueue, type ConversionLimits } from './conversions.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
@@ -52,6 +53,8 @@ export interface Services {
   readonly setsPerSession: number;
   /** entity locks one session may hold at once */
   readonly locksPerSession: number;
+  /** the image conversions running and waiting ($imageformat) */
+  readonly conversions: ConversionQueue;
 }
 
 /** What a server is built with, besides its datastore. */
@@ -69,6 +72,8 @@ export interface ServiceOptions {
   readonly setsPerSession?: number;
   readonly locksPerSession?: number;
   readonly exposeErrors?: boolean;
+  /** image conversions waiting, everyone's, and running or waiting, one client's (--max-queued-conversions, --max-conversions-per-client) */
+  readonly conversions?: ConversionLimits;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -147,6 +152,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
     locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
     exposeErrors: options.exposeErrors ?? false,
+    conversions: new ConversionQueue(options.conversions ?? { queued: DEFAULT_QUEUED_CONVERSIONS, perClient: DEFAULT_CONVERSIONS_PER_CLIENT }),
   };
 }
 

@@ -1,12 +1,12 @@
 // The contents of an image or blob attribute: GET /rest/{dataClass}({key})/{attribute} (the
 // deferred uri an entity carries adds $imageformat, $version and $expand). The
 // bytes stream out of the database with the type read from the content, their length and an ETag
-// (304 on If-None-Match), a single Range if asked (206); $imageformat converts an image (sharp);
+// (304 on If-None-Match), a single Range if asked (206); $imageformat converts an image (sharp,
+// one at a time in a bounded queue: rest/conversions.ts);
 // $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
 import { Readable } from 'node:stream';
-import pLimit from 'p-limit';
 import sharp from 'sharp';
 import { FILE_CHUNK, MAX_CONVERTED_PIXELS } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
@@ -51,25 +51,21 @@ export async function readFile(scope: Scope, action: Extract<Action, { kind: 're
     }
     return fileAnswer(200, { ...original, 'content-length': String(file.size) }, fileStream(bytes(files, file, 0, file.size - 1)));
   }
-  const converted = await convert(files, file, target);
+  // (a client's share and the queue's bound: rest/conversions.ts; the session the client keeps, else its address)
+  const converted = await scope.services.conversions.run(scope.caller, () => convert(files, file, target));
   if (!converted) return fileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
   return fileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
 }
 
-/** Conversions decode the whole image: bounded in pixels and made one at a time, so a few requests cannot take the server's memory. */
-const converting = pLimit(1);
-
-/** The image in another format, or undefined when it cannot be made (not an image sharp reads, or too large). */
-function convert(files: FileStore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
-  return converting(async () => {
-    try {
-      const pipeline = sharp({ limitInputPixels: MAX_CONVERTED_PIXELS }).toFormat(format);
-      Readable.from(files.chunks(file.id)).pipe(pipeline);
-      return await pipeline.toBuffer();
-    } catch {
-      return undefined;
-    }
-  });
+/** The image in another format, or undefined when it cannot be made (not an image sharp reads, or past MAX_CONVERTED_PIXELS). */
+async function convert(files: FileStore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
+  try {
+    const pipeline = sharp({ limitInputPixels: MAX_CONVERTED_PIXELS }).toFormat(format);
+    Readable.from(files.chunks(file.id)).pipe(pipeline);
+    return await pipeline.toBuffer();
+  } catch {
+    return undefined;
+  }
 }
 
 /** A file's chunks as a stream that reads one chunk ahead of the socket (Readable.from would buffer 16: 4 MB a download). */
