@@ -7,9 +7,11 @@
 // clients waited. Each case is an AttackCase: what the probe found, the target the issue sets, and
 // a run() that replays the finding and judges what it measured against the target.
 
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type ServerProcess } from '../processes.js';
 
@@ -422,21 +424,63 @@ export async function underProbes<T>(ctx: CaseContext, fn: () => Promise<T>, rea
   return { value, health: await health.stop(), read: await read?.stop() };
 }
 
-/** A batch of `n` new entities in `size` requests at most (the batch limit), as `who`; resolves to their keys. */
+/** `entities` created as `who`, `batch` a request; resolves to their keys (the answers' __KEY). */
 export async function createMany(who: Client, dataClass: string, entities: readonly Record<string, unknown>[], batch: number): Promise<string[]> {
   const keys: string[] = [];
   for (let i = 0; i < entities.length; i += batch) {
     const a = await who.post(`/${dataClass}?$method=update`, entities.slice(i, i + batch), { timeoutMs: 600_000, keepText: 64 * MB });
     if (a.status !== 200) throw new Error(`creating ${dataClass} entities: ${statusOf(a)} ${a.text.slice(0, 300)}`);
-    for (const e of a.json.__ENTITIES ?? []) keys.push(String(e.__KEY));
+    for (const e of a.json.__ENTITIES ?? [a.json]) keys.push(String(e.__KEY));
   }
   return keys;
 }
 
-/** Deletes the entities a filter selects, as `who` (a case's cleanup); throws when refused. */
+let imports = 0;
+
+/**
+ * Many new entities for a case's setup (not its attack), named by the case so that a filter finds
+ * them: on SQLite through the server in batches of 1,000 (each well within the request's time
+ * budget); on PostgreSQL, where a REST save costs a round trip per entity (minutes for tens of
+ * thousands on a loaded machine), through `dataset-rest import` — the command's bulk insert, a
+ * second instance on the same database (relations as `{"__KEY": k}`, no events).
+ */
+export async function bulkCreate(ctx: CaseContext, dataClass: string, rows: readonly Record<string, unknown>[]): Promise<void> {
+  if (ctx.engine === 'sqlite' || rows.length <= 200) {
+    await createMany(ctx.alice, dataClass, rows, 1000);
+    return;
+  }
+  const file = join(ctx.folder, `import-${process.pid}-${imports++}.ndjson`);
+  writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  try {
+    const child = spawn(process.execPath, [BIN, 'import', '--db', ctx.server.db, '--no-events', dataClass, file], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-2000);
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    if (code !== 0) throw new Error(`dataset-rest import ${dataClass} exited with ${code}: ${stderr}`);
+  } finally {
+    rmSync(file, { force: true });
+  }
+}
+
+/**
+ * Deletes the entities a filter selects, as `who` (a case's cleanup); a delete past the request's
+ * time budget (504: nothing deleted) is done again a slice of keys at a time.
+ */
 export async function deleteWhere(who: Client, dataClass: string, filter: string): Promise<void> {
-  const a = await who.post(`/${dataClass}?$filter=${encodeURIComponent(`"${filter}"`)}&$method=delete`, undefined, { timeoutMs: 600_000 });
-  if (a.status !== 200) throw new Error(`deleting ${dataClass} where ${filter}: ${statusOf(a)} ${a.text.slice(0, 300)}`);
+  const where = `$filter=${encodeURIComponent(`"${filter}"`)}`;
+  const a = await who.post(`/${dataClass}?${where}&$method=delete`, undefined, { timeoutMs: 600_000 });
+  if (a.status === 200) return;
+  if (a.status !== 504 && a.status !== 503) throw new Error(`deleting ${dataClass} where ${filter}: ${statusOf(a)} ${a.text.slice(0, 300)}`);
+  for (;;) {
+    const page = await who.get(`/${dataClass}?${where}&$attributes=ID&$top=500`, { timeoutMs: 120_000 });
+    const keys = (page.json?.__ENTITIES ?? []).map((e: Json) => e.__KEY);
+    if (page.status !== 200) throw new Error(`reading ${dataClass} where ${filter}: ${statusOf(page)}`);
+    if (keys.length === 0) return;
+    const slice = await who.post(`/${dataClass}?$filter=${encodeURIComponent('"ID in :1"')}&$params=${encodeURIComponent(JSON.stringify([keys]))}&$method=delete`, undefined, { timeoutMs: 120_000 });
+    if (slice.status !== 200) throw new Error(`deleting a slice of ${dataClass} where ${filter}: ${statusOf(slice)} ${slice.text.slice(0, 300)}`);
+  }
 }
 
 /** The id of an entity set from its answer's __ENTITYSET URI. */

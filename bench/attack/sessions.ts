@@ -6,7 +6,7 @@
 
 import { randomBytes } from 'node:crypto';
 import {
-  createMany, deleteWhere, describeRss, errCode, RssWatch, seconds, setId, skipped, stats, statusOf, Verdict, type AttackCase, type CaseContext, type Client,
+  bulkCreate, deleteWhere, describeRss, errCode, RssWatch, seconds, setId, skipped, stats, statusOf, Verdict, type AttackCase, type CaseContext, type Client,
 } from './harness.js';
 
 const RICH = `$filter=${encodeURIComponent('"salary > 100000"')}&$orderby=salary&$method=entityset&$top=0`;
@@ -118,7 +118,7 @@ const guestCap: AttackCase = {
 /** `n` new Cities named by `tag` (sets of every City are then big), removed by the returned function. */
 async function cities(ctx: CaseContext, n: number): Promise<() => Promise<void>> {
   const tag = `Sets ${Date.now()}`;
-  await createMany(ctx.alice, 'City', Array.from({ length: n }, (_, i) => ({ name: `${tag} ${i}` })), ctx.limits.maxBatchEntities);
+  await bulkCreate(ctx, 'City', Array.from({ length: n }, (_, i) => ({ name: `${tag} ${i}` })));
   return () => deleteWhere(ctx.alice, 'City', `name = '${tag}@'`);
 }
 
