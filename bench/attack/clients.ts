@@ -141,8 +141,8 @@ const total: AttackCase = {
 const nodeErrors: AttackCase = {
   id: 'node-errors',
   issue: 19,
-  finding: 'Node\'s own 400 and 431 answered outside the __ERROR shape',
-  target: 'a bad request line: 400, headers past 16 KB: 431 (7048), each an __ERROR, the connection closed',
+  finding: 'Node\'s own 400 and 431 answered outside the __ERROR shape (and the first probe\'s smuggling attempts, which held)',
+  target: 'a bad request line: 400, headers past 16 KB: 431 (7048), a request framed twice (Content-Length and Transfer-Encoding): 400; each an __ERROR, the connection closed',
   async run(ctx) {
     const v = new Verdict();
     const bad = await rawSocket(ctx.server.port, ctx.address());
@@ -153,9 +153,15 @@ const nodeErrors: AttackCase = {
     big.write(`GET /rest/$catalog HTTP/1.1\r\nHost: 127.0.0.1:${ctx.server.port}\r\nX-Big: ${'x'.repeat(20_000)}\r\n\r\n`);
     const bigAnswer = await exchange(big, 5000);
     v.check(bigAnswer.status === 431 && code(bigAnswer) === 7048 && bigAnswer.closedAfterMs !== undefined, `20 KB of headers got ${describe(bigAnswer)}`);
+    // a body framed two ways: a proxy reading one and the server the other would see two requests
+    const twice = await rawSocket(ctx.server.port, ctx.address());
+    twice.write(`POST /rest/City?$method=update HTTP/1.1\r\nHost: 127.0.0.1:${ctx.server.port}\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /rest/$catalog HTTP/1.1\r\nHost: 127.0.0.1:${ctx.server.port}\r\n\r\n`);
+    const twiceAnswer = await exchange(twice, 5000);
+    v.check(twiceAnswer.status === 400 && typeof code(twiceAnswer) === 'number' && twiceAnswer.closedAfterMs !== undefined, `a request framed twice got ${describe(twiceAnswer)}`);
     bad.destroy();
     big.destroy();
-    return v.result(`a bad request line: ${describe(badAnswer)}; 20 KB of headers: ${describe(bigAnswer)}`);
+    twice.destroy();
+    return v.result(`a bad request line: ${describe(badAnswer)}; 20 KB of headers: ${describe(bigAnswer)}; Content-Length with Transfer-Encoding: ${describe(twiceAnswer)}`);
   },
 };
 
