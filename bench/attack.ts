@@ -104,6 +104,7 @@ const SETTINGS: readonly Setting[] = [
   // issue 34's new limits (the helpers' options, once they land)
   { flag: '--send-timeout', short: '3000' },
   { flag: '--max-guests-per-address', short: '20' },
+  { flag: '--max-queued-conversions', short: '2' },
 ];
 
 function serverSettings(short: boolean): { flags: string[]; missing: string[]; limits: Limits } {
@@ -133,7 +134,7 @@ function serverSettings(short: boolean): { flags: string[]; missing: string[]; l
       queryTimeoutMs: num('--query-timeout', 5000), bodyTimeoutMs: num('--body-timeout', 60_000), functionTimeoutMs: num('--function-timeout', 30_000),
       maxBatchEntities: num('--max-batch-entities', 10_000), connectionsPerAddress: num('--max-connections-per-address', 256), maxConnections: num('--max-connections', 10_000),
       pendingUploads: num('--max-pending-uploads', 100), pendingUploadBytes: size('--max-pending-upload-size', 2 ** 30), maxTextLength: 1_000_000,
-      maxAnswerBytes: size('--max-answer-size', 64 * 2 ** 20), maxSetMembers: num('--max-set-members', 20_000_000), maxSessions: num('--max-sessions', 10_000), setsPerSession: num('--max-sets-per-session', 1000),
+      maxAnswerBytes: size('--max-answer-size', 64 * 2 ** 20), maxSetMembers: num('--max-set-members', 20_000_000), maxSessions: num('--max-sessions', 10_000), setsPerSession: num('--max-sets-per-session', 1000), queuedConversions: num('--max-queued-conversions', 8),
       sendTimeoutMs: known.has('--send-timeout') ? num('--send-timeout', 30_000) : undefined,
     },
   };

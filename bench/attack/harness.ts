@@ -329,6 +329,8 @@ export interface Limits {
   readonly maxSetMembers: number;
   readonly maxSessions: number;
   readonly setsPerSession: number;
+  /** image conversions waiting behind the one running */
+  readonly queuedConversions: number;
   readonly functionTimeoutMs: number;
   /** the send timeout (a client that stops reading), when the server has the option */
   readonly sendTimeoutMs?: number;
