@@ -7,10 +7,10 @@
 // clients waited. Each case is an AttackCase: what the probe found, the target the issue sets, and
 // a run() that replays the finding and judges what it measured against the target.
 
-import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startServer, type ServerProcess } from '../processes.js';
@@ -443,8 +443,9 @@ let imports = 0;
  * Many new entities for a case's setup (not its attack), named by the case so that a filter finds
  * them: on SQLite through the server in batches of 1,000 (each well within the request's time
  * budget); on PostgreSQL, where a REST save costs a round trip per entity (minutes for tens of
- * thousands on a loaded machine), through `dataset-rest import` — the command's bulk insert, a
- * second instance on the same database (relations as `{"__KEY": k}`, no events).
+ * thousands on a loaded machine), through `dataset-rest import` run in this process — the
+ * command's bulk insert, as a second instance on the same database (relations as `{"__KEY": k}`,
+ * no events).
  */
 export async function bulkCreate(ctx: CaseContext, dataClass: string, rows: readonly Record<string, unknown>[]): Promise<void> {
   if (ctx.engine === 'sqlite' || rows.length <= 200) {
@@ -453,15 +454,24 @@ export async function bulkCreate(ctx: CaseContext, dataClass: string, rows: read
   }
   const file = join(ctx.folder, `import-${process.pid}-${imports++}.ndjson`);
   writeFileSync(file, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  // the command's lines (progress, its summary) kept, to explain a failure
+  let said = '';
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      said = (said + String(chunk)).slice(-2000);
+      done();
+    },
+  });
+  const { io } = await import('../../src/commands/common.js');
+  const { main } = await import('../../src/commands/import.js');
+  const was = { ...io };
+  io.stdout = sink;
+  io.stderr = sink;
   try {
-    const child = spawn(process.execPath, [BIN, 'import', '--db', ctx.server.db, '--no-events', dataClass, file], { cwd: REPO, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-2000);
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-    if (code !== 0) throw new Error(`dataset-rest import ${dataClass} exited with ${code}: ${stderr}`);
+    const code = await main(['--db', ctx.server.db, '--no-events', dataClass, file]);
+    if (code !== 0) throw new Error(`dataset-rest import ${dataClass} ended with ${code}: ${said}`);
   } finally {
+    Object.assign(io, was);
     rmSync(file, { force: true });
   }
 }
