@@ -3,7 +3,7 @@
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
 import { DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +19,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
+  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxAnswersInFlight: number; sendTimeout: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxQueuedConversions: number; maxConversionsPerClient: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -96,6 +96,11 @@ function poolSize(value: string): number {
   return Number(value);
 }
 
+/** A size, or 0 for no limit. */
+function sizeOrNone(value: string): number {
+  return value.trim() === '0' ? 0 : size(value);
+}
+
 /** A comma-separated list (repeating the flag adds to it). */
 function list(value: string, previous: string[] | undefined): string[] {
   const items = value.split(',').map((x) => x.trim()).filter(Boolean);
@@ -154,6 +159,8 @@ export function commandLine(): Command {
     .option('--max-connections-per-address <n>', `connections open at once from one client address; 0: no limit (the default with --trust-proxy, else ${DEFAULT_CONNECTIONS_PER_ADDRESS})`, wholeNumber)
     .option('--max-batch-entities <n>', 'entities one $method=update or validate may carry (an array of entities); past it 400, nothing written', positiveInt, DEFAULT_MAX_BATCH_ENTITIES)
     .option('--max-answer-size <size>', 'bytes of values one answer may hold (bytes, or 64MB, 1GB: powers of 1024), measured before a page or level of more than 100 entities is read; past it 400 (read less, or export: $format=ndjson or csv)', size, DEFAULT_MAX_ANSWER_BYTES)
+    .option('--max-answers-in-flight <size>', 'bytes of answers this process holds at once, measured and not yet taken by the clients\' sockets (bytes, or 256MB, 1GB: powers of 1024; 0: no limit); past it a read is refused, 503 with Retry-After', sizeOrNone, DEFAULT_MAX_ANSWERS_IN_FLIGHT)
+    .option('--send-timeout <ms>', 'a connection whose client takes less than 16 KB of its answer in this long, in milliseconds, is closed (a client reading slowly but steadily is not); 0: none', queryTimeout, DEFAULT_SEND_TIMEOUT_MS)
     .option('--max-inlined-entities <n>', 'related entities one answer may inline through $attributes or $expand, all levels together', positiveInt, MAX_INLINED_ENTITIES)
     .option('--max-page-size <n>', 'most entities one page may ask for ($top); an export ($format=csv or ndjson) sends any number', positiveInt, MAX_PAGE_SIZE)
     .option('--max-text-length <n>', 'longest text a string attribute takes, in characters (a longer one: 400); longer documents belong in a blob', positiveInt, DEFAULT_MAX_TEXT_LENGTH)

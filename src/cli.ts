@@ -130,6 +130,8 @@ async function serve(): Promise<void> {
     maxPageSize: opts.maxPageSize,
     maxInlinedEntities: opts.maxInlinedEntities,
     maxAnswerBytes: opts.maxAnswerSize,
+    maxAnswersInFlight: opts.maxAnswersInFlight,
+    sendTimeoutMs: opts.sendTimeout,
     maxBatchEntities: opts.maxBatchEntities,
     pendingUploads: { count: opts.maxPendingUploads, bytes: opts.maxPendingUploadSize },
     bodyTimeoutMs: opts.bodyTimeout,

@@ -35,6 +35,10 @@ export interface ServerOptions {
   readonly maxInlinedEntities?: number;
   /** the most bytes of values one answer may hold, measured before a big read (default 64 MB) */
   readonly maxAnswerBytes?: number;
+  /** the answer bytes this process holds in flight at most, measured and not yet taken by the kernel (default 256 MB; 0: no limit) */
+  readonly maxAnswersInFlight?: number;
+  /** a socket with answer bytes waiting takes 16 KB of them in every window this long, in ms, or is closed (default 30 s; 0: no timeout) */
+  readonly sendTimeoutMs?: number;
   /** the most entities one $method=update or validate may carry (default 10,000) */
   readonly maxBatchEntities?: number;
   /** per client (a session, a guest's address): uploads waiting for an entity at once, and their bytes (default 100 files, 1 GB) */
@@ -106,6 +110,9 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     locksPerSession: options.locksPerSession,
     exposeErrors: options.exposeErrors,
     conversions: options.conversions,
+    maxAnswersInFlight: options.maxAnswersInFlight,
+    sendTimeoutMs: options.sendTimeoutMs,
+    onSendTimeout: (what) => log.info(what, 'closed a connection whose client stopped reading its answer (--send-timeout)'),
   });
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.

@@ -48,10 +48,34 @@ export const MAX_INLINED_ENTITIES = 100_000;
  */
 export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 /**
- * Reads of at most this many rows (a default page) are not measured against the answer's size:
- * they pay no statement more, and are bounded by their rows' own limits (the text limit).
+ * Reads of at most this many rows (a default page) are not measured first in SQL: the statement
+ * would cost a page of 100 a quarter more (bench/answer-size-bench.ts). Their values are counted
+ * against the answer's size as they are read instead (answer-size.ts countRows), before any text
+ * is made of them.
  */
 export const UNMEASURED_ROWS = 100;
+/**
+ * The bytes of answers one server process holds in flight at once (--max-answers-in-flight;
+ * rest/answer-flight.ts): what answers being sent have measured and not yet made into text, and
+ * their text not yet taken by the kernel. 256 MB is four answers of the largest size, and keeps a
+ * process within about 1 GB of its idle memory while clients do not read (values take two to
+ * three times their bytes in memory); past it a read is refused, 503 with Retry-After.
+ */
+export const DEFAULT_MAX_ANSWERS_IN_FLIGHT = 256 * 1024 * 1024;
+/**
+ * An answer's text is made and sent in slices of about this many characters (rest/answer-stream.ts):
+ * an answer no longer than one slice goes as one string (with its Content-Length), a longer one as
+ * a stream, each slice made when the socket has taken the one before.
+ */
+export const ANSWER_SLICE_CHARS = 256 * 1024;
+/** Work one slice of an answer's text takes at most (a turn of the event loop between two): other requests wait no longer for it. */
+export const ANSWER_SLICE_MS = 20;
+/** Answers smaller than this, not measured, are not followed on their way out (rest/answer-flight.ts): they fit in the socket's buffers. */
+export const WATCHED_ANSWER_BYTES = 64 * 1024;
+/** A socket with answer bytes waiting must take at least SEND_PROGRESS_BYTES of them in every window this long (--send-timeout), else it is closed. */
+export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
+/** What a client reading an answer takes at least in every --send-timeout window: about half a KB a second, as an upload sends (UPLOAD_PROGRESS). */
+export const SEND_PROGRESS_BYTES = 16 * 1024;
 /** The bytes of values one chunk of an export reads at most (fewer rows than EXPORT_CHUNK_ROWS when they are big; always one row at least). */
 export const EXPORT_CHUNK_BYTES = 16 * 1024 * 1024;
 /**

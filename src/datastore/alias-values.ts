@@ -4,7 +4,8 @@
 // and aliases leading to entities, selected in SQL by reachCondition.
 
 import { KEYS_PER_QUERY } from '../config/limits.js';
-import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute } from '../model/types.js';
+import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
+import type { Weighting } from './answer-size.js';
 import { directPath, inSelect, type Condition } from '../query/plan.js';
 import type { Access } from './access.js';
 import type { DataClassCore } from './dataclass-core.js';
@@ -50,19 +51,38 @@ export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | 
   return alias.steps.filter((s): s is RelatedEntityAttribute | RelatedEntitiesAttribute => s.kind === 'relatedEntity' || s.kind === 'relatedEntities');
 }
 
-/** For each entity, the entities or values at the end of the alias path (in relation order). */
-export async function walkAlias(core: Classes, entities: readonly Entity[], alias: AliasAttribute, access: Access): Promise<Map<Entity, unknown[]>> {
+/**
+ * How a step of an alias reads the entities of `target` whose `attr` is among `values`: an
+ * answer's reads count them against its size (datastore/fetch.ts), `sent` saying how often the
+ * rows of each value are sent (the last step's; undefined: read, not sent, counted once).
+ */
+export type StepRead = (target: DataClassCore, attr: StorageAttribute, values: readonly unknown[], sent: Weighting | undefined, byKey: boolean) => Promise<Entity[]>;
+
+/**
+ * For each entity, the entities or values at the end of the alias path (in relation order).
+ * `read` reads each step (an answer's, counting what it reads); `rootWeight`: how often each
+ * root entity is sent (what the last step reaches is sent as often, for each time it is reached).
+ */
+export async function walkAlias(core: Classes, entities: readonly Entity[], alias: AliasAttribute, access: Access, read?: StepRead, rootWeight: (root: Entity) => number = () => 1): Promise<Map<Entity, unknown[]>> {
+  const readStep: StepRead = read ?? ((target, attr, values, _sent, byKey) => readWhereIn(target, attr, values, access, byKey));
   // Each root entity keeps the list of entities reached so far.
   let reached = new Map<Entity, Entity[]>(entities.map((e) => [e, [e]]));
   const last = alias.steps[alias.steps.length - 1];
   const relations = last.kind === 'storage' || last.kind === 'calculated' ? alias.steps.slice(0, -1) : alias.steps;
-  for (const step of relations) {
+  for (const [i, step] of relations.entries()) {
     const all = [...new Set([...reached.values()].flat())];
+    // the last step's rows are sent once for each root reaching them through each entity of the step before
+    const sentBy = (valueOf: (e: Entity) => unknown, by: StorageAttribute): Weighting | undefined => {
+      if (i < relations.length - 1) return undefined;
+      const times = new Map<string, number>();
+      for (const [root, list] of reached) for (const e of list) times.set(String(valueOf(e)), (times.get(String(valueOf(e))) ?? 0) + rootWeight(root));
+      return { by, weight: (value) => times.get(value) ?? 1 };
+    };
     let next: (e: Entity) => Entity[];
     if (step.kind === 'relatedEntity') {
       const target = core.classOf(step.target);
       const keys = [...new Set(all.map((e) => e.get(step.foreignKey.name)).filter((k) => k !== null))];
-      const byKey = new Map((await readWhereIn(target, target.model.key, keys, access)).map((e) => [e.getKey(), e]));
+      const byKey = new Map((await readStep(target, target.model.key, keys, sentBy((e) => e.get(step.foreignKey.name), target.model.key), false)).map((e) => [e.getKey(), e]));
       next = (e) => {
         const r = byKey.get(e.get(step.foreignKey.name));
         return r ? [r] : [];
@@ -70,7 +90,7 @@ export async function walkAlias(core: Classes, entities: readonly Entity[], alia
     } else if (step.kind === 'relatedEntities') {
       const target = core.classOf(step.target);
       const fk = step.inverse.foreignKey;
-      const found = await readWhereIn(target, fk, all.map((e) => e.getKey()), access, true);
+      const found = await readStep(target, fk, all.map((e) => e.getKey()), sentBy((e) => e.getKey(), fk), true);
       const byParent = new Map<unknown, Entity[]>();
       for (const e of found) {
         const list = byParent.get(e.get(fk.name));

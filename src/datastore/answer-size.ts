@@ -4,10 +4,14 @@
 // byte is sent. So a read that could be big is measured first, in SQL: one statement summing the
 // sizes the engine keeps of its texts and objects (octet_length: no value is read), over the very
 // rows the read would select. A read of at most UNMEASURED_ROWS rows (a default page) is not
-// measured, so that ordinary pages pay nothing: its rows are bounded by their own limits (the text
-// limit). The levels of an answer share one budget, as they share InlineBudget's; an entity sent
-// under several parents counts each time. Past the limit: 400 LIMIT_EXCEEDED, before the rows are
-// read, naming the limit, the option, the size so far and how to read less.
+// measured — the statement would cost an ordinary page a quarter more — but counted as it is read:
+// its texts and objects (countRows), before any text is made of them. Values user code computes
+// (calculated attributes) are counted as they are computed. The levels of an answer share one
+// budget, as they share InlineBudget's; an entity sent under several parents counts each time.
+// Past the limit: 400 LIMIT_EXCEEDED, before the rows are read (or, counted, before they are
+// sent), naming the limit, the option, the size so far and how to read less. What an answer
+// counts is also reserved in the server's answers in flight (`reserve`: rest/answer-flight.ts),
+// which may refuse it (503) when other answers hold that budget.
 
 import { DEFAULT_MAX_ANSWER_BYTES, KEYS_PER_QUERY, UNMEASURED_ROWS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -18,7 +22,8 @@ import type { Access } from './access.js';
 
 export class AnswerBudget {
   #used = 0;
-  constructor(readonly limit = DEFAULT_MAX_ANSWER_BYTES) {}
+  /** `reserve`: told of the bytes each take counts, once they are within the limit (it may refuse them by throwing) */
+  constructor(readonly limit = DEFAULT_MAX_ANSWER_BYTES, readonly reserve?: (bytes: number) => void) {}
 
   /** The bytes measured so far. */
   get used(): number {
@@ -28,7 +33,10 @@ export class AnswerBudget {
   /** Counts `bytes` more, read for `what` (a path, a page): past the limit, LIMIT_EXCEEDED. */
   take(bytes: number, what: string): void {
     this.#used += bytes;
-    if (this.#used <= this.limit) return;
+    if (this.#used <= this.limit) {
+      this.reserve?.(bytes);
+      return;
+    }
     throw new DatasetError('LIMIT_EXCEEDED', `the answer would hold at least ${sizeText(this.#used)} of values (${what}), more than the ${sizeText(this.limit)} one answer may hold (--max-answer-size): ask for fewer entities ($top, and $skip for the next ones), fewer attributes ($attributes) or fewer related entities, or export them ($format=ndjson or $format=csv, sent as they are read)`);
   }
 }
@@ -36,6 +44,42 @@ export class AnswerBudget {
 /** Whether a read of `rows` rows of `columns` is measured first: more rows than a default page, some of them values of no fixed width. */
 export function measured(rows: number, columns: readonly ColumnSpec[]): boolean {
   return rows > UNMEASURED_ROWS && columns.some(variableWidth);
+}
+
+/**
+ * The characters of the texts and objects in rows read without being measured first (arrays of
+ * column values, or records): a string by its length, an object (PostgreSQL's parsed JSON) by its
+ * JSON's. Other values are of fixed width.
+ */
+export function rowChars(row: readonly unknown[] | Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const v of Array.isArray(row) ? row : Object.values(row)) {
+    if (typeof v === 'string') n += v.length;
+    else if (typeof v === 'object' && v !== null && !(v instanceof Date)) n += objectChars(v);
+  }
+  return n;
+}
+
+function objectChars(v: object): number {
+  if (Buffer.isBuffer(v)) return v.length;
+  try {
+    return JSON.stringify(v)?.length ?? 0;
+  } catch {
+    return 0; // (one that cannot be written fails where it is written)
+  }
+}
+
+/** The characters a value user code computed will be sent as (a calculated attribute's): a text's length, an object's JSON. */
+export function valueChars(v: unknown): number {
+  if (typeof v === 'string') return v.length;
+  return typeof v === 'object' && v !== null && !(v instanceof Date) ? objectChars(v) : 0;
+}
+
+/** Takes from `budget` the characters of the values of `rows`, read for `what` without being measured first (each row counted `weight(row)` times). */
+export function countRows<R extends readonly unknown[] | Readonly<Record<string, unknown>>>(budget: AnswerBudget, rows: readonly R[], what: string, weight?: (row: R) => number): void {
+  let n = 0;
+  for (const row of rows) n += rowChars(row) * (weight ? weight(row) : 1);
+  if (n > 0) budget.take(n, what);
 }
 
 /** How often the rows of each value of `by` are sent (by the value's text), for a level read for several parents. */

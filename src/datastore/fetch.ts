@@ -4,13 +4,14 @@
 
 import { KEYS_PER_QUERY, MAX_INLINED_ENTITIES } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { pageSize, type AliasAttribute, type DataClassModel, type RelatedEntitiesAttribute } from '../model/types.js';
-import { directPath } from '../query/plan.js';
+import { pageSize, type AliasAttribute, type DataClassModel, type RelatedEntitiesAttribute, type StorageAttribute } from '../model/types.js';
+import { directPath, type SelectSpec } from '../query/plan.js';
 import { compileCount, compileSelect } from '../sql/compiler.js';
 import type { Access } from './access.js';
-import { readWhereIn, walkAlias } from './alias-values.js';
-import { AnswerBudget, measured, takeRead, takeReadWhereIn } from './answer-size.js';
+import { walkAlias, type StepRead } from './alias-values.js';
+import { AnswerBudget, countRows, measured, takeRead, valueChars, type Weighting } from './answer-size.js';
 import type { Core } from './datastore.js';
+import type { DataClassCore } from './dataclass-core.js';
 
 /** What reading related entities needs of the core: the dataclasses. */
 type Classes = Pick<Core, 'classOf'>;
@@ -84,7 +85,7 @@ async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: P
   const { budget, path, weights } = counting;
   switch (p.kind) {
     case 'value':
-      if (p.attr.kind === 'calculated') await calculatedValues(out, p.attr.name);
+      if (p.attr.kind === 'calculated') await calculatedValues(out, p.attr.name, counting);
       return;
     case 'deferred':
       if (leadsTo(p.attr)?.many === false) await existingTargets(core, out, p.attr.name, (leadsTo(p.attr) as { target: DataClassModel }).target, access);
@@ -94,7 +95,7 @@ async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: P
       budget.take(out.reduce((n, o) => n + weightOf(weights, o.entity), 0), path);
       return relatedEntities(core, out, p.attr.name, p.sub, access, counting);
     case 'list': {
-      const values = await walkAlias(core, out.map((o) => o.entity), p.attr, access);
+      const values = await walkAlias(core, out.map((o) => o.entity), p.attr, access, aliasReads(counting, access));
       for (const o of out) o.related.set(p.attr.name, values.get(o.entity) ?? []);
       return;
     }
@@ -107,9 +108,50 @@ async function fetchAttribute(core: Classes, out: readonly FetchedEntity[], p: P
   }
 }
 
-/** Calculated values, awaited here so that get functions may be async. */
-async function calculatedValues(out: readonly FetchedEntity[], name: string): Promise<void> {
-  for (const o of out) o.related.set(name, await o.entity.get(name));
+/**
+ * Calculated values, awaited here so that get functions may be async; each counted against the
+ * answer's size as it is computed (user code may return a text or an object of any size).
+ */
+async function calculatedValues(out: readonly FetchedEntity[], name: string, counting: Counting): Promise<void> {
+  for (const o of out) {
+    const value: unknown = await o.entity.get(name);
+    const chars = valueChars(value) * weightOf(counting.weights, o.entity);
+    if (chars > 0) counting.budget.bytes.take(chars, `the calculated ${name} through ${counting.path}`);
+    o.related.set(name, value);
+  }
+}
+
+/**
+ * Reads the rows of `spec` as entities of `target`: measured first in SQL when they could be big
+ * (`measure`, with how often each row is sent), else counted as they are read (each row
+ * `weight(row)` times), before any entity is made of them.
+ */
+async function readCounted(target: DataClassCore, spec: SelectSpec, access: Access, budget: AnswerBudget, what: string, sent: Weighting | undefined, rows: number): Promise<Entity[]> {
+  const measuring = measured(rows, spec.columns);
+  if (measuring) await takeRead(budget, access, spec, what, sent);
+  const read = await target.readRows(spec, access);
+  if (!measuring) countRows(budget, read, what, sent && ((row) => sent.weight(String(row[sent.by.name]))));
+  return read.map((row) => target.entityFromRow(row, access));
+}
+
+/** The rows of `target` whose `attr` is among `values`, KEYS_PER_QUERY a statement, each measured or counted (readCounted). */
+async function readWhereInCounted(target: DataClassCore, attr: StorageAttribute, values: readonly unknown[], access: Access, budget: AnswerBudget, what: string, sent: Weighting | undefined, byKey = false): Promise<Entity[]> {
+  const out: Entity[] = [];
+  for (let at = 0; at < values.length; at += KEYS_PER_QUERY) {
+    const chunk = values.slice(at, at + KEYS_PER_QUERY);
+    const spec: SelectSpec = {
+      dataClass: target.model, columns: target.columns, where: { kind: 'in', path: directPath(attr), values: chunk },
+      order: byKey ? [{ path: directPath(target.model.key), descending: false }] : [],
+    };
+    // (rows of a 1→N step: as many as they are, at least one a value)
+    out.push(...await readCounted(target, spec, access, budget, what, sent, attr === target.model.key ? chunk.length : Number.POSITIVE_INFINITY));
+  }
+  return out;
+}
+
+/** How an alias's steps are read for an answer: each counted against its size (walkAlias). */
+function aliasReads(counting: Counting, access: Access): StepRead {
+  return (target, attr, values, sent, byKey) => readWhereInCounted(target, attr, values, access, counting.budget.bytes, `${values.length} entities through ${counting.path}`, sent, byKey);
 }
 
 /**
@@ -142,16 +184,13 @@ export async function existingKeys(target: DataClassModel, candidates: readonly 
 async function relatedEntities(core: Classes, out: readonly FetchedEntity[], name: string, sub: Projection, access: Access, counting: Counting): Promise<void> {
   const target = core.classOf(sub.dataClass);
   const keys = [...new Set(out.map((o) => relatedKeyOf(o.entity, name)).filter((k) => k !== null))];
-  if (measured(keys.length, target.columns)) {
-    // each target sent under every parent that holds it
-    const sent = new Map<string, number>();
-    for (const o of out) {
-      const k = relatedKeyOf(o.entity, name);
-      if (k !== null) sent.set(String(k), (sent.get(String(k)) ?? 0) + weightOf(counting.weights, o.entity));
-    }
-    await takeReadWhereIn(counting.budget.bytes, access, target.model, target.model.key, keys, target.columns, `${keys.length} entities through ${counting.path}`, { by: target.model.key, weight: (k) => sent.get(k) ?? 1 });
+  // each target sent under every parent that holds it
+  const sent = new Map<string, number>();
+  for (const o of out) {
+    const k = relatedKeyOf(o.entity, name);
+    if (k !== null) sent.set(String(k), (sent.get(String(k)) ?? 0) + weightOf(counting.weights, o.entity));
   }
-  const read = await readWhereIn(target, target.model.key, keys, access);
+  const read = await readWhereInCounted(target, target.model.key, keys, access, counting.budget.bytes, `${keys.length} entities through ${counting.path}`, { by: target.model.key, weight: (k) => sent.get(k) ?? 1 });
   const byKeyRead = new Map(read.map((e) => [e.getKey(), e]));
   const weights = childWeights(out.flatMap((o): [Entity, Entity][] => {
     const target = byKeyRead.get(relatedKeyOf(o.entity, name));
@@ -164,10 +203,10 @@ async function relatedEntities(core: Classes, out: readonly FetchedEntity[], nam
 
 /** The first page of each parent's entities reached through an alias (in relation order), with their count. */
 async function aliasSelections(core: Classes, out: readonly FetchedEntity[], alias: AliasAttribute, sub: Projection, access: Access, counting: Counting): Promise<void> {
-  const reached = (await walkAlias(core, out.map((o) => o.entity), alias, access)) as Map<Entity, Entity[]>;
+  const parentWeight = (parent: Entity) => weightOf(counting.weights, parent);
+  const reached = (await walkAlias(core, out.map((o) => o.entity), alias, access, aliasReads(counting, access), parentWeight)) as Map<Entity, Entity[]>;
   const limit = pageSize(sub.dataClass);
   const pages = new Map([...reached].map(([root, list]) => [root, list.slice(0, limit)]));
-  const parentWeight = (parent: Entity) => weightOf(counting.weights, parent);
   counting.budget.take([...pages].reduce((n, [parent, page]) => n + page.length * parentWeight(parent), 0), counting.path);
   const unique = new Map([...pages.values()].flat().map((e) => [e.getKey(), e]));
   const weights = childWeights([...pages].flatMap(([parent, page]) => page.map((e): [Entity, Entity] => [parent, unique.get(e.getKey()) as Entity])), parentWeight);
@@ -216,9 +255,9 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
   counting.budget.take(out.reduce((n, o) => n + Math.min(counts.get(o.entity.getKey()) ?? 0, perParent) * weightOf(counting.weights, o.entity), 0), counting.path);
   const parentWeight = new Map(out.map((o) => [o.entity.getKey(), weightOf(counting.weights, o.entity)]));
   const rows = out.reduce((n, o) => n + Math.min(counts.get(o.entity.getKey()) ?? 0, perParent), 0);
-  const measuring = measured(rows, target.columns);
   // (each parent's entities sent as often as their parent)
-  const sent = measuring ? new Map([...parentWeight].map(([k, w]) => [String(k), w])) : undefined;
+  const sent = new Map([...parentWeight].map(([k, w]) => [String(k), w]));
+  const weighting = { by: fkAttr, weight: (k: string) => sent.get(k) ?? 1 };
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const where = { kind: 'in' as const, path: directPath(fkAttr), values: keys.slice(at, at + KEYS_PER_QUERY) };
     const spec = {
@@ -228,8 +267,7 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
       order: [{ path: directPath(target.model.key), descending: false }],
       perGroup: { attr: fkAttr, limit: perParent },
     };
-    if (sent) await takeRead(counting.budget.bytes, access, spec, `${rows} entities through ${counting.path}`, { by: fkAttr, weight: (k) => sent.get(k) ?? 1 });
-    found.push(...await target.readEntities(spec, access));
+    found.push(...await readCounted(target, spec, access, counting.budget.bytes, `${rows} entities through ${counting.path}`, weighting, rows));
   }
   const groups = new Map<unknown, FetchedEntity[]>();
   // (a row is read per parent: each found entity is sent under its one parent, as often as it)

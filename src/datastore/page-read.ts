@@ -13,7 +13,7 @@ import { compileCountWithVersion, compileSelect, DATA_VERSION_COLUMN, GLOBAL_STA
 import { compileCount } from '../sql/compiler.js';
 import type { ColumnSpec } from '../query/plan.js';
 import { accessOf, classOf, pageSpec, sourceOf, windowed, type EntitySelection } from './selection.js';
-import { measured, takeRead, type AnswerBudget } from './answer-size.js';
+import { countRows, measured, takeRead, type AnswerBudget } from './answer-size.js';
 
 export interface PageRows {
   /** the page's rows: arrays of the values of the columns asked for, in their order (the statement's own columns follow them) */
@@ -81,8 +81,17 @@ const EMPTY_PAGE_READS = 3;
  * Takes from `budget` the bytes of the values of positions [start, start + n) of `s`, measured in
  * SQL before the page is read, when the page could be big (answer-size.ts: more rows than a
  * default page, with texts or objects); past the answer's limit, LIMIT_EXCEEDED and nothing read.
+ * Whether it was measured: a page that was not is counted as it is read (countPage).
  */
-export async function measurePage(s: EntitySelection, start: number, n: number, columns: readonly ColumnSpec[], budget: AnswerBudget): Promise<void> {
-  if (!measured(n, columns)) return;
-  await takeRead(budget, accessOf(s), pageSpec(s, start, n, columns), `a page of up to ${n} ${classOf(s).model.name} entities`);
+export async function measurePage(s: EntitySelection, start: number, n: number, columns: readonly ColumnSpec[], budget: AnswerBudget): Promise<boolean> {
+  if (!measured(n, columns)) return false;
+  await takeRead(budget, accessOf(s), pageSpec(s, start, n, columns), pageWhat(s, n));
+  return true;
 }
+
+/** Takes from `budget` the values of a page read without being measured first (answer-size.ts countRows). */
+export function countPage(s: EntitySelection, rows: readonly (readonly unknown[])[], budget: AnswerBudget): void {
+  countRows(budget, rows, pageWhat(s, rows.length));
+}
+
+const pageWhat = (s: EntitySelection, n: number): string => `a page of up to ${n} ${classOf(s).model.name} entities`;

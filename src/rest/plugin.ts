@@ -14,7 +14,7 @@ import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './constants.js';
 import { allowedRestMethods, handleRest } from './pipeline.js';
 import { isAttributeUpload } from './request.js';
-import { errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
+import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
 import { Session, sessionInternals } from '../datastore/sessions.js';
 import type { Services } from './scope.js';
 import type { HttpGuard } from './http-guards.js';
@@ -82,10 +82,12 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     // (awaited only when it is a promise: the hot path takes no extra turn)
     const opened = sessionOf(services, request);
     const session = opened instanceof Session ? opened : await opened;
-    let response: RestResponse;
+    let response: RestResponse | undefined;
     try {
       // a guest whose session is not stored has a new one each time: it is counted by its address
       if (services.requests.perMinute > 0) services.requests.take(sessionInternals.stored(session) ? `session:${session.id}` : `address:${request.ip}`);
+      // a read while the answers in flight hold the whole budget: 503 before anything is read
+      if (request.method === 'GET' || request.method === 'HEAD') services.answers.admit();
       response = await handleRest(services, {
         method: request.method,
         url: request.raw.url ?? REST_PREFIX,
@@ -110,14 +112,18 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       // what the request changed of its session is stored before the answer leaves: the next
       // request, on any instance, sees it
       const saving = sessions.save(session);
-      if (saving) await saving;
+      // (an answer not sent lets go of what it holds)
+      if (saving) await saving.catch((e: unknown) => {
+        dropAnswer(response);
+        throw e;
+      });
       if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
     }
     // a batch's answer whose entity failed for want of the database (busy, unreachable) is a
     // 503 built by the write handler: when to try again goes with it, as with a thrown 503
     if (response.status === 503) reply.header('retry-after', '1');
     // (a tag names a read's answer: a write's If-None-Match is not ours to judge)
-    return send(reply, response, request.method === 'GET' || request.method === 'HEAD' ? request.headers['if-none-match'] : undefined);
+    return send(reply, response, request.method === 'GET' || request.method === 'HEAD' ? request.headers['if-none-match'] : undefined, services.answers);
   };
   // 4D's clients do not always label their JSON (wakanda-client posts it as a form, others as
   // text): every body the REST routes take is read as JSON whatever its label, and one that is not

@@ -1,6 +1,9 @@
 // The answers that show entities, shared by reads, sets and function results: one entity, a page
 // of a selection (with __COUNT and the global stamp), a page of a stored set. Each reads what it
-// shows through the caller's access, in one snapshot when it takes more than one statement.
+// shows through the caller's access, in one snapshot when it takes more than one statement. Its
+// values are measured before they are read, or counted as they are (answer-size.ts), within the
+// answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
+// let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
 
 import { readGlobalStamp } from '../datastore/datastore.js';
 import { entityClassOf, type Entity } from '../datastore/entity.js';
@@ -9,42 +12,55 @@ import { countRelated, fetchRelated, InlineBudget, type FetchedEntity } from '..
 import { resolveProjection, type Projection } from '../datastore/projection.js';
 import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../datastore/selection.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
-import { measurePage, readPageRows } from '../datastore/page-read.js';
-import { AnswerBudget, measured, takeReadWhereIn } from '../datastore/answer-size.js';
+import { countPage, measurePage, readPageRows } from '../datastore/page-read.js';
+import { AnswerBudget, countRows, measured, takeReadWhereIn, valueChars } from '../datastore/answer-size.js';
 import { KEYS_PER_QUERY } from '../config/limits.js';
 import { WIRE } from '../config/wire.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../model/types.js';
 import { queryPath, queryPlan } from '../query/describe.js';
 import type { Paging, Shape } from './action.js';
+import type { AnswerHold } from './answer-flight.js';
+import { listPieces } from './answer-stream.js';
 import { REST_PREFIX } from './constants.js';
 import type { Scope } from './scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
 import { rowWriterFor } from './row-writer.js';
-import { json, jsonText, tagged, type RestResponse } from './response.js';
+import { holding, json, jsonPieces, tagged, type RestResponse } from './response.js';
 import { collectionTag, viewTag } from './etag.js';
-import { collectionText, serializeAsArray, serializeCollection, serializeEntity } from './serialize.js';
-
-type Json = Record<string, unknown>;
+import { asArrayEntity, collectionHead, collectionTail, entityPieces, serializeAsArray, serializeEntity, type SerializeContext } from './serialize.js';
 
 /** What an answer shows of each entity, resolved as the caller sees the model. */
 export function projectionFor(dc: DataClassModel, shape: Shape, scope: Scope): Projection {
   return resolveProjection(dc, { attributes: shape.attributes, expand: shape.expand }, scope.visible);
 }
 
-/** One entity, as a top-level answer (with __entityModel), or a one-element array with $asArray. */
+/** One entity, as a top-level answer (with __entityModel), or a one-element array with $asArray: as a value to send. */
 export async function entityBody(scope: Scope, entity: Entity, shape: Shape, projection?: Projection): Promise<unknown> {
+  return answering(scope, async (budget) => {
+    const { fetched, projection: p, ctx } = await fetchEntity(scope, entity, shape, budget, projection);
+    return shape.asArray ? serializeAsArray([fetched], p, ctx) : serializeEntity(fetched, p, ctx, true);
+  });
+}
+
+/** One entity as entityBody shows it, as an answer: its text made a slice at a time (an entity may inline thousands). */
+export async function entityResponse(scope: Scope, entity: Entity, shape: Shape, projection?: Projection): Promise<RestResponse> {
+  return answering(scope, async (budget, hold) => {
+    const { fetched, projection: p, ctx } = await fetchEntity(scope, entity, shape, budget, projection);
+    return shape.asArray ? json(serializeAsArray([fetched], p, ctx)) : jsonPieces(entityPieces(fetched, p, ctx, true), hold);
+  }, true);
+}
+
+/** What an entity answer shows of `entity`: its related entities and calculated values read, counted within `budget`. */
+async function fetchEntity(scope: Scope, entity: Entity, shape: Shape, budget: InlineBudget, projection?: Projection): Promise<{ fetched: FetchedEntity; projection: Projection; ctx: SerializeContext }> {
   const model = entityClassOf(entity).model;
   if (!scope.sees(model)) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
-  projection ??= projectionFor(model, shape, scope);
-  const [fetched]: FetchedEntity[] = projection.related ? await fetchRelated(scope.core, [entity], projection, scope.access, inlineBudget(scope)) : [{ entity, related: new Map() }];
+  const p = projection ?? projectionFor(model, shape, scope);
+  const [fetched]: FetchedEntity[] = p.related ? await fetchRelated(scope.core, [entity], p, scope.access, budget) : [{ entity, related: new Map() }];
   // the global stamp is only sent inside inline selections: read it only then
-  const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(scope.access) : 0;
-  if (shape.asArray) {
-    await countRelated([fetched], projection, scope.access);
-    return serializeAsArray([fetched], projection, { globalStamp });
-  }
-  return serializeEntity(fetched, projection, { globalStamp }, true);
+  const globalStamp = hasInlineSelection(p) ? await readGlobalStamp(scope.access) : 0;
+  if (shape.asArray) await countRelated([fetched], p, scope.access);
+  return { fetched, projection: p, ctx: { globalStamp } };
 }
 
 function hasInlineSelection(p: Projection): boolean {
@@ -80,11 +96,16 @@ export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, 
 
 /** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
 export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan, tag = false): Promise<RestResponse> {
-  const answer = await untaggedPage(scope, selection, paging, shape, plan);
-  return tag ? tagged(answer.response, collectionTag(answer.globalStamp, viewTag(scope, projectionFor(classOf(selection).model, shape, scope)))) : answer.response;
+  let globalStamp = 0;
+  const response = await answering(scope, async (budget, hold) => {
+    const answer = await untaggedPage(scope, selection, paging, shape, budget, hold, plan);
+    globalStamp = answer.globalStamp;
+    return answer.response;
+  }, true);
+  return tag ? tagged(response, collectionTag(globalStamp, viewTag(scope, projectionFor(classOf(selection).model, shape, scope)))) : response;
 }
 
-async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan): Promise<{ response: RestResponse; globalStamp: number }> {
+async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, budget: InlineBudget, hold: AnswerHold, plan?: PagePlan): Promise<{ response: RestResponse; globalStamp: number }> {
   const dc = classOf(selection);
   const model = dc.model;
   const projection = projectionFor(model, shape, scope);
@@ -92,28 +113,30 @@ async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Pa
   const top = paging.top ?? pageSize(model);
   // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
   const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
-  const budget = inlineBudget(scope);
-  // (a page that could be big is measured before it is read: answer-size.ts)
-  await measurePage(selection, paging.skip, top, writer ? writer.columns : dc.columns, budget.bytes);
+  // (a page that could be big is measured before it is read, else counted as it is: answer-size.ts)
+  const measuredFirst = await measurePage(selection, paging.skip, top, writer ? writer.columns : dc.columns, budget.bytes);
   if (writer) {
     const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, writer.columns);
-    const entities = new Array<string>(rows.length);
-    for (let i = 0; i < rows.length; i++) entities[i] = writer.write(rows[i]);
+    if (!measuredFirst) countPage(selection, rows, budget.bytes);
     let tail = '';
     for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
-    return { response: jsonText(collectionText(model, count, paging.skip, entities, { globalStamp }, tail)), globalStamp };
+    const pieces = listPieces(collectionHead(model, count, paging.skip, { globalStamp }), rows as (readonly unknown[] | undefined)[], (row) => writer.write(row), collectionTail(rows.length, tail));
+    return { response: jsonPieces(pieces, hold), globalStamp };
   }
   const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
+  if (!measuredFirst) countPage(selection, rows, budget.bytes);
   const entities = rows.map((row) => dc.entityFromValues(row, access));
   if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, budget), projection)), globalStamp };
   const fetched = await fetchRelated(scope.core, entities, projection, access, budget);
+  const ctx = { globalStamp };
   if (shape.asArray) {
     await countRelated(fetched, projection, access);
-    return { response: json(serializeAsArray(fetched, projection, { globalStamp })), globalStamp };
+    return { response: jsonPieces(listPieces('[', fetched, (f) => JSON.stringify(asArrayEntity(f, projection, ctx)), ']'), hold), globalStamp };
   }
-  const answer = serializeCollection(model, count, paging.skip, fetched, projection, { globalStamp });
-  for (const [name, value] of await planParts(scope, selection, plan)) answer[name] = value;
-  return { response: json(answer), globalStamp };
+  let tail = '';
+  for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  const pieces = listPieces(collectionHead(model, count, paging.skip, ctx), fetched, (f) => entityPieces(f, projection, ctx), collectionTail(fetched.length, tail));
+  return { response: jsonPieces(pieces, hold), globalStamp };
 }
 
 /** __queryPlan and __queryPath, when asked and the selection has a condition (the path is recorded for GET /rest/$querypath). */
@@ -146,60 +169,81 @@ function pageKeys(set: SetMembers, paging: Paging, dc: DataClassModel): KeyList 
 
 /** A page of a stored set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */
 export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean): Promise<RestResponse> {
+  return answering(scope, (budget, hold) => setPage(scope, dc, set, paging, shape, stored, budget, hold), true);
+}
+
+async function setPage(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, budget: InlineBudget, hold: AnswerHold): Promise<RestResponse> {
   const core = scope.core.classOf(dc);
   const projection = projectionFor(dc, shape, scope);
   const writer = shape.format === 'looker' ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
+  const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
+  const size = set.size ?? set.keys.length;
   if (writer) {
     // written from rows: one statement reads the page's members (and the global stamp)
     const keys = Array.from(pageKeys(set, paging, dc) as ArrayLike<unknown>);
-    if (measured(keys.length, writer.columns)) await takeReadWhereIn(inlineBudget(scope).bytes, scope.access, dc, dc.key, keys, writer.columns, setPageWhat(keys.length, dc));
+    const measuredFirst = measured(keys.length, writer.columns);
+    if (measuredFirst) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, keys, writer.columns, setPageWhat(keys.length, dc));
     const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
+    if (!measuredFirst) countRows(budget.bytes, read.rows, setPageWhat(keys.length, dc));
     const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
     const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
-    const list = keys.map((k) => {
+    const member = (k: unknown): string => {
       const row = byKey.get(k);
+      byKey.delete(k);
       return row ? writer.write(row) : DROPPED_MEMBER;
-    });
-    const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
-    return jsonText(collectionText(dc, set.size ?? set.keys.length, paging.skip, list, { globalStamp }, '', head));
+    };
+    return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, { globalStamp }, head), keys, member, collectionTail(keys.length)), hold);
   }
-  return json(await setPageBody(scope, dc, set, paging, shape, stored, projection));
+  const keys = pageKeys(set, paging, dc);
+  if (measured(keys.length, core.columns)) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, Array.from(keys as ArrayLike<unknown>), core.columns, setPageWhat(keys.length, dc));
+  // (not measured: its members' values are counted as they are made into entities)
+  const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
+  if (!measured(keys.length, core.columns)) countEntities(budget.bytes, dc, entities, setPageWhat(keys.length, dc));
+  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, budget)).map((f) => [f.entity, f]));
+  if (shape.format === 'looker') {
+    // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
+    return json(serializeLooker(size, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection));
+  }
+  const ctx = { globalStamp: await readGlobalStamp(scope.access) };
+  const member = (e: Entity | null) => (e ? entityPieces(fetched.get(e) as FetchedEntity, projection, ctx) : DROPPED_MEMBER);
+  return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, ctx, head), entities, member, collectionTail(entities.length)), hold);
 }
 
 /** A dropped member of a set, as a page shows it. */
 const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
 
-async function setPageBody(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, projection: Projection): Promise<Json> {
-  const core = scope.core.classOf(dc);
-  const keys = pageKeys(set, paging, dc);
-  const budget = inlineBudget(scope);
-  if (measured(keys.length, core.columns)) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, Array.from(keys as ArrayLike<unknown>), core.columns, setPageWhat(keys.length, dc));
-  const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
-  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, budget)).map((f) => [f.entity, f]));
-  if (shape.format === 'looker') {
-    // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
-    return serializeLooker(set.size ?? set.keys.length, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection);
-  }
-  const globalStamp = await readGlobalStamp(scope.access);
-  const list = entities.map((e) => (e ? serializeEntity(fetched.get(e) as FetchedEntity, projection, { globalStamp }) : { [WIRE.STAMP]: 0 }));
-  return {
-    ...(stored ? { [WIRE.ENTITY_SET]: setUri(dc, set.id) } : {}),
-    [WIRE.ENTITY_MODEL]: dc.name,
-    [WIRE.GLOBAL_STAMP]: globalStamp,
-    [WIRE.COUNT]: set.size ?? set.keys.length,
-    [WIRE.FIRST]: paging.skip,
-    [WIRE.ENTITIES]: list,
-    [WIRE.SENT]: list.length,
-  };
+/** Counts the texts and objects of entities read without being measured first, as their rows would be (answer-size.ts). */
+function countEntities(budget: AnswerBudget, dc: DataClassModel, entities: readonly (Entity | null)[], what: string): void {
+  const variable = dc.attributes.filter((a) => a.kind === 'storage' && (a.type === 'string' || a.type === 'object'));
+  let chars = 0;
+  for (const e of entities) if (e) for (const a of variable) chars += valueChars(e.get(a.name));
+  if (chars > 0) budget.take(chars, what);
 }
 
 function setUri(dc: DataClassModel, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
 }
 
-/** The related entities one answer may inline (--max-inlined-entities), counted as it is read, and the bytes of values it may hold (--max-answer-size). */
-function inlineBudget(scope: Scope): InlineBudget {
-  return new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes));
+/**
+ * Makes an answer within its budgets: the related entities it may inline (--max-inlined-entities),
+ * counted as it is read, and the bytes of values it may hold (--max-answer-size), reserved in the
+ * server's answers in flight as they are counted (its hold: 503 when they do not fit, before the
+ * rows are read). The hold goes with the answer when it reserved anything (`carried`: the answer
+ * is a response) and is let go if making it fails, or once a value is made (entityBody's).
+ */
+async function answering<T>(scope: Scope, make: (budget: InlineBudget, hold: AnswerHold) => Promise<T>, carried = false): Promise<T> {
+  const hold = scope.services.answers.open();
+  const budget = new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes, (bytes) => hold.reserve(bytes)));
+  let made: T;
+  try {
+    made = await make(budget, hold);
+  } catch (e) {
+    hold.release();
+    throw e;
+  }
+  if (carried && hold.inFlight) return holding(made as RestResponse, hold) as T;
+  hold.release();
+  return made;
 }
 
 /** What a page of a set reads, as a refusal names it. */

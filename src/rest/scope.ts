@@ -4,10 +4,11 @@
 // request and handed down; handlers reach for nothing global.
 
 import { readingThrough, type Access } from '../datastore/access.js';
-import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT } from '../config/limits.js';
+import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS } from '../config/limits.js';
 import { ConversionQueue, type ConversionLimits } from './conversions.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
+import { AnswerFlight, type SendTimeoutReport } from './answer-flight.js';
 import { bothVisible, readableBy } from '../datastore/guard.js';
 import type { SetOwner } from '../datastore/entity-sets.js';
 import type { SetReader } from '../datastore/entity-set-store.js';
@@ -55,6 +56,8 @@ export interface Services {
   readonly locksPerSession: number;
   /** the image conversions running and waiting ($imageformat) */
   readonly conversions: ConversionQueue;
+  /** the answer bytes this process holds in flight, and the send timeout (--max-answers-in-flight, --send-timeout) */
+  readonly answers: AnswerFlight;
 }
 
 /** What a server is built with, besides its datastore. */
@@ -74,6 +77,10 @@ export interface ServiceOptions {
   readonly exposeErrors?: boolean;
   /** image conversions waiting, everyone's, and running or waiting, one client's (--max-queued-conversions, --max-conversions-per-client) */
   readonly conversions?: ConversionLimits;
+  /** answer bytes in flight at most (0: no limit), the send timeout in ms (0: none), and who hears of a connection it closed */
+  readonly maxAnswersInFlight?: number;
+  readonly sendTimeoutMs?: number;
+  readonly onSendTimeout?: SendTimeoutReport;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -153,6 +160,7 @@ export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
     locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
     exposeErrors: options.exposeErrors ?? false,
     conversions: new ConversionQueue(options.conversions ?? { queued: DEFAULT_QUEUED_CONVERSIONS, perClient: DEFAULT_CONVERSIONS_PER_CLIENT }),
+    answers: new AnswerFlight(options.maxAnswersInFlight ?? DEFAULT_MAX_ANSWERS_IN_FLIGHT, options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS, options.onSendTimeout),
   };
 }
 

@@ -53,7 +53,17 @@ export function collectionOf(dc: DataClassModel, count: number, first: number, l
 
 /** The same envelope as text, around entities already written as text (row-writer.ts); `head`: members before it, each with its trailing comma; `tail`: after it, each with its leading comma. */
 export function collectionText(dc: DataClassModel, count: number, first: number, list: readonly string[], ctx: SerializeContext, tail = '', head = ''): string {
-  return `{${head}${ENVELOPE.model}${JSON.stringify(dc.name)}${ENVELOPE.stamp}${ctx.globalStamp}${ENVELOPE.count}${count}${ENVELOPE.first}${first}${ENVELOPE.entities}${list.join(',')}]${ENVELOPE.sent}${list.length}${tail}}`;
+  return `${collectionHead(dc, count, first, ctx, head)}${list.join(',')}${collectionTail(list.length, tail)}`;
+}
+
+/** The envelope's text before its first entity (collectionText's). */
+export function collectionHead(dc: DataClassModel, count: number, first: number, ctx: SerializeContext, head = ''): string {
+  return `{${head}${ENVELOPE.model}${JSON.stringify(dc.name)}${ENVELOPE.stamp}${ctx.globalStamp}${ENVELOPE.count}${count}${ENVELOPE.first}${first}${ENVELOPE.entities}`;
+}
+
+/** The envelope's text after its last entity, `sent` of them (collectionText's). */
+export function collectionTail(sent: number, tail = ''): string {
+  return `]${ENVELOPE.sent}${sent}${tail}}`;
 }
 
 /** The envelope's member names as text, in collectionOf's order. */
@@ -73,16 +83,92 @@ const ENVELOPE = {
  * See docs/decisions.md.
  */
 export function serializeAsArray(entities: readonly FetchedEntity[], p: Projection, ctx: SerializeContext): Json[] {
-  return entities.map((f) => {
-    const out: Json = { [WIRE.KEY]: f.entity.getKey(), [WIRE.STAMP]: f.entity.getStamp() };
-    for (const a of p.attributes) {
-      if (a.kind === 'value') out[a.attr.name] = plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
-      else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
-      else if (a.attr.kind === 'relatedEntities' && f.related.has(a.attr.name)) out[a.attr.name] = { [WIRE.COUNT]: f.related.get(a.attr.name) };
-    }
-    return out;
-  });
+  return entities.map((f) => asArrayEntity(f, p, ctx));
 }
+
+/** One entity of a `$asArray=true` answer. */
+export function asArrayEntity(f: FetchedEntity, p: Projection, ctx: SerializeContext): Json {
+  const out: Json = { [WIRE.KEY]: f.entity.getKey(), [WIRE.STAMP]: f.entity.getStamp() };
+  for (const a of p.attributes) {
+    if (a.kind === 'value') out[a.attr.name] = plainValue(a.attr.kind === 'calculated' ? f.related.get(a.attr.name) : f.entity.get(a.attr.name), a.attr, p.dataClass, f.entity.getKey(), true);
+    else if (a.kind !== 'deferred') out[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
+    else if (a.attr.kind === 'relatedEntities' && f.related.has(a.attr.name)) out[a.attr.name] = { [WIRE.COUNT]: f.related.get(a.attr.name) };
+  }
+  return out;
+}
+
+/** Projections that inline a related selection at some level (nests()). */
+const nesting = new WeakMap<Projection, boolean>();
+
+/** Whether a projection inlines a related selection at some level: its entities are then written in pieces (entityPieces). */
+function nests(p: Projection): boolean {
+  let n = nesting.get(p);
+  if (n === undefined) nesting.set(p, (n = p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && nests(a.sub)))));
+  return n;
+}
+
+/**
+ * One entity's wire JSON in pieces: the very text of JSON.stringify(serializeEntity(…)), the
+ * entities of its inline selections (at any level) written one by one, so that an entity inlining
+ * thousands is made a slice at a time and no object tree of the whole is built. Each run of
+ * attributes between two inline selections is written by JSON.stringify, as the whole would be.
+ */
+export function* entityPieces(f: FetchedEntity, p: Projection, ctx: SerializeContext, model = false): Generator<string, void, undefined> {
+  if (!nests(p)) {
+    yield JSON.stringify(serializeEntity(f, p, ctx, model));
+    return;
+  }
+  const e = f.entity;
+  let run: Json = {};
+  if (model) run[WIRE.ENTITY_MODEL] = p.dataClass.name;
+  run[WIRE.KEY] = String(e.getKey());
+  run[WIRE.TIMESTAMP] = isoOfMs(e.getTimeStamp().getTime());
+  run[WIRE.STAMP] = e.getStamp();
+  let text = '{';
+  let members = 0;
+  const flush = () => {
+    const written = JSON.stringify(run).slice(1, -1);
+    if (written !== '') text += `${members++ === 0 ? '' : ','}${written}`;
+    run = {};
+  };
+  for (const a of p.attributes) {
+    if (a.kind !== 'entities' && !(a.kind === 'entity' && nests(a.sub))) {
+      run[a.attr.name] = attributeValue(f, a, p.dataClass, ctx);
+      continue;
+    }
+    flush();
+    text += `${members++ === 0 ? '' : ','}${JSON.stringify(a.attr.name)}:`;
+    if (a.kind === 'entity') {
+      const related = f.related.get(a.attr.name) as FetchedEntity | null | undefined;
+      if (!related) {
+        text += 'null';
+        continue;
+      }
+      yield text;
+      text = '';
+      yield* entityPieces(related, a.sub, ctx);
+      continue;
+    }
+    const sel = f.related.get(a.attr.name) as FetchedSelection;
+    yield `${text}{${SELECTION.set}${JSON.stringify(relationUri(p.dataClass, e.getKey(), a.attr.name))}${SELECTION.stamp}${ctx.globalStamp}${SELECTION.count}${sel.count}${SELECTION.entities}`;
+    text = '';
+    for (let i = 0; i < sel.entities.length; i++) {
+      if (i > 0) yield ',';
+      yield* entityPieces(sel.entities[i], a.sub, ctx);
+    }
+    yield `]${ENVELOPE.sent}${sel.entities.length}}`;
+  }
+  flush();
+  yield `${text}}`;
+}
+
+/** An inline selection's member names as text, in attributeValue's order. */
+const SELECTION = {
+  set: `${JSON.stringify(WIRE.ENTITY_SET)}:`,
+  stamp: `,${JSON.stringify(WIRE.GLOBAL_STAMP)}:`,
+  count: `,${JSON.stringify(WIRE.COUNT)}:`,
+  entities: `,${JSON.stringify(WIRE.FIRST)}:0,${JSON.stringify(WIRE.ENTITIES)}:[`,
+};
 
 function attributeValue(f: FetchedEntity, a: ProjectedAttribute, dc: DataClassModel, ctx: SerializeContext): unknown {
   const e = f.entity;

@@ -16,8 +16,9 @@ import { functionResource } from '../authorize.js';
 import { findEntity, follow, narrow } from '../collections.js';
 import { loginName } from '../quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
-import { entityBody, pageAnswer, setPageAnswer } from '../present.js';
-import { json, jsonText, type RestResponse } from '../response.js';
+import { entityResponse, pageAnswer, setPageAnswer } from '../present.js';
+import { jsonText, type RestResponse } from '../response.js';
+import { AnswerBudget } from '../../datastore/answer-size.js';
 import { dataClassFor, setOwner, setReader, type Scope } from '../scope.js';
 
 export async function callFunction(scope: Scope, action: Extract<Action, { kind: 'callFunction' }>): Promise<RestResponse> {
@@ -135,7 +136,7 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
 async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: string): Promise<RestResponse> {
   if (result instanceof Entity) {
     if (how.collectionOptions) throw new DatasetError('INVALID_OPTION', '$top, $limit, $skip, $orderby, $filter and $method=entityset apply to collections, not to a single entity');
-    return json(await entityBody(scope, result, how.shape));
+    return entityResponse(scope, result, how.shape);
   }
   if (result instanceof EntitySelection) {
     const selection = withAccess(result, scope.access);
@@ -144,7 +145,10 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
     const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
     return setPageAnswer(scope, classOf(selection).model, set, how.paging, how.shape, true);
   }
-  return jsonText(sendable({ result: result === undefined ? null : result }, what));
+  const text = sendable({ result: result === undefined ? null : result }, what);
+  // (a value user code made: counted against the answer's size as a read is)
+  new AnswerBudget(scope.services.maxAnswerBytes).take(text.length, `the result of ${what}`);
+  return jsonText(text);
 }
 
 /** Options the answer of a selection cannot honour: there is no relation to store, no attribute to compute on. */

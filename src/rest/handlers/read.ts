@@ -4,8 +4,8 @@
 import type { Action } from '../action.js';
 import { findEntity, findValues, follow, narrow, selectionOf } from '../collections.js';
 import { rowWriterFor, type RowWriter } from '../row-writer.js';
-import { entityBody, pageAnswer, pageReadsMore, projectionFor } from '../present.js';
-import { json, jsonText, tagged, type RestResponse } from '../response.js';
+import { entityResponse, pageAnswer, pageReadsMore, projectionFor } from '../present.js';
+import { jsonText, tagged, type RestResponse } from '../response.js';
 import { entityTag, reachesPastRow, viewTag } from '../etag.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { ColumnSpec } from '../../query/plan.js';
@@ -65,10 +65,10 @@ async function entityAnswer(scope: Scope, action: Extract<Action, { kind: 'readE
   // (read before the entity when they are two statements: a tag never names a state newer than the answer)
   const globalStamp = reachesPastRow(projection) ? await readGlobalStamp(scope.access) : undefined;
   const entity = await findEntity(scope, action.dc, action.selector);
-  const body = json(await entityBody(scope, entity, action.shape, projection));
-  return tagged(body, entityTag(entity.getStamp(), entity.getKey(), entity.getTimeStamp().getTime(), globalStamp, viewTag(scope, projection)));
+  const answer = await entityResponse(scope, entity, action.shape, projection);
+  return tagged(answer, entityTag(entity.getStamp(), entity.getKey(), entity.getTimeStamp().getTime(), globalStamp, viewTag(scope, projection)));
 }
 
 export async function readRelation(scope: Scope, action: Extract<Action, { kind: 'readRelation' }>): Promise<RestResponse> {
-  return json(await entityBody(scope, (await follow(scope, action.step)) as Entity, action.shape));
+  return entityResponse(scope, (await follow(scope, action.step)) as Entity, action.shape);
 }

@@ -1,0 +1,237 @@
+// The answer bytes one server process holds in flight (--max-answers-in-flight), and the send
+// timeout (--send-timeout). An answer is in flight from the moment its size is measured (its rows
+// not yet read: the measurement is reserved) until the kernel has taken its last byte: what it
+// holds is what is reserved and not yet made into text, plus the text made and not yet taken by
+// the kernel (the socket's queue, the stream's buffer). A client that does not read its answer
+// keeps those bytes; 45 of them asking for 29 MB each held 4.4 GB (issue 34). So:
+//
+// - a read whose measured size does not fit beside what the others hold is refused, 503 with
+//   Retry-After (SERVER_BUSY), before its rows are read; a read not measured is refused only when
+//   the answers in flight hold the whole budget. An answer alone in flight is never refused (it
+//   is bounded by --max-answer-size): a budget smaller than one answer cannot lock a read out.
+// - an answer whose socket does not drain — fewer than SEND_PROGRESS_BYTES taken by the kernel in
+//   a window of --send-timeout while bytes wait — is closed, and what it held is let go; a client
+//   reading slowly but steadily is not cut.
+//
+// Answers smaller than WATCHED_ANSWER_BYTES (reserved, or sent whole) are not followed at all: they
+// fit in the socket's buffers, and the hot paths (a read by key, a default page) pay nothing. The per-socket counts are
+// Node's own (the libuv write queue, the stream's pending write): see untakenBytes.
+
+import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
+import type { ServerResponse } from 'node:http';
+import { SEND_PROGRESS_BYTES, WATCHED_ANSWER_BYTES } from '../config/limits.js';
+import { sizeText } from '../datastore/answer-size.js';
+import { DatasetError } from '../errors/dataset-error.js';
+
+/** What the flight reports when it closes a connection whose client does not read. */
+export type SendTimeoutReport = (what: { bytesWaiting: number; takenInWindow: number; windowMs: number }) => void;
+
+export class AnswerFlight {
+  readonly #held = new Set<AnswerHold>();
+  #watch: NodeJS.Timeout | undefined;
+
+  /**
+   * `limit`: the bytes in flight at most (0: no limit); `sendTimeoutMs`: the window in which a
+   * socket with bytes waiting must take SEND_PROGRESS_BYTES of them (0: no timeout).
+   */
+  constructor(readonly limit: number, readonly sendTimeoutMs: number, readonly onTimeout?: SendTimeoutReport) {}
+
+  /** The bytes the answers in flight hold now. */
+  inFlight(): number {
+    let bytes = 0;
+    for (const hold of this.#held) bytes += hold.bytes();
+    return bytes;
+  }
+
+  /** How many answers are in flight now. */
+  get answers(): number {
+    return this.#held.size;
+  }
+
+  /** A read not measured: refused only when the answers in flight hold the whole budget. */
+  admit(): void {
+    if (this.limit === 0 || this.#held.size === 0) return;
+    const held = this.inFlight();
+    if (held >= this.limit) throw busy(held, this.limit, 0);
+  }
+
+  /** A new answer's hold: it reserves what it measures, follows its socket once sent, and lets go when it is sent, fails or its socket closes. */
+  open(): AnswerHold {
+    return new AnswerHold(this);
+  }
+
+  /** (AnswerHold's) */
+  enter(hold: AnswerHold): void {
+    this.#held.add(hold);
+    if (this.#watch === undefined && this.sendTimeoutMs > 0) {
+      this.#watch = setInterval(() => this.#check(), Math.max(20, Math.min(1000, this.sendTimeoutMs / 4)));
+      this.#watch.unref();
+    }
+  }
+
+  /** (AnswerHold's) */
+  leave(hold: AnswerHold): void {
+    this.#held.delete(hold);
+    if (this.#held.size === 0 && this.#watch !== undefined) {
+      clearInterval(this.#watch);
+      this.#watch = undefined;
+    }
+  }
+
+  /** (AnswerHold's) refuses `bytes` more for `hold` when they do not fit beside what the others hold. */
+  refuseUnlessRoom(hold: AnswerHold, bytes: number): void {
+    if (this.limit === 0) return;
+    const total = this.inFlight();
+    const others = total - (this.#held.has(hold) ? hold.bytes() : 0);
+    if (others > 0 && total + bytes > this.limit) throw busy(total, this.limit, bytes);
+  }
+
+  #check(): void {
+    const now = performance.now();
+    for (const hold of this.#held) {
+      const stalled = hold.stalled(now, this.sendTimeoutMs);
+      if (!stalled) continue;
+      this.onTimeout?.({ ...stalled, windowMs: this.sendTimeoutMs });
+      hold.cut();
+    }
+  }
+}
+
+function busy(held: number, limit: number, bytes: number): DatasetError {
+  const more = bytes > 0 ? `; this one would add ${sizeText(bytes)}` : '';
+  return new DatasetError('SERVER_BUSY', `the answers this server is sending hold ${sizeText(held)} of the ${sizeText(limit)} it keeps in flight at once (--max-answers-in-flight)${more}: try again in a moment, or ask for less ($top, $attributes)`, { retryAfterS: 1 });
+}
+
+/** One answer's share of the flight. */
+export class AnswerHold {
+  #reserved = 0;
+  #made = 0;
+  #in = false;
+  #done = false;
+  #socket: Socket | undefined;
+  #response: ServerResponse | undefined;
+  #stream: Readable | undefined;
+  #windowStart = 0;
+  #takenAtStart = 0;
+
+  constructor(readonly flight: AnswerFlight) {}
+
+  /**
+   * Reserves `bytes` measured (or counted) before the rows are read or made into text: SERVER_BUSY
+   * when they do not fit. An answer enters the flight once it reserved WATCHED_ANSWER_BYTES: the
+   * few KB of an ordinary page are neither checked nor followed.
+   */
+  reserve(bytes: number): void {
+    if (this.#done || bytes <= 0) return;
+    const adding = this.#in ? bytes : this.#reserved + bytes;
+    if (this.#in || adding >= WATCHED_ANSWER_BYTES) this.flight.refuseUnlessRoom(this, adding);
+    this.#reserved += bytes;
+    if (this.#reserved >= WATCHED_ANSWER_BYTES) this.#enter();
+  }
+
+  /** Whether it is in the flight (it reserved enough, or it is being sent): its answer carries it, to be followed until sent. */
+  get inFlight(): boolean {
+    return this.#in && !this.#done;
+  }
+
+  /** `chars` more of the answer's text made (what was reserved turns into text). */
+  made(chars: number): void {
+    this.#made += chars;
+  }
+
+  /** The bytes this answer holds now. */
+  bytes(): number {
+    if (this.#done) return 0;
+    let bytes = Math.max(0, this.#reserved - this.#made) + (this.#stream?.readableLength ?? 0);
+    const socket = this.#socket;
+    if (socket) bytes += untakenBytes(socket) + Math.max(0, (this.#response?.writableLength ?? 0) - socket.writableLength);
+    return bytes;
+  }
+
+  /**
+   * Follows the answer on its way out: `response` (its socket, once it has one) and the
+   * stream its body is made by, if any. Let go on the response's finish (the kernel has every
+   * byte) or close (the client went, or the send timeout cut it).
+   */
+  follow(response: ServerResponse, stream?: Readable): void {
+    if (this.#done) return;
+    this.#response = response;
+    this.#stream = stream;
+    const socket = response.socket;
+    // (an injected request has no socket of the net module: nothing to watch)
+    if (socket && typeof (socket as Partial<Socket>).destroy === 'function' && typeof socket.writableLength === 'number') this.#socket = socket;
+    this.#windowStart = performance.now();
+    this.#takenAtStart = this.#socket ? takenBytes(this.#socket) : 0;
+    const done = () => this.release();
+    response.once('finish', done);
+    response.once('close', done);
+    this.#enter();
+  }
+
+  /** Lets go of everything it holds (idempotent). */
+  release(): void {
+    if (this.#done) return;
+    this.#done = true;
+    this.#stream = undefined;
+    this.#socket = undefined;
+    this.#response = undefined;
+    if (this.#in) this.flight.leave(this);
+  }
+
+  /**
+   * Whether the answer's socket stalled: bytes wait and fewer than SEND_PROGRESS_BYTES were taken
+   * by the kernel in the last `windowMs`. A window ends at each check past its length, and a new
+   * one starts; one in which nothing waits starts again.
+   */
+  stalled(now: number, windowMs: number): { bytesWaiting: number; takenInWindow: number } | undefined {
+    const socket = this.#socket;
+    if (!socket || this.#done) return undefined;
+    const waiting = untakenBytes(socket);
+    const taken = takenBytes(socket);
+    if (waiting === 0) {
+      this.#windowStart = now;
+      this.#takenAtStart = taken;
+      return undefined;
+    }
+    if (now - this.#windowStart < windowMs) return undefined;
+    const inWindow = taken - this.#takenAtStart;
+    this.#windowStart = now;
+    this.#takenAtStart = taken;
+    return inWindow < SEND_PROGRESS_BYTES ? { bytesWaiting: waiting, takenInWindow: inWindow } : undefined;
+  }
+
+  /** Closes the connection of an answer its client does not read. */
+  cut(): void {
+    const socket = this.#socket;
+    this.release();
+    socket?.destroy();
+  }
+
+  #enter(): void {
+    if (this.#in || this.#done) return;
+    this.#in = true;
+    this.flight.enter(this);
+  }
+}
+
+type SocketInternals = Socket & { _handle?: { writeQueueSize?: unknown } | null; _writableState?: { writelen?: unknown } };
+
+/**
+ * The bytes written to a socket that the kernel has not taken yet. The stream's writableLength
+ * counts the write libuv is busy with whole until the kernel took its last byte (a 30 MB answer
+ * reads 30 MB until then); libuv's queue says what of that write is left.
+ */
+export function untakenBytes(socket: Socket): number {
+  const length = socket.writableLength;
+  const s = socket as SocketInternals;
+  const queued = s._handle?.writeQueueSize;
+  const writing = s._writableState?.writelen;
+  if (typeof queued !== 'number' || typeof writing !== 'number') return length;
+  return Math.max(0, Math.min(length, queued + length - writing));
+}
+
+/** The bytes of a socket the kernel has taken since it opened. */
+function takenBytes(socket: Socket): number {
+  return (socket.bytesWritten ?? 0) - untakenBytes(socket);
+}
