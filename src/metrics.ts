@@ -1,7 +1,8 @@
 // Prometheus metrics at GET /metrics (issue 17), served only with --metrics: requests by kind
 // and status, their latency, function time-outs, the entity sets held (and their members), the
 // uploads waiting for an entity, callers waiting for the database, and the process's own
-// (CPU, memory, event-loop delay, GC: prom-client's default metrics).
+// (CPU, memory, event-loop delay, GC: prom-client's default metrics), the answers being sent and
+// the bytes they hold (rest/answer-flight.ts).
 //
 // Like /health, the route answers whatever the Host header names (a scraper names the instance
 // by its address) and needs no session: expose the port to the monitoring network only. With
@@ -15,6 +16,7 @@ import { coreOf, type Datastore } from './datastore/datastore.js';
 import { plannedKind } from './rest/pipeline.js';
 import { REST_PREFIX } from './rest/constants.js';
 import { SECURITY_HEADERS } from './rest/response.js';
+import type { AnswerFlight } from './rest/answer-flight.js';
 import { askSupervisor, isOneOfSeveral, shareWithSupervisor } from './cluster-metrics.js';
 
 export const METRICS_PATH = '/metrics';
@@ -36,7 +38,7 @@ function kindOf(request: FastifyRequest, status: number): string {
   return 'page';
 }
 
-export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger): Promise<Registry> {
+export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Logger, answers?: AnswerFlight): Promise<Registry> {
   const core = coreOf(ds);
   const registry = new Registry();
   const registers = [registry];
@@ -72,6 +74,16 @@ export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Lo
       this.set(core.storage.waiting());
     },
   });
+
+  if (answers) {
+    new Gauge({
+      name: 'dataset_rest_answers_in_flight', help: 'Answers of this instance being sent now, and the bytes they hold (measured and not yet made into text, or made and not yet taken by the kernel: --max-answers-in-flight).', labelNames: ['measure'], registers,
+      collect() {
+        this.set({ measure: 'answers' }, answers.answers);
+        this.set({ measure: 'bytes' }, answers.inFlight());
+      },
+    });
+  }
 
   app.addHook('onResponse', (request, reply, done) => {
     const kind = kindOf(request, reply.statusCode);

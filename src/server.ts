@@ -166,7 +166,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     });
   }
   healthRoutes(app, ds, log);
-  if (options.metrics) await metricsRoutes(app, ds, log);
+  if (options.metrics) await metricsRoutes(app, ds, log, services.answers);
   await (await import('./rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);

@@ -2,7 +2,8 @@
 // selections, value lists of aliases, calculated values) with one query per relation level for a
 // whole page (key lists chunked), never one per entity. All through the caller's access.
 
-import { KEYS_PER_QUERY, MAX_INLINED_ENTITIES } from '../config/limits.js';
+import { ANSWER_SLICE_MS, KEYS_PER_QUERY, MAX_INLINED_ENTITIES } from '../config/limits.js';
+import { LoopTurns } from '../util/loop-turns.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { pageSize, type AliasAttribute, type DataClassModel, type RelatedEntitiesAttribute, type StorageAttribute } from '../model/types.js';
 import { directPath, type SelectSpec } from '../query/plan.js';
@@ -40,6 +41,8 @@ export interface FetchedSelection {
  */
 export class InlineBudget {
   #left: number;
+  /** turns of the event loop the answer's reads give between their statements: making a big answer's levels holds the loop no more than ANSWER_SLICE_MS at a time */
+  readonly turns = new LoopTurns(ANSWER_SLICE_MS);
   constructor(readonly limit = MAX_INLINED_ENTITIES, readonly bytes = new AnswerBudget()) {
     this.#left = limit;
   }
@@ -63,7 +66,10 @@ const weightOf = (weights: Weights | undefined, e: Entity): number => weights?.g
 export async function fetchRelated(core: Classes, entities: readonly Entity[], projection: Projection, access: Access, budget = new InlineBudget(), path = '', weights?: Weights): Promise<FetchedEntity[]> {
   const out = entities.map((entity): FetchedEntity => ({ entity, related: new Map() }));
   if (entities.length === 0 || !projection.related) return out;
-  for (const p of projection.attributes) await fetchAttribute(core, out, p, access, { budget, path: path ? `${path}.${p.attr.name}` : p.attr.name, weights });
+  for (const p of projection.attributes) {
+    await budget.turns.pass();
+    await fetchAttribute(core, out, p, access, { budget, path: path ? `${path}.${p.attr.name}` : p.attr.name, weights });
+  }
   return out;
 }
 
@@ -126,16 +132,18 @@ async function calculatedValues(out: readonly FetchedEntity[], name: string, cou
  * (`measure`, with how often each row is sent), else counted as they are read (each row
  * `weight(row)` times), before any entity is made of them.
  */
-async function readCounted(target: DataClassCore, spec: SelectSpec, access: Access, budget: AnswerBudget, what: string, sent: Weighting | undefined, rows: number): Promise<Entity[]> {
+async function readCounted(target: DataClassCore, spec: SelectSpec, access: Access, budget: InlineBudget, what: string, sent: Weighting | undefined, rows: number): Promise<Entity[]> {
   const measuring = measured(rows, spec.columns);
-  if (measuring) await takeRead(budget, access, spec, what, sent);
+  if (measuring) await takeRead(budget.bytes, access, spec, what, sent);
+  await budget.turns.pass();
   const read = await target.readRows(spec, access);
-  if (!measuring) countRows(budget, read, what, sent && ((row) => sent.weight(String(row[sent.by.name]))));
+  if (!measuring) countRows(budget.bytes, read, what, sent && ((row) => sent.weight(String(row[sent.by.name]))));
+  await budget.turns.pass();
   return read.map((row) => target.entityFromRow(row, access));
 }
 
 /** The rows of `target` whose `attr` is among `values`, KEYS_PER_QUERY a statement, each measured or counted (readCounted). */
-async function readWhereInCounted(target: DataClassCore, attr: StorageAttribute, values: readonly unknown[], access: Access, budget: AnswerBudget, what: string, sent: Weighting | undefined, byKey = false): Promise<Entity[]> {
+async function readWhereInCounted(target: DataClassCore, attr: StorageAttribute, values: readonly unknown[], access: Access, budget: InlineBudget, what: string, sent: Weighting | undefined, byKey = false): Promise<Entity[]> {
   const out: Entity[] = [];
   for (let at = 0; at < values.length; at += KEYS_PER_QUERY) {
     const chunk = values.slice(at, at + KEYS_PER_QUERY);
@@ -151,7 +159,7 @@ async function readWhereInCounted(target: DataClassCore, attr: StorageAttribute,
 
 /** How an alias's steps are read for an answer: each counted against its size (walkAlias). */
 function aliasReads(counting: Counting, access: Access): StepRead {
-  return (target, attr, values, sent, byKey) => readWhereInCounted(target, attr, values, access, counting.budget.bytes, `${values.length} entities through ${counting.path}`, sent, byKey);
+  return (target, attr, values, sent, byKey) => readWhereInCounted(target, attr, values, access, counting.budget, `${values.length} entities through ${counting.path}`, sent, byKey);
 }
 
 /**
@@ -190,7 +198,7 @@ async function relatedEntities(core: Classes, out: readonly FetchedEntity[], nam
     const k = relatedKeyOf(o.entity, name);
     if (k !== null) sent.set(String(k), (sent.get(String(k)) ?? 0) + weightOf(counting.weights, o.entity));
   }
-  const read = await readWhereInCounted(target, target.model.key, keys, access, counting.budget.bytes, `${keys.length} entities through ${counting.path}`, { by: target.model.key, weight: (k) => sent.get(k) ?? 1 });
+  const read = await readWhereInCounted(target, target.model.key, keys, access, counting.budget, `${keys.length} entities through ${counting.path}`, { by: target.model.key, weight: (k) => sent.get(k) ?? 1 });
   const byKeyRead = new Map(read.map((e) => [e.getKey(), e]));
   const weights = childWeights(out.flatMap((o): [Entity, Entity][] => {
     const target = byKeyRead.get(relatedKeyOf(o.entity, name));
@@ -267,7 +275,7 @@ async function relatedSelections(core: Classes, out: readonly FetchedEntity[], r
       order: [{ path: directPath(target.model.key), descending: false }],
       perGroup: { attr: fkAttr, limit: perParent },
     };
-    found.push(...await readCounted(target, spec, access, counting.budget.bytes, `${rows} entities through ${counting.path}`, weighting, rows));
+    found.push(...await readCounted(target, spec, access, counting.budget, `${rows} entities through ${counting.path}`, weighting, rows));
   }
   const groups = new Map<unknown, FetchedEntity[]>();
   // (a row is read per parent: each found entity is sent under its one parent, as often as it)

@@ -201,11 +201,15 @@ export class AnswerHold {
     return inWindow < SEND_PROGRESS_BYTES ? { bytesWaiting: waiting, takenInWindow: inWindow } : undefined;
   }
 
-  /** Closes the connection of an answer its client does not read. */
+  /**
+   * Closes the connection of an answer its client does not read: reset (RST), so that the kernel
+   * drops what waits in its buffers too, rather than keep trying to send it before a FIN.
+   */
   cut(): void {
     const socket = this.#socket;
     this.release();
-    socket?.destroy();
+    if (socket && typeof socket.resetAndDestroy === 'function') socket.resetAndDestroy();
+    else socket?.destroy();
   }
 
   #enter(): void {

@@ -4,7 +4,8 @@
 // serialize.ts entityPieces), joined into slices of about ANSWER_SLICE_CHARS, each made in at
 // most about ANSWER_SLICE_MS. An answer of one slice goes as one string, as before; a longer one
 // is a stream whose next slice is made when the socket took the one before (backpressure), on a
-// turn of its own of the event loop (setImmediate: other requests' I/O runs between two slices),
+// turn of its own of the event loop (setImmediate: other requests' I/O runs between two slices,
+// and one slice is made a turn, whatever the number of answers being made: inTurn),
 // and counted in the server's answers in flight (answer-flight.ts) until the kernel has it.
 //
 // The bytes are those of the one-string answer: the slices are that text cut in pieces.
@@ -79,7 +80,7 @@ export class AnswerStream extends Readable {
     }
     if (this.#making) return;
     this.#making = true;
-    setImmediate(() => {
+    inTurn(() => {
       this.#making = false;
       if (this.destroyed) return;
       let slice: string | null;
@@ -103,6 +104,27 @@ export class AnswerStream extends Readable {
     this.#slices.drop();
     callback(error);
   }
+}
+
+/**
+ * The slices waiting to be made, one a turn of the event loop whatever the number of answers being
+ * sent (in the order they were asked for): 45 answers each making its slice in the same turn
+ * would hold the loop 45 slices long, and every other request would wait that long at each step.
+ */
+const waiting: (() => void)[] = [];
+let turning = false;
+
+function inTurn(make: () => void): void {
+  waiting.push(make);
+  if (turning) return;
+  turning = true;
+  setImmediate(nextTurn);
+}
+
+function nextTurn(): void {
+  waiting.shift()?.();
+  if (waiting.length > 0) setImmediate(nextTurn);
+  else turning = false;
 }
 
 /**
