@@ -1,11 +1,14 @@
-// The bytes one answer may hold (--max-answer-size, issue 19): a page, a page of an entity set and
-// the inline levels of related entities that could be big are measured in SQL before their rows
-// are read, and refused past the limit (400, 7009) with nothing read; an export is read in chunks
-// of bounded bytes. On both engines (test/run.ts).
+// The bytes one answer may hold (--max-answer-size, issues 19 and 34): a page, a page of an entity
+// set and the inline levels of related entities that could be big (aliases over 1→N relations
+// too) are measured in SQL before their rows are read, and refused past the limit (400, 7009)
+// with nothing read; smaller reads are counted as they are read, calculated values as they are
+// computed, a function's result once made; an export is read in chunks of bounded bytes. On both
+// engines (test/run.ts).
 
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { EXPORT_CHUNK_BYTES } from '../src/config/limits.js';
 import { openProject } from '../src/project.js';
@@ -17,6 +20,9 @@ const DOCS = 200;
 const FOLDERS = 4;
 const TEXT = 100_000;
 const MB = 1024 * 1024;
+const NOTES = 20;
+const REPO = fileURLToPath(new URL('..', import.meta.url));
+let echoes = 0;
 
 type Reads = { arrays: (...a: unknown[]) => Promise<unknown[][]>; all: (...a: unknown[]) => Promise<Record<string, unknown>[]> };
 
@@ -81,6 +87,7 @@ describe('the answer size limit (--max-answer-size)', () => {
             { name: 'ID', type: 'long', identifying: true, autoincrement: true },
             { name: 'name', type: 'string' },
             { name: 'docs', kind: 'relatedEntities', type: 'DocSelection', path: 'folder' },
+            { name: 'bodies', kind: 'alias', path: 'docs.body' },
           ],
         },
         {
@@ -91,10 +98,27 @@ describe('the answer size limit (--max-answer-size)', () => {
             { name: 'body', type: 'string' },
             { name: 'size', type: 'long' },
             { name: 'folder', kind: 'relatedEntity', type: 'Folder' },
+            { name: 'siblings', kind: 'alias', path: 'folder.docs' },
+          ],
+        },
+        {
+          name: 'Note',
+          attributes: [
+            { name: 'ID', type: 'long', identifying: true, autoincrement: true },
+            { name: 'word', type: 'string' },
+            { name: 'echo', kind: 'calculated', type: 'string' },
           ],
         },
       ],
     }));
+    // a function whose result is as big as it is asked (GET /rest/Note/text?$params='[n]')
+    for (const d of ['classes', 'node_modules']) mkdirSync(join(dir, d));
+    symlinkSync(REPO, join(dir, 'node_modules', 'dataset-rest'), 'dir');
+    writeFileSync(join(dir, 'classes', 'Note.ts'), `import { DataClass, exposed, onHttpGet } from 'dataset-rest';
+export default class Note extends DataClass {
+  @exposed @onHttpGet text(n: number) { return { text: 'x'.repeat(n) }; }
+}
+`);
     ds = await openProject(dir, { db: await testDatabase(join(tmp.dir, 'p.sqlite')) });
     await ds.transaction(async () => {
       const folders = [];
@@ -111,6 +135,20 @@ describe('the answer size limit (--max-answer-size)', () => {
         doc.set('size', TEXT);
         doc.set('folder', folders[i % FOLDERS]);
         await doc.save();
+      }
+    });
+    // each Note's echo: a 1 MB text its code makes
+    ds.Note.defineCalculated('echo', {
+      get: (e) => {
+        echoes++;
+        return String(e.get('word')).repeat(MB / 8);
+      },
+    });
+    await ds.transaction(async () => {
+      for (let i = 0; i < NOTES; i++) {
+        const note = ds.Note.new();
+        note.set('word', `word-${String(i).padStart(3, '0')}`);
+        await note.save();
       }
     });
     capped = await buildServer(ds, { logLevel: 'silent', maxAnswerBytes: 5 * MB });
@@ -135,7 +173,46 @@ describe('the answer size limit (--max-answer-size)', () => {
     refused(await get(capped, '/rest/Doc?$top=101'), /a page of up to 101 Doc entities/);
   });
 
-  it('answers the same page without the long texts ($attributes), a page of at most 100 entities (not measured), and the whole page under the default limit', async () => {
+  it('counts a page of at most 100 entities as it is read (not measured first): past the limit it is refused, before any text is made of it', async () => {
+    // 60 texts of 100 KB: 5.7 MB; 40 of them fit (below)
+    refused(await get(capped, '/rest/Doc?$top=60'), /a page of up to 60 Doc entities/);
+    refused(await get(capped, '/rest/Doc?$top=60&$asArray=true'), /a page of up to 60 Doc entities/);
+    refused(await get(capped, '/rest/Doc?$top=60&$method=entityset'), /Doc entities of an entity set/);
+    const set = await get(roomy, '/rest/Doc?$method=entityset&$top=1');
+    refused(await get(capped, `/rest/Doc/$entityset/${String(set.body.__ENTITYSET).split('/').pop()}?$top=60`), /a page of 60 Doc entities of an entity set/);
+    assert.equal((await get(capped, '/rest/Doc?$top=60&$attributes=title')).status, 200);
+  });
+
+  it('measures the entities an alias over a 1→N relation reaches (every one of them is read) before reading them, inline or as a list of values', async () => {
+    // 3 documents of 3 folders: their 150 siblings inline, 15 MB
+    const { result, total } = await textRead(() => get(capped, '/rest/Doc?$top=3&$attributes=title,siblings.body'));
+    refused(result, /entities through siblings/);
+    // (the 3 documents' own texts are read with them, the 150 siblings' are not)
+    assert.ok(total < 10 * TEXT, `${total} characters of text read`);
+    const sent = await get(roomy, '/rest/Doc?$top=3&$attributes=title,siblings.body');
+    assert.equal(sent.status, 200);
+    assert.equal(sent.body.__ENTITIES[2].siblings.__ENTITIES.length, DOCS / FOLDERS);
+    // the same documents as a list of values: 4 folders' 200 bodies, 19 MB
+    const list = await textRead(() => get(capped, '/rest/Folder?$attributes=bodies'));
+    refused(list.result, /entities through bodies/);
+    assert.ok(list.total < 10_000, `${list.total} characters of text read`);
+    assert.equal((await get(capped, '/rest/Folder?$attributes=name')).status, 200);
+  });
+
+  it('counts calculated values as their code makes them, and stops asking for more past the limit; counts a function\'s result', async () => {
+    echoes = 0;
+    refused(await get(capped, `/rest/Note?$attributes=word,echo&$top=${NOTES}`), /the calculated echo through echo/);
+    assert.ok(echoes <= 6, `${echoes} values made of 20`);
+    const four = await get(capped, '/rest/Note?$attributes=word,echo&$top=4');
+    assert.equal(four.status, 200);
+    assert.equal(four.body.__ENTITIES[3].echo.length, MB);
+    refused(await get(capped, `/rest/Note/text?$params='[${6 * MB}]'`), /the result of/);
+    const small = await get(capped, `/rest/Note/text?$params='[${MB}]'`);
+    assert.equal(small.status, 200);
+    assert.equal(small.body.result.text.length, MB);
+  });
+
+  it('answers the same page without the long texts ($attributes), a page of at most 100 entities that fits, and the whole page under the default limit', async () => {
     const titles = await get(capped, `/rest/Doc?$top=${DOCS}&$attributes=title,size`);
     assert.equal(titles.status, 200);
     assert.equal(titles.body.__ENTITIES.length, DOCS);

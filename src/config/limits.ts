@@ -72,10 +72,12 @@ export const ANSWER_SLICE_CHARS = 256 * 1024;
 export const ANSWER_SLICE_MS = 20;
 /** Answers smaller than this, not measured, are not followed on their way out (rest/answer-flight.ts): they fit in the socket's buffers. */
 export const WATCHED_ANSWER_BYTES = 64 * 1024;
-/** A socket with answer bytes waiting must take at least SEND_PROGRESS_BYTES of them in every window this long (--send-timeout), else it is closed. */
+/**
+ * A socket with answer bytes waiting whose kernel takes none of them for this long is closed
+ * (--send-timeout): the kernel takes them in bursts, a third or so of its send buffer (up to 4 MB
+ * on Linux) at a time, so a client reading steadily at 50 KB/s or more is never cut.
+ */
 export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
-/** What a client reading an answer takes at least in every --send-timeout window: about half a KB a second, as an upload sends (UPLOAD_PROGRESS). */
-export const SEND_PROGRESS_BYTES = 16 * 1024;
 /** The bytes of values one chunk of an export reads at most (fewer rows than EXPORT_CHUNK_ROWS when they are big; always one row at least). */
 export const EXPORT_CHUNK_BYTES = 16 * 1024 * 1024;
 /**

@@ -9,9 +9,9 @@
 //   Retry-After (SERVER_BUSY), before its rows are read; a read not measured is refused only when
 //   the answers in flight hold the whole budget. An answer alone in flight is never refused (it
 //   is bounded by --max-answer-size): a budget smaller than one answer cannot lock a read out.
-// - an answer whose socket does not drain — fewer than SEND_PROGRESS_BYTES taken by the kernel in
-//   a window of --send-timeout while bytes wait — is closed, and what it held is let go; a client
-//   reading slowly but steadily is not cut.
+// - an answer whose socket does not drain — no byte taken by the kernel for --send-timeout while
+//   bytes wait — is closed (reset), and what it held is let go; a client reading slowly but
+//   steadily is not cut (see stalled() for how slowly).
 //
 // Answers smaller than WATCHED_ANSWER_BYTES (reserved, or sent whole) are not followed at all: they
 // fit in the socket's buffers, and the hot paths (a read by key, a default page) pay nothing. The per-socket counts are
@@ -20,20 +20,20 @@
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
-import { SEND_PROGRESS_BYTES, WATCHED_ANSWER_BYTES } from '../config/limits.js';
+import { WATCHED_ANSWER_BYTES } from '../config/limits.js';
 import { sizeText } from '../datastore/answer-size.js';
 import { DatasetError } from '../errors/dataset-error.js';
 
 /** What the flight reports when it closes a connection whose client does not read. */
-export type SendTimeoutReport = (what: { bytesWaiting: number; takenInWindow: number; windowMs: number }) => void;
+export type SendTimeoutReport = (what: { bytesWaiting: number; stalledMs: number }) => void;
 
 export class AnswerFlight {
   readonly #held = new Set<AnswerHold>();
   #watch: NodeJS.Timeout | undefined;
 
   /**
-   * `limit`: the bytes in flight at most (0: no limit); `sendTimeoutMs`: the window in which a
-   * socket with bytes waiting must take SEND_PROGRESS_BYTES of them (0: no timeout).
+   * `limit`: the bytes in flight at most (0: no limit); `sendTimeoutMs`: how long a socket with
+   * bytes waiting may take none of them (0: no timeout).
    */
   constructor(readonly limit: number, readonly sendTimeoutMs: number, readonly onTimeout?: SendTimeoutReport) {}
 
@@ -92,7 +92,7 @@ export class AnswerFlight {
     for (const hold of this.#held) {
       const stalled = hold.stalled(now, this.sendTimeoutMs);
       if (!stalled) continue;
-      this.onTimeout?.({ ...stalled, windowMs: this.sendTimeoutMs });
+      this.onTimeout?.(stalled);
       hold.cut();
     }
   }
@@ -112,8 +112,9 @@ export class AnswerHold {
   #socket: Socket | undefined;
   #response: ServerResponse | undefined;
   #stream: Readable | undefined;
-  #windowStart = 0;
-  #takenAtStart = 0;
+  /** when the kernel last took bytes of the socket (or none waited), and how many it had taken then */
+  #progressAt = 0;
+  #taken = 0;
 
   constructor(readonly flight: AnswerFlight) {}
 
@@ -156,13 +157,18 @@ export class AnswerHold {
    */
   follow(response: ServerResponse, stream?: Readable): void {
     if (this.#done) return;
+    // (the client went while the answer was made: nothing will be sent, its close is past)
+    if (response.destroyed || response.closed || response.socket?.destroyed === true) {
+      this.release();
+      return;
+    }
     this.#response = response;
     this.#stream = stream;
     const socket = response.socket;
     // (an injected request has no socket of the net module: nothing to watch)
     if (socket && typeof (socket as Partial<Socket>).destroy === 'function' && typeof socket.writableLength === 'number') this.#socket = socket;
-    this.#windowStart = performance.now();
-    this.#takenAtStart = this.#socket ? takenBytes(this.#socket) : 0;
+    this.#progressAt = performance.now();
+    this.#taken = this.#socket ? takenBytes(this.#socket) : 0;
     const done = () => this.release();
     response.once('finish', done);
     response.once('close', done);
@@ -180,25 +186,23 @@ export class AnswerHold {
   }
 
   /**
-   * Whether the answer's socket stalled: bytes wait and fewer than SEND_PROGRESS_BYTES were taken
-   * by the kernel in the last `windowMs`. A window ends at each check past its length, and a new
-   * one starts; one in which nothing waits starts again.
+   * Whether the answer's socket stalled: bytes wait, and the kernel took none of them for
+   * `timeoutMs`. (The kernel takes bytes from the process in bursts, when a third or so of its own
+   * send buffer — up to a few MB — has gone to the client: a client reading steadily faster than
+   * that a timeout is never seen to stall.)
    */
-  stalled(now: number, windowMs: number): { bytesWaiting: number; takenInWindow: number } | undefined {
+  stalled(now: number, timeoutMs: number): { bytesWaiting: number; stalledMs: number } | undefined {
     const socket = this.#socket;
     if (!socket || this.#done) return undefined;
     const waiting = untakenBytes(socket);
     const taken = takenBytes(socket);
-    if (waiting === 0) {
-      this.#windowStart = now;
-      this.#takenAtStart = taken;
+    if (waiting === 0 || taken !== this.#taken) {
+      this.#taken = taken;
+      this.#progressAt = now;
       return undefined;
     }
-    if (now - this.#windowStart < windowMs) return undefined;
-    const inWindow = taken - this.#takenAtStart;
-    this.#windowStart = now;
-    this.#takenAtStart = taken;
-    return inWindow < SEND_PROGRESS_BYTES ? { bytesWaiting: waiting, takenInWindow: inWindow } : undefined;
+    const stalledMs = now - this.#progressAt;
+    return stalledMs >= timeoutMs ? { bytesWaiting: waiting, stalledMs } : undefined;
   }
 
   /**
