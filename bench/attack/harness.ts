@@ -248,22 +248,25 @@ export function rawSocket(port: number, address = '127.0.0.1'): Promise<Socket> 
 }
 
 /**
- * Whether the server still holds this connection open, as the kernel sees it (/proc/net/tcp: our
- * end ESTABLISHED). A socket that is not read (paused) never sees the server's reset or FIN —
- * Node reads nothing from it — so a client that stops reading asks the kernel instead.
+ * Whether the server still holds this connection, as the kernel sees the server's end of it
+ * (/proc/net/tcp, both ends are on this machine: ESTABLISHED). A socket this side does not read
+ * (paused) never sees the server's reset or FIN — Node reads nothing from it — and a FIN queued
+ * behind bytes the client will not take never arrives; the server's end tells: once the server
+ * has let the connection go (reset, or closed with bytes left to the kernel) it is ESTABLISHED no
+ * more.
  */
-export function heldOpen(socket: Socket): boolean {
+export function heldByServer(socket: Socket): boolean {
   const hex = (address: string | undefined, port: number | undefined) => {
     const [a, b, c, d] = (address ?? '').split('.').map(Number);
     // (little-endian, as the kernel prints an IPv4 address)
     return `${[d, c, b, a].map((x) => x.toString(16).padStart(2, '0')).join('')}:${(port ?? 0).toString(16).padStart(4, '0')}`.toUpperCase();
   };
-  const local = hex(socket.localAddress, socket.localPort);
-  const remote = hex(socket.remoteAddress, socket.remotePort);
   if (socket.destroyed || !socket.localPort) return false;
+  const server = hex(socket.remoteAddress, socket.remotePort);
+  const client = hex(socket.localAddress, socket.localPort);
   for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const [, l, r, state] = line.trim().split(/\s+/);
-    if (l === local && r === remote) return state === '01';
+    const [, local, remote, state] = line.trim().split(/\s+/);
+    if (local === server && remote === client) return state === '01';
   }
   return false;
 }
