@@ -15,6 +15,7 @@
 
 import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { PARENT_CHECK_MS, RESTART_BURST } from './config/limits.js';
 import { answerMetricsOf } from './cluster-metrics.js';
@@ -184,17 +185,54 @@ export function supervise(script: string, args: readonly string[], options: Supe
 /**
  * Calls `gone` once the process that started this one ends (its parent changes: the orphan is
  * adopted by init or a subreaper). Killed with `kill -9`, `npm start` cannot pass a signal on: the
- * server would go on serving, orphaned, holding its port and its database. Under a service manager
- * (systemd, Docker's init, a process supervisor) the parent stays for as long as the service runs.
+ * server would go on serving, orphaned, holding its port and its database. npm (yarn, pnpm) runs
+ * a script through `sh -c`, and a shell that waits for its one command (dash, Debian's sh, does
+ * not exec it) outlives npm's SIGKILL, adopted in its turn while this process's parent stays the
+ * same: each such shell between this process and what started it is watched too (Linux: /proc).
+ * Under a service manager (systemd, Docker's init, a process supervisor) the parent stays for as
+ * long as the service runs.
  */
 function watchParent(gone: () => void): void {
   const parent = process.ppid;
+  const wrappers = shellsAbove(parent);
   const timer = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === parent && wrappers.every((w) => parentOf(w.pid) === w.parent)) return;
     clearInterval(timer);
     gone();
   }, PARENT_CHECK_MS);
   timer.unref();
+}
+
+/** The shells running only the command below them (`sh -c …`), from `pid` up, each with its parent now. */
+function shellsAbove(pid: number): { pid: number; parent: number }[] {
+  const out: { pid: number; parent: number }[] = [];
+  for (let at = pid; out.length < 8 && isShellWrapper(at);) {
+    const parent = parentOf(at);
+    if (parent === undefined || parent <= 1) break;
+    out.push({ pid: at, parent });
+    at = parent;
+  }
+  return out;
+}
+
+/** A process's parent, from /proc/<pid>/stat (its 4th field; the name before it is in parentheses and may hold spaces); undefined once it is gone, or without /proc. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Is `pid` a POSIX shell given its command with -c (how npm, yarn and pnpm run a script)? */
+function isShellWrapper(pid: number): boolean {
+  try {
+    const [argv0, flag] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return /(^|\/)(sh|dash|bash|ash|zsh)$/.test(argv0) && flag === '-c';
+  } catch {
+    return false;
+  }
 }
 
 /** A port free on `host` now (the workers then ask for it; another program could take it between, as with any port given). */

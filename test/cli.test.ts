@@ -272,32 +272,41 @@ export default class DataStore extends Datastore {
     }
   });
 
-  it('stops when the process that started it is killed with SIGKILL (as npm start would be), its workers too: nothing is left serving', async () => {
-    const dir = project(join(tmp.dir, 'orphan'), SMALL);
-    // a starter standing for npm: it runs the command and stays, as npm does, until killed
-    const starter = spawn(process.execPath, ['-e', `
-      const { spawn } = require('node:child_process');
-      spawn(process.execPath, ${JSON.stringify([BIN, '--project', dir, '--port', '0', '--log-level', 'warn'])}, { stdio: 'inherit' });
-      setInterval(() => {}, 1e9);
-    `], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let err = '';
-    starter.stderr.on('data', (d) => (err += String(d)));
-    const base = await new Promise<string>((resolve, reject) => {
-      starter.stdout.on('data', (d) => {
-        const m = /(http:\S+\/rest)/.exec(String(d));
-        if (m) resolve(m[1]);
+  // a starter standing for npm: it runs the command and stays, as npm does, until killed — the
+  // command itself, or (as npm, yarn and pnpm run a script) a `sh -c` running it, which dash does
+  // not replace by the command: killed, npm leaves that shell behind, alive, adopted by init
+  for (const throughShell of [false, true]) {
+    it(`stops when the process that started it${throughShell ? ' through `sh -c` (as npm runs a script)' : ''} is killed with SIGKILL (as npm start would be), its workers too: nothing is left serving`, async () => {
+      const dir = project(join(tmp.dir, throughShell ? 'orphan-sh' : 'orphan'), SMALL);
+      const command = [process.execPath, BIN, '--project', dir, '--port', '0', '--log-level', 'warn'];
+      const [file, args] = throughShell ? ['/bin/sh', ['-c', command.map((a) => `'${a}'`).join(' ')]] : [command[0], command.slice(1)];
+      const starter = spawn(process.execPath, ['-e', `
+        const { spawn } = require('node:child_process');
+        spawn(${JSON.stringify(file)}, ${JSON.stringify(args)}, { stdio: 'inherit' });
+        setInterval(() => {}, 1e9);
+      `], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      starter.stderr.on('data', (d) => (err += String(d)));
+      const base = await new Promise<string>((resolve, reject) => {
+        starter.stdout.on('data', (d) => {
+          const m = /(http:\S+\/rest)/.exec(String(d));
+          if (m) resolve(m[1]);
+        });
+        starter.on('exit', () => reject(new Error(err)));
       });
-      starter.on('exit', () => reject(new Error(err)));
+      const children = (pid: number) => spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
+      const [first] = children(starter.pid as number);
+      const shell = throughShell ? first : undefined;
+      const [supervisor] = throughShell ? children(first) : [first];
+      const [worker] = children(supervisor);
+      assert.ok(supervisor && worker, `${supervisor} ${worker}`);
+      assert.equal((await fetch(`${base}/$catalog`)).status, 200);
+      starter.kill('SIGKILL');
+      const left = () => [shell, supervisor, worker].filter((p): p is number => p !== undefined && alive(p));
+      for (const end = Date.now() + 15_000; Date.now() < end && left().length > 0; ) await new Promise((r) => setTimeout(r, 100));
+      assert.deepEqual(left(), [], `still running: ${left().join(' ')}`);
+      await assert.rejects(fetch(`${base}/$catalog`, { signal: AbortSignal.timeout(2000) }));
+      assert.match(err, /the process that started the server is gone/);
     });
-    const children = (pid: number) => spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.split('\n').map(Number).filter((n) => n > 0);
-    const [supervisor] = children(starter.pid as number);
-    const [worker] = children(supervisor);
-    assert.ok(supervisor && worker, `${supervisor} ${worker}`);
-    assert.equal((await fetch(`${base}/$catalog`)).status, 200);
-    starter.kill('SIGKILL');
-    for (const end = Date.now() + 15_000; Date.now() < end && (alive(supervisor) || alive(worker)); ) await new Promise((r) => setTimeout(r, 100));
-    assert.ok(!alive(supervisor) && !alive(worker), `still running: ${[supervisor, worker].filter(alive).join(' ')}`);
-    await assert.rejects(fetch(`${base}/$catalog`, { signal: AbortSignal.timeout(2000) }));
-    assert.match(err, /the process that started the server is gone/);
-  });
+  }
 });
