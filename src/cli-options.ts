@@ -2,7 +2,7 @@
 // how the same settings come from DATASET_REST_* variables and a configuration file
 // (src/config/settings.ts). A contract other tools rely on: the flag names. src/cli.ts runs it.
 
-import { DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
+import { DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from './config/limits.js';
 import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from './config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -21,7 +21,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 export interface CommandOptions {
   project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxAnswersInFlight: number; sendTimeout: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
-  maxLocksPerSession: number; maxQueuedConversions: number; maxConversionsPerClient: number; maxSessions: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
+  maxLocksPerSession: number; maxQueuedConversions: number; maxConversionsPerClient: number; maxSessions: number; maxGuestsPerAddress: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
 
 /** How the options are also set by variables and the configuration file. */
@@ -176,7 +176,8 @@ export function commandLine(): Command {
     .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
     .option('--max-queued-conversions <n>', 'image conversions ($imageformat) that may wait behind the one running, everyone\'s together; past them 503; 0: none waits', wholeNumber, DEFAULT_QUEUED_CONVERSIONS)
     .option('--max-conversions-per-client <n>', 'image conversions one client (a session, a guest\'s address) may have running or waiting; past them 429', positiveInt, DEFAULT_CONVERSIONS_PER_CLIENT)
-    .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap)', positiveInt, DEFAULT_MAX_SESSIONS)
+    .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap: past it the least recently used guest gives way)', positiveInt, DEFAULT_MAX_SESSIONS)
+    .option('--max-guests-per-address <n>', 'stored guest sessions from one client address at most (past it that address\'s least recently used gives way); 0: no cap of its own', wholeNumber, DEFAULT_MAX_GUESTS_PER_ADDRESS)
     .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')
     .option('--workers <n>', 'server processes sharing the port (and the database); auto: one per core', workerCount, 1)
     .option('--log-level <level>', `log level on stderr (${LOG_LEVELS.join(', ')}); requests are logged at debug`, logLevel, 'info')

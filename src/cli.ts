@@ -109,7 +109,7 @@ async function serve(): Promise<void> {
       maxSetMembers: opts.maxSetMembers,
       maxSetMemory: opts.maxSetMemory,
       maxTextLength: opts.maxTextLength,
-      sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions },
+      sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions, maxGuestsPerAddress: opts.maxGuestsPerAddress },
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
       onEventError: eventErrorLogger(() => log),
       // what the start changed in the database's schema, a line each

@@ -276,8 +276,19 @@ export const SESSION_TOUCH_MS = 60_000;
 export const SESSION_SWEEP_MS = 60_000;
 /** Stored sessions that hold privileges, at most (--max-sessions); past it a new login answers 429. */
 export const DEFAULT_MAX_SESSIONS = 10_000;
-/** Stored guest sessions (a guest is stored once it keeps something: storage, entity sets), at most. */
+/** Stored guest sessions (a guest is stored once it keeps something: storage, entity sets), at most, every address together (--max-sessions): past it the least recently used guest gives way to a new one. */
 export const DEFAULT_MAX_GUEST_SESSIONS = 10_000;
+/**
+ * Stored guest sessions from one client address at most (--max-guests-per-address; 0: no cap of
+ * the address's own): past it that address's least recently used guest gives way. An office
+ * behind one NAT address keeps 100 guests that hold something (a set, a storage) at once — a
+ * guest that keeps nothing is not stored, and logged-in sessions are not guests; it takes 100
+ * addresses to fill the pool of 10,000 (the probe of issue 34 used 50), and past the pool's cap
+ * the least recently used guest anywhere gives way, newcomers are never refused.
+ */
+export const DEFAULT_MAX_GUESTS_PER_ADDRESS = 100;
+/** The characters of a client address a stored session keeps (an IPv6 address with its zone is under 64). */
+export const MAX_SESSION_ADDRESS = 64;
 /**
  * REST requests a session may make in a minute, per instance (--max-requests-per-minute; guests
  * are counted per client address); 0: no limit, the default — clients behind one proxy share an

@@ -216,6 +216,18 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     return released;
   }
 
+  async releaseOwned(owner: string): Promise<number> {
+    const { q, p, sets } = this.#sql;
+    const ids = (await this.storage.column(`SELECT ${q('id')} FROM ${sets} WHERE ${q('owner')} = ${p(1)}`, [owner])).map(String);
+    if (ids.length === 0) return 0;
+    let n = 0;
+    await this.storage.transaction(async () => {
+      for (const id of ids) if (await this.#delete(id, owner)) n++;
+    }, { retries: this.storage.dialect.conflictRetries });
+    for (const id of ids) this.#forget(id);
+    return n;
+  }
+
   async owned(owner: string): Promise<number> {
     const { q, p, sets, alive } = this.#sql;
     const row = await this.storage.get(`SELECT COUNT(*) AS n FROM ${sets} WHERE ${alive} AND ${q('owner')} = ${p(2)}`, [this.#now(), owner]);

@@ -103,7 +103,8 @@ export class Datastore {
     const byModel = new Map<DataClassModel, DataClassCore>();
     const entitySets = options.entitySets ?? new DatabaseEntitySetStore(storage, { maxMembers: options.maxSetMembers, maxBytes: options.maxSetMemory });
     const policyOf = () => this.#policy;
-    const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions });
+    // (an evicted guest's sets go with it)
+    const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions }, entitySets);
     const core: Core = {
       name: model.name,
       model,

@@ -64,6 +64,8 @@ export interface EntitySetStore {
   list(owner?: string): Promise<SetInfo[]>;
   /** How many sets alive now a session made. */
   owned(owner: string): Promise<number>;
+  /** Releases every set a session made (its session was evicted); resolves to how many went. */
+  releaseOwned(owner: string): Promise<number>;
   /** Stops what the store runs in the background (the datastore closes it with itself). */
   close?(): void;
 }
@@ -185,6 +187,12 @@ export class MemoryEntitySetStore implements EntitySetStore {
     const kept = this.#sets.get(id);
     if (!kept || !readable(kept.owner, reader)) return false;
     return this.#delete(id);
+  }
+
+  async releaseOwned(owner: string): Promise<number> {
+    const mine = [...(this.#byOwner.get(owner) ?? [])];
+    for (const id of mine) this.#delete(id);
+    return mine.length;
   }
 
   async list(owner?: string): Promise<SetInfo[]> {

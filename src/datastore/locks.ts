@@ -120,7 +120,7 @@ export async function lockEntity(dc: DataClassCore, key: unknown, access: Access
   sessionInternals.keep(session);
   // (inside a caller's transaction, the store goes with it: rolled back, the session is not stored)
   const undo = sessionInternals.storeUndo(session);
-  const saving = core.sessions.save(session);
+  const saving = core.sessions.save(session, client.address);
   if (saving) {
     await saving;
     storage.onRollback(undo);

@@ -7,17 +7,20 @@
 // one: sent back, it is the same guest, stored under the upper-case token once it keeps
 // something). Sessions are read through a short per-instance cache (SESSION_CACHE_MS) and their
 // expiry is written again only when it has moved by SESSION_TOUCH_MS. Expired sessions come back
-// as new guests and are swept.
+// as new guests and are swept. Stored guests are capped per client address and in all, in the
+// database (every instance counts every other's): past a cap the least recently used guest
+// gives way, its entity sets with it, and a newcomer is never refused.
 
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
+  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MAX_SESSION_ADDRESS, MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
 } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Grants, Policy } from '../permissions/policy.js';
 import type { Storage } from '../storage/adapter.js';
 import {
-  countSessions, deleteExpiredSessions, deleteSession, deleteSessionLocks, deleteVoidLocks, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow,
+  countGuestsFrom, countSessions, deleteExpiredSessions, deleteSession, deleteSessionLocks, deleteVoidLocks, evictGuests, insertSession, listSessions, lockNamed, readSession, sessionExists, touchSession, updateSession,
+  type SessionRow, type StoredSessionRow,
 } from '../storage/system-tables.js';
 
 /** What setPrivileges() takes: "a,b", ["a", "b"], or { privileges, roles, userName }. */
@@ -385,7 +388,15 @@ export interface SessionStoreOptions {
   /** the clock (tests move it) */
   readonly now?: () => number;
   readonly maxSessions?: number;
+  /** stored guests at most, every address together: past it the least recently used give way */
   readonly maxGuestSessions?: number;
+  /** stored guests from one client address at most (0: no cap of its own): past it that address's least recently used give way */
+  readonly maxGuestsPerAddress?: number;
+}
+
+/** What a session holds elsewhere by its id, that goes when its session is evicted (its entity sets). */
+export interface SessionHoldings {
+  releaseOwned(owner: string): Promise<unknown>;
 }
 
 interface Cached {
@@ -401,13 +412,17 @@ export class SessionStore {
   readonly #cache = new Map<string, Cached>();
   readonly #maxSessions: number;
   readonly #maxGuests: number;
+  readonly #maxGuestsPerAddress: number;
+  readonly #holdings: SessionHoldings | undefined;
   idleMs: number;
 
-  constructor(readonly storage: Storage, readonly policyOf: () => Policy, options: SessionStoreOptions) {
+  constructor(readonly storage: Storage, readonly policyOf: () => Policy, options: SessionStoreOptions, holdings?: SessionHoldings) {
     this.now = options.now ?? Date.now;
     this.idleMs = options.idleMinutes * 60_000;
     this.#maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
     this.#maxGuests = options.maxGuestSessions ?? DEFAULT_MAX_GUEST_SESSIONS;
+    this.#maxGuestsPerAddress = options.maxGuestsPerAddress ?? DEFAULT_MAX_GUESTS_PER_ADDRESS;
+    this.#holdings = holdings;
   }
 
   get policy(): Policy {
@@ -450,7 +465,7 @@ export class SessionStore {
       // used: its expiry moves, written again only once it has moved enough
       if (dueForTouch(row, now)) {
         const expires = now + row.idle;
-        if ((await touchSession(this.storage, row.token, expires)) === 0) {
+        if ((await touchSession(this.storage, row.token, expires, now)) === 0) {
           // ended meanwhile (a logout, a login's new token, the sweep) through another instance: a new guest
           this.#cache.delete(token);
           return this.guest();
@@ -480,31 +495,34 @@ export class SessionStore {
     return new Session(this, state, newToken(), { newToken: true, stored: false });
   }
 
-  /** Stores what the request changed of its session: undefined, at once, when it changed nothing. */
-  save(session: Session): Promise<void> | undefined {
+  /**
+   * Stores what the request changed of its session: undefined, at once, when it changed nothing.
+   * `address` is the client's: a guest stored now counts against that address's cap.
+   */
+  save(session: Session, address = ''): Promise<void> | undefined {
     const changes = sessionInternals.changed(session);
-    return changes && this.#store(session, changes);
+    return changes && this.#store(session, changes, address);
   }
 
-  async #store(session: Session, changes: Changes): Promise<void> {
+  async #store(session: Session, changes: Changes, address: string): Promise<void> {
     const internals = sessionInternals;
     const { state } = changes;
     const now = this.now();
     const guest = state.privileges.length === 0;
     const replaced = internals.replaced(session);
-    // a logout is never refused for the caps: the guest it leaves replaces the row it ends
-    if (changes.insert && !(guest && replaced !== undefined)) await this.makeRoom(guest);
+    if (changes.insert && !guest) await this.makeRoom(false);
     const token = internals.token(session);
     // (made before anything is removed: storage JSON cannot hold is refused with nothing changed)
-    const row: SessionRow = {
+    const row: StoredSessionRow = {
       token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
-      idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest,
+      idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest, address: address.slice(0, MAX_SESSION_ADDRESS), used: now,
     };
     if (changes.insert) {
       // the new token's row first, the old one's then: a session keeping its id (a logout, a
       // change of privileges) is never without a live row meanwhile, so its entity locks (held by
       // the id) never look void to another instance
-      await insertSession(this.storage, row);
+      if (guest) await this.#admitGuest(row, now);
+      else await insertSession(this.storage, row);
       this.#remember(token, row, now);
       if (replaced !== undefined) {
         this.#cache.delete(replaced);
@@ -525,12 +543,43 @@ export class SessionStore {
     internals.markStored(session);
   }
 
-  /** Refuses a new stored session past the caps on live sessions (guests counted apart). */
+  /**
+   * Refuses a new stored logged-in session past the cap on live ones. A guest is never refused:
+   * room is made for it when it is stored (#admitGuest).
+   */
   async makeRoom(guest: boolean): Promise<void> {
-    const cap = guest ? this.#maxGuests : this.#maxSessions;
-    if ((await countSessions(this.storage, guest, this.now())) >= cap) {
-      throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most ${guest ? 'guest ' : ''}sessions (${cap}): try again later`, [], { retryAfterS: 60 });
+    if (guest) return;
+    if ((await countSessions(this.storage, false, this.now())) >= this.#maxSessions) {
+      throw new DatasetError('TOO_MANY_REQUESTS', `the server holds its most sessions (${this.#maxSessions}): try again later`, [], { retryAfterS: 60 });
     }
+  }
+
+  /**
+   * Stores a guest's new row, making room for it first: past its address's cap, that address's
+   * least recently used guests go; past the cap of all guests, the least recently used anywhere.
+   * Their entity sets go with them (their locks are void with their rows, and swept). One guest
+   * is admitted at a time, every instance together (a named lock on PostgreSQL, SQLite's one
+   * writer): the counts see every other admission, and the caps hold across instances. "Least
+   * recently used" is by the last use written with the expiry (within SESSION_TOUCH_MS, or a
+   * tenth of the idle timeout).
+   */
+  async #admitGuest(row: StoredSessionRow, now: number): Promise<void> {
+    const storage = this.storage;
+    const evicted = await storage.transaction(async () => {
+      await lockNamed(storage, 'guest sessions');
+      // (stored meanwhile by another request of the same guest: the same row, no room to make)
+      if (await sessionExists(storage, row.token)) return [];
+      const gone: string[] = [];
+      if (this.#maxGuestsPerAddress > 0) {
+        const mine = await countGuestsFrom(storage, row.address, now);
+        if (mine >= this.#maxGuestsPerAddress) gone.push(...(await evictGuests(storage, mine - this.#maxGuestsPerAddress + 1, now, row.address)));
+      }
+      const all = await countSessions(storage, true, now);
+      if (all >= this.#maxGuests) gone.push(...(await evictGuests(storage, all - this.#maxGuests + 1, now)));
+      await insertSession(storage, row);
+      return gone;
+    }, { retries: storage.dialect.conflictRetries });
+    for (const id of evicted) await this.#holdings?.releaseOwned(id);
   }
 
   /** The live sessions, for an administrator's $info. */

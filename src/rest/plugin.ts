@@ -111,7 +111,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     } finally {
       // what the request changed of its session is stored before the answer leaves: the next
       // request, on any instance, sees it
-      const saving = sessions.save(session);
+      const saving = sessions.save(session, request.ip);
       // (an answer not sent lets go of what it holds)
       if (saving) await saving.catch((e: unknown) => {
         dropAnswer(response);

@@ -77,6 +77,14 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `INSERT INTO ${q(SET_TOTALS_TABLE)} (${q('id')}, ${q('sets')}, ${q('members')}) SELECT 1, c.n, c.m FROM ` +
       `(SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS m FROM ${q(SET_TABLE)}) c WHERE NOT EXISTS (SELECT 1 FROM ${q(SET_TOTALS_TABLE)})`,
   );
+  // Who stored a session (its client's address) and when it was last used, added to databases
+  // made before them: stored guests are capped per address, and past the caps the least recently
+  // used guests give way (datastore/sessions.ts).
+  const sessionColumns = await tableColumns(s, SESSION_TABLE);
+  if (!sessionColumns.includes('address')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('address')} TEXT NOT NULL DEFAULT ''`);
+  if (!sessionColumns.includes('used')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('used')} ${d.bigint} NOT NULL DEFAULT 0`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_used`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('used')})`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_address_used`)} ON ${q(SESSION_TABLE)} (${q('address')}, ${q('guest')}, ${q('used')})`);
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_owner`)} ON ${q(BLOB_TABLE)} (${q('owner')})`);
@@ -294,7 +302,14 @@ export interface SessionRow {
   readonly guest: boolean;
 }
 
+/** A session as it is stored: with the address of the client that stored it and when it was last used (ms; written with its expiry). */
+export interface StoredSessionRow extends SessionRow {
+  readonly address: string;
+  readonly used: number;
+}
+
 const SESSION_COLUMNS = ['token', 'id', 'userName', 'privileges', 'storage', 'idle', 'expires', 'guest'] as const;
+const STORED_COLUMNS = [...SESSION_COLUMNS, 'address', 'used'] as const;
 
 function sessionFromRow(row: Record<string, unknown>): SessionRow {
   return {
@@ -310,13 +325,40 @@ export async function readSession(r: Reader, token: string): Promise<SessionRow 
 }
 
 /** Stores a new session (its token is new: never one stored before). */
-export async function insertSession(s: Storage, row: SessionRow): Promise<void> {
+export async function insertSession(s: Storage, row: StoredSessionRow): Promise<void> {
   const { quote: q, placeholder: p } = s.dialect;
   await s.run(
     // (a guest kept by its cookie, stored by two of its requests at once: one row, the same)
-    `INSERT INTO ${q(SESSION_TABLE)} (${SESSION_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${SESSION_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO NOTHING`,
-    [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0],
+    `INSERT INTO ${q(SESSION_TABLE)} (${STORED_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${STORED_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO NOTHING`,
+    [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0, row.address, row.used],
   );
+}
+
+/** Whether a token's session is stored (live or not). */
+export async function sessionExists(r: Reader, token: string): Promise<boolean> {
+  const { quote: q, placeholder: p } = r.dialect;
+  return (await r.get(`SELECT 1 AS x FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token])) !== undefined;
+}
+
+/** The live guest sessions stored from one client address. */
+export async function countGuestsFrom(r: Reader, address: string, now: number): Promise<number> {
+  const { quote: q, placeholder: p } = r.dialect;
+  const row = await r.get(`SELECT COUNT(*) AS n FROM ${q(SESSION_TABLE)} WHERE ${q('address')} = ${p(1)} AND ${q('guest')} = 1 AND ${q('expires')} > ${p(2)}`, [address, now]);
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Removes the `count` least recently used live guest sessions (of one address, when given);
+ * resolves to their ids. One statement: the rows are chosen by the index on their last use.
+ */
+export async function evictGuests(s: Storage, count: number, now: number, address?: string): Promise<string[]> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const from = address === undefined ? '' : ` AND ${q('address')} = ${p(2)}`;
+  const rows = await s.all(
+    `DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('token')} IN (SELECT ${q('token')} FROM ${q(SESSION_TABLE)} WHERE ${q('guest')} = 1 AND ${q('expires')} > ${p(1)}${from} ORDER BY ${q('used')} LIMIT ${p(address === undefined ? 2 : 3)}) RETURNING ${q('id')} AS id`,
+    address === undefined ? [now, count] : [now, address, count],
+  );
+  return rows.map((r) => String(r.id));
 }
 
 /**
@@ -324,7 +366,7 @@ export async function insertSession(s: Storage, row: SessionRow): Promise<void> 
  * timeout) and its expiry, never the others; resolves to 0 when it is gone (a gone session is not
  * brought back).
  */
-export async function updateSession(s: Storage, row: SessionRow, parts: { readonly who: boolean; readonly storage: boolean; readonly idle: boolean }): Promise<number> {
+export async function updateSession(s: Storage, row: StoredSessionRow, parts: { readonly who: boolean; readonly storage: boolean; readonly idle: boolean }): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;
   const sets: string[] = [];
   const values: unknown[] = [];
@@ -340,14 +382,15 @@ export async function updateSession(s: Storage, row: SessionRow, parts: { readon
   if (parts.storage) set('storage', row.storage);
   if (parts.idle) set('idle', row.idle);
   set('expires', row.expires);
+  set('used', row.used);
   values.push(row.token);
   return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${sets.join(', ')} WHERE ${q('token')} = ${p(values.length)}`, values);
 }
 
-/** Moves a session's expiry (it was used); resolves to 0 when it is gone. */
-export async function touchSession(s: Storage, token: string, expires: number): Promise<number> {
+/** Moves a session's expiry and last use (it was used at `used`); resolves to 0 when it is gone. */
+export async function touchSession(s: Storage, token: string, expires: number, used: number): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect;
-  return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${q('expires')} = ${p(1)} WHERE ${q('token')} = ${p(2)}`, [expires, token]);
+  return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${q('expires')} = ${p(1)}, ${q('used')} = ${p(2)} WHERE ${q('token')} = ${p(3)}`, [expires, used, token]);
 }
 
 export async function deleteSession(s: Storage, token: string): Promise<void> {
