@@ -12,7 +12,8 @@ import { QueryPathStore } from '../src/datastore/query-paths.js';
 import { createSystemTables } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { ENGINES, type TestDatabase } from './storage-engines.js';
-import { SET_ROW_MEMBERS } from '../src/config/limits.js';
+import { SET_RECORD_BYTES, SET_ROW_MEMBERS } from '../src/config/limits.js';
+import { pack, packedBytes } from '../src/datastore/packed-keys.js';
 
 /** the other instance's bound: two 6-member sets do not fit in it (each set's row counts SET_ROW_MEMBERS more) */
 const BOUND = 2 * (6 + SET_ROW_MEMBERS) - 1;
@@ -23,6 +24,8 @@ interface SetStoreImplementation {
   readonly concurrentInstances?: boolean;
   /** a new, empty store whose clock is `now` */
   open(now: () => number): Promise<{ store: EntitySetStore; other?: EntitySetStore; cleanup(): Promise<void> }>;
+  /** a new, empty store bounded to hold `sets` sets of `members` integer members each, all owners together (its memory, or its members) */
+  bounded(now: () => number, sets: number, members: number): Promise<{ store: EntitySetStore; cleanup(): Promise<void> }>;
 }
 
 const SET_STORES: readonly SetStoreImplementation[] = [
@@ -30,6 +33,10 @@ const SET_STORES: readonly SetStoreImplementation[] = [
     name: 'in memory',
     async open(now) {
       const store = new MemoryEntitySetStore({ now, sweepEveryMs: 0 });
+      return { store, cleanup: async () => store.close() };
+    },
+    async bounded(now, sets, members) {
+      const store = new MemoryEntitySetStore({ now, sweepEveryMs: 0, maxBytes: sets * (packedBytes(pack(new Float64Array(members))) + SET_RECORD_BYTES) });
       return { store, cleanup: async () => store.close() };
     },
   },
@@ -43,6 +50,12 @@ const SET_STORES: readonly SetStoreImplementation[] = [
       await createSystemTables(storage);
       const other = db.another ? new DatabaseEntitySetStore(new TransactionManager(db.another()), { now, maxMembers: BOUND }) : undefined;
       return { store: new DatabaseEntitySetStore(storage, { now }), other, cleanup: () => db.cleanup() };
+    },
+    async bounded(now, sets, members) {
+      const db = await engine.open();
+      const storage = new TransactionManager(db.driver);
+      await createSystemTables(storage);
+      return { store: new DatabaseEntitySetStore(storage, { now, maxMembers: sets * (members + SET_ROW_MEMBERS) }), cleanup: () => db.cleanup() };
     },
   })),
 ];
@@ -180,6 +193,76 @@ for (const impl of SET_STORES) {
       now += 11;
       const ids = (await store.list()).map((s) => s.id);
       assert.ok(ids.includes(alive.id) && !ids.includes(dying.id));
+    });
+  });
+}
+
+for (const impl of SET_STORES) {
+  describe(`entity set store, a share per session: ${impl.name}`, () => {
+    let now = 1_000;
+    const owned = (owner: string, i: number): StoredSet => ({ ...set(Float64Array.from({ length: 6 }, (_, k) => 100 * i + k), 600_000), owner });
+    const ids = async (store: EntitySetStore, owner: string) => (await store.list(owner)).map((x) => x.id);
+
+    it("makes a session filling the store give up its own least recently used sets, never another session's", async () => {
+      const { store, cleanup } = await impl.bounded(() => now, 10, 6);
+      try {
+        const a = owned('A', 0);
+        await store.put(a);
+        const b = Array.from({ length: 25 }, (_, i) => owned('B', i + 1));
+        for (const x of b) {
+          now += 1;
+          await store.put(x);
+          // A uses its set now and then, B never goes back to its old ones
+          if (x === b[12]) assert.ok(await store.get(a.id, 'A'));
+        }
+        assert.ok(await store.get(a.id, 'A'), "A's set stays, however many B keeps");
+        const kept = await ids(store, 'B');
+        assert.deepEqual(kept.sort(), b.slice(-9).map((x) => x.id).sort(), "B keeps its 9 most recent, within what A leaves");
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it('makes room for a newcomer out of the largest holder: its least recently used set goes, the small holders keep theirs', async () => {
+      const { store, cleanup } = await impl.bounded(() => now, 10, 6);
+      try {
+        const small = [owned('S1', 0), owned('S2', 1)];
+        for (const x of small) await store.put(x);
+        const big = Array.from({ length: 8 }, (_, i) => owned('BIG', i + 2));
+        for (const x of big) {
+          now += 1;
+          await store.put(x);
+        }
+        // full: 2 small + 8 big; S1 uses its set (the most recent of all now), then a newcomer keeps one
+        now += 1;
+        assert.ok(await store.get(small[0].id, 'S1'));
+        const newcomer = owned('N', 20);
+        now += 1;
+        await store.put(newcomer);
+        assert.ok(await store.get(newcomer.id, 'N'));
+        for (const x of small) assert.ok(await store.get(x.id, x.owner), `${x.owner} keeps its set`);
+        assert.deepEqual((await ids(store, 'BIG')).sort(), big.slice(1).map((x) => x.id).sort(), "the largest holder's oldest set went");
+      } finally {
+        await cleanup();
+      }
+    });
+
+    it("releases every set of one owner (its session was evicted), and no other's", async () => {
+      const { store, cleanup } = await impl.bounded(() => now, 10, 6);
+      try {
+        for (let i = 0; i < 3; i++) await store.put(owned('GONE', i));
+        const stays = owned('STAYS', 9);
+        await store.put(stays);
+        assert.equal(await store.releaseOwned('GONE'), 3);
+        assert.equal(await store.owned('GONE'), 0);
+        assert.ok(await store.get(stays.id, 'STAYS'));
+        // the room they held is free: ten sets fit again
+        for (let i = 10; i < 19; i++) await store.put(owned('NEXT', i));
+        assert.ok(await store.get(stays.id, 'STAYS'));
+        assert.equal(await store.owned('NEXT'), 9);
+      } finally {
+        await cleanup();
+      }
     });
   });
 }

@@ -97,7 +97,7 @@ export const ITERATION_CHUNK = 1000;
 export const DEFAULT_SET_TIMEOUT_S = 7200;
 /** Rebuilt sets (from $savedfilter / $savedorderby) live 10 minutes, whatever their first lifetime (reference §3.18). */
 export const REBUILT_SET_TIMEOUT_S = 600;
-/** Members kept by all the sets in the database at most, all instances together (--max-set-members; a set's row counts SET_ROW_MEMBERS more); past it, the least recently used sets go first. */
+/** Members kept by all the sets in the database at most, all instances together (--max-set-members; a set's row counts SET_ROW_MEMBERS more); past it, the least recently used sets of the session holding the most go first (each session a fair share). */
 export const DEFAULT_MAX_SET_MEMBERS = 20_000_000;
 /** Bytes the entity sets of one process keep at most (--max-set-memory): the in-process store's sets, or the database store's members read and kept at hand. Members are packed (4 bytes an integer key, 16 a uuid), outside the V8 heap: 256 MiB is 64M integer keys, far under the heap's limit. */
 export const DEFAULT_MAX_SET_MEMORY = 256 * 2 ** 20;

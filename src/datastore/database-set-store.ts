@@ -6,19 +6,22 @@
 // bounded cache, by id and version; the row (its version, lifetime, existence) is asked every
 // time, so a release or a rebuild on another instance counts at once. Every operation reads the
 // rows it needs by index (the set's id, the expired ones, the oldest few), never every set: the
-// totals the bound is checked against are kept in a row of their own (SET_TOTALS_TABLE).
+// totals the bound is checked against are kept in a row of their own (SET_TOTALS_TABLE), and what
+// each session's sets hold in a row of its own (SET_OWNER_TABLE): past the bound, the sets that
+// go are those of the session holding the most, its least recently used first — each session a
+// fair share, whoever fills the store gives up its own sets first.
 
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, SET_CACHE_MEMBERS, SET_CHUNK_MEMBERS, SET_CHUNKS_KEPT, SET_REFRESH_MS, SET_ROW_MEMBERS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Storage } from '../storage/adapter.js';
-import { lockNamed, SET_CHUNK_TABLE, SET_TABLE, SET_TOTALS_TABLE } from '../storage/system-tables.js';
+import { lockNamed, SET_CHUNK_TABLE, SET_OWNER_TABLE, SET_TABLE, SET_TOTALS_TABLE } from '../storage/system-tables.js';
 import type { EntitySetStore, KeyList, SetInfo, SetReader, SetSlice, StoredSet } from './entity-set-store.js';
 import { readable } from './entity-set-store.js';
 import { pack, packedBytes, unpack, type PackedKeys } from './packed-keys.js';
 
 export interface DatabaseSetStoreOptions {
-  /** members kept at most, all sets of all instances together (each set's row counting SET_ROW_MEMBERS more): past it the least recently used sets go */
+  /** members kept at most, all sets of all instances together (each set's row counting SET_ROW_MEMBERS more): past it the least recently used sets of the session holding the most go */
   readonly maxMembers?: number;
   /** bytes of members read that this process keeps at hand, packed (--max-set-memory) */
   readonly maxBytes?: number;
@@ -69,7 +72,7 @@ function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): 
 function sqlParts(storage: Storage) {
   const { quote: q, placeholder: p } = storage.dialect;
   const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text, COALESCE(${q('version')}, ${q('id')} || ':' || ${q('refreshed')}) AS version, ${q('owner')} AS owner`;
-  return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), totals: q(SET_TOTALS_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
+  return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), totals: q(SET_TOTALS_TABLE), owners: q(SET_OWNER_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
 }
 
 export class DatabaseEntitySetStore implements EntitySetStore {
@@ -114,6 +117,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
         [set.id, set.dataClass, set.sorted ? 1 : 0, set.timeoutMs, now, set.keys.length, text ? 1 : 0, version, set.owner ?? null, now + set.timeoutMs],
       );
       await this.storage.run(`UPDATE ${totals} SET ${q('sets')} = ${q('sets')} + 1, ${q('members')} = ${q('members')} + ${p(1)}`, [set.keys.length]);
+      await this.#hold(set.owner, set.keys.length + SET_ROW_MEMBERS);
       const insert = `INSERT INTO ${chunks} (${q('set')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`;
       for (let from = 0, seq = 0; from < set.keys.length; from += SET_CHUNK_MEMBERS, seq++) {
         await this.storage.run(insert, [set.id, seq, encodeChunk(set.keys, from, Math.min(from + SET_CHUNK_MEMBERS, set.keys.length))]);
@@ -290,40 +294,70 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     this.#cached -= packedBytes(hit.packed);
   }
 
-  /** Deletes a set (`reader`'s, when given) and its members, counted off the totals; true when it was there. In the caller's transaction. */
+  /** Deletes a set (`reader`'s, when given) and its members, counted off the totals and its owner's; true when it was there. In the caller's transaction. */
   async #delete(id: string, reader?: SetReader): Promise<boolean> {
     const { q, p, sets, chunks, totals } = this.#sql;
     const mine = reader === undefined ? '' : ` AND (${q('owner')} IS NULL OR ${q('owner')} = ${p(2)})`;
-    const gone = await this.storage.get(`DELETE FROM ${sets} WHERE ${q('id')} = ${p(1)}${mine} RETURNING ${q('size')} AS size`, reader === undefined ? [id] : [id, reader]);
+    const gone = await this.storage.get(`DELETE FROM ${sets} WHERE ${q('id')} = ${p(1)}${mine} RETURNING ${q('size')} AS size, ${q('owner')} AS owner`, reader === undefined ? [id] : [id, reader]);
     if (gone === undefined) return false;
     await this.storage.run(`DELETE FROM ${chunks} WHERE ${q('set')} = ${p(1)}`, [id]);
     await this.storage.run(`UPDATE ${totals} SET ${q('sets')} = ${q('sets')} - 1, ${q('members')} = ${q('members')} - ${p(1)}`, [Number(gone.size)]);
+    await this.#hold(gone.owner == null ? undefined : String(gone.owner), -(Number(gone.size) + SET_ROW_MEMBERS));
     return true;
   }
 
-  /** Expired sets go whenever a set is kept: those only, found by the index on their expiry. */
+  /** Adds to what an owner's sets hold (a set kept: its members and its row; taken off when it goes). In the caller's transaction. */
+  async #hold(owner: string | undefined, delta: number): Promise<void> {
+    const { q, p, owners } = this.#sql;
+    await this.storage.run(
+      `INSERT INTO ${owners} (${q('owner')}, ${q('members')}) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (${q('owner')}) DO UPDATE SET ${q('members')} = ${owners}.${q('members')} + ${p(3)}`,
+      [owner ?? '', delta, delta],
+    );
+  }
+
+  /** Expired sets go whenever a set is kept: those only, found by the index on their expiry (and the rows of owners left holding none). */
   async #sweep(now: number): Promise<void> {
-    const { q, p, sets } = this.#sql;
+    const { q, p, sets, owners } = this.#sql;
     const expired = await this.storage.column(`SELECT ${q('id')} FROM ${sets} WHERE ${q('expires')} <= ${p(1)}`, [now]);
     for (const id of expired) {
       await this.#delete(String(id));
       this.#forget(String(id));
     }
+    await this.storage.run(`DELETE FROM ${owners} WHERE ${q('members')} <= 0`);
   }
 
-  /** The least recently used sets go (never `keep`, the one just kept) until the members, each set's row counted too, fit: a few at a time, oldest first. */
+  /**
+   * Sets go (never `keep`, the one just kept) until the members, each set's row counted too, fit:
+   * the least recently used of the owner holding the most (found by the index on what owners
+   * hold), a few at a time, until it holds no more than the next one.
+   */
   async #evict(keep: string): Promise<void> {
-    const { q, p, sets, totals } = this.#sql;
+    const { q, p, sets, totals, owners } = this.#sql;
     const t = await this.storage.get(`SELECT ${q('sets')} AS sets, ${q('members')} AS members FROM ${totals}`);
     let over = Number(t?.members ?? 0) + Number(t?.sets ?? 0) * SET_ROW_MEMBERS - this.#maxMembers;
+    // (owners passed over: the largest may hold only the set just kept)
+    let skip = 0;
     while (over > 0) {
-      const oldest = await this.storage.all(`SELECT ${q('id')} AS id, ${q('size')} AS size FROM ${sets} WHERE ${q('id')} <> ${p(1)} ORDER BY ${q('refreshed')} LIMIT 64`, [keep]);
-      if (oldest.length === 0) return;
+      const top = await this.storage.all(`SELECT ${q('owner')} AS owner, ${q('members')} AS members FROM ${owners} WHERE ${q('members')} > 0 ORDER BY ${q('members')} DESC LIMIT 2 OFFSET ${p(1)}`, [skip]);
+      if (top.length === 0) return;
+      const owner = String(top[0].owner);
+      let held = Number(top[0].members);
+      const next = top.length > 1 ? Number(top[1].members) : 0;
+      const whose = owner === '' ? `${q('owner')} IS NULL` : `${q('owner')} = ${p(2)}`;
+      const oldest = await this.storage.all(`SELECT ${q('id')} AS id, ${q('size')} AS size FROM ${sets} WHERE ${q('id')} <> ${p(1)} AND ${whose} ORDER BY ${q('refreshed')} LIMIT 64`, owner === '' ? [keep] : [keep, owner]);
+      if (oldest.length === 0) {
+        skip++;
+        continue;
+      }
+      skip = 0;
       for (const r of oldest) {
-        if (over <= 0) break;
+        // (once it holds less than the next owner, that one is the largest)
+        if (over <= 0 || held < next) break;
         await this.#delete(String(r.id));
         this.#forget(String(r.id));
-        over -= Number(r.size) + SET_ROW_MEMBERS;
+        const cost = Number(r.size) + SET_ROW_MEMBERS;
+        over -= cost;
+        held -= cost;
       }
     }
   }

@@ -71,7 +71,7 @@ export interface EntitySetStore {
 }
 
 export interface MemoryStoreOptions {
-  /** bytes kept at most, members and records (--max-set-memory): past it the least recently used sets go */
+  /** bytes kept at most, members and records (--max-set-memory): past it the least recently used sets of the session holding the most go */
   readonly maxBytes?: number;
   /** ms since the epoch; tests inject their own clock */
   readonly now?: () => number;
@@ -105,15 +105,24 @@ function bytesOf(packed: PackedKeys): number {
   return packedBytes(packed) + SET_RECORD_BYTES;
 }
 
+/** The key of a set's owner among the holders (sets made by no session are held together). */
+function holderOf(owner: string | undefined): string {
+  return owner ?? '';
+}
+
 /**
- * The sets of one server process. Every operation costs O(1) or O(log n) in the sets kept: a Map
- * in use order (least recently used first) for eviction, an expiry queue for lifetimes, and each
- * owner's sets apart for its quota and its $info.
+ * The sets of one server process. Every operation costs O(1) or O(log n) in the sets kept, but
+ * for an eviction, which looks through the holders (O(sessions holding sets)): a Map in use order
+ * (least recently used first), an expiry queue for lifetimes, and each owner's sets apart, in use
+ * order too, with their bytes — for its quota, its $info and its share. Past the bound, the
+ * sets that go are those of the session holding the most (each session a fair share: whoever
+ * fills the memory gives up its own sets first), its least recently used first.
  */
 export class MemoryEntitySetStore implements EntitySetStore {
   readonly #sets = new Map<string, Kept>();
   readonly #expiry = new ExpiryQueue();
-  readonly #byOwner = new Map<string, Set<string>>();
+  /** each holder's sets, least recently used first, and the bytes they hold */
+  readonly #byOwner = new Map<string, { readonly ids: Set<string>; bytes: number }>();
   readonly #maxBytes: number;
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout | undefined;
@@ -138,7 +147,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
 
   async owned(owner: string): Promise<number> {
     this.#sweep();
-    return this.#byOwner.get(owner)?.size ?? 0;
+    return this.#byOwner.get(owner)?.ids.size ?? 0;
   }
 
   async put(set: StoredSet): Promise<boolean> {
@@ -155,18 +164,34 @@ export class MemoryEntitySetStore implements EntitySetStore {
     const kept: Kept = { id: set.id, dataClass: set.dataClass, sorted: set.sorted, timeoutMs: set.timeoutMs, refreshed: set.refreshed, packed, bytes, ...(set.owner === undefined ? {} : { owner: set.owner }) };
     this.#sets.set(set.id, kept);
     this.#expiry.set(set.id, kept.refreshed + kept.timeoutMs);
-    if (kept.owner !== undefined) {
-      let mine = this.#byOwner.get(kept.owner);
-      if (!mine) this.#byOwner.set(kept.owner, (mine = new Set()));
-      mine.add(set.id);
-    }
+    const holder = holderOf(kept.owner);
+    let mine = this.#byOwner.get(holder);
+    if (!mine) this.#byOwner.set(holder, (mine = { ids: new Set(), bytes: 0 }));
+    mine.ids.add(set.id);
+    mine.bytes += bytes;
     this.#bytes += bytes;
-    // bounded: the least recently used sets are dropped until the bytes fit (never the new one)
-    for (const [id] of this.#sets) {
-      if (this.#bytes <= this.#maxBytes || id === set.id) break;
-      this.#delete(id);
+    // bounded: sets are dropped until the bytes fit (never the new one), each time the least
+    // recently used of the holder holding the most
+    while (this.#bytes > this.#maxBytes) {
+      const victim = this.#largestHolder(set.id);
+      if (victim === undefined) break;
+      for (const id of victim.ids) {
+        if (id === set.id) continue;
+        this.#delete(id);
+        break;
+      }
     }
     return true;
+  }
+
+  /** The holder holding the most bytes among those with a set other than `keep`. */
+  #largestHolder(keep: string): { readonly ids: Set<string>; bytes: number } | undefined {
+    let largest: { readonly ids: Set<string>; bytes: number } | undefined;
+    for (const holder of this.#byOwner.values()) {
+      if (holder.ids.size === 1 && holder.ids.has(keep)) continue;
+      if (largest === undefined || holder.bytes > largest.bytes) largest = holder;
+    }
+    return largest;
   }
 
   async get(id: string, reader?: SetReader): Promise<StoredSet | undefined> {
@@ -190,7 +215,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
   }
 
   async releaseOwned(owner: string): Promise<number> {
-    const mine = [...(this.#byOwner.get(owner) ?? [])];
+    const mine = [...(this.#byOwner.get(owner)?.ids ?? [])];
     for (const id of mine) this.#delete(id);
     return mine.length;
   }
@@ -198,7 +223,7 @@ export class MemoryEntitySetStore implements EntitySetStore {
   async list(owner?: string): Promise<SetInfo[]> {
     this.#sweep();
     if (owner === undefined) return [...this.#sets.values()].map(infoOf);
-    return [...(this.#byOwner.get(owner) ?? [])].map((id) => infoOf(this.#sets.get(id) as Kept));
+    return [...(this.#byOwner.get(owner)?.ids ?? [])].map((id) => infoOf(this.#sets.get(id) as Kept));
   }
 
   /** The set if `reader` may see it, used now: its lifetime starts again, and it is the most recently used. */
@@ -210,6 +235,9 @@ export class MemoryEntitySetStore implements EntitySetStore {
     this.#expiry.set(id, kept.refreshed + kept.timeoutMs);
     this.#sets.delete(id);
     this.#sets.set(id, kept);
+    const mine = this.#byOwner.get(holderOf(kept.owner))?.ids;
+    mine?.delete(id);
+    mine?.add(id);
     return kept;
   }
 
@@ -223,10 +251,12 @@ export class MemoryEntitySetStore implements EntitySetStore {
     if (!kept) return false;
     this.#sets.delete(id);
     this.#expiry.delete(id);
-    if (kept.owner !== undefined) {
-      const mine = this.#byOwner.get(kept.owner);
-      mine?.delete(id);
-      if (mine?.size === 0) this.#byOwner.delete(kept.owner);
+    const holder = holderOf(kept.owner);
+    const mine = this.#byOwner.get(holder);
+    if (mine) {
+      mine.ids.delete(id);
+      mine.bytes -= kept.bytes;
+      if (mine.ids.size === 0) this.#byOwner.delete(holder);
     }
     this.#bytes -= kept.bytes;
     return true;

@@ -2,6 +2,7 @@
 // core calls functions rather than writing SQL for them. Entity tables are the compiler's. Where
 // engines differ (the global stamp, the schema lock, the catalog), the dialect gives the SQL.
 
+import { SET_ROW_MEMBERS } from '../config/limits.js';
 import type { Reader, Storage } from './adapter.js';
 import { GLOBAL_STAMP_TABLE } from '../sql/hidden-columns.js';
 
@@ -16,6 +17,8 @@ export const SET_TABLE = '__dataset_entity_sets';
 export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
 /** One row: how many sets are kept and their members, kept up to date with every set kept or deleted (the bound is checked without adding up every set). */
 export const SET_TOTALS_TABLE = '__dataset_entity_set_totals';
+/** One row a session holding sets: what its sets count toward the bound (members, and SET_ROW_MEMBERS a set), kept up to date like the totals — past the bound, the largest holder's sets go first. */
+export const SET_OWNER_TABLE = '__dataset_entity_set_owners';
 /** Web sessions (datastore/sessions.ts): one row a stored session, keyed by the hash of its cookie. */
 export const SESSION_TABLE = '__dataset_sessions';
 /** Failed logins counted per client address and per user name, in fixed windows. */
@@ -85,6 +88,16 @@ export async function createSystemTables(s: Storage): Promise<void> {
   if (!sessionColumns.includes('used')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('used')} ${d.bigint} NOT NULL DEFAULT 0`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_used`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('used')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_address_used`)} ON ${q(SESSION_TABLE)} (${q('address')}, ${q('guest')}, ${q('used')})`);
+  // What each session's sets hold (sets made by no session under ''), filled in from the sets
+  // kept before it, when it is made.
+  const ownersExisted = (await tableColumns(s, SET_OWNER_TABLE)).length > 0;
+  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_OWNER_TABLE)} (${q('owner')} TEXT PRIMARY KEY, ${q('members')} ${d.bigint} NOT NULL)`);
+  await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_OWNER_TABLE}_members`)} ON ${q(SET_OWNER_TABLE)} (${q('members')})`);
+  if (!ownersExisted) {
+    await s.exec(
+      `INSERT INTO ${q(SET_OWNER_TABLE)} (${q('owner')}, ${q('members')}) SELECT COALESCE(${q('owner')}, ''), SUM(${q('size')}) + COUNT(*) * ${SET_ROW_MEMBERS} FROM ${q(SET_TABLE)} GROUP BY COALESCE(${q('owner')}, '')`,
+    );
+  }
   await s.exec(`CREATE UNIQUE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_upload`)} ON ${q(BLOB_TABLE)} (${q('upload')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_expires`)} ON ${q(BLOB_TABLE)} (${q('expires')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_owner`)} ON ${q(BLOB_TABLE)} (${q('owner')})`);
