@@ -107,12 +107,23 @@ describe('$filter over HTTP', () => {
     assert.equal(root.steps[0].recordsfounds, 0);
   });
 
-  it('answers GET /rest/$querypath with the last path recorded for the caller', async () => {
-    const before = await demo.request('/rest/$querypath');
-    assert.equal(before.status, 200);
-    const { body } = await get('/rest/Employee', { $filter: 'salary > 50000', $querypath: 'true', $top: '0' });
-    const last = await demo.request('/rest/$querypath');
-    assert.deepEqual(last.body, { __queryPath: body.__queryPath });
+  it('answers GET /rest/$querypath with the last path recorded for the session: a client keeping its cookie reads its own, and cookie-less guests behind one address share none', async () => {
+    const cookieOf = (headers: Record<string, unknown>) => String(headers['set-cookie']).split(';')[0];
+    const as = (cookie: string) => ({ cookie });
+    const mine = cookieOf((await demo.request('/rest/$info')).headers);
+    const before = await demo.request('/rest/$querypath', 'GET', undefined, as(mine));
+    assert.deepEqual(before.body, { __queryPath: { steps: [] } });
+    const { body } = await demo.request(`/rest/Employee?$filter=${encodeURIComponent('"salary > 50000"')}&$querypath=true&$top=0`, 'GET', undefined, as(mine));
+    // (recording keeps the guest: it is stored, under its cookie's upper-case form)
+    const kept = await demo.request('/rest/$querypath', 'GET', undefined, as(mine.toUpperCase().replace('4DSID_DEMO', '4DSID_Demo')));
+    assert.deepEqual(kept.body, { __queryPath: body.__queryPath });
+    // another client from the same address, with its own cookie: none
+    const theirs = cookieOf((await demo.request('/rest/$info')).headers);
+    assert.deepEqual((await demo.request('/rest/$querypath', 'GET', undefined, as(theirs))).body, { __queryPath: { steps: [] } });
+    // the probe: a cookie-less guest's path is not read by the next cookie-less guest of its address
+    const probe = await demo.request(`/rest/Employee?$filter=${encodeURIComponent('"lastName = smith"')}&$querypath=true&$top=0`);
+    assert.ok(probe.body.__queryPath.steps.length > 0, 'the answer carries the path');
+    assert.deepEqual((await demo.request('/rest/$querypath')).body, { __queryPath: { steps: [] } });
     const other = await demo.app.inject({ url: '/rest/$querypath', remoteAddress: '10.9.8.7' });
     assert.deepEqual(JSON.parse(other.body), { __queryPath: { steps: [] } });
   });

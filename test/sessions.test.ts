@@ -230,10 +230,14 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
       const setUri = String(made.body.__ENTITYSET);
       const setId = setUri.split('/').pop() as string;
       assert.ok((await info(demo.app, bob)).entitySet.some((x: Json) => x.id === setId));
+      // and its query path
+      const path = await call(demo.app, `/rest/Employee?$filter=${encodeURIComponent('salary>100000')}&$querypath=true&$top=0`, { cookie: bob });
+      assert.deepEqual((await call(demo.app, '/rest/$querypath', { cookie: bob })).body, { __queryPath: path.body.__queryPath });
       for (const old of [before, before.toLowerCase().replace('4dsid_demo', COOKIE)]) {
         const seen = await info(demo.app, old);
         assert.notEqual(seen.session.sessionID, bobInfo.session.sessionID, `${old}: the old cookie is not the new session`);
         assert.ok(!seen.entitySet.some((x: Json) => x.id === setId), `${old}: the new session's set is not in the old cookie's $info`);
+        assert.deepEqual((await call(demo.app, '/rest/$querypath', { cookie: old })).body, { __queryPath: { steps: [] } }, `${old}: not the new session's query path`);
         const read = await call(demo.app, `${setUri}?$attributes=lastName`, { cookie: old });
         assert.equal(read.status, 404, `${old}: ${JSON.stringify(read.body).slice(0, 200)}`);
         assert.equal(errCode(read), 1802);

@@ -9,7 +9,9 @@ import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../sr
 import { DatabaseEntitySetStore } from '../src/datastore/database-set-store.js';
 import { newSetId } from '../src/datastore/entity-sets.js';
 import { QueryPathStore } from '../src/datastore/query-paths.js';
-import { createSystemTables } from '../src/storage/system-tables.js';
+import { SessionStore, sessionInternals, type Session } from '../src/datastore/sessions.js';
+import { Policy } from '../src/permissions/policy.js';
+import { createSystemTables, lastQueryPath } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { ENGINES, type TestDatabase } from './storage-engines.js';
 import { SET_RECORD_BYTES, SET_ROW_MEMBERS } from '../src/config/limits.js';
@@ -270,29 +272,67 @@ for (const impl of SET_STORES) {
 for (const engine of ENGINES) {
   describe(`query path store contract: ${engine.name}`, () => {
     let db: TestDatabase;
+    let storage: TransactionManager;
     let paths: QueryPathStore;
+    let sessions: SessionStore;
+    /** A session its client keeps: a guest stored (as one whose cookie came back and keeps something is). */
+    const keptSession = async (): Promise<Session> => {
+      const s = sessions.guest();
+      sessionInternals.keep(s);
+      await sessions.save(s, '10.0.0.1');
+      return s;
+    };
     before(async () => {
       db = await engine.open();
-      const storage = new TransactionManager(db.driver);
+      storage = new TransactionManager(db.driver);
       await createSystemTables(storage);
-      paths = new QueryPathStore(storage);
+      sessions = new SessionStore(storage, () => Policy.open(), { idleMinutes: 60 });
+      paths = new QueryPathStore(storage, sessions.now);
     });
     after(() => db.cleanup());
 
-    it('keeps the last path of each caller, and nothing for a caller with none', async () => {
-      await paths.record('a', { steps: [{ description: 'first' }] });
-      await paths.record('a', { steps: [{ description: 'second' }] });
-      await paths.record('b', { steps: [] });
-      assert.deepEqual(await paths.last('a'), { steps: [{ description: 'second' }] });
-      assert.deepEqual(await paths.last('b'), { steps: [] });
-      assert.equal(await paths.last('nobody'), undefined);
+    it('keeps the last path of each session, and nothing for a session with none', async () => {
+      const [a, b, none] = [await keptSession(), await keptSession(), await keptSession()];
+      await paths.record(a, { steps: [{ description: 'first' }] });
+      await paths.record(a, { steps: [{ description: 'second' }] });
+      await paths.record(b, { steps: [] });
+      assert.deepEqual(await paths.last(a), { steps: [{ description: 'second' }] });
+      assert.deepEqual(await paths.last(b), { steps: [] });
+      assert.equal(await paths.last(none), undefined);
+    });
+
+    it('records nothing for a session new with its request (its client kept no cookie), and keeps (stores) a guest that records one', async () => {
+      const fresh = sessions.guest();
+      await paths.record(fresh, { steps: [{ description: 'lost' }] });
+      assert.equal(await paths.last(fresh), undefined);
+      assert.equal(sessionInternals.changed(fresh), undefined, 'nothing to store');
+      // a guest whose cookie came back (never stored: its lower-case token) is kept by recording
+      const back = await sessions.open(sessionInternals.cookie(sessions.guest()));
+      await paths.record(back, { steps: [{ description: 'kept' }] });
+      assert.ok(sessionInternals.changed(back)?.insert, 'the guest is stored with it');
+      await sessions.save(back, '10.0.0.2');
+      assert.deepEqual(await paths.last(await sessions.open(sessionInternals.token(back))), { steps: [{ description: 'kept' }] });
     });
 
     it('is seen by every instance over the same database', async (t) => {
       if (!db.another) return t.skip('one connection only');
-      await paths.record('shared', { steps: [{ description: 'from one instance' }] });
+      const shared = await keptSession();
+      await paths.record(shared, { steps: [{ description: 'from one instance' }] });
       const other = new QueryPathStore(new TransactionManager(db.another()));
-      assert.deepEqual(await other.last('shared'), { steps: [{ description: 'from one instance' }] });
+      assert.deepEqual(await other.last(shared), { steps: [{ description: 'from one instance' }] });
+    });
+
+    it('goes with its session: the sweep removes the paths of sessions no longer stored', async () => {
+      let now = Date.now();
+      const timed = new SessionStore(storage, () => Policy.open(), { idleMinutes: 60, now: () => now });
+      const timedPaths = new QueryPathStore(storage, () => now);
+      const s = timed.guest();
+      sessionInternals.keep(s);
+      await timed.save(s);
+      await timedPaths.record(s, { steps: [] });
+      now += 61 * 60_000;
+      await timed.sweep();
+      assert.equal(await lastQueryPath(storage, s.id), undefined);
     });
   });
 }

@@ -116,7 +116,7 @@ export class Datastore {
       root: { reader: storage, restrict: null, grants: Policy.ALL },
       files: new FileStore(storage),
       entitySets,
-      queryPaths: new QueryPathStore(storage),
+      queryPaths: new QueryPathStore(storage, sessions.now),
       counts: new CountCache(),
       report: options.onEventError ?? logEventError,
       calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),

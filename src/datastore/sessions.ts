@@ -13,13 +13,13 @@
 
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MAX_SESSION_ADDRESS, MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
+  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, LOGIN_FAILURE_WINDOW_MS, MAX_SESSION_ADDRESS, SESSION_SWEEP_MS, MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES, SESSION_CACHE_MS, SESSION_CACHE_SIZE, SESSION_TOUCH_MS,
 } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Grants, Policy } from '../permissions/policy.js';
 import type { Storage } from '../storage/adapter.js';
 import {
-  countGuestsFrom, countSessions, deleteExpiredSessions, deleteSession, deleteSessionLocks, deleteVoidLocks, evictGuests, insertSession, listSessions, lockNamed, readSession, sessionExists, touchSession, updateSession,
+  countGuestsFrom, countSessions, deleteExpiredSessions, deleteSession, deleteSessionLocks, deleteVoidLocks, deleteVoidQueryPaths, evictGuests, insertSession, listSessions, lockNamed, readSession, sessionExists, touchSession, updateSession,
   type SessionRow, type StoredSessionRow,
 } from '../storage/system-tables.js';
 
@@ -589,12 +589,13 @@ export class SessionStore {
     }));
   }
 
-  /** Removes expired sessions, the entity locks of sessions gone (void already) and old login-failure counts; resolves to how many sessions went. */
+  /** Removes expired sessions, the entity locks and query paths of sessions gone (void already) and old login-failure counts; resolves to how many sessions went. */
   async sweep(): Promise<number> {
     const now = this.now();
     for (const [token, c] of this.#cache) if (c.row.expires <= now) this.#cache.delete(token);
     const gone = await deleteExpiredSessions(this.storage, now, now - 2 * LOGIN_FAILURE_WINDOW_MS);
     await deleteVoidLocks(this.storage, now);
+    await deleteVoidQueryPaths(this.storage, now - SESSION_SWEEP_MS);
     return gone;
   }
 

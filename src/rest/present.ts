@@ -147,7 +147,7 @@ async function planParts(scope: Scope, selection: EntitySelection, plan: PagePla
   if (plan.queryplan) parts.push([WIRE.QUERY_PLAN, queryPlan(where)]);
   if (plan.querypath) {
     const path = await queryPath(where, (w) => countWhere(selection, w));
-    await scope.core.queryPaths.record(scope.caller, path);
+    await scope.core.queryPaths.record(scope.session, path);
     parts.push([WIRE.QUERY_PATH, path]);
   }
   return parts;

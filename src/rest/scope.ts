@@ -90,7 +90,7 @@ export interface ScopeRequest extends CallRequest {
 }
 
 export interface Scope {
-  /** who asks, as the stores key what a caller leaves (its last query path): its session's id once stored, else its address */
+  /** who asks, as the stores key what a caller leaves (its uploads waiting): its session's id once stored, else its address */
   readonly caller: string;
   /** the request's web session */
   readonly session: Session;

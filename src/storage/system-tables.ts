@@ -10,7 +10,7 @@ export const META_TABLE = '__dataset_meta';
 export { GLOBAL_STAMP_TABLE };
 export const BLOB_TABLE = '__dataset_blobs';
 export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
-/** The last __queryPath of each caller, for GET /rest/$querypath (in the database: every server instance sees it). */
+/** The last __queryPath of each session (its id in `caller`), for GET /rest/$querypath (in the database: every server instance sees it). */
 export const QUERY_PATH_TABLE = '__dataset_query_paths';
 /** Entity sets (datastore/database-set-store.ts): one row a set, its members in chunks. */
 export const SET_TABLE = '__dataset_entity_sets';
@@ -163,6 +163,18 @@ export async function recordQueryPath(s: Storage, caller: string, path: unknown,
     + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
     [caller, JSON.stringify(path), at],
   );
+}
+
+/**
+ * Removes the query paths of sessions no longer stored (expired, evicted, or ended by a login's
+ * new id), recorded before `before` (a path recorded by a guest whose row its request has yet to
+ * store is left for the next sweep), and those of the address-keyed callers of older versions.
+ */
+export async function deleteVoidQueryPaths(s: Storage, before: number): Promise<number> {
+  const { quote: q, placeholder: p } = s.dialect;
+  const paths = q(QUERY_PATH_TABLE);
+  const sessions = q(SESSION_TABLE);
+  return s.run(`DELETE FROM ${paths} WHERE ${paths}.${q('at')} < ${p(1)} AND NOT EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions}.${q('id')} = ${paths}.${q('caller')})`, [before]);
 }
 
 /** The last query path recorded for a caller, if any. */

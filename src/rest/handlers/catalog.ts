@@ -33,9 +33,9 @@ export function catalogDataClass(scope: Scope, action: Extract<Action, { kind: '
   return json(describeDataClass(scope, action.dc, true));
 }
 
-/** GET /rest/$querypath: the last path recorded for the caller. */
+/** GET /rest/$querypath: the last path recorded for the caller's session. */
 export async function lastQueryPath(scope: Scope): Promise<RestResponse> {
-  return json({ [WIRE.QUERY_PATH]: (await scope.core.queryPaths.last(scope.caller)) ?? { steps: [] } });
+  return json({ [WIRE.QUERY_PATH]: (await scope.core.queryPaths.last(scope.session)) ?? { steps: [] } });
 }
 
 /** `single`: the one-dataclass answer, which always states defaultTopSize (spec "Catalog dataclass description"). */
