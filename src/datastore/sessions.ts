@@ -252,9 +252,8 @@ export class Session {
    * id) is out of reach of the cookie it had before, even of a guest's cookie never stored,
    * whose id is derived from its token. What it held before the login stays with the old id
    * (a guest's sets: the old cookie's still, as they were; its locks end with its old row). The
-   * same user whose privileges
-   * change keeps its id. A session that was a user and becomes another one (or a guest) ends
-   * what it held as the first: its entity locks go, as at a logout.
+   * same user whose privileges change keeps its id. A session that was a user and becomes
+   * another one (or a guest) ends what it held as the first: its entity locks go, as at a logout.
    */
   setPrivileges(settings: PrivilegeSettings): boolean {
     this.#privilegesSet++;
