@@ -9,6 +9,7 @@ import {
   bumpGlobalStamp, createSystemTables, lockSchema, readGlobalStamp, readMeta, tableColumns, writeMeta,
 } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
+import { SET_ROW_MEMBERS } from '../src/config/limits.js';
 import { ENGINES, type TestDatabase } from './storage-engines.js';
 
 for (const engine of ENGINES) {
@@ -51,6 +52,23 @@ for (const engine of ENGINES) {
       await s.transaction(() => createSystemTables(s));
       assert.equal(await readGlobalStamp(s), 2);
       assert.equal(await readMeta(s, 'k'), 'two');
+    });
+
+    it("adds to a database made before them the sessions' address and last use, and what each session's sets hold (filled in from the sets kept)", async () => {
+      const q = s.dialect.quote;
+      // as a database of an older version has them: no such columns, no owners' table
+      for (const index of ['__dataset_sessions_guest_used', '__dataset_sessions_address_used']) await s.exec(`DROP INDEX ${q(index)}`);
+      for (const column of ['address', 'used']) await s.exec(`ALTER TABLE ${q('__dataset_sessions')} DROP COLUMN ${q(column)}`);
+      await s.exec(`DROP TABLE ${q('__dataset_entity_set_owners')}`);
+      const p = s.dialect.placeholder;
+      const insert = `INSERT INTO ${q('__dataset_entity_sets')} (${['id', 'dataClass', 'sorted', 'timeout', 'refreshed', 'size', 'text', 'owner', 'expires'].map((c) => q(c)).join(', ')}) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => p(i)).join(', ')})`;
+      for (const [id, size, owner] of [['S1', 10, 'A'], ['S2', 5, 'A'], ['S3', 7, null]] as const) await s.run(insert, [id, 'Thing', 0, 1000, 0, size, 0, owner, 1000]);
+      await s.transaction(() => createSystemTables(s));
+      assert.deepEqual((await tableColumns(s, '__dataset_sessions')).slice(-2), ['address', 'used']);
+      const owners = await s.all(`SELECT ${q('owner')} AS owner, ${q('members')} AS members FROM ${q('__dataset_entity_set_owners')} ORDER BY ${q('owner')}`);
+      assert.deepEqual(owners.map((r) => [r.owner, Number(r.members)]), [['', 7 + SET_ROW_MEMBERS], ['A', 15 + 2 * SET_ROW_MEMBERS]]);
+      await s.run(`DELETE FROM ${q('__dataset_entity_sets')}`);
+      await s.run(`DELETE FROM ${q('__dataset_entity_set_owners')}`);
     });
 
     it('lists the columns of a table in order, and none for a missing table', async () => {
