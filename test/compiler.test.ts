@@ -13,6 +13,7 @@ import {
 import type { Dialect } from '../src/sql/dialect.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
+import { likeMatch } from '../src/util/like.js';
 
 const model: Model = buildModel({
   name: 'CompilerTest',
@@ -288,6 +289,7 @@ function openSqlite(): Database.Database {
   const db = new Database(':memory:');
   // the query time limit's check, as the driver registers it (storage/sqlite.ts), never past its limit here
   db.function('dataset_progress', { deterministic: false }, (_row: unknown) => 1);
+  db.function('dataset_like', { deterministic: true }, (t: unknown, p: unknown) => (t === null || p === null ? null : likeMatch(String(t), String(p)) ? 1 : 0));
   const hidden = '"__stamp" INTEGER NOT NULL DEFAULT 1, "__timestamp" INTEGER NOT NULL DEFAULT 0';
   db.exec(`
     CREATE TABLE "City" ("ID" INTEGER PRIMARY KEY AUTOINCREMENT, "name" TEXT, "name__fold" TEXT, ${hidden});
@@ -542,6 +544,26 @@ describe('the progress check (the query time limit on SQLite)', () => {
       const { sql, params } = compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: elements, order: [] }, null);
       assert.match(sql, /dataset_progress\(j\d+\.value\)/, sql);
       db.prepare(sql).all(...params);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('matches texts of any length (a whole fold, a JSON value) with dataset_like, which checks the limit as it goes; the folded column with LIKE', () => {
+    const db = openSqlite();
+    try {
+      const like = (path: AttributePath): string => compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: { kind: 'like', path, pattern: '%mi%' }, order: [] }, null).sql;
+      for (const path of [{ via: [], attr: E.lastName, fold: 'computed' }, { via: [], attr: E.extra, json: ['x'], fold: true }] as AttributePath[]) {
+        const sql = like(path);
+        assert.match(sql, /dataset_like\(CAST\(/, sql);
+        assert.doesNotMatch(sql, / LIKE /, sql);
+      }
+      const stored = like({ via: [], attr: E.lastName, fold: true });
+      assert.match(stored, / LIKE \? ESCAPE/, stored);
+      assert.doesNotMatch(stored, /dataset_like/, stored);
+      db.function('dataset_fold', { deterministic: true }, (v: unknown) => v);
+      const { sql, params } = compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: { kind: 'like', path: { via: [], attr: E.lastName, fold: 'computed' }, pattern: '%mi%' }, order: [] }, null);
+      assert.deepEqual(db.prepare(sql).all(...params), [{ ID: 1 }]);
     } finally {
       db.close();
     }

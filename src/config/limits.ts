@@ -213,6 +213,8 @@ export const PG_NAMED_STATEMENTS = 2000;
 export const PG_POOL_SIZE = 10;
 /** How long getting a PostgreSQL connection may take (connecting, or waiting for a free one in the pool) before the request fails. */
 export const PG_CONNECT_TIMEOUT_MS = 10_000;
+/** How long a PostgreSQL cancel request (a statement past its request's time budget) is waited for before its connection is used again (it is sent on a connection of its own). */
+export const PG_CANCEL_WAIT_MS = 2_000;
 /** SQLite snapshot connections kept open while idle; more are opened when needed, and closed when given back. */
 export const IDLE_SNAPSHOT_CONNECTIONS = 2;
 /** SQLite snapshot connections open at once at most: past them, a request waits for one to be given back. */

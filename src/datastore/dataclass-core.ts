@@ -268,9 +268,13 @@ export class DataClassCore {
     return this.#userEntityClass || this.#calculated.size > 0;
   }
 
-  /** The options of a transaction of writes of this dataclass alone: run again after a conflict when no user code runs in it. */
-  get writeUnit(): TransactionOptions {
-    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.conflictRetries };
+  /**
+   * The options of a transaction of writes of this dataclass alone, for `access`: run again after
+   * a conflict when no user code runs in it; its statements within the access's budget (a
+   * request's).
+   */
+  writeUnit(access: Access): TransactionOptions {
+    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.conflictRetries, budget: access.budget };
   }
 
   defineCalculated(name: string, definition: CalculatedDefinition): void {

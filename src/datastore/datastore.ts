@@ -6,7 +6,7 @@
 import { CountCache } from './count-cache.js';
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
-import type { Snapshot, Storage, TransactionOptions } from '../storage/adapter.js';
+import type { Snapshot, StatementBudget, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
 import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
 import { Policy } from '../permissions/policy.js';
@@ -71,6 +71,8 @@ export interface Core {
   transaction<T>(fn: () => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** reads that all see one state of the data, until released */
   snapshot(): Promise<Snapshot>;
+  /** a new budget for the statements of one request (storage/budget.ts): none without a query time limit */
+  requestBudget(): StatementBudget | undefined;
   /** the code of a calculated attribute, for the query resolver and the sorts */
   readonly calculated: (attr: CalculatedAttribute) => CalculatedDefinition | undefined;
   /** the core side of a dataclass of the model */
@@ -124,6 +126,7 @@ export class Datastore {
       sets: new EntitySets(entitySets, storage),
       transaction: (fn, options) => storage.transaction(fn, options),
       snapshot: () => storage.snapshot(),
+      requestBudget: () => storage.requestBudget(),
     };
     this.#core = core;
     for (const m of model.dataClasses) {

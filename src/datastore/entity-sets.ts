@@ -135,7 +135,7 @@ export class EntitySets {
 
   /** Drops every member still in the datastore through the core (events run), in one transaction, a chunk at a time (bulk-drop.ts). */
   async drop(dc: DataClassCore, set: StoredSet, access: Access): Promise<void> {
-    await this.storage.transaction(() => dropKeys(dc, set.keys, access), dc.writeUnit);
+    await this.storage.transaction(() => dropKeys(dc, set.keys, access), dc.writeUnit(access));
   }
 }
 

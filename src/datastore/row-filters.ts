@@ -36,7 +36,9 @@ function restrictedClasses(core: Core): ReadonlySet<DataClassModel> {
 /** The access of a request's session: its grants, and the row filters of the dataclasses' restrict(). */
 export function accessFor(core: Core, session: Session): Access {
   const classes = restrictedClasses(core);
-  if (classes.size === 0) return new SessionAccess(core.storage, null, session);
+  // one budget for all the statements of the request (the query time limit: storage/budget.ts)
+  const budget = core.storage.requestBudget();
+  if (classes.size === 0) return new SessionAccess(core.storage, null, session, budget);
   // restrict() runs as the server, with the caller's session at hand for session()
   const asServer: Access = { reader: core.storage, restrict: null, grants: Policy.ALL };
   const conditions = new Map<DataClassModel, Condition | null>();
@@ -55,5 +57,5 @@ export function accessFor(core: Core, session: Session): Access {
     conditions.set(dc, condition);
     return condition;
   };
-  return new SessionAccess(core.storage, restrict, session);
+  return new SessionAccess(core.storage, restrict, session, budget);
 }

@@ -153,7 +153,7 @@ export class EntitySelection {
       // shift the pages); the members of a condition are read a page of keys at a time, in key order
       if (offset === 0 && limit === null) await dropWhere(dc, where, this.#access);
       else await dropKeys(dc, await keysOf(this), this.#access);
-    }, dc.writeUnit);
+    }, dc.writeUnit(this.#access));
   }
 }
 

@@ -24,7 +24,7 @@ import { checkValues, type KnownTargets } from './rules.js';
  * drop): on its own (not inside a caller's transaction), one that the database stopped for a
  * conflict is run again, where the engine's conflicts are worth it (Dialect.conflictRetries).
  */
-const pureUnit = (storage: { readonly dialect: { readonly conflictRetries: number } }) => ({ retries: storage.dialect.conflictRetries });
+const pureUnit = (storage: { readonly dialect: { readonly conflictRetries: number } }, access: Access) => ({ retries: storage.dialect.conflictRetries, budget: access.budget });
 
 export interface SavedState {
   key: unknown;
@@ -48,8 +48,8 @@ export interface WriteBatch {
 }
 
 /** A write's statements: in the batch's transaction as they are, else in a transaction of their own (a savepoint inside a caller's). */
-function inWrite<T>(storage: Core['storage'], batch: WriteBatch | undefined, fn: () => Promise<T>): Promise<T> {
-  return batch ? fn() : storage.transaction(fn, pureUnit(storage));
+function inWrite<T>(storage: Core['storage'], batch: WriteBatch | undefined, access: Access, fn: () => Promise<T>): Promise<T> {
+  return batch ? fn() : storage.transaction(fn, pureUnit(storage, access));
 }
 
 /** Moves the global stamp, once per batch. */
@@ -85,7 +85,7 @@ function fileAttributes(dc: DataClassModel): StorageAttribute[] {
 export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
-  return inWrite(storage, batch, async () => {
+  return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
@@ -101,7 +101,7 @@ export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<Stora
 export function updateEntity(classCore: DataClassCore, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
-  return inWrite(storage, batch, async () => {
+  return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
@@ -125,7 +125,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     await bumpStampRefusingLocked(core, dc, key, access, 'dropped', true);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
-  }, pureUnit(storage));
+  }, pureUnit(storage, access));
 }
 
 /**

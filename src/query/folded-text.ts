@@ -43,11 +43,32 @@ export function foldedPrefix(path: AttributePath, folded: string): Condition {
   return { kind: 'and', items: [head, { kind: 'prefix', path: computed(path), prefix: folded }] };
 }
 
-/** The folded text matches a LIKE pattern: on the column where it holds the whole fold, else on the whole text folded. */
+/** The fewest code points a text matching a LIKE pattern (a backslash escaping) holds: all but its `%`s. */
+function leastMatched(pattern: string): number {
+  let n = 0;
+  for (let at = 0; at < pattern.length; at++) {
+    const c = pattern.charCodeAt(at);
+    if (c === 0x25) continue; // %
+    if (c === 0x5c) at++; // \ and the character it escapes count as that one
+    const here = pattern.charCodeAt(at);
+    if (here >= 0xd800 && here <= 0xdbff) at++;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * The folded text matches a LIKE pattern: on the column where it holds the whole fold, else on
+ * the whole text folded. A pattern no text of the column's length can match goes to the whole
+ * fold only: the column's LIKE then never meets a pattern of more than FOLD_PREFIX_LENGTH code
+ * points besides its `%`s (its cost is the text's length times the pattern's, on SQLite's event
+ * loop, and SQLite refuses patterns past 50,000 bytes).
+ */
 export function foldedLike(path: AttributePath, pattern: string): Condition {
   const onStored: Condition = { kind: 'like', path: stored(path), pattern };
   if (path.json) return onStored;
   const onWhole: Condition = { kind: 'and', items: [mayBeCut(path), { kind: 'like', path: computed(path), pattern }] };
+  if (leastMatched(pattern) > FOLD_PREFIX_LENGTH) return onWhole;
   // a pattern ending in % that a text's start matches, the whole text matches too
   if (pattern.endsWith('%') && !pattern.endsWith('\\%')) return { kind: 'or', items: [onStored, onWhole] };
   return { kind: 'or', items: [{ kind: 'and', items: [{ kind: 'not', item: mayBeCut(path) }, onStored] }, onWhole] };

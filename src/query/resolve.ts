@@ -3,7 +3,7 @@
 // attribute, text is folded, 4D's @ wildcards become LIKE patterns or index-friendly ranges.
 // Reads only the in-memory model; every mistake is an INVALID_FILTER naming where it is.
 
-import { MAX_CALCULATED_DEPTH, MAX_IN_LIST } from '../config/limits.js';
+import { MAX_CALCULATED_DEPTH, MAX_IN_LIST, MAX_QUERY_LENGTH } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type CalculatedAttribute, type DataClassModel, type RelatedEntityAttribute, type StorageAttribute, type Visibility } from '../model/types.js';
 import { coerceValue } from '../model/values.js';
@@ -220,6 +220,8 @@ class Resolver {
         throw new DatasetError('LIMIT_EXCEEDED', `the IN lists of the query ${JSON.stringify(this.text.slice(0, 200))} hold more than ${MAX_IN_LIST.toLocaleString('en-US')} values together (at offset ${c.value.at}): query in several parts, or keep the keys in an entity set`);
       }
       if (values.some((v) => v === null)) throw this.error(c.value.at, `${where}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
+      // (a text holding @ is a pattern)
+      if (c.value.kind === 'param') for (const v of values) if (typeof v === 'string' && fold(v).includes('@')) this.boundPattern(v, c.value);
       const alternatives = values.map((v) => this.compare({ ...c, op: '=', value: { kind: 'literal', value: v as string, quoted: true, at: c.value.at } }, path, route));
       const plain = alternatives.filter((a): a is Extract<Condition, { kind: 'compare' }> => a.kind === 'compare' && a.op === '=');
       const others = alternatives.filter((a) => !(a.kind === 'compare' && a.op === '='));
@@ -237,6 +239,7 @@ class Resolver {
     const text = path.json ? typeof value === 'string' : attr.type === 'string' && !route.relationKey;
     if (text) {
       const folded = fold(String(value));
+      if (c.value.kind === 'param' && (op === '%' || (WILDCARD_OPS.has(op) && folded.includes('@')))) this.boundPattern(String(value), c.value);
       const p: AttributePath = { ...path, fold: true };
       if (op === '%') return foldedLike(p, `%${escapeLike(folded)}%`);
       if (op === 'begin') return prefix(p, folded);
@@ -269,6 +272,15 @@ class Resolver {
     }
     if (op === 'IN') throw this.error(v.at, `IN needs a list: [1, 2] or ['a', 'b'], or a :n placeholder holding one`);
     return [v.value];
+  }
+
+  /**
+   * A pattern (contains, or a text with @ wildcards) given through a placeholder is bounded as the
+   * query text is (MAX_QUERY_LENGTH): its cost is its length times the text's on every row.
+   */
+  boundPattern(pattern: string, param: Extract<ValueRef, { kind: 'param' }>): void {
+    if (pattern.length <= MAX_QUERY_LENGTH) return;
+    throw new DatasetError('LIMIT_EXCEEDED', `in the query ${JSON.stringify(this.text.slice(0, 200))} at offset ${param.at}: the pattern :${param.index} gives is ${pattern.length.toLocaleString('en-US')} characters long; a pattern (%, or a text with @) takes at most ${MAX_QUERY_LENGTH.toLocaleString('en-US')}, as the query text does: shorten it, or compare the whole text with === (no wildcard)`);
   }
 
   /** A non-text value in its attribute's type (numbers, dates, booleans, uuids, keys). */
@@ -311,6 +323,9 @@ class Resolver {
     return new DatasetError('INVALID_FILTER', `in the query ${JSON.stringify(this.text)} at offset ${at}: ${message}`);
   }
 }
+
+/** The comparators that read @ in a text as a wildcard (a LIKE pattern). */
+const WILDCARD_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '#', '!=']);
 
 /** A prefix test on folded text (the compiler makes it a range an index serves); an empty prefix: any value. */
 function prefix(path: AttributePath, p: string): Condition {

@@ -241,6 +241,9 @@ class Builder {
         const lhs = c.path.json ? `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))` : this.path(table, c.path);
         // a pattern costs the text's length times its own on each row: checked as a subquery is
         this.#patterns++;
+        // a text of any length (JSON values, a whole fold) is matched by the dialect's match for
+        // those; the folded column holds at most FOLD_PREFIX_LENGTH code points
+        if (c.path.json || c.path.fold === 'computed') return this.d.unboundedLike(lhs, this.bindRaw(c.pattern));
         return `${lhs} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       }
       case 'prefix': {

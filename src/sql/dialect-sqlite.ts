@@ -19,6 +19,10 @@ const TEXT_TYPES = "('text', 'object', 'array')";
 export const CONNECTION_FUNCTION = 'dataset_connection';
 /** the SQL function the driver registers to stop a statement past the query time limit (Dialect.progressCheck) */
 export const PROGRESS_FUNCTION = 'dataset_progress';
+/** the text fold (util/fold.ts), registered by the driver */
+export const FOLD_FUNCTION = 'dataset_fold';
+/** LIKE … ESCAPE '\' over texts of any length (util/like.ts), registered by the driver */
+export const LIKE_FUNCTION = 'dataset_like';
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
@@ -37,8 +41,10 @@ export const sqliteDialect: Dialect = {
     if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
     return offset === null ? ` LIMIT ${limit}` : ` LIMIT ${limit} OFFSET ${offset}`;
   },
-  // dataset_fold is registered on every connection by storage/sqlite.ts
-  fold: (expr) => `dataset_fold(${expr})`,
+  // dataset_fold and dataset_like are registered on every connection by storage/sqlite.ts
+  fold: (expr) => `${FOLD_FUNCTION}(${expr})`,
+  // (CAST: a number matched as SQLite's LIKE reads it, as text)
+  unboundedLike: (text, pattern) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern})`,
   sqlFunctions: () => [],
   progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
   noStatementTimeout: null,

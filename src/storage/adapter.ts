@@ -3,9 +3,11 @@
 // engine's driver (driver.ts).
 
 import type { Dialect } from '../sql/dialect.js';
+import type { StatementBudget } from './budget.js';
 import type { Row } from './driver.js';
 
 export { ConstraintError, type Row } from './driver.js';
+export type { StatementBudget } from './budget.js';
 
 /** What reads need: the storage itself, or a snapshot of it (what a request's reads will carry). */
 export interface Reader {
@@ -18,6 +20,8 @@ export interface Reader {
   get(sql: string, params?: readonly unknown[]): Promise<Row | undefined>;
   /** every row of a query as an array of its columns' values, in the order selected */
   arrays(sql: string, params?: readonly unknown[]): Promise<unknown[][]>;
+  /** the same reads, their statements sharing `budget` (storage/budget.ts); undefined: each statement with the query time limit to itself */
+  within(budget: StatementBudget | undefined): Reader;
 }
 
 /**
@@ -37,6 +41,12 @@ export interface TransactionOptions {
    * result is then refused with the signal's reason, and nothing of it commits.
    */
   readonly signal?: AbortSignal;
+  /**
+   * The time its statements share (a REST request's: storage/budget.ts), for those that carry
+   * none of their own; past it the statement running is stopped, and the transaction rolled back.
+   * Nested transactions ignore it (the outermost one's holds).
+   */
+  readonly budget?: StatementBudget;
   /**
    * How many times to run fn again from the start when the engine refuses it for contention
    * (Driver.isRetryable). Only for fn that may run twice: not user code with side effects.
@@ -70,6 +80,8 @@ export interface Storage extends Reader {
   afterCommit(run: () => Promise<void>): Promise<void>;
   /** a snapshot for the reads of one request; release it when they are done */
   snapshot(): Promise<Snapshot>;
+  /** a new budget for the statements of one request: the query time limit for all of them (none without a limit) */
+  requestBudget(): StatementBudget | undefined;
   /** rollbacks (of transactions and to savepoints) so far, in this process: a data version read before one may no longer hold */
   readonly rollbacks: number;
   /** callers waiting now for a connection or the engine's writer (the metrics' "database waits") */

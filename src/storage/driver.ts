@@ -3,6 +3,7 @@
 // on it once, for every engine, by the transaction manager (transactions.ts).
 
 import type { Dialect } from '../sql/dialect.js';
+import type { StatementBudget } from './budget.js';
 
 export type Row = Record<string, unknown>;
 
@@ -20,6 +21,12 @@ export interface ExecuteOptions {
   readonly first?: boolean;
   /** rows are arrays of the selected columns' values, in their order (no property set per value: pages written straight from rows) */
   readonly arrays?: boolean;
+  /**
+   * The time the statement shares with the others of its request or function call: it is
+   * stopped once that is spent (or the query time limit, if that comes first), refused when
+   * nothing is left, and its time is counted in it.
+   */
+  readonly budget?: StatementBudget;
 }
 
 /** One connection, held exclusively between Driver.acquire() and Driver.release(). */
@@ -41,6 +48,8 @@ export interface Connection {
 
 export interface Driver {
   readonly dialect: Dialect;
+  /** the query time limit of each statement, in ms (0: none) */
+  readonly queryTimeoutMs: number;
   /**
    * One statement on its own (autocommit): the driver picks the connection, so that a caller
    * need not know whether the engine reads and writes through different ones.

@@ -3,10 +3,12 @@
 // Several write transactions run at once (READ COMMITTED: the stamp check stays in the UPDATE that
 // writes, which waits for a concurrent writer of the same row and then sees its stamp).
 
+import { connect as netConnect } from 'node:net';
 import pg from 'pg';
-import { PG_CONNECT_TIMEOUT_MS, PG_NAMED_STATEMENTS, PG_POOL_SIZE } from '../config/limits.js';
+import { PG_CANCEL_WAIT_MS, PG_CONNECT_TIMEOUT_MS, PG_NAMED_STATEMENTS, PG_POOL_SIZE } from '../config/limits.js';
 import { postgresDialect } from '../sql/dialect-postgres.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { queryTimedOut, type StatementBudget } from './budget.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
 const NO_PARAMS: readonly unknown[] = [];
@@ -78,6 +80,80 @@ async function query(
   }
 }
 
+/** What a pg client knows of its server process: what a cancel request names (pg keeps it, untyped). */
+interface BackendKey {
+  readonly processID?: number | null;
+  readonly secretKey?: number | null;
+  readonly host?: string;
+  readonly port?: number;
+}
+
+/**
+ * Asks the server to stop what `client`'s server process runs now, by PostgreSQL's cancel
+ * request (a connection of its own, no pool connection needed: the pool may be full), as libpq's
+ * PQcancel does. Resolves once the server has taken it (it closes the connection then), or
+ * after PG_CANCEL_WAIT_MS; never fails. A cancel that comes once the statement is over stops
+ * nothing: the connection runs no other statement before this resolves.
+ */
+function sendCancel(client: pg.PoolClient): Promise<void> {
+  const key = client as unknown as BackendKey;
+  if (typeof key.processID !== 'number' || typeof key.secretKey !== 'number') return Promise.resolve();
+  const { processID, secretKey } = key;
+  return new Promise<void>((resolve) => {
+    const host = key.host ?? 'localhost';
+    const port = key.port ?? 5432;
+    const socket = host.startsWith('/') ? netConnect(`${host}/.s.PGSQL.${port}`) : netConnect(port, host);
+    const done = () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, PG_CANCEL_WAIT_MS);
+    socket.on('connect', () => {
+      // CancelRequest: length 16, code 80877102, the process id and its secret key
+      const message = Buffer.alloc(16);
+      message.writeInt32BE(16, 0);
+      message.writeInt32BE(80877102, 4);
+      message.writeInt32BE(processID, 8);
+      message.writeInt32BE(secretKey, 12);
+      socket.end(message);
+    });
+    socket.on('close', done);
+    socket.on('error', done);
+  });
+}
+
+/** The error of a statement stopped by a cancel (ours, or an abort's). */
+const isCancelled = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === '57014';
+
+/**
+ * Runs one statement (`run`, on `client` where it has one) within `budget`: refused when nothing
+ * is left; where what is left ends before the connection's own statement_timeout (the query time
+ * limit), stopped then by a cancel request; its time spent from the budget. The cancel costs
+ * nothing unless it is sent: a timer.
+ */
+async function withinBudget(budget: StatementBudget, limitMs: number, client: pg.PoolClient | undefined, run: () => Promise<QueryResult>): Promise<QueryResult> {
+  const left = budget.left();
+  if (left <= 0) throw budget.exceeded();
+  let cancel: Promise<void> | undefined;
+  const timer = client !== undefined && bindsBefore(left, limitMs) ? setTimeout(() => (cancel = sendCancel(client)), Math.ceil(left)) : undefined;
+  const start = performance.now();
+  try {
+    return await run();
+  } catch (e) {
+    throw cancel !== undefined && isCancelled(e) ? budget.exceeded() : e;
+  } finally {
+    clearTimeout(timer);
+    budget.spend(performance.now() - start);
+    if (cancel !== undefined) await cancel;
+  }
+}
+
+/** What is left of a budget ends before a statement's own limit (0: none)? */
+function bindsBefore(leftMs: number, limitMs: number): boolean {
+  return limitMs === 0 || leftMs < limitMs;
+}
+
 class PostgresConnection implements Connection {
   /** a transaction is open on it (so that release rolls it back) */
   inTransaction = false;
@@ -117,7 +193,9 @@ class PostgresConnection implements Connection {
   }
 
   execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
-    return this.#queue(() => query(this.client, this.driver.names, sql, params, options));
+    const budget = options?.budget;
+    const run = () => query(this.client, this.driver.names, sql, params, options);
+    return this.#queue(budget === undefined ? run : () => withinBudget(budget, this.driver.queryTimeoutMs, this.client, run));
   }
 
   #command(sql: string): Promise<void> {
@@ -165,16 +243,15 @@ class PostgresConnection implements Connection {
     return this.#command(`RELEASE SAVEPOINT ${name}`);
   }
 
-  /** Asks the server, from another connection, to stop the statement this one is running. */
-  async cancel(): Promise<void> {
-    const pid = (this.client as unknown as { processID?: number }).processID;
-    if (pid === undefined) return;
-    await this.driver.pool.query('SELECT pg_cancel_backend($1)', [pid]).catch(() => undefined);
+  /** Asks the server to stop the statement this connection is running. */
+  cancel(): Promise<void> {
+    return sendCancel(this.client);
   }
 }
 
 export class PostgresDriver implements Driver {
   readonly dialect = postgresDialect;
+  readonly queryTimeoutMs: number;
   readonly pool: pg.Pool;
   readonly names = new StatementNames();
   #closing: Promise<void> | undefined;
@@ -198,6 +275,7 @@ export class PostgresDriver implements Driver {
     // a quarter of the pool, one at least, is kept from snapshots
     this.#maxSnapshots = size - Math.max(1, Math.floor(size / 4));
     const queryTimeoutMs = Math.trunc(options.queryTimeoutMs ?? 0);
+    this.queryTimeoutMs = queryTimeoutMs;
     this.pool = new pg.Pool({
       connectionString: url,
       max: size,
@@ -244,7 +322,34 @@ export class PostgresDriver implements Driver {
   }
 
   execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
-    return query(this.pool, this.names, sql, params, options);
+    const budget = options?.budget;
+    if (budget === undefined) return query(this.pool, this.names, sql, params, options);
+    if (!bindsBefore(budget.left(), this.queryTimeoutMs)) return withinBudget(budget, this.queryTimeoutMs, undefined, () => query(this.pool, this.names, sql, params, options));
+    return this.#onClientOfItsOwn(budget, sql, params, options as ExecuteOptions);
+  }
+
+  /**
+   * A statement on its own whose budget ends before its time limit: on a client taken for it (as
+   * pool.query takes one), so that it can be cancelled then; the client is given back once no
+   * cancel can reach a later statement on it.
+   */
+  async #onClientOfItsOwn(budget: StatementBudget, sql: string, params: readonly unknown[], options: ExecuteOptions): Promise<QueryResult> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw translate(e);
+    }
+    let failure: unknown;
+    try {
+      return await withinBudget(budget, this.queryTimeoutMs, client, () => query(client, this.names, sql, params, options));
+    } catch (e) {
+      // (a connection that broke is dropped, not pooled)
+      if (!isCancelled(e) && !(e instanceof ConstraintError) && !(e instanceof DatasetError && e.code !== 'STORAGE_UNAVAILABLE')) failure = e;
+      throw e;
+    } finally {
+      client.release(failure instanceof Error ? failure : undefined);
+    }
   }
 
   async acquire(kind: 'write' | 'snapshot'): Promise<Connection> {
@@ -362,9 +467,7 @@ function translate(e: unknown): unknown {
         return new DatasetError('TRANSACTION_CONFLICT', 'the database stopped the transaction for a conflict with another one: nothing of it was kept; try again');
       }
       // statement_timeout (a cancel on abort is 57014 too, "due to user request")
-      if (err.code === '57014' && /statement timeout/.test(String(err.message))) {
-        return new DatasetError('QUERY_TIMEOUT', 'the query ran past its time limit (--query-timeout) and was stopped, nothing of it kept: ask for fewer levels of relations, a narrower filter or a smaller page', { cause: e });
-      }
+      if (err.code === '57014' && /statement timeout/.test(String(err.message))) return queryTimedOut(0, e);
       // text holding U+0000, which PostgreSQL text cannot (SQLite can): the caller's value, refused
       if (err.code === '22021' || err.code === '22P05') {
         return new DatasetError('INVALID_VALUE', 'a text holds the character U+0000 (NUL), which PostgreSQL cannot store or compare: remove it from the value');

@@ -7,8 +7,10 @@ import { IDLE_SNAPSHOT_CONNECTIONS, LOCK_POLL_MAX_MS, MAX_SNAPSHOT_CONNECTIONS, 
 import { DatasetError } from '../errors/dataset-error.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import { CONNECTION_FUNCTION, PROGRESS_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
-import { fold } from '../util/fold.js';
+import { CONNECTION_FUNCTION, FOLD_FUNCTION, LIKE_FUNCTION, PROGRESS_FUNCTION, sqliteDialect } from '../sql/dialect-sqlite.js';
+import { foldChecked } from '../util/fold.js';
+import { likeMatch } from '../util/like.js';
+import { queryTimedOut, type StatementBudget } from './budget.js';
 import { prepareSpace } from './sqlite-space.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
@@ -33,6 +35,12 @@ class SqliteConnection implements Connection {
   /** the query time limit in ms (0: none), and when the statement running now passes it */
   readonly #queryTimeoutMs: number;
   #deadline = Infinity;
+  /** the budget whose end is that deadline (it comes before the statement's own limit), if so */
+  #endsBudget: StatementBudget | undefined;
+  /** throws once the statement running now is past its deadline: what every function it calls checks */
+  readonly #check = (): void => {
+    if (performance.now() > this.#deadline) throw this.#timedOut();
+  };
 
   constructor(file: string, readonly: boolean, busyTimeoutMs: number, queryTimeoutMs: number) {
     this.db = new Database(file, { readonly, fileMustExist: readonly });
@@ -42,8 +50,20 @@ class SqliteConnection implements Connection {
     // for the lock in lockedWrite() instead. Once BEGIN IMMEDIATE holds it, nothing in WAL mode
     // waits for another process (a COMMIT's checkpoint is a passive one).
     this.db.pragma(`busy_timeout = ${readonly ? busyTimeoutMs : 0}`);
-    // the text fold of queries on values not stored folded (properties of object attributes)
-    this.db.function('dataset_fold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? fold(v) : v));
+    // The functions below run inside statements, on texts of any length: each checks the
+    // statement's deadline as it goes, so that no call of them holds the event loop long past it
+    // (a filter may fold a 1,000,000-character text in each of hundreds of ORs on one row).
+    // The text fold of queries on values not stored folded (properties of object attributes, the
+    // whole of texts longer than their folded column keeps):
+    this.db.function(FOLD_FUNCTION, { deterministic: true }, (v: unknown) => (typeof v === 'string' ? foldChecked(v, this.#check) : v));
+    // LIKE over such texts: SQLite's own costs the text's length times the pattern's in one call
+    // nothing interrupts (24 s for a 7,000-character pattern over 1,000,000 characters); this one
+    // is linear in both (util/like.ts), with SQLite's answers
+    this.db.function(LIKE_FUNCTION, { deterministic: true }, (text: unknown, pattern: unknown) => {
+      if (text === null || pattern === null) return null;
+      this.#check();
+      return likeMatch(String(text), String(pattern), this.#check) ? 1 : 0;
+    });
     const id = ++connections;
     this.db.function(CONNECTION_FUNCTION, { deterministic: true }, () => id);
     // SQLite runs a statement on this thread, and better-sqlite3 offers no interrupt: the compiler
@@ -57,9 +77,10 @@ class SqliteConnection implements Connection {
     });
   }
 
-  #timedOut(): DatasetError {
+  #timedOut(): Error {
+    const budget = this.#endsBudget;
     this.#deadline = Infinity; // thrown once: the statement is over
-    return new DatasetError('QUERY_TIMEOUT', `the query ran past its time limit of ${this.#queryTimeoutMs / 1000} s (--query-timeout) and was stopped, nothing of it kept: ask for fewer levels of relations, a narrower filter or a smaller page`);
+    return budget !== undefined ? budget.exceeded() : queryTimedOut(this.#queryTimeoutMs);
   }
 
   statement(sql: string): Statement {
@@ -72,9 +93,23 @@ class SqliteConnection implements Connection {
     return stmt;
   }
 
-  /** Runs a statement prepared on this connection, synchronously. */
+  /**
+   * Runs a statement prepared on this connection, synchronously, until its deadline: the query
+   * time limit, or what is left of its budget if less (none left: refused before it starts).
+   */
   run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined): QueryResult {
-    if (this.#queryTimeoutMs > 0) this.#deadline = performance.now() + this.#queryTimeoutMs;
+    const start = performance.now();
+    const budget = options?.budget;
+    let ms = this.#queryTimeoutMs > 0 ? this.#queryTimeoutMs : Infinity;
+    if (budget !== undefined) {
+      const left = budget.left();
+      if (left <= 0) throw budget.exceeded();
+      if (left < ms) {
+        ms = left;
+        this.#endsBudget = budget;
+      }
+    }
+    this.#deadline = start + ms;
     try {
       if (!stmt.reader) return { rows: [], rowCount: stmt.run(...params).changes };
       if (options?.first === true) {
@@ -98,6 +133,10 @@ class SqliteConnection implements Connection {
       }
     } catch (e) {
       throw translate(e);
+    } finally {
+      this.#deadline = Infinity;
+      this.#endsBudget = undefined;
+      budget?.spend(performance.now() - start);
     }
   }
 
@@ -184,7 +223,7 @@ export class SqliteDriver implements Driver {
   readonly dialect = sqliteDialect;
   readonly #file: string;
   readonly #busyTimeoutMs: number;
-  readonly #queryTimeoutMs: number;
+  readonly queryTimeoutMs: number;
   readonly #writer: SqliteConnection;
   readonly #reader: SqliteConnection;
   /** an in-memory database's snapshots (undefined for a file) */
@@ -208,15 +247,15 @@ export class SqliteDriver implements Driver {
   constructor(file: string, options: SqliteOptions = {}) {
     this.#file = file;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
-    this.#queryTimeoutMs = options.queryTimeoutMs ?? 0;
-    this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs, this.#queryTimeoutMs);
+    this.queryTimeoutMs = options.queryTimeoutMs ?? 0;
+    this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs, this.queryTimeoutMs);
     prepareSpace(this.#writer.db, file);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');
     // An in-memory database cannot be opened twice: it reads through the writer (and so sees
     // an open transaction's writes; use a file for real isolation).
     const memory = file === ':memory:' || file === '';
-    this.#reader = memory ? this.#writer : new SqliteConnection(file, true, this.#busyTimeoutMs, this.#queryTimeoutMs);
+    this.#reader = memory ? this.#writer : new SqliteConnection(file, true, this.#busyTimeoutMs, this.queryTimeoutMs);
     this.#shared = memory ? new SharedReads(this.#writer) : undefined;
   }
 
@@ -252,7 +291,7 @@ export class SqliteDriver implements Driver {
         if (this.#shared) return this.#shared;
         // bounded: past the most connections open at once, wait for one to be given back
         if (this.#lent.size >= MAX_SNAPSHOT_CONNECTIONS) return new Promise<SqliteConnection>((resolve) => this.#waiting.push(resolve));
-        const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs, this.#queryTimeoutMs);
+        const c = this.#idle.pop() ?? new SqliteConnection(this.#file, true, this.#busyTimeoutMs, this.queryTimeoutMs);
         this.#lent.add(c);
         return c;
       }

@@ -7,19 +7,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_RETRY_DELAY_MS } from '../config/limits.js';
 import type { Dialect } from '../sql/dialect.js';
 import type { Reader, Snapshot, Storage, TransactionOptions } from './adapter.js';
+import { RequestBudget, type StatementBudget } from './budget.js';
 import type { Connection, Driver, ExecuteOptions, QueryResult, Row } from './driver.js';
 
-/** Checks the core's embedder adds to every statement and transaction (datastore/deadline-storage.ts). */
+/** Checks the core's embedder adds to every statement and transaction (functions/deadlines.ts). */
 export interface StatementHooks {
   /** asked before every statement and transaction: an error it returns is thrown instead */
   readonly beforeStatement?: () => unknown;
   /** the abort signal of a transaction started without one */
   readonly defaultSignal?: () => AbortSignal | undefined;
+  /** the budget of the statement about to run (a function call's, what is left of its time), before any its reader or transaction carries */
+  readonly budget?: () => StatementBudget | undefined;
 }
 
 /** One open write transaction: its connection and its rollback and after-commit hooks. */
 interface Transaction {
   readonly conn: Connection;
+  /** the budget of its statements that carry none of their own (a request's writes) */
+  readonly budget: StatementBudget | undefined;
   /** false once it ended (committed, rolled back, aborted): calls still carrying it are outside */
   open: boolean;
   readonly onRollback: (() => void)[];
@@ -64,6 +69,10 @@ abstract class Reads implements Reader {
   abstract readonly dialect: Dialect;
   abstract execute(sql: string, params?: readonly unknown[], options?: ExecuteOptions): Promise<QueryResult>;
 
+  within(budget: StatementBudget | undefined): Reader {
+    return budget === undefined ? this : new BudgetedReads(this, budget);
+  }
+
   all(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<Row[]> {
     return this.execute(sql, params).then(rowsOf);
   }
@@ -87,6 +96,7 @@ export class TransactionManager extends Reads implements Storage {
   #shared: Shared = { frames: new AsyncLocalStorage<Frame>(), open: 0, savepoints: 0, rollbacks: 0 };
   readonly #check: (() => unknown) | undefined;
   readonly #defaultSignal: (() => AbortSignal | undefined) | undefined;
+  readonly #budget: (() => StatementBudget | undefined) | undefined;
 
   constructor(driver: Driver, hooks: StatementHooks = {}) {
     super();
@@ -94,6 +104,12 @@ export class TransactionManager extends Reads implements Storage {
     this.#driver = driver;
     this.#check = hooks.beforeStatement;
     this.#defaultSignal = hooks.defaultSignal;
+    this.#budget = hooks.budget;
+  }
+
+  requestBudget(): StatementBudget | undefined {
+    const limit = this.#driver.queryTimeoutMs;
+    return limit > 0 ? new RequestBudget(limit) : undefined;
   }
 
   /** The same storage (its driver, its transactions), with these hooks. */
@@ -114,13 +130,23 @@ export class TransactionManager extends Reads implements Storage {
     return this.#route(undefined, sql, params, options);
   }
 
-  /** A statement in the current transaction, else on `lent` (a snapshot's connection), else on its own. */
+  /**
+   * A statement in the current transaction, else on `lent` (a snapshot's connection), else on its
+   * own; within the budget of the function call running it, else its own (its reader's), else
+   * its transaction's.
+   */
   #route(lent: Connection | undefined, sql: string, params: readonly unknown[], options: ExecuteOptions | undefined): Promise<QueryResult> {
     const stop = this.#check?.();
     if (stop !== undefined) return Promise.reject(stop);
+    const call = this.#budget?.();
+    if (call !== undefined && call !== options?.budget) options = { ...options, budget: call };
     const frame = this.#shared.frames.getStore();
     if (frame !== undefined) {
-      if (frame.t.open) return frame.t.conn.execute(sql, params, options);
+      if (frame.t.open) {
+        const budget = frame.t.budget;
+        if (budget !== undefined && options?.budget === undefined) options = { ...options, budget };
+        return frame.t.conn.execute(sql, params, options);
+      }
       // the code of an aborted transaction goes on: nothing more of it may reach the database
       if (frame.t.aborted !== undefined) return Promise.reject(frame.t.aborted);
     }
@@ -151,7 +177,7 @@ export class TransactionManager extends Reads implements Storage {
     const signal = options.signal ?? this.#defaultSignal?.();
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#topLevel(fn, signal);
+        return await this.#topLevel(fn, signal, options.budget);
       } catch (e) {
         if (attempt >= (options.retries ?? 0) || signal?.aborted || !this.#driver.isRetryable(e)) throw e;
         // the other side holds the lock a while: back off a little more each time, with jitter
@@ -160,9 +186,9 @@ export class TransactionManager extends Reads implements Storage {
     }
   }
 
-  async #topLevel<T>(fn: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  async #topLevel<T>(fn: () => Promise<T>, signal: AbortSignal | undefined, budget: StatementBudget | undefined): Promise<T> {
     const conn = await this.#driver.acquire('write');
-    const t: Transaction = { conn, open: false, onRollback: [], afterCommit: [] };
+    const t: Transaction = { conn, budget, open: false, onRollback: [], afterCommit: [] };
     let released = false;
     const release = () => {
       if (released) return;
@@ -317,6 +343,54 @@ export class TransactionManager extends Reads implements Storage {
  * A snapshot, carried as an object (never through AsyncLocalStorage, which would cost every
  * promise of the process while enabled); its manager routes its reads.
  */
+/**
+ * A reader whose statements share `budget` (a request's): each is stopped once it is spent, or
+ * refused when nothing is left. Made once per request (and per snapshot it takes).
+ */
+class BudgetedReads extends Reads {
+  readonly dialect: Dialect;
+  readonly #inner: Reads;
+  readonly #plain: ExecuteOptions;
+  readonly #pluck: ExecuteOptions;
+  readonly #first: ExecuteOptions;
+  readonly #arrays: ExecuteOptions;
+
+  constructor(inner: Reads, readonly budget: StatementBudget) {
+    super();
+    this.dialect = inner.dialect;
+    this.#inner = inner;
+    // (the options of each kind of read, made once: none allocated per statement)
+    this.#plain = { budget };
+    this.#pluck = { ...PLUCK, budget };
+    this.#first = { ...FIRST, budget };
+    this.#arrays = { ...ARRAYS, budget };
+  }
+
+  execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    return this.#inner.execute(sql, params, options === undefined ? this.#plain : { ...options, budget: this.budget });
+  }
+
+  override within(budget: StatementBudget | undefined): Reader {
+    return budget === this.budget ? this : this.#inner.within(budget);
+  }
+
+  override all(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<Row[]> {
+    return this.#inner.execute(sql, params, this.#plain).then(rowsOf);
+  }
+
+  override column(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<unknown[]> {
+    return this.#inner.execute(sql, params, this.#pluck).then(rowsOf);
+  }
+
+  override arrays(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<unknown[][]> {
+    return this.#inner.execute(sql, params, this.#arrays).then(rowsOf) as Promise<unknown[][]>;
+  }
+
+  override get(sql: string, params: readonly unknown[] = NO_PARAMS): Promise<Row | undefined> {
+    return this.#inner.execute(sql, params, this.#first).then(firstRow);
+  }
+}
+
 class DriverSnapshot extends Reads implements Snapshot {
   constructor(
     readonly dialect: Dialect,

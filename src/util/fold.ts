@@ -20,6 +20,27 @@ export function fold(text: string): string {
   return lower.replace(SPECIAL, (c) => FOLD_LETTERS[c]);
 }
 
+/** Code units folded between two checks of foldChecked (a few milliseconds of work). */
+const FOLD_CHUNK = 1 << 16;
+
+/**
+ * fold(text), a chunk at a time, calling `check` before each (it may throw to stop): a fold in a
+ * query may be of a text of millions of characters, and a character folds alone, so the chunks'
+ * folds make the whole one (a surrogate pair is never cut).
+ */
+export function foldChecked(text: string, check: () => void): string {
+  check();
+  if (text.length <= FOLD_CHUNK) return fold(text);
+  let folded = '';
+  for (let at = 0; at < text.length;) {
+    const end = codePointsEnd(text, at, FOLD_CHUNK);
+    folded += fold(text.slice(at, end));
+    at = end;
+    if (at < text.length) check();
+  }
+  return folded;
+}
+
 /**
  * How many characters (code points) of a text's folded form its folded column keeps, for the
  * index and the comparisons it serves; past them a query folds the whole text itself (storedFold below;

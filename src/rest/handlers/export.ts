@@ -2,6 +2,8 @@
 // set selects, as one streamed body, read a chunk of rows at a time (datastore/export-read.ts) and
 // written as text (export-format.ts). Everything that can be refused is refused before the first
 // byte — the columns, the filter, the set, the first chunk read — and answered as the usual __ERROR.
+// An export reads as long as its client takes chunks: each statement has the query time limit to
+// itself, none shares the request's budget (storage/budget.ts).
 
 import type { Action, Paging } from '../action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
@@ -9,13 +11,15 @@ import { csvHeader, exportColumns, exportHeaders, ExportStream, rowsText, type E
 import { file, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
 import { DatasetError } from '../../errors/dataset-error.js';
+import { withoutBudget } from '../../datastore/access.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import type { KeyList } from '../../datastore/entity-set-store.js';
 import { keyChunks, selectionChunks, type RowChunks } from '../../datastore/export-read.js';
 import type { EntitySelection } from '../../datastore/selection.js';
 
 /** A collection (a dataclass, a relation's entities), narrowed and sorted: every member, or $skip/$top of them. */
-export async function exportCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
+export async function exportCollection(request: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
+  const scope = streaming(request);
   const { dc, shape } = action;
   const columns = exportColumns(scope, dc.model, shape, scope.access.reader.dialect);
   const selection = narrow(scope, (await selectionOf(scope, dc, action.source)) as EntitySelection, action.narrowing);
@@ -23,7 +27,8 @@ export async function exportCollection(scope: Scope, action: Extract<Action, { k
 }
 
 /** A stored set (combined, cleaned, narrowed, sorted as a page of it would be): its members in its order. */
-export async function exportSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
+export async function exportSet(request: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
+  const scope = streaming(request);
   const { dc, shape } = action;
   const columns = exportColumns(scope, dc.model, shape, scope.access.reader.dialect);
   const resolved = await resolveSet(scope, dc, action.set);
@@ -35,6 +40,11 @@ export async function exportSet(scope: Scope, action: Extract<Action, { kind: 'r
   }
   const chunks = keyChunks(dc, windowed(keys, action.paging), columns.map((c) => c.spec), scope.access);
   return exportAnswer(scope, dc, shape.format as ExportFormat, columns, chunks);
+}
+
+/** The scope an export reads with: its statements each within the query time limit, not the request's budget. */
+function streaming(scope: Scope): Scope {
+  return scope.access.budget === undefined ? scope : { ...scope, access: withoutBudget(scope.access) };
 }
 
 function windowed(keys: KeyList, paging: Paging): KeyList {

@@ -7,6 +7,7 @@
 
 import { WRITE_SLICE_MS } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
+import { withBudget } from '../../datastore/access.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf, type Entity } from '../../datastore/entity.js';
@@ -121,9 +122,16 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
       const saves = prepared.flatMap((p) => (p.entity && !p.error ? [touchedValuesOf(p.entity)] : []));
       if (saves.length > 1) batch.known = await knownTargets(dc, saves, scope.access);
     }
+    // the request's statements past its budget: the entities not saved yet are not tried (each
+    // would be refused at its first statement), and answered with that error
+    let outOfTime: DatasetError | undefined;
     for (const p of prepared) {
       if (p.error || !p.entity) {
         if (atomic) throw p.error;
+        continue;
+      }
+      if (outOfTime) {
+        p.error = outOfTime;
         continue;
       }
       try {
@@ -138,6 +146,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
         p.error = e;
         if (e.code === 'STAMP_CHANGED') p.current = (await dc.get(p.entity.getKey(), scope.access)) ?? undefined;
         if (atomic) throw e;
+        if (e.code === 'QUERY_TIMEOUT' && (scope.access.budget?.left() ?? 1) <= 0) outOfTime = e;
       }
       await turns.pass();
     }
@@ -151,7 +160,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     await scope.core.transaction(async () => {
       await prepareAll();
       await saveAll(batched ? { stampMoved: false } : undefined);
-    }, dc.writeUnit).catch((e) => {
+    }, dc.writeUnit(scope.access)).catch((e) => {
       // an entity's failure is in its answer; a failure of the transaction itself (no connection,
       // the commit refused) is the answer
       if (!isDatasetError(e) || !prepared.some((p) => p.error)) throw e;
@@ -160,12 +169,19 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     await prepareAll();
     await saveAll();
   }
-  const answers = await answerAll(scope, action, projection, prepared, list, turns);
+  // what was saved, read back, has a budget of its own: the client learns what was written even
+  // when the writes spent the request's (a non-atomic batch keeps the saves made before it ran out)
+  const answers = await answerAll(answering(scope), action, projection, prepared, list, turns);
   const failed = prepared.find((p) => p.error);
   // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
   if (action.single) return json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200);
   // an atomic batch that failed saved nothing: the answer has the status of the failure
   return json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
+}
+
+/** The scope a write's answer is read with: its own budget of statement time (the query time limit), the writes' spent or not. */
+function answering(scope: Scope): Scope {
+  return scope.access.budget === undefined ? scope : { ...scope, access: withBudget(scope.access, scope.core.requestBudget()) };
 }
 
 /**
