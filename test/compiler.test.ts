@@ -274,9 +274,9 @@ const cases: Case[] = [
     compile: (d) => compileAggregate(d, Employee, null, { via: [], attr: E.extra, json: ['score'] }, ['sum', 'max'], null),
     sql: (p, dialect) =>
       dialect === 'sqlite'
-        ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p))) AS sum,`
-          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real', 'true', 'false') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(2)} AS p))) AS max,`
-          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('text', 'object', 'array') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(3)} AS p))) AS max__text FROM "Employee" t0`
+        ? `SELECT SUM((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(1)} AS p) WHERE dataset_progress(p))) AS sum,`
+          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('integer', 'real', 'true', 'false') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(2)} AS p) WHERE dataset_progress(p))) AS max,`
+          + ` MAX((SELECT CASE WHEN json_type(c, p) IN ('text', 'object', 'array') THEN json_extract(c, p) END FROM (SELECT t0."extra" AS c, ${p(3)} AS p) WHERE dataset_progress(p))) AS max__text FROM "Employee" t0`
         : `SELECT SUM(((CASE WHEN json_typeof(t0."extra" #> ${p(1)}::text[]) = 'number' THEN (t0."extra" #>> ${p(1)}::text[])::double precision END))::numeric) AS sum,`
           + ` MAX((CASE json_typeof(t0."extra" #> ${p(2)}::text[]) WHEN 'number' THEN (t0."extra" #> ${p(2)}::text[] #>> '{}')::double precision WHEN 'boolean' THEN CASE WHEN (t0."extra" #> ${p(2)}::text[] #>> '{}') = 'true' THEN 1 ELSE 0 END END)) AS max,`
           + ` MAX((CASE WHEN json_typeof(t0."extra" #> ${p(3)}::text[]) IN ('string', 'object', 'array') THEN (t0."extra" #> ${p(3)}::text[] #>> '{}') COLLATE "C" END)) AS max__text FROM "Employee" t0`,
@@ -542,7 +542,7 @@ describe('the progress check (the query time limit on SQLite)', () => {
     try {
       const elements: Condition = { kind: 'elements', path: { via: [], attr: E.extra, json: ['tags'] }, where: { kind: 'like', path: { via: [], attr: E.extra, json: [] }, pattern: '%a%' } } as Condition;
       const { sql, params } = compileSelect(sqliteDialect, { dataClass: Employee, columns: [{ kind: 'storage', attr: E.ID }], where: elements, order: [] }, null);
-      assert.match(sql, /dataset_progress\(j\d+\.value\)/, sql);
+      assert.match(sql, /dataset_progress\(j\d+\.type\)/, sql);
       db.prepare(sql).all(...params);
     } finally {
       db.close();

@@ -258,9 +258,12 @@ class Builder {
         const e = `j${this.#aliases++}`;
         const from = this.d.jsonElements(column, this.d.placeholder(this.params.length), e);
         this.#elements.push(e);
-        const [where, inner] = this.nested(() => this.condition(table, c.where));
+        const [where] = this.nested(() => this.condition(table, c.where));
         this.#elements.pop();
-        const check = this.checked(inner, `${e}.value`);
+        // every element visited is checked, a leaf's too: an array has no bound on its length (the
+        // whole object's text), unlike the rows a relation reaches through its index; by its type,
+        // a short text (a value may be a big object)
+        const check = this.checked(true, `${e}.type`);
         return `EXISTS (SELECT 1 FROM ${from} WHERE ${check ? `${check} AND ` : ''}${where})`;
       }
       case 'exists': {

@@ -95,10 +95,11 @@ class SqliteConnection implements Connection {
 
   /**
    * Runs a statement prepared on this connection, synchronously, until its deadline: the query
-   * time limit, or what is left of its budget if less (none left: refused before it starts).
+   * time limit, or what is left of its budget if less (none left: refused before it starts),
+   * counted from `start` (before it was prepared: preparing a statement of thousands of terms
+   * takes a while, on the event loop too).
    */
-  run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined): QueryResult {
-    const start = performance.now();
+  run(stmt: Statement, params: readonly unknown[], options: ExecuteOptions | undefined, start = performance.now()): QueryResult {
     const budget = options?.budget;
     let ms = this.#queryTimeoutMs > 0 ? this.#queryTimeoutMs : Infinity;
     if (budget !== undefined) {
@@ -111,6 +112,7 @@ class SqliteConnection implements Connection {
     }
     this.#deadline = start + ms;
     try {
+      if (performance.now() > this.#deadline) throw this.#timedOut();
       if (!stmt.reader) return { rows: [], rowCount: stmt.run(...params).changes };
       if (options?.first === true) {
         // get() steps once (an INSERT … RETURNING has made all its changes by then)
@@ -141,7 +143,8 @@ class SqliteConnection implements Connection {
   }
 
   async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
-    return this.run(this.statement(sql), params, options);
+    const start = performance.now();
+    return this.run(this.statement(sql), params, options, start);
   }
 
   async begin(mode: 'write' | 'snapshot'): Promise<void> {
@@ -261,8 +264,9 @@ export class SqliteDriver implements Driver {
 
   /** A read runs on the reader; a statement that writes (readonly false) waits for the writer. */
   async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    const start = performance.now();
     const stmt = this.#reader.statement(sql);
-    if (stmt.readonly) return this.#reader.run(stmt, params, options);
+    if (stmt.readonly) return this.#reader.run(stmt, params, options, start);
     await this.acquire('write');
     try {
       const writer = this.#writer;
