@@ -89,6 +89,13 @@ export const EXPORT_CHUNK_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_BATCH_ENTITIES = 10_000;
 /** Work a big write does between two turns of the event loop (util/loop-turns.ts): other requests wait this long at most for it. */
 export const WRITE_SLICE_MS = 10;
+/**
+ * SQLite statements (run on the event loop) that follow one another with no turn of it in
+ * between (a request awaits each, and a resolved promise's continuation runs before any I/O) hold
+ * it this long at most before the next waits for a turn (storage/sqlite.ts): a request of several
+ * long statements lets others through between them.
+ */
+export const STATEMENT_SLICE_MS = 10;
 /** Entities are read in chunks of this size when iterating or converting to an array. */
 export const ITERATION_CHUNK = 1000;
 

@@ -278,7 +278,7 @@ export class Entity {
     // the values as given are checked before any event runs (an event sees only values that fit);
     // the write checks again, in its transaction, what the events may have set since
     await checkValues(dc, this.#touchedValues(), this.#access);
-    await aroundWrite(this.#events(events), dc.core.storage, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
+    await aroundWrite(this.#events(events), dc.core.storage, this.#access.budget, ['validateSave', 'saving'], (a) => this.#isTouched(a), () => this.#write(),
       (saved, ok) => ({ kind: 'afterSave', dataClassName: dc.name, savedAttributes: saved, saveStatus: ok ? 'success' : 'failed' }));
   }
 
@@ -376,7 +376,7 @@ export class Entity {
       await remove();
       return;
     }
-    await aroundWrite(this.#events(events), dc.core.storage, ['validateDrop', 'dropping'], () => true, remove,
+    await aroundWrite(this.#events(events), dc.core.storage, this.#access.budget, ['validateDrop', 'dropping'], () => true, remove,
       (dropped, ok) => ({ kind: 'afterDrop', dataClassName: dc.name, droppedAttributes: dropped, dropStatus: ok ? 'success' : 'failed' }));
   }
 

@@ -3,7 +3,7 @@
 // after event once the write has committed. Attribute-level handlers run before the entity-level
 // one; an error of a validate or "during" handler stops the action.
 
-import type { Storage } from '../storage/adapter.js';
+import type { StatementBudget, Storage } from '../storage/adapter.js';
 import type { Entity } from './entity.js';
 import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventErrorReporter, type EventKind, type EventTable } from './events.js';
 
@@ -36,11 +36,12 @@ export async function runEvents(c: EventContext, kind: EventKind, qualifies: (na
 
 /**
  * The sequence around a write: the validate event, then the "during" event and the write in one
- * transaction, then the after event: "failed" when the write failed, "success" once the write
- * (and any enclosing transaction) has committed.
+ * transaction (its statements within `budget`, the caller's request's), then the after event:
+ * "failed" when the write failed, "success" once the write (and any enclosing transaction) has
+ * committed.
  */
 export async function aroundWrite(
-  c: EventContext, storage: Storage, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
+  c: EventContext, storage: Storage, budget: StatementBudget | undefined, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
   write: () => Promise<string[]>, after: (attributes: string[], ok: boolean) => EntityEvent,
 ): Promise<void> {
   await runEvents(c, validate, qualifies);
@@ -55,7 +56,7 @@ export async function aroundWrite(
         writeFailed = true;
         throw e;
       }
-    });
+    }, { budget });
   } catch (e) {
     if (writeFailed) await runAfter(c, after([], false));
     throw e;

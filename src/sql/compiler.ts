@@ -71,6 +71,17 @@ class Builder {
   }
 
   /**
+   * ` WHERE head`, then the row filter of `dc` and `c` (where() for a WHERE that begins with a test
+   * of its own, `head`, compiled already: its parameters come first), the progress check first
+   * where they hold subqueries.
+   */
+  whereAfter(dc: DataClassModel, table: string, head: string, c: Condition | null): string {
+    const [[filter, cond], inner] = this.holdingSubqueries(() => [this.andFilter(dc, table), c ? ` AND ${this.condition(table, c)}` : '']);
+    const check = this.checked(inner, this.col(table, dc.key.column));
+    return ` WHERE ${check ? `${check} AND ` : ''}${head}${filter}${cond}`;
+  }
+
+  /**
    * The engine's progress check on `row` (a column of the row a FROM visits) where the WHERE
    * holds subqueries (`inner`: nested() said so), else ''. Each row visited there runs them: the
    * check is made at least once per run of the innermost subqueries, which go without — a leaf
@@ -237,14 +248,18 @@ class Builder {
         return this.d.inKeyList(lhs, this.d.placeholder(this.params.length));
       }
       case 'like': {
-        // a JSON value: its text, or a number as its text (as SQLite's LIKE reads a number)
-        const lhs = c.path.json ? `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))` : this.path(table, c.path);
         // a pattern costs the text's length times its own on each row: checked as a subquery is
         this.#patterns++;
-        // a text of any length (JSON values, a whole fold) is matched by the dialect's match for
-        // those; the folded column holds at most FOLD_PREFIX_LENGTH code points
-        if (c.path.json || c.path.fold === 'computed') return this.d.unboundedLike(lhs, this.bindRaw(c.pattern));
-        return `${lhs} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
+        // A text of any length (a JSON value, the whole fold of a long text) is matched by the
+        // dialect's match for those; the folded column holds at most FOLD_PREFIX_LENGTH code points.
+        // A JSON value: its text, or a number as its text (as SQLite's LIKE reads a number).
+        if (c.path.json) {
+          const value = `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))`;
+          return this.d.unboundedLike(value, this.bindRaw(c.pattern), false);
+        }
+        // (the whole text, folded by the match itself)
+        if (c.path.fold === 'computed') return this.d.unboundedLike(this.chain(table, c.path.via, c.path.attr.column), this.bindRaw(c.pattern), true);
+        return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       }
       case 'prefix': {
         if (c.path.json) return `(${this.jsonCompare(table, c.path, '>=', c.prefix)} AND ${this.jsonCompare(table, c.path, '<', c.prefix + PREFIX_TOP)})`;
@@ -570,15 +585,15 @@ export function compileDistinct(
   if (path.json) {
     // numbers, then text (a number has no text class, and the other way round)
     const rank = `CASE WHEN ${b.jsonScalar(t, path, 'number')} IS NOT NULL THEN 1 ELSE 2 END`;
-    sql = `SELECT ${rank} AS r, ${b.jsonScalar(t, path, 'number')} AS v, ${b.jsonScalar(t, path, 'text')} AS v${TEXT_SUFFIX}${from} WHERE ${b.jsonPresent(t, path)}`;
+    sql = `SELECT ${rank} AS r, ${b.jsonScalar(t, path, 'number')} AS v, ${b.jsonScalar(t, path, 'text')} AS v${TEXT_SUFFIX}${from}${b.whereAfter(dataClass, t, b.jsonPresent(t, path), where)}`;
   } else if (path.attr.type === 'string') {
     // text: one value per folded form (4D's distinct ignores case and accents), the lowest spelling
-    sql = `SELECT ${b.path(t, { ...path, fold: true })} AS o, MIN(${b.path(t, path)}) AS v${from} WHERE ${b.path(t, path)} IS NOT NULL`;
+    const select = `SELECT ${b.path(t, { ...path, fold: true })} AS o, MIN(${b.path(t, path)}) AS v${from}`;
+    sql = select + b.whereAfter(dataClass, t, `${b.path(t, path)} IS NOT NULL`, where);
   } else {
-    sql = `SELECT ${b.path(t, path)} AS v${from} WHERE ${b.path(t, path)} IS NOT NULL`;
+    const select = `SELECT ${b.path(t, path)} AS v${from}`;
+    sql = select + b.whereAfter(dataClass, t, `${b.path(t, path)} IS NOT NULL`, where);
   }
-  sql += b.andFilter(dataClass, t);
-  if (where) sql += ` AND ${b.condition(t, where)}`;
   sql += path.json ? ' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3' : ' GROUP BY 1 ORDER BY 1';
   const l = limit === null ? null : b.bindNumber(limit);
   const o = offset ? b.bindNumber(offset) : null;
@@ -591,8 +606,8 @@ export function compileTextExtreme(
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
-  let sql = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t} WHERE ${b.path(t, path)} IS NOT NULL${b.andFilter(dataClass, t)}`;
-  if (where) sql += ` AND ${b.condition(t, where)}`;
+  const select = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t}`;
+  const sql = select + b.whereAfter(dataClass, t, `${b.path(t, path)} IS NOT NULL`, where);
   return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.paging(b.bindNumber(1), null)}`, params: b.params };
 }
 

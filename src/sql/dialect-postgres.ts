@@ -40,7 +40,7 @@ export const postgresDialect: Dialect = {
   // (compared byte by byte, as SQLite compares text, whatever the database's collation)
   fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
   // PostgreSQL's LIKE checks for interrupts as it goes (statement_timeout stops it), on a server process of its own
-  unboundedLike: (text, pattern) => `${text} LIKE ${pattern} ESCAPE '\\'`,
+  unboundedLike: (text, pattern, folded) => `${folded ? `(${PG_FOLD_FUNCTION}(${text}) COLLATE "C")` : text} LIKE ${pattern} ESCAPE '\\'`,
   sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
   // statement_timeout, set on every connection of a server's pool (storage/postgres.ts)
   progressCheck: null,

@@ -43,8 +43,9 @@ export const sqliteDialect: Dialect = {
   },
   // dataset_fold and dataset_like are registered on every connection by storage/sqlite.ts
   fold: (expr) => `${FOLD_FUNCTION}(${expr})`,
-  // (CAST: a number matched as SQLite's LIKE reads it, as text)
-  unboundedLike: (text, pattern) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern})`,
+  // (CAST: a number matched as SQLite's LIKE reads it, as text; the fold made by the same call: a
+  // long text crosses from SQLite to JavaScript once)
+  unboundedLike: (text, pattern, folded) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern}${folded ? ', 1' : ''})`,
   sqlFunctions: () => [],
   progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
   noStatementTimeout: null,

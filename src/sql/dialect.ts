@@ -27,13 +27,13 @@ export interface Dialect {
   /** SQL applying the text fold (util/fold.ts) to an expression: for values computed in queries */
   fold(expr: string): string;
   /**
-   * SQL matching `text` with the LIKE pattern at the placeholder `pattern` (`\` escapes), where
-   * the text has no bound on its length (a whole text's fold computed by the query, a JSON
-   * value): the engine's LIKE where a statement past its time limit stops it, else a match that
-   * checks the limit as it goes (SQLite's LIKE runs on the event loop, for the text's length
-   * times the pattern's, uninterrupted).
+   * SQL matching `text` (folded first when `folded`) with the LIKE pattern at the placeholder
+   * `pattern` (`\` escapes), where the text has no bound on its length (a whole text's fold
+   * computed by the query, a JSON value): the engine's LIKE where a statement past its time limit
+   * stops it, else a match that checks the limit as it goes (SQLite's LIKE runs on the event
+   * loop, for the text's length times the pattern's, uninterrupted).
    */
-  unboundedLike(text: string, pattern: string): string;
+  unboundedLike(text: string, pattern: string, folded: boolean): string;
   /** statements creating the SQL functions this dialect's SQL calls (fold), run by the schema sync; none where the driver registers them */
   sqlFunctions(): readonly string[];
   /**

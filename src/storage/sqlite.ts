@@ -2,8 +2,8 @@
 // transactions, one user at a time behind a lock), one reader connection for reads on their own
 // (committed data only, never waiting for the writer), and read-only connections lent for snapshots.
 
-import { setTimeout as sleep } from 'node:timers/promises';
-import { IDLE_SNAPSHOT_CONNECTIONS, LOCK_POLL_MAX_MS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE } from '../config/limits.js';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
+import { IDLE_SNAPSHOT_CONNECTIONS, LOCK_POLL_MAX_MS, MAX_SNAPSHOT_CONNECTIONS, SQLITE_BUSY_TIMEOUT_MS, STATEMENT_CACHE_SIZE, STATEMENT_SLICE_MS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
@@ -17,6 +17,33 @@ import { ConstraintError, type Connection, type Driver, type ExecuteOptions, typ
 const NO_PARAMS: readonly unknown[] = [];
 /** the last number given to a connection (Dialect.dataVersion tells connections apart by it) */
 let connections = 0;
+
+/**
+ * The time statements have held the event loop since its last turn (one loop for the process,
+ * whatever the connection; set back to 0 as the loop turns): past STATEMENT_SLICE_MS the next
+ * statement waits for a turn first (setImmediate: pending I/O, other requests' callbacks run), so
+ * that a request's statements in a row (a count, a page, its inlined levels; each chunk of a
+ * delete) hold the loop no longer than one of them, while a statement that comes after a turn
+ * (another request's) runs at once.
+ */
+const held = { ms: 0, counting: false };
+const turned = (): void => {
+  held.ms = 0;
+  held.counting = false;
+};
+
+/** Counts a statement's time against the loop's current turn. */
+function holding(ms: number): void {
+  held.ms += ms;
+  if (held.counting) return;
+  held.counting = true;
+  setImmediate(turned);
+}
+
+/** A turn of the event loop when statements have held it long enough since its last one, else nothing (one comparison). */
+function turnIfHeld(): Promise<void> | undefined {
+  return held.ms < STATEMENT_SLICE_MS ? undefined : nextTurn();
+}
 
 export interface SqliteOptions {
   /** how long a statement waits for another connection's lock before SQLITE_BUSY (ms; SQLITE_BUSY_TIMEOUT_MS by default) */
@@ -58,11 +85,12 @@ class SqliteConnection implements Connection {
     this.db.function(FOLD_FUNCTION, { deterministic: true }, (v: unknown) => (typeof v === 'string' ? foldChecked(v, this.#check) : v));
     // LIKE over such texts: SQLite's own costs the text's length times the pattern's in one call
     // nothing interrupts (24 s for a 7,000-character pattern over 1,000,000 characters); this one
-    // is linear in both (util/like.ts), with SQLite's answers
-    this.db.function(LIKE_FUNCTION, { deterministic: true }, (text: unknown, pattern: unknown) => {
+    // is linear in both (util/like.ts), with SQLite's answers; a third argument 1 folds the text first
+    this.db.function(LIKE_FUNCTION, { deterministic: true, varargs: true }, (text: unknown, pattern: unknown, folded?: unknown) => {
       if (text === null || pattern === null) return null;
       this.#check();
-      return likeMatch(String(text), String(pattern), this.#check) ? 1 : 0;
+      const s = String(text);
+      return likeMatch(folded === 1 ? foldChecked(s, this.#check) : s, String(pattern), this.#check) ? 1 : 0;
     });
     const id = ++connections;
     this.db.function(CONNECTION_FUNCTION, { deterministic: true }, () => id);
@@ -138,11 +166,15 @@ class SqliteConnection implements Connection {
     } finally {
       this.#deadline = Infinity;
       this.#endsBudget = undefined;
-      budget?.spend(performance.now() - start);
+      const ms = performance.now() - start;
+      holding(ms);
+      budget?.spend(ms);
     }
   }
 
   async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    const turn = turnIfHeld();
+    if (turn !== undefined) await turn;
     const start = performance.now();
     return this.run(this.statement(sql), params, options, start);
   }
@@ -264,6 +296,8 @@ export class SqliteDriver implements Driver {
 
   /** A read runs on the reader; a statement that writes (readonly false) waits for the writer. */
   async execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
+    const turn = turnIfHeld();
+    if (turn !== undefined) await turn;
     const start = performance.now();
     const stmt = this.#reader.statement(sql);
     if (stmt.readonly) return this.#reader.run(stmt, params, options, start);

@@ -154,7 +154,17 @@ function search(s: string, from: number, seg: Segment & { literal: string }, che
     return at < 0 ? -1 : at + p.length;
   }
   const table = (seg.table ??= kmpTable(p));
+  const firstChar = p[0];
   for (let i = from, k = 0; i < s.length; i++) {
+    if (k === 0) {
+      // nothing matched yet: on to the next place the literal's first character is (String.indexOf
+      // of one character is a fast linear scan)
+      i = s.indexOf(firstChar, i);
+      if (i < 0) return -1;
+      k = 1;
+      if (k === p.length) return i + 1;
+      continue;
+    }
     const c = s.charCodeAt(i);
     while (k > 0 && p.charCodeAt(k) !== c) k = table[k - 1];
     if (p.charCodeAt(k) === c && ++k === p.length) return i + 1;
