@@ -255,10 +255,10 @@ class Builder {
         // A JSON value: its text, or a number as its text (as SQLite's LIKE reads a number).
         if (c.path.json) {
           const value = `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))`;
-          return this.d.unboundedLike(value, this.bindRaw(c.pattern), false);
+          return this.d.unboundedLike(value, this.bindRaw(this.d.unboundedPattern(c.pattern)), false);
         }
         // (the whole text, folded by the match itself)
-        if (c.path.fold === 'computed') return this.d.unboundedLike(this.chain(table, c.path.via, c.path.attr.column), this.bindRaw(c.pattern), true);
+        if (c.path.fold === 'computed') return this.d.unboundedLike(this.chain(table, c.path.via, c.path.attr.column), this.bindRaw(this.d.unboundedPattern(c.pattern)), true);
         return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       }
       case 'prefix': {

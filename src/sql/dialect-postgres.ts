@@ -8,6 +8,7 @@ import { DatasetError } from '../errors/dataset-error.js';
 import { isoDate, type Dialect } from './dialect.js';
 import { WRITE_RETRIES } from '../config/limits.js';
 import { PG_FOLD_FUNCTION, postgresFoldFunction } from './fold-postgres.js';
+import { likeRegex } from './like-regex.js';
 
 /** built on first use (it walks the Unicode tables): only a server on PostgreSQL needs it */
 let functions: readonly string[] | undefined;
@@ -39,8 +40,10 @@ export const postgresDialect: Dialect = {
   // the fold as a SQL function generated from the JavaScript one, which the schema sync creates
   // (compared byte by byte, as SQLite compares text, whatever the database's collation)
   fold: (expr) => `(${PG_FOLD_FUNCTION}(${expr}) COLLATE "C")`,
-  // PostgreSQL's LIKE checks for interrupts as it goes (statement_timeout stops it), on a server process of its own
-  unboundedLike: (text, pattern, folded) => `${folded ? `(${PG_FOLD_FUNCTION}(${text}) COLLATE "C")` : text} LIKE ${pattern} ESCAPE '\\'`,
+  // PostgreSQL's LIKE does not stop for a cancel until it is done (its cost: the text's length
+  // times the pattern's); its regular expressions do, so the pattern is matched as one (like-regex.ts)
+  unboundedLike: (text, pattern, folded) => `${folded ? `(${PG_FOLD_FUNCTION}(${text}) COLLATE "C")` : text} ~ ${pattern}`,
+  unboundedPattern: likeRegex,
   sqlFunctions: () => (functions ??= [postgresFoldFunction()]),
   // statement_timeout, set on every connection of a server's pool (storage/postgres.ts)
   progressCheck: null,

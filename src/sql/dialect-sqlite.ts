@@ -46,6 +46,7 @@ export const sqliteDialect: Dialect = {
   // (CAST: a number matched as SQLite's LIKE reads it, as text; the fold made by the same call: a
   // long text crosses from SQLite to JavaScript once)
   unboundedLike: (text, pattern, folded) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern}${folded ? ', 1' : ''})`,
+  unboundedPattern: (pattern) => pattern,
   sqlFunctions: () => [],
   progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
   noStatementTimeout: null,

@@ -34,6 +34,8 @@ export interface Dialect {
    * loop, for the text's length times the pattern's, uninterrupted).
    */
   unboundedLike(text: string, pattern: string, folded: boolean): string;
+  /** the value bound for unboundedLike's `pattern`, from the LIKE pattern */
+  unboundedPattern(pattern: string): unknown;
   /** statements creating the SQL functions this dialect's SQL calls (fold), run by the schema sync; none where the driver registers them */
   sqlFunctions(): readonly string[];
   /**

@@ -468,6 +468,10 @@ function translate(e: unknown): unknown {
       }
       // statement_timeout (a cancel on abort is 57014 too, "due to user request")
       if (err.code === '57014' && /statement timeout/.test(String(err.message))) return queryTimedOut(0, e);
+      // a pattern matched as a regular expression (sql/like-regex.ts) past what PostgreSQL compiles
+      if (err.code === '2201B') {
+        return new DatasetError('LIMIT_EXCEEDED', 'a pattern of the query is too long for PostgreSQL to match it (it matches long texts by a regular expression, and this one is too complex): shorten the pattern', { cause: e });
+      }
       // text holding U+0000, which PostgreSQL text cannot (SQLite can): the caller's value, refused
       if (err.code === '22021' || err.code === '22P05') {
         return new DatasetError('INVALID_VALUE', 'a text holds the character U+0000 (NUL), which PostgreSQL cannot store or compare: remove it from the value');
