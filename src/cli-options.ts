@@ -147,7 +147,7 @@ export function commandLine(): Command {
     .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
     .option('--host <h>', 'interface to listen on', '127.0.0.1')
     .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
-    .option('--query-timeout <ms>', 'a statement still running after this long is stopped (504), in milliseconds; 0: no limit', queryTimeout, DEFAULT_QUERY_TIMEOUT_MS)
+    .option('--query-timeout <ms>', 'the time the statements of one request may take together, in milliseconds: past it the one running is stopped (504); 0: no limit', queryTimeout, DEFAULT_QUERY_TIMEOUT_MS)
     .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance; each set counts 16 more, empty ones too); past it the least recently used sets of the session holding the most go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
     .option('--max-set-memory <size>', 'memory this process keeps entity set members in, packed (bytes, or 64MB, 1GB: powers of 1024): sets read from the database kept at hand, or every set of an in-process store (past it the least recently used go; one set larger: 400)', size, DEFAULT_MAX_SET_MEMORY)
     .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)

@@ -257,7 +257,7 @@ describe('query language', () => {
     const { where } = resolveQuery(company, parseQuery('extra.tags[a].name = Red and extra.tags[a].level > 2'), [], () => true);
     const sqlite = compileSelect(sqliteDialect, { dataClass: company, columns: [], where, order: [] }, null);
     // the element rows, then each criterion on them (a JSON value's classes: JSON paths bound at each use)
-    assert.ok(sqlite.sql.startsWith(`SELECT  FROM "Company" t0 WHERE dataset_progress(t0."ID") AND (EXISTS (SELECT 1 FROM (SELECT value, type FROM json_each(t0."extra", ?) WHERE typeof(key) = 'integer') j1 WHERE (`), sqlite.sql);
+    assert.ok(sqlite.sql.startsWith(`SELECT  FROM "Company" t0 WHERE dataset_progress(t0."ID") AND (EXISTS (SELECT 1 FROM (SELECT value, type FROM json_each(t0."extra", ?) WHERE typeof(key) = 'integer') j1 WHERE dataset_progress(j1.type) AND (`), sqlite.sql);
     assert.ok(sqlite.sql.includes('dataset_fold('), sqlite.sql);
     const name = '$."name"';
     const level = '$."level"';

@@ -163,9 +163,11 @@ export const DEFAULT_CONVERSIONS_PER_CLIENT = 2;
 
 // ---- queries ----
 /**
- * The default query time limit (--query-timeout): a statement still running after it is stopped
- * (SQLite: in its subqueries, the only place a query's work multiplies; PostgreSQL:
- * statement_timeout), so that no request holds the event loop, or a connection, longer.
+ * The default query time limit (--query-timeout): what the statements of one request may take
+ * together, each at most as long (storage/budget.ts); a statement still running past it is
+ * stopped (SQLite: checked as it goes, storage/sqlite.ts; PostgreSQL: statement_timeout, or a
+ * cancel when the request's budget ends first), so that no request holds the event loop, or a
+ * connection, longer.
  */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
 
