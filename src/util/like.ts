@@ -29,9 +29,10 @@ interface Segment {
   readonly literal: string | null;
   /** how many code points it matches */
   readonly points: number;
-  /** the literal's code units and its Knuth-Morris-Pratt table, made at its first search */
+  /** the literal's code units, its Knuth-Morris-Pratt table and its first distinct characters, made at its first search */
   codes?: Uint16Array;
   table?: Int32Array;
+  distinct?: readonly string[];
 }
 
 interface Pattern {
@@ -45,6 +46,8 @@ interface Pattern {
 const CHECK_EVERY = 1 << 16;
 /** Literals this long at most are found by String.indexOf (at worst this many times the text's length). */
 const SHORT_LITERAL = 16;
+/** The distinct characters of a long literal looked for in the text before it is searched. */
+const DISTINCT_CHECKED = 8;
 
 const UPPER_ASCII = /[A-Z]/;
 const UPPER_ASCII_RUNS = /[A-Z]+/g;
@@ -154,6 +157,9 @@ function search(s: string, from: number, seg: Segment & { literal: string }, che
     const at = s.indexOf(p, from);
     return at < 0 ? -1 : at + p.length;
   }
+  // a character of the literal that the rest of the text lacks: not there (a few fast scans, before
+  // the search proper reads the text a code unit at a time)
+  for (const c of (seg.distinct ??= [...new Set(p)].slice(0, DISTINCT_CHECKED))) if (s.indexOf(c, from) < 0) return -1;
   const table = (seg.table ??= kmpTable(p));
   // (an array of code units: a third quicker than the literal's charCodeAt)
   const codes = (seg.codes ??= Uint16Array.from(p, (c) => c.charCodeAt(0)));
