@@ -3,7 +3,7 @@
 // them hold what their answers measured; past the budget a read is refused 503 with Retry-After,
 // before its rows are read; what an answer holds is let go when it has been sent, when it fails,
 // and when its socket closes — the client's doing, or the send timeout's, which closes a socket
-// that stops taking its answer but not one that reads slowly and steadily. Watched through the
+// that stops taking its answer (or an export) but not one that reads slowly and steadily. Watched through the
 // server's /metrics (dataset_rest_answers_in_flight). On both engines (test/run.ts).
 
 import assert from 'node:assert/strict';
@@ -249,6 +249,14 @@ describe('answers in flight and the send timeout', () => {
     reader.socket.resume();
     await reader.closed;
     assert.ok(reader.received() < DOCS * TEXT, `${reader.received()} bytes received`);
+  });
+
+  it('closes the connection of a client that stops reading an export, as an answer\'s', async () => {
+    const reader = await nonReader(timed, '/rest/Doc?$format=ndjson');
+    await until('the export in flight', async () => (await flight(timed)).answers === 1);
+    await until('the export let go', async () => (await flight(timed)).answers === 0, 10_000);
+    await until('the connection closed', async () => (await connections(timed)) === 0, 2000);
+    reader.socket.destroy();
   });
 
   it('does not cut a client reading slowly but steadily', async () => {

@@ -3,9 +3,9 @@
 // at a time: answer-stream.ts) and files (bytes streamed with their headers). Errors are thrown
 // as DatasetErrors and answered as __ERROR. A JSON answer may carry its hold in the server's
 // answers in flight (answer-flight.ts: what it reserved when it measured its rows); send() follows
-// it, and every answer big enough, until the kernel has taken it.
+// it, every answer big enough and every streamed file or export, until the kernel has taken it.
 
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { WATCHED_ANSWER_BYTES } from '../config/limits.js';
 import { WIRE } from '../config/wire.js';
@@ -121,6 +121,10 @@ export function send(reply: FastifyReply, response: RestResponse, ifNoneMatch?: 
       // (a file's own headers may say more: its content-security-policy, its cache-control)
       reply.headers(SECURITY_HEADERS);
       for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
+      // a streamed body (an export, a file's chunks) is followed as an answer made in slices is:
+      // what its stream and socket hold counts in flight, and the send timeout cuts a client
+      // that stops reading it
+      if (flight && response.body instanceof Readable) flight.open().follow(reply.raw, response.body);
       return reply.send(response.body ?? undefined);
     default: {
       const never: never = response;
