@@ -5,11 +5,11 @@
 // answers in a loop. Measured: the server's RSS (idle, peak, held at the end of the attack, after
 // the sockets close), the other clients' latencies (p50/p99/max) and failures during it, the
 // answers in flight and their bytes (its /metrics, where the version has them: the send timeout
-// closes the sockets that do not read; a paused client does not see it), and the longest the
+// closes the sockets that do not read — a paused client does not see it until it reads), and the longest the
 // event loop was held while one big answer is built (the worst latency of /health pinged every
 // 5 ms while one is read). Bounded in count and time; stops by itself, removes its files.
 //
-// `npx tsx bench/unread-answers-bench.ts [--connections 45] [--hold 40] [--clients 4] [--root DIR] [-- server flags…]`
+// `npx tsx bench/unread-answers-bench.ts [--connections 45] [--hold 60] [--clients 4] [--root DIR] [-- server flags…]`
 // (--root: the checkout whose server runs, to measure another version with the same script)
 
 import { request as httpRequest, Agent } from 'node:http';
@@ -24,7 +24,7 @@ import { startServer, temporaryFolder } from './processes.js';
 const { values, positionals } = parseArgs({
   options: {
     connections: { type: 'string', default: '45' },
-    hold: { type: 'string', default: '40' },
+    hold: { type: 'string', default: '60' },
     clients: { type: 'string', default: '4' },
     root: { type: 'string' },
   },
@@ -133,10 +133,12 @@ try {
   const latencies: number[] = [];
   let failures = 0;
   let refused = 0;
+  let slowest = { ms: 0, at: 0, path: '' };
   await Promise.all(Array.from({ length: CLIENTS }, async (_, c) => {
     for (let i = c; performance.now() - started < HOLD_S * 1000; i++) {
       const r = await get(base, SMALL[i % SMALL.length], 10_000);
       latencies.push(r.ms);
+      if (r.ms > slowest.ms) slowest = { ms: r.ms, at: (performance.now() - started - r.ms) / 1000, path: SMALL[i % SMALL.length] };
       if (r.status === 503) refused++;
       else if (r.status !== 200) failures++;
     }
@@ -152,13 +154,16 @@ try {
   latencies.sort((a, b) => a - b);
   console.log(`${CONNECTIONS} sockets asking for ${BIG} and reading nothing, held ${HOLD_S} s; ${CLIENTS} other clients reading ${SMALL.join(', ')}`);
   console.log(`  RSS: idle ${mb(idle.rss)}, peak ${mb(peak)} (+${mb(peak - idle.rss)}), held at the end ${mb(held.rss)} (+${mb(held.rss - idle.rss)}), 3 s after the sockets closed ${mb(after.rss)} (+${mb(after.rss - idle.rss)})`);
-  console.log(`  other clients: ${latencies.length} requests, p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(0)} ms; 503 ${refused}, other failures ${failures}`);
+  console.log(`  other clients: ${latencies.length} requests, p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(0)} ms (${slowest.path}, asked at ${slowest.at.toFixed(1)} s); 503 ${refused}, other failures ${failures}`);
   if (closedByServer > 0) console.log(`  attacking sockets that saw the server close them during the attack: ${closedByServer} of ${CONNECTIONS}`);
   if (flights.length > 0) {
     const most = flights.reduce((a, b) => (b.answers > a.answers ? b : a));
     const heaviest = flights.reduce((a, b) => (b.bytes > a.bytes ? b : a));
     const last = flights[flights.length - 1];
-    console.log(`  answers in flight (the server's /metrics, each second): most ${most.answers} at ${most.at.toFixed(0)} s; most bytes ${(heaviest.bytes / MB).toFixed(1)} MB at ${heaviest.at.toFixed(0)} s; at ${last.at.toFixed(0)} s ${last.answers} answers, ${(last.bytes / MB).toFixed(1)} MB; after the sockets closed ${afterFlight?.answers} answers, ${((afterFlight?.bytes ?? 0) / MB).toFixed(1)} MB`);
+    const firstCut = flights.find((f) => f.at > most.at && f.answers < most.answers);
+    const allCut = flights.find((f) => f.at > most.at && f.answers === 0);
+    const cuts = `${firstCut ? `the first closed by ${firstCut.at.toFixed(0)} s` : 'none closed'}${allCut ? `, all by ${allCut.at.toFixed(0)} s` : ''}`;
+    console.log(`  answers in flight (the server's /metrics, each second): most ${most.answers} at ${most.at.toFixed(0)} s; most bytes ${(heaviest.bytes / MB).toFixed(1)} MB at ${heaviest.at.toFixed(0)} s; ${cuts}; at ${last.at.toFixed(0)} s ${last.answers} answers, ${(last.bytes / MB).toFixed(1)} MB; after the sockets closed ${afterFlight?.answers} answers, ${((afterFlight?.bytes ?? 0) / MB).toFixed(1)} MB`);
   } else console.log('  answers in flight: not in this version\'s /metrics');
 } finally {
   agent.destroy();

@@ -41,7 +41,11 @@ export interface FetchedSelection {
  */
 export class InlineBudget {
   #left: number;
-  /** turns of the event loop the answer's reads give between their statements: making a big answer's levels holds the loop no more than ANSWER_SLICE_MS at a time */
+  /**
+   * turns of the event loop the answer's reads give between their statements: making a big
+   * answer's levels holds the loop no more than ANSWER_SLICE_MS at a time. (Not fair turns, as
+   * slices take: an answer being built holds a snapshot, which others wait for; it goes on.)
+   */
   readonly turns = new LoopTurns(ANSWER_SLICE_MS);
   constructor(readonly limit = MAX_INLINED_ENTITIES, readonly bytes = new AnswerBudget()) {
     this.#left = limit;

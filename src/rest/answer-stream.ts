@@ -16,6 +16,7 @@
 import { Readable } from 'node:stream';
 import { ANSWER_SLICE_CHARS, ANSWER_SLICE_MS } from '../config/limits.js';
 import type { AnswerHold } from './answer-flight.js';
+import { fairTurn } from '../util/loop-turns.js';
 
 /** The text of an answer, a slice at a time. */
 export class Slices {
@@ -107,24 +108,13 @@ export class AnswerStream extends Readable {
 }
 
 /**
- * The slices waiting to be made, one a turn of the event loop whatever the number of answers being
- * sent (in the order they were asked for): 45 answers each making its slice in the same turn
- * would hold the loop 45 slices long, and every other request would wait that long at each step.
+ * Makes a slice on a fair turn of the event loop (util/loop-turns.ts): one slice a turn whatever
+ * the number of answers being sent (in the order they were asked for) — 45 answers each making
+ * its slice in the same turn would hold the loop 45 slices long, and every other request would
+ * wait that long at each of its steps.
  */
-const waiting: (() => void)[] = [];
-let turning = false;
-
 function inTurn(make: () => void): void {
-  waiting.push(make);
-  if (turning) return;
-  turning = true;
-  setImmediate(nextTurn);
-}
-
-function nextTurn(): void {
-  waiting.shift()?.();
-  if (waiting.length > 0) setImmediate(nextTurn);
-  else turning = false;
+  void fairTurn().then(make);
 }
 
 /**
