@@ -251,6 +251,18 @@ describe('answers in flight and the send timeout', () => {
     assert.ok(reader.received() < DOCS * TEXT, `${reader.received()} bytes received`);
   });
 
+  it('closes, after the send timeout and not the keep-alive, the connection of a client that reads nothing of an answer the kernel took whole; resumed, the client has it all', async () => {
+    // (one document: 200 KB, followed, and within the loopback's buffers)
+    const reader = await nonReader(timed, '/rest/Doc?$top=1');
+    await until('the answer taken by the kernel', async () => (await flight(timed)).answers === 0, 5000);
+    const started = Date.now();
+    await until('the connection closed', async () => (await connections(timed)) === 0, TIMEOUT + 3000);
+    assert.ok(Date.now() - started < TIMEOUT + 3000, 'closed within the send timeout');
+    reader.socket.resume();
+    await reader.closed;
+    assert.ok(reader.received() > TEXT, `${reader.received()} bytes received: the whole answer`);
+  });
+
   it('closes the connection of a client that stops reading an export, as an answer\'s', async () => {
     const reader = await nonReader(timed, '/rest/Doc?$format=ndjson');
     await until('the export in flight', async () => (await flight(timed)).answers === 1);

@@ -11,7 +11,8 @@
 //   is bounded by --max-answer-size): a budget smaller than one answer cannot lock a read out.
 // - an answer whose socket does not drain — no byte taken by the kernel for --send-timeout while
 //   bytes wait — is closed (reset), and what it held is let go; a client reading slowly but
-//   steadily is not cut (see stalled() for how slowly).
+//   steadily is not cut (see stalled() for how slowly); one the kernel took whole leaves its
+//   connection waiting the send timeout at most for a next request (idleAfterSent).
 //
 // Answers smaller than WATCHED_ANSWER_BYTES (reserved, or sent whole) are not followed at all: they
 // fit in the socket's buffers, and the hot paths (a read by key, a default page) pay nothing. The per-socket counts are
@@ -170,9 +171,30 @@ export class AnswerHold {
     this.#progressAt = performance.now();
     this.#taken = this.#socket ? takenBytes(this.#socket) : 0;
     const done = () => this.release();
-    response.once('finish', done);
+    const kept = this.#socket;
+    response.once('finish', () => {
+      done();
+      if (kept) this.#idleAfterSent(kept);
+    });
     response.once('close', done);
     this.#enter();
+  }
+
+  /**
+   * Once the kernel has every byte, what it has not sent yet is no more the process's to see: an
+   * answer of a few MB fits in its buffers (a loopback's hold 3 MB), and a client that reads
+   * nothing keeps it there, its connection open for the whole keep-alive (Fastify's 72 s). So a
+   * connection that carried a followed answer waits for the client's next request the send
+   * timeout at most, not the keep-alive: Node's own idle timer (set just before, on the same
+   * finish) is shortened, and a next request clears it as it would have. Closed so (a FIN behind
+   * the unsent bytes), a client that read its answer has it all; one that reads nothing no longer
+   * holds a connection of its address.
+   */
+  #idleAfterSent(socket: Socket): void {
+    const timeoutMs = this.flight.sendTimeoutMs;
+    const keepAliveMs = (socket as Socket & { server?: { keepAliveTimeout?: unknown } }).server?.keepAliveTimeout;
+    if (timeoutMs <= 0 || socket.destroyed || typeof keepAliveMs !== 'number' || keepAliveMs <= timeoutMs) return;
+    socket.setTimeout(timeoutMs);
   }
 
   /** Lets go of everything it holds (idempotent). */
