@@ -237,6 +237,17 @@ describe('answers in flight and the send timeout', () => {
     });
   });
 
+  it('lets go of what an answer reserved when the request fails after making it (If-Match naming another version: 412), so that repeating it never fills the budget', async () => {
+    const folder = JSON.parse((await held.inject({ url: '/rest/Folder?$top=1' })).body).__ENTITIES[0].__KEY;
+    // (a folder inlining its documents' bodies: 30 MB reserved, more than the budget, alone in flight)
+    for (let i = 0; i < 3; i++) {
+      const refused = await held.inject({ url: `/rest/Folder(${folder})?$attributes=docs.body`, headers: { 'if-match': '"999"' } });
+      assert.equal(refused.statusCode, 412);
+      assert.deepEqual(await flight(held), { answers: 0, bytes: 0 });
+    }
+    assert.equal((await held.inject({ url: '/rest/Doc?$top=1' })).statusCode, 200);
+  });
+
   it('closes the connection of a client that stops reading once its socket took nothing for the send timeout, and lets go of its bytes', async () => {
     const reader = await nonReader(timed, BIG);
     await until('the unread answer in flight', async () => (await flight(timed)).answers === 1);

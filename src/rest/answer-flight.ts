@@ -57,9 +57,33 @@ export class AnswerFlight {
     if (held >= this.limit) throw busy(held, this.limit, 0);
   }
 
-  /** A new answer's hold: it reserves what it measures, follows its socket once sent, and lets go when it is sent, fails or its socket closes. */
-  open(): AnswerHold {
-    return new AnswerHold(this);
+  /** the holds opened for each request (open's `request`): what releaseOpenedFor lets go */
+  readonly #byRequest = new WeakMap<object, AnswerHold[]>();
+
+  /**
+   * A new answer's hold: it reserves what it measures, follows its socket once sent, and lets go
+   * when it is sent, fails or its socket closes. `request`: the request it is made for, whose
+   * failure lets it go (releaseOpenedFor) whatever step failed.
+   */
+  open(request?: object): AnswerHold {
+    const hold = new AnswerHold(this);
+    if (request !== undefined) {
+      const list = this.#byRequest.get(request);
+      if (list) list.push(hold);
+      else this.#byRequest.set(request, [hold]);
+    }
+    return hold;
+  }
+
+  /**
+   * Lets go of every hold opened for `request`: a request that failed after its answer was made
+   * (412 for an If-Match that names another version, a snapshot whose release failed) never
+   * sends it, and what it reserved would be held for good — a guest repeating it would fill the
+   * budget and every read would be 503.
+   */
+  releaseOpenedFor(request: object): void {
+    for (const hold of this.#byRequest.get(request) ?? []) hold.release();
+    this.#byRequest.delete(request);
   }
 
   /** (AnswerHold's) */

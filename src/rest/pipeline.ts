@@ -15,7 +15,7 @@ import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRe
 import { readIfMatch } from './etag.js';
 import type { RestResponse } from './response.js';
 import { run } from './run.js';
-import { scopeFor, type RestCore, type Services } from './scope.js';
+import { scopeFor, type RestCore, type Scope, type Services } from './scope.js';
 
 export interface IncomingRest extends RestRequest {
   /** the client's address */
@@ -35,6 +35,17 @@ export interface IncomingRest extends RestRequest {
 
 export async function handleRest(services: Services, req: IncomingRest): Promise<RestResponse> {
   const scope = scopeFor(services, { method: req.method, url: req.url, caller: req.caller, headers: req.headers, socketFd: req.socketFd, id: req.id }, req.session);
+  try {
+    return await planAndRun(services, req, scope);
+  } catch (e) {
+    // (an answer made and then not sent — a 412 of If-Match, a failed snapshot release — lets go of what it reserved)
+    services.answers.releaseOpenedFor(scope.request);
+    throw e;
+  }
+}
+
+/** What handleRest does: plans the request, refuses what it may not do, runs it. */
+async function planAndRun(services: Services, req: IncomingRest, scope: Scope): Promise<RestResponse> {
   const target = readTarget(req.method, req.url, services.maxPageSize);
   // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
