@@ -256,6 +256,19 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     }
   });
 
+  it('releases the entity sets a stored guest made when it logs in: no cookie reaches its old id any more', async () => {
+    const setStore = coreOf(demo.ds).entitySets;
+    const guest = String(cookieOf(await call(demo.app, '/rest/$info')));
+    const made = await call(demo.app, '/rest/Company?$method=entityset&$top=1', { cookie: guest });
+    assert.equal(made.status, 200, JSON.stringify(made.body));
+    const cookie = String(cookieOf(made) ?? guest);
+    const guestId = (await info(demo.app, cookie)).session.sessionID;
+    assert.equal(await setStore.owned(guestId), 1, 'the guest holds its set');
+    const bob = await login(demo.app, 'bob', cookie);
+    assert.equal(await setStore.owned(guestId), 0, 'the old id holds none once logged in');
+    assert.equal((await call(demo.app, String(made.body.__ENTITYSET), { cookie: bob })).status, 404);
+  });
+
   it("keeps a session's id when the same user's privileges change, and gives a new one when another user logs in with its cookie", async () => {
     const store = coreOf(demo.ds).sessions;
     const alice = await store.open((await login(demo.app, 'alice')).split('=')[1]);

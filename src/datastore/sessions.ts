@@ -250,8 +250,8 @@ export class Session {
    * another user, becoming this one — gives it a new id as well, unrelated to any token: what
    * the user's session then holds (its entity sets, its query path, its locks, all kept by the
    * id) is out of reach of the cookie it had before, even of a guest's cookie never stored,
-   * whose id is derived from its token. What it held before the login stays with the old id
-   * (a guest's sets: the old cookie's still, as they were; its locks end with its old row). The
+   * whose id is derived from its token. What it held before the login goes: a guest's sets are
+   * released (no cookie reaches them any more), its locks end with its old row. The
    * same user whose privileges change keeps its id. A session that was a user and becomes
    * another one (or a guest) ends what it held as the first: its entity locks go, as at a logout.
    */
@@ -527,6 +527,10 @@ export class SessionStore {
         this.#cache.delete(replaced);
         await deleteSession(this.storage, hashOf(replaced));
       }
+      // a login gave it a new id: the sets the old id made are reachable by no cookie now (its
+      // row is gone, its token worthless), and would count against the caps until they expire
+      // (their query path goes with the row, swept)
+      if (changes.previousId !== undefined && changes.previousId !== state.id) await this.#holdings?.releaseOwned(changes.previousId);
     } else {
       // (the parts this request did not change may have changed meanwhile: the next request reads them)
       this.#cache.delete(token);
