@@ -175,7 +175,7 @@ export function commandLine(): Command {
     .option('--max-sets-per-session <n>', 'entity sets one session may hold at once', positiveInt, DEFAULT_SETS_PER_SESSION)
     .option('--max-locks-per-session <n>', 'entity locks ($lock=true) one session may hold at once', positiveInt, DEFAULT_LOCKS_PER_SESSION)
     .option('--max-queued-conversions <n>', 'image conversions ($imageformat) that may wait behind the one running, everyone\'s together; past them 503; 0: none waits', wholeNumber, DEFAULT_QUEUED_CONVERSIONS)
-    .option('--max-conversions-per-client <n>', 'image conversions one client (a session, a guest\'s address) may have running or waiting; past them 429', positiveInt, DEFAULT_CONVERSIONS_PER_CLIENT)
+    .option('--max-conversions-per-client <n>', 'image conversions one client (a user, all its sessions together, or a guest\'s address) may have running or waiting; past them 429', positiveInt, DEFAULT_CONVERSIONS_PER_CLIENT)
     .option('--max-sessions <n>', 'live logged-in sessions at most (guest sessions are counted apart, with the same cap: past it the least recently used guest gives way)', positiveInt, DEFAULT_MAX_SESSIONS)
     .option('--max-guests-per-address <n>', 'stored guest sessions from one client address at most (past it that address\'s least recently used gives way); 0: no cap of its own', wholeNumber, DEFAULT_MAX_GUESTS_PER_ADDRESS)
     .option('--no-explorer', 'do not serve the Data Explorer page at /$explorer')

@@ -105,6 +105,19 @@ describe('image conversions over HTTP, at once from several clients', () => {
     assert.ok(other.ms < 6 * solo + 500, `another client's conversion took ${Math.round(other.ms)} ms; one alone ${Math.round(solo)} ms`);
   });
 
+  it('counts the stored guests of one address as one client: each its own cookie, their conversions share the one share (2)', async () => {
+    const cookies: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      // (an entity set stores the guest: a cookie of its own)
+      const made = await demo.app.inject({ method: 'GET', url: '/rest/Company?$method=entityset&$top=1', remoteAddress: '10.2.0.1' });
+      assert.equal(made.statusCode, 200, made.body);
+      cookies.push(String(made.headers['set-cookie']).split(';')[0]);
+    }
+    assert.equal(new Set(cookies).size, 4);
+    const answers = await Promise.all(cookies.map((cookie) => demo.app.inject({ method: 'GET', url: uri, remoteAddress: '10.2.0.1', headers: { cookie } })));
+    assert.deepEqual(answers.map((a) => a.statusCode).sort(), [200, 200, 429, 429]);
+  });
+
   it('answers 503 7070 with Retry-After past --max-queued-conversions, everyone\'s together, and converts again once the queue has room', async () => {
     const served = await buildServer(demo.ds, { logLevel: 'silent', conversions: { queued: 2, perClient: 1 } });
     try {

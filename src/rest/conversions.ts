@@ -1,7 +1,7 @@
 // The queue of image conversions ($imageformat, rest/handlers/files.ts). A conversion decodes the
 // whole image (up to MAX_CONVERTED_PIXELS: a 25-megapixel image takes about 100 MB while decoded),
-// so one runs at a time; at most `queued` wait behind it, and one client (the session its client
-// keeps, or a guest's address) has at most `perClient` running or waiting. Past its share a client
+// so one runs at a time; at most `queued` wait behind it, and one client (a user, whatever its
+// sessions, or a guest's address) has at most `perClient` running or waiting. Past its share a client
 // is refused (429), past the queue everyone is (503), both with Retry-After: another client's
 // conversion then waits for at most `queued` others, of which at most `perClient` are any one
 // client's. The queue is the server process's own, as its memory and its CPU are.

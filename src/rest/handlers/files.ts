@@ -51,8 +51,11 @@ export async function readFile(scope: Scope, action: Extract<Action, { kind: 're
     }
     return fileAnswer(200, { ...original, 'content-length': String(file.size) }, fileStream(bytes(files, file, 0, file.size - 1)));
   }
-  // (a client's share and the queue's bound: rest/conversions.ts; the session the client keeps, else its address)
-  const converted = await scope.services.conversions.run(scope.caller, () => convert(files, file, target));
+  // (a client's share and the queue's bound: rest/conversions.ts. A client is a user, whatever
+  // its sessions, or a guest's address: a stored guest costs a request, and one address holds a
+  // hundred — keyed by session, one address had the whole queue)
+  const client = scope.session.userName !== '' ? `user:${scope.session.userName}` : `address:${scope.request.caller}`;
+  const converted = await scope.services.conversions.run(client, () => convert(files, file, target));
   if (!converted) return fileAnswer(204, {}, null); // 4D: an empty answer when the format is not possible
   return fileAnswer(200, { ...common, 'content-type': MIME[target], 'content-length': String(converted.length) }, converted);
 }
