@@ -269,6 +269,20 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.equal((await call(demo.app, String(made.body.__ENTITYSET), { cookie: bob })).status, 404);
   });
 
+  it('gives a login to a user whose roles give no privilege a new token and a new id too, and stores it as a user (no guest cap evicts it)', async () => {
+    const store = coreOf(demo.ds).sessions;
+    const session = store.guest();
+    const { id } = session;
+    const token = sessionInternals.token(session);
+    session.setPrivileges({ privileges: [], userName: 'nobody' });
+    assert.notEqual(session.id, id, 'a new id');
+    assert.notEqual(sessionInternals.token(session), token, 'a new token');
+    await store.save(session);
+    const storage = coreOf(demo.ds).storage;
+    const row = await storage.get(`SELECT "guest" AS guest FROM "${SESSION_TABLE}" WHERE "id" = '${session.id}'`);
+    assert.equal(Number(row?.guest), 0);
+  });
+
   it("keeps a session's id when the same user's privileges change, and gives a new one when another user logs in with its cookie", async () => {
     const store = coreOf(demo.ds).sessions;
     const alice = await store.open((await login(demo.app, 'alice')).split('=')[1]);

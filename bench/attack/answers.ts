@@ -115,6 +115,8 @@ const unreadAnswers: AttackCase = {
     v.check(memory.peakMB - memory.beforeMB < 1024, `RSS rose ${Math.round(memory.peakMB - memory.beforeMB)} MB`);
     v.timed(health.p99 < 1000, `/health p99 ${seconds(health.p99)}`);
     v.timed((read?.p99 ?? 0) < 1000, `read by key p99 ${seconds(read?.p99 ?? 0)}`);
+    // (a refusal is fast: other clients refused would pass a latency check)
+    v.check(health.failures === 0 && (read?.failures ?? 0) === 0, `other clients refused: /health ${health.failures}, read by key ${read?.failures ?? 0}`);
     const lastClosed = Math.max(0, ...readers.map((r) => r.closedAfterMs ?? 0));
     v.check(stillOpen === 0, `${stillOpen} connections that stopped reading were still open after ${seconds(heldFor)}`);
     return v.result(`${connections} connections, held ${seconds(heldFor)}: ${histogram} (first bytes), ${answered - stillOpen} of ${answered} unread closed by the server${answered > stillOpen ? ` (the last after ${seconds(lastClosed)})` : ''}; ${describeRss(memory)}; ${describeLatency('/health', health)}; ${describeLatency('read by key', read!)}`, { memory, health, read, answered, refused, stillOpen });

@@ -267,7 +267,8 @@ export class Session {
     if (who(this.#state) !== before) {
       this.#whoChanged = true;
       if (wasUser && (this.#state.userName !== userBefore || (this.isGuest() && this.#state.userName === ''))) this.#loggedOut = true;
-      if (!this.isGuest()) {
+      // (a user whose roles give no privilege is a user all the same: its login rotates too)
+      if (!this.isGuest() || this.#state.userName !== '') {
         this.#rotate();
         if (!wasUser || this.#state.userName !== userBefore) this.#renewId();
       }
@@ -507,7 +508,8 @@ export class SessionStore {
     const internals = sessionInternals;
     const { state } = changes;
     const now = this.now();
-    const guest = state.privileges.length === 0;
+    // (a guest: no one logged in — a user whose roles give nothing is stored, and capped, as a user)
+    const guest = state.privileges.length === 0 && state.userName === '';
     const replaced = internals.replaced(session);
     if (changes.insert && !guest) await this.makeRoom(false);
     const token = internals.token(session);
