@@ -324,14 +324,14 @@ export class PostgresDriver implements Driver {
   execute(sql: string, params: readonly unknown[] = NO_PARAMS, options?: ExecuteOptions): Promise<QueryResult> {
     const budget = options?.budget;
     if (budget === undefined) return query(this.pool, this.names, sql, params, options);
-    if (!bindsBefore(budget.left(), this.queryTimeoutMs)) return withinBudget(budget, this.queryTimeoutMs, undefined, () => query(this.pool, this.names, sql, params, options));
     return this.#onClientOfItsOwn(budget, sql, params, options as ExecuteOptions);
   }
 
   /**
-   * A statement on its own whose budget ends before its time limit: on a client taken for it (as
-   * pool.query takes one), so that it can be cancelled then; the client is given back once no
-   * cancel can reach a later statement on it.
+   * A statement on its own with a budget: on a client taken for it (as pool.query takes one), so
+   * that only the statement's own time is counted, not the wait for a client of a busy pool, and
+   * so that it can be cancelled when its budget ends before its time limit; the client is given
+   * back once no cancel can reach a later statement on it.
    */
   async #onClientOfItsOwn(budget: StatementBudget, sql: string, params: readonly unknown[], options: ExecuteOptions): Promise<QueryResult> {
     let client: pg.PoolClient;
@@ -341,14 +341,19 @@ export class PostgresDriver implements Driver {
       throw translate(e);
     }
     let failure: unknown;
+    // (a lent client whose connection breaks emits 'error': unheard, it would end the process; the
+    // statement fails on its own, and the client is dropped)
+    const broke = (e: unknown) => (failure ??= e);
+    client.on('error', broke);
     try {
       return await withinBudget(budget, this.queryTimeoutMs, client, () => query(client, this.names, sql, params, options));
     } catch (e) {
       // (a connection that broke is dropped, not pooled)
-      if (!isCancelled(e) && !(e instanceof ConstraintError) && !(e instanceof DatasetError && e.code !== 'STORAGE_UNAVAILABLE')) failure = e;
+      if (!isCancelled(e) && !(e instanceof ConstraintError) && !(e instanceof DatasetError && e.code !== 'STORAGE_UNAVAILABLE')) failure ??= e;
       throw e;
     } finally {
-      client.release(failure instanceof Error ? failure : undefined);
+      client.off('error', broke);
+      client.release(failure instanceof Error ? failure : failure === undefined ? undefined : new Error(String(failure)));
     }
   }
 
