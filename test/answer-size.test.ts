@@ -14,7 +14,7 @@ import { EXPORT_CHUNK_BYTES } from '../src/config/limits.js';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
 import { TransactionManager } from '../src/storage/transactions.js';
-import { tempDir, testDatabase } from './helpers.js';
+import { openDemo, tempDir, testDatabase } from './helpers.js';
 
 const DOCS = 200;
 const FOLDERS = 4;
@@ -255,5 +255,26 @@ export default class Note extends DataClass {
     assert.ok(lines.every((l: any) => l.body.length === TEXT));
     assert.ok(largest <= EXPORT_CHUNK_BYTES + TEXT + 10_000, `a statement read ${largest} characters`);
     assert.ok(largest > 100 * TEXT, `chunks of ${largest} characters: as many rows as fit`);
+  });
+});
+
+describe('the answer of a batch write', () => {
+  it('has one budget of inlined entities for the whole batch, not one per entity: past it, refused saying what was saved, and the saves kept', async () => {
+    const demo = await openDemo({ maxInlinedEntities: 3 });
+    try {
+      const companies = (await demo.request('/rest/Company?$top=2&$orderby=ID')).body.__ENTITIES as { __KEY: string; __STAMP: number; name: string }[];
+      const staff = async (key: string) => (await demo.request(`/rest/Company(${key})/staff?$top=0`)).body.__COUNT as number;
+      // (each company alone inlines its staff within the limit only if it has at most 3)
+      const counts = await Promise.all(companies.map((c) => staff(c.__KEY)));
+      assert.ok(counts[0] + counts[1] > 3, `staff ${counts}`);
+      const renamed = companies.map((c) => ({ __KEY: c.__KEY, __STAMP: c.__STAMP, name: `${c.name} (renamed)` }));
+      const refused = await demo.request('/rest/Company?$method=update&$attributes=name,staff.lastName', 'POST', renamed);
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.equal(refused.body.__ERROR[0].errCode, 7009);
+      assert.match(refused.body.__ERROR[0].message, /^2 of the 2 entities were saved, but their answer cannot be sent/);
+      for (const c of companies) assert.equal((await demo.request(`/rest/Company(${c.__KEY})`)).body.name, `${c.name} (renamed)`);
+    } finally {
+      await demo.close();
+    }
   });
 });

@@ -11,7 +11,8 @@ import { withBudget } from '../../datastore/access.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf, type Entity } from '../../datastore/entity.js';
-import { existingKeys, fetchRelated, type FetchedEntity } from '../../datastore/fetch.js';
+import { AnswerBudget } from '../../datastore/answer-size.js';
+import { existingKeys, fetchRelated, InlineBudget, type FetchedEntity } from '../../datastore/fetch.js';
 import { requireDataClass } from '../../datastore/guard.js';
 import { EntityLockedError } from '../../datastore/locks.js';
 import { leadsTo, type Projection } from '../../datastore/projection.js';
@@ -27,7 +28,7 @@ import { findEntity } from '../collections.js';
 import { ifMatchIdentityHolds, type IfMatch } from '../etag.js';
 import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
 import { projectionFor } from '../present.js';
-import { json, type RestResponse } from '../response.js';
+import { holding, json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
 import { entityUri, serializeEntity } from '../serialize.js';
 
@@ -171,12 +172,32 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   }
   // what was saved, read back, has a budget of its own: the client learns what was written even
   // when the writes spent the request's (a non-atomic batch keeps the saves made before it ran out)
-  const answers = await answerAll(answering(scope), action, projection, prepared, list, turns);
+  // (and the limits of every answer, for the whole batch: the entities it inlines, its bytes,
+  // reserved in the answers in flight as they are counted — one budget, not one per entity)
+  const hold = scope.services.answers.open(scope.request);
+  const budget = new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes, (bytes) => hold.reserve(bytes)));
+  let answers: Json[];
+  try {
+    answers = await answerAll(answering(scope), action, projection, prepared, list, turns, budget);
+  } catch (e) {
+    hold.release();
+    // (what was saved stays saved: the refusal says so, lest a client write it again)
+    if (isDatasetError(e) && (e.code === 'LIMIT_EXCEEDED' || e.code === 'SERVER_BUSY')) {
+      const saved = prepared.filter((p) => !p.error).length;
+      const made = action.atomic && prepared.some((p) => p.error) ? 'nothing was saved' : `${saved} of the ${prepared.length} entities were saved`;
+      throw new DatasetError(e.code, `${made}, but their answer cannot be sent: ${e.message}`, [], { status: e.status, retryAfterS: e.retryAfterS });
+    }
+    throw e;
+  }
   const failed = prepared.find((p) => p.error);
   // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
-  if (action.single) return json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200);
-  // an atomic batch that failed saved nothing: the answer has the status of the failure
-  return json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
+  const response = action.single
+    ? json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200)
+    // an atomic batch that failed saved nothing: the answer has the status of the failure
+    : json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
+  if (hold.inFlight) return holding(response, hold);
+  hold.release();
+  return response;
 }
 
 /** The scope a write's answer is read with: its own budget of statement time (the query time limit), the writes' spent or not. */
@@ -189,7 +210,7 @@ function answering(scope: Scope): Scope {
  * as it would be; after a failure, the stored entity (or, for a new one, the values sent) with
  * __ERROR, and __STATUS for a stamp.
  */
-async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' }>, projection: Projection, prepared: readonly Prepared[], list: readonly unknown[], turns: LoopTurns): Promise<Json[]> {
+async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' }>, projection: Projection, prepared: readonly Prepared[], list: readonly unknown[], turns: LoopTurns, budget: InlineBudget): Promise<Json[]> {
   const { dc } = action;
   const rolledBack = action.atomic && prepared.some((p) => p.error);
   const trusted = fromSave(dc, projection, prepared, rolledBack || action.refresh);
@@ -213,7 +234,7 @@ async function answerAll(scope: Scope, action: Extract<Action, { kind: 'update' 
     const entity = shown[i];
     let out: Json;
     if (entity) {
-      const fetched = targets && trusted.has(p) ? await fetchedFromSave(entity, projection, targets) : (await fetchRelated(scope.core, [entity], projection, scope.access))[0];
+      const fetched = targets && trusted.has(p) ? await fetchedFromSave(entity, projection, targets) : (await fetchRelated(scope.core, [entity], projection, scope.access, budget))[0];
       out = serializeEntity(fetched, projection, { globalStamp }, action.single);
       if (entity.isNew()) {
         // not saved ($refresh): no key, time or related selection of its own yet
