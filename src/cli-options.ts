@@ -69,7 +69,8 @@ function milliseconds(value: string): number {
 }
 
 /** A time limit, or 0 for none. */
-function queryTimeout(value: string): number {
+/** A time in milliseconds, or 0: none. */
+function millisecondsOrNone(value: string): number {
   return value === '0' ? 0 : milliseconds(value);
 }
 
@@ -147,7 +148,7 @@ export function commandLine(): Command {
     .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
     .option('--host <h>', 'interface to listen on', '127.0.0.1')
     .option('--function-timeout <ms>', 'time limit of a function called over REST, in milliseconds', milliseconds, DEFAULT_FUNCTION_TIMEOUT_MS)
-    .option('--query-timeout <ms>', 'the time the statements of one request may take together, in milliseconds: past it the one running is stopped (504); 0: no limit', queryTimeout, DEFAULT_QUERY_TIMEOUT_MS)
+    .option('--query-timeout <ms>', 'the time the statements of one request may take together, in milliseconds: past it the one running is stopped (504); 0: no limit', millisecondsOrNone, DEFAULT_QUERY_TIMEOUT_MS)
     .option('--max-set-members <n>', 'entity set members kept at most (all sets, in the database, shared by every instance; each set counts 16 more, empty ones too); past it the least recently used sets of the session holding the most go', positiveInt, DEFAULT_MAX_SET_MEMBERS)
     .option('--max-set-memory <size>', 'memory this process keeps entity set members in, packed (bytes, or 64MB, 1GB: powers of 1024): sets read from the database kept at hand, or every set of an in-process store (past it the least recently used go; one set larger: 400)', size, DEFAULT_MAX_SET_MEMORY)
     .option('--max-upload-size <size>', 'largest upload accepted (bytes, or 500KB, 100MB, 2GB: powers of 1024)', size, DEFAULT_MAX_UPLOAD_BYTES)
@@ -158,9 +159,9 @@ export function commandLine(): Command {
     .option('--max-connections <n>', 'connections open at once at most; 0: no limit', wholeNumber, DEFAULT_MAX_CONNECTIONS)
     .option('--max-connections-per-address <n>', `connections open at once from one client address; 0: no limit (the default with --trust-proxy, else ${DEFAULT_CONNECTIONS_PER_ADDRESS})`, wholeNumber)
     .option('--max-batch-entities <n>', 'entities one $method=update or validate may carry (an array of entities); past it 400, nothing written', positiveInt, DEFAULT_MAX_BATCH_ENTITIES)
-    .option('--max-answer-size <size>', 'bytes of values one answer may hold (bytes, or 64MB, 1GB: powers of 1024), measured before a page or level of more than 100 entities is read; past it 400 (read less, or export: $format=ndjson or csv)', size, DEFAULT_MAX_ANSWER_BYTES)
+    .option('--max-answer-size <size>', 'bytes of values one answer may hold (bytes, or 64MB, 1GB: powers of 1024), measured before a page or level is read (counted as it is read for pages of 100 entities or fewer), aliases and calculated values included; past it 400 (read less, or export: $format=ndjson or csv)', size, DEFAULT_MAX_ANSWER_BYTES)
     .option('--max-answers-in-flight <size>', 'bytes of answers this process holds at once, measured and not yet taken by the clients\' sockets (bytes, or 256MB, 1GB: powers of 1024; 0: no limit); past it a read is refused, 503 with Retry-After', sizeOrNone, DEFAULT_MAX_ANSWERS_IN_FLIGHT)
-    .option('--send-timeout <ms>', 'a connection whose client takes nothing of its answer for this long, in milliseconds, is reset (a client reading steadily at 50 KB/s or more never is); 0: none', queryTimeout, DEFAULT_SEND_TIMEOUT_MS)
+    .option('--send-timeout <ms>', 'a connection whose client takes nothing of its answer for this long, in milliseconds, is reset (a client reading steadily at 50 KB/s or more never is, with Linux\'s default buffers); 0: none', millisecondsOrNone, DEFAULT_SEND_TIMEOUT_MS)
     .option('--max-inlined-entities <n>', 'related entities one answer may inline through $attributes or $expand, all levels together', positiveInt, MAX_INLINED_ENTITIES)
     .option('--max-page-size <n>', 'most entities one page may ask for ($top); an export ($format=csv or ndjson) sends any number', positiveInt, MAX_PAGE_SIZE)
     .option('--max-text-length <n>', 'longest text a string attribute takes, in characters (a longer one: 400); longer documents belong in a blob', positiveInt, DEFAULT_MAX_TEXT_LENGTH)

@@ -37,7 +37,7 @@ export interface ServerOptions {
   readonly maxAnswerBytes?: number;
   /** the answer bytes this process holds in flight at most, measured and not yet taken by the kernel (default 256 MB; 0: no limit) */
   readonly maxAnswersInFlight?: number;
-  /** a socket with answer bytes waiting takes 16 KB of them in every window this long, in ms, or is closed (default 30 s; 0: no timeout) */
+  /** a socket with answer bytes waiting whose kernel takes none of them this long, in ms, is reset; a connection whose followed answer the kernel took whole waits this long at most for its next request (default 30 s; 0: no timeout) */
   readonly sendTimeoutMs?: number;
   /** the most entities one $method=update or validate may carry (default 10,000) */
   readonly maxBatchEntities?: number;
