@@ -13,7 +13,7 @@ import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer, type ServerProcess } from '../processes.js';
+import { alive, startServer, type ServerProcess } from '../processes.js';
 
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = fileURLToPath(new URL('../../bin/dataset-rest.mjs', import.meta.url));
@@ -65,14 +65,7 @@ export async function startAttackServer(engine: Engine, db: string, flags: reado
   };
 }
 
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
+export { alive };
 
 /** A process's resident memory in MB, from /proc (Linux); undefined once it is gone. */
 export function rssMB(pid: number): number | undefined {
