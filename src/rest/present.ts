@@ -231,7 +231,7 @@ function setUri(dc: DataClassModel, id: string): string {
  * rows are read). The hold goes with the answer when it reserved anything (`carried`: the answer
  * is a response) and is let go if making it fails, or once a value is made (entityBody's).
  */
-async function answering<T>(scope: Scope, make: (budget: InlineBudget, hold: AnswerHold) => Promise<T>, carried = false): Promise<T> {
+export async function answering<T>(scope: Scope, make: (budget: InlineBudget, hold: AnswerHold) => Promise<T>, carried = false): Promise<T> {
   const hold = scope.services.answers.open(scope.request);
   const budget = new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes, (bytes) => hold.reserve(bytes)));
   let made: T;

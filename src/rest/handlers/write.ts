@@ -11,8 +11,7 @@ import { withBudget } from '../../datastore/access.js';
 import { readGlobalStamp } from '../../datastore/datastore.js';
 import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf, type Entity } from '../../datastore/entity.js';
-import { AnswerBudget } from '../../datastore/answer-size.js';
-import { existingKeys, fetchRelated, InlineBudget, type FetchedEntity } from '../../datastore/fetch.js';
+import { existingKeys, fetchRelated, type FetchedEntity, type InlineBudget } from '../../datastore/fetch.js';
 import { requireDataClass } from '../../datastore/guard.js';
 import { EntityLockedError } from '../../datastore/locks.js';
 import { leadsTo, type Projection } from '../../datastore/projection.js';
@@ -27,8 +26,8 @@ import type { Action } from '../action.js';
 import { findEntity } from '../collections.js';
 import { ifMatchIdentityHolds, type IfMatch } from '../etag.js';
 import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
-import { projectionFor } from '../present.js';
-import { holding, json, type RestResponse } from '../response.js';
+import { answering, projectionFor } from '../present.js';
+import { json, type RestResponse } from '../response.js';
 import type { Scope } from '../scope.js';
 import { entityUri, serializeEntity } from '../serialize.js';
 
@@ -174,13 +173,16 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   // when the writes spent the request's (a non-atomic batch keeps the saves made before it ran out)
   // (and the limits of every answer, for the whole batch: the entities it inlines, its bytes,
   // reserved in the answers in flight as they are counted — one budget, not one per entity)
-  const hold = scope.services.answers.open(scope.request);
-  const budget = new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes, (bytes) => hold.reserve(bytes)));
-  let answers: Json[];
   try {
-    answers = await answerAll(answering(scope), action, projection, prepared, list, turns, budget);
+    return await answering(scope, async (budget) => {
+      const answers = await answerAll(ownTimeBudget(scope), action, projection, prepared, list, turns, budget);
+      const failed = prepared.find((p) => p.error);
+      // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
+      if (action.single) return json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200);
+      // an atomic batch that failed saved nothing: the answer has the status of the failure
+      return json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
+    }, true);
   } catch (e) {
-    hold.release();
     // (what was saved stays saved: the refusal says so, lest a client write it again)
     if (isDatasetError(e) && (e.code === 'LIMIT_EXCEEDED' || e.code === 'SERVER_BUSY')) {
       const saved = prepared.filter((p) => !p.error).length;
@@ -189,19 +191,10 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
     }
     throw e;
   }
-  const failed = prepared.find((p) => p.error);
-  // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
-  const response = action.single
-    ? json(answers[0], failed?.error ? (action.ifMatch !== undefined && failed.error.code === 'STAMP_CHANGED' ? 412 : failed.error.status) : 200)
-    // an atomic batch that failed saved nothing: the answer has the status of the failure
-    : json({ [WIRE.ENTITIES]: answers }, atomic && failed?.error ? failed.error.status : 200);
-  if (hold.inFlight) return holding(response, hold);
-  hold.release();
-  return response;
 }
 
 /** The scope a write's answer is read with: its own budget of statement time (the query time limit), the writes' spent or not. */
-function answering(scope: Scope): Scope {
+function ownTimeBudget(scope: Scope): Scope {
   return scope.access.budget === undefined ? scope : { ...scope, access: withBudget(scope.access, scope.core.requestBudget()) };
 }
 
