@@ -6,7 +6,7 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { ClassLoadError, importProjectModule, lineIn, loadClasses } from './classes/loader.js';
+import { ClassLoadError, lineIn, loadClasses, projectModuleLoader, type ProjectModuleImport } from './classes/loader.js';
 import { loadProjectMethods } from './functions/project-methods.js';
 import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from './functions/catalog.js';
@@ -53,6 +53,8 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   const created = prepareDatabase(target);
   let storage: TransactionManager | undefined;
   let ds: DatastoreWithClasses | undefined;
+  // one loader for this opening's modules: they share what they import (classes/loader.ts)
+  const importModule = projectModuleLoader();
   try {
     storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
     // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)
@@ -61,8 +63,8 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     // transactions roll back when it passes
     ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, maxSetMemory: options.maxSetMemory, maxTextLength: options.maxTextLength, onEventError: options.onEventError, sessions: options.sessions });
     try {
-      await loadClasses(join(root, 'classes'), ds);
-      await loadProjectMethods(join(root, 'methods'), ds, importProjectModule, (message) => new ClassLoadError(message));
+      await loadClasses(join(root, 'classes'), ds, importModule);
+      await loadProjectMethods(join(root, 'methods'), ds, importModule, (message) => new ClassLoadError(message));
     } catch (e) {
       if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
       throw e;
@@ -72,7 +74,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     if (rolesFile !== undefined && (options.roles !== undefined || existsSync(rolesFile))) installPolicy(ds, readPolicy(rolesFile, ds));
     // a PostgreSQL database is new until a start has set it up (and seeded it); a SQLite file, when this start made it
     const isNew = created.isNew ?? (await readMeta(storage, SET_UP)) === undefined;
-    if (isNew) await setUp(ds, storage, root);
+    if (isNew) await setUp(ds, storage, root, importModule);
     return ds;
   } catch (e) {
     // A SQLite file this start made and could not finish is removed, so the next start begins
@@ -121,11 +123,11 @@ const SET_UP = 'setUp';
  * lock: instances starting together on a new database wait for each other, and only the first
  * seeds; the others find the mark.
  */
-async function setUp(ds: DatastoreWithClasses, storage: TransactionManager, root: string): Promise<void> {
+async function setUp(ds: DatastoreWithClasses, storage: TransactionManager, root: string, importModule: ProjectModuleImport): Promise<void> {
   const seed = ['seed.ts', 'seed.js'].map((f) => join(root, f)).find((f) => existsSync(f));
   let fn: SeedFunction | undefined;
   if (seed) {
-    const mod = (await importProjectModule(seed, basename(seed))) as { default?: SeedFunction | { default?: SeedFunction } };
+    const mod = (await importModule(seed, basename(seed))) as { default?: SeedFunction | { default?: SeedFunction } };
     // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
     fn = typeof mod.default === 'function' ? mod.default : mod.default?.default;
     if (typeof fn !== 'function') throw new ProjectError(`${seed} must export a default async function (ds) => …`);

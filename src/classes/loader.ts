@@ -5,11 +5,12 @@
 // prototype: 4D's data model classes are never instantiated with new, reference §6.4), and the
 // one instance of each singleton class.
 
+import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { require as tsxRequire } from 'tsx/cjs/api';
-import { tsImport } from 'tsx/esm/api';
+import { register as registerTsx, type NamespacedUnregister } from 'tsx/esm/api';
 import type { CalculatedDefinition } from '../datastore/calculated.js';
 import { userMembers } from '../datastore/class-install.js';
 import { classCoreOf, DataClass } from '../datastore/dataclass.js';
@@ -56,7 +57,7 @@ function registerCoreClasses(): void {
 }
 
 /** Loads and installs the classes of `dir` (a project's classes/ folder); nothing to do when it is absent. */
-export async function loadClasses(dir: string, ds: Datastore): Promise<void> {
+export async function loadClasses(dir: string, ds: Datastore, importModule: ProjectModuleImport = projectModuleLoader()): Promise<void> {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return;
   registerCoreClasses();
   const files = classFiles(dir, ds);
@@ -66,7 +67,7 @@ export async function loadClasses(dir: string, ds: Datastore): Promise<void> {
   const order: ClassKind[] = ['datastore', 'dataclass', 'entity', 'selection', 'singleton'];
   files.sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind) || a.name.localeCompare(b.name));
   for (const f of files) {
-    const cls = await importClass(f);
+    const cls = await importClass(f, importModule);
     install(f, cls, ds);
   }
 }
@@ -124,24 +125,37 @@ function isEsModule(file: string): boolean {
   }
 }
 
-/** Loads a module of the project (classes/, methods/, the seed); a failure is a ClassLoadError starting with `where`. */
-export async function importProjectModule(file: string, where: string): Promise<Record<string, unknown>> {
-  registerCoreClasses();
-  try {
-    // tsx loads it in a namespace of its own (TypeScript or not, with no hook left behind). A
-    // TypeScript file in a CommonJS scope is required, not imported: tsx imports CommonJS through a
-    // data: URL, and every stack frame of its code would then name that URL, not its file and
-    // line. (A .js file there is imported still: its ESM syntax is transformed only that way.)
-    if (/\.c?tsx?$/.test(file) && !isEsModule(file)) return tsxRequire(file, import.meta.url) as Record<string, unknown>;
-    return (await tsImport(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
-  } catch (e) {
-    const at = lineIn(e, file);
-    throw new ClassLoadError(`${where}${at === undefined ? '' : `:${at}`}: failed to load: ${loadFailure(e)}`);
-  }
+/** Loads a module of the project; a failure is a ClassLoadError starting with `where`. */
+export type ProjectModuleImport = (file: string, where: string) => Promise<Record<string, unknown>>;
+
+/**
+ * A loader for the modules of one opening of a project (classes/, methods/, the seed): every module
+ * it loads shares one tsx namespace. A namespace is a module cache of its own, so a project opened
+ * again in the same process loads its files afresh; within one opening its modules share the
+ * modules they import, `dataset-rest` included. (tsx's tsImport makes a namespace — a loader hook —
+ * per call: a project of ten modules evaluated the core ten times, and the hooks added up for the
+ * life of the process.) The namespace's hook stays registered: a module may import lazily.
+ */
+export function projectModuleLoader(): ProjectModuleImport {
+  let scoped: NamespacedUnregister | undefined;
+  return async (file, where) => {
+    registerCoreClasses();
+    try {
+      // A TypeScript file in a CommonJS scope is required, not imported: tsx imports CommonJS
+      // through a data: URL, and every stack frame of its code would then name that URL, not its
+      // file and line. (A .js file there is imported still: its ESM syntax is transformed only that way.)
+      if (/\.c?tsx?$/.test(file) && !isEsModule(file)) return tsxRequire(file, import.meta.url) as Record<string, unknown>;
+      scoped ??= registerTsx({ namespace: randomUUID() });
+      return (await scoped.import(pathToFileURL(file).href, import.meta.url)) as Record<string, unknown>;
+    } catch (e) {
+      const at = lineIn(e, file);
+      throw new ClassLoadError(`${where}${at === undefined ? '' : `:${at}`}: failed to load: ${loadFailure(e)}`);
+    }
+  };
 }
 
-async function importClass(f: ClassFile): Promise<unknown> {
-  const mod = await importProjectModule(f.file, `classes/${basename(f.file)}`);
+async function importClass(f: ClassFile, importModule: ProjectModuleImport): Promise<unknown> {
+  const mod = await importModule(f.file, `classes/${basename(f.file)}`);
   // Outside an ES-module package the file loads as CommonJS, whose exports sit under default.
   const inner = mod.default !== null && typeof mod.default === 'object' ? (mod.default as Record<string, unknown>) : {};
   const cls = [mod.default, mod[f.name], inner.default, inner[f.name]].find((c) => typeof c === 'function');
