@@ -29,11 +29,11 @@ function layerRules() {
     // (the top layer has nothing above it)
     if (above.length === 0) return {};
     const patterns = [{
-      group: above.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `./${f}/*`]),
+      group: above.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`, `./${f}/*`]),
       message: `src/${folder}/ sits below these folders (the layers in eslint.config.js): move the code down, or pass it in`,
     }];
     // REST maps requests onto the datastore; it builds no query plan nodes (types may be named)
-    if (folder === 'rest') patterns.push({ group: ['../query/plan.js', '../../query/plan.js'], allowTypeImports: true, message: 'rest/ asks the datastore; plan nodes are built by query/ and the core' });
+    if (folder === 'rest') patterns.push({ group: ['../query/plan.js', '../../query/plan.js', '../../../query/plan.js'], allowTypeImports: true, message: 'rest/ asks the datastore; plan nodes are built by query/ and the core' });
     return { files: [`src/${folder}/**/*.ts`], rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } };
   }));
 }

@@ -14,9 +14,9 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DatabaseEntitySetStore } from '../src/datastore/database-set-store.js';
-import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
-import { newSetId } from '../src/datastore/entity-sets.js';
+import { DatabaseEntitySetStore } from '../src/datastore/sets/database-set-store.js';
+import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/sets/entity-set-store.js';
+import { newSetId } from '../src/datastore/sets/entity-sets.js';
 import { SqliteDriver } from '../src/storage/sqlite.js';
 import { createSystemTables } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';

@@ -20,7 +20,7 @@ import { createProject, TABLE } from './fixture.js';
 import { formatTable } from './measure.js';
 import { benchDatabase } from './postgres.js';
 import { startServer, temporaryFolder } from './processes.js';
-import { csvField } from '../src/rest/export-format.js';
+import { csvField } from '../src/rest/present/export-format.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

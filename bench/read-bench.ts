@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { formatSummary, mainProfile } from './cpuprofile.js';
 import { createProject, itemValues, MODEL, type FillMode, type Project } from './fixture.js';
-import { cookieName } from '../src/rest/scope.js';
+import { cookieName } from '../src/rest/scope/scope.js';
 import { benchDatabase, type BenchDatabase } from './postgres.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
 import { formatTable, Latencies, processCpuMs, processTreeCpuMs } from './measure.js';

@@ -95,7 +95,7 @@ async function serve(): Promise<void> {
   if (supervised) process.once('disconnect', () => process.exit(0));
   if (orphaned()) process.exit(0); // gone before the listener was there
   const [{ ModelError }, { openProject, ProjectError }, { coreOf }, { eventErrorLogger }, { createLogger }, { buildServer, LOOPBACK_HOSTS }, { EXPLORER_PATH }, { SchemaError }, { StorageConfigError }, { watchdog }] = await Promise.all([
-    import('./model/load-model.js'), import('./project.js'), import('./datastore/datastore.js'), import('./datastore/events.js'), import('./util/log.js'), import('./server.js'),
+    import('./model/load-model.js'), import('./project.js'), import('./datastore/datastore.js'), import('./datastore/entities/events.js'), import('./util/log.js'), import('./server.js'),
     import('./explorer/routes.js'), import('./storage/schema.js'), import('./storage/open.js'), import('./functions/watchdog.js'),
   ]);
   const log = createLogger(opts.logLevel);

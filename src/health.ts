@@ -6,7 +6,7 @@
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { coreOf, type Datastore } from './datastore/datastore.js';
-import { SECURITY_HEADERS } from './rest/response.js';
+import { SECURITY_HEADERS } from './rest/present/response.js';
 import type { Logger } from './util/log.js';
 
 /** How long /ready waits for the database before it answers 503. */

@@ -6,8 +6,8 @@
 import { canonical } from './util/canonical.js';
 import { DataClass as CoreDataClass } from './datastore/dataclass.js';
 import { Datastore as CoreDatastore } from './datastore/datastore.js';
-import { Entity as CoreEntity } from './datastore/entity.js';
-import { EntitySelection as CoreEntitySelection } from './datastore/selection.js';
+import { Entity as CoreEntity } from './datastore/entities/entity.js';
+import { EntitySelection as CoreEntitySelection } from './datastore/selections/selection.js';
 import { DatasetError as CoreDatasetError } from './errors/dataset-error.js';
 import { Singleton as CoreSingleton } from './functions/singletons.js';
 
@@ -32,7 +32,7 @@ export type Singleton = CoreSingleton;
 export { exposed, onHttpGet, params } from './functions/exposure.js';
 export { callContext, type CallContext, type CallRequest } from './functions/context.js';
 // the web session of the REST request the code runs for (a function, an event, a restrict())
-export { session } from './datastore/caller.js';
+export { session } from './datastore/access/caller.js';
 export type { PrivilegeSettings, Session } from './datastore/sessions.js';
 // the hooks of 4D's legacy login (/rest/$directory) a DataStore class may define
 export type { DirectoryHooks, DirectoryUser } from './datastore/directory.js';
@@ -41,8 +41,8 @@ export { withDeadlines } from './functions/deadlines.js';
 export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodDefinition } from './functions/project-methods.js';
 export type { ParamKind, ParamType } from './functions/params.js';
 export type { DatastoreOptions, DatastoreWithClasses } from './datastore/datastore.js';
-export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/calculated.js';
-export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/events.js';
+export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/entities/calculated.js';
+export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/entities/events.js';
 export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
 export { openProject, ProjectError, type SeedFunction } from './project.js';

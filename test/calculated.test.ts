@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore.js';
-import type { Entity } from '../src/datastore/entity.js';
+import type { Entity } from '../src/datastore/entities/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
 import { buildServer } from '../src/server.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { httpGuard } from '../src/rest/http-guards.js';
+import { httpGuard } from '../src/rest/request/http-guards.js';
 import { buildServer } from '../src/server.js';
 import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
 

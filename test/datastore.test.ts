@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Datastore, type DatastoreWithClasses } from '../src/datastore/datastore.js';
-import type { Entity } from '../src/datastore/entity.js';
+import type { Entity } from '../src/datastore/entities/entity.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import { buildModel } from '../src/model/load-model.js';
 import { openProject } from '../src/project.js';

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { SET_RECORD_BYTES } from '../src/config/limits.js';
-import { MemoryEntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
-import { newSetId } from '../src/datastore/entity-sets.js';
+import { MemoryEntitySetStore, type StoredSet } from '../src/datastore/sets/entity-set-store.js';
+import { newSetId } from '../src/datastore/sets/entity-sets.js';
 import { ExpiryQueue } from '../src/util/expiry-queue.js';
 import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
 

@@ -114,7 +114,7 @@ describe('what the REST API tells a form', () => {
 
 describe('keys in the explorer\'s URLs', () => {
   it('are written as the server writes its own URIs (parentheses, quotes, slashes, spaces)', async () => {
-    const { keyInUri: server } = await import('../src/rest/url.js');
+    const { keyInUri: server } = await import('../src/rest/request/url.js');
     const { keyInUri: explorer } = await import('../explorer/src/api.js');
     for (const key of ['12', 'A1', 'a(b)c', "it's", '"quoted"', "'q'", 'a/b', 'x y', '!*', '"', 'é€']) assert.equal(explorer(key), server(key), key);
   });

@@ -14,7 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { createProject } from '../bench/fixture.js';
 import type { DatastoreWithClasses } from '../src/datastore/datastore.js';
 import { openProject } from '../src/project.js';
-import { ExportStream, exportStats } from '../src/rest/export-format.js';
+import { ExportStream, exportStats } from '../src/rest/present/export-format.js';
 import { buildServer } from '../src/server.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, TEST_ENGINE, type DemoFixture } from './helpers.js';
 

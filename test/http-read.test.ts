@@ -9,10 +9,10 @@ import { after, before, describe, it } from 'node:test';
 import { join } from 'node:path';
 import { DEMO_DIR, openDemo, type DemoFixture } from './helpers.js';
 import { fold } from '../src/util/fold.js';
-import { readingThrough } from '../src/datastore/access.js';
+import { readingThrough } from '../src/datastore/access/access.js';
 import { coreOf } from '../src/datastore/datastore.js';
-import { countRelated } from '../src/datastore/fetch.js';
-import { resolveProjection } from '../src/datastore/projection.js';
+import { countRelated } from '../src/datastore/reads/fetch.js';
+import { resolveProjection } from '../src/datastore/reads/projection.js';
 
 type Json = Record<string, any>;
 

@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { DatasetError } from '../src/errors/dataset-error.js';
-import { ConversionQueue } from '../src/rest/conversions.js';
+import { ConversionQueue } from '../src/rest/scope/conversions.js';
 import { buildServer } from '../src/server.js';
 import { openDemo, type DemoFixture } from './helpers.js';
 

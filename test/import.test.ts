@@ -14,7 +14,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { main } from '../src/commands/import.js';
 import { Input, recordsOf, type SourceRecord } from '../src/commands/import-read.js';
 import { tuning } from '../src/commands/import-threads.js';
-import { storedDateText } from '../src/datastore/import-writes.js';
+import { storedDateText } from '../src/datastore/writes/import-writes.js';
 import type { StorageAttribute } from '../src/model/types.js';
 import { coerceValue } from '../src/model/values.js';
 import { postgresDialect } from '../src/sql/dialect-postgres.js';

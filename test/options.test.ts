@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { MAX_PAGE_SIZE } from '../src/config/limits.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import type { ErrorName } from '../src/errors/registry.js';
-import { OPTIONS } from '../src/rest/constants.js';
-import { METHODS, parseOptions, type RestOptions } from '../src/rest/options.js';
+import { OPTIONS } from '../src/rest/request/constants.js';
+import { METHODS, parseOptions, type RestOptions } from '../src/rest/request/options.js';
 
 function assertDatasetError(query: string, code: ErrorName, mentions: string): void {
   assert.throws(() => parseOptions(query), (e: unknown) => {

@@ -9,11 +9,11 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { coreOf } from '../src/datastore/datastore.js';
-import type { ActionKind } from '../src/rest/action.js';
-import { AUTHORIZATION } from '../src/rest/authorize.js';
-import { OPTION_RULES } from '../src/rest/option-rules.js';
-import { planRequest, readTarget } from '../src/rest/request.js';
-import { scopeFor, servicesFor } from '../src/rest/scope.js';
+import type { ActionKind } from '../src/rest/plan/action.js';
+import { AUTHORIZATION } from '../src/rest/plan/authorize.js';
+import { OPTION_RULES } from '../src/rest/plan/option-rules.js';
+import { planRequest, readTarget } from '../src/rest/plan/request.js';
+import { scopeFor, servicesFor } from '../src/rest/scope/scope.js';
 import { openDemo, tempDir, type DemoFixture } from './helpers.js';
 
 const ROLES = {

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SET_CHUNK_MEMBERS } from '../src/config/limits.js';
-import { DatabaseEntitySetStore } from '../src/datastore/database-set-store.js';
-import { MemoryEntitySetStore, type EntitySetStore, type KeyList, type StoredSet } from '../src/datastore/entity-set-store.js';
-import { newSetId } from '../src/datastore/entity-sets.js';
+import { DatabaseEntitySetStore } from '../src/datastore/sets/database-set-store.js';
+import { MemoryEntitySetStore, type EntitySetStore, type KeyList, type StoredSet } from '../src/datastore/sets/entity-set-store.js';
+import { newSetId } from '../src/datastore/sets/entity-sets.js';
 import { createSystemTables } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { ENGINES } from './storage-engines.js';

@@ -5,17 +5,17 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/entity-set-store.js';
-import { DatabaseEntitySetStore } from '../src/datastore/database-set-store.js';
-import { newSetId } from '../src/datastore/entity-sets.js';
-import { QueryPathStore } from '../src/datastore/query-paths.js';
+import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/sets/entity-set-store.js';
+import { DatabaseEntitySetStore } from '../src/datastore/sets/database-set-store.js';
+import { newSetId } from '../src/datastore/sets/entity-sets.js';
+import { QueryPathStore } from '../src/datastore/sessions/query-paths.js';
 import { SessionStore, sessionInternals, type Session } from '../src/datastore/sessions.js';
 import { Policy } from '../src/permissions/policy.js';
 import { createSystemTables, lastQueryPath } from '../src/storage/system-tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { ENGINES, type TestDatabase } from './storage-engines.js';
 import { SET_RECORD_BYTES, SET_ROW_MEMBERS } from '../src/config/limits.js';
-import { pack, packedBytes } from '../src/datastore/packed-keys.js';
+import { pack, packedBytes } from '../src/datastore/sets/packed-keys.js';
 
 /** the other instance's bound: two 6-member sets do not fit in it (each set's row counts SET_ROW_MEMBERS more) */
 const BOUND = 2 * (6 + SET_ROW_MEMBERS) - 1;

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { MAX_PATH_SEGMENTS } from '../src/config/limits.js';
 import { DatasetError } from '../src/errors/dataset-error.js';
 import type { ErrorName } from '../src/errors/registry.js';
-import { keyInUri, parseRestPath, type Route } from '../src/rest/url.js';
+import { keyInUri, parseRestPath, type Route } from '../src/rest/request/url.js';
 
 const all = { kind: 'all' } as const;
 const dataClass = (name: string, selector: object = all, path: object[] = []): Route =>

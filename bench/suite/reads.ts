@@ -4,7 +4,7 @@
 
 import { strictEqual } from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { cookieName } from '../../src/rest/scope.js';
+import { cookieName } from '../../src/rest/scope/scope.js';
 import { startServer, type ServerProcess } from '../processes.js';
 import { loadBoth, type LoadSettings, type Loaded } from './load.js';
 import { itemValues, keysWithPrefix, MODEL, prefixOf } from './model.js';

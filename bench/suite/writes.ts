@@ -35,7 +35,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { cookieName } from '../../src/rest/scope.js';
+import { cookieName } from '../../src/rest/scope/scope.js';
 import { Latencies, processCpuMs, processTreeCpuMs } from '../measure.js';
 import { startServer, temporaryFolder, type ServerProcess } from '../processes.js';
 import { itemValues, MODEL } from './model.js';

@@ -11,11 +11,11 @@ import { extname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { coreOf } from '../datastore/datastore.js';
-import { selectionChunks } from '../datastore/export-read.js';
+import { selectionChunks } from '../datastore/reads/export-read.js';
 import { isDatasetError } from '../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE } from '../model/types.js';
-import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/export-format.js';
-import type { Scope } from '../rest/scope.js';
+import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/present/export-format.js';
+import type { Scope } from '../rest/scope/scope.js';
 import { databaseTarget } from '../storage/open.js';
 import { dataClassNamed, dataCommand, DB_ENV, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 

@@ -4,7 +4,7 @@
 // its records taken a batch at a time and, for the bulk path, each batch's rows checked and
 // converted by the core's RowPreparer into flat arrays, with the refusals met on the way.
 
-import type { PreparedRows, RowPreparer } from '../datastore/import-writes.js';
+import type { PreparedRows, RowPreparer } from '../datastore/writes/import-writes.js';
 import { isDatasetError } from '../errors/dataset-error.js';
 import type { DataClassModel } from '../model/types.js';
 import { UsageError } from './common.js';

@@ -5,7 +5,7 @@
 // asks for each next one ('more'), so that memory stays flat whatever the file's size.
 
 import { parentPort, workerData } from 'node:worker_threads';
-import { RowPreparer } from '../datastore/import-writes.js';
+import { RowPreparer } from '../datastore/writes/import-writes.js';
 import { loadModelFile } from '../model/load-model.js';
 import { postgresDialect } from '../sql/dialect-postgres.js';
 import { sqliteDialect } from '../sql/dialect-sqlite.js';

@@ -13,7 +13,7 @@ import { coreOf, type DatastoreWithClasses } from '../datastore/datastore.js';
 import type { DataClass } from '../datastore/dataclass.js';
 import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { join } from 'node:path';
-import { BulkInserter, RowPreparer } from '../datastore/import-writes.js';
+import { BulkInserter, RowPreparer } from '../datastore/writes/import-writes.js';
 import type { DataClassModel } from '../model/types.js';
 import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, projectDir, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
 import { BatchPreparer, beginRecords, RecordBatches, type PreparedBatch, type Refusal } from './import-prepare.js';

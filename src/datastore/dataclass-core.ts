@@ -14,15 +14,15 @@ import { compileSelect } from '../sql/compiler.js';
 import type { TransactionOptions } from '../storage/adapter.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold } from '../util/fold.js';
-import type { Access } from './access.js';
-import { readableBy, requireDataClass } from './guard.js';
-import type { CalculatedDefinition } from './calculated.js';
-import { entityClassFor } from './class-install.js';
+import type { Access } from './access/access.js';
+import { readableBy, requireDataClass } from './access/guard.js';
+import type { CalculatedDefinition } from './entities/calculated.js';
+import { entityClassFor } from './entities/class-install.js';
 import type { Core } from './datastore.js';
 import type { DataClass } from './dataclass.js';
-import { createEntity, Entity, type EntityRow } from './entity.js';
-import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './events.js';
-import { EntitySelection, type QuerySource } from './selection.js';
+import { createEntity, Entity, type EntityRow } from './entities/entity.js';
+import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './entities/events.js';
+import { EntitySelection, type QuerySource } from './selections/selection.js';
 
 /** Types whose column values arrive as they are (the others need the dialect's decode). */
 export const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);

@@ -3,14 +3,14 @@
 // its DataClassCore, which user code never reaches.
 
 import type { DataClassModel } from '../model/types.js';
-import type { Access } from './access.js';
-import { currentAccess } from './caller.js';
-import type { CalculatedDefinition } from './calculated.js';
+import type { Access } from './access/access.js';
+import { currentAccess } from './access/caller.js';
+import type { CalculatedDefinition } from './entities/calculated.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Datastore } from './datastore.js';
-import type { Entity } from './entity.js';
-import type { EntityEventHandler, EventKind } from './events.js';
-import type { EntitySelection } from './selection.js';
+import type { Entity } from './entities/entity.js';
+import type { EntityEventHandler, EventKind } from './entities/events.js';
+import type { EntitySelection } from './selections/selection.js';
 
 /** The core of a dataclass (for modules of the core and the layers above it; never for user code). */
 export let classCoreOf: (dc: DataClass) => DataClassCore;

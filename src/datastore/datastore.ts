@@ -3,26 +3,26 @@
 // files). What user code may use is its public API; the storage and the stores stay private to
 // the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
-import { CountCache } from './count-cache.js';
+import { CountCache } from './selections/count-cache.js';
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, StatementBudget, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
 import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
 import { Policy } from '../permissions/policy.js';
-import type { Access } from './access.js';
-import { currentAccess } from './caller.js';
-import { accessFor } from './row-filters.js';
+import type { Access } from './access/access.js';
+import { currentAccess } from './access/caller.js';
+import { accessFor } from './access/row-filters.js';
 import { SessionStore, type Session, type SessionStoreOptions } from './sessions.js';
-import type { CalculatedDefinition } from './calculated.js';
+import type { CalculatedDefinition } from './entities/calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
-import { DatabaseEntitySetStore } from './database-set-store.js';
-import type { EntitySetStore } from './entity-set-store.js';
-import { EntitySets } from './entity-sets.js';
-import { logEventError, type EventErrorReporter } from './events.js';
-import { FileStore, type StoredFile } from './files.js';
-import { QueryPathStore } from './query-paths.js';
+import { DatabaseEntitySetStore } from './sets/database-set-store.js';
+import type { EntitySetStore } from './sets/entity-set-store.js';
+import { EntitySets } from './sets/entity-sets.js';
+import { logEventError, type EventErrorReporter } from './entities/events.js';
+import { FileStore, type StoredFile } from './files/files.js';
+import { QueryPathStore } from './sessions/query-paths.js';
 
 /** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
 export type DatastoreWithClasses = Datastore & { readonly [dataClass: string]: DataClass };

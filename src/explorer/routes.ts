@@ -6,8 +6,8 @@
 import fastifyHelmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DatasetError } from '../errors/dataset-error.js';
-import { sendError } from '../rest/response.js';
-import type { HttpGuard } from '../rest/http-guards.js';
+import { sendError } from '../rest/present/response.js';
+import type { HttpGuard } from '../rest/request/http-guards.js';
 import type { Logger } from '../util/log.js';
 import { explorerBundle } from './bundle.js';
 

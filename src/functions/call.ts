@@ -4,8 +4,8 @@
 // cannot be sent) turned into a clear error.
 
 import { MAX_TIMER_MS } from '../config/limits.js';
-import { leaveCaller, startAsCaller, type Caller } from '../datastore/caller.js';
-import { refusal } from '../datastore/guard.js';
+import { leaveCaller, startAsCaller, type Caller } from '../datastore/access/caller.js';
+import { refusal } from '../datastore/access/guard.js';
 import { sessionInternals } from '../datastore/sessions.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';

@@ -4,8 +4,8 @@
 
 import { classCoreOf, DataClass } from '../datastore/dataclass.js';
 import { Datastore } from '../datastore/datastore.js';
-import { Entity } from '../datastore/entity.js';
-import { EntitySelection } from '../datastore/selection.js';
+import { Entity } from '../datastore/entities/entity.js';
+import { EntitySelection } from '../datastore/selections/selection.js';
 import { exposedFunctions } from './exposure.js';
 import { projectMethodsOf } from './method-registry.js';
 import type { MethodScope } from './project-methods.js';

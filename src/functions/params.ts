@@ -12,8 +12,8 @@
 // dataclass, as 4D's cs.EmployeeEntity: checked against the model when the project opens). A `?`
 // after the name or the type: the parameter may be missing or null (optional ones come last).
 
-import { Entity } from '../datastore/entity.js';
-import { EntitySelection } from '../datastore/selection.js';
+import { Entity } from '../datastore/entities/entity.js';
+import { EntitySelection } from '../datastore/selections/selection.js';
 import { parseDate } from '../model/values.js';
 import { DatasetError } from '../errors/dataset-error.js';
 

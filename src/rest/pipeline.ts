@@ -6,16 +6,16 @@
 
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
-import { runAsCaller } from '../datastore/caller.js';
+import { runAsCaller } from '../datastore/access/caller.js';
 import type { Session } from '../datastore/sessions.js';
-import type { Action, ActionKind } from './action.js';
-import { authorize } from './authorize.js';
-import { checkUploadHead } from './plan-parts.js';
-import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRequest } from './request.js';
-import { readIfMatch } from './etag.js';
-import type { RestResponse } from './response.js';
-import { run } from './run.js';
-import { scopeFor, type RestCore, type Scope, type Services } from './scope.js';
+import type { Action, ActionKind } from './plan/action.js';
+import { authorize } from './plan/authorize.js';
+import { checkUploadHead } from './plan/plan-parts.js';
+import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRequest } from './plan/request.js';
+import { readIfMatch } from './request/etag.js';
+import type { RestResponse } from './present/response.js';
+import { run } from './run/run.js';
+import { scopeFor, type RestCore, type Scope, type Services } from './scope/scope.js';
 
 export interface IncomingRest extends RestRequest {
   /** the client's address */

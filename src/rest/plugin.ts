@@ -11,13 +11,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Logger } from '../util/log.js';
 import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
-import { REST_PREFIX } from './constants.js';
+import { REST_PREFIX } from './request/constants.js';
 import { allowedRestMethods, handleRest } from './pipeline.js';
-import { isAttributeUpload } from './request.js';
-import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './response.js';
+import { isAttributeUpload } from './plan/request.js';
+import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './present/response.js';
 import { Session, sessionInternals } from '../datastore/sessions.js';
-import type { Services } from './scope.js';
-import type { HttpGuard } from './http-guards.js';
+import type { Services } from './scope/scope.js';
+import type { HttpGuard } from './request/http-guards.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 // HEAD is routed as a method of its own, not Fastify's HEAD-from-GET: the answer is made (and

@@ -8,8 +8,8 @@
 import { stringify } from 'yaml';
 import type { Datastore } from '../../datastore/datastore.js';
 import type { Grants } from '../../permissions/policy.js';
-import { REST_PREFIX } from '../constants.js';
-import type { Scope } from '../scope.js';
+import { REST_PREFIX } from '../request/constants.js';
+import type { Scope } from '../scope/scope.js';
 import { parameters } from './parameters.js';
 import { buildPaths } from './paths.js';
 import { componentSchemas, readable, type Schema } from './schemas.js';

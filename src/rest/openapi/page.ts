@@ -11,9 +11,9 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { REST_PREFIX } from '../constants.js';
-import type { HttpGuard } from '../http-guards.js';
-import { sendError } from '../response.js';
+import { REST_PREFIX } from '../request/constants.js';
+import type { HttpGuard } from '../request/http-guards.js';
+import { sendError } from '../present/response.js';
 import { OPENAPI_VERSION } from './document.js';
 
 /** Where the reference page is served. */

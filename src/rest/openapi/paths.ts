@@ -10,15 +10,15 @@
 import { DataClass } from '../../datastore/dataclass.js';
 import { ERRORS } from '../../errors/registry.js';
 import { Datastore } from '../../datastore/datastore.js';
-import { Entity } from '../../datastore/entity.js';
-import { EntitySelection } from '../../datastore/selection.js';
+import { Entity } from '../../datastore/entities/entity.js';
+import { EntitySelection } from '../../datastore/selections/selection.js';
 import { exposedFunctions, type ExposedFunction } from '../../functions/exposure.js';
 import { projectMethodsOf } from '../../functions/method-registry.js';
 import { expected, parseParam, type ParamType } from '../../functions/params.js';
 import { Singleton, singletonFunctions, singletonsOf } from '../../functions/singletons.js';
 import type { AttributeModel, DataClassModel } from '../../model/types.js';
-import { REST_PREFIX } from '../constants.js';
-import type { Scope } from '../scope.js';
+import { REST_PREFIX } from '../request/constants.js';
+import type { Scope } from '../scope/scope.js';
 import { methodParam, PAGE, param, SHAPE } from './parameters.js';
 import { keySchema, names, OBJECT, readable, ref, visibleAttributes, type Schema } from './schemas.js';
 

@@ -9,7 +9,7 @@
 
 import { ERRORS } from '../../errors/registry.js';
 import { INTEGER_TYPES, type AttributeModel, type DataClassModel, type StorageType } from '../../model/types.js';
-import type { Scope } from '../scope.js';
+import type { Scope } from '../scope/scope.js';
 
 export type Schema = Record<string, unknown>;
 

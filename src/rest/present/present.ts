@@ -1,0 +1,252 @@
+// The answers that show entities, shared by reads, sets and function results: one entity, a page
+// of a selection (with __COUNT and the global stamp), a page of a stored set. Each reads what it
+// shows through the caller's access, in one snapshot when it takes more than one statement. Its
+// values are measured before they are read, or counted as they are (answer-size.ts), within the
+// answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
+// let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
+
+import { readGlobalStamp } from '../../datastore/datastore.js';
+import { entityClassOf, type Entity } from '../../datastore/entities/entity.js';
+import type { KeyList } from '../../datastore/sets/entity-set-store.js';
+import { countRelated, fetchRelated, InlineBudget, type FetchedEntity } from '../../datastore/reads/fetch.js';
+import { resolveProjection, type Projection } from '../../datastore/reads/projection.js';
+import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../../datastore/selections/selection.js';
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import { countPage, measurePage, readPageRows } from '../../datastore/reads/page-read.js';
+import { AnswerBudget, countRows, measured, takeReadWhereIn, valueChars } from '../../datastore/reads/answer-size.js';
+import { KEYS_PER_QUERY } from '../../config/limits.js';
+import { WIRE } from '../../config/wire.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import { pageSize, type DataClassModel } from '../../model/types.js';
+import { queryPath, queryPlan } from '../../query/describe.js';
+import type { Paging, Shape } from '../plan/action.js';
+import type { AnswerHold } from '../scope/answer-flight.js';
+import { listPieces } from './answer-stream.js';
+import { REST_PREFIX } from '../request/constants.js';
+import type { Scope } from '../scope/scope.js';
+import { lookerFetch, serializeLooker } from './looker.js';
+import { rowWriterFor } from './row-writer.js';
+import { holding, json, jsonPieces, tagged, type RestResponse } from './response.js';
+import { collectionTag, viewTag } from '../request/etag.js';
+import { asArrayEntity, collectionHead, collectionTail, entityPieces, serializeAsArray, serializeEntity, type SerializeContext } from './serialize.js';
+
+/** What an answer shows of each entity, resolved as the caller sees the model. */
+export function projectionFor(dc: DataClassModel, shape: Shape, scope: Scope): Projection {
+  return resolveProjection(dc, { attributes: shape.attributes, expand: shape.expand }, scope.visible);
+}
+
+/** One entity, as a top-level answer (with __entityModel), or a one-element array with $asArray: as a value to send. */
+export async function entityBody(scope: Scope, entity: Entity, shape: Shape, projection?: Projection): Promise<unknown> {
+  return answering(scope, async (budget) => {
+    const { fetched, projection: p, ctx } = await fetchEntity(scope, entity, shape, budget, projection);
+    return shape.asArray ? serializeAsArray([fetched], p, ctx) : serializeEntity(fetched, p, ctx, true);
+  });
+}
+
+/** One entity as entityBody shows it, as an answer: its text made a slice at a time (an entity may inline thousands). */
+export async function entityResponse(scope: Scope, entity: Entity, shape: Shape, projection?: Projection): Promise<RestResponse> {
+  return answering(scope, async (budget, hold) => {
+    const { fetched, projection: p, ctx } = await fetchEntity(scope, entity, shape, budget, projection);
+    return shape.asArray ? json(serializeAsArray([fetched], p, ctx)) : jsonPieces(entityPieces(fetched, p, ctx, true), hold);
+  }, true);
+}
+
+/** What an entity answer shows of `entity`: its related entities and calculated values read, counted within `budget`. */
+async function fetchEntity(scope: Scope, entity: Entity, shape: Shape, budget: InlineBudget, projection?: Projection): Promise<{ fetched: FetchedEntity; projection: Projection; ctx: SerializeContext }> {
+  const model = entityClassOf(entity).model;
+  if (!scope.sees(model)) throw new DatasetError('UNKNOWN_DATACLASS', `The "${model.name}" dataclass cannot be found`);
+  const p = projection ?? projectionFor(model, shape, scope);
+  const [fetched]: FetchedEntity[] = p.related ? await fetchRelated(scope.core, [entity], p, scope.access, budget) : [{ entity, related: new Map() }];
+  // the global stamp is only sent inside inline selections: read it only then
+  const globalStamp = hasInlineSelection(p) ? await readGlobalStamp(scope.access) : 0;
+  if (shape.asArray) await countRelated([fetched], p, scope.access);
+  return { fetched, projection: p, ctx: { globalStamp } };
+}
+
+function hasInlineSelection(p: Projection): boolean {
+  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
+}
+
+/** What a page of a selection reads: its $queryplan and $querypath too. */
+export interface PagePlan {
+  readonly queryplan: boolean;
+  readonly querypath: boolean;
+}
+
+/**
+ * Whether the page answer of a selection of `dc` reads more than the one statement of its page
+ * (relations inline in entities, $asArray's counts, a query path's counts): it is then read in
+ * a snapshot, so that all it reads is of one state of the data.
+ */
+export function pageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, plan?: PagePlan): boolean {
+  if (plan?.querypath || shape.asArray || shape.format === 'looker') return true;
+  const projection = projectionFor(dc.model, shape, scope);
+  return !rowWriterFor(projection, dc, scope.access.reader.dialect) && projection.related;
+}
+
+/**
+ * Whether a page of `n` members of a set of `dc` reads more than one statement (no row writer for
+ * its projection: entities and what they inline; or more members than one statement's key list):
+ * it is then read in a snapshot, as a selection's page is.
+ */
+export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, n: number): boolean {
+  if (shape.format === 'looker' || n > KEYS_PER_QUERY) return true;
+  return !rowWriterFor(projectionFor(dc.model, shape, scope), dc, scope.access.reader.dialect);
+}
+
+/** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
+export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan, tag = false): Promise<RestResponse> {
+  let globalStamp = 0;
+  const response = await answering(scope, async (budget, hold) => {
+    const answer = await untaggedPage(scope, selection, paging, shape, budget, hold, plan);
+    globalStamp = answer.globalStamp;
+    return answer.response;
+  }, true);
+  return tag ? tagged(response, collectionTag(globalStamp, viewTag(scope, projectionFor(classOf(selection).model, shape, scope)))) : response;
+}
+
+async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, budget: InlineBudget, hold: AnswerHold, plan?: PagePlan): Promise<{ response: RestResponse; globalStamp: number }> {
+  const dc = classOf(selection);
+  const model = dc.model;
+  const projection = projectionFor(model, shape, scope);
+  const access = accessOf(selection);
+  const top = paging.top ?? pageSize(model);
+  // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
+  const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
+  // (a page that could be big is measured before it is read, else counted as it is: answer-size.ts)
+  const measuredFirst = await measurePage(selection, paging.skip, top, writer ? writer.columns : dc.columns, budget.bytes);
+  if (writer) {
+    const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, writer.columns);
+    if (!measuredFirst) countPage(selection, rows, budget.bytes);
+    let tail = '';
+    for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+    const pieces = listPieces(collectionHead(model, count, paging.skip, { globalStamp }), rows as (readonly unknown[] | undefined)[], (row) => writer.write(row), collectionTail(rows.length, tail));
+    return { response: jsonPieces(pieces, hold), globalStamp };
+  }
+  const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
+  if (!measuredFirst) countPage(selection, rows, budget.bytes);
+  const entities = rows.map((row) => dc.entityFromValues(row, access));
+  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, budget), projection)), globalStamp };
+  const fetched = await fetchRelated(scope.core, entities, projection, access, budget);
+  const ctx = { globalStamp };
+  if (shape.asArray) {
+    await countRelated(fetched, projection, access);
+    return { response: jsonPieces(listPieces('[', fetched, (f) => JSON.stringify(asArrayEntity(f, projection, ctx)), ']'), hold), globalStamp };
+  }
+  let tail = '';
+  for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
+  const pieces = listPieces(collectionHead(model, count, paging.skip, ctx), fetched, (f) => entityPieces(f, projection, ctx), collectionTail(fetched.length, tail));
+  return { response: jsonPieces(pieces, hold), globalStamp };
+}
+
+/** __queryPlan and __queryPath, when asked and the selection has a condition (the path is recorded for GET /rest/$querypath). */
+async function planParts(scope: Scope, selection: EntitySelection, plan: PagePlan | undefined): Promise<[string, unknown][]> {
+  const where = sourceOf(selection).where;
+  if (!where || !plan || (!plan.queryplan && !plan.querypath)) return [];
+  const parts: [string, unknown][] = [];
+  if (plan.queryplan) parts.push([WIRE.QUERY_PLAN, queryPlan(where)]);
+  if (plan.querypath) {
+    const path = await queryPath(where, (w) => countWhere(selection, w));
+    await scope.core.queryPaths.record(scope.session, path);
+    parts.push([WIRE.QUERY_PATH, path]);
+  }
+  return parts;
+}
+
+/** A set's members for a page: all of them, or (`from`, `size`) those from `from` on of a set of `size`. */
+export interface SetMembers {
+  readonly id: string;
+  readonly keys: KeyList;
+  readonly from?: number;
+  readonly size?: number;
+}
+
+/** The members of a page of `set`. */
+function pageKeys(set: SetMembers, paging: Paging, dc: DataClassModel): KeyList {
+  const at = paging.skip - (set.from ?? 0);
+  return set.keys.slice(Math.max(0, at), Math.max(0, at + (paging.top ?? pageSize(dc))));
+}
+
+/** A page of a stored set, in the set's order: a dropped member reads {"__STAMP": 0} and still counts (reference §8.2). */
+export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean): Promise<RestResponse> {
+  return answering(scope, (budget, hold) => setPage(scope, dc, set, paging, shape, stored, budget, hold), true);
+}
+
+async function setPage(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, budget: InlineBudget, hold: AnswerHold): Promise<RestResponse> {
+  const core = scope.core.classOf(dc);
+  const projection = projectionFor(dc, shape, scope);
+  const writer = shape.format === 'looker' ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
+  const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
+  const size = set.size ?? set.keys.length;
+  if (writer) {
+    // written from rows: one statement reads the page's members (and the global stamp)
+    const keys = Array.from(pageKeys(set, paging, dc) as ArrayLike<unknown>);
+    const measuredFirst = measured(keys.length, writer.columns);
+    if (measuredFirst) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, keys, writer.columns, setPageWhat(keys.length, dc));
+    const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
+    if (!measuredFirst) countRows(budget.bytes, read.rows, setPageWhat(keys.length, dc));
+    const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
+    const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
+    const member = (k: unknown): string => {
+      const row = byKey.get(k);
+      byKey.delete(k);
+      return row ? writer.write(row) : DROPPED_MEMBER;
+    };
+    return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, { globalStamp }, head), keys, member, collectionTail(keys.length)), hold);
+  }
+  const keys = pageKeys(set, paging, dc);
+  if (measured(keys.length, core.columns)) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, Array.from(keys as ArrayLike<unknown>), core.columns, setPageWhat(keys.length, dc));
+  // (not measured: its members' values are counted as they are made into entities)
+  const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
+  if (!measured(keys.length, core.columns)) countEntities(budget.bytes, dc, entities, setPageWhat(keys.length, dc));
+  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, budget)).map((f) => [f.entity, f]));
+  if (shape.format === 'looker') {
+    // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
+    return json(serializeLooker(size, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection));
+  }
+  const ctx = { globalStamp: await readGlobalStamp(scope.access) };
+  const member = (e: Entity | null) => (e ? entityPieces(fetched.get(e) as FetchedEntity, projection, ctx) : DROPPED_MEMBER);
+  return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, ctx, head), entities, member, collectionTail(entities.length)), hold);
+}
+
+/** A dropped member of a set, as a page shows it. */
+const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
+
+/** Counts the texts and objects of entities read without being measured first, as their rows would be (answer-size.ts). */
+function countEntities(budget: AnswerBudget, dc: DataClassModel, entities: readonly (Entity | null)[], what: string): void {
+  const variable = dc.attributes.filter((a) => a.kind === 'storage' && (a.type === 'string' || a.type === 'object'));
+  let chars = 0;
+  for (const e of entities) if (e) for (const a of variable) chars += valueChars(e.get(a.name));
+  if (chars > 0) budget.take(chars, what);
+}
+
+function setUri(dc: DataClassModel, id: string): string {
+  return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
+}
+
+/**
+ * Makes an answer within its budgets: the related entities it may inline (--max-inlined-entities),
+ * counted as it is read, and the bytes of values it may hold (--max-answer-size), reserved in the
+ * server's answers in flight as they are counted (its hold: 503 when they do not fit, before the
+ * rows are read). The hold goes with the answer when it reserved anything (`carried`: the answer
+ * is a response) and is let go if making it fails, or once a value is made (entityBody's).
+ */
+export async function answering<T>(scope: Scope, make: (budget: InlineBudget, hold: AnswerHold) => Promise<T>, carried = false): Promise<T> {
+  const hold = scope.services.answers.open(scope.request);
+  const budget = new InlineBudget(scope.services.maxInlinedEntities, new AnswerBudget(scope.services.maxAnswerBytes, (bytes) => hold.reserve(bytes)));
+  let made: T;
+  try {
+    made = await make(budget, hold);
+  } catch (e) {
+    hold.release();
+    throw e;
+  }
+  if (carried && hold.inFlight) return holding(made as RestResponse, hold) as T;
+  hold.release();
+  return made;
+}
+
+/** What a page of a set reads, as a refusal names it. */
+function setPageWhat(n: number, dc: DataClassModel): string {
+  return `a page of ${n} ${dc.name} entities of an entity set`;
+}

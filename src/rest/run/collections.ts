@@ -1,0 +1,101 @@
+// From an action to the core's objects: the entity a URL names, the selection a collection
+// source stands for (a dataclass, a relation followed from an entity, a stored set as the request
+// defines it), narrowed by $filter and sorted by $orderby — all through the caller's scope.
+
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import type { Entity } from '../../datastore/entities/entity.js';
+import type { ColumnSpec } from '../../query/plan.js';
+import type { KeyList, StoredSet } from '../../datastore/sets/entity-set-store.js';
+import { combine, intersects, setNotFound } from '../../datastore/sets/entity-sets.js';
+import { classOf, queryWith, withOrder, type EntitySelection } from '../../datastore/selections/selection.js';
+import { entityNotFound } from '../../datastore/writes/writes.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import { requireKey, valueFromText } from '../../model/values.js';
+import { resolveOrder } from '../../query/order.js';
+import type { CollectionSource, EntitySelector, Narrowing, RelationStep, SetRequest } from '../plan/action.js';
+import { setOwner, setReader, type Scope } from '../scope/scope.js';
+
+/** The entity a URL names, or 1542. */
+export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySelector): Promise<Entity> {
+  if (selector.kind === 'key') {
+    // (not async: the read by key is the hottest path, and every async frame costs)
+    return dc.get(requireKey(dc.model.key, selector.key), scope.access).then((entity) => entity ?? Promise.reject(entityNotFound(dc.model, selector.key)));
+  }
+  const attr = selector.attribute;
+  return dc.findBy(attr.name, valueFromText(attr, selector.value), scope.access).then((entity) =>
+    entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
+}
+
+/** The values of `columns` of the entity a key selects (not decoded: rest/row-writer.ts), through the caller's access; 1542 when there is none. */
+export async function findValues(scope: Scope, dc: DataClassCore, key: string, columns: readonly ColumnSpec[]): Promise<readonly unknown[]> {
+  return (await dc.valuesByKey(requireKey(dc.model.key, key), columns, scope.access)) ?? Promise.reject(entityNotFound(dc.model, key));
+}
+
+/** What a relation followed from an entity reaches: its selection (1→N) or its entity (N→1, 1542 when there is none). */
+export async function follow(scope: Scope, step: RelationStep): Promise<EntitySelection | Entity> {
+  const from = scope.core.classOf(step.relation.dataClass);
+  const entity = await findEntity(scope, from, step.from);
+  const reached = entity.related(step.relation.name);
+  if (!(reached instanceof Promise)) return reached;
+  const target = await reached;
+  if (!target) throw new DatasetError('ENTITY_NOT_FOUND', `${from.name}(${String(entity.getKey())}) has no ${step.relation.name}`);
+  return target;
+}
+
+/** A stored set as the request defines it: its keys (combined, cleaned), or whether it shares an entity with another (INTERSECT). */
+/** (`rebuilt`: the set had gone and was made again from $savedfilter/$savedorderby, under its id) */
+export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; readonly sorted: boolean; readonly rebuilt: boolean } | { readonly intersects: boolean };
+
+export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<ResolvedSet> {
+  const sets = scope.core.sets;
+  const found = await sets.find(req.id, setReader(scope));
+  const set = found ?? (await rebuild(scope, dc, req));
+  if (set.dataClass !== dc.name) throw setNotFound(req.id);
+  // a session whose rows of dc are filtered (restrict()) sees, of any set, only the members it may see
+  const filtered = scope.access.restrict?.(dc.model) != null;
+  const seen = async (k: KeyList) => (filtered ? sets.clean(dc, k, scope.access) : k);
+  let keys = await seen(set.keys);
+  if (req.logic) {
+    const other = await sets.get(req.logic.other, undefined, setReader(scope));
+    if (other.dataClass !== set.dataClass) {
+      throw new DatasetError('INVALID_OPTION', `$logicOperator combines sets of one dataclass: ${set.id} holds ${set.dataClass}, ${other.id} holds ${other.dataClass}`);
+    }
+    if (req.logic.operator === 'INTERSECT') return { intersects: intersects(keys, await seen(other.keys)) };
+    keys = combine(keys, await seen(other.keys), req.logic.operator);
+  }
+  // the members still in the datastore, in the set's order
+  if (req.clean && !filtered) keys = await sets.clean(dc, keys, scope.access);
+  return { set, keys, sorted: set.sorted, rebuilt: found === undefined };
+}
+
+/** An expired or released set asked for with $savedfilter and/or $savedorderby comes back under its id; otherwise 1802. */
+async function rebuild(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<StoredSet> {
+  if (!req.saved) throw setNotFound(req.id);
+  const selection = narrow(scope, dc.selectWhere(null, scope.access), { filter: req.saved.filter, params: req.saved.params, orderBy: req.saved.orderBy });
+  return scope.core.sets.rebuild(req.id, selection, setOwner(scope));
+}
+
+/** The selection a collection source stands for (INTERSECT of sets has no selection: refused by the caller first). */
+export async function selectionOf(scope: Scope, dc: DataClassCore, source: CollectionSource): Promise<EntitySelection | { intersects: boolean }> {
+  switch (source.kind) {
+    case 'all':
+      return dc.selectWhere(null, scope.access);
+    case 'related':
+      return (await follow(scope, source.step)) as EntitySelection;
+    case 'set': {
+      const resolved = await resolveSet(scope, dc, source.set);
+      return 'intersects' in resolved ? resolved : scope.core.sets.members(dc, resolved.keys, scope.access);
+    }
+    default: {
+      const never: never = source;
+      return never;
+    }
+  }
+}
+
+/** A selection narrowed by $filter (its names resolved as the caller sees them) and sorted by $orderby. */
+export function narrow(scope: Scope, selection: EntitySelection, n: Narrowing): EntitySelection {
+  const dc = classOf(selection);
+  const filtered = n.filter ? queryWith(selection, n.filter, n.params, scope.visible) : selection;
+  return n.orderBy ? withOrder(filtered, resolveOrder(dc.model, n.orderBy, scope.visible, scope.core.calculated)) : filtered;
+}

@@ -1,0 +1,102 @@
+// GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the structure the caller
+// sees, in the shapes of the spec ("Catalog") and reference §2.1 (optional flags appear only when
+// true; shared singletons in a `singletons` section); and GET /rest/$querypath, the caller's last
+// query path.
+
+import { WIRE } from '../../../config/wire.js';
+import type { DataClassCore } from '../../../datastore/dataclass-core.js';
+import { dataClassMethods, datastoreMethods, singletonEntries } from '../../../functions/catalog.js';
+import { attributeType, pageSize, type AttributeModel } from '../../../model/types.js';
+import type { Action } from '../../plan/action.js';
+import { REST_PREFIX } from '../../request/constants.js';
+import { json, type RestResponse } from '../../present/response.js';
+import { visibleDataClasses, type Scope } from '../../scope/scope.js';
+
+type Json = Record<string, unknown>;
+
+export function catalog(scope: Scope, action: Extract<Action, { kind: 'catalog' }>): RestResponse {
+  const dataClasses = visibleDataClasses(scope);
+  // shared singletons with exposed functions, before the dataclasses as 4D lists them (none: no section)
+  const singletons = singletonEntries(scope.ds);
+  const out: Json = {
+    ...(singletons.length > 0 ? { singletons } : {}),
+    dataClasses: action.all
+      ? dataClasses.map((dc) => describeDataClass(scope, scope.core.classOf(dc), false))
+      : dataClasses.map((dc) => ({ name: dc.name, uri: `${REST_PREFIX}/$catalog/${dc.name}`, dataURI: `${REST_PREFIX}/${dc.name}` })),
+  };
+  // the datastore class's exposed functions, as a top-level `methods` array when there are some
+  const methods = datastoreMethods(scope.ds);
+  return json(methods.length > 0 ? { ...out, methods } : out);
+}
+
+export function catalogDataClass(scope: Scope, action: Extract<Action, { kind: 'catalogDataClass' }>): RestResponse {
+  return json(describeDataClass(scope, action.dc, true));
+}
+
+/** GET /rest/$querypath: the last path recorded for the caller's session. */
+export async function lastQueryPath(scope: Scope): Promise<RestResponse> {
+  return json({ [WIRE.QUERY_PATH]: (await scope.core.queryPaths.last(scope.session)) ?? { steps: [] } });
+}
+
+/** `single`: the one-dataclass answer, which always states defaultTopSize (spec "Catalog dataclass description"). */
+function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): Json {
+  const dc = core.model;
+  const out: Json = {
+    name: dc.name,
+    className: dc.className,
+    collectionName: dc.collectionName,
+    tableNumber: dc.tableNumber,
+    scope: 'public',
+    dataURI: `${REST_PREFIX}/${dc.name}`,
+  };
+  if (single || dc.defaultTopSize !== undefined) out.defaultTopSize = pageSize(dc);
+  out.extraProperties = dc.extraProperties;
+  out.attributes = dc.attributes.filter(scope.visible).map((a) => describeAttribute(scope, core, a));
+  out.key = [{ name: dc.key.name }];
+  const methods = dataClassMethods(core.dataClass);
+  if (methods.length > 0) out.methods = methods;
+  // not 4D's: what this session may do here, so a client (the Data Explorer) offers only that
+  const grants = scope.access.grants;
+  out.sessionMay = { create: grants.dataClass(dc.name, 'create'), update: grants.dataClass(dc.name, 'update'), drop: grants.dataClass(dc.name, 'drop') };
+  return out;
+}
+
+function describeAttribute(scope: Scope, core: DataClassCore, a: AttributeModel): Json {
+  const out: Json = { name: a.name, kind: a.kind };
+  if (a.fieldPos > 0) out.fieldPos = a.fieldPos;
+  out.scope = 'public';
+  if (a.kind === 'storage' && a.indexed) out.indexed = true;
+  out.type = attributeType(a);
+  switch (a.kind) {
+    case 'storage':
+      if (a.identifying) out.identifying = true;
+      if (a.dateOnly) out.simpleDate = true;
+      break;
+    case 'relatedEntity':
+      if (scope.visible(a.foreignKey)) out.foreignKey = a.foreignKey.name;
+      if (a.inverse && scope.visible(a.inverse)) out.inverseName = a.inverse.name;
+      out.path = a.target.name;
+      break;
+    case 'relatedEntities':
+      out.inverseName = a.inverse.name;
+      out.reversePath = true;
+      out.path = a.inverse.name;
+      break;
+    case 'alias':
+      out.path = a.path;
+      out.readOnly = true;
+      break;
+    case 'calculated':
+      // writable only with a set function
+      if (!core.calculated(a.name)?.set) out.readOnly = true;
+      break;
+    default: {
+      const never: never = a;
+      return never;
+    }
+  }
+  if (a.defaultFormat) out.defaultFormat = a.defaultFormat;
+  if (a.multiLine) out.multiLine = true;
+  if (a.extraProperties) out.extraProperties = a.extraProperties;
+  return out;
+}

@@ -1,0 +1,116 @@
+// Entity sets over REST: $method=entityset on a collection (the whole selection stored, its first
+// page answered), GET /rest/{dc}/$entityset/{id} (pages of the stored keys; filtered, sorted,
+// combined, cleaned: stored anew with $method=entityset), release, delete, and $info. What is
+// done with sets is the core's (datastore/entity-sets.ts); this file maps the options onto it.
+
+import { ADMIN_PRIVILEGE, DEFAULT_SET_TIMEOUT_S, MAX_LISTED_SESSIONS } from '../../../config/limits.js';
+import { isoSeconds, type SessionInfo } from '../../../datastore/sessions.js';
+import type { EntitySelection } from '../../../datastore/selections/selection.js';
+import { setNotFound } from '../../../datastore/sets/entity-sets.js';
+import type { Action } from '../../plan/action.js';
+import { narrow, resolveSet, selectionOf } from '../collections.js';
+import { projectionFor, setPageAnswer, setPageReadsMore } from '../../present/present.js';
+import { json, type RestResponse } from '../../present/response.js';
+import { inSnapshot, setOwner, setReader, type Scope } from '../../scope/scope.js';
+import { pageSize } from '../../../model/types.js';
+
+export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
+  const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
+  const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
+  const answer = (s: Scope) => setPageAnswer(s, action.dc.model, set, action.paging, action.shape, true);
+  const shown = Math.min(action.paging.top ?? pageSize(action.dc.model), Math.max(0, set.keys.length - action.paging.skip));
+  return setPageReadsMore(scope, action.dc, action.shape, shown) ? inSnapshot(scope, answer) : answer(scope);
+}
+
+export async function readSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
+  const { dc } = action;
+  // a page of the set as it is: its members for the page only (a set too large to keep whole is
+  // not read whole), written in one statement; anything else (combined, cleaned, filtered, sorted,
+  // stored, rebuilt, seen through a row filter) takes the whole set
+  const { set, narrowing, paging } = action;
+  if (!set.logic && !set.clean && !narrowing.filter && !narrowing.orderBy && !action.store && scope.access.restrict?.(dc.model) == null) {
+    const top = paging.top ?? pageSize(dc.model);
+    const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top, setReader(scope));
+    if (slice && slice.set.dataClass === dc.name) {
+      const members = { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size };
+      const answer = (s: Scope) => setPageAnswer(s, dc.model, members, paging, action.shape, false);
+      // (a page of more than one statement reads them in one snapshot)
+      return setPageReadsMore(scope, dc, action.shape, slice.keys.length) ? inSnapshot(scope, answer) : answer(scope);
+    }
+  }
+  return inSnapshot(scope, (s) => setAnswer(s, action));
+}
+
+/** The set as the request defines it, read in one snapshot with its page. */
+async function setAnswer(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
+  const { dc } = action;
+  const resolved = await resolveSet(scope, dc, action.set);
+  if ('intersects' in resolved) return json(resolved.intersects);
+  let { keys, sorted } = resolved;
+  if (action.narrowing.filter || action.narrowing.orderBy) {
+    const made = narrow(scope, scope.core.sets.members(dc, keys, scope.access), action.narrowing);
+    const narrowed = await scope.core.sets.narrowed(keys, made);
+    keys = narrowed.keys;
+    sorted ||= narrowed.ordered;
+  }
+  if (action.store) {
+    const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
+    return setPageAnswer(scope, dc.model, stored, action.paging, action.shape, true);
+  }
+  // a read of a set, as it is or filtered, sorted, combined, stores nothing: no __ENTITYSET (4D's
+  // answer carries one only when the request stores a set: here, one made again from $savedfilter)
+  const rebuiltAsIs = resolved.rebuilt && keys === resolved.set.keys;
+  return setPageAnswer(scope, dc.model, { id: resolved.set.id, keys }, action.paging, action.shape, rebuiltAsIs);
+}
+
+export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {
+  projectionFor(action.dc.model, action.shape, scope); // an unknown attribute is a mistake: answered before the set goes
+  if (!(await scope.core.sets.release(action.id, setReader(scope)))) throw setNotFound(action.id);
+  return json({ ok: true });
+}
+
+/** POST /rest/$entityset/$release with a JSON array of ids: every one released, or 1802 naming the unknown ones. */
+export async function releaseSets(scope: Scope, action: Extract<Action, { kind: 'releaseSets' }>): Promise<RestResponse> {
+  const unknown: string[] = [];
+  const reader = setReader(scope);
+  for (const id of new Set(action.ids)) if (!(await scope.core.sets.release(id, reader))) unknown.push(id);
+  if (unknown.length > 0) throw setNotFound(unknown.join('", "'));
+  return json({ ok: true });
+}
+
+/** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
+export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'deleteSet' }>): Promise<RestResponse> {
+  const set = await scope.core.sets.get(action.id, action.dc.name, setReader(scope));
+  await scope.core.sets.drop(action.dc, set, scope.access);
+  return json({ ok: true });
+}
+
+/**
+ * GET /rest/$info: the entity sets alive now, the caller's session (its id, user name, privileges
+ * and expiry) and, for a session holding the administrator privilege (ADMIN_PRIVILEGE), every
+ * live session; `privileges` lists the caller's as 4D does.
+ */
+export async function info(scope: Scope): Promise<RestResponse> {
+  const session = scope.session;
+  const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
+  // a session sees its own sets (and may use only those), an administrator (or anyone, without roles.json) every one
+  const sets = await scope.core.sets.list(setReader(scope));
+  const own: SessionInfo = {
+    sessionID: session.id, userName: session.userName, privileges: session.getPrivileges(), lifeTime: session.idleTimeout * 60, expiration: isoSeconds(Date.parse(session.expirationDate)),
+  };
+  const others = admin ? (await scope.core.sessions.list(MAX_LISTED_SESSIONS)).filter((s) => s.sessionID !== own.sessionID) : [];
+  return json({
+    entitySetCount: sets.length,
+    entitySet: sets.map((s) => ({
+      id: s.id,
+      dataClass: s.dataClass,
+      selectionSize: s.size,
+      sorted: s.sorted,
+      refreshed: isoSeconds(s.refreshed),
+      expires: isoSeconds(s.refreshed + s.timeoutMs),
+    })),
+    session: own,
+    sessionInfo: [own, ...others],
+    privileges: { privileges: session.getPrivileges().map((privilege) => ({ privilege })) },
+  });
+}

@@ -1,0 +1,239 @@
+// The scope of one REST request: who asks (its session), what it may see (the exposed dataclasses
+// and, of their attributes, those its session may read), how it reaches the data (its access:
+// grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
+// request and handed down; handlers reach for nothing global.
+
+import { readingThrough, type Access } from '../../datastore/access/access.js';
+import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS } from '../../config/limits.js';
+import { ConversionQueue, type ConversionLimits } from './conversions.js';
+import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import { LoginThrottle, RequestQuota } from './quotas.js';
+import { AnswerFlight, type SendTimeoutReport } from './answer-flight.js';
+import { bothVisible, readableBy } from '../../datastore/access/guard.js';
+import type { SetOwner } from '../../datastore/sets/entity-sets.js';
+import type { SetReader } from '../../datastore/sets/entity-set-store.js';
+import type { UploadQuota } from '../../datastore/files/files.js';
+import { sessionInternals, type Session } from '../../datastore/sessions.js';
+import type { Grants } from '../../permissions/policy.js';
+import { coreOf, type Core, type Datastore } from '../../datastore/datastore.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import type { CallRequest } from '../../functions/context.js';
+import { isExposed, type AttributeModel, type DataClassModel, type Visibility } from '../../model/types.js';
+import { didYouMean } from '../../util/suggest.js';
+
+/** What REST may use of the datastore's core: its stores and services, never the storage itself. */
+export type RestCore = Omit<Core, 'storage'>;
+
+/** What the server was built with: the same for every request. */
+export interface Services {
+  readonly ds: Datastore;
+  /** a function's unexpected exception is answered with its message and stack (development), not only logged */
+  readonly exposeErrors: boolean;
+  readonly core: RestCore;
+  /** the time limit of a function called over REST, in ms (--function-timeout) */
+  readonly functionTimeoutMs: number;
+  /** the largest upload accepted, in bytes (--max-upload-size) */
+  readonly maxUploadBytes: number;
+  /** the most entities one page may ask for with $top (--max-page-size) */
+  readonly maxPageSize: number;
+  /** the most related entities one answer may inline, every level together (--max-inlined-entities) */
+  readonly maxInlinedEntities: number;
+  /** the most bytes of values one answer may hold, measured before big reads (--max-answer-size) */
+  readonly maxAnswerBytes: number;
+  /** the most entities one $method=update or validate may carry (--max-batch-entities) */
+  readonly maxBatchEntities: number;
+  /** the uploads that may wait for an entity at once, per client and in all */
+  readonly uploadQuota: UploadQuota;
+  /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
+  readonly cookie: { readonly name: string; readonly secure: boolean };
+  /** requests a minute per session (per address for a guest) */
+  readonly requests: RequestQuota;
+  /** failed logins per address and user name */
+  readonly logins: LoginThrottle;
+  /** entity sets one session may hold at once */
+  readonly setsPerSession: number;
+  /** entity locks one session may hold at once */
+  readonly locksPerSession: number;
+  /** the image conversions running and waiting ($imageformat) */
+  readonly conversions: ConversionQueue;
+  /** the answer bytes this process holds in flight, and the send timeout (--max-answers-in-flight, --send-timeout) */
+  readonly answers: AnswerFlight;
+}
+
+/** What a server is built with, besides its datastore. */
+export interface ServiceOptions {
+  readonly functionTimeoutMs: number;
+  readonly maxUploadBytes: number;
+  readonly maxPageSize?: number;
+  readonly maxInlinedEntities?: number;
+  readonly maxAnswerBytes?: number;
+  readonly maxBatchEntities?: number;
+  /** per client: uploads waiting at once, and their bytes (--max-pending-uploads, --max-pending-upload-size) */
+  readonly pendingUploads?: { readonly count: number; readonly bytes: number };
+  readonly secureCookies?: boolean;
+  readonly requestsPerMinute?: number;
+  readonly setsPerSession?: number;
+  readonly locksPerSession?: number;
+  readonly exposeErrors?: boolean;
+  /** image conversions waiting, everyone's, and running or waiting, one client's (--max-queued-conversions, --max-conversions-per-client) */
+  readonly conversions?: ConversionLimits;
+  /** answer bytes in flight at most (0: no limit), the send timeout in ms (0: none), and who hears of a connection it closed */
+  readonly maxAnswersInFlight?: number;
+  readonly sendTimeoutMs?: number;
+  readonly onSendTimeout?: SendTimeoutReport;
+}
+
+/** The request a scope is made for, as a function called by it may read it (callContext().request). */
+export interface ScopeRequest extends CallRequest {
+  /** the file descriptor of the client's socket, if it has one (not under inject): the function watchdog answers through it */
+  readonly socketFd?: number;
+}
+
+export interface Scope {
+  /** who asks, as the stores key what a caller leaves (its uploads waiting): its session's id once stored, else its address */
+  readonly caller: string;
+  /** the request's web session */
+  readonly session: Session;
+  readonly request: CallRequest;
+  readonly socketFd?: number;
+  readonly ds: Datastore;
+  readonly core: RestCore;
+  /** the dataclasses this caller sees */
+  readonly sees: (dc: DataClassModel) => boolean;
+  /** the attributes this caller sees */
+  readonly visible: Visibility;
+  /** how this caller's reads and writes reach the data */
+  readonly access: Access;
+  readonly functionTimeoutMs: number;
+  readonly maxUploadBytes: number;
+  /** what the server was built with (quotas, the cookie) */
+  readonly services: Services;
+}
+
+export function scopeFor(services: Services, request: ScopeRequest, session: Session): Scope {
+  const access = services.core.accessFor(session);
+  return {
+    caller: sessionInternals.stored(session) ? `session:${session.id}` : request.caller,
+    session,
+    request,
+    socketFd: request.socketFd,
+    ds: services.ds,
+    core: services.core,
+    sees: exposedClass,
+    visible: visibleWith(access.grants),
+    access,
+    functionTimeoutMs: services.functionTimeoutMs,
+    maxUploadBytes: services.maxUploadBytes,
+    services,
+  };
+}
+
+/** REST sees the exposed attributes its session may read: one function per grants (projections are cached per visibility). */
+const visibilities = new WeakMap<Grants, Visibility>();
+
+function visibleWith(grants: Grants): Visibility {
+  let v = visibilities.get(grants);
+  if (!v) visibilities.set(grants, (v = bothVisible(isExposed, readableBy(grants))));
+  return v;
+}
+
+function exposedClass(dc: DataClassModel): boolean {
+  return dc.exposed;
+}
+
+export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
+  const core = coreOf(ds);
+  return {
+    ds,
+    core,
+    functionTimeoutMs: options.functionTimeoutMs,
+    maxUploadBytes: options.maxUploadBytes,
+    maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
+    maxInlinedEntities: options.maxInlinedEntities ?? MAX_INLINED_ENTITIES,
+    maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
+    maxBatchEntities: options.maxBatchEntities ?? DEFAULT_MAX_BATCH_ENTITIES,
+    uploadQuota: { perOwner: options.pendingUploads ?? { count: DEFAULT_PENDING_UPLOADS_PER_CLIENT, bytes: DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT }, total: PENDING_UPLOADS_TOTAL },
+    cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
+    requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
+    logins: new LoginThrottle(core.storage, core.sessions.now),
+    setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
+    locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
+    exposeErrors: options.exposeErrors ?? false,
+    conversions: new ConversionQueue(options.conversions ?? { queued: DEFAULT_QUEUED_CONVERSIONS, perClient: DEFAULT_CONVERSIONS_PER_CLIENT }),
+    answers: new AnswerFlight(options.maxAnswersInFlight ?? DEFAULT_MAX_ANSWERS_IN_FLIGHT, options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS, options.onSendTimeout),
+  };
+}
+
+/** 4D's cookie name, 4DSID_<project name>, with what a cookie name may not hold made '_'. */
+export function cookieName(project: string): string {
+  return `4DSID_${project.replace(/[^A-Za-z0-9!#$%&'*+.^_`|~-]/g, '_')}`;
+}
+
+/**
+ * Runs `fn` with the scope's reads in one snapshot: a page's count, entities, global stamp and
+ * what it inlines all see one state of the data, whatever commits meanwhile (PostgreSQL will run
+ * them in one REPEATABLE READ transaction). For requests that read more than once.
+ */
+export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
+  // Already reading one: the same. A second would be a second connection of the pool held by one
+  // request — N requests holding N snapshots, each waiting for another, until their time ran out.
+  if (snapshotAccesses.has(scope.access)) return fn(scope);
+  const snapshot = await scope.core.snapshot();
+  try {
+    const access = readingThrough(scope.access, snapshot);
+    snapshotAccesses.add(access);
+    return await fn({ ...scope, access });
+  } finally {
+    await snapshot.release();
+  }
+}
+
+/** The accesses that read through a snapshot inSnapshot() took. */
+const snapshotAccesses = new WeakSet<Access>();
+
+/**
+ * A scope that sees less: the dataclasses both see, and of their attributes those `visible` lets
+ * through — never one on, or leading to, a dataclass it does not see (a relation, an alias). One
+ * rule then answers everywhere: names, projections, queries, the catalog. (Build one per role:
+ * projections are cached per visibility function.)
+ */
+export function narrowed(scope: Scope, sees: (dc: DataClassModel) => boolean, visible: Visibility): Scope {
+  const seen = (dc: DataClassModel) => scope.sees(dc) && sees(dc);
+  const reaches = (a: AttributeModel): boolean => {
+    if (!seen(a.dataClass)) return false;
+    if (a.kind === 'relatedEntity' || a.kind === 'relatedEntities') return seen(a.target);
+    if (a.kind === 'alias') return a.steps.every(reaches);
+    return true;
+  };
+  return { ...scope, sees: seen, visible: (a) => scope.visible(a) && visible(a) && reaches(a) };
+}
+
+/** The dataclasses the caller sees. */
+export function visibleDataClasses(scope: Scope): DataClassModel[] {
+  return scope.ds.model.dataClasses.filter(scope.sees);
+}
+
+/** The dataclass of that name the caller sees, or UNKNOWN_DATACLASS naming the closest one. */
+export function dataClassFor(scope: Scope, name: string): DataClassCore {
+  const model = scope.ds.model.dataClassesByName.get(name);
+  if (model && scope.sees(model)) return scope.core.classOf(model);
+  throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
+}
+
+/**
+ * Who asks for an entity set: the session, which reads and releases only the sets it made (another's
+ * answers 1802, as if it did not exist); an administrator (ADMIN_PRIVILEGE), or anyone in a project
+ * without roles (where every request may read everything anyway), reads every set.
+ */
+export function setReader(scope: Scope): SetReader {
+  const session = scope.session;
+  return scope.core.policy.isOpen || session.hasPrivilege(ADMIN_PRIVILEGE) ? undefined : session.id;
+}
+
+/** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
+export function setOwner(scope: Scope): SetOwner {
+  const session = scope.session;
+  sessionInternals.keep(session);
+  const stored = sessionInternals.stored(session);
+  return { id: session.id, limit: scope.services.setsPerSession, makeRoom: stored ? undefined : () => scope.core.sessions.makeRoom(session.isGuest()) };
+}
