@@ -23,18 +23,73 @@ const LAYERS = [
 ];
 
 /** For each folder, the folders it may not import: every later layer, and its own layer's siblings. */
+function layerPatterns(folder, i, layer) {
+  const above = [...LAYERS.slice(i + 1).flat(), ...layer.filter((f) => f !== folder)];
+  // (the top layer has nothing above it)
+  if (above.length === 0) return [];
+  const patterns = [{
+    group: above.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`, `./${f}/*`]),
+    message: `src/${folder}/ sits below these folders (the layers in eslint.config.js): move the code down, or pass it in`,
+  }];
+  // REST maps requests onto the datastore; it builds no query plan nodes (types may be named)
+  if (folder === 'rest') patterns.push({ group: ['../query/plan.js', '../../query/plan.js', '../../../query/plan.js'], allowTypeImports: true, message: 'rest/ asks the datastore; plan nodes are built by query/ and the core' });
+  // ... and it asks the core through its public surface, not its files
+  if (folder === 'rest') patterns.push({ group: ['../datastore/*', '../../datastore/*', '../../../datastore/*', '!../datastore/index.js', '!../../datastore/index.js', '!../../../datastore/index.js'], message: 'rest/ imports the core through its public surface only: src/datastore/index.ts (add what it needs there)' });
+  return patterns;
+}
+
+/**
+ * The parts of a folder (its sub-folders) and what each may import of the others: `imports`, and
+ * `types` (only as types). A part imports no other part and none of the folder's root files unless
+ * `root` says so (rest/'s root files, plugin and pipeline, compose its stages; datastore/'s, the
+ * datastore and its dataclasses, are what every part works on). A part never imports the folder's
+ * index.ts (the surface is for the layers above).
+ */
+const STAGES = ['scope', 'request', 'plan', 'present', 'openapi', 'run'];
+const PARTS = {
+  // the stages of a request, in order: each may import those before it
+  rest: { root: false, parts: Object.fromEntries(STAGES.map((stage, i) => [stage, { imports: STAGES.slice(0, i) }])) },
+  // the core's concerns
+  datastore: {
+    root: true,
+    parts: {
+      files: {},
+      access: { imports: ['selections'] },
+      sessions: { imports: ['access'] },
+      writes: { imports: ['access', 'entities', 'sessions'] },
+      entities: { imports: ['access', 'reads', 'sessions', 'writes'], types: ['selections'] },
+      selections: { imports: ['access', 'writes'], types: ['entities', 'sets'] },
+      sets: { imports: ['selections', 'writes'], types: ['access', 'entities'] },
+      reads: { imports: ['access', 'entities', 'selections'], types: ['sets'] },
+    },
+  },
+};
+
+/** What a file `depth` folders inside a part of `folder` may not import of the folder's other parts. */
+function partPatterns(folder, part, depth) {
+  const { root, parts } = PARTS[folder];
+  const up = '../'.repeat(depth);
+  const { imports = [], types = [] } = parts[part];
+  const others = Object.keys(parts).filter((p) => p !== part);
+  const message = `src/${folder}/${part}/ may import of src/${folder}/'s parts only ${[...imports, ...types.map((t) => `${t} (types)`)].join(', ') || 'none'} (eslint.config.js, PARTS)`;
+  const patterns = [{ group: [`${up}index.js`, ...(root ? [] : [`${up}*.js`]), ...others.filter((p) => !imports.includes(p) && !types.includes(p)).map((p) => `${up}${p}/*`)], message }];
+  if (types.length > 0) patterns.push({ group: types.map((p) => `${up}${p}/*`), allowTypeImports: true, message });
+  return patterns;
+}
+
 function layerRules() {
-  return LAYERS.flatMap((layer, i) => layer.map((folder) => {
-    const above = [...LAYERS.slice(i + 1).flat(), ...layer.filter((f) => f !== folder)];
-    // (the top layer has nothing above it)
-    if (above.length === 0) return {};
-    const patterns = [{
-      group: above.flatMap((f) => [`../${f}/*`, `../../${f}/*`, `../../../${f}/*`, `./${f}/*`]),
-      message: `src/${folder}/ sits below these folders (the layers in eslint.config.js): move the code down, or pass it in`,
-    }];
-    // REST maps requests onto the datastore; it builds no query plan nodes (types may be named)
-    if (folder === 'rest') patterns.push({ group: ['../query/plan.js', '../../query/plan.js', '../../../query/plan.js'], allowTypeImports: true, message: 'rest/ asks the datastore; plan nodes are built by query/ and the core' });
-    return { files: [`src/${folder}/**/*.ts`], rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] } };
+  return LAYERS.flatMap((layer, i) => layer.flatMap((folder) => {
+    const patterns = layerPatterns(folder, i, layer);
+    const rule = (files, extra = []) => ({ files, rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [...patterns, ...extra] }] } });
+    if (patterns.length === 0) return [{}];
+    const parts = PARTS[folder] ? Object.keys(PARTS[folder].parts) : [];
+    return [
+      rule([`src/${folder}/**/*.ts`]),
+      ...parts.flatMap((part) => [
+        rule([`src/${folder}/${part}/*.ts`], partPatterns(folder, part, 1)),
+        rule([`src/${folder}/${part}/*/**/*.ts`], partPatterns(folder, part, 2)),
+      ]),
+    ];
   }));
 }
 

@@ -6,8 +6,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../errors/dataset-error.js';
-import { runAsCaller } from '../datastore/access/caller.js';
-import type { Session } from '../datastore/sessions.js';
+import { runAsCaller, type Session } from '../datastore/index.js';
 import type { Action, ActionKind } from './plan/action.js';
 import { authorize } from './plan/authorize.js';
 import { checkUploadHead } from './plan/plan-parts.js';

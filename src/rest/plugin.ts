@@ -15,7 +15,7 @@ import { REST_PREFIX } from './request/constants.js';
 import { allowedRestMethods, handleRest } from './pipeline.js';
 import { isAttributeUpload } from './plan/request.js';
 import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './present/response.js';
-import { Session, sessionInternals } from '../datastore/sessions.js';
+import { Session, sessionInternals } from '../datastore/index.js';
 import type { Services } from './scope/scope.js';
 import type { HttpGuard } from './request/http-guards.js';
 

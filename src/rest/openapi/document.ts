@@ -6,7 +6,7 @@
 // and a Grants: two sessions holding the same privileges get the same text, built once.
 
 import { stringify } from 'yaml';
-import type { Datastore } from '../../datastore/datastore.js';
+import type { Datastore } from '../../datastore/index.js';
 import type { Grants } from '../../permissions/policy.js';
 import { REST_PREFIX } from '../request/constants.js';
 import type { Scope } from '../scope/scope.js';

@@ -7,11 +7,8 @@
 // relation, a function) and templated where the caller chooses (a key, an attribute list): a
 // concrete path wins over a templated one, as OpenAPI and our planner both read them.
 
-import { DataClass } from '../../datastore/dataclass.js';
+import { DataClass, Datastore, Entity, EntitySelection } from '../../datastore/index.js';
 import { ERRORS } from '../../errors/registry.js';
-import { Datastore } from '../../datastore/datastore.js';
-import { Entity } from '../../datastore/entities/entity.js';
-import { EntitySelection } from '../../datastore/selections/selection.js';
 import { exposedFunctions, type ExposedFunction } from '../../functions/exposure.js';
 import { projectMethodsOf } from '../../functions/method-registry.js';
 import { expected, parseParam, type ParamType } from '../../functions/params.js';

@@ -4,9 +4,7 @@
 // (option-rules.ts); handlers (run.ts) never look at the query string.
 
 import type { IfMatch } from '../request/etag.js';
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import type { SetOperator } from '../../datastore/sets/entity-sets.js';
-import type { FileKind } from '../../datastore/files/files.js';
+import type { DataClassCore, FileKind, SetOperator } from '../../datastore/index.js';
 import type { ProjectMethod } from '../../functions/method-registry.js';
 import type { ExposedFunction } from '../../functions/exposure.js';
 import type { CallTarget } from '../../functions/call.js';

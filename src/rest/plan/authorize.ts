@@ -6,7 +6,7 @@
 // every kind with every privilege of a test roles.json.
 
 import { DatasetError } from '../../errors/dataset-error.js';
-import { refusal, requireDataClass } from '../../datastore/access/guard.js';
+import { refusal, requireDataClass } from '../../datastore/index.js';
 import type { AttributeModel, DataClassModel } from '../../model/types.js';
 import type { Action, ActionKind } from './action.js';
 import type { Scope } from '../scope/scope.js';

@@ -2,12 +2,11 @@
 // or blob, a function call, a read (collection, entity, relation, set, computation) or a write
 // ($method=update, validate, delete) — and the options of that action, read through its rule.
 
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import { type DataClassCore, leadsTo } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { StorageAttribute } from '../../model/types.js';
 import { attributeOf } from '../../query/path.js';
 import { parseOrderList, parseQuery } from '../../query/parser.js';
-import { leadsTo } from '../../datastore/reads/projection.js';
 import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
 import { readIfMatch, type IfMatch } from '../request/etag.js';
 import { logicWithoutSet, optionsFor } from './option-rules.js';

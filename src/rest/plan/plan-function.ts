@@ -2,11 +2,7 @@
 // runs on (the datastore, a dataclass, an entity, a selection), its raw parameters, and how its
 // answer is shown. What to call, and whether GET may call it, is settled before any data is read.
 
-import { DataClass } from '../../datastore/dataclass.js';
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { Datastore } from '../../datastore/datastore.js';
-import { Entity } from '../../datastore/entities/entity.js';
-import { EntitySelection } from '../../datastore/selections/selection.js';
+import { DataClass, type DataClassCore, Datastore, Entity, EntitySelection, leadsTo } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { checkHttpMethod, exposedNames, findExposed, unknownMember, type CallTarget } from '../../functions/call.js';
 import { datastoreMethods } from '../../functions/catalog.js';
@@ -14,7 +10,6 @@ import { projectMethodsOf } from '../../functions/method-registry.js';
 import { Singleton, singletonsOf } from '../../functions/singletons.js';
 import { didYouMean } from '../../util/suggest.js';
 import type { MethodScope } from '../../functions/project-methods.js';
-import { leadsTo } from '../../datastore/reads/projection.js';
 import type { Action, FunctionAnswer, FunctionSubject, RelationStep } from './action.js';
 import { optionsFor } from './option-rules.js';
 import type { RestOptions } from '../request/options.js';

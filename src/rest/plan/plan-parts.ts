@@ -2,7 +2,7 @@
 // URL names, the $filter/$orderby narrowing, the page, the shape of an answer, the attribute
 // list of a path. Each reads options already passed through their kind's rule (optionsFor).
 
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
+import type { DataClassCore } from '../../datastore/index.js';
 import bytes from 'bytes';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { parseOrderList, parseQuery } from '../../query/parser.js';

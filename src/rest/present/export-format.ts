@@ -6,8 +6,7 @@
 
 import { AsyncResource } from 'node:async_hooks';
 import { Readable } from 'node:stream';
-import { PLAIN } from '../../datastore/dataclass-core.js';
-import { readableBy } from '../../datastore/access/guard.js';
+import { PLAIN, readableBy } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { AliasAttribute, DataClassModel, StorageAttribute } from '../../model/types.js';
 import type { RowColumnSpec } from '../../query/plan.js';

@@ -4,8 +4,7 @@
 // a table: relations, value lists, pictures and blobs are left out; a relation inlined by
 // $attributes is refused. See docs/decisions.md for the types chosen where 4D shows none.
 
-import type { FetchedEntity } from '../../datastore/reads/fetch.js';
-import type { Projection } from '../../datastore/reads/projection.js';
+import type { FetchedEntity, Projection } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { AliasAttribute, CalculatedAttribute, StorageAttribute, StorageType } from '../../model/types.js';
 import { WIRE } from '../../config/wire.js';

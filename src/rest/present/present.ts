@@ -5,15 +5,7 @@
 // answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
 // let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
 
-import { readGlobalStamp } from '../../datastore/datastore.js';
-import { entityClassOf, type Entity } from '../../datastore/entities/entity.js';
-import type { KeyList } from '../../datastore/sets/entity-set-store.js';
-import { countRelated, fetchRelated, InlineBudget, type FetchedEntity } from '../../datastore/reads/fetch.js';
-import { resolveProjection, type Projection } from '../../datastore/reads/projection.js';
-import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../../datastore/selections/selection.js';
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { countPage, measurePage, readPageRows } from '../../datastore/reads/page-read.js';
-import { AnswerBudget, countRows, measured, takeReadWhereIn, valueChars } from '../../datastore/reads/answer-size.js';
+import { accessOf, AnswerBudget, classOf, countPage, countRelated, countRows, countWhere, type DataClassCore, type Entity, entityClassOf, type EntitySelection, type FetchedEntity, fetchRelated, InlineBudget, type KeyList, measured, measurePage, type Projection, readGlobalStamp, readPageRows, resolveProjection, sourceOf, takeReadWhereIn, valueChars } from '../../datastore/index.js';
 import { KEYS_PER_QUERY } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
 import { DatasetError } from '../../errors/dataset-error.js';

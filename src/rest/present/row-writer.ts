@@ -13,9 +13,7 @@
 // Unlike an entity, a row decodes only the columns the answer sends: a value that could not be
 // decoded (JSON written by raw SQL that is not JSON) fails the answers that show it, not the others.
 
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import { PLAIN } from '../../datastore/dataclass-core.js';
-import { leadsTo, type Projection, type ProjectedAttribute } from '../../datastore/reads/projection.js';
+import { type DataClassCore, leadsTo, PLAIN, type ProjectedAttribute, type Projection } from '../../datastore/index.js';
 import { WIRE } from '../../config/wire.js';
 import type { AliasAttribute, DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../../model/types.js';
 import type { ColumnSpec, RowColumnSpec } from '../../query/plan.js';

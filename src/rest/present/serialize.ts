@@ -1,9 +1,7 @@
 // Turns fetched entities into the wire JSON of 4D's REST server: __KEY as a string, __STAMP,
 // __TIMESTAMP, deferred relations and pictures, inline related entities and selections.
 
-import { relatedKeyOf } from '../../datastore/entities/entity.js';
-import type { FetchedEntity, FetchedSelection } from '../../datastore/reads/fetch.js';
-import { leadsTo, type Projection, type ProjectedAttribute } from '../../datastore/reads/projection.js';
+import { type FetchedEntity, type FetchedSelection, leadsTo, type ProjectedAttribute, type Projection, relatedKeyOf } from '../../datastore/index.js';
 import type { AliasAttribute, CalculatedAttribute, DataClassModel, StorageAttribute } from '../../model/types.js';
 import { WIRE } from '../../config/wire.js';
 import { REST_PREFIX } from '../request/constants.js';

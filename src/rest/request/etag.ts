@@ -14,8 +14,7 @@
 
 import { createHash } from 'node:crypto';
 import { DatasetError } from '../../errors/dataset-error.js';
-import type { Projection } from '../../datastore/reads/projection.js';
-import { sessionInternals, type Session } from '../../datastore/sessions.js';
+import { type Projection, type Session, sessionInternals } from '../../datastore/index.js';
 import type { Scope } from '../scope/scope.js';
 
 /** The attributes of a projection as text, made once per projection object (projections are cached). */

@@ -2,13 +2,8 @@
 // source stands for (a dataclass, a relation followed from an entity, a stored set as the request
 // defines it), narrowed by $filter and sorted by $orderby — all through the caller's scope.
 
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import type { Entity } from '../../datastore/entities/entity.js';
+import { classOf, combine, type DataClassCore, type Entity, entityNotFound, type EntitySelection, intersects, type KeyList, queryWith, setNotFound, type StoredSet, withOrder } from '../../datastore/index.js';
 import type { ColumnSpec } from '../../query/plan.js';
-import type { KeyList, StoredSet } from '../../datastore/sets/entity-set-store.js';
-import { combine, intersects, setNotFound } from '../../datastore/sets/entity-sets.js';
-import { classOf, queryWith, withOrder, type EntitySelection } from '../../datastore/selections/selection.js';
-import { entityNotFound } from '../../datastore/writes/writes.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { requireKey, valueFromText } from '../../model/values.js';
 import { resolveOrder } from '../../query/order.js';

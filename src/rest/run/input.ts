@@ -5,14 +5,11 @@
 // — a related entity that exists, a file of the attribute's kind — the core checks when the
 // entity is saved.
 
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
-import type { Entity } from '../../datastore/entities/entity.js';
-import { relationsOf } from '../../datastore/writes/rules.js';
+import { type DataClassCore, type Entity, entityNotFound, relationsOf } from '../../datastore/index.js';
 import { WIRE } from '../../config/wire.js';
 import { DatasetError, isDatasetError } from '../../errors/dataset-error.js';
 import type { RelatedEntityAttribute, StorageAttribute } from '../../model/types.js';
 import { requireKey } from '../../model/values.js';
-import { entityNotFound } from '../../datastore/writes/writes.js';
 import { kindOf, unknownAttribute } from '../../query/path.js';
 import type { ColumnSpec } from '../../query/plan.js';
 import type { Scope } from '../scope/scope.js';

@@ -22,7 +22,7 @@ import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { ServerResponse } from 'node:http';
 import { WATCHED_ANSWER_BYTES } from '../../config/limits.js';
-import { sizeText } from '../../datastore/reads/answer-size.js';
+import { sizeText } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 
 /** What the flight reports when it closes a connection whose client does not read. */

@@ -3,19 +3,12 @@
 // grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
 // request and handed down; handlers reach for nothing global.
 
-import { readingThrough, type Access } from '../../datastore/access/access.js';
+import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, readableBy, readingThrough, type Session, sessionInternals, type SetOwner, type SetReader, type UploadQuota } from '../../datastore/index.js';
 import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS } from '../../config/limits.js';
 import { ConversionQueue, type ConversionLimits } from './conversions.js';
-import type { DataClassCore } from '../../datastore/dataclass-core.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { AnswerFlight, type SendTimeoutReport } from './answer-flight.js';
-import { bothVisible, readableBy } from '../../datastore/access/guard.js';
-import type { SetOwner } from '../../datastore/sets/entity-sets.js';
-import type { SetReader } from '../../datastore/sets/entity-set-store.js';
-import type { UploadQuota } from '../../datastore/files/files.js';
-import { sessionInternals, type Session } from '../../datastore/sessions.js';
 import type { Grants } from '../../permissions/policy.js';
-import { coreOf, type Core, type Datastore } from '../../datastore/datastore.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { CallRequest } from '../../functions/context.js';
 import { isExposed, type AttributeModel, type DataClassModel, type Visibility } from '../../model/types.js';

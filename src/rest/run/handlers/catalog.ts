@@ -4,7 +4,7 @@
 // query path.
 
 import { WIRE } from '../../../config/wire.js';
-import type { DataClassCore } from '../../../datastore/dataclass-core.js';
+import type { DataClassCore } from '../../../datastore/index.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from '../../../functions/catalog.js';
 import { attributeType, pageSize, type AttributeModel } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';

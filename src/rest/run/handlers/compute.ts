@@ -1,8 +1,7 @@
 // $compute and $distinct: /rest/{dataClass}/{attribute}?$compute=sum (on a filtered collection, a
 // relation, a stored set too). One SQL aggregate in the core; dates are sent as in entities.
 
-import { aggregates, distinct } from '../../../datastore/selections/compute.js';
-import { membersOf, type EntitySelection } from '../../../datastore/selections/selection.js';
+import { aggregates, distinct, type EntitySelection, membersOf } from '../../../datastore/index.js';
 import { NUMBER_TYPES } from '../../../model/types.js';
 import { resolveValuePath } from '../../../query/path.js';
 import type { AttributePath } from '../../../query/plan.js';

@@ -3,7 +3,7 @@
 // its time limit, roles.json's promote), and always callable: they are how a guest logs in.
 
 import { DatasetError } from '../../../errors/dataset-error.js';
-import type { DirectoryHook, DirectoryHooks, DirectoryUser } from '../../../datastore/directory.js';
+import type { DirectoryHook, DirectoryHooks, DirectoryUser } from '../../../datastore/index.js';
 import { invoke } from '../../../functions/call.js';
 import type { Action } from '../../plan/action.js';
 import { json, type RestResponse } from '../../present/response.js';

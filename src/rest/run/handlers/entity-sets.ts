@@ -4,9 +4,7 @@
 // done with sets is the core's (datastore/entity-sets.ts); this file maps the options onto it.
 
 import { ADMIN_PRIVILEGE, DEFAULT_SET_TIMEOUT_S, MAX_LISTED_SESSIONS } from '../../../config/limits.js';
-import { isoSeconds, type SessionInfo } from '../../../datastore/sessions.js';
-import type { EntitySelection } from '../../../datastore/selections/selection.js';
-import { setNotFound } from '../../../datastore/sets/entity-sets.js';
+import { type EntitySelection, isoSeconds, type SessionInfo, setNotFound } from '../../../datastore/index.js';
 import type { Action } from '../../plan/action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
 import { projectionFor, setPageAnswer, setPageReadsMore } from '../../present/present.js';

@@ -11,11 +11,7 @@ import { csvHeader, exportColumns, exportHeaders, ExportStream, rowsText, type E
 import { file, type RestResponse } from '../../present/response.js';
 import type { Scope } from '../../scope/scope.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
-import { withoutBudget } from '../../../datastore/access/access.js';
-import type { DataClassCore } from '../../../datastore/dataclass-core.js';
-import type { KeyList } from '../../../datastore/sets/entity-set-store.js';
-import { keyChunks, selectionChunks, type RowChunks } from '../../../datastore/reads/export-read.js';
-import type { EntitySelection } from '../../../datastore/selections/selection.js';
+import { type DataClassCore, type EntitySelection, keyChunks, type KeyList, type RowChunks, selectionChunks, withoutBudget } from '../../../datastore/index.js';
 
 /** A collection (a dataclass, a relation's entities), narrowed and sorted: every member, or $skip/$top of them. */
 export async function exportCollection(request: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {

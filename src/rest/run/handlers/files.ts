@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import sharp from 'sharp';
 import { FILE_CHUNK, MAX_CONVERTED_PIXELS } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import type { FileStore, StoredFile } from '../../../datastore/files/files.js';
+import type { FileStore, StoredFile } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import type { Action } from '../../plan/action.js';
 import { findEntity } from '../collections.js';

@@ -5,10 +5,8 @@
 
 import { DEFAULT_SET_TIMEOUT_S } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { checkTouched, Entity, staleStamp } from '../../../datastore/entities/entity.js';
-import { classOf, EntitySelection, withAccess } from '../../../datastore/selections/selection.js';
+import { AnswerBudget, checkTouched, classOf, Entity, EntitySelection, sessionInternals, staleStamp, withAccess } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
-import { sessionInternals } from '../../../datastore/sessions.js';
 import { invoke } from '../../../functions/call.js';
 import type { CallRequest } from '../../../functions/context.js';
 import type { Action, FunctionAnswer, FunctionCode, FunctionSubject } from '../../plan/action.js';
@@ -18,7 +16,6 @@ import { loginName } from '../../scope/quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityResponse, pageAnswer, setPageAnswer } from '../../present/present.js';
 import { jsonText, type RestResponse } from '../../present/response.js';
-import { AnswerBudget } from '../../../datastore/reads/answer-size.js';
 import { dataClassFor, setOwner, setReader, type Scope } from '../../scope/scope.js';
 
 export async function callFunction(scope: Scope, action: Extract<Action, { kind: 'callFunction' }>): Promise<RestResponse> {

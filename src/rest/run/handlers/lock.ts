@@ -4,7 +4,7 @@
 // whether the lock was taken (4D's documentation shows the refusal as an answer, not an error).
 
 import { WIRE } from '../../../config/wire.js';
-import { lockEntity, unlockEntity } from '../../../datastore/sessions/locks.js';
+import { lockEntity, unlockEntity } from '../../../datastore/index.js';
 import { requireKey } from '../../../model/values.js';
 import type { Action } from '../../plan/action.js';
 import { findEntity } from '../collections.js';

@@ -7,13 +7,9 @@ import { rowWriterFor, type RowWriter } from '../../present/row-writer.js';
 import { entityResponse, pageAnswer, pageReadsMore, projectionFor } from '../../present/present.js';
 import { jsonText, tagged, type RestResponse } from '../../present/response.js';
 import { entityTag, reachesPastRow, viewTag } from '../../request/etag.js';
-import { readGlobalStamp } from '../../../datastore/datastore.js';
+import { type DataClassCore, type Entity, type EntitySelection, type Projection, readGlobalStamp } from '../../../datastore/index.js';
 import type { ColumnSpec } from '../../../query/plan.js';
 import { inSnapshot, type Scope } from '../../scope/scope.js';
-import type { DataClassCore } from '../../../datastore/dataclass-core.js';
-import type { Entity } from '../../../datastore/entities/entity.js';
-import type { Projection } from '../../../datastore/reads/projection.js';
-import type { EntitySelection } from '../../../datastore/selections/selection.js';
 
 /** A page of a collection: in one statement when its projection is written from rows (see present.ts), else in a snapshot. */
 export function readCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {

@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { DatasetError } from '../../../errors/dataset-error.js';
-import type { FileKind, StoredFile } from '../../../datastore/files/files.js';
+import type { FileKind, StoredFile } from '../../../datastore/index.js';
 import type { Action } from '../../plan/action.js';
 import { findEntity } from '../collections.js';
 import { entityBody, projectionFor } from '../../present/present.js';

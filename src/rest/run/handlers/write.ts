@@ -7,17 +7,7 @@
 
 import { WRITE_SLICE_MS } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { withBudget } from '../../../datastore/access/access.js';
-import { readGlobalStamp } from '../../../datastore/datastore.js';
-import type { DataClassCore } from '../../../datastore/dataclass-core.js';
-import { relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf, type Entity } from '../../../datastore/entities/entity.js';
-import { existingKeys, fetchRelated, type FetchedEntity, type InlineBudget } from '../../../datastore/reads/fetch.js';
-import { requireDataClass } from '../../../datastore/access/guard.js';
-import { EntityLockedError } from '../../../datastore/sessions/locks.js';
-import { leadsTo, type Projection } from '../../../datastore/reads/projection.js';
-import { knownTargets } from '../../../datastore/writes/rules.js';
-import { queryWith } from '../../../datastore/selections/selection.js';
-import type { WriteBatch } from '../../../datastore/writes/writes.js';
+import { type DataClassCore, type Entity, EntityLockedError, existingKeys, type FetchedEntity, fetchRelated, type InlineBudget, knownTargets, leadsTo, type Projection, queryWith, readGlobalStamp, relatedKeyOf, requireDataClass, saveInBatch, staleStamp, touchedValuesOf, withBudget, type WriteBatch } from '../../../datastore/index.js';
 import type { DataClassModel, RelatedEntityAttribute } from '../../../model/types.js';
 import { LoopTurns } from '../../../util/loop-turns.js';
 import { DatasetError, isDatasetError, type WireError } from '../../../errors/dataset-error.js';

@@ -1,0 +1,27 @@
+// The core's public surface: what the layers above the datastore (rest/ today) may use of it, in
+// one list. The core's own files import each other directly; rest/ imports this file only (a lint
+// rule, eslint.config.js), so what the HTTP side leans on is written down here, and a file of the
+// core can be split or moved without touching rest/.
+
+export { type Access, readingThrough, withBudget, withoutBudget } from './access/access.js';
+export { runAsCaller } from './access/caller.js';
+export { bothVisible, readableBy, refusal, requireDataClass } from './access/guard.js';
+export { DataClass } from './dataclass.js';
+export { type DataClassCore, PLAIN } from './dataclass-core.js';
+export { type Core, coreOf, Datastore, readGlobalStamp } from './datastore.js';
+export type { DirectoryHook, DirectoryHooks, DirectoryUser } from './directory.js';
+export { checkTouched, Entity, entityClassOf, relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf } from './entities/entity.js';
+export type { FileKind, FileStore, StoredFile, UploadQuota } from './files/files.js';
+export { AnswerBudget, countRows, measured, sizeText, takeReadWhereIn, valueChars } from './reads/answer-size.js';
+export { keyChunks, type RowChunks, selectionChunks } from './reads/export-read.js';
+export { countRelated, existingKeys, type FetchedEntity, type FetchedSelection, fetchRelated, InlineBudget } from './reads/fetch.js';
+export { countPage, measurePage, readPageRows } from './reads/page-read.js';
+export { leadsTo, type ProjectedAttribute, type Projection, resolveProjection } from './reads/projection.js';
+export { aggregates, distinct } from './selections/compute.js';
+export { accessOf, classOf, countWhere, EntitySelection, membersOf, queryWith, sourceOf, withAccess, withOrder } from './selections/selection.js';
+export { isoSeconds, Session, type SessionInfo, sessionInternals } from './sessions.js';
+export { EntityLockedError, lockEntity, unlockEntity } from './sessions/locks.js';
+export type { KeyList, SetReader, StoredSet } from './sets/entity-set-store.js';
+export { combine, intersects, setNotFound, type SetOperator, type SetOwner } from './sets/entity-sets.js';
+export { knownTargets, relationsOf } from './writes/rules.js';
+export { entityNotFound, type WriteBatch } from './writes/writes.js';
