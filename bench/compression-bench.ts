@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { buildServer } from '../src/server.js';
 import { openProject } from '../src/project.js';
-import { DEMO_DIR, tempDir } from '../test/helpers.js';
+import { DEMO_DIR, tempDir } from '../test/support/helpers.js';
 
 const ROUNDS = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 200;
 const PAGES = ['/rest/Employee?$top=100', '/rest/Employee?$top=100&$expand=employer'];

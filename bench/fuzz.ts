@@ -24,8 +24,8 @@ import fc from 'fast-check';
 import { pino } from 'pino';
 import { openProject } from '../src/project.js';
 import { buildServer } from '../src/server.js';
-import { describe, inject, check, integrityProblems, Learned, requestArbitrary, type FuzzRequest } from '../test/fuzz/requests.js';
-import { DEMO_DIR } from '../test/helpers.js';
+import { describe, inject, check, integrityProblems, Learned, requestArbitrary, type FuzzRequest } from '../test/support/fuzz-requests.js';
+import { DEMO_DIR } from '../test/support/helpers.js';
 import { benchDatabase, type BenchDatabase } from './postgres.js';
 import { temporaryFolder } from './processes.js';
 

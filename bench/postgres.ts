@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startEmbeddedPostgres } from '../test/postgres-server.js';
+import { startEmbeddedPostgres } from '../test/support/postgres-server.js';
 import { onCleanup } from './processes.js';
 
 export const BENCH_PG_ENV = 'DATASET_REST_BENCH_PG';

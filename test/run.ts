@@ -1,8 +1,10 @@
 // `npm run test:unit`: every test file on SQLite, and the files that open a datastore (those
-// calling openDemo, testDatabase or testStorage from helpers.ts) again on PostgreSQL, against one
-// real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded one started
-// here on a free port and stopped at the end (postgres-server.ts). Arguments are test files, to
-// run only those (`npm run test:unit -- test/http-read.test.ts`); --sqlite or --postgres runs one
+// calling openDemo, testDatabase or testStorage from support/helpers.ts) again on PostgreSQL,
+// against one real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded
+// one started here on a free port and stopped at the end (support/postgres-server.ts). The test
+// files are the *.test.ts of test/'s folders, one folder a layer (core/, http/, cli/, explorer/,
+// faults/, bench/, docs/; support/ holds what they share). Arguments are test files, to run only
+// those (`npm run test:unit -- test/http/http-read.test.ts`); --sqlite or --postgres runs one
 // half; --jobs=N runs N files at once (default: the machine's processors, at least 2).
 //
 // Each (file, engine) pair is a job: one `node --test`-style process of its own, as node --test
@@ -22,7 +24,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { startEmbeddedPostgres, TEST_PG_ENV, TEST_RUN_ENV, type TestPostgres } from './postgres-server.js';
+import { startEmbeddedPostgres, TEST_PG_ENV, TEST_RUN_ENV, type TestPostgres } from './support/postgres-server.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TIMES = fileURLToPath(new URL('../test-results/test-times.json', import.meta.url));
@@ -56,7 +58,7 @@ const jobsArg = args.find((a) => a.startsWith('--jobs='))?.slice('--jobs='.lengt
 const slots = jobsArg ? Math.max(1, Number.parseInt(jobsArg, 10) || 1) : Math.max(2, availableParallelism());
 const fileTimeoutMs = 1000 * (Number(process.env.DATASET_REST_TEST_FILE_TIMEOUT) || 600);
 const named = args.filter((a) => !a.startsWith('--'));
-const files = named.length > 0 ? named : readdirSync(HERE).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
+const files = named.length > 0 ? named : readdirSync(HERE, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
 const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
 
 const key = (file: string, engine: Engine) => `${engine} ${file}`;

@@ -1,0 +1,25 @@
+// The documents that list things the code defines keep up with it: the README's table of flags,
+// docs/limits.md's table of limits.
+
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { commandLine } from '../../src/cli-options.js';
+
+const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+const flags = commandLine().options.map((o) => o.long as string);
+
+describe('the documents list what the code defines', () => {
+  it("the README's table of flags has a row for every flag of the command", () => {
+    const readme = read('README.md');
+    const missing = flags.filter((flag) => !new RegExp(`^\\| \`${flag}( [^\`]*)?\` \\|`, 'm').test(readme));
+    assert.deepEqual(missing, [], 'flags without a row in README.md, "Command line"');
+  });
+
+  it('docs/limits.md names every flag that sets a limit (sizes, counts, time)', () => {
+    const limits = read('docs/limits.md');
+    const limitFlags = flags.filter((f) => /^--max-|timeout/.test(f));
+    assert.ok(limitFlags.length >= 8, limitFlags.join(' '));
+    assert.deepEqual(limitFlags.filter((flag) => !limits.includes(`\`${flag}`)), []);
+  });
+});
