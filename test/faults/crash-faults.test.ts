@@ -5,7 +5,7 @@
 // too), every delete answered is gone, nothing half-written (an $atomic batch whole or absent), and
 // nothing but the writes in flight at the kill is undecided. Both engines.
 // (b) PostgreSQL crashed (an immediate shutdown: SIGQUIT to the postmaster, as a kill or a power
-// cut; test/postgres-outage.test.ts has the fast shutdown) under the same writes: every answer
+// cut; test/faults/postgres-outage.test.ts has the fast shutdown) under the same writes: every answer
 // meanwhile is 200 or 503 STORAGE_UNAVAILABLE (7031) naming the database, never a 500 or a hang,
 // the server recovers by itself once PostgreSQL is back, and every write answered 2xx survived.
 

@@ -1,5 +1,5 @@
 // The fuzz suite over the whole request surface (issue 19), short mode: a few thousand requests of
-// test/fuzz/requests.ts — paths, keys, every $-option, bodies, headers, function calls, uploads,
+// test/support/fuzz-requests.ts — paths, keys, every $-option, bodies, headers, function calls, uploads,
 // valid and near-valid and junk — sent in process to the demo (on SQLite, then on PostgreSQL). Every
 // answer: no 5xx but a function's own failure (7019, 7020, 7022) or the storage's deliberate
 // 503/507; every refusal a typed __ERROR. Afterwards the server still answers and the database is

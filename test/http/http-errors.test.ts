@@ -275,7 +275,7 @@ describe('HTTP errors', () => {
   });
 });
 
-describe('found by the surface fuzz (test/surface-fuzz.test.ts)', () => {
+describe('found by the surface fuzz (test/faults/surface-fuzz.test.ts)', () => {
   it('answers a $method a resource does not take (release, entityset, subentityset) with 400 naming where it applies, not 501', async () => {
     for (const url of ['/rest/City?$method=release', '/rest/City(1)/companies?$method=release', '/rest/City(1)?$method=release', '/rest/City(1)/name?$method=entityset']) {
       const res = await demo.request(url);

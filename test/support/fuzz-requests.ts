@@ -1,4 +1,4 @@
-// Requests over the whole REST surface, for the fuzz suite (test/surface-fuzz.test.ts, short) and
+// Requests over the whole REST surface, for the fuzz suite (test/faults/surface-fuzz.test.ts, short) and
 // bench/fuzz.ts (long): fast-check arbitraries of methods, paths (dataclasses, keys, relations,
 // attribute lists, entity sets, $catalog, $info, $upload, $directory, $openapi, $singleton, junk),
 // every $-option of src/rest/options.ts with good and bad values, bodies (entities with __KEY and

@@ -1,4 +1,4 @@
-// A large SQLite database for the scale tests: the project of test/fixtures/scale (one dataclass,
+// A large SQLite database for the scale tests: the project of test/support/fixtures/scale (one dataclass,
 // Reading) with N rows. The project is opened once so that the server's own schema code makes
 // the tables, then the rows go in with one INSERT … SELECT over a recursive CTE (no row crosses
 // into JavaScript): a million rows take a second or two. The file is kept in the system's

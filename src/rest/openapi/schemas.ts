@@ -3,7 +3,7 @@
 // attribute the session may not read is not in its entity's schema, as it is not in its answers),
 // and the shapes every dataclass shares (the __deferred reference, the __ERROR answer, a
 // function's {"result"}). Each shape was checked against what the server really sends
-// (test/openapi.test.ts compiles types generated from them against captured answers): where the
+// (test/http/openapi.test.ts compiles types generated from them against captured answers): where the
 // server sends a key as a string (JSON answers: "__KEY": "1") or in its own type ($asArray), the
 // schema says both.
 

@@ -2,7 +2,7 @@
 // action, decided before any data is read. The datastore checks every read, save, drop and call
 // again (it is the one door, for user code too); this step refuses early, before a handler has
 // done part of the work, and covers what holds no entity (info, uploads, set releases). A new kind
-// of action without an entry here does not compile, and test/permissions-matrix.test.ts drives
+// of action without an entry here does not compile, and test/http/permissions-matrix.test.ts drives
 // every kind with every privilege of a test roles.json.
 
 import { DatasetError } from '../../errors/dataset-error.js';
