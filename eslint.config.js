@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /**
  * The folders of src/, lowest first: each may import the ones before it, never the ones after it.
- * (Root modules — server, project, cli, index — compose them all.)
+ * (The two root modules — main, the command's entry, and index, the public API — compose them all.)
  */
 const LAYERS = [
   ['config', 'util', 'errors'],
@@ -18,6 +18,10 @@ const LAYERS = [
   ['functions'],
   ['classes', 'rest'],
   ['explorer'],
+  // what composes the layers below: opening a project folder; the HTTP server and its plugins
+  ['project', 'http'],
+  // the process: the command's settings, the supervisor and its server processes
+  ['process'],
   // the actions (dataset-rest migrate|import|export): above everything, as the root modules
   ['commands'],
 ];

@@ -12,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { createProject } from './fixture.js';
 import { benchDatabase } from './postgres.js';
 import { temporaryFolder } from './processes.js';
-import { openProject } from '../src/project.js';
-import { buildServer } from '../src/server.js';
+import { openProject } from '../src/project/open.js';
+import { buildServer } from '../src/http/server.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '100000' }, rounds: { type: 'string', default: '200' }, postgres: { type: 'boolean', default: false } } });

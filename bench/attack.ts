@@ -23,7 +23,7 @@ import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { commandLine } from '../src/cli-options.js';
+import { commandLine } from '../src/process/cli-options.js';
 import { answerCases } from './attack/answers.js';
 import { clientCases } from './attack/clients.js';
 import { guardCases } from './attack/guards.js';

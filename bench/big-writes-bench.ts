@@ -17,8 +17,8 @@
 import { strictEqual } from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { openProject } from '../src/project.js';
-import { buildServer } from '../src/server.js';
+import { openProject } from '../src/project/open.js';
+import { buildServer } from '../src/http/server.js';
 import { createProject, TABLE } from './fixture.js';
 import { benchDatabase } from './postgres.js';
 import { temporaryFolder } from './processes.js';

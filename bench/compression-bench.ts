@@ -5,8 +5,8 @@
 
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { buildServer } from '../src/server.js';
-import { openProject } from '../src/project.js';
+import { buildServer } from '../src/http/server.js';
+import { openProject } from '../src/project/open.js';
 import { DEMO_DIR, tempDir } from '../test/support/helpers.js';
 
 const ROUNDS = Number(process.argv[process.argv.indexOf('--rounds') + 1]) || 200;

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
-import { openProject } from '../src/project.js';
+import { openProject } from '../src/project/open.js';
 import { fold } from '../src/util/fold.js';
 import { formatTable, processCpuMs } from './measure.js';
 import { benchDatabase } from './postgres.js';

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { openProject } from '../src/project.js';
+import { openProject } from '../src/project/open.js';
 import { fold } from '../src/util/fold.js';
 import { connect, relationBytes } from './postgres.js';
 

@@ -45,8 +45,8 @@ export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent
 export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/entities/events.js';
 export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
-export { openProject, ProjectError, type SeedFunction } from './project.js';
-export { buildServer } from './server.js';
+export { openProject, ProjectError, type SeedFunction } from './project/open.js';
+export { buildServer } from './http/server.js';
 // sqliteStorage(file) builds the storage Datastore.open() takes; SqliteAdapter is its former name, kept
 export { SqliteAdapter, sqliteStorage } from './storage/open.js';
 export type { Reader, Snapshot, Storage, TransactionOptions } from './storage/adapter.js';

@@ -1,4 +1,4 @@
-// The dataset-rest command's entry: `dataset-rest [options]` serves a project (src/cli.ts);
+// The dataset-rest command's entry: `dataset-rest [options]` serves a project (src/process/cli.ts);
 // `dataset-rest migrate|import|export …` are actions on a project's database, each a module of
 // src/commands/ with flags of its own (`dataset-rest import --help`). Only the module asked for is
 // loaded: serving never loads the actions, nor an action the server.
@@ -26,5 +26,5 @@ if (action) {
   process.stderr.write(`dataset-rest: there is no command '${name}'${near ? ` (did you mean '${near}'?)` : ''}: the commands are ${Object.keys(ACTIONS).join(', ')} (dataset-rest <command> --help); without one, dataset-rest serves a project (dataset-rest --help)\n`);
   process.exitCode = 2;
 } else {
-  await import('./cli.js');
+  await import('./process/cli.js');
 }

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CATEGORIES, MODEL, categoryValues, itemValues, keysWithPrefix, prefixOf } from '../suite/model.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { fold } from '../../src/util/fold.js';
 import { temporaryFolder } from '../processes.js';
 import { PAGE, jsonKeys, ourServerOnNode22, preparePeers, startJsonServer, startPlatformatic, type Peer, type PeerRoutes, type ReadName } from './index.js';

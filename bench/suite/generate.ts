@@ -98,7 +98,7 @@ export async function generateProject(dir: string, rows: number, options: Genera
   const file = join(dir, 'data', 'data.sqlite');
   // the server's modules are loaded before the clock starts (imported here, not at the top: a fill
   // worker loads this module, and needs none of the server)
-  const { openProject } = await import('../../src/project.js');
+  const { openProject } = await import('../../src/project/open.js');
   const started = performance.now();
   const done = (db: string, bytes: number, fromCache: boolean, cacheFile?: string): Generated => {
     const ms = performance.now() - started;
@@ -171,7 +171,7 @@ function schemaOf(file: string): string {
 }
 
 /** The schema, by opening the project once (on PostgreSQL: on that database). */
-async function createSchema(openProject: typeof import('../../src/project.js').openProject, dir: string, pgUrl?: string): Promise<void> {
+async function createSchema(openProject: typeof import('../../src/project/open.js').openProject, dir: string, pgUrl?: string): Promise<void> {
   const ds = await openProject(dir, { roles: false, ...(pgUrl === undefined ? {} : { db: pgUrl }) });
   await ds.close();
 }

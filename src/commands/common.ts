@@ -6,7 +6,7 @@
 
 import type { Writable } from 'node:stream';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { DEMO } from '../cli-options.js';
+import { DEMO } from '../process/cli-options.js';
 import type { DataClass } from '../datastore/dataclass.js';
 import type { DatastoreWithClasses } from '../datastore/datastore.js';
 import { didYouMean } from '../util/suggest.js';
@@ -87,7 +87,7 @@ export function oneOf<T extends string>(choices: readonly T[]): (value: string) 
  */
 export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWithClasses> {
   const [{ openProject, ProjectError }, { ModelError }, { SchemaError }, { StorageConfigError }] = await Promise.all([
-    import('../project.js'), import('../model/load-model.js'), import('../storage/schema.js'), import('../storage/open.js'),
+    import('../project/open.js'), import('../model/load-model.js'), import('../storage/schema.js'), import('../storage/open.js'),
   ]);
   const project = projectDir(flags);
   const db = flags.db ?? nonEmpty(process.env[DB_ENV]);

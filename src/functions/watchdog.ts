@@ -5,7 +5,7 @@
 // time limit, code that never yields holds it. The watchdog then answers the calls running — a
 // 504 written straight to each one's socket — and, when the server runs under the
 // command's supervisor, ends the process so that a fresh one takes over the listening socket
-// (src/supervisor.ts). Embedded in another program it only reports the stall on stderr.
+// (src/process/supervisor.ts). Embedded in another program it only reports the stall on stderr.
 // docs/decisions.md ("Time limits") tells the whole mechanism.
 //
 // The calls running sit in a table in shared memory, written by the main thread and read by the

@@ -13,8 +13,8 @@ import pg from 'pg';
 import { GENERATED_AT, generateProject, type Generated } from '../../bench/suite/generate.js';
 import { CATEGORIES, categoryValues, itemValues, keysWithPrefix, prefixOf } from '../../bench/suite/model.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { fold } from '../../src/util/fold.js';
 import { tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
 

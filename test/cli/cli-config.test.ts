@@ -1,5 +1,5 @@
 // The command's settings from DATASET_REST_* variables and a configuration file besides its flags
-// (src/cli-settings.ts): precedence, validation by the flags' own parsers, errors naming their
+// (src/process/cli-settings.ts): precedence, validation by the flags' own parsers, errors naming their
 // source, --print-config; and the server processes taking the supervisor's settings as they are.
 
 import assert from 'node:assert/strict';
@@ -9,8 +9,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import pg from 'pg';
-import { commandLine, SETTINGS } from '../../src/cli-options.js';
-import { describe as describeSettings, mask, resolveSettings, restoreSettings, SettingsError, snapshot, sourceOf, type Resolved } from '../../src/cli-settings.js';
+import { commandLine, SETTINGS } from '../../src/process/cli-options.js';
+import { describe as describeSettings, mask, resolveSettings, restoreSettings, SettingsError, snapshot, sourceOf, type Resolved } from '../../src/process/cli-settings.js';
 import { BIN, DEMO_DIR, startCommand, tempDir } from '../support/helpers.js';
 import { testPostgres } from '../support/postgres-server.js';
 

@@ -19,7 +19,7 @@ import type { StorageAttribute } from '../../src/model/types.js';
 import { coerceValue } from '../../src/model/values.js';
 import { postgresDialect } from '../../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../../src/sql/dialect-sqlite.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { fileIn, openShop, run, type Shop } from '../support/cli-data.js';
 import { BIN, DEMO_DIR, tempDir, testDatabase } from '../support/helpers.js';
 

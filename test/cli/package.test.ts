@@ -249,7 +249,7 @@ describe('the package (npm pack, then a plain install into a fresh folder)', { t
 
   it('is built by prepack: dist/ with .js and .d.ts, the command, the demo and the explorer sources; no src/, tests or data; the repository package.json put back', () => {
     const listing = new Set(run('tar', ['-tzf', tarball], { cwd: tmp.dir }).stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')));
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'dist/cli.js', 'bin/dataset-rest.mjs', 'demo/model.json', 'demo/seed.ts', 'demo/classes/DataStore.ts', 'explorer/index.html', 'explorer/src/main.tsx']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'dist/process/cli.js', 'bin/dataset-rest.mjs', 'demo/model.json', 'demo/seed.ts', 'demo/classes/DataStore.ts', 'explorer/index.html', 'explorer/src/main.tsx']) {
       assert.ok(listing.has(f), `the tarball lacks ${f}`);
     }
     for (const f of listing) assert.doesNotMatch(f, /^(src|test|bench|node_modules|demo\/data)\/|\.sqlite$|^bin\/pack\.mjs$/, `the tarball holds ${f}`);

@@ -9,7 +9,7 @@ import { Datastore, type DatastoreWithClasses } from '../../src/datastore/datast
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { buildModel } from '../../src/model/load-model.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { tempDir, testStorage } from '../support/helpers.js';
 
 const MODEL = buildModel({

@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { DataClass, Datastore, Entity, EntitySelection, type DatastoreWithClasses } from '../../src/index.js';
-import { openProject, ProjectError } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject, ProjectError } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { openDemo, tempDir, testDatabase } from '../support/helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

@@ -5,7 +5,7 @@ import { Datastore, type DatastoreWithClasses } from '../../src/datastore/datast
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { buildModel } from '../../src/model/load-model.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { DEMO_DIR, tempDir, testDatabase, testStorage } from '../support/helpers.js';
 
 const MODEL = {

@@ -13,7 +13,7 @@ import type { Entity } from '../../src/datastore/entities/entity.js';
 import type { EntityEvent } from '../../src/datastore/entities/events.js';
 import { ERRORS } from '../../src/errors/registry.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { openDemo, tempDir, testDatabase } from '../support/helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

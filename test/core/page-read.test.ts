@@ -14,7 +14,7 @@ import { readPageRows } from '../../src/datastore/reads/page-read.js';
 import { accessOf, type EntitySelection } from '../../src/datastore/selections/selection.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { Policy } from '../../src/permissions/policy.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { openStorage, databaseTarget } from '../../src/storage/open.js';
 import { tempDir, testDatabase, TEST_ENGINE } from '../support/helpers.js';
 

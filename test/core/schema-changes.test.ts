@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Datastore } from '../../src/datastore/datastore.js';
 import { buildModel } from '../../src/model/load-model.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { SchemaError, syncSchema } from '../../src/storage/schema.js';
 import { databaseTarget, openStorage } from '../../src/storage/open.js';
 import { readMeta, tableColumns } from '../../src/storage/system-tables.js';

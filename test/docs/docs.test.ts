@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { commandLine } from '../../src/cli-options.js';
+import { commandLine } from '../../src/process/cli-options.js';
 
 const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
 const flags = commandLine().options.map((o) => o.long as string);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { DEMO_DIR, startCommand, tempDir } from '../support/helpers.js';
 
 

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import type { FastifyInstance } from 'fastify';
 import { Datastore, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { buildModel } from '../../src/model/load-model.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { sqliteStorage } from '../../src/storage/open.js';
 import { tempDir } from '../support/helpers.js';
 

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { TransactionManager } from '../../src/storage/transactions.js';
 import { tempDir, testDatabase } from '../support/helpers.js';
 

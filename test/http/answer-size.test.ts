@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { EXPORT_CHUNK_BYTES } from '../../src/config/limits.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { TransactionManager } from '../../src/storage/transactions.js';
 import { openDemo, tempDir, testDatabase } from '../support/helpers.js';
 

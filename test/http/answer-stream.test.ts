@@ -17,11 +17,11 @@ import { fetchRelated } from '../../src/datastore/reads/fetch.js';
 import { readPageRows } from '../../src/datastore/reads/page-read.js';
 import { resolveProjection } from '../../src/datastore/reads/projection.js';
 import { isExposed } from '../../src/model/types.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { encodedTag } from '../../src/rest/request/etag.js';
 import { rowWriterFor } from '../../src/rest/present/row-writer.js';
 import { collectionText, serializeAsArray, serializeCollection, serializeEntity } from '../../src/rest/present/serialize.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { tempDir, testDatabase } from '../support/helpers.js';
 
 const NOTES = 2400;

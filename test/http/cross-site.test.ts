@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { httpGuard } from '../../src/rest/request/http-guards.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { DEMO_DIR, openDemo, type DemoFixture } from '../support/helpers.js';
 
 type Answer = { status: number; body: any; headers: Record<string, unknown> };

@@ -11,8 +11,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { convertArgs, paramTypesProblem, parseParam, type ParamType } from '../../src/functions/params.js';
-import { openProject, ProjectError } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject, ProjectError } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { coreOf } from '../../src/datastore/datastore.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { SESSION_TABLE } from '../../src/storage/system-tables.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
 

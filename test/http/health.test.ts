@@ -1,4 +1,4 @@
-// /health and /ready (src/health.ts): what load balancers and orchestrators probe, outside /rest.
+// /health and /ready (src/http/health.ts): what load balancers and orchestrators probe, outside /rest.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

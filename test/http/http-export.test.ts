@@ -13,9 +13,9 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createProject } from '../../bench/fixture.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { ExportStream, exportStats } from '../../src/rest/present/export-format.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, TEST_ENGINE, type DemoFixture } from '../support/helpers.js';
 
 type Json = Record<string, any>;

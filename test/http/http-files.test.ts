@@ -14,8 +14,8 @@ import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import type { DatastoreWithClasses } from '../../src/index.js';
 import { coreOf } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { BLOB_TABLE } from '../../src/storage/schema.js';
 import { DEMO_DIR, startCommand, tempDir, testDatabase } from '../support/helpers.js';
 

@@ -8,8 +8,8 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openProject, ProjectError } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject, ProjectError } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { pino } from 'pino';
 import { openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
 

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { ConversionQueue } from '../../src/rest/scope/conversions.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { openDemo, type DemoFixture } from '../support/helpers.js';
 
 describe('the conversion queue', () => {

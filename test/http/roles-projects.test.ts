@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject, ProjectError } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject, ProjectError } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { startCommand, tempDir, testDatabase } from '../support/helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

@@ -18,8 +18,8 @@ import { rowWriterFor } from '../../src/rest/present/row-writer.js';
 import { resolveProjection } from '../../src/datastore/reads/projection.js';
 import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { isExposed } from '../../src/model/types.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 
 type Json = Record<string, any>;
 

@@ -11,7 +11,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { coreOf } from '../../src/datastore/datastore.js';
 import { sessionInternals } from '../../src/datastore/sessions.js';
 import { SESSION_TABLE } from '../../src/storage/system-tables.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { cookieValue } from '../../src/rest/plugin.js';
 import { DEMO_DIR, openDemo, twoInstances, type DemoFixture, type Instance } from '../support/helpers.js';
 

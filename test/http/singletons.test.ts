@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { createSingleton, Singleton, singletonsOf } from '../../src/functions/singletons.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { openDemo, type DemoFixture } from '../support/helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -19,7 +19,7 @@ describe('demo smoke', () => {
 describe('a project over an in-memory database', () => {
   it('opens and seeds the demo in memory, writing no file named :memory:', async () => {
     const { existsSync } = await import('node:fs');
-    const { openProject } = await import('../../src/project.js');
+    const { openProject } = await import('../../src/project/open.js');
     const { DEMO_DIR } = await import('../support/helpers.js');
     const ds = await openProject(DEMO_DIR, { db: ':memory:' });
     try {

@@ -12,7 +12,7 @@ import { codePointLength, fold, FOLD_PREFIX_LENGTH, storedFold } from '../../src
 import { statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 import { reclaimSpace } from '../../src/datastore/files/reclaim-space.js';
 import { sqliteStorage } from '../../src/storage/open.js';
 import Database from 'better-sqlite3';

@@ -12,8 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { DatastoreWithClasses } from '../../src/index.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { DEMO_DIR, tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
 
 type Json = any;

@@ -15,7 +15,7 @@ import { coreOf, Datastore, type DatastoreWithClasses } from '../../src/datastor
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { cookieName } from '../../src/rest/scope/scope.js';
-import { buildServer } from '../../src/server.js';
+import { buildServer } from '../../src/http/server.js';
 import { openStorage, databaseTarget } from '../../src/storage/open.js';
 import { tempDir, testDatabase } from '../support/helpers.js';
 

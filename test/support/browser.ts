@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { openProject } from '../../src/project.js';
-import { buildServer, type ServerOptions } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer, type ServerOptions } from '../../src/http/server.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { DEMO_DIR, tempDir } from './helpers.js';
 

@@ -8,8 +8,8 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { io } from '../../src/commands/common.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project.js';
-import { buildServer } from '../../src/server.js';
+import { openProject } from '../../src/project/open.js';
+import { buildServer } from '../../src/http/server.js';
 import { tempDir } from './helpers.js';
 
 export const SHOP_MODEL = {

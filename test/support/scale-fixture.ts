@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { openProject } from '../../src/project.js';
+import { openProject } from '../../src/project/open.js';
 
 export const SCALE_DIR = fileURLToPath(new URL('./fixtures/scale', import.meta.url));
 

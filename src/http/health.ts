@@ -5,9 +5,9 @@
 // by its address, which --allowed-hosts need not list, and the answer tells nothing of the data.
 
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { coreOf, type Datastore } from './datastore/datastore.js';
-import { SECURITY_HEADERS } from './rest/present/response.js';
-import type { Logger } from './util/log.js';
+import { coreOf, type Datastore } from '../datastore/datastore.js';
+import { SECURITY_HEADERS } from '../rest/present/response.js';
+import type { Logger } from '../util/log.js';
 
 /** How long /ready waits for the database before it answers 503. */
 const READY_TIMEOUT_MS = 2000;

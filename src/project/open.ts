@@ -6,19 +6,19 @@
 
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { ClassLoadError, lineIn, loadClasses, projectModuleLoader, type ProjectModuleImport } from './classes/loader.js';
-import { loadProjectMethods } from './functions/project-methods.js';
-import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from './datastore/datastore.js';
-import { dataClassMethods, datastoreMethods, singletonEntries } from './functions/catalog.js';
-import { DIRECTORY_HOOKS, type DirectoryHooks } from './datastore/directory.js';
-import { parseRolesFile, RolesFileError, type KnownResources } from './permissions/roles-file.js';
-import { Policy } from './permissions/policy.js';
-import { loadModelFile } from './model/load-model.js';
-import { databaseTarget, openStorage, type DatabaseTarget } from './storage/open.js';
-import { lockSchema, readMeta, writeMeta } from './storage/system-tables.js';
-import { syncSchema } from './storage/schema.js';
-import type { TransactionManager } from './storage/transactions.js';
-import { withDeadlines } from './functions/deadlines.js';
+import { ClassLoadError, lineIn, loadClasses, projectModuleLoader, type ProjectModuleImport } from '../classes/loader.js';
+import { loadProjectMethods } from '../functions/project-methods.js';
+import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from '../datastore/datastore.js';
+import { dataClassMethods, datastoreMethods, singletonEntries } from '../functions/catalog.js';
+import { DIRECTORY_HOOKS, type DirectoryHooks } from '../datastore/directory.js';
+import { parseRolesFile, RolesFileError, type KnownResources } from '../permissions/roles-file.js';
+import { Policy } from '../permissions/policy.js';
+import { loadModelFile } from '../model/load-model.js';
+import { databaseTarget, openStorage, type DatabaseTarget } from '../storage/open.js';
+import { lockSchema, readMeta, writeMeta } from '../storage/system-tables.js';
+import { syncSchema } from '../storage/schema.js';
+import type { TransactionManager } from '../storage/transactions.js';
+import { withDeadlines } from '../functions/deadlines.js';
 
 export interface ProjectOptions extends DatastoreOptions {
   /** the roles.json to enforce: default DIR/roles.json when it exists; false: none (everything open, for tests and tools) */

@@ -4,14 +4,14 @@
 // defaults. Every value goes through the same parser as its flag (the option's own parseArg), and
 // lands in the commander program with its source ('cli', 'env', 'config', 'default'), so the
 // command reads one set of options whatever their origin. The supervisor's server processes get
-// the resolved settings as they are (snapshot(), over IPC: src/supervisor.ts), never reading the
+// the resolved settings as they are (snapshot(), over IPC: src/process/supervisor.ts), never reading the
 // file or the variables again.
 
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { InvalidArgumentError, type Command, type Option } from 'commander';
 import { parseTree, printParseErrorCode, type Node, type ParseError } from 'jsonc-parser';
-import { didYouMean } from './util/suggest.js';
+import { didYouMean } from '../util/suggest.js';
 
 export const ENV_PREFIX = 'DATASET_REST_';
 /** The configuration file looked for in the project folder. */

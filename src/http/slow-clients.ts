@@ -12,9 +12,9 @@
 
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import { DatasetError } from './errors/dataset-error.js';
-import { answerOnSocket } from './rest/plugin.js';
-import { isAttributeUpload, isUploadTarget } from './rest/plan/request.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { answerOnSocket } from '../rest/plugin.js';
+import { isAttributeUpload, isUploadTarget } from '../rest/plan/request.js';
 
 export interface SlowClientLimits {
   /** connections open at once at most (0: no limit) */

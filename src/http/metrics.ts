@@ -11,12 +11,12 @@
 
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Logger } from './util/log.js';
-import { coreOf, type Datastore } from './datastore/datastore.js';
-import { plannedKind } from './rest/pipeline.js';
-import { REST_PREFIX } from './rest/request/constants.js';
-import { SECURITY_HEADERS } from './rest/present/response.js';
-import type { AnswerFlight } from './rest/scope/answer-flight.js';
+import type { Logger } from '../util/log.js';
+import { coreOf, type Datastore } from '../datastore/datastore.js';
+import { plannedKind } from '../rest/pipeline.js';
+import { REST_PREFIX } from '../rest/request/constants.js';
+import { SECURITY_HEADERS } from '../rest/present/response.js';
+import type { AnswerFlight } from '../rest/scope/answer-flight.js';
 import { askSupervisor, isOneOfSeveral, shareWithSupervisor } from './cluster-metrics.js';
 
 export const METRICS_PATH = '/metrics';

@@ -17,8 +17,8 @@ import { fork } from 'node:child_process';
 import cluster from 'node:cluster';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { PARENT_CHECK_MS, RESTART_BURST } from './config/limits.js';
-import { answerMetricsOf } from './cluster-metrics.js';
+import { PARENT_CHECK_MS, RESTART_BURST } from '../config/limits.js';
+import { answerMetricsOf } from '../http/cluster-metrics.js';
 
 /** Set in the child's environment: "serve, don't supervise" (1: alone, resolving its own settings). */
 export const INSTANCE_ENV = 'DATASET_REST_INSTANCE';

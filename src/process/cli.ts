@@ -1,16 +1,16 @@
 // The dataset-rest command: serves a project folder (by default the built-in demo) over HTTP.
 // A contract other tools rely on: flag names, the ready line, exit code 2 for bad input. The
-// command itself only supervises (src/supervisor.ts); the server runs in its child process. Its
-// options (src/cli-options.ts) come from flags, DATASET_REST_* variables and a configuration file
-// (src/config/settings.ts); the child takes the supervisor's result as it is, over the IPC channel
-// (never through its environment: it may hold a password).
+// command itself only supervises (src/process/supervisor.ts); the server runs in its child
+// process. Its options (src/process/cli-options.ts) come from flags, DATASET_REST_* variables and
+// a configuration file (src/process/cli-settings.ts); the child takes the supervisor's result as
+// it is, over the IPC channel (never through its environment: it may hold a password).
 
-import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_MARGIN_MS } from './config/limits.js';
+import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_MARGIN_MS } from '../config/limits.js';
 import { CommanderError } from 'commander';
 import { describe, resolveSettings, restoreSettings, SettingsError, settingVariables, snapshot, type Resolved } from './cli-settings.js';
 import { commandLine, DEMO, SETTINGS, type CommandOptions } from './cli-options.js';
-import type { DatastoreWithClasses } from './datastore/datastore.js';
-import type { createLogger } from './util/log.js';
+import type { DatastoreWithClasses } from '../datastore/datastore.js';
+import type { createLogger } from '../util/log.js';
 import { hostname, networkInterfaces } from 'node:os';
 import { INSTANCE_ENV, settingsFromSupervisor, supervise, SUPERVISED, type ReadyMessage } from './supervisor.js';
 // (the server's own modules are imported by serve(): the supervisor, --help and --print-config load none of them)
@@ -95,8 +95,8 @@ async function serve(): Promise<void> {
   if (supervised) process.once('disconnect', () => process.exit(0));
   if (orphaned()) process.exit(0); // gone before the listener was there
   const [{ ModelError }, { openProject, ProjectError }, { coreOf }, { eventErrorLogger }, { createLogger }, { buildServer, LOOPBACK_HOSTS }, { EXPLORER_PATH }, { SchemaError }, { StorageConfigError }, { watchdog }] = await Promise.all([
-    import('./model/load-model.js'), import('./project.js'), import('./datastore/datastore.js'), import('./datastore/entities/events.js'), import('./util/log.js'), import('./server.js'),
-    import('./explorer/routes.js'), import('./storage/schema.js'), import('./storage/open.js'), import('./functions/watchdog.js'),
+    import('../model/load-model.js'), import('../project/open.js'), import('../datastore/datastore.js'), import('../datastore/entities/events.js'), import('../util/log.js'), import('../http/server.js'),
+    import('../explorer/routes.js'), import('../storage/schema.js'), import('../storage/open.js'), import('../functions/watchdog.js'),
   ]);
   const log = createLogger(opts.logLevel);
   let ds: DatastoreWithClasses;

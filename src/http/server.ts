@@ -4,20 +4,20 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCors from '@fastify/cors';
-import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_PROGRESS, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from './config/limits.js';
-import { httpGuard } from './rest/request/http-guards.js';
-import type { Datastore } from './datastore/datastore.js';
-import { createLogger, type Logger } from './util/log.js';
-import { explorerRoutes } from './explorer/routes.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_PROGRESS, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from '../config/limits.js';
+import { httpGuard } from '../rest/request/http-guards.js';
+import type { Datastore } from '../datastore/datastore.js';
+import { createLogger, type Logger } from '../util/log.js';
+import { explorerRoutes } from '../explorer/routes.js';
 import { healthRoutes } from './health.js';
 import { metricsRoutes } from './metrics.js';
 import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
-import { refusedBeforeBody } from './rest/pipeline.js';
-import { clientError, errorHandler, frameworkError, restRoutes } from './rest/plugin.js';
-import { errorBody, SECURITY_HEADERS } from './rest/present/response.js';
-import { DatasetError } from './errors/dataset-error.js';
-import { servicesFor } from './rest/scope/scope.js';
-import type { ConversionLimits } from './rest/scope/conversions.js';
+import { refusedBeforeBody } from '../rest/pipeline.js';
+import { clientError, errorHandler, frameworkError, restRoutes } from '../rest/plugin.js';
+import { errorBody, SECURITY_HEADERS } from '../rest/present/response.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { servicesFor } from '../rest/scope/scope.js';
+import type { ConversionLimits } from '../rest/scope/conversions.js';
 import { limitSlowClients } from './slow-clients.js';
 
 export interface ServerOptions {
@@ -167,7 +167,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
   }
   healthRoutes(app, ds, log);
   if (options.metrics) await metricsRoutes(app, ds, log, services.answers);
-  await (await import('./rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
+  await (await import('../rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard);
   if (options.explorer !== false) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent

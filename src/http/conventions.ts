@@ -4,11 +4,11 @@
 
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { HttpGuard } from './rest/request/http-guards.js';
-import { encodedTag, negotiatedEncoding } from './rest/request/etag.js';
-import { isRestUrl, restAllowed, routeMethods } from './rest/plugin.js';
-import type { Services } from './rest/scope/scope.js';
-import { SECURITY_HEADERS, sendError, withheldBytes } from './rest/present/response.js';
+import type { HttpGuard } from '../rest/request/http-guards.js';
+import { encodedTag, negotiatedEncoding } from '../rest/request/etag.js';
+import { isRestUrl, restAllowed, routeMethods } from '../rest/plugin.js';
+import type { Services } from '../rest/scope/scope.js';
+import { SECURITY_HEADERS, sendError, withheldBytes } from '../rest/present/response.js';
 
 /** Answers smaller than this go as they are: compressing them saves less than it costs. */
 export const COMPRESS_THRESHOLD = 1024;
