@@ -48,5 +48,5 @@ export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
 export { openProject, ProjectError, type SeedFunction } from './project/open.js';
 export { buildServer } from './http/server.js';
 // sqliteStorage(file) builds the storage Datastore.open() takes; SqliteAdapter is its former name, kept
-export { SqliteAdapter, sqliteStorage } from './storage/open.js';
+export { sqliteStorage } from './storage/open.js';
 export type { Reader, Snapshot, Storage, TransactionOptions } from './storage/adapter.js';

@@ -59,10 +59,3 @@ export async function postgresStorage(url: string, options: PostgresOptions = {}
 export function openStorage(target: DatabaseTarget, options: { readonly poolSize?: number; readonly queryTimeoutMs?: number } = {}): Promise<TransactionManager> {
   return target.engine === 'postgres' ? postgresStorage(target.url, options) : Promise.resolve(sqliteStorage(target.file, { queryTimeoutMs: options.queryTimeoutMs }));
 }
-
-/** @deprecated use sqliteStorage(file): the former SQLite adapter's name and constructor, kept for embedders */
-export class SqliteAdapter extends TransactionManager {
-  constructor(file: string) {
-    super(new SqliteDriver(file));
-  }
-}

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { Datastore } from '../../src/datastore/datastore.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { SchemaError } from '../../src/storage/schema.js';
-import { SqliteAdapter, sqliteStorage } from '../../src/storage/open.js';
+import { sqliteStorage } from '../../src/storage/open.js';
 import { tempDir } from '../support/helpers.js';
 
 type Attr = Record<string, unknown>;
@@ -124,8 +124,7 @@ describe('schema sync', () => {
     const file = join(tmp.dir, 'autoinc.sqlite');
     await (await open(file, [])).close();
     const plainKey = buildModel({ name: 'S', dataClasses: [{ name: 'Thing', attributes: [{ name: 'ID', type: 'long', identifying: true }] }] });
-    // (through SqliteAdapter, the former name, which embedders may still use)
-    await assert.rejects(Datastore.open(plainKey, new SqliteAdapter(file)), /the primary key changed/);
+    await assert.rejects(Datastore.open(plainKey, sqliteStorage(file)), /the primary key changed/);
   });
 
   it('gives text columns of a database made before folded columns existed their folded twins, filled', async () => {

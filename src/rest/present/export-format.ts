@@ -17,12 +17,6 @@ import type { Scope } from '../scope/scope.js';
 
 export type ExportFormat = 'csv' | 'ndjson';
 
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['csv', 'ndjson'];
-
-export function isExportFormat(format: string | undefined): format is ExportFormat {
-  return format === 'csv' || format === 'ndjson';
-}
-
 /** The answer's headers: its type, and a download named after the dataclass. */
 export function exportHeaders(format: ExportFormat, dc: DataClassModel): Record<string, string> {
   return {

@@ -55,7 +55,8 @@ async function fetchEntity(scope: Scope, entity: Entity, shape: Shape, budget: I
   return { fetched, projection: p, ctx: { globalStamp } };
 }
 
-function hasInlineSelection(p: Projection): boolean {
+/** The projection sends a related selection (whose envelope carries the global stamp) somewhere. */
+export function hasInlineSelection(p: Projection): boolean {
   return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 

@@ -42,11 +42,6 @@ export function columnSnapshot(a: StorageAttribute): ColumnSnapshot {
   };
 }
 
-/** A column as it is when it has no index of ours (just added, or its indexes dropped). */
-export function withoutIndexes(c: ColumnSnapshot): ColumnSnapshot {
-  return { ...c, indexed: false, unique: false };
-}
-
 export function indexName(table: string, column: string, unique: boolean): string {
   return `${unique ? 'uq' : 'idx'}_${table}_${column}`;
 }

@@ -16,7 +16,7 @@ import type { Action } from '../../plan/action.js';
 import { findEntity } from '../collections.js';
 import { ifMatchIdentityHolds, type IfMatch } from '../../request/etag.js';
 import { applyValues, attachUploads, entityOf, storedEntityWithTargets, type PendingUpload } from '../input.js';
-import { answering, projectionFor } from '../../present/present.js';
+import { answering, hasInlineSelection, projectionFor } from '../../present/present.js';
 import { json, type RestResponse } from '../../present/response.js';
 import type { Scope } from '../../scope/scope.js';
 import { entityUri, serializeEntity } from '../../present/serialize.js';
@@ -322,11 +322,6 @@ async function fetchedFromSave(entity: Entity, projection: Projection, targets: 
     }
   }
   return { entity, related };
-}
-
-/** The projection sends a related selection (whose envelope carries the global stamp) somewhere. */
-function hasInlineSelection(p: Projection): boolean {
-  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
 /**
