@@ -83,7 +83,7 @@ export class DataClassCore {
     if (access.restrict === null) {
       // the hottest read of all: its SQL is compiled once, and the key is its only parameter
       sql = this.#getSql ??= compileSelect(reader.dialect, this.#byKey(k), null).sql;
-      params = [reader.dialect.encode(this.model.key.type, k, false)];
+      params = [reader.dialect.types.encode(this.model.key.type, k, false)];
     } else ({ sql, params } = compileSelect(reader.dialect, this.#byKey(k), access.restrict));
     return reader.get(sql, params) as Promise<EntityRow | undefined>;
   }
@@ -100,7 +100,7 @@ export class DataClassCore {
     let sql: string | undefined;
     let params: readonly unknown[];
     if (access.restrict === null && (sql = this.#valuesSql.get(columns)) !== undefined) {
-      params = [reader.dialect.encode(this.model.key.type, k, false)];
+      params = [reader.dialect.types.encode(this.model.key.type, k, false)];
     } else {
       ({ sql, params } = compileSelect(reader.dialect, this.#byKey(k, columns), access.restrict));
       // (the key is the only parameter of the statement without a row filter)
@@ -221,7 +221,7 @@ export class DataClassCore {
   }
 
   entityFromRow(row: EntityRow, access: Access): Entity {
-    const decode = access.reader.dialect.decode;
+    const decode = access.reader.dialect.types.decode;
     for (const d of this.#decoders) {
       if (d.name in row) row[d.name] = decode(d.type, row[d.name], d.dateOnly);
     }
@@ -274,7 +274,7 @@ export class DataClassCore {
    * request's).
    */
   writeUnit(access: Access): TransactionOptions {
-    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.conflictRetries, budget: access.budget };
+    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.concurrency.conflictRetries, budget: access.budget };
   }
 
   defineCalculated(name: string, definition: CalculatedDefinition): void {

@@ -583,7 +583,7 @@ export class SessionStore {
       if (all >= this.#maxGuests) gone.push(...(await evictGuests(storage, all - this.#maxGuests + 1, now)));
       await insertSession(storage, row);
       return gone;
-    }, { retries: storage.dialect.conflictRetries });
+    }, { retries: storage.dialect.concurrency.conflictRetries });
     for (const id of evicted) await this.#holdings?.releaseOwned(id);
   }
 

@@ -67,7 +67,7 @@ export type ColumnSpec =
   | { readonly kind: 'total' }
   /** the datastore's global stamp, as the statement sees it */
   | { readonly kind: 'globalStamp' }
-  /** the engine's data version (Dialect.dataVersion) as the statement sees it */
+  /** the engine's data version (Dialect.concurrency.dataVersion) as the statement sees it */
   | { readonly kind: 'dataVersion' };
 
 export interface SelectSpec {

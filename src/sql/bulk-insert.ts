@@ -23,19 +23,19 @@ export function bulkRowWidth(attrs: readonly StorageAttribute[]): number {
 export function compileBulkInsert(d: Dialect, dc: DataClassModel, attrs: readonly StorageAttribute[], rows: number): string {
   const cols: string[] = [];
   for (const a of attrs) {
-    cols.push(d.quote(a.column));
-    if (a.type === 'string') cols.push(d.quote(foldColumn(a.column)));
+    cols.push(d.sql.quote(a.column));
+    if (a.type === 'string') cols.push(d.sql.quote(foldColumn(a.column)));
   }
-  cols.push(d.quote(STAMP_COLUMN), d.quote(TIMESTAMP_COLUMN));
+  cols.push(d.sql.quote(STAMP_COLUMN), d.sql.quote(TIMESTAMP_COLUMN));
   const width = cols.length;
   const tuples: string[] = [];
   let n = 0;
   for (let r = 0; r < rows; r++) {
     const marks: string[] = [];
-    for (let c = 0; c < width; c++) marks.push(d.placeholder(++n));
+    for (let c = 0; c < width; c++) marks.push(d.sql.placeholder(++n));
     tuples.push(`(${marks.join(', ')})`);
   }
-  return `INSERT INTO ${d.quote(dc.table)} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`;
+  return `INSERT INTO ${d.sql.quote(dc.table)} (${cols.join(', ')}) VALUES ${tuples.join(', ')}`;
 }
 
 /**
@@ -51,7 +51,7 @@ export function compileKeyCounterCatchUp(d: Dialect, dc: DataClassModel): { sql:
   if (d.name !== 'postgres' || !dc.key.autoincrement) return null;
   const sequence = 'pg_get_serial_sequence($1, $2)';
   return {
-    sql: `SELECT setval(${sequence}, GREATEST((SELECT max(${d.quote(dc.key.column)}) FROM ${d.quote(dc.table)}), nextval(${sequence}) - 1, 1))`,
-    params: [d.quote(dc.table), dc.key.column],
+    sql: `SELECT setval(${sequence}, GREATEST((SELECT max(${d.sql.quote(dc.key.column)}) FROM ${d.sql.quote(dc.table)}), nextval(${sequence}) - 1, 1))`,
+    params: [d.sql.quote(dc.table), dc.key.column],
   };
 }

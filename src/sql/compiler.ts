@@ -91,7 +91,7 @@ class Builder {
    * visits a whole company's staff for each employee, quadratic in the data.
    */
   checked(inner: boolean, row: string): string {
-    return inner && this.d.progressCheck !== null ? this.d.progressCheck(row) : '';
+    return inner && this.d.concurrency.progressCheck !== null ? this.d.concurrency.progressCheck(row) : '';
   }
 
   /** Compiles a subquery's parts (`inside`), counting it, and telling whether they hold a subquery of their own. */
@@ -117,23 +117,23 @@ class Builder {
   }
 
   bind(attr: StorageAttribute, value: unknown): string {
-    this.params.push(this.d.encode(attr.type, value, attr.dateOnly));
-    return this.d.placeholder(this.params.length);
+    this.params.push(this.d.types.encode(attr.type, value, attr.dateOnly));
+    return this.d.sql.placeholder(this.params.length);
   }
 
   bindNumber(n: number): string {
     this.params.push(Math.trunc(n));
-    return this.d.placeholder(this.params.length);
+    return this.d.sql.placeholder(this.params.length);
   }
 
   col(table: string, column: string): string {
-    return `${table}.${this.d.quote(column)}`;
+    return `${table}.${this.d.sql.quote(column)}`;
   }
 
   /** SQL for the value of a path, read from the row of `table` (a scalar subquery per N→1 hop); not for JSON values (json*() below). */
   path(table: string, path: AttributePath): string {
     // 'computed': the whole text's fold, where the folded column holds a cut one (query/folded-text.ts)
-    if (path.fold === 'computed') return this.chain(table, path.via, path.attr.column, (c) => this.d.fold(c));
+    if (path.fold === 'computed') return this.chain(table, path.via, path.attr.column, (c) => this.d.sql.fold(c));
     return this.chain(table, path.via, path.fold ? foldColumn(path.attr.column) : path.attr.column);
   }
 
@@ -141,13 +141,13 @@ class Builder {
   numberPath(table: string, path: AttributePath): string {
     if (!path.json || path.element) return path.element ? this.jsonScalar(table, path, 'number') : this.path(table, path);
     return this.chain(table, path.via, path.attr.column, (col) => {
-      this.params.push(this.d.jsonPath(path.json as string[]));
-      return this.d.jsonNumber(col, this.d.placeholder(this.params.length));
+      this.params.push(this.d.json.path(path.json as string[]));
+      return this.d.json.number(col, this.d.sql.placeholder(this.params.length));
     });
   }
 
   /**
-   * A JSON value of one class (Dialect.jsonScalar): a property of an object attribute, or the
+   * A JSON value of one class (Dialect.json.scalar): a property of an object attribute, or the
    * element of the innermost `elements` condition. Each call binds its own path parameter, so
    * that '?' placeholders stay in order.
    */
@@ -156,21 +156,21 @@ class Builder {
       const alias = this.#elements[this.#elements.length - 1];
       let at: string | null = null;
       if (path.json && path.json.length > 0) {
-        this.params.push(this.d.jsonPath(path.json));
-        at = this.d.placeholder(this.params.length);
+        this.params.push(this.d.json.path(path.json));
+        at = this.d.sql.placeholder(this.params.length);
       }
-      return this.d.jsonScalar({ element: alias, path: at }, cls);
+      return this.d.json.scalar({ element: alias, path: at }, cls);
     }
     return this.chain(table, path.via, path.attr.column, (col) => {
-      this.params.push(this.d.jsonPath(path.json as string[]));
-      return this.d.jsonScalar({ column: col, path: this.d.placeholder(this.params.length) }, cls);
+      this.params.push(this.d.json.path(path.json as string[]));
+      return this.d.json.scalar({ column: col, path: this.d.sql.placeholder(this.params.length) }, cls);
     });
   }
 
   /** The text class of a JSON value, folded when the path says so. */
   jsonText(table: string, path: AttributePath): string {
     const text = this.jsonScalar(table, path, 'text');
-    return path.fold ? this.d.fold(text) : text;
+    return path.fold ? this.d.sql.fold(text) : text;
   }
 
   /** A JSON value is there: neither missing nor JSON null. */
@@ -214,15 +214,15 @@ class Builder {
 
   /** Sort terms of a JSON value: its class (null, numbers, text), then its value in that class. */
   jsonOrder(table: string, path: AttributePath, descending: boolean): string {
-    const dir = `${descending ? ' DESC' : ''}${this.d.nullsOrder(descending)}`;
+    const dir = `${descending ? ' DESC' : ''}${this.d.sql.nullsOrder(descending)}`;
     const rank = `CASE WHEN ${this.jsonScalar(table, path, 'number')} IS NOT NULL THEN 1 WHEN ${this.jsonScalar(table, path, 'text')} IS NOT NULL THEN 2 END`;
     return `${rank}${dir}, ${this.jsonScalar(table, path, 'number')}${dir}, ${this.jsonScalar(table, path, 'text')}${dir}`;
   }
 
   /** A value bound as it is (already in the column's form: folded text, a JSON scalar). */
   bindRaw(value: unknown): string {
-    this.params.push(typeof value === 'boolean' ? this.d.bindBoolean(value) : value);
-    return this.d.placeholder(this.params.length);
+    this.params.push(typeof value === 'boolean' ? this.d.sql.bindBoolean(value) : value);
+    return this.d.sql.placeholder(this.params.length);
   }
 
   chain(table: string, via: AttributePath['via'], column: string, wrap: (col: string) => string = (c) => c): string {
@@ -230,7 +230,7 @@ class Builder {
     const [first, ...rest] = via;
     const t = this.alias();
     const inner = this.chain(t, rest, column, wrap);
-    return `(SELECT ${inner} FROM ${this.d.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)}${this.andFilter(first.target, t)})`;
+    return `(SELECT ${inner} FROM ${this.d.sql.quote(first.target.table)} ${t} WHERE ${this.col(t, first.target.key.column)} = ${this.col(table, first.foreignKey.column)}${this.andFilter(first.target, t)})`;
   }
 
   condition(table: string, c: Condition): string {
@@ -244,8 +244,8 @@ class Builder {
       }
       case 'inKeys': {
         const lhs = this.path(table, c.path);
-        this.params.push(this.d.keyListParam(c.keys));
-        return this.d.inKeyList(lhs, this.d.placeholder(this.params.length));
+        this.params.push(this.d.sql.keyListParam(c.keys));
+        return this.d.sql.inKeyList(lhs, this.d.sql.placeholder(this.params.length));
       }
       case 'like': {
         // a pattern costs the text's length times its own on each row: checked as a subquery is
@@ -255,10 +255,10 @@ class Builder {
         // A JSON value: its text, or a number as its text (as SQLite's LIKE reads a number).
         if (c.path.json) {
           const value = `COALESCE(${this.jsonText(table, c.path)}, CAST(${this.jsonScalar(table, c.path, 'number')} AS TEXT))`;
-          return this.d.unboundedLike(value, this.bindRaw(this.d.unboundedPattern(c.pattern)), false);
+          return this.d.sql.unboundedLike(value, this.bindRaw(this.d.sql.unboundedPattern(c.pattern)), false);
         }
         // (the whole text, folded by the match itself)
-        if (c.path.fold === 'computed') return this.d.unboundedLike(this.chain(table, c.path.via, c.path.attr.column), this.bindRaw(this.d.unboundedPattern(c.pattern)), true);
+        if (c.path.fold === 'computed') return this.d.sql.unboundedLike(this.chain(table, c.path.via, c.path.attr.column), this.bindRaw(this.d.sql.unboundedPattern(c.pattern)), true);
         return `${this.path(table, c.path)} LIKE ${this.bindRaw(c.pattern)} ESCAPE '\\'`;
       }
       case 'prefix': {
@@ -269,9 +269,9 @@ class Builder {
       }
       case 'elements': {
         const column = this.chain(table, c.path.via, c.path.attr.column);
-        this.params.push(this.d.jsonPath(c.path.json ?? []));
+        this.params.push(this.d.json.path(c.path.json ?? []));
         const e = `j${this.#aliases++}`;
-        const from = this.d.jsonElements(column, this.d.placeholder(this.params.length), e);
+        const from = this.d.json.elements(column, this.d.sql.placeholder(this.params.length), e);
         this.#elements.push(e);
         const [where] = this.nested(() => this.condition(table, c.where));
         this.#elements.pop();
@@ -289,7 +289,7 @@ class Builder {
         const fk = this.col(t, c.relation.inverse.foreignKey.column);
         const [rest, inner] = this.nested(() => `${fk} = ${parentKey}${this.andFilter(target, t)}${c.where ? ` AND ${this.condition(t, c.where)}` : ''}`);
         const check = this.checked(inner, fk);
-        return `EXISTS (SELECT 1 FROM ${this.d.quote(target.table)} ${t} WHERE ${check ? `${check} AND ` : ''}${rest})`;
+        return `EXISTS (SELECT 1 FROM ${this.d.sql.quote(target.table)} ${t} WHERE ${check ? `${check} AND ` : ''}${rest})`;
       }
       case 'in': {
         if (c.values.length === 0) return '1 = 0';
@@ -320,18 +320,18 @@ class Builder {
     switch (spec.kind) {
       case 'relatedKey': {
         const target = spec.via[spec.via.length - 1].target;
-        return `${this.chain(table, spec.via, target.key.column)} AS ${this.d.quote(`${pathName(spec.via)}.${target.key.name}`)}`;
+        return `${this.chain(table, spec.via, target.key.column)} AS ${this.d.sql.quote(`${pathName(spec.via)}.${target.key.name}`)}`;
       }
       case 'joined':
         return this.rowColumn(joins.get(pathName(spec.via)) as string, spec.column, `${pathName(spec.via)}.`);
       case 'total': {
         const t = this.alias();
-        return `(SELECT COUNT(*) FROM ${this.d.quote(select.dataClass.table)} ${t}${this.where(select.dataClass, t, select.where)}) AS ${this.d.quote(TOTAL_COLUMN)}`;
+        return `(SELECT COUNT(*) FROM ${this.d.sql.quote(select.dataClass.table)} ${t}${this.where(select.dataClass, t, select.where)}) AS ${this.d.sql.quote(TOTAL_COLUMN)}`;
       }
       case 'globalStamp':
-        return `(${this.d.globalStamp(this.d.quote(GLOBAL_STAMP_TABLE)).read}) AS ${this.d.quote(GLOBAL_STAMP_COLUMN)}`;
+        return `(${this.d.schema.globalStamp(this.d.sql.quote(GLOBAL_STAMP_TABLE)).read}) AS ${this.d.sql.quote(GLOBAL_STAMP_COLUMN)}`;
       case 'dataVersion':
-        return `${this.d.dataVersion(this.d.quote(GLOBAL_STAMP_TABLE))} AS ${this.d.quote(DATA_VERSION_COLUMN)}`;
+        return `${this.d.concurrency.dataVersion(this.d.sql.quote(GLOBAL_STAMP_TABLE))} AS ${this.d.sql.quote(DATA_VERSION_COLUMN)}`;
       default:
         return this.rowColumn(table, spec, '');
     }
@@ -341,13 +341,13 @@ class Builder {
   rowColumn(table: string, spec: RowColumnSpec, prefix: string): string {
     switch (spec.kind) {
       case 'storage':
-        return `${this.col(table, spec.attr.column)} AS ${this.d.quote(prefix + spec.attr.name)}`;
+        return `${this.col(table, spec.attr.column)} AS ${this.d.sql.quote(prefix + spec.attr.name)}`;
       case 'alias':
-        return `${this.aliasValue(table, spec.attr)} AS ${this.d.quote(prefix + spec.attr.name)}`;
+        return `${this.aliasValue(table, spec.attr)} AS ${this.d.sql.quote(prefix + spec.attr.name)}`;
       case 'stamp':
-        return prefix ? `${this.col(table, STAMP_COLUMN)} AS ${this.d.quote(prefix + STAMP_COLUMN)}` : this.col(table, STAMP_COLUMN);
+        return prefix ? `${this.col(table, STAMP_COLUMN)} AS ${this.d.sql.quote(prefix + STAMP_COLUMN)}` : this.col(table, STAMP_COLUMN);
       case 'timestamp':
-        return prefix ? `${this.col(table, TIMESTAMP_COLUMN)} AS ${this.d.quote(prefix + TIMESTAMP_COLUMN)}` : this.col(table, TIMESTAMP_COLUMN);
+        return prefix ? `${this.col(table, TIMESTAMP_COLUMN)} AS ${this.d.sql.quote(prefix + TIMESTAMP_COLUMN)}` : this.col(table, TIMESTAMP_COLUMN);
       default: {
         const never: never = spec;
         return never;
@@ -405,19 +405,19 @@ class Builder {
       const order = spec.order.length > 0 ? ` ORDER BY ${this.order(t, spec.order)}` : '';
       cols.push(`ROW_NUMBER() OVER (PARTITION BY ${this.col(t, spec.perGroup.attr.column)}${order}) AS __rn`);
       const g = this.alias();
-      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
-      return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
+      const inner = `SELECT ${cols.join(', ')} FROM ${this.d.sql.quote(spec.dataClass.table)} ${t}${this.where(spec.dataClass, t, spec.where)}`;
+      return `SELECT * FROM (${inner}) ${g} WHERE ${g}.__rn <= ${Math.trunc(spec.perGroup.limit)} ORDER BY ${g}.${this.d.sql.quote(spec.perGroup.attr.name)}, ${g}.__rn`;
     }
-    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.quote(spec.dataClass.table)} ${t}`;
+    let sql = `SELECT ${cols.join(', ')} FROM ${this.d.sql.quote(spec.dataClass.table)} ${t}`;
     for (const s of steps) {
       const target = s.via.target;
-      sql += ` LEFT JOIN ${this.d.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
+      sql += ` LEFT JOIN ${this.d.sql.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
     }
     sql += this.where(spec.dataClass, t, spec.where);
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
-    return sql + this.d.paging(limit, offset);
+    return sql + this.d.sql.paging(limit, offset);
   }
 
   /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */
@@ -427,7 +427,7 @@ class Builder {
       const path = t.path.attr.type === 'string' ? { ...t.path, fold: true } : t.path;
       // (a value that is never null needs no null order: a key sorts by its own index as it is)
       const neverNull = t.path.via.length === 0 && (t.path.attr.identifying || t.path.attr.notNull);
-      return `${this.path(table, path)}${t.descending ? ' DESC' : ''}${neverNull ? '' : this.d.nullsOrder(t.descending)}`;
+      return `${this.path(table, path)}${t.descending ? ' DESC' : ''}${neverNull ? '' : this.d.sql.nullsOrder(t.descending)}`;
     }).join(', ');
   }
 }
@@ -440,14 +440,14 @@ export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter 
 
 /**
  * The key of one entity (if the caller may reach it), its row locked until the transaction ends
- * where the engine locks rows (Dialect.rowLock): what a pessimistic lock (datastore/locks.ts)
+ * where the engine locks rows (Dialect.concurrency.rowLock): what a pessimistic lock (datastore/locks.ts)
  * reads, so that it waits for a save of that entity under way, and such a save waits for it.
  */
 export function compileLockRow(d: Dialect, dataClass: DataClassModel, key: unknown, restrict: RowFilter | null): CompiledSql {
   const b = new Builder(d, restrict);
   const sql = b.select({ dataClass, columns: [{ kind: 'storage', attr: dataClass.key }], order: [], where: { kind: 'compare', path: directPath(dataClass.key), op: '=', value: key } });
   // (the first alias a statement gives is its FROM's)
-  return { sql: sql + d.rowLock('t0'), params: b.params };
+  return { sql: sql + d.concurrency.rowLock('t0'), params: b.params };
 }
 
 /** COUNT(*) of the rows matching `where`; grouped by `groupBy` (rows `g`, `n`) when given. */
@@ -455,7 +455,7 @@ export function compileCount(d: Dialect, dataClass: DataClassModel, where: Condi
   const b = new Builder(d, restrict);
   const t = b.alias();
   const group = groupBy ? b.col(t, groupBy.column) : '';
-  let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
+  let sql = `SELECT ${group ? `${group} AS g, ` : ''}COUNT(*) AS n FROM ${d.sql.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   if (group) sql += ` GROUP BY ${group}`;
   return { sql, params: b.params };
 }
@@ -466,7 +466,7 @@ export function compileCountWithVersion(d: Dialect, dataClass: DataClassModel, w
   const t = b.alias();
   const stamp = b.column(t, { kind: 'globalStamp' }, { dataClass, columns: [], where: null, order: [] }, new Map());
   const version = b.column(t, { kind: 'dataVersion' }, { dataClass, columns: [], where: null, order: [] }, new Map());
-  return { sql: `SELECT COUNT(*) AS n, ${stamp}, ${version} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`, params: b.params };
+  return { sql: `SELECT COUNT(*) AS n, ${stamp}, ${version} FROM ${d.sql.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`, params: b.params };
 }
 
 export function compileInsert(
@@ -477,18 +477,18 @@ export function compileInsert(
   const cols: string[] = [];
   const marks: string[] = [];
   for (const [attr, value] of values) {
-    cols.push(d.quote(attr.column));
+    cols.push(d.sql.quote(attr.column));
     marks.push(b.bind(attr, value));
     if (attr.type === 'string') {
-      cols.push(d.quote(foldColumn(attr.column)));
+      cols.push(d.sql.quote(foldColumn(attr.column)));
       marks.push(b.bindRaw(typeof value === 'string' ? storedFold(value) : null));
     }
   }
-  cols.push(d.quote(STAMP_COLUMN), d.quote(TIMESTAMP_COLUMN));
+  cols.push(d.sql.quote(STAMP_COLUMN), d.sql.quote(TIMESTAMP_COLUMN));
   b.params.push(stamp, timestamp);
-  marks.push(d.placeholder(b.params.length - 1), d.placeholder(b.params.length));
-  const key = d.quote(dataClass.key.column);
-  return { sql: `INSERT INTO ${d.quote(dataClass.table)} (${cols.join(', ')}) VALUES (${marks.join(', ')}) RETURNING ${key} AS ${d.quote(dataClass.key.name)}`, params: b.params };
+  marks.push(d.sql.placeholder(b.params.length - 1), d.sql.placeholder(b.params.length));
+  const key = d.sql.quote(dataClass.key.column);
+  return { sql: `INSERT INTO ${d.sql.quote(dataClass.table)} (${cols.join(', ')}) VALUES (${marks.join(', ')}) RETURNING ${key} AS ${d.sql.quote(dataClass.key.name)}`, params: b.params };
 }
 
 /** UPDATE … WHERE key = ? AND stamp = ?: zero rows changed means the stamp moved (or the entity went). */
@@ -498,25 +498,25 @@ export function compileUpdate(
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const sets = [...values].flatMap(([attr, value]) => {
-    const set = `${d.quote(attr.column)} = ${b.bind(attr, value)}`;
-    return attr.type === 'string' ? [set, `${d.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? storedFold(value) : null)}`] : [set];
+    const set = `${d.sql.quote(attr.column)} = ${b.bind(attr, value)}`;
+    return attr.type === 'string' ? [set, `${d.sql.quote(foldColumn(attr.column))} = ${b.bindRaw(typeof value === 'string' ? storedFold(value) : null)}`] : [set];
   });
   b.params.push(timestamp);
-  sets.push(`${d.quote(STAMP_COLUMN)} = ${d.quote(STAMP_COLUMN)} + 1`, `${d.quote(TIMESTAMP_COLUMN)} = ${d.placeholder(b.params.length)}`);
-  const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
+  sets.push(`${d.sql.quote(STAMP_COLUMN)} = ${d.sql.quote(STAMP_COLUMN)} + 1`, `${d.sql.quote(TIMESTAMP_COLUMN)} = ${d.sql.placeholder(b.params.length)}`);
+  const where = `${d.sql.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
   b.params.push(expectedStamp);
-  const stamp = `${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}`;
+  const stamp = `${d.sql.quote(STAMP_COLUMN)} = ${d.sql.placeholder(b.params.length)}`;
   // No table alias in UPDATE and DELETE: not every engine accepts one.
-  return { sql: `UPDATE ${d.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${stamp}${b.andFilter(dataClass, d.quote(dataClass.table))}`, params: b.params };
+  return { sql: `UPDATE ${d.sql.quote(dataClass.table)} SET ${sets.join(', ')} WHERE ${where} AND ${stamp}${b.andFilter(dataClass, d.sql.quote(dataClass.table))}`, params: b.params };
 }
 
 /** The delete of one entity, if its stamp is still the one expected (and `restrict` lets the caller reach it). */
 export function compileDelete(d: Dialect, dataClass: DataClassModel, key: unknown, expectedStamp: number, restrict: RowFilter | null): CompiledSql {
   const b = new Builder(d, restrict);
-  const t = d.quote(dataClass.table);
-  const where = `${d.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
+  const t = d.sql.quote(dataClass.table);
+  const where = `${d.sql.quote(dataClass.key.column)} = ${b.bind(dataClass.key, key)}`;
   b.params.push(expectedStamp);
-  return { sql: `DELETE FROM ${t} WHERE ${where} AND ${d.quote(STAMP_COLUMN)} = ${d.placeholder(b.params.length)}${b.andFilter(dataClass, t)}`, params: b.params };
+  return { sql: `DELETE FROM ${t} WHERE ${where} AND ${d.sql.quote(STAMP_COLUMN)} = ${d.sql.placeholder(b.params.length)}${b.andFilter(dataClass, t)}`, params: b.params };
 }
 
 /**
@@ -528,8 +528,8 @@ export function compileDeleteAmong(
   d: Dialect, dataClass: DataClassModel, keys: readonly unknown[], where: Condition | null, returning: readonly StorageAttribute[], restrict: RowFilter | null,
 ): CompiledSql {
   const chosen = compileSelect(d, { dataClass, columns: [{ kind: 'storage', attr: dataClass.key }], order: [], where: and({ kind: 'in', path: directPath(dataClass.key), values: keys }, where) }, restrict);
-  const columns = returning.map((a) => d.quote(a.column)).join(', ');
-  return { sql: `DELETE FROM ${d.quote(dataClass.table)} WHERE ${d.quote(dataClass.key.column)} IN (${chosen.sql}) RETURNING ${columns}`, params: chosen.params };
+  const columns = returning.map((a) => d.sql.quote(a.column)).join(', ');
+  return { sql: `DELETE FROM ${d.sql.quote(dataClass.table)} WHERE ${d.sql.quote(dataClass.key.column)} IN (${chosen.sql}) RETURNING ${columns}`, params: chosen.params };
 }
 
 export type AggregateFn = 'count' | 'sum' | 'average' | 'min' | 'max';
@@ -546,7 +546,7 @@ export function compileAggregate(
   const sqlFn: Record<AggregateFn, string> = { count: 'COUNT', sum: 'SUM', average: 'AVG', min: 'MIN', max: 'MAX' };
   // the value is compiled at each place it appears: a JSON path binds a parameter each time
   const columns = fns.map((f) => {
-    if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${d.sumOperand(b.numberPath(t, path))}) AS ${f}`;
+    if (f === 'sum' || f === 'average') return `${sqlFn[f]}(${d.sql.sumOperand(b.numberPath(t, path))}) AS ${f}`;
     // booleans as 0 and 1 (PostgreSQL has no MIN or MAX of boolean; SQLite stores them so)
     if (!path.json && path.attr.type === 'bool' && f !== 'count') return `${sqlFn[f]}(${asBit(b.path(t, path))}) AS ${f}`;
     if (!path.json) return `${sqlFn[f]}(${b.path(t, path)}) AS ${f}`;
@@ -554,7 +554,7 @@ export function compileAggregate(
     // min and max of each class: jsonExtreme() picks (numbers come before text)
     return `${sqlFn[f]}(${b.jsonScalar(t, path, 'number')}) AS ${f}, ${sqlFn[f]}(${b.jsonScalar(t, path, 'text')}) AS ${f}${TEXT_SUFFIX}`;
   });
-  const sql = `SELECT ${columns.join(', ')} FROM ${d.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
+  const sql = `SELECT ${columns.join(', ')} FROM ${d.sql.quote(dataClass.table)} ${t}${b.where(dataClass, t, where)}`;
   return { sql, params: b.params };
 }
 
@@ -579,7 +579,7 @@ export function compileDistinct(
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
-  const from = ` FROM ${d.quote(dataClass.table)} ${t}`;
+  const from = ` FROM ${d.sql.quote(dataClass.table)} ${t}`;
   // grouped and sorted by position: the values' expressions (and their parameters) once, for both dialects
   let sql: string;
   if (path.json) {
@@ -597,7 +597,7 @@ export function compileDistinct(
   sql += path.json ? ' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3' : ' GROUP BY 1 ORDER BY 1';
   const l = limit === null ? null : b.bindNumber(limit);
   const o = offset ? b.bindNumber(offset) : null;
-  return { sql: sql + d.paging(l, o), params: b.params };
+  return { sql: sql + d.sql.paging(l, o), params: b.params };
 }
 
 /** The lowest or highest text of a path (by its fold), for min/max of text. */
@@ -606,9 +606,9 @@ export function compileTextExtreme(
 ): CompiledSql {
   const b = new Builder(d, restrict);
   const t = b.alias();
-  const select = `SELECT ${b.path(t, path)} AS v FROM ${d.quote(dataClass.table)} ${t}`;
+  const select = `SELECT ${b.path(t, path)} AS v FROM ${d.sql.quote(dataClass.table)} ${t}`;
   const sql = select + b.whereAfter(dataClass, t, `${b.path(t, path)} IS NOT NULL`, where);
-  return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.paging(b.bindNumber(1), null)}`, params: b.params };
+  return { sql: `${sql} ORDER BY ${b.path(t, { ...path, fold: true })}${highest ? ' DESC' : ''}${d.sql.paging(b.bindNumber(1), null)}`, params: b.params };
 }
 
 /**
@@ -646,7 +646,7 @@ class SizeBuilder extends Builder {
     const asIs = spec.kind === 'storage' && prefix === '' && spec.attr === this.kept;
     if (asIs || !variableWidth(spec) || (spec.kind !== 'storage' && spec.kind !== 'alias')) return super.rowColumn(table, spec, prefix);
     const value = spec.kind === 'storage' ? this.col(table, spec.attr.column) : this.aliasValue(table, spec.attr);
-    const name = this.d.quote(prefix + spec.attr.name);
+    const name = this.d.sql.quote(prefix + spec.attr.name);
     this.measured.push(name);
     // (the size of the stored text, not the text: SQLite's octet_length reads no overflow page, PostgreSQL's no TOASTed value)
     return `COALESCE(octet_length(${this.d.name === 'postgres' ? `CAST(${value} AS text)` : value}), 0) AS ${name}`;
@@ -664,7 +664,7 @@ export function compileSelectSize(d: Dialect, spec: SelectSpec, restrict: RowFil
   const b = new SizeBuilder(d, restrict, groupBy);
   const inner = b.select(spec);
   const total = b.measured.length > 0 ? b.measured.map((n) => `q.${n}`).join(' + ') : '0';
-  const group = groupBy ? `q.${d.quote(groupBy.name)}` : '';
+  const group = groupBy ? `q.${d.sql.quote(groupBy.name)}` : '';
   if (group && unique) return { sql: `SELECT ${group} AS g, ${total} AS n FROM (${inner}) q`, params: b.params };
   const sql = `SELECT ${group ? `${group} AS g, ` : ''}COALESCE(SUM(${total}), 0) AS n FROM (${inner}) q${group ? ` GROUP BY ${group}` : ''}`;
   return { sql, params: b.params };

@@ -11,13 +11,13 @@ const TYPES: Record<StorageType, string> = {
   image: 'INTEGER', blob: 'INTEGER',
 };
 
-/** json_type()'s names of the two classes of JSON values (Dialect.jsonScalar) */
+/** json_type()'s names of the two classes of JSON values (Dialect.json.scalar) */
 const NUMBER_TYPES = "('integer', 'real', 'true', 'false')";
 const TEXT_TYPES = "('text', 'object', 'array')";
 
 /** a function each connection defines (storage/sqlite.ts), answering a number no other connection of the process answers */
 export const CONNECTION_FUNCTION = 'dataset_connection';
-/** the SQL function the driver registers to stop a statement past the query time limit (Dialect.progressCheck) */
+/** the SQL function the driver registers to stop a statement past the query time limit (Dialect.concurrency.progressCheck) */
 export const PROGRESS_FUNCTION = 'dataset_progress';
 /** the text fold (util/fold.ts), registered by the driver */
 export const FOLD_FUNCTION = 'dataset_fold';
@@ -26,104 +26,114 @@ export const LIKE_FUNCTION = 'dataset_like';
 
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
-  quote: (id) => `"${id.replaceAll('"', '""')}"`,
-  placeholder: () => '?',
-  columnType: (type) => TYPES[type],
-  keyColumn(attr: StorageAttribute): string {
-    // AUTOINCREMENT so that a deleted entity's key is never given to a new one, as in 4D.
-    if (attr.autoincrement) return 'INTEGER PRIMARY KEY AUTOINCREMENT';
-    return `${TYPES[attr.type]} PRIMARY KEY NOT NULL`;
+  sql: {
+    quote: (id) => `"${id.replaceAll('"', '""')}"`,
+    placeholder: () => '?',
+    paging(limit, offset) {
+      if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
+      return offset === null ? ` LIMIT ${limit}` : ` LIMIT ${limit} OFFSET ${offset}`;
+    },
+    // dataset_fold and dataset_like are registered on every connection by storage/sqlite.ts
+    fold: (expr) => `${FOLD_FUNCTION}(${expr})`,
+    // (CAST: a number matched as SQLite's LIKE reads it, as text; the fold made by the same call: a
+    // long text crosses from SQLite to JavaScript once)
+    unboundedLike: (text, pattern, folded) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern}${folded ? ', 1' : ''})`,
+    unboundedPattern: (pattern) => pattern,
+    sumOperand: (expr) => expr,
+    inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
+    keyListParam: (keys) => JSON.stringify(Array.from(keys)),
+    // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
+    bindBoolean: (value) => (value ? 1 : 0),
+    // SQLite's own order
+    nullsOrder: () => '',
   },
-  bigint: 'INTEGER',
-  bytes: 'BLOB',
-  autoKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
-  paging(limit, offset) {
-    if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
-    return offset === null ? ` LIMIT ${limit}` : ` LIMIT ${limit} OFFSET ${offset}`;
+  json: {
+    // a subquery names the column and the path once each: '?' placeholders bind one value per use.
+    // Each read of a JSON value parses its whole text (a filter of hundreds of terms on one row of
+    // a 1,000,000-character object took 18 s): the query time limit is checked before each (the
+    // check, not deterministic, runs on each run of the subquery; its argument is the path).
+    number: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`,
+    scalar(value, cls) {
+      const types = cls === 'number' ? NUMBER_TYPES : TEXT_TYPES;
+      if ('column' in value) return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT ${value.column} AS c, ${value.path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`;
+      const e = value.element;
+      if (value.path === null) return `(CASE WHEN ${e}.type IN ${types} THEN ${e}.value END)`;
+      // (an element that is no object or array has no properties: json_type would fail on its text)
+      return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT CASE WHEN ${e}.type IN ('object', 'array') THEN ${e}.value END AS c, ${value.path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`;
+    },
+    path: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
+    // only an array is a collection (json_each would walk an object's members, or a scalar as one row):
+    // its elements are the rows with an integer key
+    elements: (column, path, alias) => `(SELECT value, type FROM json_each(${column}, ${path}) WHERE typeof(key) = 'integer') ${alias}`,
   },
-  // dataset_fold and dataset_like are registered on every connection by storage/sqlite.ts
-  fold: (expr) => `${FOLD_FUNCTION}(${expr})`,
-  // (CAST: a number matched as SQLite's LIKE reads it, as text; the fold made by the same call: a
-  // long text crosses from SQLite to JavaScript once)
-  unboundedLike: (text, pattern, folded) => `${LIKE_FUNCTION}(CAST(${text} AS TEXT), ${pattern}${folded ? ', 1' : ''})`,
-  unboundedPattern: (pattern) => pattern,
-  sqlFunctions: () => [],
-  progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
-  noStatementTimeout: null,
-  // the file is made with auto_vacuum = INCREMENTAL (storage/sqlite-space.ts); a PASSIVE checkpoint waits for no reader
-  reclaimSpace: { freePages: 'PRAGMA freelist_count', step: (pages) => `PRAGMA incremental_vacuum(${Math.trunc(pages)})`, checkpoint: 'PRAGMA wal_checkpoint(PASSIVE)' },
-  storeUncompressed: () => null,
-  // a subquery names the column and the path once each: '?' placeholders bind one value per use.
-  // Each read of a JSON value parses its whole text (a filter of hundreds of terms on one row of
-  // a 1,000,000-character object took 18 s): the query time limit is checked before each (the
-  // check, not deterministic, runs on each run of the subquery; its argument is the path).
-  jsonNumber: (column, path) => `(SELECT CASE WHEN json_type(c, p) IN ('integer', 'real') THEN json_extract(c, p) END FROM (SELECT ${column} AS c, ${path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`,
-  sumOperand: (expr) => expr,
-  jsonScalar(value, cls) {
-    const types = cls === 'number' ? NUMBER_TYPES : TEXT_TYPES;
-    if ('column' in value) return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT ${value.column} AS c, ${value.path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`;
-    const e = value.element;
-    if (value.path === null) return `(CASE WHEN ${e}.type IN ${types} THEN ${e}.value END)`;
-    // (an element that is no object or array has no properties: json_type would fail on its text)
-    return `(SELECT CASE WHEN json_type(c, p) IN ${types} THEN json_extract(c, p) END FROM (SELECT CASE WHEN ${e}.type IN ('object', 'array') THEN ${e}.value END AS c, ${value.path} AS p) WHERE ${PROGRESS_FUNCTION}(p))`;
+  types: {
+    columnType: (type) => TYPES[type],
+    keyColumn(attr: StorageAttribute): string {
+      // AUTOINCREMENT so that a deleted entity's key is never given to a new one, as in 4D.
+      if (attr.autoincrement) return 'INTEGER PRIMARY KEY AUTOINCREMENT';
+      return `${TYPES[attr.type]} PRIMARY KEY NOT NULL`;
+    },
+    bigint: 'INTEGER',
+    bytes: 'BLOB',
+    autoKey: 'INTEGER PRIMARY KEY AUTOINCREMENT',
+    encode(type, value, dateOnly) {
+      if (value === null || value === undefined) return null;
+      switch (type) {
+        case 'bool':
+          return value ? 1 : 0;
+        case 'date':
+          return isoDate(value as Date, dateOnly);
+        case 'object':
+          return JSON.stringify(value);
+        default:
+          return value;
+      }
+    },
+    storedDateText: canonicalDateText,
+    decode(type, value) {
+      if (value === null || value === undefined) return null;
+      switch (type) {
+        case 'bool':
+          return value === 1 || value === true;
+        case 'date':
+          return new Date(value as string);
+        case 'object':
+          return JSON.parse(value as string);
+        default:
+          return value;
+      }
+    },
   },
-  jsonPath: (parts) => `$${parts.map((p) => `."${p.replaceAll('"', '""')}"`).join('')}`,
-  // only an array is a collection (json_each would walk an object's members, or a scalar as one row):
-  // its elements are the rows with an integer key
-  jsonElements: (column, path, alias) => `(SELECT value, type FROM json_each(${column}, ${path}) WHERE typeof(key) = 'integer') ${alias}`,
-  inKeyList: (expr, placeholder) => `${expr} IN (SELECT value FROM json_each(${placeholder}))`,
-  keyListParam: (keys) => JSON.stringify(Array.from(keys)),
-  // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
-  // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
-  transactionLock: () => null,
-  rowLock: () => '',
-  conflictRetries: 0,
-  // one row: its UPDATE is taken under the write lock every writer holds anyway
-  globalStamp: (t) => ({
-    create: [
-      `CREATE TABLE IF NOT EXISTS ${t} ("id" INTEGER PRIMARY KEY, "value" INTEGER NOT NULL)`,
-      `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
-    ],
-    bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
-    // (an UPDATE: a statement of its own, in-process and cheap)
-    bumpExpression: null,
-    read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
-  }),
-  // data_version moves when another connection commits, total_changes() with every row this
-  // connection writes; both are the connection's own, so its identity goes with them (a subquery:
-  // worked out once per statement, not once per row)
-  dataVersion: () => `(SELECT ${CONNECTION_FUNCTION}() || '.' || data_version || '.' || total_changes() FROM pragma_data_version)`,
-  tableColumns: 'SELECT name FROM pragma_table_info(?)',
-  // SQLite has no boolean type, and binding one throws: json_extract() reads true as 1
-  bindBoolean: (value) => (value ? 1 : 0),
-  // SQLite's own order
-  nullsOrder: () => '',
-  encode(type, value, dateOnly) {
-    if (value === null || value === undefined) return null;
-    switch (type) {
-      case 'bool':
-        return value ? 1 : 0;
-      case 'date':
-        return isoDate(value as Date, dateOnly);
-      case 'object':
-        return JSON.stringify(value);
-      default:
-        return value;
-    }
+  schema: {
+    sqlFunctions: () => [],
+    // the file is made with auto_vacuum = INCREMENTAL (storage/sqlite-space.ts); a PASSIVE checkpoint waits for no reader
+    reclaimSpace: { freePages: 'PRAGMA freelist_count', step: (pages) => `PRAGMA incremental_vacuum(${Math.trunc(pages)})`, checkpoint: 'PRAGMA wal_checkpoint(PASSIVE)' },
+    storeUncompressed: () => null,
+    // one row: its UPDATE is taken under the write lock every writer holds anyway
+    globalStamp: (t) => ({
+      create: [
+        `CREATE TABLE IF NOT EXISTS ${t} ("id" INTEGER PRIMARY KEY, "value" INTEGER NOT NULL)`,
+        `INSERT INTO ${t} ("id", "value") VALUES (1, 0) ON CONFLICT ("id") DO NOTHING`,
+      ],
+      bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
+      // (an UPDATE: a statement of its own, in-process and cheap)
+      bumpExpression: null,
+      read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
+    }),
+    tableColumns: 'SELECT name FROM pragma_table_info(?)',
   },
-  storedDateText: canonicalDateText,
-  decode(type, value) {
-    if (value === null || value === undefined) return null;
-    switch (type) {
-      case 'bool':
-        return value === 1 || value === true;
-      case 'date':
-        return new Date(value as string);
-      case 'object':
-        return JSON.parse(value as string);
-      default:
-        return value;
-    }
+  concurrency: {
+    progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
+    noStatementTimeout: null,
+    // BEGIN IMMEDIATE, which opens the schema sync's transaction, holds the database's write lock:
+    // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
+    transactionLock: () => null,
+    rowLock: () => '',
+    conflictRetries: 0,
+    // data_version moves when another connection commits, total_changes() with every row this
+    // connection writes; both are the connection's own, so its identity goes with them (a subquery:
+    // worked out once per statement, not once per row)
+    dataVersion: () => `(SELECT ${CONNECTION_FUNCTION}() || '.' || data_version || '.' || total_changes() FROM pragma_data_version)`,
   },
 };
 

@@ -1,29 +1,37 @@
-// The Dialect contract: everything that differs between SQL engines lives behind it. The compiler
-// and the schema builder ask it questions; they never compare dialect names.
+// The Dialect contract: everything that differs between SQL engines lives behind it, in groups by
+// job: the text of statements (sql), JSON columns (json), column types and values (types), the
+// schema sync's and the service's own tables (schema), and how transactions meet (concurrency).
+// The compiler, the schema sync and the core ask it questions; they never compare dialect names.
 
 import type { StorageAttribute, StorageType } from '../model/types.js';
 
 export interface Dialect {
   /** for logs and messages only */
   readonly name: string;
+  /** How the text of a statement is written: names, bound values, paging, order, text matching and sums. */
+  readonly sql: SqlText;
+  /** Reading JSON columns (object attributes) in SQL. */
+  readonly json: JsonSql;
+  /** Column types, and values between JavaScript and the columns. */
+  readonly types: ColumnTypes;
+  /** The schema sync's and the service's own tables' statements, and the file's upkeep. */
+  readonly schema: SchemaSql;
+  /** How statements and transactions of several requests (and instances) meet: locks, time limits, conflicts, what a reader can tell changed. */
+  readonly concurrency: Concurrency;
+}
+
+/** How the text of a statement is written: names, bound values, paging, order, text matching and sums. */
+export interface SqlText {
   quote(identifier: string): string;
   /** the placeholder for the n-th (1-based) bound parameter */
   placeholder(n: number): string;
-  /** column type in CREATE TABLE / ADD COLUMN */
-  columnType(type: StorageType): string;
-  /** full column definition of an identifying attribute (type, primary key, generation) */
-  keyColumn(attr: StorageAttribute): string;
-  /** integer column type able to hold 64-bit values (stamps, times, blob references) */
-  readonly bigint: string;
-  /** type of a binary column */
-  readonly bytes: string;
-  /** clause creating an auto-generated integer primary key for internal tables */
-  readonly autoKey: string;
   /**
    * LIMIT/OFFSET clause (with its leading space) from the placeholders of the bound limit and
    * offset, or '' when neither applies. Bound, so that every page shares one prepared statement.
    */
   paging(limit: string | null, offset: string | null): string;
+  /** what follows a sort term (and an index's column, so that the index serves the sort) so that nulls come first going up and last going down (SQLite's order) */
+  nullsOrder(descending: boolean): string;
   /** SQL applying the text fold (util/fold.ts) to an expression: for values computed in queries */
   fold(expr: string): string;
   /**
@@ -36,6 +44,59 @@ export interface Dialect {
   unboundedLike(text: string, pattern: string, folded: boolean): string;
   /** the value bound for unboundedLike's `pattern`, from the LIKE pattern */
   unboundedPattern(pattern: string): unknown;
+  /** the operand of SUM and AVG: where the engine's float sums fail past the largest double, a type that does not (SQLite gives infinity) */
+  sumOperand(expr: string): string;
+  /** SQL testing that `expr` is one of the keys bound (as keyListParam's value) at `placeholder` */
+  inKeyList(expr: string, placeholder: string): string;
+  /** the bound value of a key list (an entity set's members): one parameter, however many keys */
+  keyListParam(keys: ArrayLike<unknown>): unknown;
+  /** the value bound for a boolean compared with a JSON value: 1 or 0, the 'number' class that reads true and false so */
+  bindBoolean(value: boolean): unknown;
+}
+
+/** Reading JSON columns (object attributes) in SQL. */
+export interface JsonSql {
+  /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */
+  number(column: string, path: string): string;
+  /**
+   * SQL reading a JSON value of one class, null when it holds one of the other class, JSON null
+   * or nothing: 'number' (numbers; true and false as 1 and 0) or 'text' (strings; objects and
+   * arrays as their JSON text). The compiler orders the classes as SQLite orders types (null,
+   * numbers, text), so that both engines compare and sort JSON values alike.
+   */
+  scalar(value: JsonRef, cls: JsonClass): string;
+  /** the bound value that names a property path (a JsonRef's `path`) */
+  path(parts: readonly string[]): unknown;
+  /** a FROM item listing the elements of the JSON array at `path` in `column`, as rows of `alias` */
+  elements(column: string, path: string, alias: string): string;
+}
+
+/** Column types, and values between JavaScript and the columns. */
+export interface ColumnTypes {
+  /** column type in CREATE TABLE / ADD COLUMN */
+  columnType(type: StorageType): string;
+  /** full column definition of an identifying attribute (type, primary key, generation) */
+  keyColumn(attr: StorageAttribute): string;
+  /** integer column type able to hold 64-bit values (stamps, times, blob references) */
+  readonly bigint: string;
+  /** type of a binary column */
+  readonly bytes: string;
+  /** clause creating an auto-generated integer primary key for internal tables */
+  readonly autoKey: string;
+  /** turns a JavaScript attribute value into the value bound for the column */
+  encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+  /** turns a column value read from the engine into the JavaScript attribute value */
+  decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
+  /**
+   * A date column's value when it is already the text isoDate() writes for a valid date
+   * (YYYY-MM-DD, or Date.toISOString()'s form), else undefined: answers written from rows send it
+   * without a Date round trip. Only where dates are stored as text.
+   */
+  storedDateText?(value: unknown, dateOnly: boolean): string | undefined;
+}
+
+/** The schema sync's and the service's own tables' statements, and the file's upkeep. */
+export interface SchemaSql {
   /** statements creating the SQL functions this dialect's SQL calls (fold), run by the schema sync; none where the driver registers them */
   sqlFunctions(): readonly string[];
   /**
@@ -44,6 +105,21 @@ export interface Dialect {
    * engine never compresses. `table` and `column` are names, not quoted.
    */
   storeUncompressed(table: string, column: string): string | null;
+  /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */
+  readonly tableColumns: string;
+  /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
+  globalStamp(name: string): GlobalStampSql;
+  /**
+   * Giving the pages of removed rows back to the file system, a bounded step at a time: the
+   * statement reading how many pages are free, the one giving back up to `pages` of them, and the
+   * one copying the WAL into the file (which the file shrinks with); null where the engine
+   * reclaims space itself (PostgreSQL's autovacuum).
+   */
+  readonly reclaimSpace: { readonly freePages: string; step(pages: number): string; readonly checkpoint: string } | null;
+}
+
+/** How statements and transactions of several requests (and instances) meet: locks, time limits, conflicts, what a reader can tell changed. */
+export interface Concurrency {
   /**
    * A condition that is always true on `row` (an expression of the subquery's row: a column, so
    * that the engine evaluates it for each row rather than once), put first in the WHERE of every
@@ -58,32 +134,6 @@ export interface Dialect {
    * only covers the compiler's subqueries (progressCheck).
    */
   readonly noStatementTimeout: string | null;
-  /**
-   * Giving the pages of removed rows back to the file system, a bounded step at a time: the
-   * statement reading how many pages are free, the one giving back up to `pages` of them, and the
-   * one copying the WAL into the file (which the file shrinks with); null where the engine
-   * reclaims space itself (PostgreSQL's autovacuum).
-   */
-  readonly reclaimSpace: { readonly freePages: string; step(pages: number): string; readonly checkpoint: string } | null;
-  /** the operand of SUM and AVG: where the engine's float sums fail past the largest double, a type that does not (SQLite gives infinity) */
-  sumOperand(expr: string): string;
-  /** SQL reading a property path of a JSON column as a number, null when it holds anything else (sums of object properties ignore other types, as 4D's do) */
-  jsonNumber(column: string, path: string): string;
-  /**
-   * SQL reading a JSON value of one class, null when it holds one of the other class, JSON null
-   * or nothing: 'number' (numbers; true and false as 1 and 0) or 'text' (strings; objects and
-   * arrays as their JSON text). The compiler orders the classes as SQLite orders types (null,
-   * numbers, text), so that both engines compare and sort JSON values alike.
-   */
-  jsonScalar(value: JsonRef, cls: JsonClass): string;
-  /** the bound value that names a property path (a JsonRef's `path`) */
-  jsonPath(parts: readonly string[]): unknown;
-  /** a FROM item listing the elements of the JSON array at `path` in `column`, as rows of `alias` */
-  jsonElements(column: string, path: string, alias: string): string;
-  /** SQL testing that `expr` is one of the keys bound (as keyListParam's value) at `placeholder` */
-  inKeyList(expr: string, placeholder: string): string;
-  /** the bound value of a key list (an entity set's members): one parameter, however many keys */
-  keyListParam(keys: ArrayLike<unknown>): unknown;
   /**
    * SQL taking a lock named `name` (a constant of the service) until the transaction ends: the
    * schema sync, the seed and the entity-set bound run one instance at a time so; null where the
@@ -102,8 +152,6 @@ export interface Dialect {
    * other instead (SQLite: each try would block the process for the busy timeout).
    */
   readonly conflictRetries: number;
-  /** the statements on the global stamp (the datastore's modification counter), `name` quoted */
-  globalStamp(name: string): GlobalStampSql;
   /**
    * An expression whose value, read in two statements on this engine, is the same only if no data
    * the second could see changed in between (a commit by anyone, a write of the reading
@@ -112,27 +160,11 @@ export interface Dialect {
    * recount), never stay when it did.
    */
   dataVersion(globalStamp: string): string;
-  /** a query of the columns (as `name`, in order) of the table its one parameter names; no rows when there is none */
-  readonly tableColumns: string;
-  /** the value bound for a boolean compared with a JSON value: 1 or 0, the 'number' class that reads true and false so */
-  bindBoolean(value: boolean): unknown;
-  /** what follows a sort term (and an index's column, so that the index serves the sort) so that nulls come first going up and last going down (SQLite's order) */
-  nullsOrder(descending: boolean): string;
-  /** turns a JavaScript attribute value into the value bound for the column */
-  encode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
-  /** turns a column value read from the engine into the JavaScript attribute value */
-  decode(type: StorageType, value: unknown, dateOnly: boolean): unknown;
-  /**
-   * A date column's value when it is already the text isoDate() writes for a valid date
-   * (YYYY-MM-DD, or Date.toISOString()'s form), else undefined: answers written from rows send it
-   * without a Date round trip. Only where dates are stored as text.
-   */
-  storedDateText?(value: unknown, dateOnly: boolean): string | undefined;
 }
 
 export type JsonClass = 'number' | 'text';
 
-/** A JSON value in a row: a property path of a JSON column, or an element of a jsonElements() row (itself, or a path inside it). */
+/** A JSON value in a row: a property path of a JSON column, or an element of a JsonSql.elements() row (itself, or a path inside it). */
 export type JsonRef =
   | { readonly column: string; readonly path: string }
   | { readonly element: string; readonly path: string | null };

@@ -15,7 +15,7 @@ import { prepareSpace } from './sqlite-space.js';
 import { ConstraintError, type Connection, type Driver, type ExecuteOptions, type QueryResult, type Row } from './driver.js';
 
 const NO_PARAMS: readonly unknown[] = [];
-/** the last number given to a connection (Dialect.dataVersion tells connections apart by it) */
+/** the last number given to a connection (Dialect.concurrency.dataVersion tells connections apart by it) */
 let connections = 0;
 
 /**
@@ -95,7 +95,7 @@ class SqliteConnection implements Connection {
     const id = ++connections;
     this.db.function(CONNECTION_FUNCTION, { deterministic: true }, () => id);
     // SQLite runs a statement on this thread, and better-sqlite3 offers no interrupt: the compiler
-    // puts this check in the subqueries where a query's work multiplies (Dialect.progressCheck),
+    // puts this check in the subqueries where a query's work multiplies (Dialect.concurrency.progressCheck),
     // and it throws out of the statement once the time limit has passed. Not deterministic, so
     // that SQLite calls it for each row rather than once.
     // (its argument, a column of the row, is what makes SQLite call it for each row)

@@ -29,36 +29,36 @@ export const LOCK_TABLE = '__dataset_locks';
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
   const d = s.dialect;
-  const q = d.quote;
+  const q = d.sql.quote;
   for (const sql of [
     `CREATE TABLE IF NOT EXISTS ${q(META_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('value')} TEXT NOT NULL)`,
-    ...d.globalStamp(q(GLOBAL_STAMP_TABLE)).create,
-    `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('created')} ${d.bigint} NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL)`,
-    `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
-    `CREATE TABLE IF NOT EXISTS ${q(SET_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('dataClass')} TEXT NOT NULL, ${q('sorted')} INTEGER NOT NULL, ${q('timeout')} ${d.bigint} NOT NULL, ${q('refreshed')} ${d.bigint} NOT NULL, ${q('size')} ${d.bigint} NOT NULL, ${q('text')} INTEGER NOT NULL)`,
+    ...d.schema.globalStamp(q(GLOBAL_STAMP_TABLE)).create,
+    `CREATE TABLE IF NOT EXISTS ${q(BLOB_TABLE)} (${q('id')} ${d.types.autoKey}, ${q('mime')} TEXT NOT NULL, ${q('size')} ${d.types.bigint} NOT NULL, ${q('created')} ${d.types.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(QUERY_PATH_TABLE)} (${q('caller')} TEXT PRIMARY KEY, ${q('path')} TEXT NOT NULL, ${q('at')} ${d.types.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(BLOB_CHUNK_TABLE)} (${q('blob')} ${d.types.bigint} NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('blob')}, ${q('seq')}))`,
+    `CREATE TABLE IF NOT EXISTS ${q(SET_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('dataClass')} TEXT NOT NULL, ${q('sorted')} INTEGER NOT NULL, ${q('timeout')} ${d.types.bigint} NOT NULL, ${q('refreshed')} ${d.types.bigint} NOT NULL, ${q('size')} ${d.types.bigint} NOT NULL, ${q('text')} INTEGER NOT NULL)`,
     `CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_refreshed`)} ON ${q(SET_TABLE)} (${q('refreshed')})`,
-    `CREATE TABLE IF NOT EXISTS ${q(SESSION_TABLE)} (${q('token')} TEXT PRIMARY KEY, ${q('id')} TEXT NOT NULL, ${q('userName')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('storage')} TEXT NOT NULL, ${q('idle')} ${d.bigint} NOT NULL, ${q('expires')} ${d.bigint} NOT NULL, ${q('guest')} INTEGER NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(SESSION_TABLE)} (${q('token')} TEXT PRIMARY KEY, ${q('id')} TEXT NOT NULL, ${q('userName')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('storage')} TEXT NOT NULL, ${q('idle')} ${d.types.bigint} NOT NULL, ${q('expires')} ${d.types.bigint} NOT NULL, ${q('guest')} INTEGER NOT NULL)`,
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_expires`)} ON ${q(SESSION_TABLE)} (${q('expires')})`,
     // (the caps on live sessions count guests and the others apart)
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_expires`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('expires')})`,
-    `CREATE TABLE IF NOT EXISTS ${q(LOGIN_FAILURE_TABLE)} (${q('key')} TEXT NOT NULL, ${q('window')} ${d.bigint} NOT NULL, ${q('count')} INTEGER NOT NULL, PRIMARY KEY (${q('key')}, ${q('window')}))`,
+    `CREATE TABLE IF NOT EXISTS ${q(LOGIN_FAILURE_TABLE)} (${q('key')} TEXT NOT NULL, ${q('window')} ${d.types.bigint} NOT NULL, ${q('count')} INTEGER NOT NULL, PRIMARY KEY (${q('key')}, ${q('window')}))`,
     // a lock lives as long as its session: found by the session's id
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_id`)} ON ${q(SESSION_TABLE)} (${q('id')})`,
-    `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
+    `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.types.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
     `CREATE INDEX IF NOT EXISTS ${q(`${LOCK_TABLE}_session`)} ON ${q(LOCK_TABLE)} (${q('session')})`,
-    `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
-    ...d.sqlFunctions(),
+    `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
+    ...d.schema.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
-    d.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),
-    d.storeUncompressed(SET_CHUNK_TABLE, 'data'),
+    d.schema.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),
+    d.schema.storeUncompressed(SET_CHUNK_TABLE, 'data'),
   ]) if (sql !== null) await s.exec(sql);
   // The stored files' columns for uploads (datastore/files.ts), added to databases made before
   // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
   // `expires` (set while no entity holds the file: past it, the file is swept), `owner` (who
   // stored it, while it waits: the pending-upload quotas count by it).
   const existing = await tableColumns(s, BLOB_TABLE);
-  for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.bigint], ['owner', 'TEXT']]) {
+  for (const [name, type] of [['upload', 'TEXT'], ['kind', 'TEXT'], ['expires', d.types.bigint], ['owner', 'TEXT']]) {
     if (!existing.includes(name)) await s.exec(`ALTER TABLE ${q(BLOB_TABLE)} ADD COLUMN ${q(name)} ${type}`);
   }
   // The version of an entity set's members (a set rebuilt under its id gets a new one), added to
@@ -71,11 +71,11 @@ export async function createSystemTables(s: Storage): Promise<void> {
   // When a set expires (refreshed + timeout, kept with them), indexed: the sweep reads the expired
   // sets only, whatever the number kept. Filled in for sets kept before it.
   if (!setColumns.includes('expires')) {
-    await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('expires')} ${d.bigint}`);
+    await s.exec(`ALTER TABLE ${q(SET_TABLE)} ADD COLUMN ${q('expires')} ${d.types.bigint}`);
     await s.exec(`UPDATE ${q(SET_TABLE)} SET ${q('expires')} = ${q('refreshed')} + ${q('timeout')}`);
   }
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_TABLE}_expires`)} ON ${q(SET_TABLE)} (${q('expires')})`);
-  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_TOTALS_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('sets')} ${d.bigint} NOT NULL, ${q('members')} ${d.bigint} NOT NULL)`);
+  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_TOTALS_TABLE)} (${q('id')} INTEGER PRIMARY KEY, ${q('sets')} ${d.types.bigint} NOT NULL, ${q('members')} ${d.types.bigint} NOT NULL)`);
   await s.exec(
     `INSERT INTO ${q(SET_TOTALS_TABLE)} (${q('id')}, ${q('sets')}, ${q('members')}) SELECT 1, c.n, c.m FROM ` +
       `(SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS m FROM ${q(SET_TABLE)}) c WHERE NOT EXISTS (SELECT 1 FROM ${q(SET_TOTALS_TABLE)})`,
@@ -85,13 +85,13 @@ export async function createSystemTables(s: Storage): Promise<void> {
   // used guests give way (datastore/sessions.ts).
   const sessionColumns = await tableColumns(s, SESSION_TABLE);
   if (!sessionColumns.includes('address')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('address')} TEXT NOT NULL DEFAULT ''`);
-  if (!sessionColumns.includes('used')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('used')} ${d.bigint} NOT NULL DEFAULT 0`);
+  if (!sessionColumns.includes('used')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('used')} ${d.types.bigint} NOT NULL DEFAULT 0`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_used`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('used')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_address_used`)} ON ${q(SESSION_TABLE)} (${q('address')}, ${q('guest')}, ${q('used')})`);
   // What each session's sets hold (sets made by no session under ''), filled in from the sets
   // kept before it, when it is made.
   const ownersExisted = (await tableColumns(s, SET_OWNER_TABLE)).length > 0;
-  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_OWNER_TABLE)} (${q('owner')} TEXT PRIMARY KEY, ${q('members')} ${d.bigint} NOT NULL)`);
+  await s.exec(`CREATE TABLE IF NOT EXISTS ${q(SET_OWNER_TABLE)} (${q('owner')} TEXT PRIMARY KEY, ${q('members')} ${d.types.bigint} NOT NULL)`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SET_OWNER_TABLE}_members`)} ON ${q(SET_OWNER_TABLE)} (${q('members')})`);
   if (!ownersExisted) {
     await s.exec(
@@ -103,9 +103,9 @@ export async function createSystemTables(s: Storage): Promise<void> {
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${BLOB_TABLE}_owner`)} ON ${q(BLOB_TABLE)} (${q('owner')})`);
 }
 
-/** Takes the lock named `name` until the current transaction ends, where the engine needs one (see Dialect.transactionLock). */
+/** Takes the lock named `name` until the current transaction ends, where the engine needs one (see Dialect.concurrency.transactionLock). */
 export async function lockNamed(s: Storage, name: string): Promise<void> {
-  const sql = s.dialect.transactionLock(name);
+  const sql = s.dialect.concurrency.transactionLock(name);
   if (sql !== null) await s.run(sql);
 }
 
@@ -115,24 +115,24 @@ export async function lockNamed(s: Storage, name: string): Promise<void> {
  * instance may wait for another's whole sync or seed, and a conversion goes through whole tables.
  */
 export async function lockSchema(s: Storage): Promise<void> {
-  if (s.dialect.noStatementTimeout !== null) await s.run(s.dialect.noStatementTimeout);
+  if (s.dialect.concurrency.noStatementTimeout !== null) await s.run(s.dialect.concurrency.noStatementTimeout);
   await lockNamed(s, 'schema sync');
 }
 
 /** The column names of a table, or [] when the table does not exist. */
 export async function tableColumns(r: Reader, table: string): Promise<string[]> {
-  return (await r.column(r.dialect.tableColumns, [table])) as string[];
+  return (await r.column(r.dialect.schema.tableColumns, [table])) as string[];
 }
 
 /** A value recorded in the meta table (the schema last applied, the fold version), if any. */
 export async function readMeta(r: Reader, key: string): Promise<string | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT ${q('value')} AS v FROM ${q(META_TABLE)} WHERE ${q('key')} = ${p(1)}`, [key]);
   return row === undefined ? undefined : String(row.v);
 }
 
 export async function writeMeta(s: Storage, key: string, value: string): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(
     `INSERT INTO ${q(META_TABLE)} (${q('key')}, ${q('value')}) VALUES (${p(1)}, ${p(2)}) ON CONFLICT (${q('key')}) DO UPDATE SET ${q('value')} = excluded.${q('value')}`,
     [key, value],
@@ -141,7 +141,7 @@ export async function writeMeta(s: Storage, key: string, value: string): Promise
 
 /** Increases the global stamp: in every transaction that saves or drops. */
 export async function bumpGlobalStamp(s: Storage): Promise<void> {
-  await s.run(s.dialect.globalStamp(s.dialect.quote(GLOBAL_STAMP_TABLE)).bump);
+  await s.run(s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE)).bump);
 }
 
 /** The read of the modification counter, per dialect: built once (many answers show the counter). */
@@ -150,14 +150,14 @@ const stampReads = new WeakMap<Reader['dialect'], string>();
 /** The datastore's modification counter. */
 export async function readGlobalStamp(r: Reader): Promise<number> {
   let sql = stampReads.get(r.dialect);
-  if (sql === undefined) stampReads.set(r.dialect, (sql = r.dialect.globalStamp(r.dialect.quote(GLOBAL_STAMP_TABLE)).read));
+  if (sql === undefined) stampReads.set(r.dialect, (sql = r.dialect.schema.globalStamp(r.dialect.sql.quote(GLOBAL_STAMP_TABLE)).read));
   const row = await r.get(sql);
   return Number(row?.v ?? 0);
 }
 
 /** Keeps the last query path of a caller. */
 export async function recordQueryPath(s: Storage, caller: string, path: unknown, at: number): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(
     `INSERT INTO ${q(QUERY_PATH_TABLE)} (${q('caller')}, ${q('path')}, ${q('at')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`
     + ` ON CONFLICT (${q('caller')}) DO UPDATE SET ${q('path')} = excluded.${q('path')}, ${q('at')} = excluded.${q('at')}`,
@@ -171,7 +171,7 @@ export async function recordQueryPath(s: Storage, caller: string, path: unknown,
  * store is left for the next sweep), and those of the address-keyed callers of older versions.
  */
 export async function deleteVoidQueryPaths(s: Storage, before: number): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const paths = q(QUERY_PATH_TABLE);
   const sessions = q(SESSION_TABLE);
   return s.run(`DELETE FROM ${paths} WHERE ${paths}.${q('at')} < ${p(1)} AND NOT EXISTS (SELECT 1 FROM ${sessions} WHERE ${sessions}.${q('id')} = ${paths}.${q('caller')})`, [before]);
@@ -179,7 +179,7 @@ export async function deleteVoidQueryPaths(s: Storage, before: number): Promise<
 
 /** The last query path recorded for a caller, if any. */
 export async function lastQueryPath(r: Reader, caller: string): Promise<unknown> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT ${q('path')} AS p FROM ${q(QUERY_PATH_TABLE)} WHERE ${q('caller')} = ${p(1)}`, [caller]);
   return row ? JSON.parse(row.p as string) : undefined;
 }
@@ -201,7 +201,7 @@ export interface UploadRow extends FileRow {
 
 /** A new file, its bytes to come, kept from the sweep until `expires`; resolves to its id. */
 export async function insertFile(s: Storage, mime: string, kind: string, created: number, expires: number, owner: string | null = null): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const row = await s.get(
     `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('expires')}, ${q('owner')}) VALUES (${p(1)}, 0, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}) RETURNING ${q('id')} AS id`,
     [mime, created, kind, expires, owner],
@@ -211,7 +211,7 @@ export async function insertFile(s: Storage, mime: string, kind: string, created
 
 /** A file whose bytes all arrived, written complete at once (its chunks follow in the same commit); resolves to its id. */
 export async function insertCompleteFile(s: Storage, f: { mime: string; size: number; upload: string | null; kind: string; expires: number; created: number; owner?: string | null }): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const row = await s.get(
     `INSERT INTO ${q(BLOB_TABLE)} (${q('mime')}, ${q('size')}, ${q('created')}, ${q('kind')}, ${q('upload')}, ${q('expires')}, ${q('owner')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)}) RETURNING ${q('id')} AS id`,
     [f.mime, f.size, f.created, f.kind, f.upload, f.expires, f.owner ?? null],
@@ -220,13 +220,13 @@ export async function insertCompleteFile(s: Storage, f: { mime: string; size: nu
 }
 
 export async function insertFileChunk(s: Storage, file: number, seq: number, data: Uint8Array): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(`INSERT INTO ${q(BLOB_CHUNK_TABLE)} (${q('blob')}, ${q('seq')}, ${q('data')}) VALUES (${p(1)}, ${p(2)}, ${p(3)})`, [file, seq, data]);
 }
 
 /** A file whose bytes are all stored: its type, size, upload id and expiry. Resolves to 0 when it is gone (swept). */
 export async function completeFile(s: Storage, id: number, f: { mime: string; size: number; upload: string | null; kind: string; expires: number }): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.run(
     `UPDATE ${q(BLOB_TABLE)} SET ${q('mime')} = ${p(1)}, ${q('size')} = ${p(2)}, ${q('upload')} = ${p(3)}, ${q('kind')} = ${p(4)}, ${q('expires')} = ${p(5)} WHERE ${q('id')} = ${p(6)}`,
     [f.mime, f.size, f.upload, f.kind, f.expires, id],
@@ -235,7 +235,7 @@ export async function completeFile(s: Storage, id: number, f: { mime: string; si
 
 /** The complete upload a client attaches by id, unless it expired. */
 export async function findUploadRow(r: Reader, upload: string, now: number): Promise<UploadRow | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(
     `SELECT ${q('id')} AS id, ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('expires')} AS expires FROM ${q(BLOB_TABLE)} WHERE ${q('upload')} = ${p(1)} AND ${q('expires')} > ${p(2)}`,
     [upload, now],
@@ -245,7 +245,7 @@ export async function findUploadRow(r: Reader, upload: string, now: number): Pro
 
 /** The files no entity holds yet (uploads waiting to be attached, and those being written): how many, and their bytes so far. */
 export async function waitingFiles(r: Reader, owner?: string): Promise<{ count: number; bytes: number }> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const mine = owner === undefined ? '' : ` AND ${q('owner')} = ${p(1)}`;
   const row = await r.get(`SELECT COUNT(*) AS n, COALESCE(SUM(${q('size')}), 0) AS bytes FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} IS NOT NULL${mine}`, owner === undefined ? [] : [owner]);
   return { count: Number(row?.n ?? 0), bytes: Number(row?.bytes ?? 0) };
@@ -253,39 +253,39 @@ export async function waitingFiles(r: Reader, owner?: string): Promise<{ count: 
 
 /** Takes a waiting file for an entity: no expiry, no upload id. Resolves to 0 when it expired or another took it. */
 export async function claimFileRow(s: Storage, id: number, now: number): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = NULL, ${q('upload')} = NULL WHERE ${q('id')} = ${p(1)} AND ${q('expires')} > ${p(2)}`, [id, now]);
 }
 
 /** Moves the expiry of a file still waiting (one an entity holds has none). */
 export async function setFileExpiry(s: Storage, id: number, expires: number): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(`UPDATE ${q(BLOB_TABLE)} SET ${q('expires')} = ${p(1)} WHERE ${q('id')} = ${p(2)} AND ${q('expires')} IS NOT NULL`, [expires, id]);
 }
 
 export async function fileRow(r: Reader, id: number): Promise<FileRow | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT ${q('mime')} AS mime, ${q('size')} AS size, ${q('kind')} AS kind, ${q('upload')} AS upload FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)}`, [id]);
   return row ? { id, mime: String(row.mime), size: Number(row.size), kind: String(row.kind), upload: (row.upload as string | null) ?? null } : undefined;
 }
 
 /** The bytes of chunk `seq` of a file, if it has one. */
 export async function readFileChunk(r: Reader, id: number, seq: number): Promise<Buffer | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT ${q('data')} AS data FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)} AND ${q('seq')} = ${p(2)}`, [id, seq]);
   return row?.data as Buffer | undefined;
 }
 
 /** Removes a file and its bytes. */
 export async function deleteFile(s: Storage, id: number): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)}`, [id]);
   await s.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)}`, [id]);
 }
 
 /** The files whose expiry has passed. */
 export async function expiredFiles(r: Reader, now: number): Promise<number[]> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   return (await r.column(`SELECT ${q('id')} FROM ${q(BLOB_TABLE)} WHERE ${q('expires')} <= ${p(1)}`, [now])).map(Number);
 }
 
@@ -294,7 +294,7 @@ export async function expiredFiles(r: Reader, now: number): Promise<number[]> {
  * delete is conditional, so an instance whose clock is late cannot remove what another just renewed.
  */
 export async function deleteExpiredFile(s: Storage, id: number, now: number): Promise<boolean> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.transaction(async () => {
     const gone = await s.run(`DELETE FROM ${q(BLOB_TABLE)} WHERE ${q('id')} = ${p(1)} AND ${q('expires')} <= ${p(2)}`, [id, now]);
     if (gone > 0) await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} = ${p(1)}`, [id]);
@@ -304,7 +304,7 @@ export async function deleteExpiredFile(s: Storage, id: number, now: number): Pr
 
 /** Removes chunks whose file is gone (a crash between a file's two deletes). */
 export async function deleteOrphanChunks(s: Storage): Promise<void> {
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   await s.run(`DELETE FROM ${q(BLOB_CHUNK_TABLE)} WHERE ${q('blob')} NOT IN (SELECT ${q('id')} FROM ${q(BLOB_TABLE)})`);
 }
 
@@ -344,14 +344,14 @@ function sessionFromRow(row: Record<string, unknown>): SessionRow {
 }
 
 export async function readSession(r: Reader, token: string): Promise<SessionRow | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT ${SESSION_COLUMNS.map((c) => q(c)).join(', ')} FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token]);
   return row ? sessionFromRow(row) : undefined;
 }
 
 /** Stores a new session (its token is new: never one stored before). */
 export async function insertSession(s: Storage, row: StoredSessionRow): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(
     // (a guest kept by its cookie, stored by two of its requests at once: one row, the same)
     `INSERT INTO ${q(SESSION_TABLE)} (${STORED_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${STORED_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO NOTHING`,
@@ -361,13 +361,13 @@ export async function insertSession(s: Storage, row: StoredSessionRow): Promise<
 
 /** Whether a token's session is stored (live or not). */
 export async function sessionExists(r: Reader, token: string): Promise<boolean> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   return (await r.get(`SELECT 1 AS x FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token])) !== undefined;
 }
 
 /** The live guest sessions stored from one client address. */
 export async function countGuestsFrom(r: Reader, address: string, now: number): Promise<number> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT COUNT(*) AS n FROM ${q(SESSION_TABLE)} WHERE ${q('address')} = ${p(1)} AND ${q('guest')} = 1 AND ${q('expires')} > ${p(2)}`, [address, now]);
   return Number(row?.n ?? 0);
 }
@@ -377,7 +377,7 @@ export async function countGuestsFrom(r: Reader, address: string, now: number): 
  * resolves to their ids. One statement: the rows are chosen by the index on their last use.
  */
 export async function evictGuests(s: Storage, count: number, now: number, address?: string): Promise<string[]> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const from = address === undefined ? '' : ` AND ${q('address')} = ${p(2)}`;
   const rows = await s.all(
     `DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('token')} IN (SELECT ${q('token')} FROM ${q(SESSION_TABLE)} WHERE ${q('guest')} = 1 AND ${q('expires')} > ${p(1)}${from} ORDER BY ${q('used')} LIMIT ${p(address === undefined ? 2 : 3)}) RETURNING ${q('id')} AS id`,
@@ -392,7 +392,7 @@ export async function evictGuests(s: Storage, count: number, now: number, addres
  * brought back).
  */
 export async function updateSession(s: Storage, row: StoredSessionRow, parts: { readonly who: boolean; readonly storage: boolean; readonly idle: boolean }): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const sets: string[] = [];
   const values: unknown[] = [];
   const set = (column: string, value: unknown) => {
@@ -414,25 +414,25 @@ export async function updateSession(s: Storage, row: StoredSessionRow, parts: { 
 
 /** Moves a session's expiry and last use (it was used at `used`); resolves to 0 when it is gone. */
 export async function touchSession(s: Storage, token: string, expires: number, used: number): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${q('expires')} = ${p(1)}, ${q('used')} = ${p(2)} WHERE ${q('token')} = ${p(3)}`, [expires, used, token]);
 }
 
 export async function deleteSession(s: Storage, token: string): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(`DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('token')} = ${p(1)}`, [token]);
 }
 
 /** The live sessions, guests or not. */
 export async function countSessions(r: Reader, guest: boolean, now: number): Promise<number> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(`SELECT COUNT(*) AS n FROM ${q(SESSION_TABLE)} WHERE ${q('guest')} = ${p(1)} AND ${q('expires')} > ${p(2)}`, [guest ? 1 : 0, now]);
   return Number(row?.n ?? 0);
 }
 
 /** The live sessions, soonest to expire last, at most `limit` (no tokens). */
 export async function listSessions(r: Reader, now: number, limit: number): Promise<Omit<SessionRow, 'token' | 'storage'>[]> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const rows = await r.all(
     `SELECT ${q('id')} AS id, ${q('userName')} AS ${q('userName')}, ${q('privileges')} AS privileges, ${q('idle')} AS idle, ${q('expires')} AS expires, ${q('guest')} AS guest FROM ${q(SESSION_TABLE)}`
     + ` WHERE ${q('expires')} > ${p(1)} ORDER BY ${q('expires')} DESC LIMIT ${p(2)}`,
@@ -443,7 +443,7 @@ export async function listSessions(r: Reader, now: number, limit: number): Promi
 
 /** Removes expired sessions and login-failure counts of windows past; resolves to the sessions removed. */
 export async function deleteExpiredSessions(s: Storage, now: number, failuresBefore: number): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const n = await s.run(`DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('expires')} <= ${p(1)}`, [now]);
   await s.run(`DELETE FROM ${q(LOGIN_FAILURE_TABLE)} WHERE ${q('window')} < ${p(1)}`, [failuresBefore]);
   return n;
@@ -455,7 +455,7 @@ export async function deleteExpiredSessions(s: Storage, now: number, failuresBef
  * each key's count after it.
  */
 export async function countLogins(s: Storage, keys: readonly string[], window: number, delta: number): Promise<number[]> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const out: number[] = [];
   for (const key of keys) {
     const row = await s.get(
@@ -484,7 +484,7 @@ export interface LockHolderRow {
 
 /** The live lock on an entity held by a session other than `except` (null: any session), if any. */
 export async function lockHeldElsewhere(r: Reader, dataClass: string, key: string, now: number, except: string | null): Promise<LockHolderRow | undefined> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const l = q(LOCK_TABLE);
   const s = q(SESSION_TABLE);
   const row = await r.get(
@@ -504,10 +504,10 @@ export async function lockHeldElsewhere(r: Reader, dataClass: string, key: strin
  * removes the session's locks) waits for the lock to commit, or is seen by it.
  */
 export async function sessionStillHeld(s: Storage, row: { token: string; id: string; userName: string; privileges: string }, now: number): Promise<boolean> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const t = q(SESSION_TABLE);
   const found = await s.get(
-    `SELECT 1 AS ok FROM ${t} WHERE ${q('token')} = ${p(1)} AND ${q('id')} = ${p(2)} AND ${q('userName')} = ${p(3)} AND ${q('privileges')} = ${p(4)} AND ${q('expires')} > ${p(5)}${s.dialect.rowLock(t)}`,
+    `SELECT 1 AS ok FROM ${t} WHERE ${q('token')} = ${p(1)} AND ${q('id')} = ${p(2)} AND ${q('userName')} = ${p(3)} AND ${q('privileges')} = ${p(4)} AND ${q('expires')} > ${p(5)}${s.dialect.concurrency.rowLock(t)}`,
     [row.token, row.id, row.userName, row.privileges, now],
   );
   return found !== undefined;
@@ -515,7 +515,7 @@ export async function sessionStillHeld(s: Storage, row: { token: string; id: str
 
 /** How many locks a session holds, besides the one on an entity (the one it asks again). */
 export async function countSessionLocks(r: Reader, session: string, dataClass: string, key: string): Promise<number> {
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const row = await r.get(
     `SELECT COUNT(*) AS n FROM ${q(LOCK_TABLE)} WHERE ${q('session')} = ${p(1)} AND NOT (${q('dataClass')} = ${p(2)} AND ${q('key')} = ${p(3)})`,
     [session, dataClass, key],
@@ -541,14 +541,14 @@ const probeStatements = new WeakMap<Reader['dialect'], Map<string, string>>();
  */
 export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null, bump = true): Promise<LockProbe> {
   const d = s.dialect;
-  const stamp = d.globalStamp(d.quote(GLOBAL_STAMP_TABLE));
+  const stamp = d.schema.globalStamp(d.sql.quote(GLOBAL_STAMP_TABLE));
   const shape = !bump ? 'probe' : stamp.bumpExpression === null ? 'returning' : 'select';
   const name = `${shape}${except === null ? '' : ' except'}`;
   let byShape = probeStatements.get(d);
   if (!byShape) probeStatements.set(d, (byShape = new Map()));
   let sql = byShape.get(name);
   if (sql === undefined) {
-    const { quote: q, placeholder: p } = d;
+    const { quote: q, placeholder: p } = d.sql;
     const l = q(LOCK_TABLE);
     const t = q(SESSION_TABLE);
     // (placeholders in the order they bind, the same as `values` below: SQLite's bind by position)
@@ -573,7 +573,7 @@ function truthy(v: unknown): boolean {
 
 /** Puts a session's lock on an entity, in place of any lock there (the caller checked it is void or the session's own). */
 export async function putLock(s: Storage, row: { dataClass: string; key: string; session: string; address: string; host: string; userAgent: string; at: number }): Promise<void> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   await s.run(
     `INSERT INTO ${q(LOCK_TABLE)} (${q('dataClass')}, ${q('key')}, ${q('session')}, ${q('address')}, ${q('host')}, ${q('userAgent')}, ${q('at')}) VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${p(5)}, ${p(6)}, ${p(7)})`
     + ` ON CONFLICT (${q('dataClass')}, ${q('key')}) DO UPDATE SET ${['session', 'address', 'host', 'userAgent', 'at'].map((c) => `${q(c)} = excluded.${q(c)}`).join(', ')}`,
@@ -584,14 +584,14 @@ export async function putLock(s: Storage, row: { dataClass: string; key: string;
 /** The keys among `keys` (as the lock table writes them) that a lock row names, live or not: a big delete's few to look at closer (datastore/locks.ts). */
 export async function lockedKeysAmong(r: Reader, dataClass: string, keys: readonly string[]): Promise<string[]> {
   if (keys.length === 0) return [];
-  const { quote: q, placeholder: p } = r.dialect;
+  const { quote: q, placeholder: p } = r.dialect.sql;
   const marks = keys.map((_, i) => p(i + 2)).join(', ');
   return (await r.column(`SELECT ${q('key')} FROM ${q(LOCK_TABLE)} WHERE ${q('dataClass')} = ${p(1)} AND ${q('key')} IN (${marks})`, [dataClass, ...keys])).map(String);
 }
 
 /** Removes the lock on an entity: the session's own (`session`), or whoever's (null: the entity was dropped). */
 export async function deleteLock(s: Storage, dataClass: string, key: string, session: string | null): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.run(
     `DELETE FROM ${q(LOCK_TABLE)} WHERE ${q('dataClass')} = ${p(1)} AND ${q('key')} = ${p(2)}${session === null ? '' : ` AND ${q('session')} = ${p(3)}`}`,
     session === null ? [dataClass, key] : [dataClass, key, session],
@@ -600,13 +600,13 @@ export async function deleteLock(s: Storage, dataClass: string, key: string, ses
 
 /** Removes every lock a session holds (it logged out). */
 export async function deleteSessionLocks(s: Storage, session: string): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   return s.run(`DELETE FROM ${q(LOCK_TABLE)} WHERE ${q('session')} = ${p(1)}`, [session]);
 }
 
 /** Removes the locks whose session is gone or expired (the session sweep). */
 export async function deleteVoidLocks(s: Storage, now: number): Promise<number> {
-  const { quote: q, placeholder: p } = s.dialect;
+  const { quote: q, placeholder: p } = s.dialect.sql;
   const l = q(LOCK_TABLE);
   const t = q(SESSION_TABLE);
   return s.run(`DELETE FROM ${l} WHERE NOT EXISTS (SELECT 1 FROM ${t} WHERE ${t}.${q('id')} = ${l}.${q('session')} AND ${t}.${q('expires')} > ${p(1)})`, [now]);

@@ -332,7 +332,7 @@ describe('dataset-rest import: its own CSV reader and date conversion agree with
       for (const text of texts) {
         const fast = storedDateText(text, dateOnly);
         if (fast === undefined) continue;
-        for (const dialect of [sqliteDialect, postgresDialect]) assert.equal(fast, dialect.encode('date', coerceValue(attr, text), dateOnly), `${text} (dateOnly ${dateOnly})`);
+        for (const dialect of [sqliteDialect, postgresDialect]) assert.equal(fast, dialect.types.encode('date', coerceValue(attr, text), dateOnly), `${text} (dateOnly ${dateOnly})`);
       }
       // every text the core refuses is left to it (storedDateText gives nothing)
       for (const text of texts) if (storedDateText(text, dateOnly) !== undefined) assert.doesNotThrow(() => coerceValue(attr, text));

@@ -78,7 +78,7 @@ interface DialectCase {
   p(n: number): string;
   bool(b: boolean): unknown;
 }
-/** SQLite's order of nulls, as PostgreSQL is told it (Dialect.nullsOrder) */
+/** SQLite's order of nulls, as PostgreSQL is told it (Dialect.sql.nullsOrder) */
 const nullsLast = (dialect: string) => (dialect === 'postgres' ? ' NULLS LAST' : '');
 const nullsFirst = (dialect: string) => (dialect === 'postgres' ? ' NULLS FIRST' : '');
 

@@ -13,8 +13,8 @@ for (const engine of ENGINES) {
   describe(`storage contract: ${engine.name}`, () => {
     let db: TestDatabase;
     let s: TransactionManager;
-    const p = (n: number) => s.dialect.placeholder(n);
-    const q = (id: string) => s.dialect.quote(id);
+    const p = (n: number) => s.dialect.sql.placeholder(n);
+    const q = (id: string) => s.dialect.sql.quote(id);
     const insert = () => `INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`;
 
     before(async () => {

@@ -10,8 +10,8 @@ for (const engine of ENGINES) {
   describe(`driver contract: ${engine.name}`, () => {
     let db: TestDatabase;
     let d: Driver;
-    const p = (n: number) => d.dialect.placeholder(n);
-    const q = (id: string) => d.dialect.quote(id);
+    const p = (n: number) => d.dialect.sql.placeholder(n);
+    const q = (id: string) => d.dialect.sql.quote(id);
     const insert = () => `INSERT INTO ${q('T')} (${q('id')}, ${q('name')}) VALUES (${p(1)}, ${p(2)})`;
     const ids = async (from: number, to: number) =>
       (await d.execute(`SELECT ${q('id')} FROM ${q('T')} WHERE ${q('id')} BETWEEN ${from} AND ${to} ORDER BY ${q('id')}`, [], { pluck: true })).rows;

@@ -55,12 +55,12 @@ for (const engine of ENGINES) {
     });
 
     it("adds to a database made before them the sessions' address and last use, and what each session's sets hold (filled in from the sets kept)", async () => {
-      const q = s.dialect.quote;
+      const q = s.dialect.sql.quote;
       // as a database of an older version has them: no such columns, no owners' table
       for (const index of ['__dataset_sessions_guest_used', '__dataset_sessions_address_used']) await s.exec(`DROP INDEX ${q(index)}`);
       for (const column of ['address', 'used']) await s.exec(`ALTER TABLE ${q('__dataset_sessions')} DROP COLUMN ${q(column)}`);
       await s.exec(`DROP TABLE ${q('__dataset_entity_set_owners')}`);
-      const p = s.dialect.placeholder;
+      const p = s.dialect.sql.placeholder;
       const insert = `INSERT INTO ${q('__dataset_entity_sets')} (${['id', 'dataClass', 'sorted', 'timeout', 'refreshed', 'size', 'text', 'owner', 'expires'].map((c) => q(c)).join(', ')}) VALUES (${[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => p(i)).join(', ')})`;
       for (const [id, size, owner] of [['S1', 10, 'A'], ['S2', 5, 'A'], ['S3', 7, null]] as const) await s.run(insert, [id, 'Thing', 0, 1000, 0, size, 0, owner, 1000]);
       await s.transaction(() => createSystemTables(s));

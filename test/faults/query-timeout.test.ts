@@ -128,7 +128,7 @@ describe('the query time limit on PostgreSQL', POSTGRES_ONLY, () => {
       assert.equal(await storage.run('SELECT 1'), 1);
       // the schema sync lifts it for its own transaction (a conversion may take longer)
       await storage.transaction(async () => {
-        await storage.run(storage.dialect.noStatementTimeout ?? '');
+        await storage.run(storage.dialect.concurrency.noStatementTimeout ?? '');
         await storage.run('SELECT pg_sleep(0.6)');
       });
     } finally {

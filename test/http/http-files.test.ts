@@ -284,7 +284,7 @@ describe('HTTP: uploads, images and blobs', () => {
     });
     assert.equal((await coreOf(ds).files.findUpload(id))?.size, 600 * 1024);
     assert.equal(await files(), before + 1);
-    const p = coreOf(ds).storage.dialect.placeholder;
+    const p = coreOf(ds).storage.dialect.sql.placeholder;
     await coreOf(ds).storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654321, 0, ${p(1)})`, [Buffer.from([0])]);
     await coreOf(ds).files.sweep();
     assert.equal(Number((await coreOf(ds).storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654321'))?.n), 0);

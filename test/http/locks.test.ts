@@ -74,7 +74,7 @@ function errCode(res: Answer): number | undefined {
 /** The lock rows the database holds for a City key. */
 async function lockRows(ds: DatastoreWithClasses, key: unknown): Promise<number> {
   const storage = coreOf(ds).storage;
-  const { quote: q, placeholder: p } = storage.dialect;
+  const { quote: q, placeholder: p } = storage.dialect.sql;
   const row = await storage.get(`SELECT COUNT(*) AS n FROM ${q(LOCK_TABLE)} WHERE ${q('dataClass')} = ${p(1)} AND ${q('key')} = ${p(2)}`, ['City', String(key)]);
   return Number(row?.n ?? 0);
 }
@@ -318,14 +318,14 @@ describe('$lock: two server instances on one database', () => {
 /** Rows of a system table for a session id. */
 async function rowsOf(ds: DatastoreWithClasses, table: string, column: string, id: string): Promise<number> {
   const storage = coreOf(ds).storage;
-  const { quote: q, placeholder: p } = storage.dialect;
+  const { quote: q, placeholder: p } = storage.dialect.sql;
   const row = await storage.get(`SELECT COUNT(*) AS n FROM ${q(table)} WHERE ${q(column)} = ${p(1)}`, [id]);
   return Number(row?.n ?? 0);
 }
 
 async function countAll(ds: DatastoreWithClasses, table: string): Promise<number> {
   const storage = coreOf(ds).storage;
-  return Number((await storage.get(`SELECT COUNT(*) AS n FROM ${storage.dialect.quote(table)}`))?.n ?? 0);
+  return Number((await storage.get(`SELECT COUNT(*) AS n FROM ${storage.dialect.sql.quote(table)}`))?.n ?? 0);
 }
 
 describe('$lock: what a session may hold, and who may lock (review of issue 14)', () => {

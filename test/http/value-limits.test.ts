@@ -115,7 +115,7 @@ describe('the folded column keeps a prefix, and queries past it stay exact', () 
 
   it('stores the cut fold in the column (bounded on disk, whatever the text)', async () => {
     const { storage } = coreOf(demo.ds);
-    const row = await storage.get(`SELECT "name__fold" AS f FROM "${demo.ds.Company.model.table}" WHERE "companyCode" = ?`.replace('?', storage.dialect.placeholder(1)), ['FOLD-c']);
+    const row = await storage.get(`SELECT "name__fold" AS f FROM "${demo.ds.Company.model.table}" WHERE "companyCode" = ?`.replace('?', storage.dialect.sql.placeholder(1)), ['FOLD-c']);
     assert.equal(codePointLength(String(row?.f)), P);
   });
 
@@ -153,7 +153,7 @@ describe('the database gives the space of swept rows back (incremental vacuum)',
         assert.equal(await reclaimSpace(core.storage), 0);
         return;
       }
-      assert.equal(core.storage.dialect.reclaimSpace !== null, true);
+      assert.equal(core.storage.dialect.schema.reclaimSpace !== null, true);
       const onDisk = () => statSync(file).size + (statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0);
       await core.storage.get('PRAGMA wal_checkpoint(TRUNCATE)');
       const before = statSync(file).size;

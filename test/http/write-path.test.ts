@@ -301,7 +301,7 @@ describe('the write path: answers from saves, batches, uploads', () => {
     }
     // chunks left without their file (a crash): an upload does not look for them, the sweep does
     const storage = coreOf(ds).storage;
-    const p = storage.dialect.placeholder;
+    const p = storage.dialect.sql.placeholder;
     const orphans = async () => Number((await storage.get('SELECT COUNT(*) AS n FROM "__dataset_blob_chunks" WHERE "blob" = 987654320'))?.n);
     await storage.run(`INSERT INTO "__dataset_blob_chunks" ("blob", "seq", "data") VALUES (987654320, 0, ${p(1)})`, [Buffer.from([0])]);
     assert.equal((await call('$upload?$binary=true', { method: 'POST', body: Buffer.from('x'), type: 'application/octet-stream' })).status, 200);

@@ -80,7 +80,7 @@ export class FileStore {
   readonly #inProcessWriter: boolean;
 
   constructor(private readonly storage: Storage) {
-    this.#inProcessWriter = storage.dialect.rowLock('t') === '';
+    this.#inProcessWriter = storage.dialect.concurrency.rowLock('t') === '';
   }
 
   /**

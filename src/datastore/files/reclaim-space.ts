@@ -8,7 +8,7 @@ import type { Storage } from '../../storage/adapter.js';
 
 /** Free pages of the file now (0 where the engine reclaims space itself). */
 export async function freePages(storage: Storage): Promise<number> {
-  const reclaim = storage.dialect.reclaimSpace;
+  const reclaim = storage.dialect.schema.reclaimSpace;
   if (!reclaim) return 0;
   const row = await storage.get(reclaim.freePages);
   return Number(row ? Object.values(row)[0] : 0);
@@ -20,7 +20,7 @@ export async function freePages(storage: Storage): Promise<number> {
  * WAL into the file, which shrinks with it. Resolves to the pages given back.
  */
 export async function reclaimSpace(storage: Storage): Promise<number> {
-  const reclaim = storage.dialect.reclaimSpace;
+  const reclaim = storage.dialect.schema.reclaimSpace;
   if (!reclaim) return 0;
   let given = 0;
   for (let step = 0; step < RECLAIM_STEPS_PER_SWEEP; step++) {

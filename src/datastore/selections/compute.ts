@@ -45,5 +45,5 @@ export async function distinct(members: Members, path: AttributePath, skip = 0, 
 function decode(members: Members, path: AttributePath, v: unknown, fn: AggregateFn): unknown {
   if (v === null || v === undefined) return fn === 'sum' ? 0 : null; // 4D: the sum of nothing is 0
   if (path.json || fn === 'sum' || fn === 'average' || fn === 'count') return typeof v === 'bigint' ? Number(v) : v;
-  return members.access.reader.dialect.decode(path.attr.type, v, path.attr.dateOnly);
+  return members.access.reader.dialect.types.decode(path.attr.type, v, path.attr.dateOnly);
 }

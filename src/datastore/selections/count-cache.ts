@@ -1,4 +1,4 @@
-// The counts of selections, kept with the data version they were read at (Dialect.dataVersion),
+// The counts of selections, kept with the data version they were read at (Dialect.concurrency.dataVersion),
 // so that a page whose statement sees that same version takes its __COUNT from here instead of
 // counting again: on a large table the count costs more than the page (a COUNT over ten million
 // rows is a scan), and it changes only when the data does. Per process; the version makes it right

@@ -144,7 +144,7 @@ export async function lockEntity(dc: DataClassCore, key: unknown, access: Access
       dataClass: dc.name, key: text, session: session.id, address: client.address.slice(0, MAX_LOCK_CLIENT_TEXT), host: client.host.slice(0, MAX_LOCK_CLIENT_TEXT), userAgent: client.userAgent.slice(0, MAX_LOCK_CLIENT_TEXT), at: now,
     });
     return SUCCESS;
-  }, { retries: storage.dialect.conflictRetries });
+  }, { retries: storage.dialect.concurrency.conflictRetries });
 }
 
 /**
@@ -170,7 +170,7 @@ export async function unlockEntity(dc: DataClassCore, key: unknown, access: Acce
     if (held) return locked(held);
     await deleteLock(storage, dc.name, text, session.id);
     return SUCCESS;
-  }, { retries: storage.dialect.conflictRetries });
+  }, { retries: storage.dialect.concurrency.conflictRetries });
 }
 
 /** The entity's row, locked until the transaction ends where the engine locks rows; undefined when the caller cannot reach it. */

@@ -70,7 +70,7 @@ function decodeChunks(chunks: readonly unknown[], text: boolean, size: number): 
 }
 
 function sqlParts(storage: Storage) {
-  const { quote: q, placeholder: p } = storage.dialect;
+  const { quote: q, placeholder: p } = storage.dialect.sql;
   const columns = `${q('id')} AS id, ${q('dataClass')} AS "dataClass", ${q('sorted')} AS sorted, ${q('timeout')} AS "timeoutMs", ${q('refreshed')} AS refreshed, ${q('size')} AS size, ${q('text')} AS text, COALESCE(${q('version')}, ${q('id')} || ':' || ${q('refreshed')}) AS version, ${q('owner')} AS owner`;
   return { q, p, sets: q(SET_TABLE), chunks: q(SET_CHUNK_TABLE), totals: q(SET_TOTALS_TABLE), owners: q(SET_OWNER_TABLE), columns, alive: `${q('refreshed')} + ${q('timeout')} > ${p(1)}` };
 }
@@ -128,7 +128,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
       await this.#sweep(now);
       await this.#evict(set.id);
       return true;
-    }, { retries: this.storage.dialect.conflictRetries });
+    }, { retries: this.storage.dialect.concurrency.conflictRetries });
     if (kept) this.#remember(set.id, version, set.keys);
     return kept;
   }
@@ -215,7 +215,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
   }
 
   async release(id: string, reader?: SetReader): Promise<boolean> {
-    const released = await this.storage.transaction(() => this.#delete(id, reader), { retries: this.storage.dialect.conflictRetries });
+    const released = await this.storage.transaction(() => this.#delete(id, reader), { retries: this.storage.dialect.concurrency.conflictRetries });
     if (released) this.#forget(id);
     return released;
   }
@@ -227,7 +227,7 @@ export class DatabaseEntitySetStore implements EntitySetStore {
     let n = 0;
     await this.storage.transaction(async () => {
       for (const id of ids) if (await this.#delete(id, owner)) n++;
-    }, { retries: this.storage.dialect.conflictRetries });
+    }, { retries: this.storage.dialect.concurrency.conflictRetries });
     for (const id of ids) this.#forget(id);
     return n;
   }

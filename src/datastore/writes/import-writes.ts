@@ -134,7 +134,7 @@ export class RowPreparer {
       if (this.#given[i].type === 'string') values.push(cell.folded);
     }
     for (const at of this.#foreignKeyAt) rows.foreignKeys.push(at === this.#keyAt ? key : cells[at].value);
-    rows.keys.push(key === null ? undefined : dialect.encode(keyAttr.type, key, false));
+    rows.keys.push(key === null ? undefined : dialect.types.encode(keyAttr.type, key, false));
   }
 }
 
@@ -338,7 +338,7 @@ function cellOf(attr: StorageAttribute, dialect: Dialect, raw: unknown, maxTextL
     if (text !== undefined) return { value: text, bound: text, folded: null };
   }
   const value = coerceValue(attr, raw, maxTextLength);
-  return { value, bound: dialect.encode(attr.type, value, attr.dateOnly), folded: attr.type === 'string' ? foldOf(value as string) : null };
+  return { value, bound: dialect.types.encode(attr.type, value, attr.dateOnly), folded: attr.type === 'string' ? foldOf(value as string) : null };
 }
 
 /**
@@ -387,7 +387,7 @@ function foldOf(text: string): string {
 /** Both dialects store a date as isoDate() makes its text (checked once): what storedDateText() gives. */
 const DATES_STORED_AS_ISO_TEXT = [sqliteDialect, postgresDialect].every((d) => [false, true].every((dateOnly) => {
   const sample = new Date(Date.UTC(2024, 1, 29, 10, 20, 30, 40));
-  return d.encode('date', sample, dateOnly) === isoDate(sample, dateOnly);
+  return d.types.encode('date', sample, dateOnly) === isoDate(sample, dateOnly);
 }));
 
 const ISO_DAY = /^(\d{4})-(\d\d)-(\d\d)$/;

@@ -91,7 +91,7 @@ async function targetExists(target: DataClassModel, key: unknown, access: Access
   if (!compiled) byKeySql.set(reader.dialect, (compiled = new WeakMap()));
   let sql = compiled.get(target);
   if (sql === undefined) compiled.set(target, (sql = compileSelect(reader.dialect, spec, null).sql));
-  return (await reader.get(sql, [reader.dialect.encode(target.key.type, k, false)])) !== undefined;
+  return (await reader.get(sql, [reader.dialect.types.encode(target.key.type, k, false)])) !== undefined;
 }
 
 /** An image attribute takes an image; a blob attribute any file but an upload announced as an image. */

@@ -22,9 +22,9 @@ import { checkValues, type KnownTargets } from './rules.js';
 /**
  * A write's own statements run no user code (the events run around them, in Entity.save and
  * drop): on its own (not inside a caller's transaction), one that the database stopped for a
- * conflict is run again, where the engine's conflicts are worth it (Dialect.conflictRetries).
+ * conflict is run again, where the engine's conflicts are worth it (Dialect.concurrency.conflictRetries).
  */
-const pureUnit = (storage: { readonly dialect: { readonly conflictRetries: number } }, access: Access) => ({ retries: storage.dialect.conflictRetries, budget: access.budget });
+const pureUnit = (storage: { readonly dialect: { readonly concurrency: { readonly conflictRetries: number } } }, access: Access) => ({ retries: storage.dialect.concurrency.conflictRetries, budget: access.budget });
 
 export interface SavedState {
   key: unknown;
@@ -145,7 +145,7 @@ export async function deleteKeys(core: Core, dc: DataClassModel, keys: readonly 
   const { sql, params } = compileDeleteAmong(d, dc, keys, where, [dc.key, ...fileAttributes(dc)], access.restrict);
   const rows = await storage.arrays(sql, params);
   if (rows.length === 0) return 0;
-  const deleted = rows.map((r) => d.decode(dc.key.type, r[0], false));
+  const deleted = rows.map((r) => d.types.decode(dc.key.type, r[0], false));
   const locked = await lockedKeysAmong(storage, dc.name, deleted.map(String));
   await refuseLockedElsewhere(core, dc, locked, access, 'dropped');
   await moveGlobalStamp(core, batch);

@@ -93,7 +93,7 @@ function columnOf(attr: StorageAttribute | AliasAttribute, target: StorageAttrib
     spec,
     value(raw) {
       if (raw === null || raw === undefined) return null;
-      const v = dialect.decode(type, raw, dateOnly);
+      const v = dialect.types.decode(type, raw, dateOnly);
       if (v instanceof Date) {
         // ISO 8601: a date alone as YYYY-MM-DD (stored at midnight UTC), else with its time in UTC
         if (Number.isNaN(v.getTime())) return String(raw);

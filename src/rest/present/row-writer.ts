@@ -165,7 +165,7 @@ function reader(attr: StorageAttribute, at: number, dialect: Dialect): (row: Row
   if (PLAIN.has(attr.type)) return (row) => row[at] ?? null;
   return (row) => {
     const v = row[at];
-    return v === null || v === undefined ? null : dialect.decode(attr.type, v, attr.dateOnly);
+    return v === null || v === undefined ? null : dialect.types.decode(attr.type, v, attr.dateOnly);
   };
 }
 
@@ -246,7 +246,7 @@ function relationText(model: DataClassModel, name: string): Field {
 function valueText(attr: StorageAttribute | AliasAttribute, last: StorageAttribute, at: number, model: DataClassModel, dialect: Dialect): Field {
   const value = reader(last, at, dialect);
   const generic: Field = (row, key) => JSON.stringify(plainValue(value(row), attr, model, key, false));
-  const asIs = last.type === 'date' ? dialect.storedDateText : undefined;
+  const asIs = last.type === 'date' ? dialect.types.storedDateText : undefined;
   if (!asIs) return generic;
   const { dateOnly } = last;
   return (row, key) => {

@@ -24,7 +24,7 @@ function shown(v: unknown): string {
 
 /** Why `a` cannot become notNull (column `column` of the table as it is now), or undefined. */
 export async function nullsIn(s: Storage, a: StorageAttribute, column: string | null): Promise<string | undefined> {
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   const t = q(a.dataClass.table);
   const k = q(a.dataClass.key.column);
   // (a column not there yet holds null in every row)
@@ -37,7 +37,7 @@ export async function nullsIn(s: Storage, a: StorageAttribute, column: string | 
 
 /** Why `a` cannot become unique, or undefined. */
 export async function duplicatesIn(s: Storage, a: StorageAttribute): Promise<string | undefined> {
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   const t = q(a.dataClass.table);
   const c = q(a.column);
   const k = q(a.dataClass.key.column);
@@ -51,7 +51,7 @@ export async function duplicatesIn(s: Storage, a: StorageAttribute): Promise<str
 
 /** Why the values of `column` do not all fit the new type of `a` (the first that does not, and how many), or undefined. */
 export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttribute, column: string, misfit: Misfit, change: string): Promise<string | undefined> {
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   const t = q(a.dataClass.table);
   const c = q(column);
   const k = q(a.dataClass.key.column);
@@ -61,7 +61,7 @@ export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttr
     // read in key order, a batch at a time: the test is JavaScript's, as a save's would be
     let after: unknown = null;
     for (;;) {
-      const from = after === null ? '' : ` AND ${k} > ${s.dialect.placeholder(1)}`;
+      const from = after === null ? '' : ` AND ${k} > ${s.dialect.sql.placeholder(1)}`;
       const rows = await s.all(`SELECT ${k} AS k, ${c} AS v FROM ${t} WHERE ${c} IS NOT NULL${from} ORDER BY ${k} LIMIT ${SCHEMA_BATCH_ROWS}`, after === null ? [] : [after]);
       for (const r of rows) {
         if (misfit.test(String(r.v))) continue;
@@ -77,7 +77,7 @@ export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttr
       : `(${c} < ${misfit.min} OR ${c} > ${misfit.max}${misfit.whole ? ` OR ${c} <> ROUND(${c})` : ''})`;
     const row = await s.get(`SELECT ${k} AS k, ${c} AS v FROM ${t} WHERE ${c} IS NOT NULL AND ${where} ORDER BY ${k} LIMIT 1`);
     if (row) {
-      first = { k: row.k, v: s.dialect.decode(a.type === 'date' ? 'date' : 'number', row.v, false) };
+      first = { k: row.k, v: s.dialect.types.decode(a.type === 'date' ? 'date' : 'number', row.v, false) };
       total = Number((await s.get(`SELECT COUNT(*) AS n FROM ${t} WHERE ${c} IS NOT NULL AND ${where}`))?.n ?? 0);
     }
   }
@@ -88,6 +88,6 @@ export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttr
 
 /** How many values (not null) a column holds: what a type change converts. */
 export async function valuesIn(s: Storage, table: string, column: string): Promise<number> {
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   return Number((await s.get(`SELECT COUNT(${q(column)}) AS n FROM ${q(table)}`))?.n ?? 0);
 }

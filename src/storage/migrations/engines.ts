@@ -29,7 +29,7 @@ export function schemaEngine(d: Dialect): SchemaEngine {
 const trimmed = (trim: string, c: string) => `${trim}(${c}, '${JS_SPACES}')`;
 
 function sqlite(d: Dialect): SchemaEngine {
-  const q = d.quote;
+  const q = d.sql.quote;
   /** the value in the new type, from the column's (quoted) `c`, or null when it stays as stored */
   const value = (c: string, from: TypeOf, to: TypeOf): string | null => {
     if (to.type === 'string') {
@@ -51,13 +51,13 @@ function sqlite(d: Dialect): SchemaEngine {
       const t = q(table);
       const c = q(column);
       const expr = value(c, from, to);
-      if (d.columnType(from.type) === d.columnType(to.type)) {
+      if (d.types.columnType(from.type) === d.types.columnType(to.type)) {
         return { sql: expr === null ? [] : [`UPDATE ${t} SET ${c} = ${expr} WHERE ${c} IS NOT NULL`], rewrites: false };
       }
       const tmp = q(`${column}__converting`);
       return {
         sql: [
-          `ALTER TABLE ${t} ADD COLUMN ${tmp} ${d.columnType(to.type)}`,
+          `ALTER TABLE ${t} ADD COLUMN ${tmp} ${d.types.columnType(to.type)}`,
           `UPDATE ${t} SET ${tmp} = ${expr ?? c}`,
           `ALTER TABLE ${t} DROP COLUMN ${c}`,
           `ALTER TABLE ${t} RENAME COLUMN ${tmp} TO ${c}`,
@@ -70,7 +70,7 @@ function sqlite(d: Dialect): SchemaEngine {
 }
 
 function postgres(d: Dialect): SchemaEngine {
-  const q = d.quote;
+  const q = d.sql.quote;
   const value = (c: string, from: TypeOf, to: TypeOf, type: string): string => {
     if (to.type === 'string' && from.type === 'date') {
       // the form isoDate() writes (dialect.ts), as SQLite stores it (the session's zone is UTC)
@@ -82,8 +82,8 @@ function postgres(d: Dialect): SchemaEngine {
   return {
     convert(table, column, from, to) {
       // dates of both kinds are timestamptz, uuids and strings text: nothing to change
-      if (d.columnType(from.type) === d.columnType(to.type)) return { sql: [], rewrites: false };
-      const type = d.columnType(to.type);
+      if (d.types.columnType(from.type) === d.types.columnType(to.type)) return { sql: [], rewrites: false };
+      const type = d.types.columnType(to.type);
       const bare = type.replace(/\s+COLLATE.*$/, '');
       const c = q(column);
       return { sql: [`ALTER TABLE ${q(table)} ALTER COLUMN ${c} TYPE ${type} USING ${value(c, from, to, bare)}`], rewrites: true };

@@ -71,7 +71,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   const tables: Record<string, TableSnapshot> = { ...before.tables };
   const after: SchemaSnapshot = { version: 1, tables: {} };
   const ctx: Context = { s, engine: schemaEngine(s.dialect), steps: [], problems: [], ran: new Map() };
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
 
   const renamed = new Map<string, Step>();
   // renames first: a dataclass renamed takes its table (and everything in it) to its new name
@@ -130,10 +130,10 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
 
 function createTable(ctx: Context, dc: DataClassModel): TableSnapshot {
   const d = ctx.s.dialect;
-  const cols = dc.storage.map((a) => (a.identifying ? `${d.quote(a.column)} ${d.keyColumn(a)}` : `${d.quote(a.column)} ${d.columnType(a.type)}`));
-  for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.quote(foldColumn(a.column))} ${d.columnType('string')}`);
-  cols.push(`${d.quote(STAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 1`, `${d.quote(TIMESTAMP_COLUMN)} ${d.bigint} NOT NULL DEFAULT 0`);
-  const sql = [`CREATE TABLE ${d.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`];
+  const cols = dc.storage.map((a) => (a.identifying ? `${d.sql.quote(a.column)} ${d.types.keyColumn(a)}` : `${d.sql.quote(a.column)} ${d.types.columnType(a.type)}`));
+  for (const a of dc.storage) if (a.type === 'string') cols.push(`${d.sql.quote(foldColumn(a.column))} ${d.types.columnType('string')}`);
+  cols.push(`${d.sql.quote(STAMP_COLUMN)} ${d.types.bigint} NOT NULL DEFAULT 1`, `${d.sql.quote(TIMESTAMP_COLUMN)} ${d.types.bigint} NOT NULL DEFAULT 0`);
+  const sql = [`CREATE TABLE ${d.sql.quote(dc.table)} (\n  ${cols.join(',\n  ')}\n)`];
   const snap: TableSnapshot = { key: dc.key.name, keyAutoincrement: dc.key.autoincrement, columns: {} };
   for (const a of dc.storage) {
     snap.columns[a.column] = columnSnapshot(a);
@@ -151,7 +151,7 @@ interface Step {
 
 async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnapshot, renamedStep: Step | undefined): Promise<TableSnapshot> {
   const { s } = ctx;
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   const t = q(dc.table);
   // the recorded columns, renames applied as they are planned
   const cols: Record<string, ColumnSnapshot> = { ...recorded.columns };
@@ -221,15 +221,15 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     if (!was) {
       if (a.notNull && !(await check(ctx, () => nullsIn(s, a, null)))) continue;
       step ??= push(ctx, `${dc.name}: add attribute ${a.name} (${typeLabel(a)})`);
-      step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.columnType(a.type)}`);
-      if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`);
+      step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.types.columnType(a.type)}`);
+      if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.types.columnType('string')}`);
       step.sql.push(...indexStatements(ctx.s.dialect, dc, a, undefined));
       if (a.type === 'string' && a.indexed) step.sql.push(foldIndex(ctx.s.dialect, dc, a, true));
       continue;
     }
     if (a.type === 'string' && was.type === 'string' && !was.fold) {
       // text recorded before folded columns existed: its folded twin, filled
-      const sql = [`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s.dialect, dc.table, a.column)];
+      const sql = [`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.types.columnType('string')}`, refold(s.dialect, dc.table, a.column)];
       if (a.indexed) sql.push(foldIndex(ctx.s.dialect, dc, a, true));
       step = push(ctx, `${dc.name}.${a.name}: folded twin added for queries`, sql);
       was = { ...was, fold: true };
@@ -272,7 +272,7 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
     return undefined;
   }
   const { s } = ctx;
-  const q = s.dialect.quote;
+  const q = s.dialect.sql.quote;
   const t = q(dc.table);
   if (change.kind === 'narrow' && !(await check(ctx, () => misfitsIn(s, ctx.engine, a, a.column, change.misfit, label)))) return undefined;
   // Its indexes go first (which ones it has depends on the type: text is indexed through its
@@ -282,7 +282,7 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
   sql.push(...ctx.engine.convert(dc.table, a.column, was, a).sql);
   if (a.type === 'string' && !was.fold) {
     // text now: its folded twin, filled from the values converted
-    sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.columnType('string')}`, refold(s.dialect, dc.table, a.column));
+    sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.types.columnType('string')}`, refold(s.dialect, dc.table, a.column));
   }
   const n = await valuesOf(ctx, dc.table, a.column);
   return { step: push(ctx, `${dc.name}.${a.name}: ${label}, ${count(n)} value${n === 1 ? '' : 's'} converted`, sql) };
@@ -344,7 +344,7 @@ function archivedName(column: string, was: ColumnSnapshot, cols: Record<string, 
 
 /** Statements setting a retired column aside under a hidden name (values kept, its folded twin with it); records it there. */
 function archive(ctx: Context, dc: DataClassModel, column: string, was: ColumnSnapshot, cols: Record<string, ColumnSnapshot>): { sql: string[]; name: string } {
-  const q = ctx.s.dialect.quote;
+  const q = ctx.s.dialect.sql.quote;
   const t = q(dc.table);
   const name = archivedName(column, was, cols);
   const sql = [`ALTER TABLE ${t} RENAME COLUMN ${q(column)} TO ${q(name)}`];
@@ -356,7 +356,7 @@ function archive(ctx: Context, dc: DataClassModel, column: string, was: ColumnSn
 
 /** Statements giving a dataclass's entity sets and locks to another name (its table renamed). */
 function moveRows(ctx: Context, from: string, to: string): string[] {
-  const q = ctx.s.dialect.quote;
+  const q = ctx.s.dialect.sql.quote;
   const text = (name: string) => `'${name.replaceAll("'", "''")}'`;
   return [SET_TABLE, LOCK_TABLE].map((table) => `UPDATE ${q(table)} SET ${q('dataClass')} = ${text(to)} WHERE ${q('dataClass')} = ${text(from)}`);
 }
@@ -367,7 +367,7 @@ function moveRows(ctx: Context, from: string, to: string): string[] {
  * the name without meeting the kept rows. Its indexes go (their names are the old table's).
  */
 function archiveTable(ctx: Context, table: string, was: TableSnapshot, tables: Record<string, TableSnapshot>): { sql: string[]; name: string } {
-  const q = ctx.s.dialect.quote;
+  const q = ctx.s.dialect.sql.quote;
   let name = `${table}__was_1`;
   for (let i = 2; tables[name]; i++) name = `${table}__was_${i}`;
   const sql: string[] = [];
