@@ -19,12 +19,13 @@
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startEmbeddedPostgres, TEST_PG_ENV, TEST_RUN_ENV, type TestPostgres } from './support/postgres-server.js';
+import { seededDemoFile } from './support/seeded-demo.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TIMES = fileURLToPath(new URL('../test-results/test-times.json', import.meta.url));
@@ -160,6 +161,7 @@ try {
   const env = { ...process.env, ...(server ? { [TEST_PG_ENV]: server.url } : {}), [TEST_RUN_ENV]: run };
   done = await runAll(() => env);
 } finally {
+  rmSync(seededDemoFile(run), { force: true });
   if (given) await dropRunDatabases(given, run);
   await server?.stop();
 }

@@ -1,5 +1,5 @@
-// Shared test fixtures: the demo project opened on a fresh temporary database, a Fastify app
-// around it for in-process HTTP tests (inject), and the command run as a real process.
+// Shared test fixtures: the demo project opened on a fresh temporary database holding its seed, a
+// Fastify app around it for in-process HTTP tests (inject), and the command run as a real process.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { buildServer, type ServerOptions } from '../../src/http/server.js';
 import { openStorage, databaseTarget } from '../../src/storage/open.js';
 import type { TransactionManager } from '../../src/storage/transactions.js';
 import { freshDatabase } from './postgres-server.js';
+import { seededDemoDatabase } from './seeded-demo.js';
 
 /**
  * The engine the datastore tests run on: SQLite, or PostgreSQL when DATASET_REST_TEST_ENGINE is
@@ -98,12 +99,12 @@ export function tempDir(prefix = 'dataset-rest-test-'): { dir: string; remove():
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/** The demo project, seeded into a temporary database (the datastore and server built with `options`); its roles.json only when `roles` names it. */
+/** The demo project on a temporary database holding its seed (a copy of the run's seeded one, seeded-demo.ts), the datastore and server built with `options`; its roles.json only when `roles` names it. */
 export async function openDemo(options: Omit<ProjectOptions, 'db'> & ServerOptions = {}): Promise<DemoFixture> {
   const tmp = tempDir();
   // without roles.json unless a test names one: the REST tests drive everything as an open datastore's guest
   const ds = await openProject(DEMO_DIR, {
-    db: await testDatabase(join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError, roles: options.roles ?? false, sessions: options.sessions, queryTimeoutMs: options.queryTimeoutMs, maxTextLength: options.maxTextLength,
+    db: await seededDemoDatabase(TEST_ENGINE, join(tmp.dir, 'demo.sqlite')), poolSize: 4, entitySets: options.entitySets, onEventError: options.onEventError, roles: options.roles ?? false, sessions: options.sessions, queryTimeoutMs: options.queryTimeoutMs, maxTextLength: options.maxTextLength,
   });
   const app = await buildServer(ds, { logLevel: 'silent', ...options });
   return {
@@ -128,10 +129,10 @@ export interface Instance {
   app: FastifyInstance;
 }
 
-/** The demo opened twice over one new database, as two server processes would be (roles: a roles.json path, or false for none). */
+/** The demo opened twice over one new database holding its seed, as two server processes would be (roles: a roles.json path, or false for none). */
 export async function twoInstances(roles: string | false): Promise<{ a: Instance; b: Instance; close(): Promise<void> }> {
   const tmp = tempDir();
-  const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
+  const db = await seededDemoDatabase(TEST_ENGINE, join(tmp.dir, 'shared.sqlite'));
   const open = async (): Promise<Instance> => {
     const ds = await openProject(DEMO_DIR, { db, roles, poolSize: 4 });
     return { ds, app: await buildServer(ds, { logLevel: 'silent' }) };

@@ -17,7 +17,8 @@ import pg from 'pg';
 export const TEST_PG_ENV = 'DATASET_REST_TEST_PG';
 /** set by test/run.ts: the run's databases are named t_<run>_…, so that it drops them at the end */
 export const TEST_RUN_ENV = 'DATASET_REST_TEST_RUN';
-const RUN = process.env[TEST_RUN_ENV] ?? randomBytes(4).toString('hex');
+/** this run's id (a file run alone makes one of its own) */
+export const TEST_RUN = process.env[TEST_RUN_ENV] ?? randomBytes(4).toString('hex');
 
 export interface TestPostgres {
   /** the server's maintenance database URL */
@@ -128,21 +129,26 @@ export function testPostgres(): Promise<TestPostgres> {
   return shared;
 }
 
-/** A new, empty database on the test server: its URL, and a function that drops it. */
-export async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/** A database's URL on the test server. */
+export function databaseUrl(server: TestPostgres, name: string): string {
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+/** A new database on the test server, empty or a copy of `template` (one nobody is connected to): its URL, and a function that drops it. */
+export async function freshDatabase(template = 'template0'): Promise<{ url: string; drop(): Promise<void> }> {
   const server = await testPostgres();
-  const name = `t_${RUN}_${randomBytes(6).toString('hex')}`;
+  const name = `t_${TEST_RUN}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: server.url });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8'`);
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template} ENCODING 'UTF8'`);
   } finally {
     await admin.end();
   }
-  const url = new URL(server.url);
-  url.pathname = `/${name}`;
   return {
-    url: url.href,
+    url: databaseUrl(server, name),
     async drop() {
       const c = new pg.Client({ connectionString: server.url });
       await c.connect();
