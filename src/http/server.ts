@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyCors from '@fastify/cors';
-import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, MAX_BODY_SIZE, UPLOAD_PROGRESS, MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from '../config/limits.js';
+import { MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from '../config/limits.js';
+import { serverSettings, type ServerOptionValues, type ServerSettings } from '../config/settings.js';
 import { httpGuard } from '../rest/request/http-guards.js';
 import type { Datastore } from '../datastore/datastore.js';
 import { createLogger, type Logger } from '../util/log.js';
@@ -17,65 +18,15 @@ import { clientError, errorHandler, frameworkError, restRoutes } from '../rest/p
 import { errorBody, SECURITY_HEADERS } from '../rest/present/response.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { servicesFor } from '../rest/scope/scope.js';
-import type { ConversionLimits } from '../rest/scope/conversions.js';
 import { limitSlowClients } from './slow-clients.js';
 
-export interface ServerOptions {
+/** An embedder's options: a logger, and any setting by its own name (config/settings.ts, ServerOptionValues), left out for its default. */
+export interface ServerOptions extends ServerOptionValues {
   /** the logger; by default one at `logLevel` on stderr */
   readonly log?: Logger;
   /** pino level when no logger is given ('silent' for none); requests are logged at debug */
   readonly logLevel?: string;
-  /** the largest upload accepted, in bytes (default 100 MB) */
-  readonly maxUploadBytes?: number;
-  /** the largest request body (JSON) accepted, in bytes (default 10 MB; uploads have maxUploadBytes) */
-  readonly maxBodyBytes?: number;
-  /** the most entities one page may ask for with $top (default 10,000; an export has no page) */
-  readonly maxPageSize?: number;
-  /** the most related entities one answer may inline through $attributes / $expand, all levels together (default 100,000) */
-  readonly maxInlinedEntities?: number;
-  /** the most bytes of values one answer may hold, measured before a big read (default 64 MB) */
-  readonly maxAnswerBytes?: number;
-  /** the answer bytes this process holds in flight at most, measured and not yet taken by the kernel (default 256 MB; 0: no limit) */
-  readonly maxAnswersInFlight?: number;
-  /** a socket with answer bytes waiting whose kernel takes none of them this long, in ms, is reset; a connection whose followed answer the kernel took whole waits this long at most for its next request (default 30 s; 0: no timeout) */
-  readonly sendTimeoutMs?: number;
-  /** the most entities one $method=update or validate may carry (default 10,000) */
-  readonly maxBatchEntities?: number;
-  /** per client (a session, a guest's address): uploads waiting for an entity at once, and their bytes (default 100 files, 1 GB) */
-  readonly pendingUploads?: { readonly count: number; readonly bytes: number };
-  /** the time limit of a function called over REST, in ms (default 30 s) */
-  readonly functionTimeoutMs?: number;
-  /** host names the server answers for (default localhost, 127.0.0.1, ::1); '*': any */
-  readonly allowedHosts?: readonly string[];
-  /** origins whose web pages may call the API with credentials (CORS) */
-  readonly corsOrigins?: readonly string[];
-  /** read the client's address, scheme and host from X-Forwarded-* (behind a proxy only) */
-  readonly trustProxy?: boolean;
-  /** the session cookie is Secure even over plain HTTP (a TLS-terminating proxy in front) */
-  readonly secureCookies?: boolean;
-  /** requests a minute per session (per address for a guest), per instance */
-  readonly requestsPerMinute?: number;
-  /** entity sets one session may hold at once */
-  readonly setsPerSession?: number;
-  /** entity locks one session may hold at once */
-  readonly locksPerSession?: number;
-  /** image conversions ($imageformat) waiting, everyone's, and running or waiting, one client's */
-  readonly conversions?: ConversionLimits;
-  /** serve the Data Explorer at /$explorer (default true) */
-  readonly explorer?: boolean;
-  /** serve Prometheus metrics at /metrics (default false) */
-  readonly metrics?: boolean;
-  /** answer a function's unexpected exception with its message and stack, not only log them (during development; default false) */
-  readonly exposeErrors?: boolean;
-  /** connections open at once, in all and from one address (0: no limit); a JSON body's time to arrive; an upload's least progress (slow-clients.ts) */
-  readonly maxConnections?: number;
-  readonly maxConnectionsPerAddress?: number;
-  readonly bodyTimeoutMs?: number;
-  readonly uploadProgress?: { readonly windowMs: number; readonly minBytes: number };
 }
-
-/** Who a server answers for without --allowed-hosts: the loopback names. */
-export const LOOPBACK_HOSTS = ['localhost', '127.0.0.1', '::1'];
 
 /** An X-Request-Id taken as it is: a token of up to 128 letters, digits and ._-:/ (what proxies and tracers send), nothing a log line could be forged with. */
 const REQUEST_ID = /^[A-Za-z0-9._:/-]{1,128}$/;
@@ -94,30 +45,19 @@ function originForm(url: string): string {
   return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
-export async function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
-  const log = options.log ?? createLogger(options.logLevel ?? 'info');
-  const services = servicesFor(ds, {
-    maxUploadBytes: options.maxUploadBytes ?? DEFAULT_MAX_UPLOAD_BYTES,
-    maxPageSize: options.maxPageSize,
-    maxInlinedEntities: options.maxInlinedEntities,
-    maxAnswerBytes: options.maxAnswerBytes,
-    maxBatchEntities: options.maxBatchEntities,
-    pendingUploads: options.pendingUploads,
-    functionTimeoutMs: options.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,
-    secureCookies: options.secureCookies,
-    requestsPerMinute: options.requestsPerMinute,
-    setsPerSession: options.setsPerSession,
-    locksPerSession: options.locksPerSession,
-    exposeErrors: options.exposeErrors,
-    conversions: options.conversions,
-    maxAnswersInFlight: options.maxAnswersInFlight,
-    sendTimeoutMs: options.sendTimeoutMs,
-    onSendTimeout: (what) => log.info(what, 'closed a connection whose client stopped reading its answer (--send-timeout)'),
-  });
+/** The server an embedder builds: its options mean the settings serverSettings() makes of them. */
+export function buildServer(ds: Datastore, options: ServerOptions = {}): Promise<FastifyInstance> {
+  return serverWith(ds, serverSettings(options), options.log ?? createLogger(options.logLevel ?? 'info'));
+}
+
+/** The server of these settings, as they are (the command builds them from its flags: process/cli-options.ts). */
+export async function serverWith(ds: Datastore, settings: ServerSettings, log: Logger): Promise<FastifyInstance> {
+  const { http } = settings;
+  const services = servicesFor(ds, settings, (what) => log.info(what, 'closed a connection whose client stopped reading its answer (--send-timeout)'));
   const app = Fastify({
     // Fastify's request logger stays off (see log.ts); ours is below.
     logger: false,
-    bodyLimit: options.maxBodyBytes ?? MAX_BODY_SIZE,
+    bodyLimit: http.maxBodyBytes,
     // Keys such as Company("a/b") or long $filter values should not be cut by the router.
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
     frameworkErrors: frameworkError,
@@ -129,7 +69,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     // one hop: the proxy in front; the addresses it was told before it (X-Forwarded-For's first
     // entries, which any client may write) are not believed
     // (a hop count would not do: Fastify then trusts no peer at all)
-    trustProxy: options.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
+    trustProxy: http.trustProxy ? (_address: string, hop: number) => hop === 0 : false,
     // the client's (or a proxy's) X-Request-Id when it is a plain token, else one of ours
     genReqId: requestId,
     // a request line in absolute form (GET http://host/rest/… HTTP/1.1, RFC 9112 §3.2.2: what a
@@ -143,8 +83,8 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     reply.header('x-request-id', request.id);
     done();
   });
-  const corsOrigins = options.corsOrigins ?? [];
-  const guard = httpGuard({ allowedHosts: options.allowedHosts ?? LOOPBACK_HOSTS, corsOrigins });
+  const { corsOrigins } = http;
+  const guard = httpGuard({ allowedHosts: http.allowedHosts, corsOrigins });
   if (corsOrigins.length > 0) {
     // CORS answers preflights in a hook of its own, before any route: the guard and the headers go
     // before it (a hook only here: without CORS the routes guard themselves, at no hook's cost)
@@ -166,10 +106,10 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     });
   }
   healthRoutes(app, ds, log);
-  if (options.metrics) await metricsRoutes(app, ds, log, services.answers);
+  if (http.metrics) await metricsRoutes(app, ds, log, services.answers);
   await (await import('../rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard);
-  if (options.explorer !== false) await explorerRoutes(app, guard, log);
+  if (http.explorer) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {
     const refused = refusedBeforeBody(services, request, request.socket.remoteAddress ?? '');
@@ -181,13 +121,7 @@ export async function buildServer(ds: Datastore, options: ServerOptions = {}): P
     const body = errorBody(refused);
     response.writeHead(refused.status, { ...SECURITY_HEADERS, 'x-request-id': requestId(request), 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   });
-  limitSlowClients(app.server, {
-    maxConnections: options.maxConnections ?? DEFAULT_MAX_CONNECTIONS,
-    // (behind a proxy every connection comes from its address: no limit unless one is given)
-    maxConnectionsPerAddress: options.maxConnectionsPerAddress ?? (options.trustProxy ? 0 : DEFAULT_CONNECTIONS_PER_ADDRESS),
-    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-    upload: options.uploadProgress ?? UPLOAD_PROGRESS,
-  });
+  limitSlowClients(app.server, { maxConnections: http.maxConnections, maxConnectionsPerAddress: http.maxConnectionsPerAddress, bodyTimeoutMs: http.bodyTimeoutMs, upload: http.uploadProgress });
   // any other expectation (Expect: 200-ok …) is one no server meets: Node's bare 417, in our shape
   app.server.on('checkExpectation', (request, response) => {
     const body = errorBody(new DatasetError('EXPECTATION_FAILED', `Expect: ${String(request.headers.expect).slice(0, 100)} is no expectation this server meets (only 100-continue)`));

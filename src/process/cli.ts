@@ -8,10 +8,9 @@
 import { MAX_TIMER_MS, SHUTDOWN_GRACE_MS, SHUTDOWN_KILL_MARGIN_MS } from '../config/limits.js';
 import { CommanderError } from 'commander';
 import { describe, resolveSettings, restoreSettings, SettingsError, settingVariables, snapshot, type Resolved } from './cli-settings.js';
-import { commandLine, DEMO, SETTINGS, type CommandOptions } from './cli-options.js';
+import { commandLine, commandSettings, SETTINGS, type CommandOptions } from './cli-options.js';
 import type { DatastoreWithClasses } from '../datastore/datastore.js';
 import type { createLogger } from '../util/log.js';
-import { hostname, networkInterfaces } from 'node:os';
 import { INSTANCE_ENV, settingsFromSupervisor, supervise, SUPERVISED, type ReadyMessage } from './supervisor.js';
 // (the server's own modules are imported by serve(): the supervisor, --help and --print-config load none of them)
 
@@ -57,33 +56,26 @@ if (opts.printConfig) {
   process.exit(0);
 }
 
+const settings = commandSettings(opts);
+
 if (instance) await serve();
 else {
   // the server processes (this script, the same arguments) take these settings as they are, over
   // IPC; the variables that are settings stay out of their environment
   supervise(process.argv[1], process.argv.slice(2), {
-    workers: opts.workers, host: opts.host, port: opts.port,
+    workers: settings.process.workers, host: settings.listen.host, port: settings.listen.port,
     settings: snapshot(program, SETTINGS, resolved), withoutEnv: settingVariables(program, SETTINGS),
     // the server's own drain time (shutdown() below), and a little more
-    stopWithinMs: Math.min(opts.functionTimeout + SHUTDOWN_GRACE_MS + SHUTDOWN_KILL_MARGIN_MS, MAX_TIMER_MS),
+    stopWithinMs: Math.min(settings.functions.timeoutMs + SHUTDOWN_GRACE_MS + SHUTDOWN_KILL_MARGIN_MS, MAX_TIMER_MS),
   });
-}
-
-/** Without --allowed-hosts: the loopback names, and the listen address (every interface's address and the machine's name when it listens on all). */
-function defaultHosts(listen: string, loopback: readonly string[]): string[] {
-  const hosts = [...loopback, listen];
-  if (listen === '0.0.0.0' || listen === '::') {
-    hosts.push(hostname());
-    for (const addresses of Object.values(networkInterfaces())) for (const a of addresses ?? []) hosts.push(a.address);
-  }
-  return hosts;
 }
 
 /** Without roles.json every client may read, write and call everything: said at start-up, louder when the port is open to the network. */
 function warnIfOpen(open: boolean, log: ReturnType<typeof createLogger>, port: number): void {
   if (!open) return;
-  const network = !['127.0.0.1', 'localhost', '::1'].includes(opts.host);
-  const where = network ? `on ${opts.host}:${port}, open to the network` : `on ${opts.host}:${port}`;
+  const { host } = settings.listen;
+  const network = !['127.0.0.1', 'localhost', '::1'].includes(host);
+  const where = network ? `on ${host}:${port}, open to the network` : `on ${host}:${port}`;
   log.warn(`the datastore is open: no roles.json in the project, so every client that reaches ${where} may read, change and delete every exposed entity and call every function (add a roles.json: see the README, "Sessions and permissions")`);
 }
 
@@ -94,22 +86,16 @@ async function serve(): Promise<void> {
   const orphaned = () => supervised && !process.connected;
   if (supervised) process.once('disconnect', () => process.exit(0));
   if (orphaned()) process.exit(0); // gone before the listener was there
-  const [{ ModelError }, { openProject, ProjectError }, { coreOf }, { eventErrorLogger }, { createLogger }, { buildServer, LOOPBACK_HOSTS }, { EXPLORER_PATH }, { SchemaError }, { StorageConfigError }, { watchdog }] = await Promise.all([
+  const [{ ModelError }, { openProject, ProjectError }, { coreOf }, { eventErrorLogger }, { createLogger }, { serverWith }, { EXPLORER_PATH }, { SchemaError }, { StorageConfigError }, { watchdog }] = await Promise.all([
     import('../model/load-model.js'), import('../project/open.js'), import('../datastore/datastore.js'), import('../datastore/entities/events.js'), import('../util/log.js'), import('../http/server.js'),
     import('../explorer/routes.js'), import('../storage/schema.js'), import('../storage/open.js'), import('../functions/watchdog.js'),
   ]);
-  const log = createLogger(opts.logLevel);
+  const log = createLogger(settings.process.logLevel);
   let ds: DatastoreWithClasses;
   try {
-    ds = await openProject(opts.project ?? DEMO, {
-      db: opts.db,
-      roles: opts.roles === 'none' ? false : opts.roles,
-      poolSize: opts.poolSize,
-      queryTimeoutMs: opts.queryTimeout,
-      maxSetMembers: opts.maxSetMembers,
-      maxSetMemory: opts.maxSetMemory,
-      maxTextLength: opts.maxTextLength,
-      sessions: { idleMinutes: opts.sessionIdleTimeout, maxSessions: opts.maxSessions, maxGuestSessions: opts.maxSessions, maxGuestsPerAddress: opts.maxGuestsPerAddress },
+    ds = await openProject(settings.project.dir, {
+      ...settings.project,
+      ...settings.datastore,
       // failures of events that cannot stop anything (touched, afterSave, afterDrop) go to the server's log
       onEventError: eventErrorLogger(() => log),
       // what the start changed in the database's schema, a line each
@@ -123,45 +109,19 @@ async function serve(): Promise<void> {
     fail(`cannot open the project: ${(e as Error).message}`);
   }
 
-  const app = await buildServer(ds, {
-    log,
-    maxUploadBytes: opts.maxUploadSize,
-    maxBodyBytes: opts.maxBodySize,
-    maxPageSize: opts.maxPageSize,
-    maxInlinedEntities: opts.maxInlinedEntities,
-    maxAnswerBytes: opts.maxAnswerSize,
-    maxAnswersInFlight: opts.maxAnswersInFlight,
-    sendTimeoutMs: opts.sendTimeout,
-    maxBatchEntities: opts.maxBatchEntities,
-    pendingUploads: { count: opts.maxPendingUploads, bytes: opts.maxPendingUploadSize },
-    bodyTimeoutMs: opts.bodyTimeout,
-    maxConnections: opts.maxConnections,
-    maxConnectionsPerAddress: opts.maxConnectionsPerAddress,
-    functionTimeoutMs: opts.functionTimeout,
-    allowedHosts: opts.allowedHosts ?? defaultHosts(opts.host, LOOPBACK_HOSTS),
-    corsOrigins: opts.corsOrigin,
-    trustProxy: opts.trustProxy,
-    exposeErrors: opts.exposeErrors ?? false,
-    secureCookies: opts.secureCookies,
-    requestsPerMinute: opts.maxRequestsPerMinute,
-    setsPerSession: opts.maxSetsPerSession,
-    locksPerSession: opts.maxLocksPerSession,
-    conversions: { queued: opts.maxQueuedConversions, perClient: opts.maxConversionsPerClient },
-    explorer: opts.explorer,
-    metrics: opts.metrics ?? false,
-  });
+  const app = await serverWith(ds, settings, log);
   let address: string;
   try {
-    address = await app.listen({ port: opts.port, host: opts.host });
+    address = await app.listen(settings.listen);
   } catch (e) {
     await ds.close();
-    fail(`cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}`);
+    fail(`cannot listen on ${settings.listen.host}:${settings.listen.port}: ${(e as Error).message}`);
   }
   const { port: actual } = app.server.address() as { port: number };
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  log.info({ address, project: opts.project ?? DEMO, explorer: opts.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
+  const host = settings.listen.host.includes(':') ? `[${settings.listen.host}]` : settings.listen.host;
+  log.info({ address, project: settings.project.dir, explorer: settings.http.explorer ? `http://${host}:${actual}${EXPLORER_PATH}` : undefined }, 'listening');
   warnIfOpen(coreOf(ds).policy.isOpen, log, actual);
-  if (opts.exposeErrors) log.warn("--expose-errors: a function's unexpected exception is answered with its message and stack (for development: never on a server others reach)");
+  if (settings.functions.exposeErrors) log.warn("--expose-errors: a function's unexpected exception is answered with its message and stack (for development: never on a server others reach)");
   const line = `dataset-rest listening on http://${host}:${actual}/rest`;
   // (under the supervisor, it prints the line once every worker listens)
   if (!supervised) process.stdout.write(`${line}\n`);
@@ -187,7 +147,7 @@ async function serve(): Promise<void> {
     setTimeout(() => {
       log.warn('in-flight requests did not finish in time: stopping now');
       process.exit(1);
-    }, Math.min(opts.functionTimeout + SHUTDOWN_GRACE_MS, MAX_TIMER_MS)).unref();
+    }, Math.min(settings.functions.timeoutMs + SHUTDOWN_GRACE_MS, MAX_TIMER_MS)).unref();
     await app.close(); // waits for in-flight requests
     await ds.close();
     process.exit(0);

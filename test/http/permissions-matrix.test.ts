@@ -14,6 +14,7 @@ import { AUTHORIZATION } from '../../src/rest/plan/authorize.js';
 import { OPTION_RULES } from '../../src/rest/plan/option-rules.js';
 import { planRequest, readTarget } from '../../src/rest/plan/request.js';
 import { scopeFor, servicesFor } from '../../src/rest/scope/scope.js';
+import { serverSettings } from '../../src/config/settings.js';
 import { openDemo, tempDir, type DemoFixture } from '../support/helpers.js';
 
 const ROLES = {
@@ -155,7 +156,7 @@ describe('the permission matrix: every kind of action × every privilege', () =>
     const core = coreOf(demo.ds);
     const session = core.sessions.guest();
     session.setPrivileges(['writer', 'dropper', 'caller']);
-    const scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1 << 20 }), { method: 'GET', url: '', caller: 'test', headers: {} }, session);
+    const scope = scopeFor(servicesFor(demo.ds, serverSettings({ functionTimeoutMs: 30_000, maxUploadBytes: 1 << 20 })), { method: 'GET', url: '', caller: 'test', headers: {} }, session);
     for (const [kind, row] of allRows()) {
       const req = await row.request();
       const action = planRequest({ method: req.method, url: req.url, headers: req.headers ?? {}, body: req.body, origin: 'http://localhost' }, scope, readTarget(req.method, req.url));

@@ -13,6 +13,7 @@ import { OPTIONS, type OptionName } from '../../src/rest/request/constants.js';
 import { planRequest } from '../../src/rest/plan/request.js';
 import { run } from '../../src/rest/run/run.js';
 import { narrowed, scopeFor, servicesFor, type Scope } from '../../src/rest/scope/scope.js';
+import { serverSettings } from '../../src/config/settings.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { coreOf } from '../../src/datastore/datastore.js';
 import { openDemo, type DemoFixture } from '../support/helpers.js';
@@ -30,7 +31,7 @@ describe('the request stage', () => {
   let scope: Scope;
   before(async () => {
     demo = await sharedDemo();
-    scope = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
+    scope = scopeFor(servicesFor(demo.ds, serverSettings({ functionTimeoutMs: 30_000, maxUploadBytes: 1024 })), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
   });
 
   const plan = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Action =>
@@ -122,7 +123,7 @@ describe('the scope of a request', () => {
   let scope: Scope;
   before(async () => {
     demo = await sharedDemo();
-    const base = scopeFor(servicesFor(demo.ds, { functionTimeoutMs: 30_000, maxUploadBytes: 1024 }), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
+    const base = scopeFor(servicesFor(demo.ds, serverSettings({ functionTimeoutMs: 30_000, maxUploadBytes: 1024 })), { method: 'GET', url: '', caller: 'test', headers: {} }, coreOf(demo.ds).sessions.guest());
     scope = narrowed(base, (dc) => dc.name !== 'City', narrower);
   });
 

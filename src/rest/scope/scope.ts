@@ -4,8 +4,9 @@
 // request and handed down; handlers reach for nothing global.
 
 import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, readableBy, readingThrough, type Session, sessionInternals, type SetOwner, type SetReader, type UploadQuota } from '../../datastore/index.js';
-import { ADMIN_PRIVILEGE, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_LOCKS_PER_SESSION, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_SETS_PER_SESSION, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, PENDING_UPLOADS_TOTAL, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS } from '../../config/limits.js';
-import { ConversionQueue, type ConversionLimits } from './conversions.js';
+import { ADMIN_PRIVILEGE, PENDING_UPLOADS_TOTAL } from '../../config/limits.js';
+import type { ServerSettings } from '../../config/settings.js';
+import { ConversionQueue } from './conversions.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { AnswerFlight, type SendTimeoutReport } from './answer-flight.js';
 import type { Grants } from '../../permissions/policy.js';
@@ -51,29 +52,6 @@ export interface Services {
   readonly conversions: ConversionQueue;
   /** the answer bytes this process holds in flight, and the send timeout (--max-answers-in-flight, --send-timeout) */
   readonly answers: AnswerFlight;
-}
-
-/** What a server is built with, besides its datastore. */
-export interface ServiceOptions {
-  readonly functionTimeoutMs: number;
-  readonly maxUploadBytes: number;
-  readonly maxPageSize?: number;
-  readonly maxInlinedEntities?: number;
-  readonly maxAnswerBytes?: number;
-  readonly maxBatchEntities?: number;
-  /** per client: uploads waiting at once, and their bytes (--max-pending-uploads, --max-pending-upload-size) */
-  readonly pendingUploads?: { readonly count: number; readonly bytes: number };
-  readonly secureCookies?: boolean;
-  readonly requestsPerMinute?: number;
-  readonly setsPerSession?: number;
-  readonly locksPerSession?: number;
-  readonly exposeErrors?: boolean;
-  /** image conversions waiting, everyone's, and running or waiting, one client's (--max-queued-conversions, --max-conversions-per-client) */
-  readonly conversions?: ConversionLimits;
-  /** answer bytes in flight at most (0: no limit), the send timeout in ms (0: none), and who hears of a connection it closed */
-  readonly maxAnswersInFlight?: number;
-  readonly sendTimeoutMs?: number;
-  readonly onSendTimeout?: SendTimeoutReport;
 }
 
 /** The request a scope is made for, as a function called by it may read it (callContext().request). */
@@ -134,26 +112,27 @@ function exposedClass(dc: DataClassModel): boolean {
   return dc.exposed;
 }
 
-export function servicesFor(ds: Datastore, options: ServiceOptions): Services {
+/** The services of a server, from its settings as they are (their defaults were applied where they were built: config/settings.ts). */
+export function servicesFor(ds: Datastore, { limits, functions, http }: ServerSettings, onSendTimeout?: SendTimeoutReport): Services {
   const core = coreOf(ds);
   return {
     ds,
     core,
-    functionTimeoutMs: options.functionTimeoutMs,
-    maxUploadBytes: options.maxUploadBytes,
-    maxPageSize: options.maxPageSize ?? MAX_PAGE_SIZE,
-    maxInlinedEntities: options.maxInlinedEntities ?? MAX_INLINED_ENTITIES,
-    maxAnswerBytes: options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES,
-    maxBatchEntities: options.maxBatchEntities ?? DEFAULT_MAX_BATCH_ENTITIES,
-    uploadQuota: { perOwner: options.pendingUploads ?? { count: DEFAULT_PENDING_UPLOADS_PER_CLIENT, bytes: DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT }, total: PENDING_UPLOADS_TOTAL },
-    cookie: { name: cookieName(ds.name), secure: options.secureCookies ?? false },
-    requests: new RequestQuota(options.requestsPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE, core.sessions.now),
+    functionTimeoutMs: functions.timeoutMs,
+    exposeErrors: functions.exposeErrors,
+    maxUploadBytes: limits.maxUploadBytes,
+    maxPageSize: limits.maxPageSize,
+    maxInlinedEntities: limits.maxInlinedEntities,
+    maxAnswerBytes: limits.maxAnswerBytes,
+    maxBatchEntities: limits.maxBatchEntities,
+    uploadQuota: { perOwner: limits.pendingUploads, total: PENDING_UPLOADS_TOTAL },
+    cookie: { name: cookieName(ds.name), secure: http.secureCookies },
+    requests: new RequestQuota(limits.requestsPerMinute, core.sessions.now),
     logins: new LoginThrottle(core.storage, core.sessions.now),
-    setsPerSession: options.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
-    locksPerSession: options.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
-    exposeErrors: options.exposeErrors ?? false,
-    conversions: new ConversionQueue(options.conversions ?? { queued: DEFAULT_QUEUED_CONVERSIONS, perClient: DEFAULT_CONVERSIONS_PER_CLIENT }),
-    answers: new AnswerFlight(options.maxAnswersInFlight ?? DEFAULT_MAX_ANSWERS_IN_FLIGHT, options.sendTimeoutMs ?? DEFAULT_SEND_TIMEOUT_MS, options.onSendTimeout),
+    setsPerSession: limits.setsPerSession,
+    locksPerSession: limits.locksPerSession,
+    conversions: new ConversionQueue(limits.conversions),
+    answers: new AnswerFlight(limits.maxAnswersInFlight, limits.sendTimeoutMs, onSendTimeout),
   };
 }
 
