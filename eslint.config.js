@@ -58,7 +58,8 @@ const PARTS = {
     root: true,
     parts: {
       files: {},
-      access: { imports: ['selections'] },
+      // (access reads a session's grants: sessions/session.ts and the modules it imports import no other part)
+      access: { imports: ['selections', 'sessions'] },
       sessions: { imports: ['access'] },
       writes: { imports: ['access', 'entities', 'sessions'] },
       entities: { imports: ['access', 'reads', 'sessions', 'writes'], types: ['selections'] },

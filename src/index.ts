@@ -33,7 +33,8 @@ export { exposed, onHttpGet, params } from './functions/exposure.js';
 export { callContext, type CallContext, type CallRequest } from './functions/context.js';
 // the web session of the REST request the code runs for (a function, an event, a restrict())
 export { session } from './datastore/access/caller.js';
-export type { PrivilegeSettings, Session } from './datastore/sessions.js';
+export type { PrivilegeSettings } from './datastore/sessions/privileges.js';
+export type { Session } from './datastore/sessions/session.js';
 // the hooks of 4D's legacy login (/rest/$directory) a DataStore class may define
 export type { DirectoryHooks, DirectoryUser } from './datastore/directory.js';
 // the storage a server with functions runs on: their time limit checked before each statement

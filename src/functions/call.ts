@@ -6,7 +6,7 @@
 import { MAX_TIMER_MS } from '../config/limits.js';
 import { leaveCaller, startAsCaller, type Caller } from '../datastore/access/caller.js';
 import { refusal } from '../datastore/access/guard.js';
-import { sessionInternals } from '../datastore/sessions.js';
+import { sessionInternals } from '../datastore/sessions/session.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { didYouMean } from '../util/suggest.js';
 import { leaveContext, runInContext, timeoutError, type CallContext, type CallRequest } from './context.js';

@@ -9,7 +9,8 @@ import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../..
 import { DatabaseEntitySetStore } from '../../src/datastore/sets/database-set-store.js';
 import { newSetId } from '../../src/datastore/sets/entity-sets.js';
 import { QueryPathStore } from '../../src/datastore/sessions/query-paths.js';
-import { SessionStore, sessionInternals, type Session } from '../../src/datastore/sessions.js';
+import { SessionStore } from '../../src/datastore/sessions/store.js';
+import { sessionInternals, type Session } from '../../src/datastore/sessions/session.js';
 import { Policy } from '../../src/permissions/policy.js';
 import { createSystemTables, lastQueryPath } from '../../src/storage/system-tables.js';
 import { TransactionManager } from '../../src/storage/transactions.js';

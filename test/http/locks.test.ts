@@ -11,7 +11,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { runAsCaller } from '../../src/datastore/access/caller.js';
 import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { EntityLockedError } from '../../src/datastore/sessions/locks.js';
-import type { Session } from '../../src/datastore/sessions.js';
+import type { Session } from '../../src/datastore/sessions/session.js';
 import { buildServer } from '../../src/http/server.js';
 import { LOCK_TABLE, SESSION_TABLE } from '../../src/storage/system-tables.js';
 import { DEMO_DIR, openDemo, TEST_ENGINE, twoInstances, type DemoFixture, type Instance } from '../support/helpers.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import { coreOf } from '../../src/datastore/datastore.js';
-import { sessionInternals } from '../../src/datastore/sessions.js';
+import { sessionInternals } from '../../src/datastore/sessions/session.js';
 import { SESSION_TABLE } from '../../src/storage/system-tables.js';
 import { buildServer } from '../../src/http/server.js';
 import { cookieValue } from '../../src/rest/plugin.js';

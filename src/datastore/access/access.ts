@@ -7,7 +7,7 @@
 import type { Grants } from '../../permissions/policy.js';
 import type { RowFilter } from '../../query/plan.js';
 import type { Reader, StatementBudget } from '../../storage/adapter.js';
-import { sessionInternals, type Session } from '../sessions.js';
+import { sessionInternals, type Session } from '../sessions/session.js';
 
 export type { Reader };
 

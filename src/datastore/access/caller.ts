@@ -8,7 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { canonical } from '../../util/canonical.js';
 import type { Access } from './access.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../sessions/session.js';
 
 export interface Caller {
   readonly access: Access;

@@ -14,7 +14,7 @@ import { SessionAccess, type Access } from './access.js';
 import { runAsCallerSync } from './caller.js';
 import type { Core } from '../datastore.js';
 import { classOf, EntitySelection, membersCondition } from '../selections/selection.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../sessions/session.js';
 
 type Restrict = () => unknown;
 

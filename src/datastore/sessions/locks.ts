@@ -15,7 +15,7 @@ import { bumpStampProbingLock, countSessionLocks, deleteLock, lockHeldElsewhere,
 import { sessionOf, type Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import type { Core } from '../datastore.js';
-import { sessionInternals, type Session } from '../sessions.js';
+import { sessionInternals, type Session } from './session.js';
 
 /** Where a lock was taken from: what 4D's lockInfo tells of a REST session's lock. */
 export interface LockClient {

@@ -7,7 +7,7 @@
 
 import type { Storage } from '../../storage/adapter.js';
 import { lastQueryPath, recordQueryPath } from '../../storage/system-tables.js';
-import { sessionInternals, type Session } from '../sessions.js';
+import { sessionInternals, type Session } from './session.js';
 
 export class QueryPathStore {
   /** `now`: the sessions' clock (the sweep judges a path's age by it) */

@@ -1,0 +1,288 @@
+// A session for one request: 4D's Session object as user code reaches it through session() (its
+// user name, privileges, storage, idle timeout), what a login or a logout does to it (a new
+// token, a new id, the locks it held as its user going), and the core's doors into it
+// (sessionInternals: its token and cookie, its grants with what a running function promotes, what
+// the request changed, the undo of a store). The store (datastore/sessions/store.ts) makes one
+// per request and stores what it changed when the request ends.
+
+import { MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES } from '../../config/limits.js';
+import type { Grants, Policy } from '../../permissions/policy.js';
+import { NOTHING_PROMOTED, grantsOf, holds, privilegeSettings, who, type PrivilegeSettings } from './privileges.js';
+import { storageText, type Changes, type State } from './state.js';
+import { hashOf, newToken } from './tokens.js';
+
+/** What a session needs of the store it came from. */
+export interface SessionHome {
+  readonly policy: Policy;
+  now(): number;
+  /** the idle timeout of a new session, in milliseconds: a guest with another one keeps something */
+  readonly idleMs: number;
+}
+
+// The core's doors into a session (never reachable from user code): functions made once, taking
+// the session (not an object of closures per session: a cookieless guest is a new session at
+// every request, and the hot path would pay for them).
+export let sessionInternals: SessionInternals;
+
+interface SessionInternals {
+  /** the token the database knows it by, once stored */
+  token(s: Session): string;
+  /**
+   * What its cookie holds: the token; for a session not stored (a guest that keeps nothing), the
+   * token in lower case, which no stored session has, so that the cookie sent back is known for
+   * a new guest without a lookup.
+   */
+  cookie(s: Session): string;
+  /** the token was made (or replaced) by this request: the answer sets the cookie */
+  newToken(s: Session): boolean;
+  /** the session is stored (in the database) */
+  stored(s: Session): boolean;
+  /** its storage as stored when the request began ('{}' for one not stored): what a request's reads may depend on, without marking the storage seen */
+  storedStorage(s: Session): string;
+  /** what it may do now: its privileges and those a running function promotes */
+  grants(s: Session): Grants;
+  /** adds privileges while a function with `promote` runs; returns the undo */
+  promote(s: Session, names: readonly string[]): () => void;
+  /** what the request changed, to store: undefined when nothing needs storing */
+  changed(s: Session): Changes | undefined;
+  /** the token it had before a login gave it a new one, until stored */
+  replaced(s: Session): string | undefined;
+  /** the store saved it */
+  markStored(s: Session): void;
+  /** it holds something of its own elsewhere (an entity set): stored even as a guest */
+  keep(s: Session): void;
+  /** how many times setPrivileges() was called on it (a login call that calls it succeeded) */
+  privilegesSet(s: Session): number;
+  /** what the database keys its current token by */
+  tokenHash(s: Session): string;
+  /**
+   * The undo of a store made inside a caller's transaction (datastore/locks.ts): if that
+   * transaction rolls back, the session is again as before the store (not stored, its old token
+   * replaced still), so that it is stored again, not trusted to be.
+   */
+  storeUndo(s: Session): () => void;
+}
+
+/**
+ * The session of a request, as user code reaches it through session(): 4D's Session object. Its
+ * changes (privileges, user name, storage) are stored when the request ends.
+ */
+export class Session {
+  #store: SessionHome;
+  #state: State;
+  #token: string;
+  #newToken: boolean;
+  #stored: boolean;
+  // what tells which parts of a stored session the request changed: who it is (set when
+  // setPrivileges or clearPrivileges change it), its storage (compared with the stored text, once
+  // code has looked at it), its idle timeout
+  #whoChanged = false;
+  #storageSeen = false;
+  #savedStorage: string | undefined;
+  #savedIdle: number;
+  // (replaced, never changed in place: a session starts with the one empty list)
+  #promoted: readonly string[] = NOTHING_PROMOTED;
+  #grants: Grants | undefined;
+  #replaced: string | undefined;
+  #keep = false;
+  #privilegesSet = 0;
+  #loggedOut = false;
+  // the id it had before a login in this request gave it a new one
+  #previousId: string | undefined;
+  // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
+  #sentLower = false;
+
+  static {
+    sessionInternals = {
+      token: (s) => s.#token,
+      cookie: (s) => (s.#stored ? s.#token : s.#token.toLowerCase()),
+      newToken: (s) => s.#newToken,
+      stored: (s) => s.#stored,
+      storedStorage: (s) => s.#savedStorage ?? '{}',
+      grants: (s) => (s.#grants ??= grantsOf(s.#store.policy, s.#state.privileges, s.#promoted)),
+      promote: (s, names) => {
+        const before = s.#promoted;
+        s.#promoted = [...before, ...names];
+        s.#grants = undefined;
+        return () => {
+          s.#promoted = before;
+          s.#grants = undefined;
+        };
+      },
+      changed: (s) => s.#changed(),
+      keep: (s) => {
+        s.#keep = true;
+      },
+      replaced: (s) => s.#replaced,
+      privilegesSet: (s) => s.#privilegesSet,
+      tokenHash: (s) => hashOf(s.#token),
+      storeUndo: (s) => {
+        const was = { stored: s.#stored, replaced: s.#replaced, whoChanged: s.#whoChanged, storageSeen: s.#storageSeen, savedStorage: s.#savedStorage, savedIdle: s.#savedIdle, loggedOut: s.#loggedOut, newToken: s.#newToken, sentLower: s.#sentLower, previousId: s.#previousId };
+        return () => {
+          s.#stored = was.stored;
+          s.#replaced = was.replaced;
+          s.#whoChanged = was.whoChanged;
+          s.#storageSeen = was.storageSeen;
+          s.#savedStorage = was.savedStorage;
+          s.#savedIdle = was.savedIdle;
+          s.#loggedOut = was.loggedOut;
+          s.#newToken = was.newToken;
+          s.#sentLower = was.sentLower;
+          s.#previousId = was.previousId;
+        };
+      },
+      markStored: (s) => {
+        // a guest kept by its lower-case cookie is stored under the token in upper case: the
+        // answer gives the client that form
+        if (s.#sentLower) s.#newToken = true;
+        s.#sentLower = false;
+        s.#stored = true;
+        s.#replaced = undefined;
+        s.#whoChanged = false;
+        s.#storageSeen = false;
+        s.#savedStorage = storageText(s.#state.storage);
+        s.#savedIdle = s.#state.idleMs;
+        s.#loggedOut = false;
+        s.#previousId = undefined;
+      },
+    };
+  }
+
+  /** Sessions come from the store (one per request); a stored one with its storage's text as stored. */
+  constructor(store: SessionHome, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string; sentLower?: boolean }) {
+    this.#store = store;
+    this.#state = state;
+    this.#token = token;
+    this.#newToken = flags.newToken;
+    this.#stored = flags.stored;
+    this.#sentLower = flags.sentLower ?? false;
+    this.#savedStorage = flags.stored ? (flags.storageText ?? storageText(state.storage)) : undefined;
+    this.#savedIdle = state.idleMs;
+  }
+
+  /** The session's id (what $info shows; not the cookie, which is never shown). */
+  get id(): string {
+    return this.#state.id;
+  }
+
+  get userName(): string {
+    return this.#state.userName;
+  }
+
+  /** The idle timeout, in minutes: the session expires when no request uses it for that long. */
+  get idleTimeout(): number {
+    return this.#state.idleMs / 60_000;
+  }
+
+  /** As 4D: at least 60 minutes (a lower value is raised to 60); at most MAX_SESSION_IDLE_MINUTES (a week: a higher one is lowered to it). */
+  set idleTimeout(minutes: number) {
+    if (typeof minutes !== 'number' || !Number.isFinite(minutes)) throw new TypeError('idleTimeout is a number of minutes');
+    // (whole milliseconds: the database keeps them as integers)
+    this.#state.idleMs = Math.round(Math.min(MAX_SESSION_IDLE_MINUTES, Math.max(MIN_SESSION_IDLE_MINUTES, minutes)) * 60_000);
+    this.#state.expires = this.#store.now() + this.#state.idleMs;
+  }
+
+  /** When the session expires unless used again (ISO 8601). */
+  get expirationDate(): string {
+    return new Date(this.#state.expires).toISOString();
+  }
+
+  /** An object kept with the session (JSON values only), shared by its requests on every instance. */
+  get storage(): Record<string, unknown> {
+    this.#storageSeen = true;
+    return this.#state.storage;
+  }
+
+  /**
+   * Gives the session these privileges (and those of these roles), replacing the ones it had;
+   * names roles.json does not know are ignored. A session whose user or privileges change to a
+   * privileged state gets a new token (its cookie changes): a token planted before the login,
+   * or known from another user's session, is worth nothing after it. A login — a guest, or
+   * another user, becoming this one — gives it a new id as well, unrelated to any token: what
+   * the user's session then holds (its entity sets, its query path, its locks, all kept by the
+   * id) is out of reach of the cookie it had before, even of a guest's cookie never stored,
+   * whose id is derived from its token. What it held before the login goes: a guest's sets are
+   * released (no cookie reaches them any more), its locks end with its old row. The
+   * same user whose privileges change keeps its id. A session that was a user and becomes
+   * another one (or a guest) ends what it held as the first: its entity locks go, as at a logout.
+   */
+  setPrivileges(settings: PrivilegeSettings): boolean {
+    this.#privilegesSet++;
+    const wanted = privilegeSettings(settings);
+    const before = who(this.#state);
+    const wasUser = !this.isGuest() || this.#state.userName !== '';
+    const userBefore = this.#state.userName;
+    this.#state.privileges = this.#store.policy.expand(wanted);
+    if (wanted.userName !== undefined) this.#state.userName = wanted.userName;
+    this.#grants = undefined;
+    if (who(this.#state) !== before) {
+      this.#whoChanged = true;
+      if (wasUser && (this.#state.userName !== userBefore || (this.isGuest() && this.#state.userName === ''))) this.#loggedOut = true;
+      // (a user whose roles give no privilege is a user all the same: its login rotates too)
+      if (!this.isGuest() || this.#state.userName !== '') {
+        this.#rotate();
+        if (!wasUser || this.#state.userName !== userBefore) this.#renewId();
+      }
+    }
+    return true;
+  }
+
+  /** The privileges held (roles and includes expanded; promoted ones not listed, as 4D). */
+  getPrivileges(): string[] {
+    return [...this.#state.privileges];
+  }
+
+  /** Holds the privilege (promoted ones count). Case-insensitive. */
+  hasPrivilege(name: string): boolean {
+    return holds(this.#state.privileges, this.#promoted, name);
+  }
+
+  /** Holds no privilege. */
+  isGuest(): boolean {
+    return this.#state.privileges.length === 0;
+  }
+
+  /** Removes every privilege (a logout); the user name goes too, and the token (the old cookie is worth nothing). */
+  clearPrivileges(): boolean {
+    const wasGuest = this.isGuest() && this.#state.userName === '';
+    this.#state.privileges = [];
+    this.#state.userName = '';
+    this.#grants = undefined;
+    if (!wasGuest) {
+      this.#whoChanged = true;
+      this.#loggedOut = true;
+      this.#rotate();
+    }
+    return true;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { id: this.id, userName: this.userName, privileges: this.getPrivileges(), idleTimeout: this.idleTimeout, expirationDate: this.expirationDate };
+  }
+
+  /** A new id (a login): the first one the request began with is kept until stored, for what was held by it. */
+  #renewId(): void {
+    this.#previousId ??= this.#state.id;
+    this.#state.id = newToken();
+  }
+
+  /** A new token for the same session (the old one stops working once it is stored). */
+  #rotate(): void {
+    if (this.#stored) this.#replaced ??= this.#token;
+    this.#token = newToken();
+    this.#newToken = true;
+    this.#stored = false;
+  }
+
+  #changed(): Changes | undefined {
+    const state = this.#state;
+    if (!this.#stored || this.#savedStorage === undefined) {
+      // a guest that keeps nothing (no user name, storage, set or idle timeout of its own) and
+      // was never logged in is not stored; a logout keeps its session (4D's), as a guest
+      const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0 && state.idleMs === this.#store.idleMs;
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut, previousId: this.#previousId };
+    }
+    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut, previousId: this.#previousId };
+    return changes.who || changes.storage || changes.idle ? changes : undefined;
+  }
+}
