@@ -5,7 +5,8 @@
 
 import { DatasetError } from '../../errors/dataset-error.js';
 import { EVERY_ATTRIBUTE, type AttributeModel, type StorageAttribute } from '../../model/types.js';
-import { coerceValue, keyFromInput, newUuid, requireStorableObject } from '../../model/values.js';
+import { givenKey, isRequired, keyOfNewEntity, requireValue } from '../../model/save-rules.js';
+import { coerceValue, requireStorableObject } from '../../model/values.js';
 import { kindOf, unknownAttribute } from '../../query/path.js';
 import { directPath } from '../../query/plan.js';
 import type { Access } from '../access/access.js';
@@ -300,11 +301,7 @@ export class Entity {
   #checkRequired(): void {
     const dc = this.#dc;
     for (const attr of dc.model.storage) {
-      if (!attr.notNull || attr.identifying) continue;
-      const isNull = (this.#values[attr.name] ?? null) === null;
-      if (isNull && (this.#isNew || this.#isTouched(attr.name))) {
-        throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
-      }
+      if (isRequired(attr) && (this.#isNew || this.#isTouched(attr.name))) requireValue(attr, this.#values[attr.name]);
     }
   }
 
@@ -332,8 +329,8 @@ export class Entity {
     if (!this.#isNew && values.size === 0) return []; // 4D: a save with nothing touched does nothing
     if (this.#isNew && (values.get(key) ?? null) === null) {
       values.delete(key);
-      if (key.autogenerate) values.set(key, newUuid());
-      else if (!key.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${key.name}'`);
+      const generated = keyOfNewEntity(key);
+      if (generated !== undefined) values.set(key, generated);
     }
     this.#checkRequired();
     // an object changed in place since it was set is checked again (nesting, lone surrogates)
@@ -398,10 +395,7 @@ export class Entity {
   }
 
   #assign(attr: StorageAttribute, value: unknown): void {
-    if (attr.identifying && value !== null && keyFromInput(attr, value) === undefined) {
-      throw new DatasetError('INVALID_KEY', `${JSON.stringify(value)} is not a valid ${attr.type} key for ${this.#dc.name}`);
-    }
-    this.#values[attr.name] = attr.identifying && value !== null ? keyFromInput(attr, value) : value;
+    this.#values[attr.name] = attr.identifying && value !== null ? givenKey(attr, value) : value;
     (this.#touched ??= new Set()).add(attr.name);
   }
 

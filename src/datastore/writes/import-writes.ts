@@ -1,20 +1,22 @@
 // The bulk insert of an import (`dataset-rest import` without events): many new entities of one
 // dataclass written by multi-row INSERTs (sql/bulk-insert.ts) instead of one save each, leaving
 // rows no different from those a save makes. Each row is converted and checked as a save of a new
-// entity checks it — the value of each attribute for its type (coerceValue), the key (given, a
-// new uuid, or the engine's autoincrement; else refused), notNull attributes, encodable values —
-// before any statement, so a bad row is refused alone. Then, in the caller's transaction: the
-// relations' targets looked up (one query per target per batch, as a WriteBatch does), the rows
-// inserted with stamp 1, the save time, the folded form of every string (text search and sorts),
-// and the global stamp moved once. A batch whose statement the engine refuses (a unique value
-// taken) is undone and written again with a savepoint per statement, the rows of the refused
-// statement one by one, so that only the rows at fault are refused. No user code
-// runs here: neither events nor an entity class's constructor (the command goes through save()
-// when they must run). Files (image, blob) are not imported: they hold stored files, not values.
+// entity checks it, by the same rules (model/save-rules.ts) — the value of each attribute for its
+// type (coerceValue), the key (given, a new uuid, or the engine's autoincrement; else refused),
+// notNull attributes, encodable values — before any statement, so a bad row is refused alone.
+// Then, in the caller's transaction: the relations' targets looked up (one query per target per
+// batch, as a WriteBatch does), the rows inserted with stamp 1, the save time, the folded form
+// of every string (text search and sorts), and the global stamp moved once. A batch whose
+// statement the engine refuses (a unique value taken) is undone and written again with a
+// savepoint per statement, the rows of the refused statement one by one, so that only the rows
+// at fault are refused. No user code runs here: neither events nor an entity class's constructor
+// (the command goes through save() when they must run). Files (image, blob) are not imported:
+// they hold stored files, not values.
 
 import { DatasetError, isDatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
-import { coerceValue, keyFromInput, newUuid } from '../../model/values.js';
+import { givenKey, isRequired, keyOfNewEntity, requireValue } from '../../model/save-rules.js';
+import { coerceValue } from '../../model/values.js';
 import { bulkRowWidth, compileBulkInsert, compileKeyCounterCatchUp } from '../../sql/bulk-insert.js';
 import { isoDate, type Dialect } from '../../sql/dialect.js';
 import { postgresDialect } from '../../sql/dialect-postgres.js';
@@ -58,7 +60,7 @@ export class RowPreparer {
   readonly #given: readonly StorageAttribute[];
   /** position of the key in the values given to prepare(), or -1 */
   readonly #keyAt: number;
-  /** notNull attributes (not the key) and where prepare() finds them (-1: not given, so always null) */
+  /** the attributes a save requires a value for (model/save-rules.ts) and where prepare() finds them (-1: not given, so always null) */
   readonly #required: readonly (readonly [StorageAttribute, number])[];
   /** where the foreign keys given are among the values (in the order of relationsOf) */
   readonly #foreignKeyAt: readonly number[];
@@ -84,7 +86,7 @@ export class RowPreparer {
     this.#given = attrs;
     this.#memos = attrs.map((a) => new Memo(a, dialect, maxTextLength));
     this.#cells = new Array<Cell>(attrs.length).fill(NULL_CELL);
-    this.#required = model.storage.filter((a) => a.notNull && !a.identifying).map((a) => [a, attrs.indexOf(a)] as const);
+    this.#required = model.storage.filter(isRequired).map((a) => [a, attrs.indexOf(a)] as const);
     this.#foreignKeyAt = foreignKeysGiven(model, attrs).map((fk) => attrs.indexOf(fk));
     this.width = bulkRowWidth(attrs.filter((a) => a !== key)) - 2;
   }
@@ -106,25 +108,17 @@ export class RowPreparer {
     let key: unknown = null;
     if (this.#keyAt >= 0) {
       const raw = given[this.#keyAt];
-      if (raw !== null && raw !== undefined) {
-        const v = coerceValue(keyAttr, raw, this.#maxTextLength);
-        key = keyFromInput(keyAttr, v);
-        if (key === undefined) throw new DatasetError('INVALID_KEY', `${JSON.stringify(raw)} is not a valid ${keyAttr.type} key for ${dc.name}`);
-      }
+      // (the key converted and checked as a save assigns it, then given one as a save gives it)
+      if (raw !== null && raw !== undefined) key = givenKey(keyAttr, coerceValue(keyAttr, raw, this.#maxTextLength));
     }
-    if (key === null) {
-      if (keyAttr.autogenerate) key = newUuid();
-      else if (!keyAttr.autoincrement) throw new DatasetError('INVALID_VALUE', `a new ${dc.name} needs a value for its key '${keyAttr.name}'`);
-    }
+    if (key === null) key = keyOfNewEntity(keyAttr) ?? null;
     const cells = this.#cells;
     for (let i = 0; i < given.length; i++) {
       if (i === this.#keyAt) continue;
       const raw = given[i];
       cells[i] = raw === undefined || raw === null ? NULL_CELL : typeof raw === 'string' ? this.#memos[i].cell(raw) : cellOf(this.#given[i], dialect, raw, this.#maxTextLength);
     }
-    for (const [attr, at] of this.#required) {
-      if (at < 0 || cells[at].value === null) throw new DatasetError('VALUE_REQUIRED', `${dc.name}.${attr.name} cannot be null (it is notNull in the model)`, [], { attributeName: attr.name });
-    }
+    for (const [attr, at] of this.#required) requireValue(attr, at < 0 ? null : cells[at].value);
     // (nothing can throw past here: the row goes in whole)
     const values = rows.values;
     for (let i = 0; i < given.length; i++) {
