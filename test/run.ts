@@ -4,7 +4,7 @@
 // one started here on a free port and stopped at the end (support/postgres-server.ts). The test
 // files are the *.test.ts of test/'s folders, one folder a layer (core/, http/, cli/, explorer/,
 // faults/, bench/, docs/; support/ holds what they share). Arguments are test files, to run only
-// those (`npm run test:unit -- test/http/http-read.test.ts`); --sqlite or --postgres runs one
+// those (`npm run test:unit -- test/http/http-read-entities.test.ts`); --sqlite or --postgres runs one
 // half; --jobs=N runs N files at once (default: the machine's processors, at least 2).
 //
 // Each (file, engine) pair is a job: one `node --test`-style process of its own, as node --test
@@ -16,6 +16,12 @@
 // block when it ends, never interleaved with another's. A file still running after
 // DATASET_REST_TEST_FILE_TIMEOUT seconds (default 600; the slowest takes about a minute) is killed
 // and counted failed, its output so far printed: a hang costs ten minutes, not the whole CI run.
+//
+// Two tiers. `npm test` (CI's: .ci/run) is the whole suite: typecheck, lint, then every file on
+// both engines. `npm run test:quick` (--quick) is the inner loop, a few minutes: SQLite only, and
+// neither the files of faults/ (crashes, outages, attack, soak, fuzzing, time limits) and
+// explorer/ (Chromium) nor a file that says "test:quick leaves this file out" in a comment
+// (packing the package…); no typecheck or lint (the editor's and `npm run typecheck`'s job).
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +41,9 @@ const USES_ENGINE = /\b(openDemo|testDatabase|testStorage)\(/;
 const USES_SERVER = /\b(testPostgres|freshDatabase)\(/;
 /** a file that must have the machine to itself */
 const ALONE = /test\/run\.ts runs this file alone/;
+/** the folders, and the marker of a file elsewhere, that the quick tier leaves out */
+const NOT_QUICK_FOLDERS = ['test/faults/', 'test/explorer/'];
+const NOT_QUICK = /test:quick leaves this file out/;
 
 type Engine = 'sqlite' | 'postgres';
 
@@ -54,13 +63,16 @@ interface Done {
 }
 
 const args = process.argv.slice(2);
-const halves: Engine[] = args.includes('--sqlite') ? ['sqlite'] : args.includes('--postgres') ? ['postgres'] : ['sqlite', 'postgres'];
+const quick = args.includes('--quick');
+const halves: Engine[] = args.includes('--sqlite') || quick ? ['sqlite'] : args.includes('--postgres') ? ['postgres'] : ['sqlite', 'postgres'];
 const jobsArg = args.find((a) => a.startsWith('--jobs='))?.slice('--jobs='.length) ?? process.env.DATASET_REST_TEST_JOBS;
 const slots = jobsArg ? Math.max(1, Number.parseInt(jobsArg, 10) || 1) : Math.max(2, availableParallelism());
 const fileTimeoutMs = 1000 * (Number(process.env.DATASET_REST_TEST_FILE_TIMEOUT) || 600);
 const named = args.filter((a) => !a.startsWith('--'));
-const files = named.length > 0 ? named : readdirSync(HERE, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
-const sources = new Map(files.map((f) => [f, readFileSync(f, 'utf8')]));
+const found = named.length > 0 ? named : readdirSync(HERE, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
+const sources = new Map(found.map((f) => [f, readFileSync(f, 'utf8')]));
+const inQuickTier = (file: string) => !NOT_QUICK_FOLDERS.some((folder) => file.startsWith(folder)) && !NOT_QUICK.test(sources.get(file) ?? '');
+const files = quick && named.length === 0 ? found.filter(inQuickTier) : found;
 
 const key = (file: string, engine: Engine) => `${engine} ${file}`;
 const lastTimes = readTimes();

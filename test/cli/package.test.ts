@@ -20,6 +20,8 @@
 // DATASET_REST_PACKAGE_TEST_COMPILE=1 leaves it to compile from source as a plain install would.
 // Times and the tarball's size are printed as `# package:` lines.
 //
+// test:quick leaves this file out (a pack, a build and an install: minutes, and the registry).
+//
 // SQLite only: every datastore here is a file in a temporary folder.
 
 import assert from 'node:assert/strict';
