@@ -1,5 +1,6 @@
 // `npm run test:unit`: every test file on SQLite, and the files that open a datastore (those
-// calling openDemo, testDatabase or testStorage from support/helpers.ts) again on PostgreSQL,
+// calling openDemo, testDatabase or testStorage from support/helpers.ts, themselves or in a module
+// of their folder they import) again on PostgreSQL,
 // against one real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded
 // one started here on a free port and stopped at the end (support/postgres-server.ts). The test
 // files are the *.test.ts of test/'s folders, one folder a layer (core/, http/, cli/, explorer/,
@@ -27,7 +28,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { startEmbeddedPostgres, TEST_PG_ENV, TEST_RUN_ENV, type TestPostgres } from './support/postgres-server.js';
@@ -70,7 +71,13 @@ const slots = jobsArg ? Math.max(1, Number.parseInt(jobsArg, 10) || 1) : Math.ma
 const fileTimeoutMs = 1000 * (Number(process.env.DATASET_REST_TEST_FILE_TIMEOUT) || 600);
 const named = args.filter((a) => !a.startsWith('--'));
 const found = named.length > 0 ? named : readdirSync(HERE, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.test.ts')).sort().map((f) => join('test', f));
-const sources = new Map(found.map((f) => [f, readFileSync(f, 'utf8')]));
+/** a file's source, with that of the modules of its own folder it imports (what a split file's tests share) */
+const withLocalImports = (file: string): string => {
+  const source = readFileSync(file, 'utf8');
+  const local = [...source.matchAll(/from '\.\/([\w-]+)\.js'/g)].map((m) => join(dirname(file), `${m[1]}.ts`));
+  return [source, ...local.map((f) => readFileSync(f, 'utf8'))].join('\n');
+};
+const sources = new Map(found.map((f) => [f, withLocalImports(f)]));
 const inQuickTier = (file: string) => !NOT_QUICK_FOLDERS.some((folder) => file.startsWith(folder)) && !NOT_QUICK.test(sources.get(file) ?? '');
 const files = quick && named.length === 0 ? found.filter(inQuickTier) : found;
 
