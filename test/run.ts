@@ -1,12 +1,15 @@
 // `npm run test:unit`: every test file on SQLite, and the files that open a datastore (those
 // calling openDemo, testDatabase or testStorage from support/helpers.ts, themselves or in a module
-// of their folder they import) again on PostgreSQL,
-// against one real server for the whole run: DATASET_REST_TEST_PG when it is set, else an embedded
-// one started here on a free port and stopped at the end (support/postgres-server.ts). The test
-// files are the *.test.ts of test/'s folders, one folder a layer (core/, http/, cli/, explorer/,
-// faults/, bench/, docs/; support/ holds what they share). Arguments are test files, to run only
-// those (`npm run test:unit -- test/http/http-read-entities.test.ts`); --sqlite or --postgres runs one
-// half; --jobs=N runs N files at once (default: the machine's processors, at least 2).
+// of their own folder they import) again on PostgreSQL, against one real server for the whole
+// run: DATASET_REST_TEST_PG when it is set, else an embedded one started here on a free port and
+// stopped at the end (support/postgres-server.ts). The test files are the *.test.ts of test/'s
+// folders, one a layer: core/ (datastore, model, query, SQL, storage), http/ (REST in process and
+// over sockets), cli/ (the commands, settings, the package), explorer/ (Chromium), faults/
+// (crashes, outages, attack, soak, fuzzing, time limits), bench/ and docs/; support/ holds what
+// they share, and a file's -shared.ts what the files split from one big file share. Arguments are
+// test files, to run only those (`npm run test:unit -- test/http/http-read-entities.test.ts`);
+// --sqlite or --postgres runs one half; --jobs=N runs N files at once (default: the machine's
+// processors, at least 2).
 //
 // Each (file, engine) pair is a job: one `node --test`-style process of its own, as node --test
 // would make, so files never share a process. The jobs of both halves share one queue, the
