@@ -61,7 +61,7 @@ const PARTS = {
       // (access reads a session's grants: sessions/session.ts and the modules it imports import no other part)
       access: { imports: ['selections', 'sessions'] },
       sessions: { imports: ['access'] },
-      writes: { imports: ['access', 'entities', 'sessions'] },
+      writes: { imports: ['access', 'entities', 'reads', 'sessions'] },
       entities: { imports: ['access', 'reads', 'sessions', 'writes'], types: ['selections'] },
       selections: { imports: ['access', 'writes'], types: ['entities', 'sets'] },
       sets: { imports: ['selections', 'writes'], types: ['access', 'entities'] },

@@ -16,7 +16,7 @@ export { AnswerBudget, countRows, measured, sizeText, takeReadWhereIn, valueChar
 export { keyChunks, type RowChunks, selectionChunks } from './reads/export-read.js';
 export { countRelated, existingKeys, type FetchedEntity, type FetchedSelection, fetchRelated, InlineBudget } from './reads/fetch.js';
 export { countPage, measurePage, readPageRows } from './reads/page-read.js';
-export { leadsTo, type ProjectedAttribute, type Projection, resolveProjection } from './reads/projection.js';
+export { hasInlineSelection, leadsTo, type ProjectedAttribute, type Projection, resolveProjection } from './reads/projection.js';
 export { aggregates, distinct } from './selections/compute.js';
 export { accessOf, classOf, countWhere, EntitySelection, membersOf, queryWith, sourceOf, withAccess, withOrder } from './selections/selection.js';
 export { isoSeconds } from './sessions/expiry.js';
@@ -26,4 +26,5 @@ export { EntityLockedError, lockEntity, unlockEntity } from './sessions/locks.js
 export type { KeyList, SetReader, StoredSet } from './sets/entity-set-store.js';
 export { combine, intersects, setNotFound, type SetOperator, type SetOwner } from './sets/entity-sets.js';
 export { knownTargets, relationsOf } from './writes/rules.js';
+export { type BatchEntity, type BatchRequest, type PreparedSave, saveBatch, type SavedBatch } from './writes/save-batch.js';
 export { entityNotFound, type WriteBatch } from './writes/writes.js';

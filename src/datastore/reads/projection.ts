@@ -155,3 +155,8 @@ function project(attr: AttributeModel, sub: Want | undefined, expand: Want | und
   if (attr.kind === 'alias') return attr.toMany ? { kind: 'list', attr } : { kind: 'value', attr };
   return { kind: 'value', attr: attr as StorageAttribute | CalculatedAttribute };
 }
+
+/** The projection sends a related selection (whose envelope carries the global stamp) somewhere. */
+export function hasInlineSelection(p: Projection): boolean {
+  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
+}

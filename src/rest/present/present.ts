@@ -5,7 +5,7 @@
 // answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
 // let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
 
-import { accessOf, AnswerBudget, classOf, countPage, countRelated, countRows, countWhere, type DataClassCore, type Entity, entityClassOf, type EntitySelection, type FetchedEntity, fetchRelated, InlineBudget, type KeyList, measured, measurePage, type Projection, readGlobalStamp, readPageRows, resolveProjection, sourceOf, takeReadWhereIn, valueChars } from '../../datastore/index.js';
+import { accessOf, AnswerBudget, classOf, countPage, countRelated, countRows, countWhere, type DataClassCore, type Entity, entityClassOf, type EntitySelection, type FetchedEntity, fetchRelated, hasInlineSelection, InlineBudget, type KeyList, measured, measurePage, type Projection, readGlobalStamp, readPageRows, resolveProjection, sourceOf, takeReadWhereIn, valueChars } from '../../datastore/index.js';
 import { KEYS_PER_QUERY } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
 import { DatasetError } from '../../errors/dataset-error.js';
@@ -53,11 +53,6 @@ async function fetchEntity(scope: Scope, entity: Entity, shape: Shape, budget: I
   const globalStamp = hasInlineSelection(p) ? await readGlobalStamp(scope.access) : 0;
   if (shape.asArray) await countRelated([fetched], p, scope.access);
   return { fetched, projection: p, ctx: { globalStamp } };
-}
-
-/** The projection sends a related selection (whose envelope carries the global stamp) somewhere. */
-export function hasInlineSelection(p: Projection): boolean {
-  return p.attributes.some((a) => a.kind === 'entities' || (a.kind === 'entity' && hasInlineSelection(a.sub)));
 }
 
 /** What a page of a selection reads: its $queryplan and $querypath too. */
