@@ -5,6 +5,7 @@
 
 export { type Access, readingThrough, withBudget, withoutBudget } from './access/access.js';
 export { runAsCaller } from './access/caller.js';
+export { inSnapshot } from './access/snapshot.js';
 export { bothVisible, readableBy, refusal, requireDataClass } from './access/guard.js';
 export { DataClass } from './dataclass.js';
 export { type DataClassCore, PLAIN } from './dataclass-core.js';
@@ -16,6 +17,7 @@ export { AnswerBudget, countRows, measured, sizeText, takeReadWhereIn, valueChar
 export { keyChunks, type RowChunks, selectionChunks } from './reads/export-read.js';
 export { countRelated, existingKeys, type FetchedEntity, type FetchedSelection, fetchRelated, InlineBudget } from './reads/fetch.js';
 export { countPage, measurePage, readPageRows } from './reads/page-read.js';
+export { type Page, type PagePlanParts, type PageRequest, pageReadsMore, readPage, readPageOf } from './reads/read-page.js';
 export { hasInlineSelection, leadsTo, type ProjectedAttribute, type Projection, resolveProjection } from './reads/projection.js';
 export { aggregates, distinct } from './selections/compute.js';
 export { accessOf, classOf, countWhere, EntitySelection, membersOf, queryWith, sourceOf, withAccess, withOrder } from './selections/selection.js';

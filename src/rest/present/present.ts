@@ -5,19 +5,18 @@
 // answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
 // let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
 
-import { accessOf, AnswerBudget, classOf, countPage, countRelated, countRows, countWhere, type DataClassCore, type Entity, entityClassOf, type EntitySelection, type FetchedEntity, fetchRelated, hasInlineSelection, InlineBudget, type KeyList, measured, measurePage, type Projection, readGlobalStamp, readPageRows, resolveProjection, sourceOf, takeReadWhereIn, valueChars } from '../../datastore/index.js';
+import { AnswerBudget, countRelated, countRows, type DataClassCore, type Entity, entityClassOf, type FetchedEntity, fetchRelated, hasInlineSelection, InlineBudget, type KeyList, measured, type Page, type PageRequest, type Projection, readGlobalStamp, resolveProjection, takeReadWhereIn, valueChars } from '../../datastore/index.js';
 import { KEYS_PER_QUERY } from '../../config/limits.js';
 import { WIRE } from '../../config/wire.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../../model/types.js';
-import { queryPath, queryPlan } from '../../query/describe.js';
 import type { Paging, Shape } from '../plan/action.js';
 import type { AnswerHold } from '../scope/answer-flight.js';
 import { listPieces } from './answer-stream.js';
 import { REST_PREFIX } from '../request/constants.js';
 import type { Scope } from '../scope/scope.js';
 import { lookerFetch, serializeLooker } from './looker.js';
-import { rowWriterFor } from './row-writer.js';
+import { rowWriterFor, type RowWriter } from './row-writer.js';
 import { holding, json, jsonPieces, tagged, type RestResponse } from './response.js';
 import { collectionTag, viewTag } from '../request/etag.js';
 import { asArrayEntity, collectionHead, collectionTail, entityPieces, serializeAsArray, serializeEntity, type SerializeContext } from './serialize.js';
@@ -62,17 +61,6 @@ export interface PagePlan {
 }
 
 /**
- * Whether the page answer of a selection of `dc` reads more than the one statement of its page
- * (relations inline in entities, $asArray's counts, a query path's counts): it is then read in
- * a snapshot, so that all it reads is of one state of the data.
- */
-export function pageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, plan?: PagePlan): boolean {
-  if (plan?.querypath || shape.asArray || shape.format === 'looker') return true;
-  const projection = projectionFor(dc.model, shape, scope);
-  return !rowWriterFor(projection, dc, scope.access.reader.dialect) && projection.related;
-}
-
-/**
  * Whether a page of `n` members of a set of `dc` reads more than one statement (no row writer for
  * its projection: entities and what they inline; or more members than one statement's key list):
  * it is then read in a snapshot, as a selection's page is.
@@ -82,63 +70,57 @@ export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, 
   return !rowWriterFor(projectionFor(dc.model, shape, scope), dc, scope.access.reader.dialect);
 }
 
-/** A page of a selection in the collection envelope (or a bare array with $asArray, or Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked. */
-export async function pageAnswer(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, plan?: PagePlan, tag = false): Promise<RestResponse> {
+/** What the core is asked for a page of a selection of `dc` (readPage), and the row writer that writes it when its rows are enough. */
+export function pageRequest(scope: Scope, dc: DataClassCore, paging: Paging, shape: Shape, plan?: PagePlan): { request: PageRequest; writer?: RowWriter } {
+  const projection = projectionFor(dc.model, shape, scope);
+  const looker = shape.format === 'looker';
+  // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
+  const writer = shape.asArray || looker ? undefined : rowWriterFor(projection, dc, scope.access.reader.dialect);
+  // ($asArray and Looker Studio's table carry no __queryPlan / __queryPath)
+  const parts = shape.asArray || looker ? undefined : plan;
+  const request: PageRequest = {
+    skip: paging.skip, top: paging.top ?? pageSize(dc.model), projection, rowColumns: writer?.columns,
+    fetch: looker ? lookerFetch(projection) : undefined, countRelated: shape.asArray,
+    queryplan: parts?.queryplan, querypath: parts?.querypath, session: scope.session,
+  };
+  return { request, writer };
+}
+
+/**
+ * A page of a selection of `dc` in the collection envelope (or a bare array with $asArray, or
+ * Looker Studio's table with $format=looker), with __queryPlan / __queryPath when asked: the page
+ * as `read` has the core read it (readPage, readPageOf), within the answer's budgets. (`read`
+ * asks for the page's request when it needs it: an error of its attributes comes after those
+ * of a source read first.)
+ */
+export async function pageAnswer(scope: Scope, dc: DataClassCore, paging: Paging, shape: Shape, plan: PagePlan | undefined, read: (request: () => PageRequest, budget: InlineBudget) => Promise<Page>, tag = false): Promise<RestResponse> {
+  let made: { request: PageRequest; writer?: RowWriter } | undefined;
+  const request = () => (made ??= pageRequest(scope, dc, paging, shape, plan)).request;
   let globalStamp = 0;
   const response = await answering(scope, async (budget, hold) => {
-    const answer = await untaggedPage(scope, selection, paging, shape, budget, hold, plan);
-    globalStamp = answer.globalStamp;
-    return answer.response;
+    const page = await read(request, budget);
+    globalStamp = page.globalStamp;
+    return pageResponse(dc.model, page, request().projection, paging, shape, made?.writer, hold);
   }, true);
-  return tag ? tagged(response, collectionTag(globalStamp, viewTag(scope, projectionFor(classOf(selection).model, shape, scope)))) : response;
+  return tag ? tagged(response, collectionTag(globalStamp, viewTag(scope, request().projection))) : response;
 }
 
-async function untaggedPage(scope: Scope, selection: EntitySelection, paging: Paging, shape: Shape, budget: InlineBudget, hold: AnswerHold, plan?: PagePlan): Promise<{ response: RestResponse; globalStamp: number }> {
-  const dc = classOf(selection);
-  const model = dc.model;
-  const projection = projectionFor(model, shape, scope);
-  const access = accessOf(selection);
-  const top = paging.top ?? pageSize(model);
-  // the plain envelope of a projection the rows are enough for: written as text from them, no entities made
-  const writer = shape.asArray || shape.format === 'looker' ? undefined : rowWriterFor(projection, dc, access.reader.dialect);
-  // (a page that could be big is measured before it is read, else counted as it is: answer-size.ts)
-  const measuredFirst = await measurePage(selection, paging.skip, top, writer ? writer.columns : dc.columns, budget.bytes);
-  if (writer) {
-    const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, writer.columns);
-    if (!measuredFirst) countPage(selection, rows, budget.bytes);
-    let tail = '';
-    for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
-    const pieces = listPieces(collectionHead(model, count, paging.skip, { globalStamp }), rows as (readonly unknown[] | undefined)[], (row) => writer.write(row), collectionTail(rows.length, tail));
-    return { response: jsonPieces(pieces, hold), globalStamp };
-  }
-  const { rows, count, globalStamp } = await readPageRows(selection, paging.skip, top, dc.columns);
-  if (!measuredFirst) countPage(selection, rows, budget.bytes);
-  const entities = rows.map((row) => dc.entityFromValues(row, access));
-  if (shape.format === 'looker') return { response: json(serializeLooker(count, paging.skip, await fetchRelated(scope.core, entities, lookerFetch(projection), access, budget), projection)), globalStamp };
-  const fetched = await fetchRelated(scope.core, entities, projection, access, budget);
-  const ctx = { globalStamp };
-  if (shape.asArray) {
-    await countRelated(fetched, projection, access);
-    return { response: jsonPieces(listPieces('[', fetched, (f) => JSON.stringify(asArrayEntity(f, projection, ctx)), ']'), hold), globalStamp };
-  }
+/** A page the core read, as its answer. */
+function pageResponse(model: DataClassModel, page: Page, projection: Projection, paging: Paging, shape: Shape, writer: RowWriter | undefined, hold: AnswerHold): RestResponse {
+  const { count, globalStamp } = page;
   let tail = '';
-  for (const [name, value] of await planParts(scope, selection, plan)) tail += `,${JSON.stringify(name)}:${JSON.stringify(value)}`;
-  const pieces = listPieces(collectionHead(model, count, paging.skip, ctx), fetched, (f) => entityPieces(f, projection, ctx), collectionTail(fetched.length, tail));
-  return { response: jsonPieces(pieces, hold), globalStamp };
-}
-
-/** __queryPlan and __queryPath, when asked and the selection has a condition (the path is recorded for GET /rest/$querypath). */
-async function planParts(scope: Scope, selection: EntitySelection, plan: PagePlan | undefined): Promise<[string, unknown][]> {
-  const where = sourceOf(selection).where;
-  if (!where || !plan || (!plan.queryplan && !plan.querypath)) return [];
-  const parts: [string, unknown][] = [];
-  if (plan.queryplan) parts.push([WIRE.QUERY_PLAN, queryPlan(where)]);
-  if (plan.querypath) {
-    const path = await queryPath(where, (w) => countWhere(selection, w));
-    await scope.core.queryPaths.record(scope.session, path);
-    parts.push([WIRE.QUERY_PATH, path]);
+  if (page.plan.queryPlan !== undefined) tail += `,${JSON.stringify(WIRE.QUERY_PLAN)}:${JSON.stringify(page.plan.queryPlan)}`;
+  if (page.plan.queryPath !== undefined) tail += `,${JSON.stringify(WIRE.QUERY_PATH)}:${JSON.stringify(page.plan.queryPath)}`;
+  if ('rows' in page) {
+    const rowWriter = writer as RowWriter;
+    const rows = page.rows as (readonly unknown[] | undefined)[];
+    return jsonPieces(listPieces(collectionHead(model, count, paging.skip, { globalStamp }), rows, (row) => rowWriter.write(row), collectionTail(rows.length, tail)), hold);
   }
-  return parts;
+  const fetched = page.entities;
+  if (shape.format === 'looker') return json(serializeLooker(count, paging.skip, fetched, projection));
+  const ctx = { globalStamp };
+  if (shape.asArray) return jsonPieces(listPieces('[', fetched, (f) => JSON.stringify(asArrayEntity(f, projection, ctx)), ']'), hold);
+  return jsonPieces(listPieces(collectionHead(model, count, paging.skip, ctx), fetched, (f) => entityPieces(f, projection, ctx), collectionTail(fetched.length, tail)), hold);
 }
 
 /** A set's members for a page: all of them, or (`from`, `size`) those from `from` on of a set of `size`. */

@@ -3,7 +3,7 @@
 // grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
 // request and handed down; handlers reach for nothing global.
 
-import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, readableBy, readingThrough, type Session, sessionInternals, type SetOwner, type SetReader, type UploadQuota } from '../../datastore/index.js';
+import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, inSnapshot as coreSnapshot, readableBy, type Session, sessionInternals, type SetOwner, type SetReader, type UploadQuota } from '../../datastore/index.js';
 import { ADMIN_PRIVILEGE, PENDING_UPLOADS_TOTAL } from '../../config/limits.js';
 import type { ServerSettings } from '../../config/settings.js';
 import { ConversionQueue } from './conversions.js';
@@ -144,24 +144,12 @@ export function cookieName(project: string): string {
 /**
  * Runs `fn` with the scope's reads in one snapshot: a page's count, entities, global stamp and
  * what it inlines all see one state of the data, whatever commits meanwhile (PostgreSQL will run
- * them in one REPEATABLE READ transaction). For requests that read more than once.
+ * them in one REPEATABLE READ transaction). For requests that read more than once. (The core's
+ * inSnapshot, datastore/access/snapshot.ts, with the scope carrying its access.)
  */
-export async function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
-  // Already reading one: the same. A second would be a second connection of the pool held by one
-  // request — N requests holding N snapshots, each waiting for another, until their time ran out.
-  if (snapshotAccesses.has(scope.access)) return fn(scope);
-  const snapshot = await scope.core.snapshot();
-  try {
-    const access = readingThrough(scope.access, snapshot);
-    snapshotAccesses.add(access);
-    return await fn({ ...scope, access });
-  } finally {
-    await snapshot.release();
-  }
+export function inSnapshot<T>(scope: Scope, fn: (scope: Scope) => Promise<T>): Promise<T> {
+  return coreSnapshot(scope.core, scope.access, (access) => fn(access === scope.access ? scope : { ...scope, access }));
 }
-
-/** The accesses that read through a snapshot inSnapshot() took. */
-const snapshotAccesses = new WeakSet<Access>();
 
 /**
  * A scope that sees less: the dataclasses both see, and of their attributes those `visible` lets

@@ -5,7 +5,7 @@
 
 import { DEFAULT_SET_TIMEOUT_S } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { AnswerBudget, checkTouched, classOf, Entity, EntitySelection, sessionInternals, staleStamp, withAccess } from '../../../datastore/index.js';
+import { AnswerBudget, checkTouched, classOf, Entity, EntitySelection, readPage, sessionInternals, staleStamp, withAccess } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import { invoke } from '../../../functions/call.js';
 import type { CallRequest } from '../../../functions/context.js';
@@ -138,7 +138,7 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
   if (result instanceof EntitySelection) {
     const selection = withAccess(result, scope.access);
     if (how.selectionRefuses) throw selectionRefusal(how.selectionRefuses, classOf(selection).name);
-    if (!how.store) return pageAnswer(scope, selection, how.paging, how.shape, how.plan);
+    if (!how.store) return pageAnswer(scope, classOf(selection), how.paging, how.shape, how.plan, (request, budget) => readPage(scope.core, selection, request(), budget));
     const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
     return setPageAnswer(scope, classOf(selection).model, set, how.paging, how.shape, true);
   }

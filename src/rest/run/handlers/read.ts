@@ -4,23 +4,22 @@
 import type { Action } from '../../plan/action.js';
 import { findEntity, findValues, follow, narrow, selectionOf } from '../collections.js';
 import { rowWriterFor, type RowWriter } from '../../present/row-writer.js';
-import { entityResponse, pageAnswer, pageReadsMore, projectionFor } from '../../present/present.js';
+import { entityResponse, pageAnswer, projectionFor } from '../../present/present.js';
 import { jsonText, tagged, type RestResponse } from '../../present/response.js';
 import { entityTag, reachesPastRow, viewTag } from '../../request/etag.js';
-import { type DataClassCore, type Entity, type EntitySelection, type Projection, readGlobalStamp } from '../../../datastore/index.js';
+import { type Access, type DataClassCore, type Entity, type EntitySelection, type Projection, readGlobalStamp, readPageOf } from '../../../datastore/index.js';
 import type { ColumnSpec } from '../../../query/plan.js';
 import { inSnapshot, type Scope } from '../../scope/scope.js';
 
-/** A page of a collection: in one statement when its projection is written from rows (see present.ts), else in a snapshot. */
+/** A page of a collection: in one statement when its projection is written from rows (see present.ts), else in a snapshot (the core's readPageOf). */
 export function readCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
   // a relation followed or a stored set is read first: the page must see the same state
-  if (action.source.kind !== 'all' || pageReadsMore(scope, action.dc, action.shape, action.plan)) return inSnapshot(scope, (s) => collectionAnswer(s, action));
-  return collectionAnswer(scope, action);
-}
-
-async function collectionAnswer(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
-  const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
-  return pageAnswer(scope, selection, action.paging, action.shape, action.plan, true);
+  const sourceReads = action.source.kind !== 'all';
+  const select = async (access: Access) => {
+    const s = access === scope.access ? scope : { ...scope, access };
+    return narrow(s, (await selectionOf(s, action.dc, action.source)) as EntitySelection, action.narrowing);
+  };
+  return pageAnswer(scope, action.dc, action.paging, action.shape, action.plan, (request, budget) => readPageOf(scope.core, scope.access, select, request, budget, sourceReads), true);
 }
 
 /** One entity: read alone (the hottest path), or in one snapshot with what its projection inlines. */
