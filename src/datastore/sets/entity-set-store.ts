@@ -8,9 +8,10 @@
 import { DEFAULT_MAX_SET_MEMORY, SET_RECORD_BYTES, SET_SWEEP_MS } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { ExpiryQueue } from '../../util/expiry-queue.js';
-import { pack, packedBytes, packedLength, unpack, type PackedKeys } from './packed-keys.js';
+import { pack, packedBytes, packedLength, unpack, type KeyList, type PackedKeys } from './packed-keys.js';
 
-export type KeyList = Float64Array | readonly string[];
+// (the members of a set in memory: defined with their packed form, which packs and unpacks them)
+export type { KeyList };
 
 export interface StoredSet {
   /** 32 uppercase hexadecimal digits */

@@ -4,7 +4,9 @@
 // with the end of each key (its bytes + 4). A JavaScript string array costs 50 bytes or more a
 // member; these are ArrayBuffers, counted by their byteLength: what a store accounts is what it holds.
 
-import type { KeyList } from './entity-set-store.js';
+
+/** A set's members in memory: numbers (integer or not) as a Float64Array, other keys as strings. */
+export type KeyList = Float64Array | readonly string[];
 
 export type PackedKeys =
   | { readonly kind: 'int32'; readonly data: Int32Array }
