@@ -65,7 +65,7 @@ const PARTS = {
       entities: { imports: ['access', 'reads', 'sessions', 'writes'], types: ['selections'] },
       selections: { imports: ['access', 'writes'], types: ['entities', 'sets'] },
       sets: { imports: ['selections', 'writes'], types: ['access', 'entities'] },
-      reads: { imports: ['access', 'entities', 'selections'], types: ['sets'] },
+      reads: { imports: ['access', 'entities', 'selections'], types: ['sessions', 'sets'] },
     },
   },
 };

@@ -10,7 +10,7 @@ import { queryPath, queryPlan } from '../../query/describe.js';
 import type { Access } from '../access/access.js';
 import { inSnapshot } from '../access/snapshot.js';
 import type { Core } from '../datastore.js';
-import type { Session } from '../sessions.js';
+import type { Session } from '../sessions/session.js';
 import { accessOf, classOf, countWhere, sourceOf, type EntitySelection } from '../selections/selection.js';
 import { countRelated, fetchRelated, type FetchedEntity, type InlineBudget } from './fetch.js';
 import { countPage, measurePage, readPageRows } from './page-read.js';
