@@ -98,6 +98,32 @@ function layerRules() {
   }));
 }
 
+/**
+ * Engine knowledge lives in the dialects (src/sql/dialect*.ts) and the drivers (src/storage/
+ * sqlite*.ts, postgres.ts, and open.ts, which picks one for `--db`): everywhere else in src/, code
+ * is given the storage's dialect and asks it (a capability, a hook: Dialect's groups), so that an
+ * engine is added or changed in its own files. Refused elsewhere: reading a dialect's name,
+ * comparing a name with an engine's, importing an engine's package, dialect or driver.
+ */
+const ENGINE_FILES = ['src/sql/dialect*.ts', 'src/storage/sqlite.ts', 'src/storage/sqlite-space.ts', 'src/storage/postgres.ts', 'src/storage/open.ts'];
+const ENGINE_MESSAGE = 'engine knowledge belongs in the dialects and drivers (eslint.config.js, ENGINE_FILES): ask the storage\'s dialect (a member of Dialect\'s groups; add one)';
+const engineRules = {
+  files: ['src/**/*.ts'],
+  ignores: ENGINE_FILES,
+  rules: {
+    'no-restricted-imports': ['error', {
+      paths: ['better-sqlite3', 'pg'].map((name) => ({ name, message: ENGINE_MESSAGE })),
+      patterns: [{ regex: '(^|/)(dialect-sqlite|dialect-postgres|sqlite|sqlite-space|postgres)\\.js$', message: ENGINE_MESSAGE }],
+    }],
+    'no-restricted-syntax': ['error',
+      { selector: "MemberExpression[property.name='name'][object.name='dialect']", message: ENGINE_MESSAGE },
+      { selector: "MemberExpression[property.name='name'][object.property.name=/^(dialect|d)$/]", message: ENGINE_MESSAGE },
+      { selector: "BinaryExpression[operator=/^[!=]==?$/]:has(> MemberExpression[property.name='name']):has(> Literal[value=/^(sqlite|postgres)$/])", message: ENGINE_MESSAGE },
+      { selector: "SwitchStatement[discriminant.property.name='name'][discriminant.object.name=/^(d|dialect)$/]", message: ENGINE_MESSAGE },
+    ],
+  },
+};
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'tmp/', 'demo/data/', '.scratch/', 'dist/'] },
   js.configs.recommended,
@@ -110,6 +136,7 @@ export default tseslint.config(
     },
   },
   ...layerRules(),
+  engineRules,
   {
     // Tests read parsed JSON answers; typing every answer would add noise, not safety.
     files: ['test/**/*.ts'],

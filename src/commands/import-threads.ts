@@ -6,6 +6,7 @@
 
 import { Worker } from 'node:worker_threads';
 import type { StorageType } from '../model/types.js';
+import type { DialectName } from '../sql/dialects.js';
 import { UsageError } from './common.js';
 import type { Batch, PreparedBatch } from './import-prepare.js';
 import type { ImportFormat } from './import-read.js';
@@ -26,7 +27,7 @@ export interface WorkerInput {
 
 /** What the worker is told once the project is open (the worker starts meanwhile). */
 export interface WorkerConfig {
-  readonly dialect: 'sqlite' | 'postgres';
+  readonly dialect: DialectName;
   readonly maxTextLength: number;
 }
 

@@ -7,8 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { RowPreparer } from '../datastore/writes/import-writes.js';
 import { loadModelFile } from '../model/load-model.js';
-import { postgresDialect } from '../sql/dialect-postgres.js';
-import { sqliteDialect } from '../sql/dialect-sqlite.js';
+import { dialectNamed } from '../sql/dialects.js';
 import { UsageError } from './common.js';
 import { BatchPreparer, beginRecords, RecordBatches } from './import-prepare.js';
 import { openInput, recordsOf } from './import-read.js';
@@ -46,7 +45,7 @@ async function run(): Promise<void> {
   // (the project is open by then: the command's thread waits for it before asking for the columns)
   while (!config) await new Promise<void>((resolve) => (wake = resolve));
   post({ type: 'columns', names: columns.map((c) => c.name), types: columns.map((c) => c.attr.type) });
-  const preparer = new BatchPreparer(model, columns, new RowPreparer(model, columns.map((c) => c.attr), config.dialect === 'postgres' ? postgresDialect : sqliteDialect, config.maxTextLength));
+  const preparer = new BatchPreparer(model, columns, new RowPreparer(model, columns.map((c) => c.attr), dialectNamed(config.dialect), config.maxTextLength));
   const batches = new RecordBatches(source, input.batchSize, first);
   for (;;) {
     while (credits <= 0) await new Promise<void>((resolve) => (wake = resolve));

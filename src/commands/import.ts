@@ -15,6 +15,7 @@ import type { DataClassCore } from '../datastore/dataclass-core.js';
 import { join } from 'node:path';
 import { BulkInserter, RowPreparer } from '../datastore/writes/import-writes.js';
 import type { DataClassModel } from '../model/types.js';
+import { nameOfDialect } from '../sql/dialects.js';
 import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, projectDir, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
 import { BatchPreparer, beginRecords, RecordBatches, type PreparedBatch, type Refusal } from './import-prepare.js';
 import { progressFor } from './import-progress.js';
@@ -93,7 +94,7 @@ async function importFile(ds: DatastoreWithClasses, dataClass: DataClass, file: 
   const bulk = !flags.events || !(dcCore.writesRunUserCode || dcCore.constructsOnRead);
   const started = performance.now();
   const size = inputSize(file);
-  const threaded = bulk && worker ? await worker.begin({ dialect: core.storage.dialect.name === 'postgres' ? 'postgres' : 'sqlite', maxTextLength: core.maxTextLength }) : undefined;
+  const threaded = bulk && worker ? await worker.begin({ dialect: nameOfDialect(core.storage.dialect), maxTextLength: core.maxTextLength }) : undefined;
   if (bulk && worker && !threaded) say(`import: no worker thread (${worker.notStarted ?? 'it did not start'}): the file is read in this thread`);
   let columns: ImportColumn[];
   let batches: Batches;

@@ -41,17 +41,10 @@ export function compileBulkInsert(d: Dialect, dc: DataClassModel, attrs: readonl
 /**
  * After rows were inserted with keys of their own into an autoincrement key: the statement that
  * moves the engine's key counter past the largest key, so that the next entity it makes does not
- * collide with an imported one; null where the engine does so itself (SQLite's AUTOINCREMENT
- * counter follows the largest key inserted). A PostgreSQL identity only moves when it generates:
- * its counter is set to the largest key in the table, never moved back (a key given once by a
- * dropped entity is not given again). Asked of the dialect's name because the Dialect interface
- * has no member for it yet (see docs/decisions.md, "Import and export from the command line").
+ * collide with an imported one; null where there is no such key, or the engine's counter follows
+ * the keys inserted (Dialect.schema.keyCounterCatchUp).
  */
 export function compileKeyCounterCatchUp(d: Dialect, dc: DataClassModel): { sql: string; params: unknown[] } | null {
-  if (d.name !== 'postgres' || !dc.key.autoincrement) return null;
-  const sequence = 'pg_get_serial_sequence($1, $2)';
-  return {
-    sql: `SELECT setval(${sequence}, GREATEST((SELECT max(${d.sql.quote(dc.key.column)}) FROM ${d.sql.quote(dc.table)}), nextval(${sequence}) - 1, 1))`,
-    params: [d.sql.quote(dc.table), dc.key.column],
-  };
+  if (!dc.key.autoincrement) return null;
+  return d.schema.keyCounterCatchUp(dc.table, dc.key.column);
 }

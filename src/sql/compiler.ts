@@ -648,8 +648,8 @@ class SizeBuilder extends Builder {
     const value = spec.kind === 'storage' ? this.col(table, spec.attr.column) : this.aliasValue(table, spec.attr);
     const name = this.d.sql.quote(prefix + spec.attr.name);
     this.measured.push(name);
-    // (the size of the stored text, not the text: SQLite's octet_length reads no overflow page, PostgreSQL's no TOASTed value)
-    return `COALESCE(octet_length(${this.d.name === 'postgres' ? `CAST(${value} AS text)` : value}), 0) AS ${name}`;
+    // (the size of the stored text, not the text)
+    return `COALESCE(${this.d.sql.storedBytes(value)}, 0) AS ${name}`;
   }
 }
 

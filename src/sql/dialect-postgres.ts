@@ -5,7 +5,7 @@
 
 import type { StorageAttribute, StorageType } from '../model/types.js';
 import { DatasetError } from '../errors/dataset-error.js';
-import { isoDate, type Dialect } from './dialect.js';
+import { isoDate, trimmed, type Conversion, type Dialect, type TypeOf } from './dialect.js';
 import { WRITE_RETRIES } from '../config/limits.js';
 import { PG_FOLD_FUNCTION, postgresFoldFunction } from './fold-postgres.js';
 import { likeRegex } from './like-regex.js';
@@ -45,6 +45,8 @@ export const postgresDialect: Dialect = {
     bindBoolean: (value) => (value ? 1 : 0),
     // PostgreSQL puts nulls last going up; SQLite, and so the service, first
     nullsOrder: (descending) => (descending ? ' NULLS LAST' : ' NULLS FIRST'),
+    // (as text: PostgreSQL's octet_length of a json value is its text's, and reads no TOASTed value)
+    storedBytes: (expr) => `octet_length(CAST(${expr} AS text))`,
   },
   json: {
     number: (column, path) => `(CASE WHEN json_typeof(${column} #> ${path}::text[]) = 'number' THEN (${column} #>> ${path}::text[])::double precision END)`,
@@ -125,6 +127,18 @@ export const postgresDialect: Dialect = {
       read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
     }),
     tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
+    // An identity only moves when it generates: its counter is set to the largest key in the
+    // table, never moved back (a key given once by a dropped entity is not given again).
+    keyCounterCatchUp(table, column) {
+      const sequence = 'pg_get_serial_sequence($1, $2)';
+      return {
+        sql: `SELECT setval(${sequence}, GREATEST((SELECT max(${quote(column)}) FROM ${quote(table)}), nextval(${sequence}) - 1, 1))`,
+        params: [quote(table), column],
+      };
+    },
+    convertColumn,
+    // (the storage's sessions run in UTC: the day starts at midnight UTC)
+    notMidnight: (c) => `(${c} <> date_trunc('day', ${c}))`,
   },
   concurrency: {
     // statement_timeout, set on every connection of a server's pool (storage/postgres.ts)
@@ -143,3 +157,22 @@ export const postgresDialect: Dialect = {
       `(SELECT pg_current_snapshot()::text || '/' || CASE WHEN is_called THEN last_value ELSE 0 END || '/' || COALESCE(pg_current_xact_id_if_assigned()::text, '') FROM ${t})`,
   },
 };
+
+/** PostgreSQL changes a column's type in place (ALTER COLUMN … TYPE … USING), rewriting the table once. */
+function convertColumn(table: string, column: string, from: TypeOf, to: TypeOf): Conversion {
+  // dates of both kinds are timestamptz, uuids and strings text: nothing to change
+  if (TYPES[from.type] === TYPES[to.type]) return { sql: [], rewrites: false };
+  const type = TYPES[to.type];
+  const bare = type.replace(/\s+COLLATE.*$/, '');
+  const c = quote(column);
+  return { sql: [`ALTER TABLE ${quote(table)} ALTER COLUMN ${c} TYPE ${type} USING ${convertedValue(c, from, to, bare)}`], rewrites: true };
+}
+
+function convertedValue(c: string, from: TypeOf, to: TypeOf, type: string): string {
+  if (to.type === 'string' && from.type === 'date') {
+    // the form isoDate() writes (dialect.ts), as SQLite stores it (the session's zone is UTC)
+    return `to_char(${c} AT TIME ZONE 'UTC', '${from.dateOnly ? 'YYYY-MM-DD' : 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'}')`;
+  }
+  if (from.type === 'string') return `${trimmed('btrim', c)}::${type}`;
+  return `${c}::${type}`;
+}

@@ -2,7 +2,7 @@
 // 0/1 and objects are JSON text.
 
 import type { StorageAttribute, StorageType } from '../model/types.js';
-import { isoDate, type Dialect } from './dialect.js';
+import { isoDate, trimmed, type Conversion, type Dialect, type TypeOf } from './dialect.js';
 
 const TYPES: Record<StorageType, string> = {
   bool: 'INTEGER', byte: 'INTEGER', word: 'INTEGER', long: 'INTEGER', long64: 'INTEGER', duration: 'INTEGER',
@@ -24,10 +24,12 @@ export const FOLD_FUNCTION = 'dataset_fold';
 /** LIKE … ESCAPE '\' over texts of any length (util/like.ts), registered by the driver */
 export const LIKE_FUNCTION = 'dataset_like';
 
+const quote = (id: string): string => `"${id.replaceAll('"', '""')}"`;
+
 export const sqliteDialect: Dialect = {
   name: 'sqlite',
   sql: {
-    quote: (id) => `"${id.replaceAll('"', '""')}"`,
+    quote,
     placeholder: () => '?',
     paging(limit, offset) {
       if (limit === null) return offset === null ? '' : ` LIMIT -1 OFFSET ${offset}`;
@@ -46,6 +48,8 @@ export const sqliteDialect: Dialect = {
     bindBoolean: (value) => (value ? 1 : 0),
     // SQLite's own order
     nullsOrder: () => '',
+    // (SQLite's octet_length reads no overflow page)
+    storedBytes: (expr) => `octet_length(${expr})`,
   },
   json: {
     // a subquery names the column and the path once each: '?' placeholders bind one value per use.
@@ -121,6 +125,10 @@ export const sqliteDialect: Dialect = {
       read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
     }),
     tableColumns: 'SELECT name FROM pragma_table_info(?)',
+    // the AUTOINCREMENT counter follows the largest key inserted
+    keyCounterCatchUp: () => null,
+    convertColumn,
+    notMidnight: (c) => `(length(${c}) > 10 AND substr(${c}, 11) <> 'T00:00:00.000Z')`,
   },
   concurrency: {
     progressCheck: (row) => `${PROGRESS_FUNCTION}(${row})`,
@@ -136,6 +144,47 @@ export const sqliteDialect: Dialect = {
     dataVersion: () => `(SELECT ${CONNECTION_FUNCTION}() || '.' || data_version || '.' || total_changes() FROM pragma_data_version)`,
   },
 };
+
+/**
+ * SQLite cannot change a column's type: where its declared type changes, the values go to a new
+ * column that takes the old one's place (ADD, UPDATE, DROP, RENAME: each one pass over the table);
+ * where it does not (every integer type is INTEGER here), only the values that change are rewritten.
+ */
+function convertColumn(table: string, column: string, from: TypeOf, to: TypeOf): Conversion {
+  const t = quote(table);
+  const c = quote(column);
+  const expr = convertedValue(c, from, to);
+  if (TYPES[from.type] === TYPES[to.type]) {
+    return { sql: expr === null ? [] : [`UPDATE ${t} SET ${c} = ${expr} WHERE ${c} IS NOT NULL`], rewrites: false };
+  }
+  const tmp = quote(`${column}__converting`);
+  return {
+    sql: [
+      `ALTER TABLE ${t} ADD COLUMN ${tmp} ${TYPES[to.type]}`,
+      `UPDATE ${t} SET ${tmp} = ${expr ?? c}`,
+      `ALTER TABLE ${t} DROP COLUMN ${c}`,
+      `ALTER TABLE ${t} RENAME COLUMN ${tmp} TO ${c}`,
+    ],
+    rewrites: true,
+  };
+}
+
+/** the value in the new type, from the column's (quoted) `c`, or null when it stays as stored */
+function convertedValue(c: string, from: TypeOf, to: TypeOf): string | null {
+  if (to.type === 'string') {
+    if (from.type === 'bool') return `CASE WHEN ${c} IS NULL THEN NULL WHEN ${c} THEN 'true' ELSE 'false' END`;
+    // a whole number stored as REAL reads 3.0 in SQL and 3 in JavaScript: written as the latter
+    if (from.type === 'number') return `CASE WHEN ${c} = CAST(${c} AS INTEGER) AND abs(${c}) < 9007199254740992 THEN CAST(CAST(${c} AS INTEGER) AS TEXT) ELSE CAST(${c} AS TEXT) END`;
+    if (from.type === 'date' || from.type === 'uuid' || from.type === 'object') return null; // stored as text already
+    return `CAST(${c} AS TEXT)`;
+  }
+  if (to.type === 'number') return from.type === 'string' ? `CAST(${trimmed('trim', c)} AS REAL)` : `CAST(${c} AS REAL)`;
+  if (to.type === 'date') return to.dateOnly ? `substr(${c}, 1, 10)` : `CASE WHEN length(${c}) = 10 THEN ${c} || 'T00:00:00.000Z' ELSE ${c} END`;
+  // integers
+  if (from.type === 'string') return `CAST(${trimmed('trim', c)} AS INTEGER)`;
+  if (from.type === 'number') return `CAST(${c} AS INTEGER)`;
+  return null;
+}
 
 /** Date.toISOString()'s form, or a date alone: the shapes isoDate() stores. */
 const ISO_DATE_TEXT = /^\d{4}-\d\d-\d\d(?:T\d\d:\d\d:\d\d\.\d{3}Z)?$/;

@@ -52,6 +52,11 @@ export interface SqlText {
   keyListParam(keys: ArrayLike<unknown>): unknown;
   /** the value bound for a boolean compared with a JSON value: 1 or 0, the 'number' class that reads true and false so */
   bindBoolean(value: boolean): unknown;
+  /**
+   * SQL of the bytes a stored value (a text or a JSON column) takes, null for null: what the
+   * engine keeps of its size, not the value (an answer's size is checked before its rows are read)
+   */
+  storedBytes(expr: string): string;
 }
 
 /** Reading JSON columns (object attributes) in SQL. */
@@ -116,6 +121,17 @@ export interface SchemaSql {
    * reclaims space itself (PostgreSQL's autovacuum).
    */
   readonly reclaimSpace: { readonly freePages: string; step(pages: number): string; readonly checkpoint: string } | null;
+  /**
+   * After rows were inserted with keys of their own into the autoincrement key `column` of `table`
+   * (names, not quoted): the statement moving the engine's key counter past the largest key, so
+   * that the next entity it makes does not collide with an imported one; null where the engine
+   * does so itself.
+   */
+  keyCounterCatchUp(table: string, column: string): { readonly sql: string; readonly params: unknown[] } | null;
+  /** statements converting a column's values (known to fit) to a new type (storage/migrations/type-changes.ts says which changes are made) */
+  convertColumn(table: string, column: string, from: TypeOf, to: TypeOf): Conversion;
+  /** SQL condition true for a stored date (`column` quoted) that has a time of day other than midnight UTC */
+  notMidnight(column: string): string;
 }
 
 /** How statements and transactions of several requests (and instances) meet: locks, time limits, conflicts, what a reader can tell changed. */
@@ -183,6 +199,31 @@ export interface GlobalStampSql {
   /** reads it, as `v` */
   readonly read: string;
 }
+
+/** A column's type as the schema sync compares them: a date only is a date of its own. */
+export interface TypeOf {
+  readonly type: StorageType;
+  readonly dateOnly?: boolean;
+}
+
+/** A column's change of type (SchemaSql.convertColumn). */
+export interface Conversion {
+  /** statements converting the column's values (known to fit) to the new type */
+  readonly sql: readonly string[];
+  /** the column is made anew: its indexes must be dropped before and made again after */
+  readonly rewrites: boolean;
+}
+
+/**
+ * Shared by dialects: the characters JavaScript's `\s` and trim() take as space (so the schema
+ * sync's checks of a text that must read as a number, and a save, take them), which the engines'
+ * TRIM and casts do not all skip: a conversion trims exactly these (without them, SQLite cast
+ * "\u00a012" to 0 and PostgreSQL refused it mid-sync).
+ */
+export const JS_SPACES = '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
+
+/** Shared by dialects: the text of a value with JS_SPACES cut from both ends (`trim`: the engine's function of (text, characters)). */
+export const trimmed = (trim: string, c: string): string => `${trim}(${c}, '${JS_SPACES}')`;
 
 /** Shared by dialects: the ISO string of a date, or of a date without time (`YYYY-MM-DD`). */
 export function isoDate(d: Date, dateOnly: boolean): string {

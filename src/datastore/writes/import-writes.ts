@@ -19,8 +19,7 @@ import { givenKey, isRequired, keyOfNewEntity, requireValue } from '../../model/
 import { coerceValue } from '../../model/values.js';
 import { bulkRowWidth, compileBulkInsert, compileKeyCounterCatchUp } from '../../sql/bulk-insert.js';
 import { isoDate, type Dialect } from '../../sql/dialect.js';
-import { postgresDialect } from '../../sql/dialect-postgres.js';
-import { sqliteDialect } from '../../sql/dialect-sqlite.js';
+import { ALL_DIALECTS } from '../../sql/dialects.js';
 import { ConstraintError } from '../../storage/adapter.js';
 import { bumpGlobalStamp } from '../../storage/system-tables.js';
 import { fold, FOLD_PREFIX_LENGTH, storedFold } from '../../util/fold.js';
@@ -378,8 +377,8 @@ function foldOf(text: string): string {
   return ASCII_FOLDS_LOWER && ASCII.test(text) ? text.slice(0, FOLD_PREFIX_LENGTH).toLowerCase() : storedFold(text);
 }
 
-/** Both dialects store a date as isoDate() makes its text (checked once): what storedDateText() gives. */
-const DATES_STORED_AS_ISO_TEXT = [sqliteDialect, postgresDialect].every((d) => [false, true].every((dateOnly) => {
+/** Every dialect stores a date as isoDate() makes its text (checked once): what storedDateText() gives. */
+const DATES_STORED_AS_ISO_TEXT = ALL_DIALECTS.every((d) => [false, true].every((dateOnly) => {
   const sample = new Date(Date.UTC(2024, 1, 29, 10, 20, 30, 40));
   return d.types.encode('date', sample, dateOnly) === isoDate(sample, dateOnly);
 }));

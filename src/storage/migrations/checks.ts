@@ -6,7 +6,6 @@
 import { SCHEMA_BATCH_ROWS } from '../../config/limits.js';
 import type { StorageAttribute } from '../../model/types.js';
 import type { Storage } from '../adapter.js';
-import type { SchemaEngine } from './engines.js';
 import { count } from './snapshot.js';
 import type { Misfit } from './type-changes.js';
 
@@ -50,7 +49,7 @@ export async function duplicatesIn(s: Storage, a: StorageAttribute): Promise<str
 }
 
 /** Why the values of `column` do not all fit the new type of `a` (the first that does not, and how many), or undefined. */
-export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttribute, column: string, misfit: Misfit, change: string): Promise<string | undefined> {
+export async function misfitsIn(s: Storage, a: StorageAttribute, column: string, misfit: Misfit, change: string): Promise<string | undefined> {
   const q = s.dialect.sql.quote;
   const t = q(a.dataClass.table);
   const c = q(column);
@@ -73,7 +72,7 @@ export async function misfitsIn(s: Storage, engine: SchemaEngine, a: StorageAttr
     }
   } else {
     const where = misfit.kind === 'midnight'
-      ? engine.notMidnight(c)
+      ? s.dialect.schema.notMidnight(c)
       : `(${c} < ${misfit.min} OR ${c} > ${misfit.max}${misfit.whole ? ` OR ${c} <> ROUND(${c})` : ''})`;
     const row = await s.get(`SELECT ${k} AS k, ${c} AS v FROM ${t} WHERE ${c} IS NOT NULL AND ${where} ORDER BY ${k} LIMIT 1`);
     if (row) {

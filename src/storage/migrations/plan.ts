@@ -14,7 +14,6 @@ import { foldColumn, FOLD_VERSION } from '../../util/fold.js';
 import type { Storage } from '../adapter.js';
 import { LOCK_TABLE, SET_TABLE, tableColumns } from '../system-tables.js';
 import { duplicatesIn, misfitsIn, nullsIn, valuesIn } from './checks.js';
-import { schemaEngine, type SchemaEngine } from './engines.js';
 import { foldIndex, indexStatements, refold } from './indexes.js';
 import {
   columnSnapshot, count, EMPTY_SNAPSHOT, indexesOf, typeLabel,
@@ -41,7 +40,6 @@ export interface SchemaPlan {
 
 interface Context {
   readonly s: Storage;
-  readonly engine: SchemaEngine;
   readonly steps: Step[];
   readonly problems: string[];
   /** how many statements of each step have run */
@@ -70,7 +68,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   const fresh = recorded === undefined;
   const tables: Record<string, TableSnapshot> = { ...before.tables };
   const after: SchemaSnapshot = { version: 1, tables: {} };
-  const ctx: Context = { s, engine: schemaEngine(s.dialect), steps: [], problems: [], ran: new Map() };
+  const ctx: Context = { s, steps: [], problems: [], ran: new Map() };
   const q = s.dialect.sql.quote;
 
   const renamed = new Map<string, Step>();
@@ -274,12 +272,12 @@ async function changeType(ctx: Context, dc: DataClassModel, a: StorageAttribute,
   const { s } = ctx;
   const q = s.dialect.sql.quote;
   const t = q(dc.table);
-  if (change.kind === 'narrow' && !(await check(ctx, () => misfitsIn(s, ctx.engine, a, a.column, change.misfit, label)))) return undefined;
+  if (change.kind === 'narrow' && !(await check(ctx, () => misfitsIn(s, a, a.column, change.misfit, label)))) return undefined;
   // Its indexes go first (which ones it has depends on the type: text is indexed through its
   // folded twin) and are made again by changeConstraints: a conversion runs faster without them.
   const sql = indexesOf(dc.table, a.column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
   if (was.fold && a.type !== 'string') sql.push(`ALTER TABLE ${t} DROP COLUMN ${q(foldColumn(a.column))}`);
-  sql.push(...ctx.engine.convert(dc.table, a.column, was, a).sql);
+  sql.push(...s.dialect.schema.convertColumn(dc.table, a.column, was, a).sql);
   if (a.type === 'string' && !was.fold) {
     // text now: its folded twin, filled from the values converted
     sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.types.columnType('string')}`, refold(s.dialect, dc.table, a.column));

@@ -1,15 +1,13 @@
 // Which type changes the schema sync applies to stored values, and how it tells whether they fit.
 // Widening changes (every value has a form in the new type) are applied as they are; narrowing
 // ones only when every stored value fits, which is checked first; the rest are refused with what
-// to do instead. The SQL of a conversion is the engine's (engines.ts).
+// to do instead. The SQL of a conversion is the engine's (Dialect.schema.convertColumn).
 
 import type { StorageType } from '../../model/types.js';
+import type { TypeOf } from '../../sql/dialect.js';
 import { typeLabel } from './snapshot.js';
 
-export interface TypeOf {
-  readonly type: StorageType;
-  readonly dateOnly?: boolean;
-}
+export type { TypeOf };
 
 /** How to find a stored value that does not fit the new type. */
 export type Misfit =
@@ -33,15 +31,9 @@ const RANGES: Record<string, readonly [number, number]> = {
 };
 /** files are references to stored bytes: no text stands for them */
 const FILES: ReadonlySet<StorageType> = new Set(['image', 'blob']);
-/** what coerceValue (model/values.ts) takes as a whole number, and a number every engine's cast reads */
+/** what coerceValue (model/values.ts) takes as a whole number, and a number every engine's cast reads (a conversion trims JS_SPACES, sql/dialect.ts, first) */
 const WHOLE_TEXT = /^\s*-?\d+\s*$/;
 const NUMBER_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
-/**
- * The characters JavaScript's `\s` and trim() take as space (so the tests above and a save take
- * them), which the engines' TRIM and casts do not all skip: the conversions trim exactly these
- * (without them, SQLite cast "\u00a012" to 0 and PostgreSQL refused it mid-sync).
- */
-export const JS_SPACES = '\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff';
 /** a decimal whose digits are not all zero but that reads as 0 (1e-400): PostgreSQL refuses it, SQLite would store 0 */
 const underflows = (t: string) => Number(t) === 0 && /[1-9]/.test(t.replace(/[eE].*$/, ''));
 
