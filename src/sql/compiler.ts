@@ -440,7 +440,7 @@ export function compileSelect(d: Dialect, spec: SelectSpec, restrict: RowFilter 
 
 /**
  * The key of one entity (if the caller may reach it), its row locked until the transaction ends
- * where the engine locks rows (Dialect.concurrency.rowLock): what a pessimistic lock (datastore/locks.ts)
+ * where the engine locks rows (Dialect.concurrency.rowLock): what a pessimistic lock (datastore/sessions/locks.ts)
  * reads, so that it waits for a save of that entity under way, and such a save waits for it.
  */
 export function compileLockRow(d: Dialect, dataClass: DataClassModel, key: unknown, restrict: RowFilter | null): CompiledSql {
@@ -521,7 +521,7 @@ export function compileDelete(d: Dialect, dataClass: DataClassModel, key: unknow
 
 /**
  * DELETE of the rows among `keys` that the caller reaches (its row filter) and that still meet
- * `where` (a big delete's chunk, datastore/bulk-drop.ts), RETURNING `returning`'s columns in that
+ * `where` (a big delete's chunk, datastore/writes/bulk-drop.ts), RETURNING `returning`'s columns in that
  * order: what was deleted, told by the same statement.
  */
 export function compileDeleteAmong(
@@ -656,7 +656,7 @@ class SizeBuilder extends Builder {
 /**
  * The bytes the variable-width values of the rows `spec` selects take (rows `n`), in one row, or
  * one row per value of `groupBy` (rows `g`, `n`; `groupBy` must be among spec's columns): what an
- * answer checks before it reads rows that could be too big to hold (datastore/answer-size.ts).
+ * answer checks before it reads rows that could be too big to hold (datastore/reads/answer-size.ts).
  * No value is read: only the sizes the engine keeps of them. `unique`: `groupBy`'s values are
  * the rows' own (a key): one row each, no grouping (no sort).
  */

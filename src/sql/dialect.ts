@@ -172,7 +172,7 @@ export interface Concurrency {
    * An expression whose value, read in two statements on this engine, is the same only if no data
    * the second could see changed in between (a commit by anyone, a write of the reading
    * transaction itself); `globalStamp`: the global stamp's name, quoted. What a page's cached
-   * count is checked with (datastore/page-read.ts). It may change when the data did not (a harmless
+   * count is checked with (datastore/reads/page-read.ts). It may change when the data did not (a harmless
    * recount), never stay when it did.
    */
   dataVersion(globalStamp: string): string;

@@ -4,7 +4,7 @@
 // time limit). Each statement also has the query time limit to itself at most: a driver stops a
 // statement at whichever comes first (storage/sqlite.ts, storage/postgres.ts), and refuses one
 // when nothing is left. It is carried by objects (a request's Access, its snapshot, its
-// transaction: datastore/access.ts, transactions.ts), not by an AsyncLocalStorage, which would
+// transaction: datastore/access/access.ts, transactions.ts), not by an AsyncLocalStorage, which would
 // cost every promise of the process.
 
 import { DatasetError } from '../errors/dataset-error.js';

@@ -12,7 +12,7 @@ export const BLOB_TABLE = '__dataset_blobs';
 export const BLOB_CHUNK_TABLE = '__dataset_blob_chunks';
 /** The last __queryPath of each session (its id in `caller`), for GET /rest/$querypath (in the database: every server instance sees it). */
 export const QUERY_PATH_TABLE = '__dataset_query_paths';
-/** Entity sets (datastore/database-set-store.ts): one row a set, its members in chunks. */
+/** Entity sets (datastore/sets/database-set-store.ts): one row a set, its members in chunks. */
 export const SET_TABLE = '__dataset_entity_sets';
 export const SET_CHUNK_TABLE = '__dataset_entity_set_chunks';
 /** One row: how many sets are kept and their members, kept up to date with every set kept or deleted (the bound is checked without adding up every set). */
@@ -23,7 +23,7 @@ export const SET_OWNER_TABLE = '__dataset_entity_set_owners';
 export const SESSION_TABLE = '__dataset_sessions';
 /** Failed logins counted per client address and per user name, in fixed windows. */
 export const LOGIN_FAILURE_TABLE = '__dataset_login_failures';
-/** Pessimistic entity locks (datastore/locks.ts, REST's $lock): one row a locked entity, held by a session's id. */
+/** Pessimistic entity locks (datastore/sessions/locks.ts, REST's $lock): one row a locked entity, held by a session's id. */
 export const LOCK_TABLE = '__dataset_locks';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
@@ -53,7 +53,7 @@ export async function createSystemTables(s: Storage): Promise<void> {
     d.schema.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),
     d.schema.storeUncompressed(SET_CHUNK_TABLE, 'data'),
   ]) if (sql !== null) await s.exec(sql);
-  // The stored files' columns for uploads (datastore/files.ts), added to databases made before
+  // The stored files' columns for uploads (datastore/files/files.ts), added to databases made before
   // them: `upload` (the id a client attaches, while the file waits), `kind` (image or binary),
   // `expires` (set while no entity holds the file: past it, the file is swept), `owner` (who
   // stored it, while it waits: the pending-upload quotas count by it).
@@ -184,7 +184,7 @@ export async function lastQueryPath(r: Reader, caller: string): Promise<unknown>
   return row ? JSON.parse(row.p as string) : undefined;
 }
 
-// ── Stored files (datastore/files.ts): a row per file, its bytes in chunks ──
+// ── Stored files (datastore/files/files.ts): a row per file, its bytes in chunks ──
 
 export interface FileRow {
   readonly id: number;
@@ -468,7 +468,7 @@ export async function countLogins(s: Storage, keys: readonly string[], window: n
   return out;
 }
 
-// ── Pessimistic entity locks (datastore/locks.ts) ──
+// ── Pessimistic entity locks (datastore/sessions/locks.ts) ──
 // A lock is held by a session's id while that session lives: every read of a lock joins the
 // sessions table, so a lock of a session gone (expired, swept) is void at once on every instance,
 // before the sweep removes its row.
@@ -581,7 +581,7 @@ export async function putLock(s: Storage, row: { dataClass: string; key: string;
   );
 }
 
-/** The keys among `keys` (as the lock table writes them) that a lock row names, live or not: a big delete's few to look at closer (datastore/locks.ts). */
+/** The keys among `keys` (as the lock table writes them) that a lock row names, live or not: a big delete's few to look at closer (datastore/sessions/locks.ts). */
 export async function lockedKeysAmong(r: Reader, dataClass: string, keys: readonly string[]): Promise<string[]> {
   if (keys.length === 0) return [];
   const { quote: q, placeholder: p } = r.dialect.sql;

@@ -10,7 +10,7 @@ import type { Reader, Snapshot, Storage, TransactionOptions } from './adapter.js
 import { RequestBudget, type StatementBudget } from './budget.js';
 import type { Connection, Driver, ExecuteOptions, QueryResult, Row } from './driver.js';
 
-/** Checks the core's embedder adds to every statement and transaction (functions/deadlines.ts). */
+/** Checks a layer above adds to every statement and transaction through withHooks (functions/deadlines.ts's withDeadlines: a function call's time limit). */
 export interface StatementHooks {
   /** asked before every statement and transaction: an error it returns is thrown instead */
   readonly beforeStatement?: () => unknown;
@@ -252,7 +252,7 @@ export class TransactionManager extends Reads implements Storage {
   /**
    * Rollbacks so far (of transactions and to savepoints): data read before one may have held
    * writes that are gone, with nothing else to tell (SQLite's total_changes() does not go back).
-   * What is kept with a data version (datastore/count-cache.ts) is kept with this too.
+   * What is kept with a data version (datastore/selections/count-cache.ts) is kept with this too.
    */
   get rollbacks(): number {
     return this.#shared.rollbacks;
