@@ -63,6 +63,8 @@ interface Done {
   readonly job: Job;
   readonly ok: boolean;
   readonly ms: number;
+  /** What failed (the reporter's summary), empty when the file passed. */
+  readonly failures: string;
   readonly counts: Record<string, number>;
 }
 
@@ -111,6 +113,17 @@ const jobs: Job[] = halves.flatMap((engine) => files
     return { file, engine, alone: ALONE.test(source), expected: lastTimes[key(file, engine)] ?? guess(source, engine) };
   }));
 
+/**
+ * What failed in a file, for the run's last lines: a CI log is often read from its tail only, where
+ * the file's own block (printed when it ended, maybe long before) is out of sight.
+ */
+function failureSummary(text: string): string {
+  const at = text.indexOf('✖ failing tests:');
+  // (the stack frames left out: the file and line are on the test's own line)
+  const lines = (at >= 0 ? text.slice(at) : text).split('\n').filter((l) => !/^\s+at /.test(l) && l.trim() !== '');
+  return lines.slice(0, 60).map((l) => `#   ${l}`).join('\n') + (lines.length > 60 ? `\n#   … (${lines.length - 60} more lines in the file's block above)` : '');
+}
+
 /** Runs one file as node --test would run it in a process of its own; its output printed in one block at the end. */
 function runJob(job: Job, env: NodeJS.ProcessEnv): Promise<Done> {
   const started = Date.now();
@@ -140,7 +153,7 @@ function runJob(job: Job, env: NodeJS.ProcessEnv): Promise<Done> {
       for (const m of text.matchAll(/^ℹ (tests|pass|fail|cancelled|skipped|todo) (\d+)$/gm)) counts[m[1]] = Number(m[2]);
       const ok = code === 0 && signal === null;
       process.stdout.write(`\n# ${ok ? 'ok' : 'FAILED'}: ${job.engine} ${job.file} (${(ms / 1000).toFixed(1)} s${timedOut ? `, killed: still running after ${fileTimeoutMs / 1000} s` : signal ? `, ${signal}` : code ? `, exit code ${code}` : ''})\n${text}`);
-      resolve({ job, ok, ms, counts });
+      resolve({ job, ok, ms, counts, failures: ok ? '' : failureSummary(text) });
     });
   });
 }
@@ -196,5 +209,5 @@ const total = (name: string) => done.reduce((n, d) => n + (d.counts[name] ?? 0),
 const failed = done.filter((d) => !d.ok);
 console.log(`\n# slowest: ${[...done].sort((a, b) => b.ms - a.ms).slice(0, 8).map((d) => `${d.job.engine} ${d.job.file} ${(d.ms / 1000).toFixed(1)} s`).join(', ')}`);
 console.log(`# ${done.length} files, ${total('tests')} tests: ${total('pass')} passed, ${total('fail')} failed, ${total('skipped')} skipped, ${total('cancelled')} cancelled, in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-for (const d of failed) console.log(`# FAILED: ${d.job.engine} ${d.job.file}`);
+for (const d of failed) console.log(`# FAILED: ${d.job.engine} ${d.job.file}\n${d.failures}`);
 process.exit(failed.length > 0 ? 1 : 0);

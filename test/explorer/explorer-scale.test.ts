@@ -16,6 +16,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { explorerServer, launchBrowser, openExplorer, type ExplorerPage, type ExplorerServer } from '../support/browser.js';
 import { tempDir } from '../support/helpers.js';
 import { readingOf, SCALE_DIR, scaleDatabase } from '../support/scale-fixture.js';
+import { withinBound } from '../support/time-bounds.js';
 
 const ROWS = 1_000_000;
 /** the issue's bounds */
@@ -38,12 +39,7 @@ const MAX_TOP = 1000;
 const VIEWPORT = '.ag-grid-viewport, .ag-body-viewport';
 
 const note = (text: string) => console.log(`# explorer-scale: ${text}`);
-const TIMED_BOUNDS = process.env.DATASET_REST_TIMED_BOUNDS === '1';
-/** A time bound: asserted with DATASET_REST_TIMED_BOUNDS=1, else noted when missed. */
-const within = (held: boolean, missed: string) => {
-  if (TIMED_BOUNDS) assert.ok(held, missed);
-  else if (!held) note(`bound missed (not asserted without DATASET_REST_TIMED_BOUNDS=1): ${missed}`);
-};
+const within = (held: boolean, missed: string) => withinBound(held, missed, 'explorer-scale');
 
 interface Fetch {
   readonly url: string;

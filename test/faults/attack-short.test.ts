@@ -6,7 +6,8 @@
 // test/run.ts runs this file alone: its cases time the answers other clients get while one
 // attacks. Those time bounds are printed (HELD* when one was missed) but fail a case only with
 // DATASET_REST_TIMED_BOUNDS=1: a shared machine misses them with the server at fault in nothing,
-// and speed is the full attack's and the benches' to judge (Verdict.timed).
+// and speed is the full attack's and the benches' to judge (Verdict.timed). A case that fails is
+// run once more, both tries told in its line (runJudged); the full attack tries each once.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
