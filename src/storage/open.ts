@@ -2,7 +2,7 @@
 // engine chosen from what `--db` names: a postgres:// (or postgresql://) URL is PostgreSQL, any
 // other URL is refused, and anything else is a SQLite file (or ':memory:').
 
-import { PostgresDriver, type PostgresOptions } from './postgres.js';
+import type { PostgresDriver, PostgresOptions } from './postgres.js';
 import { SqliteDriver, type SqliteOptions } from './sqlite.js';
 import { TransactionManager } from './transactions.js';
 
@@ -39,9 +39,11 @@ export function sqliteStorage(file: string, options: SqliteOptions = {}): Transa
  * the password accepted, the database there and in UTF8): else a StorageConfigError naming what failed.
  */
 export async function postgresStorage(url: string, options: PostgresOptions = {}): Promise<TransactionManager> {
+  // (the driver, and pg with it, loaded only for PostgreSQL: a SQLite process never pays for them)
+  const { PostgresDriver: Driver } = await import('./postgres.js');
   let driver: PostgresDriver;
   try {
-    driver = new PostgresDriver(url, options);
+    driver = new Driver(url, options);
   } catch (e) {
     if (e instanceof RangeError) throw e; // a pool size the caller gives
     throw new StorageConfigError(`--db: the PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });

@@ -12,7 +12,11 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import pg from 'pg';
+
+/** node-postgres, loaded when a PostgreSQL server is reached: a SQLite test process never pays for it. */
+export async function loadPg(): Promise<typeof import('pg').default> {
+  return (await import('pg')).default;
+}
 
 export const TEST_PG_ENV = 'DATASET_REST_TEST_PG';
 /** set by test/run.ts: the run's databases are named t_<run>_…, so that it drops them at the end */
@@ -140,7 +144,7 @@ export function databaseUrl(server: TestPostgres, name: string): string {
 export async function freshDatabase(template = 'template0'): Promise<{ url: string; drop(): Promise<void> }> {
   const server = await testPostgres();
   const name = `t_${TEST_RUN}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: server.url });
+  const admin = new (await loadPg()).Client({ connectionString: server.url });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name} TEMPLATE ${template} ENCODING 'UTF8'`);
@@ -150,7 +154,7 @@ export async function freshDatabase(template = 'template0'): Promise<{ url: stri
   return {
     url: databaseUrl(server, name),
     async drop() {
-      const c = new pg.Client({ connectionString: server.url });
+      const c = new (await loadPg()).Client({ connectionString: server.url });
       await c.connect();
       try {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -10,8 +10,7 @@ import { copyFileSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { databaseUrl, freshDatabase, TEST_RUN, TEST_RUN_ENV, testPostgres } from './postgres-server.js';
+import { databaseUrl, freshDatabase, loadPg, TEST_RUN, TEST_RUN_ENV, testPostgres } from './postgres-server.js';
 
 const DEMO_DIR = fileURLToPath(new URL('../../demo', import.meta.url));
 
@@ -58,7 +57,7 @@ function seededPostgres(): Promise<string> {
   postgresTemplate ??= (async () => {
     const server = await testPostgres();
     const name = `t_${TEST_RUN}_seeded_demo`;
-    const admin = new pg.Client({ connectionString: server.url });
+    const admin = new (await loadPg()).Client({ connectionString: server.url });
     await admin.connect();
     try {
       // (the lock goes with this session, at the end)

@@ -7,7 +7,6 @@
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
 import { Readable } from 'node:stream';
-import sharp from 'sharp';
 import { FILE_CHUNK, MAX_CONVERTED_PIXELS } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
 import type { FileStore, StoredFile } from '../../../datastore/index.js';
@@ -62,6 +61,8 @@ export async function readFile(scope: Scope, action: Extract<Action, { kind: 're
 
 /** The image in another format, or undefined when it cannot be made (not an image sharp reads, or past MAX_CONVERTED_PIXELS). */
 async function convert(files: FileStore, file: StoredFile, format: Exclude<ImageFormat, 'best'>): Promise<Buffer | undefined> {
+  // (sharp loaded at the first conversion: most processes never convert, and it costs a start ~0.3 s)
+  const { default: sharp } = await import('sharp');
   try {
     const pipeline = sharp({ limitInputPixels: MAX_CONVERTED_PIXELS }).toFormat(format);
     Readable.from(files.chunks(file.id)).pipe(pipeline);
