@@ -284,9 +284,14 @@ export class SqliteDriver implements Driver {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
     this.queryTimeoutMs = options.queryTimeoutMs ?? 0;
     this.#writer = new SqliteConnection(file, false, this.#busyTimeoutMs, this.queryTimeoutMs);
+    // Setting the file up may meet another process's lock (a second instance starting while the
+    // first makes the file WAL or seeds it): SQLite's own wait is fine here, before anything is
+    // served, and then the writer waits in lockedWrite() again (busy_timeout 0).
+    this.#writer.db.pragma(`busy_timeout = ${this.#busyTimeoutMs}`);
     prepareSpace(this.#writer.db, file);
     this.#writer.db.pragma('journal_mode = WAL');
     this.#writer.db.pragma('synchronous = NORMAL');
+    this.#writer.db.pragma('busy_timeout = 0');
     // An in-memory database cannot be opened twice: it reads through the writer (and so sees
     // an open transaction's writes; use a file for real isolation).
     const memory = file === ':memory:' || file === '';

@@ -41,7 +41,14 @@ describe('two server instances on one database', () => {
     const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
     const args = ['--port', '0', '--db', db, '--roles', 'none', '--log-level', 'warn'];
     // both start at once: one seeds the demo, the other waits for it and finds it seeded
-    [a, b] = await Promise.all([startCommand(args), startCommand(args)]);
+    const started = await Promise.allSettled([startCommand(args), startCommand(args)]);
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      // (the one that did start is stopped, or the file would wait for it until killed)
+      for (const s of started) if (s.status === 'fulfilled') s.value.child.kill('SIGTERM');
+      throw failed.reason;
+    }
+    [a, b] = started.map((s) => (s as PromiseFulfilledResult<CommandProcess>).value);
   });
 
   after(async () => {
