@@ -1,6 +1,6 @@
 // The rules of a save that need only the model, in one place for every path that writes an
-// entity: an entity's save (datastore/entity.ts) and the bulk insert of an import
-// (datastore/import-writes.ts), so that an import refuses exactly what a save refuses, with the
+// entity: an entity's save (datastore/entities/entity.ts) and the bulk insert of an import
+// (datastore/writes/import-writes.ts), so that an import refuses exactly what a save refuses, with the
 // same error. A key given must be one of its attribute's type; a new entity given no key gets a
 // new uuid (autogenerate) or the engine's next number (autoincrement), and is refused otherwise;
 // a notNull attribute (the key apart: these rules give it one) must hold a value. The rules that

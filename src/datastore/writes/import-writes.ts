@@ -389,7 +389,7 @@ const ISO_INSTANT = /^(\d{4})-(\d\d)-(\d\d)T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\
 /**
  * The stored text of a date given in the shape isoDate() stores (a day, or an instant in UTC with
  * milliseconds: what an export writes), without making a Date; undefined for any other text, left
- * to the core's coerceValue (which gives the same text for these: test/import-values.test.ts checks).
+ * to the core's coerceValue (which gives the same text for these: test/cli/import.test.ts checks).
  */
 export function storedDateText(text: string, dateOnly: boolean): string | undefined {
   if (text.length === 10) {
