@@ -64,7 +64,7 @@ const PARTS = {
       writes: { imports: ['access', 'entities', 'reads', 'sessions'] },
       entities: { imports: ['access', 'reads', 'sessions', 'writes'], types: ['selections'] },
       selections: { imports: ['access', 'writes'], types: ['entities', 'sets'] },
-      sets: { imports: ['selections', 'writes'], types: ['access', 'entities'] },
+      sets: { imports: ['selections', 'sessions', 'writes'], types: ['access', 'entities'] },
       reads: { imports: ['access', 'entities', 'selections'], types: ['sessions', 'sets'] },
     },
   },

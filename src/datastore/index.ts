@@ -3,7 +3,7 @@
 // rule, eslint.config.js), so what the HTTP side leans on is written down here, and a file of the
 // core can be split or moved without touching rest/.
 
-export { type Access, readingThrough, withBudget, withoutBudget } from './access/access.js';
+export { type Access, withBudget, withoutBudget } from './access/access.js';
 export { runAsCaller } from './access/caller.js';
 export { inSnapshot } from './access/snapshot.js';
 export { bothVisible, readableBy, refusal, requireDataClass } from './access/guard.js';
@@ -11,22 +11,23 @@ export { DataClass } from './dataclass.js';
 export { type DataClassCore, PLAIN } from './dataclass-core.js';
 export { type Core, coreOf, Datastore, readGlobalStamp } from './datastore.js';
 export type { DirectoryHook, DirectoryHooks, DirectoryUser } from './directory.js';
-export { checkTouched, Entity, entityClassOf, relatedKeyOf, saveInBatch, staleStamp, touchedValuesOf } from './entities/entity.js';
+export { checkTouched, Entity, entityClassOf, relatedKeyOf, staleStamp } from './entities/entity.js';
 export type { FileKind, FileStore, StoredFile, UploadQuota } from './files/files.js';
-export { AnswerBudget, countRows, measured, sizeText, takeReadWhereIn, valueChars } from './reads/answer-size.js';
+export { AnswerBudget, sizeText } from './reads/answer-size.js';
 export { keyChunks, type RowChunks, selectionChunks } from './reads/export-read.js';
-export { countRelated, existingKeys, type FetchedEntity, type FetchedSelection, fetchRelated, InlineBudget } from './reads/fetch.js';
-export { countPage, measurePage, readPageRows } from './reads/page-read.js';
-export { type Page, type PagePlanParts, type PageRequest, pageReadsMore, readPage, readPageOf } from './reads/read-page.js';
+export { countRelated, type FetchedEntity, type FetchedSelection, fetchRelated, InlineBudget } from './reads/fetch.js';
+export { type Page, type PagePlanParts, type PageRequest, readPage, readPageOf } from './reads/read-page.js';
+export { readSetPage, type SetPage, type SetPageRequest } from './reads/set-page.js';
 export { hasInlineSelection, leadsTo, type ProjectedAttribute, type Projection, resolveProjection } from './reads/projection.js';
 export { aggregates, distinct } from './selections/compute.js';
-export { accessOf, classOf, countWhere, EntitySelection, membersOf, queryWith, sourceOf, withAccess, withOrder } from './selections/selection.js';
+export { classOf, EntitySelection, membersOf, queryWith, withAccess, withOrder } from './selections/selection.js';
 export { isoSeconds } from './sessions/expiry.js';
 export { Session, sessionInternals } from './sessions/session.js';
 export type { SessionInfo } from './sessions/store.js';
 export { EntityLockedError, lockEntity, unlockEntity } from './sessions/locks.js';
-export type { KeyList, SetReader, StoredSet } from './sets/entity-set-store.js';
-export { combine, intersects, setNotFound, type SetOperator, type SetOwner } from './sets/entity-sets.js';
-export { knownTargets, relationsOf } from './writes/rules.js';
+export type { KeyList, StoredSet } from './sets/entity-set-store.js';
+export { setNotFound, type SetOperator } from './sets/entity-sets.js';
+export { type ResolvedSet, type SetQuery, sessionSets, SessionSets } from './sets/session-sets.js';
+export { relationsOf } from './writes/rules.js';
 export { type BatchEntity, type BatchRequest, type PreparedSave, saveBatch, type SavedBatch } from './writes/save-batch.js';
 export { entityNotFound, type WriteBatch } from './writes/writes.js';

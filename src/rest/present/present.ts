@@ -5,8 +5,7 @@
 // answer's size and its share of the server's answers in flight (answer-flight.ts: an AnswerHold,
 // let go if the answer fails); its text is made a slice at a time (answer-stream.ts).
 
-import { AnswerBudget, countRelated, countRows, type DataClassCore, type Entity, entityClassOf, type FetchedEntity, fetchRelated, hasInlineSelection, InlineBudget, type KeyList, measured, type Page, type PageRequest, type Projection, readGlobalStamp, resolveProjection, takeReadWhereIn, valueChars } from '../../datastore/index.js';
-import { KEYS_PER_QUERY } from '../../config/limits.js';
+import { AnswerBudget, countRelated, type DataClassCore, type Entity, entityClassOf, type FetchedEntity, fetchRelated, hasInlineSelection, InlineBudget, type KeyList, type Page, type PageRequest, type Projection, readGlobalStamp, readSetPage, resolveProjection } from '../../datastore/index.js';
 import { WIRE } from '../../config/wire.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { pageSize, type DataClassModel } from '../../model/types.js';
@@ -58,16 +57,6 @@ async function fetchEntity(scope: Scope, entity: Entity, shape: Shape, budget: I
 export interface PagePlan {
   readonly queryplan: boolean;
   readonly querypath: boolean;
-}
-
-/**
- * Whether a page of `n` members of a set of `dc` reads more than one statement (no row writer for
- * its projection: entities and what they inline; or more members than one statement's key list):
- * it is then read in a snapshot, as a selection's page is.
- */
-export function setPageReadsMore(scope: Scope, dc: DataClassCore, shape: Shape, n: number): boolean {
-  if (shape.format === 'looker' || n > KEYS_PER_QUERY) return true;
-  return !rowWriterFor(projectionFor(dc.model, shape, scope), dc, scope.access.reader.dialect);
 }
 
 /** What the core is asked for a page of a selection of `dc` (readPage), and the row writer that writes it when its rows are enough. */
@@ -145,50 +134,29 @@ export async function setPageAnswer(scope: Scope, dc: DataClassModel, set: SetMe
 async function setPage(scope: Scope, dc: DataClassModel, set: SetMembers, paging: Paging, shape: Shape, stored: boolean, budget: InlineBudget, hold: AnswerHold): Promise<RestResponse> {
   const core = scope.core.classOf(dc);
   const projection = projectionFor(dc, shape, scope);
-  const writer = shape.format === 'looker' ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
+  const looker = shape.format === 'looker';
+  const writer = looker ? undefined : rowWriterFor(projection, core, scope.access.reader.dialect);
   const head = stored ? `${JSON.stringify(WIRE.ENTITY_SET)}:${JSON.stringify(setUri(dc, set.id))},` : '';
   const size = set.size ?? set.keys.length;
-  if (writer) {
-    // written from rows: one statement reads the page's members (and the global stamp)
-    const keys = Array.from(pageKeys(set, paging, dc) as ArrayLike<unknown>);
-    const measuredFirst = measured(keys.length, writer.columns);
-    if (measuredFirst) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, keys, writer.columns, setPageWhat(keys.length, dc));
-    const read = await core.valuesOfKeys(keys, writer.columns, scope.access);
-    if (!measuredFirst) countRows(budget.bytes, read.rows, setPageWhat(keys.length, dc));
-    const byKey = new Map(read.rows.map((row) => [writer.keyOf(row), row]));
-    const globalStamp = read.globalStamp ?? (await readGlobalStamp(scope.access));
-    const member = (k: unknown): string => {
-      const row = byKey.get(k);
-      byKey.delete(k);
-      return row ? writer.write(row) : DROPPED_MEMBER;
-    };
-    return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, { globalStamp }, head), keys, member, collectionTail(keys.length)), hold);
+  const page = await readSetPage(scope.core, core, {
+    keys: pageKeys(set, paging, dc), rows: writer && { columns: writer.columns, keyOf: writer.keyOf },
+    fetch: looker ? lookerFetch(projection) : projection, globalStamp: !looker,
+  }, scope.access, budget);
+  const ctx = { globalStamp: page.globalStamp };
+  if ('rows' in page) {
+    const rowWriter = writer as RowWriter;
+    const member = (row: readonly unknown[] | undefined): string => (row ? rowWriter.write(row) : DROPPED_MEMBER);
+    return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, ctx, head), page.rows, member, collectionTail(page.rows.length)), hold);
   }
-  const keys = pageKeys(set, paging, dc);
-  if (measured(keys.length, core.columns)) await takeReadWhereIn(budget.bytes, scope.access, dc, dc.key, Array.from(keys as ArrayLike<unknown>), core.columns, setPageWhat(keys.length, dc));
-  // (not measured: its members' values are counted as they are made into entities)
-  const entities = await scope.core.sets.page(core, keys, 0, keys.length, scope.access);
-  if (!measured(keys.length, core.columns)) countEntities(budget.bytes, dc, entities, setPageWhat(keys.length, dc));
-  const fetched = new Map((await fetchRelated(scope.core, entities.filter((e) => e !== null), shape.format === 'looker' ? lookerFetch(projection) : projection, scope.access, budget)).map((f) => [f.entity, f]));
-  if (shape.format === 'looker') {
-    // a dropped member has no values: it is no row (it still counts, as in the JSON answer)
-    return json(serializeLooker(size, paging.skip, entities.filter((e) => e !== null).map((e) => fetched.get(e) as FetchedEntity), projection));
-  }
-  const ctx = { globalStamp: await readGlobalStamp(scope.access) };
-  const member = (e: Entity | null) => (e ? entityPieces(fetched.get(e) as FetchedEntity, projection, ctx) : DROPPED_MEMBER);
+  const { entities } = page;
+  // a dropped member has no values: it is no row of Looker Studio's table (it still counts, as in the JSON answer)
+  if (looker) return json(serializeLooker(size, paging.skip, entities.filter((f) => f !== null), projection));
+  const member = (f: FetchedEntity | null) => (f ? entityPieces(f, projection, ctx) : DROPPED_MEMBER);
   return jsonPieces(listPieces(collectionHead(dc, size, paging.skip, ctx, head), entities, member, collectionTail(entities.length)), hold);
 }
 
 /** A dropped member of a set, as a page shows it. */
 const DROPPED_MEMBER = JSON.stringify({ [WIRE.STAMP]: 0 });
-
-/** Counts the texts and objects of entities read without being measured first, as their rows would be (answer-size.ts). */
-function countEntities(budget: AnswerBudget, dc: DataClassModel, entities: readonly (Entity | null)[], what: string): void {
-  const variable = dc.attributes.filter((a) => a.kind === 'storage' && (a.type === 'string' || a.type === 'object'));
-  let chars = 0;
-  for (const e of entities) if (e) for (const a of variable) chars += valueChars(e.get(a.name));
-  if (chars > 0) budget.take(chars, what);
-}
 
 function setUri(dc: DataClassModel, id: string): string {
   return `${REST_PREFIX}/${dc.name}/$entityset/${id}`;
@@ -214,9 +182,4 @@ export async function answering<T>(scope: Scope, make: (budget: InlineBudget, ho
   if (carried && hold.inFlight) return holding(made as RestResponse, hold) as T;
   hold.release();
   return made;
-}
-
-/** What a page of a set reads, as a refusal names it. */
-function setPageWhat(n: number, dc: DataClassModel): string {
-  return `a page of ${n} ${dc.name} entities of an entity set`;
 }

@@ -2,13 +2,13 @@
 // source stands for (a dataclass, a relation followed from an entity, a stored set as the request
 // defines it), narrowed by $filter and sorted by $orderby — all through the caller's scope.
 
-import { classOf, combine, type DataClassCore, type Entity, entityNotFound, type EntitySelection, intersects, type KeyList, queryWith, setNotFound, type StoredSet, withOrder } from '../../datastore/index.js';
+import { classOf, type DataClassCore, type Entity, entityNotFound, type EntitySelection, queryWith, type ResolvedSet, type SetQuery, withOrder } from '../../datastore/index.js';
 import type { ColumnSpec } from '../../query/plan.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { requireKey, valueFromText } from '../../model/values.js';
 import { resolveOrder } from '../../query/order.js';
 import type { CollectionSource, EntitySelector, Narrowing, RelationStep, SetRequest } from '../plan/action.js';
-import { setOwner, setReader, type Scope } from '../scope/scope.js';
+import { setsOf, type Scope } from '../scope/scope.js';
 
 /** The entity a URL names, or 1542. */
 export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySelector): Promise<Entity> {
@@ -37,37 +37,18 @@ export async function follow(scope: Scope, step: RelationStep): Promise<EntitySe
   return target;
 }
 
-/** A stored set as the request defines it: its keys (combined, cleaned), or whether it shares an entity with another (INTERSECT). */
-/** (`rebuilt`: the set had gone and was made again from $savedfilter/$savedorderby, under its id) */
-export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; readonly sorted: boolean; readonly rebuilt: boolean } | { readonly intersects: boolean };
-
-export async function resolveSet(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<ResolvedSet> {
-  const sets = scope.core.sets;
-  const found = await sets.find(req.id, setReader(scope));
-  const set = found ?? (await rebuild(scope, dc, req));
-  if (set.dataClass !== dc.name) throw setNotFound(req.id);
-  // a session whose rows of dc are filtered (restrict()) sees, of any set, only the members it may see
-  const filtered = scope.access.restrict?.(dc.model) != null;
-  const seen = async (k: KeyList) => (filtered ? sets.clean(dc, k, scope.access) : k);
-  let keys = await seen(set.keys);
-  if (req.logic) {
-    const other = await sets.get(req.logic.other, undefined, setReader(scope));
-    if (other.dataClass !== set.dataClass) {
-      throw new DatasetError('INVALID_OPTION', `$logicOperator combines sets of one dataclass: ${set.id} holds ${set.dataClass}, ${other.id} holds ${other.dataClass}`);
-    }
-    if (req.logic.operator === 'INTERSECT') return { intersects: intersects(keys, await seen(other.keys)) };
-    keys = combine(keys, await seen(other.keys), req.logic.operator);
-  }
-  // the members still in the datastore, in the set's order
-  if (req.clean && !filtered) keys = await sets.clean(dc, keys, scope.access);
-  return { set, keys, sorted: set.sorted, rebuilt: found === undefined };
-}
-
-/** An expired or released set asked for with $savedfilter and/or $savedorderby comes back under its id; otherwise 1802. */
-async function rebuild(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<StoredSet> {
-  if (!req.saved) throw setNotFound(req.id);
-  const selection = narrow(scope, dc.selectWhere(null, scope.access), { filter: req.saved.filter, params: req.saved.params, orderBy: req.saved.orderBy });
-  return scope.core.sets.rebuild(req.id, selection, setOwner(scope));
+/**
+ * A stored set as the request defines it, through the core's rule of who reads which set and
+ * which of its members (datastore/sets/session-sets.ts): its saved $savedfilter/$savedorderby, to
+ * make it again if it is gone, resolved as the caller sees the names.
+ */
+export function resolveSet(scope: Scope, dc: DataClassCore, req: SetRequest): Promise<ResolvedSet> {
+  const { saved } = req;
+  const query: SetQuery = {
+    id: req.id, logic: req.logic, clean: req.clean,
+    saved: saved && ((access) => narrow(scope, dc.selectWhere(null, access), { filter: saved.filter, params: saved.params, orderBy: saved.orderBy })),
+  };
+  return setsOf(scope).resolve(dc, query);
 }
 
 /** The selection a collection source stands for (INTERSECT of sets has no selection: refused by the caller first). */
@@ -79,7 +60,7 @@ export async function selectionOf(scope: Scope, dc: DataClassCore, source: Colle
       return (await follow(scope, source.step)) as EntitySelection;
     case 'set': {
       const resolved = await resolveSet(scope, dc, source.set);
-      return 'intersects' in resolved ? resolved : scope.core.sets.members(dc, resolved.keys, scope.access);
+      return 'intersects' in resolved ? resolved : setsOf(scope).members(dc, resolved.keys);
     }
     default: {
       const never: never = source;

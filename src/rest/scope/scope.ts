@@ -3,8 +3,8 @@
 // grants, row filters, snapshot), and the stores and settings the handlers use. Built once per
 // request and handed down; handlers reach for nothing global.
 
-import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, inSnapshot as coreSnapshot, readableBy, type Session, sessionInternals, type SetOwner, type SetReader, type UploadQuota } from '../../datastore/index.js';
-import { ADMIN_PRIVILEGE, PENDING_UPLOADS_TOTAL } from '../../config/limits.js';
+import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, inSnapshot as coreSnapshot, readableBy, type Session, sessionInternals, sessionSets, type SessionSets, type UploadQuota } from '../../datastore/index.js';
+import { PENDING_UPLOADS_TOTAL } from '../../config/limits.js';
 import type { ServerSettings } from '../../config/settings.js';
 import { ConversionQueue } from './conversions.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
@@ -180,20 +180,7 @@ export function dataClassFor(scope: Scope, name: string): DataClassCore {
   throw new DatasetError('UNKNOWN_DATACLASS', `The "${name}" dataclass cannot be found${didYouMean(name, visibleDataClasses(scope).map((d) => d.name))}`);
 }
 
-/**
- * Who asks for an entity set: the session, which reads and releases only the sets it made (another's
- * answers 1802, as if it did not exist); an administrator (ADMIN_PRIVILEGE), or anyone in a project
- * without roles (where every request may read everything anyway), reads every set.
- */
-export function setReader(scope: Scope): SetReader {
-  const session = scope.session;
-  return scope.core.policy.isOpen || session.hasPrivilege(ADMIN_PRIVILEGE) ? undefined : session.id;
-}
-
-/** The session of the scope as the maker of an entity set: within its quota, and stored (even a guest's) so that its sets are counted. */
-export function setOwner(scope: Scope): SetOwner {
-  const session = scope.session;
-  sessionInternals.keep(session);
-  const stored = sessionInternals.stored(session);
-  return { id: session.id, limit: scope.services.setsPerSession, makeRoom: stored ? undefined : () => scope.core.sessions.makeRoom(session.isGuest()) };
+/** The entity sets as the scope's session may use them, through its access (the rule of who reads which set is the core's: datastore/sets/session-sets.ts). */
+export function setsOf(scope: Scope): SessionSets {
+  return sessionSets(scope.core, scope.session, scope.access, scope.services.setsPerSession);
 }

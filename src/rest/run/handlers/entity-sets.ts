@@ -1,23 +1,23 @@
 // Entity sets over REST: $method=entityset on a collection (the whole selection stored, its first
 // page answered), GET /rest/{dc}/$entityset/{id} (pages of the stored keys; filtered, sorted,
 // combined, cleaned: stored anew with $method=entityset), release, delete, and $info. What is
-// done with sets is the core's (datastore/entity-sets.ts); this file maps the options onto it.
+// done with sets, and which sets and members a session may use, is the core's (datastore/sets/:
+// entity-sets.ts, session-sets.ts); this file maps the options onto it.
 
 import { ADMIN_PRIVILEGE, DEFAULT_SET_TIMEOUT_S, MAX_LISTED_SESSIONS } from '../../../config/limits.js';
 import { type EntitySelection, isoSeconds, type SessionInfo, setNotFound } from '../../../datastore/index.js';
 import type { Action } from '../../plan/action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
-import { projectionFor, setPageAnswer, setPageReadsMore } from '../../present/present.js';
+import { projectionFor, setPageAnswer } from '../../present/present.js';
 import { json, type RestResponse } from '../../present/response.js';
-import { inSnapshot, setOwner, setReader, type Scope } from '../../scope/scope.js';
+import { inSnapshot, setsOf, type Scope } from '../../scope/scope.js';
 import { pageSize } from '../../../model/types.js';
 
 export async function createSet(scope: Scope, action: Extract<Action, { kind: 'createSet' }>): Promise<RestResponse> {
   const selection = narrow(scope, (await selectionOf(scope, action.dc, action.source)) as EntitySelection, action.narrowing);
-  const set = await scope.core.sets.create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
-  const answer = (s: Scope) => setPageAnswer(s, action.dc.model, set, action.paging, action.shape, true);
-  const shown = Math.min(action.paging.top ?? pageSize(action.dc.model), Math.max(0, set.keys.length - action.paging.skip));
-  return setPageReadsMore(scope, action.dc, action.shape, shown) ? inSnapshot(scope, answer) : answer(scope);
+  const set = await setsOf(scope).create(selection, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
+  // (a page of more than one statement is read in one snapshot: the core's readSetPage)
+  return setPageAnswer(scope, action.dc.model, set, action.paging, action.shape, true);
 }
 
 export async function readSet(scope: Scope, action: Extract<Action, { kind: 'readSet' }>): Promise<RestResponse> {
@@ -28,12 +28,10 @@ export async function readSet(scope: Scope, action: Extract<Action, { kind: 'rea
   const { set, narrowing, paging } = action;
   if (!set.logic && !set.clean && !narrowing.filter && !narrowing.orderBy && !action.store && scope.access.restrict?.(dc.model) == null) {
     const top = paging.top ?? pageSize(dc.model);
-    const slice = await scope.core.sets.findSlice(set.id, paging.skip, paging.skip + top, setReader(scope));
+    const slice = await setsOf(scope).slice(set.id, paging.skip, paging.skip + top);
     if (slice && slice.set.dataClass === dc.name) {
-      const members = { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size };
-      const answer = (s: Scope) => setPageAnswer(s, dc.model, members, paging, action.shape, false);
-      // (a page of more than one statement reads them in one snapshot)
-      return setPageReadsMore(scope, dc, action.shape, slice.keys.length) ? inSnapshot(scope, answer) : answer(scope);
+      // (a page of more than one statement reads them in one snapshot: the core's readSetPage)
+      return setPageAnswer(scope, dc.model, { id: set.id, keys: slice.keys, from: slice.from, size: slice.set.size }, paging, action.shape, false);
     }
   }
   return inSnapshot(scope, (s) => setAnswer(s, action));
@@ -46,13 +44,13 @@ async function setAnswer(scope: Scope, action: Extract<Action, { kind: 'readSet'
   if ('intersects' in resolved) return json(resolved.intersects);
   let { keys, sorted } = resolved;
   if (action.narrowing.filter || action.narrowing.orderBy) {
-    const made = narrow(scope, scope.core.sets.members(dc, keys, scope.access), action.narrowing);
-    const narrowed = await scope.core.sets.narrowed(keys, made);
+    const sets = setsOf(scope);
+    const narrowed = await sets.narrowed(keys, narrow(scope, sets.members(dc, keys), action.narrowing));
     keys = narrowed.keys;
     sorted ||= narrowed.ordered;
   }
   if (action.store) {
-    const stored = await scope.core.sets.store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
+    const stored = await setsOf(scope).store(dc.name, keys, sorted, action.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
     return setPageAnswer(scope, dc.model, stored, action.paging, action.shape, true);
   }
   // a read of a set, as it is or filtered, sorted, combined, stores nothing: no __ENTITYSET (4D's
@@ -63,23 +61,22 @@ async function setAnswer(scope: Scope, action: Extract<Action, { kind: 'readSet'
 
 export async function release(scope: Scope, action: Extract<Action, { kind: 'release' }>): Promise<RestResponse> {
   projectionFor(action.dc.model, action.shape, scope); // an unknown attribute is a mistake: answered before the set goes
-  if (!(await scope.core.sets.release(action.id, setReader(scope)))) throw setNotFound(action.id);
+  if (!(await setsOf(scope).release(action.id))) throw setNotFound(action.id);
   return json({ ok: true });
 }
 
 /** POST /rest/$entityset/$release with a JSON array of ids: every one released, or 1802 naming the unknown ones. */
 export async function releaseSets(scope: Scope, action: Extract<Action, { kind: 'releaseSets' }>): Promise<RestResponse> {
   const unknown: string[] = [];
-  const reader = setReader(scope);
-  for (const id of new Set(action.ids)) if (!(await scope.core.sets.release(id, reader))) unknown.push(id);
+  const sets = setsOf(scope);
+  for (const id of new Set(action.ids)) if (!(await sets.release(id))) unknown.push(id);
   if (unknown.length > 0) throw setNotFound(unknown.join('", "'));
   return json({ ok: true });
 }
 
 /** POST /rest/{dc}/$entityset/{id}?$method=delete: drops every member through the core (events run), in one transaction. */
 export async function deleteSet(scope: Scope, action: Extract<Action, { kind: 'deleteSet' }>): Promise<RestResponse> {
-  const set = await scope.core.sets.get(action.id, action.dc.name, setReader(scope));
-  await scope.core.sets.drop(action.dc, set, scope.access);
+  await setsOf(scope).drop(action.dc, action.id);
   return json({ ok: true });
 }
 
@@ -92,7 +89,7 @@ export async function info(scope: Scope): Promise<RestResponse> {
   const session = scope.session;
   const admin = session.hasPrivilege(ADMIN_PRIVILEGE);
   // a session sees its own sets (and may use only those), an administrator (or anyone, without roles.json) every one
-  const sets = await scope.core.sets.list(setReader(scope));
+  const sets = await setsOf(scope).list();
   const own: SessionInfo = {
     sessionID: session.id, userName: session.userName, privileges: session.getPrivileges(), lifeTime: session.idleTimeout * 60, expiration: isoSeconds(Date.parse(session.expirationDate)),
   };

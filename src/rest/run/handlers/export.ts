@@ -9,7 +9,7 @@ import type { Action, Paging } from '../../plan/action.js';
 import { narrow, resolveSet, selectionOf } from '../collections.js';
 import { csvHeader, exportColumns, exportHeaders, ExportStream, rowsText, type ExportColumn, type ExportFormat } from '../../present/export-format.js';
 import { file, type RestResponse } from '../../present/response.js';
-import type { Scope } from '../../scope/scope.js';
+import { setsOf, type Scope } from '../../scope/scope.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import { type DataClassCore, type EntitySelection, keyChunks, type KeyList, type RowChunks, selectionChunks, withoutBudget } from '../../../datastore/index.js';
 
@@ -32,7 +32,8 @@ export async function exportSet(request: Scope, action: Extract<Action, { kind: 
   let keys = resolved.keys;
   if (action.narrowing.filter || action.narrowing.orderBy) {
     // (the set's keys are held already: the narrowed list is no larger)
-    keys = (await scope.core.sets.narrowed(keys, narrow(scope, scope.core.sets.members(dc, keys, scope.access), action.narrowing))).keys;
+    const sets = setsOf(scope);
+    keys = (await sets.narrowed(keys, narrow(scope, sets.members(dc, keys), action.narrowing))).keys;
   }
   const chunks = keyChunks(dc, windowed(keys, action.paging), columns.map((c) => c.spec), scope.access);
   return exportAnswer(scope, dc, shape.format as ExportFormat, columns, chunks);

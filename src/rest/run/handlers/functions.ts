@@ -16,7 +16,7 @@ import { loginName } from '../../scope/quotas.js';
 import { applyValues, attachUploads, entityOf } from '../input.js';
 import { entityResponse, pageAnswer, setPageAnswer } from '../../present/present.js';
 import { jsonText, type RestResponse } from '../../present/response.js';
-import { dataClassFor, setOwner, setReader, type Scope } from '../../scope/scope.js';
+import { dataClassFor, setsOf, type Scope } from '../../scope/scope.js';
 
 export async function callFunction(scope: Scope, action: Extract<Action, { kind: 'callFunction' }>): Promise<RestResponse> {
   const self = await subjectOf(scope, action.subject);
@@ -60,7 +60,7 @@ async function subjectOf(scope: Scope, subject: FunctionSubject): Promise<object
     case 'selection': {
       const { dc, set, related } = subject;
       const base = related ? ((await follow(scope, related)) as EntitySelection)
-        : set === undefined ? dc.selectWhere(null, scope.access) : scope.core.sets.members(dc, (await scope.core.sets.get(set, dc.name, setReader(scope))).keys, scope.access);
+        : set === undefined ? dc.selectWhere(null, scope.access) : await setsOf(scope).membersOf(dc, set);
       return narrow(scope, base, subject.narrowing);
     }
     default: {
@@ -106,8 +106,9 @@ async function param(scope: Scope, v: unknown, index: number): Promise<unknown> 
   if (obj[WIRE.ENTITIES] === true) {
     const id = obj[WIRE.DATASET];
     if (typeof id !== 'string') throw new DatasetError('INVALID_BODY', `parameter #${index + 1}: a selection parameter gives its entity set id as "${WIRE.DATASET}"`);
-    const set = await scope.core.sets.get(id, undefined, setReader(scope));
-    return scope.core.sets.members(dataClassFor(scope, set.dataClass), set.keys, scope.access);
+    const sets = setsOf(scope);
+    const set = await sets.get(id);
+    return sets.members(dataClassFor(scope, set.dataClass), set.keys);
   }
   if (obj[WIRE.ENTITY] !== true) return v;
   const name = obj[WIRE.DATACLASS];
@@ -139,7 +140,7 @@ async function answer(scope: Scope, result: unknown, how: FunctionAnswer, what: 
     const selection = withAccess(result, scope.access);
     if (how.selectionRefuses) throw selectionRefusal(how.selectionRefuses, classOf(selection).name);
     if (!how.store) return pageAnswer(scope, classOf(selection), how.paging, how.shape, how.plan, (request, budget) => readPage(scope.core, selection, request(), budget));
-    const set = await scope.core.sets.create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S, setOwner(scope));
+    const set = await setsOf(scope).create(selection, how.timeoutS ?? DEFAULT_SET_TIMEOUT_S);
     return setPageAnswer(scope, classOf(selection).model, set, how.paging, how.shape, true);
   }
   const text = sendable({ result: result === undefined ? null : result }, what);
