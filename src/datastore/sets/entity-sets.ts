@@ -12,7 +12,6 @@ import type { Access } from '../access/access.js';
 import { dropKeys } from '../writes/bulk-drop.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import type { Storage } from '../../storage/adapter.js';
-import type { Entity } from '../entities/entity.js';
 import type { EntitySetStore, KeyList, SetInfo, SetReader, SetSlice, StoredSet } from './entity-set-store.js';
 import { classOf, isOrdered, keysOf, type EntitySelection } from '../selections/selection.js';
 
@@ -126,11 +125,6 @@ export class EntitySets {
     const found = await keysOf(selection);
     const ordered = isOrdered(selection);
     return { keys: ordered ? found : keepOrder(keys, found), ordered };
-  }
-
-  /** The entities at positions [skip, skip + top) of a key list: null for a member dropped since (a set keeps its key, reference §8.2). */
-  page(dc: DataClassCore, keys: KeyList, skip: number, top: number, access: Access): Promise<(Entity | null)[]> {
-    return dc.getMany(Array.from(keys.slice(skip, skip + top) as ArrayLike<unknown>), access);
   }
 
   /** Drops every member still in the datastore through the core (events run), in one transaction, a chunk at a time (bulk-drop.ts). */
