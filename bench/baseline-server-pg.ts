@@ -28,7 +28,7 @@ if (!url || !(Number.isInteger(size) && size >= 1)) {
 const pool = new pg.Pool({ connectionString: url, max: size, types: PG_TYPES, options: '-c TimeZone=UTC' });
 pool.on('error', () => {});
 
-// The SQL our server compiles (src/sql/compiler.ts), word for word, so that the plans are the same.
+// The SQL our server compiles (src/sql/compiler/), word for word, so that the plans are the same.
 const COLUMNS = 't0."ID" AS "ID", t0."name" AS "name", t0."price" AS "price", t0."qty" AS "qty", t0."created" AS "created", t0."__stamp", t0."__timestamp"';
 const PREFIX = '(t0."name__fold" >= $1 AND t0."name__fold" < $2)';
 const statements = {

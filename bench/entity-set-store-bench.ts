@@ -18,7 +18,7 @@ import { DatabaseEntitySetStore } from '../src/datastore/sets/database-set-store
 import { MemoryEntitySetStore, type EntitySetStore, type StoredSet } from '../src/datastore/sets/entity-set-store.js';
 import { newSetId } from '../src/datastore/sets/entity-sets.js';
 import { SqliteDriver } from '../src/storage/sqlite.js';
-import { createSystemTables } from '../src/storage/system-tables.js';
+import { createSystemTables } from '../src/storage/system-tables/tables.js';
 import { TransactionManager } from '../src/storage/transactions.js';
 import { formatTable } from './measure.js';
 import { temporaryFolder } from './processes.js';

@@ -27,7 +27,7 @@ import type { DataClassModel } from '../src/model/types.js';
 import { parseQuery } from '../src/query/parser.js';
 import type { ColumnSpec, SelectSpec } from '../src/query/plan.js';
 import { resolveQuery } from '../src/query/resolve.js';
-import { compileCount, compileSelect } from '../src/sql/compiler.js';
+import { compileCount, compileSelect } from '../src/sql/compiler/statements.js';
 import { sqliteDialect } from '../src/sql/dialect-sqlite.js';
 import { fold } from '../src/util/fold.js';
 import { createPeopleProject, MODEL, personValues, TABLE, type PeopleProject } from './people.js';

@@ -24,7 +24,7 @@ import { createProject } from './fixture.js';
 import { processCpuMs } from './measure.js';
 import { startServer, temporaryFolder, type ServerProcess } from './processes.js';
 import { databaseTarget, openStorage } from '../src/storage/open.js';
-import { insertSession } from '../src/storage/system-tables.js';
+import { insertSession } from '../src/storage/system-tables/sessions.js';
 import { createHash } from 'node:crypto';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));

@@ -41,7 +41,7 @@ import { join } from 'node:path';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { GLOBAL_STAMP_TABLE, META_TABLE } from '../../src/storage/system-tables.js';
+import { GLOBAL_STAMP_TABLE, META_TABLE } from '../../src/storage/system-tables/tables.js';
 import { fold } from '../../src/util/fold.js';
 import { CATEGORIES, CATEGORY, categoryValues, ITEM, itemValues, MODEL } from './model.js';
 

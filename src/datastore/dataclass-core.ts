@@ -10,7 +10,7 @@ import { coerceValue, keyFromInput } from '../model/values.js';
 import { attributeOf, kindOf } from '../query/path.js';
 import { foldedCompare } from '../query/folded-text.js';
 import { directPath, type ColumnSpec, type Condition, type SelectSpec } from '../query/plan.js';
-import { compileSelect } from '../sql/compiler.js';
+import { compileSelect } from '../sql/compiler/statements.js';
 import type { TransactionOptions } from '../storage/adapter.js';
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../storage/schema.js';
 import { fold } from '../util/fold.js';

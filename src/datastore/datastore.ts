@@ -8,7 +8,7 @@ import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_M
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, StatementBudget, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
-import { readGlobalStamp as readStamp } from '../storage/system-tables.js';
+import { readGlobalStamp as readStamp } from '../storage/system-tables/global-stamp.js';
 import { Policy } from '../permissions/policy.js';
 import type { Access } from './access/access.js';
 import { currentAccess } from './access/caller.js';

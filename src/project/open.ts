@@ -15,7 +15,7 @@ import { parseRolesFile, RolesFileError, type KnownResources } from '../permissi
 import { Policy } from '../permissions/policy.js';
 import { loadModelFile } from '../model/load-model.js';
 import { databaseTarget, openStorage, type DatabaseTarget } from '../storage/open.js';
-import { lockSchema, readMeta, writeMeta } from '../storage/system-tables.js';
+import { lockSchema, readMeta, writeMeta } from '../storage/system-tables/meta.js';
 import { syncSchema } from '../storage/schema.js';
 import type { TransactionManager } from '../storage/transactions.js';
 import { withDeadlines } from '../functions/deadlines.js';

@@ -1,5 +1,5 @@
 // The resolved query plan: conditions and sort terms holding model references and coerced values,
-// never names as written. Built by the resolvers of query/, compiled by sql/compiler.ts.
+// never names as written. Built by the resolvers of query/, compiled by sql/compiler/.
 
 import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedEntityAttribute, StorageAttribute } from '../model/types.js';
 

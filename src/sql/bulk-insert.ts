@@ -1,5 +1,5 @@
 // The multi-row INSERT of an import (datastore/writes/import-writes.ts): the same columns a single insert
-// (compiler.ts compileInsert) writes — each value, the folded form beside every string, the stamp
+// (compiler/statements.ts compileInsert) writes — each value, the folded form beside every string, the stamp
 // and the save time — for many rows in one statement. The values come bound and already encoded
 // by the caller (it checks each row before the statement, so that a bad row is refused alone).
 

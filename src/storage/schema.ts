@@ -10,12 +10,13 @@ import type { Model } from '../model/types.js';
 import { FOLD_VERSION } from '../util/fold.js';
 import type { Storage } from './adapter.js';
 import { planSchema, type SchemaPlan, type SchemaStep } from './migrations/plan.js';
-import { createSystemTables, lockSchema, readMeta, writeMeta } from './system-tables.js';
+import { lockSchema, readMeta, writeMeta } from './system-tables/meta.js';
+import { createSystemTables } from './system-tables/tables.js';
 
 /** Hidden columns every dataclass table has (defined in sql/, which the compiler reads them from). */
 export { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../sql/hidden-columns.js';
-/** Internal tables (system-tables.ts). */
-export { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, META_TABLE, QUERY_PATH_TABLE } from './system-tables.js';
+/** Internal tables (system-tables/tables.ts). */
+export { BLOB_CHUNK_TABLE, BLOB_TABLE, GLOBAL_STAMP_TABLE, META_TABLE, QUERY_PATH_TABLE } from './system-tables/tables.js';
 export type { SchemaPlan, SchemaStep } from './migrations/plan.js';
 
 /**

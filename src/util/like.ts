@@ -3,7 +3,7 @@
 // its steps. SQLite's own LIKE costs the text's length times the pattern's in one native call that
 // nothing interrupts: a 7,000-character pattern over a 1,000,000-character text held the event
 // loop 24 s. The SQLite driver registers this as the match of texts with no bound on their length
-// (the whole fold of a long text, JSON values: sql/compiler.ts), where the check is the query
+// (the whole fold of a long text, JSON values: sql/compiler/conditions.ts), where the check is the query
 // time limit's.
 //
 // Same answers as SQLite's LIKE with ESCAPE '\' (test/core/like.test.ts compares them on random

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { Datastore } from '../../src/datastore/datastore.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { databaseTarget, openStorage } from '../../src/storage/open.js';
-import { readMeta } from '../../src/storage/system-tables.js';
+import { readMeta } from '../../src/storage/system-tables/meta.js';
 import { BIN, startCommand, TEST_ENGINE, tempDir, testDatabase } from '../support/helpers.js';
 
 const KEY = { name: 'ID', type: 'long', identifying: true, autoincrement: true };

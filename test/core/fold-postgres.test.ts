@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import { createSystemTables } from '../../src/storage/system-tables.js';
+import { createSystemTables } from '../../src/storage/system-tables/tables.js';
 import { postgresStorage } from '../../src/storage/open.js';
 import type { TransactionManager } from '../../src/storage/transactions.js';
 import { fold } from '../../src/util/fold.js';

@@ -12,7 +12,7 @@ import { DatasetError } from '../../src/errors/dataset-error.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { parseQuery } from '../../src/query/parser.js';
 import { resolveQuery } from '../../src/query/resolve.js';
-import { compileSelect } from '../../src/sql/compiler.js';
+import { compileSelect } from '../../src/sql/compiler/statements.js';
 import { postgresDialect } from '../../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../../src/sql/dialect-sqlite.js';
 import { fold } from '../../src/util/fold.js';

@@ -10,7 +10,7 @@ import { SET_CHUNK_MEMBERS } from '../../src/config/limits.js';
 import { DatabaseEntitySetStore } from '../../src/datastore/sets/database-set-store.js';
 import { MemoryEntitySetStore, type EntitySetStore, type KeyList, type StoredSet } from '../../src/datastore/sets/entity-set-store.js';
 import { newSetId } from '../../src/datastore/sets/entity-sets.js';
-import { createSystemTables } from '../../src/storage/system-tables.js';
+import { createSystemTables } from '../../src/storage/system-tables/tables.js';
 import { TransactionManager } from '../../src/storage/transactions.js';
 import { ENGINES } from '../support/storage-engines.js';
 

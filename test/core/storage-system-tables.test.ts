@@ -1,13 +1,13 @@
-// The internal tables (src/storage/system-tables.ts) and the dialect hooks behind them (the
+// The internal tables (src/storage/system-tables/) and the dialect hooks behind them (the
 // global stamp, the schema lock, the catalog query), run on every engine (storage-engines.ts).
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { buildModel } from '../../src/model/load-model.js';
 import { syncSchema } from '../../src/storage/schema.js';
-import {
-  bumpGlobalStamp, createSystemTables, lockSchema, readGlobalStamp, readMeta, tableColumns, writeMeta,
-} from '../../src/storage/system-tables.js';
+import { bumpGlobalStamp, readGlobalStamp } from '../../src/storage/system-tables/global-stamp.js';
+import { lockSchema, readMeta, writeMeta } from '../../src/storage/system-tables/meta.js';
+import { createSystemTables, tableColumns } from '../../src/storage/system-tables/tables.js';
 import { TransactionManager } from '../../src/storage/transactions.js';
 import { SET_ROW_MEMBERS } from '../../src/config/limits.js';
 import { ENGINES, type TestDatabase } from '../support/storage-engines.js';

@@ -11,7 +11,7 @@ import { coreOf } from '../../src/datastore/datastore.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { openProject } from '../../src/project/open.js';
 import { buildServer } from '../../src/http/server.js';
-import { SESSION_TABLE } from '../../src/storage/system-tables.js';
+import { SESSION_TABLE } from '../../src/storage/system-tables/tables.js';
 import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
 
 const ROLES = join(DEMO_DIR, 'roles.json');

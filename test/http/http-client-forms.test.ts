@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { coreOf } from '../../src/datastore/datastore.js';
-import { BLOB_TABLE } from '../../src/storage/system-tables.js';
+import { BLOB_TABLE } from '../../src/storage/system-tables/tables.js';
 import { DEMO_DIR, openDemo, tempDir, type DemoFixture } from '../support/helpers.js';
 
 type Json = Record<string, any>;

@@ -13,7 +13,7 @@ import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore
 import { EntityLockedError } from '../../src/datastore/sessions/locks.js';
 import type { Session } from '../../src/datastore/sessions/session.js';
 import { buildServer } from '../../src/http/server.js';
-import { LOCK_TABLE, SESSION_TABLE } from '../../src/storage/system-tables.js';
+import { LOCK_TABLE, SESSION_TABLE } from '../../src/storage/system-tables/tables.js';
 import { DEMO_DIR, openDemo, TEST_ENGINE, twoInstances, type DemoFixture, type Instance } from '../support/helpers.js';
 
 type Answer = { status: number; body: any; headers: Record<string, unknown> };

@@ -16,7 +16,7 @@ import { reclaimSpace } from './reclaim-space.js';
 import {
   claimFileRow, completeFile, deleteExpiredFile, deleteFile, deleteOrphanChunks, expiredFiles, fileRow, findUploadRow, insertCompleteFile, insertFile,
   insertFileChunk, readFileChunk, setFileExpiry, waitingFiles,
-} from '../../storage/system-tables.js';
+} from '../../storage/system-tables/files.js';
 
 /** A stored file; an image or blob attribute holds one, by id. */
 export interface StoredFile {

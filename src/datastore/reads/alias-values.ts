@@ -1,5 +1,5 @@
 // Alias attributes that are not one value read with the entity (those through N→1 relations
-// are, in SQL: see sql/compiler.ts): lists of values through 1→N relations (Company.staffNames
+// are, in SQL: see sql/compiler/): lists of values through 1→N relations (Company.staffNames
 // = staff.lastName), walked level by level with a query per relation step for a whole page,
 // and aliases leading to entities, selected in SQL by reachCondition.
 

@@ -17,7 +17,7 @@ import { DEFAULT_MAX_ANSWER_BYTES, KEYS_PER_QUERY, UNMEASURED_ROWS } from '../..
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { directPath, type ColumnSpec, type SelectSpec } from '../../query/plan.js';
-import { compileSelectSize, variableWidth } from '../../sql/compiler.js';
+import { compileSelectSize, variableWidth } from '../../sql/compiler/sizes.js';
 import type { Access } from '../access/access.js';
 
 export class AnswerBudget {

@@ -10,7 +10,8 @@
 import type { ColumnSpec, Condition } from '../../query/plan.js';
 import { directPath } from '../../query/plan.js';
 import { INTEGER_TYPES } from '../../model/types.js';
-import { compileSelect, variableWidth } from '../../sql/compiler.js';
+import { variableWidth } from '../../sql/compiler/sizes.js';
+import { compileSelect } from '../../sql/compiler/statements.js';
 import { EXPORT_CHUNK_BYTES } from '../../config/limits.js';
 import { sizeOf, sizesByKey } from './answer-size.js';
 import type { Access } from '../access/access.js';

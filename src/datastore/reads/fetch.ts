@@ -7,7 +7,7 @@ import { LoopTurns } from '../../util/loop-turns.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { pageSize, type AliasAttribute, type DataClassModel, type RelatedEntitiesAttribute, type StorageAttribute } from '../../model/types.js';
 import { directPath, type SelectSpec } from '../../query/plan.js';
-import { compileCount, compileSelect } from '../../sql/compiler.js';
+import { compileCount, compileSelect } from '../../sql/compiler/statements.js';
 import type { Access } from '../access/access.js';
 import { walkAlias, type StepRead } from './alias-values.js';
 import { AnswerBudget, countRows, measured, takeRead, valueChars, type Weighting } from './answer-size.js';

@@ -9,8 +9,8 @@
 // and stamp come from a statement of their own, true of the data an instant later — in which the
 // page must still be empty, else it is read again.
 
-import { compileCountWithVersion, compileSelect, DATA_VERSION_COLUMN, GLOBAL_STAMP_COLUMN } from '../../sql/compiler.js';
-import { compileCount } from '../../sql/compiler.js';
+import { DATA_VERSION_COLUMN, GLOBAL_STAMP_COLUMN } from '../../sql/compiler/selects.js';
+import { compileCount, compileCountWithVersion, compileSelect } from '../../sql/compiler/statements.js';
 import type { ColumnSpec } from '../../query/plan.js';
 import { accessOf, classOf, pageSpec, sourceOf, windowed, type EntitySelection } from '../selections/selection.js';
 import { countRows, measured, takeRead, type AnswerBudget } from './answer-size.js';

@@ -3,7 +3,7 @@
 
 import type { DataClassModel } from '../../model/types.js';
 import type { AttributePath, Condition } from '../../query/plan.js';
-import { compileAggregate, compileDistinct, compileTextExtreme, jsonExtreme, type AggregateFn } from '../../sql/compiler.js';
+import { compileAggregate, compileDistinct, compileTextExtreme, jsonExtreme, type AggregateFn } from '../../sql/compiler/aggregates.js';
 import type { Access } from '../access/access.js';
 
 /** The entities a computation runs over: a selection's members, read through its access. */

@@ -11,7 +11,7 @@ import { parseQuery } from '../../query/parser.js';
 import { resolveValuePath } from '../../query/path.js';
 import { and, directPath, type Condition, type OrderTerm, type SelectSpec } from '../../query/plan.js';
 import { resolveQuery } from '../../query/resolve.js';
-import { compileCount, compileSelect } from '../../sql/compiler.js';
+import { compileCount, compileSelect } from '../../sql/compiler/statements.js';
 import type { Access } from '../access/access.js';
 import { readableBy } from '../access/guard.js';
 import { dropKeys, dropWhere } from '../writes/bulk-drop.js';

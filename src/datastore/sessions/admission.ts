@@ -5,7 +5,8 @@
 
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Storage } from '../../storage/adapter.js';
-import { countGuestsFrom, countSessions, evictGuests, insertSession, lockNamed, sessionExists, type StoredSessionRow } from '../../storage/system-tables.js';
+import { lockNamed } from '../../storage/system-tables/meta.js';
+import { countGuestsFrom, countSessions, evictGuests, insertSession, sessionExists, type StoredSessionRow } from '../../storage/system-tables/sessions.js';
 
 /** The caps on stored guests. */
 export interface GuestCaps {

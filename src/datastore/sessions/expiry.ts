@@ -5,7 +5,9 @@
 
 import { LOGIN_FAILURE_WINDOW_MS, SESSION_SWEEP_MS, SESSION_TOUCH_MS } from '../../config/limits.js';
 import type { Storage } from '../../storage/adapter.js';
-import { deleteExpiredSessions, deleteVoidLocks, deleteVoidQueryPaths, type SessionRow } from '../../storage/system-tables.js';
+import { deleteVoidLocks } from '../../storage/system-tables/locks.js';
+import { deleteVoidQueryPaths } from '../../storage/system-tables/query-paths.js';
+import { deleteExpiredSessions, type SessionRow } from '../../storage/system-tables/sessions.js';
 
 /** A session's expiry is written again once it has moved enough (a tenth of its idle timeout, SESSION_TOUCH_MS at most). */
 export function dueForTouch(row: SessionRow, now: number): boolean {

@@ -10,8 +10,8 @@
 import { ADMIN_PRIVILEGE, DEFAULT_LOCKS_PER_SESSION, MAX_LOCK_CLIENT_TEXT } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel } from '../../model/types.js';
-import { compileLockRow } from '../../sql/compiler.js';
-import { bumpStampProbingLock, countSessionLocks, deleteLock, lockHeldElsewhere, putLock, sessionStillHeld, type LockHolderRow } from '../../storage/system-tables.js';
+import { compileLockRow } from '../../sql/compiler/statements.js';
+import { bumpStampProbingLock, countSessionLocks, deleteLock, lockHeldElsewhere, putLock, sessionStillHeld, type LockHolderRow } from '../../storage/system-tables/locks.js';
 import { sessionOf, type Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import type { Core } from '../datastore.js';

@@ -6,7 +6,7 @@
 // session's path goes with it (the session sweep removes paths whose session is gone).
 
 import type { Storage } from '../../storage/adapter.js';
-import { lastQueryPath, recordQueryPath } from '../../storage/system-tables.js';
+import { lastQueryPath, recordQueryPath } from '../../storage/system-tables/query-paths.js';
 import { sessionInternals, type Session } from './session.js';
 
 export class QueryPathStore {

@@ -17,10 +17,8 @@ import {
 } from '../../config/limits.js';
 import type { Policy } from '../../permissions/policy.js';
 import type { Storage } from '../../storage/adapter.js';
-import {
-  deleteSession, deleteSessionLocks, insertSession, listSessions, readSession, touchSession, updateSession,
-  type SessionRow, type StoredSessionRow,
-} from '../../storage/system-tables.js';
+import { deleteSessionLocks } from '../../storage/system-tables/locks.js';
+import { deleteSession, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow, type StoredSessionRow } from '../../storage/system-tables/sessions.js';
 import { admitGuest, refusePastSessionCap, type GuestCaps } from './admission.js';
 import { dueForTouch, isoSeconds, sweepExpired } from './expiry.js';
 import { Session, sessionInternals } from './session.js';

@@ -10,7 +10,7 @@
 import { KEYS_PER_QUERY, WRITE_SLICE_MS } from '../../config/limits.js';
 import { INTEGER_TYPES } from '../../model/types.js';
 import { and, directPath, type Condition } from '../../query/plan.js';
-import { compileSelect } from '../../sql/compiler.js';
+import { compileSelect } from '../../sql/compiler/statements.js';
 import { LoopTurns } from '../../util/loop-turns.js';
 import type { Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';

@@ -21,7 +21,7 @@ import { bulkRowWidth, compileBulkInsert, compileKeyCounterCatchUp } from '../..
 import { isoDate, type Dialect } from '../../sql/dialect.js';
 import { ALL_DIALECTS } from '../../sql/dialects.js';
 import { ConstraintError } from '../../storage/adapter.js';
-import { bumpGlobalStamp } from '../../storage/system-tables.js';
+import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
 import { fold, FOLD_PREFIX_LENGTH, storedFold } from '../../util/fold.js';
 import type { Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';

@@ -11,7 +11,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, RelatedEntityAttribute, StorageAttribute } from '../../model/types.js';
 import { keyFromInput } from '../../model/values.js';
 import { directPath } from '../../query/plan.js';
-import { compileSelect } from '../../sql/compiler.js';
+import { compileSelect } from '../../sql/compiler/statements.js';
 import type { Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import { requireDataClass } from '../access/guard.js';

@@ -10,9 +10,10 @@
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { directPath, type Condition } from '../../query/plan.js';
-import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler.js';
+import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler/statements.js';
 import { ConstraintError } from '../../storage/adapter.js';
-import { bumpGlobalStamp, lockedKeysAmong } from '../../storage/system-tables.js';
+import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
+import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import type { Core } from '../datastore.js';

@@ -5,7 +5,7 @@
 import { MAX_PAGE_SIZE, MAX_TIMEOUT_S } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { didYouMean } from '../../util/suggest.js';
-import type { AggregateFn } from '../../sql/compiler.js';
+import type { AggregateFn } from '../../sql/compiler/aggregates.js';
 import { OPTIONS, type OptionName } from './constants.js';
 import { ATTRIBUTE_PATH } from './url.js';
 

@@ -9,7 +9,7 @@
 import { LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_USER } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Storage } from '../../storage/adapter.js';
-import { countLogins } from '../../storage/system-tables.js';
+import { countLogins } from '../../storage/system-tables/sessions.js';
 import { storedFold } from '../../util/fold.js';
 
 const MINUTE = 60_000;

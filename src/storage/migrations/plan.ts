@@ -12,7 +12,7 @@ import type { DataClassModel, Model, StorageAttribute } from '../../model/types.
 import { STAMP_COLUMN, TIMESTAMP_COLUMN } from '../../sql/hidden-columns.js';
 import { foldColumn, FOLD_VERSION } from '../../util/fold.js';
 import type { Storage } from '../adapter.js';
-import { LOCK_TABLE, SET_TABLE, tableColumns } from '../system-tables.js';
+import { LOCK_TABLE, SET_TABLE, tableColumns } from '../system-tables/tables.js';
 import { duplicatesIn, misfitsIn, nullsIn, valuesIn } from './checks.js';
 import { foldIndex, indexStatements, refold } from './indexes.js';
 import {

@@ -5,7 +5,7 @@ import { aggregates, distinct, type EntitySelection, membersOf } from '../../../
 import { NUMBER_TYPES } from '../../../model/types.js';
 import { resolveValuePath } from '../../../query/path.js';
 import type { AttributePath } from '../../../query/plan.js';
-import type { AggregateFn } from '../../../sql/compiler.js';
+import type { AggregateFn } from '../../../sql/compiler/aggregates.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import type { Action } from '../../plan/action.js';
 import { narrow, selectionOf } from '../collections.js';
