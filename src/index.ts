@@ -43,7 +43,8 @@ export { projectMethod, type MethodScope, type MethodTarget, type ProjectMethodD
 export type { ParamKind, ParamType } from './functions/params.js';
 export type { DatastoreOptions, DatastoreWithClasses } from './datastore/datastore.js';
 export type { CalculatedDefinition, CalculatedOrderByEvent, CalculatedQueryEvent } from './datastore/entities/calculated.js';
-export type { EntityEvent, EntityEventHandler, EventErrorObject, EventKind } from './datastore/entities/events.js';
+export type { EntityEvent, EventErrorObject, EventKind } from './datastore/entities/events.js';
+export type { EntityEventHandler } from './datastore/entities/entity.js';
 export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
 export { openProject, ProjectError, type SeedFunction } from './project/open.js';

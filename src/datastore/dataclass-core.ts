@@ -18,16 +18,17 @@ import type { Access } from './access/access.js';
 import { readableBy, requireDataClass } from './access/guard.js';
 import type { CalculatedDefinition } from './entities/calculated.js';
 import { entityClassFor } from './entities/class-install.js';
+import type { ClassCoreView } from './core-types.js';
 import type { Core } from './datastore.js';
 import type { DataClass } from './dataclass.js';
-import { createEntity, Entity, type EntityRow } from './entities/entity.js';
-import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EntityEventHandler, type EventKind } from './entities/events.js';
+import { createEntity, Entity, type EntityEventHandler, type EntityRow } from './entities/entity.js';
+import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EventKind } from './entities/events.js';
 import { EntitySelection, type QuerySource } from './selections/selection.js';
 
 /** Types whose column values arrive as they are (the others need the dialect's decode). */
 export const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
 
-export class DataClassCore {
+export class DataClassCore implements ClassCoreView {
   readonly name: string;
   /** the public face, set once by the datastore that builds both */
   dataClass!: DataClass;
@@ -43,7 +44,7 @@ export class DataClassCore {
   /** the read by key of the root access, compiled once: the hottest read of all */
   #getSql: string | undefined;
   readonly #calculated = new Map<string, CalculatedDefinition>();
-  readonly #events = new EventTable();
+  readonly #events = new EventTable<Entity>();
 
   constructor(readonly core: Core, readonly model: DataClassModel) {
     this.name = model.name;
@@ -246,7 +247,7 @@ export class DataClassCore {
   }
 
   /** The entity events, or undefined when there are none (saves then skip them). */
-  get events(): EventTable | undefined {
+  get events(): EventTable<Entity> | undefined {
     return this.#events.empty ? undefined : this.#events;
   }
 
@@ -256,6 +257,17 @@ export class DataClassCore {
    */
   get writesRunUserCode(): boolean {
     return this.events !== undefined || [...this.#calculated.values()].some((c) => c.set !== undefined);
+  }
+
+  /** A drop of this dataclass's entities runs user code: a drop event (entity or attribute level), or the entity class's own drop(). */
+  get dropsRunUserCode(): boolean {
+    const events = this.events;
+    if (events) {
+      for (const kind of ['validateDrop', 'dropping', 'afterDrop'] as const) {
+        if (events.entity(kind) || events.attributes(kind).length > 0) return true;
+      }
+    }
+    return (this.entityPrototype as Entity).drop !== Entity.prototype.drop;
   }
 
   /** A user entity class is installed: its constructor runs for every entity read too (README, entity events), so reads make entities. */

@@ -8,8 +8,8 @@ import { currentAccess } from './access/caller.js';
 import type { CalculatedDefinition } from './entities/calculated.js';
 import type { DataClassCore } from './dataclass-core.js';
 import type { Datastore } from './datastore.js';
-import type { Entity } from './entities/entity.js';
-import type { EntityEventHandler, EventKind } from './entities/events.js';
+import type { Entity, EntityEventHandler } from './entities/entity.js';
+import type { EventKind } from './entities/events.js';
 import type { EntitySelection } from './selections/selection.js';
 
 /** The core of a dataclass (for modules of the core and the layers above it; never for user code). */

@@ -18,9 +18,11 @@ import type { Session } from './sessions/session.js';
 import type { CalculatedDefinition } from './entities/calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
+import type { CoreView } from './core-types.js';
 import { DatabaseEntitySetStore } from './sets/database-set-store.js';
 import type { EntitySetStore } from './sets/entity-set-store.js';
 import { EntitySets } from './sets/entity-sets.js';
+import { classOf, EntitySelection, membersCondition } from './selections/selection.js';
 import { logEventError, type EventErrorReporter } from './entities/events.js';
 import { FileStore, type StoredFile } from './files/files.js';
 import { QueryPathStore } from './sessions/query-paths.js';
@@ -44,15 +46,13 @@ export interface DatastoreOptions {
   readonly maxTextLength?: number;
 }
 
-/** The core's own view of a datastore: what the rest of the core reaches through coreOf(). */
-export interface Core {
-  /** the datastore's name (its model's), as 4D's messages name the database */
-  readonly name: string;
-  readonly model: Model;
-  readonly storage: Storage;
+/**
+ * The core's own view of a datastore: what the rest of the core reaches through coreOf(). What
+ * its helpers use of it is CoreView (core-types.ts): they depend on that, not on this file.
+ */
+export interface Core extends CoreView {
   /** reads with every row visible, straight from the storage */
   readonly root: Access;
-  readonly files: FileStore;
   readonly entitySets: EntitySetStore;
   /** what is done with entity sets (kept by entitySets) */
   readonly sets: EntitySets;
@@ -60,8 +60,6 @@ export interface Core {
   /** the counts of selections read lately, with the data version they were read at (page-read.ts) */
   readonly counts: CountCache;
   readonly report: EventErrorReporter;
-  /** web sessions, in the database */
-  readonly sessions: SessionStore;
   /** the longest text a write gives a string attribute (--max-text-length) */
   readonly maxTextLength: number;
   /** who may do what (roles.json; open until a project installs one) */
@@ -76,7 +74,7 @@ export interface Core {
   requestBudget(): StatementBudget | undefined;
   /** the code of a calculated attribute, for the query resolver and the sorts */
   readonly calculated: (attr: CalculatedAttribute) => CalculatedDefinition | undefined;
-  /** the core side of a dataclass of the model */
+  /** the core side of a dataclass of the model (CoreView's, as the class it is) */
   classOf(model: DataClassModel): DataClassCore;
 }
 
@@ -124,6 +122,7 @@ export class Datastore {
       report: options.onEventError ?? logEventError,
       calculated: (attr) => byModel.get(attr.dataClass)?.calculated(attr.name),
       classOf: (m) => byModel.get(m) as DataClassCore,
+      selectionCondition: (value) => (value instanceof EntitySelection ? { dataClass: classOf(value).model, condition: membersCondition(value) } : undefined),
       sets: new EntitySets(entitySets, storage),
       transaction: (fn, options) => storage.transaction(fn, options),
       snapshot: () => storage.snapshot(),

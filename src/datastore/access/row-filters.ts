@@ -12,29 +12,28 @@ import { Policy } from '../../permissions/policy.js';
 import type { Condition, RowFilter } from '../../query/plan.js';
 import { SessionAccess, type Access } from './access.js';
 import { runAsCallerSync } from './caller.js';
-import type { Core } from '../datastore.js';
-import { classOf, EntitySelection, membersCondition } from '../selections/selection.js';
+import type { CoreView } from '../core-types.js';
 import type { Session } from '../sessions/session.js';
 
 type Restrict = () => unknown;
 
 /** The restrict() of a dataclass's user class, if it has one. */
-function restrictOf(core: Core, dc: DataClassModel): Restrict | undefined {
+function restrictOf(core: CoreView, dc: DataClassModel): Restrict | undefined {
   const fn = (core.classOf(dc).dataClass as unknown as { restrict?: unknown }).restrict;
   return typeof fn === 'function' ? (fn as Restrict) : undefined;
 }
 
 /** The dataclasses with a restrict(), found once (after the classes are loaded: at the first request). */
-const restricted = new WeakMap<Core, ReadonlySet<DataClassModel>>();
+const restricted = new WeakMap<CoreView, ReadonlySet<DataClassModel>>();
 
-function restrictedClasses(core: Core): ReadonlySet<DataClassModel> {
+function restrictedClasses(core: CoreView): ReadonlySet<DataClassModel> {
   let set = restricted.get(core);
   if (!set) restricted.set(core, (set = new Set(core.model.dataClasses.filter((m) => restrictOf(core, m)))));
   return set;
 }
 
 /** The access of a request's session: its grants, and the row filters of the dataclasses' restrict(). */
-export function accessFor(core: Core, session: Session): Access {
+export function accessFor(core: CoreView, session: Session): Access {
   const classes = restrictedClasses(core);
   // one budget for all the statements of the request (the query time limit: storage/budget.ts)
   const budget = core.storage.requestBudget();
@@ -48,11 +47,13 @@ export function accessFor(core: Core, session: Session): Access {
     const fn = restrictOf(core, dc) as Restrict;
     const result = runAsCallerSync({ access: asServer, session }, () => fn.call(core.classOf(dc).dataClass));
     let condition: Condition | null = null;
-    if (result instanceof EntitySelection && classOf(result).model === dc) {
+    // (the selection's members, asked of the core: this file names no selection class)
+    const selected = core.selectionCondition(result);
+    if (selected?.dataClass === dc) {
       // an empty condition (the whole dataclass) is no filter; a selection of nothing is a filter that matches none
-      condition = membersCondition(result) ?? null;
+      condition = selected.condition ?? null;
     } else if (result !== null && result !== undefined) {
-      throw new DatasetError('FUNCTION_FAILED', `${dc.name}.restrict() must return a selection of ${dc.name} (or null for no filter); it returned ${result instanceof EntitySelection ? `a selection of ${classOf(result).name}` : typeof result}`);
+      throw new DatasetError('FUNCTION_FAILED', `${dc.name}.restrict() must return a selection of ${dc.name} (or null for no filter); it returned ${selected ? `a selection of ${selected.dataClass.name}` : typeof result}`);
     }
     conditions.set(dc, condition);
     return condition;

@@ -15,13 +15,16 @@ import { aliasLeadsToEntities, reachCondition, relationSteps, walkAlias } from '
 import type { DataClass } from '../dataclass.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import { aroundWrite, fireTouched, runEvents, type EventContext } from './event-sequence.js';
-import type { EventTable } from './events.js';
+import type { EventHandler, EventTable } from './events.js';
 import { checkValues } from '../writes/rules.js';
 import { lockEntity, NO_CLIENT, unlockEntity, type LockStatus } from '../sessions/locks.js';
 import type { EntitySelection } from '../selections/selection.js';
 import { deleteEntity, insertEntity, stampChanged, updateEntity, type WriteBatch } from '../writes/writes.js';
 
 export type EntityRow = Record<string, unknown>;
+
+/** An entity event handler: called with `this` the entity. It may be async. */
+export type EntityEventHandler = EventHandler<Entity>;
 
 
 /** What an entity is made of: its dataclass, its values as read (null for a new one), stamps, and the access it was read with. */
@@ -186,7 +189,7 @@ export class Entity {
     }
   }
 
-  #events(events: EventTable): EventContext {
+  #events(events: EventTable<Entity>): EventContext<Entity> {
     return { events, entity: this, dataClassName: this.#dc.name, report: this.#dc.core.report };
   }
 

@@ -4,19 +4,18 @@
 // one; an error of a validate or "during" handler stops the action.
 
 import type { StatementBudget, Storage } from '../../storage/adapter.js';
-import type { Entity } from './entity.js';
-import { runIgnoring, runStopping, runTouched, type EntityEvent, type EntityEventHandler, type EventErrorReporter, type EventKind, type EventTable } from './events.js';
+import { runIgnoring, runStopping, runTouched, type EntityEvent, type EventErrorReporter, type EventHandler, type EventKind, type EventTable } from './events.js';
 
-/** What the events of one entity run with. */
-export interface EventContext {
-  readonly events: EventTable;
-  readonly entity: Entity;
+/** What the events of one entity run with (`E`: Entity, which this file does not name). */
+export interface EventContext<E> {
+  readonly events: EventTable<E>;
+  readonly entity: E;
   readonly dataClassName: string;
   readonly report: EventErrorReporter;
 }
 
 /** The touched handlers of an attribute just set: attribute level, then entity level. */
-export function fireTouched(c: EventContext, attributeName: string): void {
+export function fireTouched<E>(c: EventContext<E>, attributeName: string): void {
   // (each handler gets an event of its own: what one does to it, the next does not see)
   const event = (): EntityEvent => ({ kind: 'touched', attributeName, dataClassName: c.dataClassName });
   const onAttr = c.events.attribute('touched', attributeName);
@@ -26,9 +25,9 @@ export function fireTouched(c: EventContext, attributeName: string): void {
 }
 
 /** The attribute-level handlers of an event (for the attributes that qualify), then the entity-level one; the first error stops. */
-export async function runEvents(c: EventContext, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
+export async function runEvents<E>(c: EventContext<E>, kind: EventKind, qualifies: (name: string) => boolean): Promise<void> {
   for (const name of c.events.attributes(kind)) {
-    if (qualifies(name)) await runStopping(c.events.attribute(kind, name) as EntityEventHandler, c.entity, { kind, attributeName: name, dataClassName: c.dataClassName }, c.report);
+    if (qualifies(name)) await runStopping(c.events.attribute(kind, name) as EventHandler<E>, c.entity, { kind, attributeName: name, dataClassName: c.dataClassName }, c.report);
   }
   const onEntity = c.events.entity(kind);
   if (onEntity) await runStopping(onEntity, c.entity, { kind, dataClassName: c.dataClassName }, c.report);
@@ -40,8 +39,8 @@ export async function runEvents(c: EventContext, kind: EventKind, qualifies: (na
  * "failed" when the write failed, "success" once the write (and any enclosing transaction) has
  * committed.
  */
-export async function aroundWrite(
-  c: EventContext, storage: Storage, budget: StatementBudget | undefined, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
+export async function aroundWrite<E>(
+  c: EventContext<E>, storage: Storage, budget: StatementBudget | undefined, [validate, during]: [EventKind, EventKind], qualifies: (attribute: string) => boolean,
   write: () => Promise<string[]>, after: (attributes: string[], ok: boolean) => EntityEvent,
 ): Promise<void> {
   await runEvents(c, validate, qualifies);
@@ -64,7 +63,7 @@ export async function aroundWrite(
   await storage.afterCommit(() => runAfter(c, after(written, true)));
 }
 
-async function runAfter(c: EventContext, event: EntityEvent): Promise<void> {
+async function runAfter<E>(c: EventContext<E>, event: EntityEvent): Promise<void> {
   const handler = c.events.entity(event.kind);
   if (handler) await runIgnoring(handler, c.entity, event, c.report);
 }

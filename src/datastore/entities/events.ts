@@ -6,7 +6,6 @@ import { currentRequestId } from '../access/caller.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { ERRORS } from '../../errors/registry.js';
 import { createLogger, type Logger } from '../../util/log.js';
-import type { Entity } from './entity.js';
 
 export const EVENT_KINDS = ['touched', 'validateSave', 'saving', 'afterSave', 'validateDrop', 'dropping', 'afterDrop'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
@@ -38,8 +37,11 @@ export interface EventErrorObject {
   seriousError?: boolean;
 }
 
-/** An event handler: called with `this` the entity. It may be async. */
-export type EntityEventHandler = (this: Entity, event: EntityEvent) => unknown;
+/**
+ * An event handler: called with `this` the entity (`E`: Entity — EntityEventHandler, entity.ts;
+ * generic here so that this file names no entity class). It may be async.
+ */
+export type EventHandler<E> = (this: E, event: EntityEvent) => unknown;
 
 /** Reports errors of events that cannot stop anything (touched, afterSave, afterDrop). */
 export type EventErrorReporter = (info: { kind: EventKind; dataClassName: string; attributeName?: string; error: unknown }) => void;
@@ -55,11 +57,11 @@ let defaultLogger: Logger | undefined;
 export const logEventError: EventErrorReporter = eventErrorLogger(() => (defaultLogger ??= createLogger('warn')));
 
 /** The handlers of one dataclass: per kind, the entity-level one and the attribute-level ones. */
-export class EventTable {
-  readonly #entity = new Map<EventKind, EntityEventHandler>();
-  readonly #attribute = new Map<EventKind, Map<string, EntityEventHandler>>();
+export class EventTable<E> {
+  readonly #entity = new Map<EventKind, EventHandler<E>>();
+  readonly #attribute = new Map<EventKind, Map<string, EventHandler<E>>>();
 
-  set(kind: EventKind, handler: EntityEventHandler, attributeName?: string): void {
+  set(kind: EventKind, handler: EventHandler<E>, attributeName?: string): void {
     if (attributeName === undefined) this.#entity.set(kind, handler);
     else {
       let byName = this.#attribute.get(kind);
@@ -68,11 +70,11 @@ export class EventTable {
     }
   }
 
-  entity(kind: EventKind): EntityEventHandler | undefined {
+  entity(kind: EventKind): EventHandler<E> | undefined {
     return this.#entity.get(kind);
   }
 
-  attribute(kind: EventKind, name: string): EntityEventHandler | undefined {
+  attribute(kind: EventKind, name: string): EventHandler<E> | undefined {
     return this.#attribute.get(kind)?.get(name);
   }
 
@@ -120,7 +122,7 @@ function eventError(kind: EventKind, dataClassName: string, obj: EventErrorObjec
  * Runs one handler of an event that can stop the action: its error object (returned) or its
  * exception becomes a DatasetError; anything else lets the action go on.
  */
-export async function runStopping(handler: EntityEventHandler, entity: Entity, event: EntityEvent, report: EventErrorReporter): Promise<void> {
+export async function runStopping<E>(handler: EventHandler<E>, entity: E, event: EntityEvent, report: EventErrorReporter): Promise<void> {
   let result: unknown;
   try {
     result = await handler.call(entity, event);
@@ -137,7 +139,7 @@ export async function runStopping(handler: EntityEventHandler, entity: Entity, e
 }
 
 /** Runs a handler whose errors change nothing (touched, afterSave, afterDrop): they are reported and ignored. */
-export async function runIgnoring(handler: EntityEventHandler, entity: Entity, event: EntityEvent, report: EventErrorReporter): Promise<void> {
+export async function runIgnoring<E>(handler: EventHandler<E>, entity: E, event: EntityEvent, report: EventErrorReporter): Promise<void> {
   try {
     await handler.call(entity, event);
   } catch (error) {
@@ -146,7 +148,7 @@ export async function runIgnoring(handler: EntityEventHandler, entity: Entity, e
 }
 
 /** touched runs synchronously inside set(); an async handler's failure is reported when it settles. */
-export function runTouched(handler: EntityEventHandler, entity: Entity, event: EntityEvent, report: EventErrorReporter): void {
+export function runTouched<E>(handler: EventHandler<E>, entity: E, event: EntityEvent, report: EventErrorReporter): void {
   try {
     const r = handler.call(entity, event);
     if (r instanceof Promise) r.catch((error: unknown) => report({ kind: 'touched', dataClassName: event.dataClassName, attributeName: event.attributeName, error }));

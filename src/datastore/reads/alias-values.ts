@@ -8,16 +8,16 @@ import type { AliasAttribute, DataClassModel, RelatedEntitiesAttribute, RelatedE
 import type { Weighting } from './answer-size.js';
 import { directPath, inSelect, type Condition } from '../../query/plan.js';
 import type { Access } from '../access/access.js';
-import type { DataClassCore } from '../dataclass-core.js';
-import type { Core } from '../datastore.js';
+import type { ClassCoreView, EntityValues } from '../core-types.js';
 
-/** What reading related entities needs of the core: the dataclasses. */
-type Classes = Pick<Core, 'classOf'>;
-import type { Entity } from '../entities/entity.js';
+/** What reading related entities needs of the core: the dataclasses (`C`: as the caller knows them, for its `read`). */
+interface Classes<C extends ClassCoreView> {
+  classOf(model: DataClassModel): C;
+}
 
 /** Reads the entities of `dc` whose `attr` is one of `values`, in chunks of KEYS_PER_QUERY. */
-export async function readWhereIn(dc: DataClassCore, attr: DataClassModel['key'], values: readonly unknown[], access: Access, byKey = false): Promise<Entity[]> {
-  const out: Entity[] = [];
+export async function readWhereIn(dc: ClassCoreView, attr: DataClassModel['key'], values: readonly unknown[], access: Access, byKey = false): Promise<EntityValues[]> {
+  const out: EntityValues[] = [];
   for (let at = 0; at < values.length; at += KEYS_PER_QUERY) {
     out.push(...await dc.readEntities({
       dataClass: dc.model,
@@ -56,29 +56,29 @@ export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | 
  * answer's reads count them against its size (datastore/fetch.ts), `sent` saying how often the
  * rows of each value are sent (the last step's; undefined: read, not sent, counted once).
  */
-export type StepRead = (target: DataClassCore, attr: StorageAttribute, values: readonly unknown[], sent: Weighting | undefined, byKey: boolean) => Promise<Entity[]>;
+export type StepRead<C extends ClassCoreView = ClassCoreView> = (target: C, attr: StorageAttribute, values: readonly unknown[], sent: Weighting | undefined, byKey: boolean) => Promise<EntityValues[]>;
 
 /**
  * For each entity, the entities or values at the end of the alias path (in relation order).
  * `read` reads each step (an answer's, counting what it reads); `rootWeight`: how often each
  * root entity is sent (what the last step reaches is sent as often, for each time it is reached).
  */
-export async function walkAlias(core: Classes, entities: readonly Entity[], alias: AliasAttribute, access: Access, read?: StepRead, rootWeight: (root: Entity) => number = () => 1): Promise<Map<Entity, unknown[]>> {
-  const readStep: StepRead = read ?? ((target, attr, values, _sent, byKey) => readWhereIn(target, attr, values, access, byKey));
+export async function walkAlias<E extends EntityValues, C extends ClassCoreView>(core: Classes<C>, entities: readonly E[], alias: AliasAttribute, access: Access, read?: StepRead<C>, rootWeight: (root: E) => number = () => 1): Promise<Map<E, unknown[]>> {
+  const readStep: StepRead<C> = read ?? ((target, attr, values, _sent, byKey) => readWhereIn(target, attr, values, access, byKey));
   // Each root entity keeps the list of entities reached so far.
-  let reached = new Map<Entity, Entity[]>(entities.map((e) => [e, [e]]));
+  let reached = new Map<E, EntityValues[]>(entities.map((e) => [e, [e]]));
   const last = alias.steps[alias.steps.length - 1];
   const relations = last.kind === 'storage' || last.kind === 'calculated' ? alias.steps.slice(0, -1) : alias.steps;
   for (const [i, step] of relations.entries()) {
     const all = [...new Set([...reached.values()].flat())];
     // the last step's rows are sent once for each root reaching them through each entity of the step before
-    const sentBy = (valueOf: (e: Entity) => unknown, by: StorageAttribute): Weighting | undefined => {
+    const sentBy = (valueOf: (e: EntityValues) => unknown, by: StorageAttribute): Weighting | undefined => {
       if (i < relations.length - 1) return undefined;
       const times = new Map<string, number>();
       for (const [root, list] of reached) for (const e of list) times.set(String(valueOf(e)), (times.get(String(valueOf(e))) ?? 0) + rootWeight(root));
       return { by, weight: (value) => times.get(value) ?? 1 };
     };
-    let next: (e: Entity) => Entity[];
+    let next: (e: EntityValues) => EntityValues[];
     if (step.kind === 'relatedEntity') {
       const target = core.classOf(step.target);
       const keys = [...new Set(all.map((e) => e.get(step.foreignKey.name)).filter((k) => k !== null))];
@@ -91,7 +91,7 @@ export async function walkAlias(core: Classes, entities: readonly Entity[], alia
       const target = core.classOf(step.target);
       const fk = step.inverse.foreignKey;
       const found = await readStep(target, fk, all.map((e) => e.getKey()), sentBy((e) => e.getKey(), fk), true);
-      const byParent = new Map<unknown, Entity[]>();
+      const byParent = new Map<unknown, EntityValues[]>();
       for (const e of found) {
         const list = byParent.get(e.get(fk.name));
         if (list) list.push(e);
@@ -101,12 +101,12 @@ export async function walkAlias(core: Classes, entities: readonly Entity[], alia
     } else {
       return new Map(entities.map((e) => [e, []])); // the model loader allows only relations here
     }
-    const moved = new Map<Entity, Entity[]>();
+    const moved = new Map<E, EntityValues[]>();
     for (const [root, list] of reached) moved.set(root, list.flatMap(next));
     reached = moved;
   }
-  if (last.kind !== 'storage' && last.kind !== 'calculated') return reached as Map<Entity, unknown[]>;
-  const out = new Map<Entity, unknown[]>();
+  if (last.kind !== 'storage' && last.kind !== 'calculated') return reached as Map<E, unknown[]>;
+  const out = new Map<E, unknown[]>();
   for (const [root, list] of reached) out.set(root, list.map((e) => e.get(last.name)));
   return out;
 }

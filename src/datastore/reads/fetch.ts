@@ -162,7 +162,7 @@ async function readWhereInCounted(target: DataClassCore, attr: StorageAttribute,
 }
 
 /** How an alias's steps are read for an answer: each counted against its size (walkAlias). */
-function aliasReads(counting: Counting, access: Access): StepRead {
+function aliasReads(counting: Counting, access: Access): StepRead<DataClassCore> {
   return (target, attr, values, sent, byKey) => readWhereInCounted(target, attr, values, access, counting.budget, `${values.length} entities through ${counting.path}`, sent, byKey);
 }
 

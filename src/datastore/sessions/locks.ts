@@ -13,8 +13,7 @@ import type { DataClassModel } from '../../model/types.js';
 import { compileLockRow } from '../../sql/compiler/statements.js';
 import { bumpStampProbingLock, countSessionLocks, deleteLock, lockHeldElsewhere, putLock, sessionStillHeld, type LockHolderRow } from '../../storage/system-tables/locks.js';
 import { sessionOf, type Access } from '../access/access.js';
-import type { DataClassCore } from '../dataclass-core.js';
-import type { Core } from '../datastore.js';
+import type { ClassCoreView, CoreView } from '../core-types.js';
 import { sessionInternals, type Session } from './session.js';
 
 /** Where a lock was taken from: what 4D's lockInfo tells of a REST session's lock. */
@@ -110,7 +109,7 @@ function lockingSession(access: Access, what: string): Session {
  * lives only as long as that session, and never answers success while holding nothing. A
  * session holds at most `limit` locks (429 past it).
  */
-export async function lockEntity(dc: DataClassCore, key: unknown, access: Access, client: LockClient, limit = DEFAULT_LOCKS_PER_SESSION): Promise<LockStatus> {
+export async function lockEntity(dc: ClassCoreView, key: unknown, access: Access, client: LockClient, limit = DEFAULT_LOCKS_PER_SESSION): Promise<LockStatus> {
   const session = lockingSession(access, 'lock()');
   if (sessionInternals.newToken(session)) {
     throw new DatasetError('LOCK_NEEDS_SESSION', 'a lock needs a session the client keeps: send its cookie back, or log in (this request\'s session is new: a lock taken by it could be released by no one)');
@@ -154,7 +153,7 @@ export async function lockEntity(dc: DataClassCore, key: unknown, access: Access
  * session holding the administrator privilege (ADMIN_PRIVILEGE) releases whoever's lock: the way
  * out of a lock its holder keeps alive and never releases.
  */
-export async function unlockEntity(dc: DataClassCore, key: unknown, access: Access): Promise<LockStatus> {
+export async function unlockEntity(dc: ClassCoreView, key: unknown, access: Access): Promise<LockStatus> {
   const session = lockingSession(access, 'unlock()');
   const core = dc.core;
   const storage = core.storage;
@@ -174,7 +173,7 @@ export async function unlockEntity(dc: DataClassCore, key: unknown, access: Acce
 }
 
 /** The entity's row, locked until the transaction ends where the engine locks rows; undefined when the caller cannot reach it. */
-function entityRow(core: Core, dc: DataClassModel, key: unknown, access: Access): Promise<Record<string, unknown> | undefined> {
+function entityRow(core: CoreView, dc: DataClassModel, key: unknown, access: Access): Promise<Record<string, unknown> | undefined> {
   const { sql, params } = compileLockRow(core.storage.dialect, dc, key, access.restrict);
   return core.storage.get(sql, params);
 }
@@ -184,7 +183,7 @@ function entityRow(core: Core, dc: DataClassModel, key: unknown, access: Access)
  * a live lock of another session refuses the delete (7052, naming the first such entity), the
  * others (the caller's own, expired ones) go with their entities.
  */
-export async function refuseLockedElsewhere(core: Core, dc: DataClassModel, keys: readonly string[], access: Access, what: 'saved' | 'dropped'): Promise<void> {
+export async function refuseLockedElsewhere(core: CoreView, dc: DataClassModel, keys: readonly string[], access: Access, what: 'saved' | 'dropped'): Promise<void> {
   const now = core.sessions.now();
   const except = sessionOf(access)?.id ?? null;
   for (const text of keys) {
@@ -201,7 +200,7 @@ export async function refuseLockedElsewhere(core: Core, dc: DataClassModel, keys
  * round trip more for the lock); a dropped entity's lock row, if any, goes with it. The server's
  * own code (no session) is refused too, as 4D's processes are by a REST session's lock.
  */
-export async function bumpStampRefusingLocked(core: Core, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped', moveStamp: boolean): Promise<void> {
+export async function bumpStampRefusingLocked(core: CoreView, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped', moveStamp: boolean): Promise<void> {
   const text = keyText(key);
   const now = core.sessions.now();
   const except = sessionOf(access)?.id ?? null;

@@ -13,8 +13,7 @@ import { and, directPath, type Condition } from '../../query/plan.js';
 import { compileSelect } from '../../sql/compiler/statements.js';
 import { LoopTurns } from '../../util/loop-turns.js';
 import type { Access } from '../access/access.js';
-import type { DataClassCore } from '../dataclass-core.js';
-import { Entity } from '../entities/entity.js';
+import type { ClassCoreView } from '../core-types.js';
 import { requireDataClass, requireDrop } from '../access/guard.js';
 import { deleteKeys, type WriteBatch } from './writes.js';
 
@@ -23,14 +22,14 @@ const KEY_PAGE = 10 * KEYS_PER_QUERY;
 
 /** One big delete: how its chunks are dropped, its turns of the loop, its one move of the global stamp. */
 interface Run {
-  readonly dc: DataClassCore;
+  readonly dc: ClassCoreView;
   readonly access: Access;
   readonly quick: boolean;
   readonly turns: LoopTurns;
   readonly batch: WriteBatch;
 }
 
-function start(dc: DataClassCore, access: Access): Run {
+function start(dc: ClassCoreView, access: Access): Run {
   requireDataClass(access, dc.model, 'drop');
   return { dc, access, quick: dropsRunNoUserCode(dc, access), turns: new LoopTurns(WRITE_SLICE_MS), batch: { stampMoved: false } };
 }
@@ -39,7 +38,7 @@ function start(dc: DataClassCore, access: Access): Run {
  * Drops the entities of `keys` (a key with no entity is skipped: a set keeps the keys of dropped
  * members), in the caller's transaction, a chunk at a time.
  */
-export async function dropKeys(dc: DataClassCore, keys: ArrayLike<unknown>, access: Access): Promise<void> {
+export async function dropKeys(dc: ClassCoreView, keys: ArrayLike<unknown>, access: Access): Promise<void> {
   await dropChunks(start(dc, access), keys, null);
 }
 
@@ -48,7 +47,7 @@ export async function dropKeys(dc: DataClassCore, keys: ArrayLike<unknown>, acce
  * transaction: their keys read a page at a time in key order (never all at once), each page
  * dropped a chunk at a time, `where` checked again by each chunk's DELETE.
  */
-export async function dropWhere(dc: DataClassCore, where: Condition | null, access: Access): Promise<void> {
+export async function dropWhere(dc: ClassCoreView, where: Condition | null, access: Access): Promise<void> {
   const run = start(dc, access);
   const key = dc.model.key;
   const reader = access.reader;
@@ -78,14 +77,8 @@ async function dropChunks(run: Run, keys: ArrayLike<unknown>, where: Condition |
  * event (entity or attribute level), the entity class (if any) leaves drop() as it is, and the
  * caller may drop every attribute (requireDrop asks per attribute with a value: here, any).
  */
-function dropsRunNoUserCode(dc: DataClassCore, access: Access): boolean {
-  const events = dc.events;
-  if (events) {
-    for (const kind of ['validateDrop', 'dropping', 'afterDrop'] as const) {
-      if (events.entity(kind) || events.attributes(kind).length > 0) return false;
-    }
-  }
-  if ((dc.entityPrototype as Entity).drop !== Entity.prototype.drop) return false;
+function dropsRunNoUserCode(dc: ClassCoreView, access: Access): boolean {
+  if (dc.dropsRunUserCode) return false;
   try {
     requireDrop(access, dc.model, Object.fromEntries(dc.model.storage.map((a) => [a.name, true])));
   } catch {

@@ -13,7 +13,7 @@ import { keyFromInput } from '../../model/values.js';
 import { directPath } from '../../query/plan.js';
 import { compileSelect } from '../../sql/compiler/statements.js';
 import type { Access } from '../access/access.js';
-import type { DataClassCore } from '../dataclass-core.js';
+import type { ClassCoreView } from '../core-types.js';
 import { requireDataClass } from '../access/guard.js';
 
 /**
@@ -25,7 +25,7 @@ import { requireDataClass } from '../access/guard.js';
 export type KnownTargets = Map<DataClassModel, Set<unknown>>;
 
 /** `values`: the storage attributes a save writes, with their values; `known`: targets a batch looked up already. */
-export async function checkValues(dc: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, known?: KnownTargets): Promise<void> {
+export async function checkValues(dc: ClassCoreView, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, known?: KnownTargets): Promise<void> {
   for (const relation of relationsOf(dc)) {
     const key = values.get(relation.foreignKey);
     if (key === null || key === undefined) continue;
@@ -45,7 +45,7 @@ export async function checkValues(dc: DataClassCore, values: ReadonlyMap<Storage
  * chunked), for checkValues. A key not found is looked up again by the save that names it (an
  * earlier save of the batch may have made it), which then fails as it would have.
  */
-export async function knownTargets(dc: DataClassCore, saves: readonly ReadonlyMap<StorageAttribute, unknown>[], access: Access): Promise<KnownTargets> {
+export async function knownTargets(dc: ClassCoreView, saves: readonly ReadonlyMap<StorageAttribute, unknown>[], access: Access): Promise<KnownTargets> {
   const known: KnownTargets = new Map();
   for (const relation of relationsOf(dc)) {
     const target = relation.target;
@@ -95,7 +95,7 @@ async function targetExists(target: DataClassModel, key: unknown, access: Access
 }
 
 /** An image attribute takes an image; a blob attribute any file but an upload announced as an image. */
-async function checkFile(dc: DataClassCore, attr: StorageAttribute, id: number): Promise<void> {
+async function checkFile(dc: ClassCoreView, attr: StorageAttribute, id: number): Promise<void> {
   const file = await dc.core.files.info(id);
   if (!file) return; // gone: the write's claim refuses it
   const image = attr.type === 'image';
@@ -107,10 +107,10 @@ async function checkFile(dc: DataClassCore, attr: StorageAttribute, id: number):
     : `${what}: it takes an image, and the bytes of file ${id} are none (whatever type they were stored with)`);
 }
 
-const relations = new WeakMap<DataClassCore, RelatedEntityAttribute[]>();
+const relations = new WeakMap<ClassCoreView, RelatedEntityAttribute[]>();
 
 /** The N→1 relations of a dataclass (their foreign keys are what checkValues looks at). */
-export function relationsOf(dc: DataClassCore): RelatedEntityAttribute[] {
+export function relationsOf(dc: ClassCoreView): RelatedEntityAttribute[] {
   let list = relations.get(dc);
   if (!list) relations.set(dc, (list = dc.model.attributes.filter((a): a is RelatedEntityAttribute => a.kind === 'relatedEntity')));
   return list;

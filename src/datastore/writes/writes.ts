@@ -15,8 +15,7 @@ import { ConstraintError } from '../../storage/adapter.js';
 import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
 import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
-import type { DataClassCore } from '../dataclass-core.js';
-import type { Core } from '../datastore.js';
+import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
 import { checkValues, type KnownTargets } from './rules.js';
 
@@ -49,12 +48,12 @@ export interface WriteBatch {
 }
 
 /** A write's statements: in the batch's transaction as they are, else in a transaction of their own (a savepoint inside a caller's). */
-function inWrite<T>(storage: Core['storage'], batch: WriteBatch | undefined, access: Access, fn: () => Promise<T>): Promise<T> {
+function inWrite<T>(storage: CoreView['storage'], batch: WriteBatch | undefined, access: Access, fn: () => Promise<T>): Promise<T> {
   return batch ? fn() : storage.transaction(fn, pureUnit(storage, access));
 }
 
 /** Moves the global stamp, once per batch. */
-async function moveGlobalStamp(core: Core, batch: WriteBatch | undefined): Promise<void> {
+async function moveGlobalStamp(core: CoreView, batch: WriteBatch | undefined): Promise<void> {
   if (batch?.stampMoved) return;
   await bumpGlobalStamp(core.storage);
   if (batch) batch.stampMoved = true;
@@ -83,7 +82,7 @@ function fileAttributes(dc: DataClassModel): StorageAttribute[] {
 }
 
 /** Inserts a new entity (its values checked by the rules of a save, in the same transaction); resolves to its key, stamp and time. */
-export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
+export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
@@ -99,7 +98,7 @@ export function insertEntity(classCore: DataClassCore, values: ReadonlyMap<Stora
 }
 
 /** Updates an entity if its stamp still matches (and the caller may change it), its values checked by the rules of a save; resolves to its new stamp and time. */
-export function updateEntity(classCore: DataClassCore, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
+export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, batch?: WriteBatch): Promise<SavedState> {
   const { core, model: dc } = classCore;
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
@@ -118,7 +117,7 @@ export function updateEntity(classCore: DataClassCore, key: unknown, stamp: numb
 }
 
 /** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
-export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
+export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
   return storage.transaction(async () => {
@@ -138,7 +137,7 @@ export function deleteEntity(core: Core, dc: DataClassModel, key: unknown, stamp
  * is read into memory and no user code runs: the caller made sure there is none to run (no drop
  * event, no drop() of a user entity class). Resolves to how many were deleted.
  */
-export async function deleteKeys(core: Core, dc: DataClassModel, keys: readonly unknown[], where: Condition | null, access: Access, batch: WriteBatch): Promise<number> {
+export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: readonly unknown[], where: Condition | null, access: Access, batch: WriteBatch): Promise<number> {
   if (keys.length === 0) return 0;
   const storage = core.storage;
   const d = storage.dialect;
@@ -155,7 +154,7 @@ export async function deleteKeys(core: Core, dc: DataClassModel, keys: readonly 
 }
 
 /** The files an entity's image and blob attributes hold now (read in the write's transaction). */
-async function storedFiles(core: Core, dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[], access: Access): Promise<Map<StorageAttribute, number | null>> {
+async function storedFiles(core: CoreView, dc: DataClassModel, key: unknown, attrs: readonly StorageAttribute[], access: Access): Promise<Map<StorageAttribute, number | null>> {
   const out = new Map<StorageAttribute, number | null>();
   if (attrs.length === 0) return out;
   const row = await core.storage.get(...byKey(core, dc, key, attrs.map((attr) => ({ kind: 'storage', attr })), access));
@@ -164,7 +163,7 @@ async function storedFiles(core: Core, dc: DataClassModel, key: unknown, attrs: 
 }
 
 /** After a write: the new files of image and blob attributes are claimed, the ones they replaced removed. */
-async function moveFiles(core: Core, dc: DataClassModel, key: unknown, before: ReadonlyMap<StorageAttribute, number | null>, values: ReadonlyMap<StorageAttribute, unknown>): Promise<void> {
+async function moveFiles(core: CoreView, dc: DataClassModel, key: unknown, before: ReadonlyMap<StorageAttribute, number | null>, values: ReadonlyMap<StorageAttribute, unknown>): Promise<void> {
   for (const attr of fileAttributes(dc)) {
     if (!values.has(attr)) continue;
     const now = values.get(attr) === null || values.get(attr) === undefined ? null : Number(values.get(attr));
@@ -176,14 +175,14 @@ async function moveFiles(core: Core, dc: DataClassModel, key: unknown, before: R
 }
 
 /** After an UPDATE or DELETE … AND stamp = ? changed nothing: the entity is gone (or hidden from the caller), or its stamp moved. */
-async function whyUnchanged(core: Core, dc: DataClassModel, key: unknown, what: 'saved' | 'dropped', access: Access): Promise<never> {
+async function whyUnchanged(core: CoreView, dc: DataClassModel, key: unknown, what: 'saved' | 'dropped', access: Access): Promise<never> {
   const row = await core.storage.get(...byKey(core, dc, key, [{ kind: 'stamp' }], access));
   if (!row) throw entityNotFound(dc, key);
   throw stampChanged(core.name, dc, key, what);
 }
 
 /** A SELECT of some columns of one entity, as [sql, params]. */
-function byKey(core: Core, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access: Access): [string, readonly unknown[]] {
+function byKey(core: CoreView, dc: DataClassModel, key: unknown, columns: Parameters<typeof compileSelect>[1]['columns'], access: Access): [string, readonly unknown[]] {
   const { sql, params } = compileSelect(core.storage.dialect, { dataClass: dc, columns, order: [], where: { kind: 'compare', path: directPath(dc.key), op: '=', value: key } }, access.restrict);
   return [sql, params];
 }
