@@ -203,4 +203,15 @@ describe('HTTP reads', () => {
     });
   });
 
+  it('answers a $filter mistake before an $attributes one when the page reads more ($asArray, $format=looker, $querypath), as before issue 35', async () => {
+    for (const shape of ['$asArray=true', '$format=looker', '$querypath=true']) {
+      const res = await demo.request(`/rest/Company?${shape}&$filter="nope = 1"&$attributes=bogus`);
+      assert.equal(res.status, 400, `${shape}: ${JSON.stringify(res.body)}`);
+      assert.equal(res.body.__ERROR[0].errCode, 7017, shape);
+    }
+    // the plain envelope judges its attributes first (it asks whether its rows are enough before the query)
+    const plain = await demo.request('/rest/Company?$filter="nope = 1"&$attributes=bogus');
+    assert.equal(plain.status, 404, JSON.stringify(plain.body));
+    assert.equal(plain.body.__ERROR[0].errCode, 1500);
+  });
 });

@@ -13,13 +13,17 @@ import { inSnapshot, type Scope } from '../../scope/scope.js';
 
 /** A page of a collection: in one statement when its projection is written from rows (see present.ts), else in a snapshot (the core's readPageOf). */
 export function readCollection(scope: Scope, action: Extract<Action, { kind: 'readCollection' }>): Promise<RestResponse> {
-  // a relation followed or a stored set is read first: the page must see the same state
-  const sourceReads = action.source.kind !== 'all';
+  // a relation followed or a stored set is read first: the page must see the same state. A page
+  // of $asArray, $format=looker or $querypath reads in a snapshot whatever its projection: its
+  // selection is made first there too, so that a $filter mistake is answered before an
+  // $attributes one (as it was before readPageOf: the plain envelope judges its attributes first)
+  const { shape, plan } = action;
+  const sourceReads = action.source.kind !== 'all' || shape.asArray || shape.format === 'looker' || plan.querypath;
   const select = async (access: Access) => {
     const s = access === scope.access ? scope : { ...scope, access };
     return narrow(s, (await selectionOf(s, action.dc, action.source)) as EntitySelection, action.narrowing);
   };
-  return pageAnswer(scope, action.dc, action.paging, action.shape, action.plan, (request, budget) => readPageOf(scope.core, scope.access, select, request, budget, sourceReads), true);
+  return pageAnswer(scope, action.dc, action.paging, shape, plan, (request, budget) => readPageOf(scope.core, scope.access, select, request, budget, sourceReads), true);
 }
 
 /** One entity: read alone (the hottest path), or in one snapshot with what its projection inlines. */
