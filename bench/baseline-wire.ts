@@ -58,7 +58,7 @@ export function contractHeaders(cookieName: string): (res: ServerResponse) => vo
 /** The contract's headers when the baseline was started with `--cookie NAME`; none without. */
 const headers = ((i) => (i > 0 && process.argv[i + 1] ? contractHeaders(process.argv[i + 1]) : undefined))(process.argv.indexOf('--cookie'));
 
-/** The view part of our entity tags (src/rest/etag.ts): a digest of what the caller is shown, the same for every request of one projection here. */
+/** The view part of our entity tags (src/rest/request/etag.ts): a digest of what the caller is shown, the same for every request of one projection here. */
 const VIEW = 'baselineview';
 
 /** An entity's ETag as our server writes it for an entity showing its own row alone. */

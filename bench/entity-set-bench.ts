@@ -17,7 +17,7 @@
 // ANALYZE) the raw queries run with pg in this process (rows as arrays, named statements), and the
 // targets are those of issue 12: set creation ≤ 2× the raw key query, a page of a 1M-member set
 // ≤ 10 ms (median); memory (2) is not the server's there: sets live in the database
-// (src/datastore/database-set-store.ts), so the database space a member takes is reported instead;
+// (src/datastore/sets/database-set-store.ts), so the database space a member takes is reported instead;
 // $compute (4) is reported without a target.
 // Every answer is checked (counts, keys of the pages, sums). To tell the server's own costs from
 // its SQL's, the SQL the server compiles (src/query + src/sql) is also timed alone in this process.

@@ -1,7 +1,7 @@
 // dataset-rest export: writes the entities of a dataclass — all of them, or those a query selects,
 // in an order — as CSV, NDJSON or one JSON array, to stdout or a file, as the database's owner (no
-// permissions apply). It is the HTTP export's reading and writing (datastore/export-read.ts: a
-// chunk of rows per statement, keyset reads in key order; rest/export-format.ts: the columns and
+// permissions apply). It is the HTTP export's reading and writing (datastore/reads/export-read.ts: a
+// chunk of rows per statement, keyset reads in key order; rest/present/export-format.ts: the columns and
 // their text), each chunk read when the output has taken the last: memory stays flat whatever the
 // number of entities. A CSV it writes is what `dataset-rest import` reads back.
 

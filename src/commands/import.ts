@@ -1,7 +1,7 @@
 // dataset-rest import: fills a dataclass from a CSV (header row), NDJSON or JSON-array file, or
 // stdin, through the datastore core, a batch of rows per transaction. Without user code to run
 // (--no-events, or a dataclass without events, entity class or calculated set functions) the rows
-// go through the core's bulk insert (datastore/import-writes.ts: a save's checks, multi-row
+// go through the core's bulk insert (datastore/writes/import-writes.ts: a save's checks, multi-row
 // statements) — for a file of some size, read, parsed and converted in a worker thread while this
 // one inserts (import-threads.ts); otherwise each is an entity saved with save(), its events running. A bad row is
 // reported with its line (or array index) and the reason, and the others are imported; --atomic

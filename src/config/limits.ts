@@ -32,16 +32,16 @@ export const MAX_ORDER_TERMS = 64;
 // ---- reading in batches ----
 /** Keys bound in one IN list at most; longer lists are read in several queries. */
 export const KEYS_PER_QUERY = 1000;
-/** Counts of selections kept per process with the data version they were read at (datastore/count-cache.ts); the least recently used go past it. */
+/** Counts of selections kept per process with the data version they were read at (datastore/selections/count-cache.ts); the least recently used go past it. */
 export const COUNT_CACHE_ENTRIES = 2000;
 /** Longest key (the count's SQL and its parameters) of a count kept: longer ones (a set's thousands of keys) are counted each time. */
 export const COUNT_CACHE_KEY_LENGTH = 4096;
 /** projections of named attributes or expansions kept per dataclass and visibility (the row writer generated for each goes with it) */
 export const PROJECTIONS_KEPT = 256;
-/** Related entities one answer may inline, every level of $attributes / $expand together (datastore/fetch.ts InlineBudget): about 100 MB of JSON at most. */
+/** Related entities one answer may inline, every level of $attributes / $expand together (datastore/reads/fetch.ts InlineBudget): about 100 MB of JSON at most. */
 export const MAX_INLINED_ENTITIES = 100_000;
 /**
- * The bytes of values one answer may hold (--max-answer-size; datastore/answer-size.ts), measured
+ * The bytes of values one answer may hold (--max-answer-size; datastore/reads/answer-size.ts), measured
  * in SQL before the rows are read: 64 MB of JSON is 10,000 entities of 6 KB, and takes three to
  * four times that in memory while it is made (rows, entity texts, the body, its compressed copy);
  * more is exported ($format=ndjson or csv, sent as it is read). See docs/decisions.md.
@@ -56,21 +56,21 @@ export const DEFAULT_MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 export const UNMEASURED_ROWS = 100;
 /**
  * The bytes of answers one server process holds in flight at once (--max-answers-in-flight;
- * rest/answer-flight.ts): what answers being sent have measured and not yet made into text, and
+ * rest/scope/answer-flight.ts): what answers being sent have measured and not yet made into text, and
  * their text not yet taken by the kernel. 256 MB is four answers of the largest size, and keeps a
  * process within about 1 GB of its idle memory while clients do not read (values take two to
  * three times their bytes in memory); past it a read is refused, 503 with Retry-After.
  */
 export const DEFAULT_MAX_ANSWERS_IN_FLIGHT = 256 * 1024 * 1024;
 /**
- * An answer's text is made and sent in slices of about this many characters (rest/answer-stream.ts):
+ * An answer's text is made and sent in slices of about this many characters (rest/present/answer-stream.ts):
  * an answer no longer than one slice goes as one string (with its Content-Length), a longer one as
  * a stream, each slice made when the socket has taken the one before.
  */
 export const ANSWER_SLICE_CHARS = 256 * 1024;
 /** Work one slice of an answer's text takes at most (a turn of the event loop between two): other requests wait no longer for it. */
 export const ANSWER_SLICE_MS = 20;
-/** Answers smaller than this, not measured, are not followed on their way out (rest/answer-flight.ts): they fit in the socket's buffers. */
+/** Answers smaller than this, not measured, are not followed on their way out (rest/scope/answer-flight.ts): they fit in the socket's buffers. */
 export const WATCHED_ANSWER_BYTES = 64 * 1024;
 /**
  * A socket with answer bytes waiting whose kernel takes none of them for this long is closed

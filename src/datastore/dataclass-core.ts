@@ -72,7 +72,7 @@ export class DataClassCore implements ClassCoreView {
   /**
    * The row of the entity with this primary key as the database gives it (values not decoded), or
    * undefined: for readers that write rows out without making entities (REST's plain answers, see
-   * rest/row-writer.ts). The same checks as get().
+   * rest/present/row-writer.ts). The same checks as get().
    */
   getRow(key: unknown, access: Access): Promise<EntityRow | undefined> {
     requireDataClass(access, this.model, 'read');

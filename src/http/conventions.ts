@@ -1,6 +1,6 @@
 // HTTP's conventions around every route (issue 17): answers compressed by Accept-Encoding, and
 // OPTIONS answering which methods a URL takes. (HEAD comes with every GET route from Fastify;
-// entity tags and conditional requests are the REST layer's: src/rest/etag.ts.)
+// entity tags and conditional requests are the REST layer's: src/rest/request/etag.ts.)
 
 import fastifyCompress from '@fastify/compress';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -38,7 +38,7 @@ export async function compression(app: FastifyInstance): Promise<void> {
     if (header !== undefined) request.headers['accept-encoding'] = negotiatedEncoding(header) ?? 'identity';
   });
   // A strong tag names one representation: a body sent compressed carries its tag with the
-  // encoding (rest/etag.ts encodedTag). The plugin compresses in an onSend hook it adds to each
+  // encoding (rest/request/etag.ts encodedTag). The plugin compresses in an onSend hook it adds to each
   // route as it is made: this one, added after it, runs after it.
   app.addHook('onRoute', (route) => {
     route.onSend = [...(route.onSend === undefined ? [] : Array.isArray(route.onSend) ? route.onSend : [route.onSend]), tagEncoding];

@@ -2,7 +2,7 @@
 // and status, their latency, function time-outs, the entity sets held (and their members), the
 // uploads waiting for an entity, callers waiting for the database, and the process's own
 // (CPU, memory, event-loop delay, GC: prom-client's default metrics), the answers being sent and
-// the bytes they hold (rest/answer-flight.ts).
+// the bytes they hold (rest/scope/answer-flight.ts).
 //
 // Like /health, the route answers whatever the Host header names (a scraper names the instance
 // by its address) and needs no session: expose the port to the monitoring network only. With

@@ -4,7 +4,7 @@
 // same error. A key given must be one of its attribute's type; a new entity given no key gets a
 // new uuid (autogenerate) or the engine's next number (autoincrement), and is refused otherwise;
 // a notNull attribute (the key apart: these rules give it one) must hold a value. The rules that
-// need the database (relations, files) are datastore/rules.ts's.
+// need the database (relations, files) are datastore/writes/rules.ts's.
 
 import { DatasetError } from '../errors/dataset-error.js';
 import type { StorageAttribute } from './types.js';

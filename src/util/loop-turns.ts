@@ -6,7 +6,7 @@
 // the loop much past `sliceMs`. A transaction stays open across the turns, with its async context.
 //
 // fairTurn() is a turn of its own among all who ask for one: one of them goes on a turn, however
-// many are waiting (rest/answer-stream.ts: 45 answers each making a 20 ms slice in the same turn
+// many are waiting (rest/present/answer-stream.ts: 45 answers each making a 20 ms slice in the same turn
 // would hold every other request 900 ms at each of its steps).
 
 import { setImmediate as nextTurn } from 'node:timers/promises';

@@ -1,5 +1,5 @@
 // A page of a selection is read in one statement with its count and the global stamp, and the
-// count is kept with the data version its statement saw (datastore/page-read.ts,
+// count is kept with the data version its statement saw (datastore/reads/page-read.ts,
 // count-cache.ts): whatever changes the data — a save through the core, a write on another
 // connection (another process, another instance), a write earlier in the reading transaction,
 // a rollback — the next page counts what is there. On both engines.

@@ -1,4 +1,4 @@
-// The guard against cross-site request forgery (rest/http-guards.ts, pipeline.ts): a write, and a
+// The guard against cross-site request forgery (rest/request/http-guards.ts, pipeline.ts): a write, and a
 // GET that changes something (a logout, a stored or released set, a lock, a function), is refused
 // when it comes from the web page of another origin — by its Origin, or without one by the
 // browser's Sec-Fetch-Site, or without that by its Referer — and runs from the server's own pages,

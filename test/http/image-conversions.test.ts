@@ -1,4 +1,4 @@
-// The bounded queue of image conversions ($imageformat, rest/conversions.ts): one runs at a time,
+// The bounded queue of image conversions ($imageformat, rest/scope/conversions.ts): one runs at a time,
 // at most --max-queued-conversions wait (503 7070 past them), one client has at most
 // --max-conversions-per-client running or waiting (429 7044 past them), both with Retry-After; so
 // another client's conversion waits for no more than the bound implies (the probe: 12 queued

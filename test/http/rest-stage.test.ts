@@ -1,4 +1,4 @@
-// The request stage (src/rest/request.ts): what a request is decided once, as a typed action,
+// The request stage (src/rest/plan/request.ts): what a request is decided once, as a typed action,
 // reading only the options its kind's rule lists; and the scope a request runs with (src/rest/
 // scope.ts): a caller who sees less gets less, everywhere, since nothing in rest/ reaches for a
 // global notion of what is visible.

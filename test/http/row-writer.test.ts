@@ -1,4 +1,4 @@
-// The row writer (rest/row-writer.ts) against the entity serializer: an answer whose projection
+// The row writer (rest/present/row-writer.ts) against the entity serializer: an answer whose projection
 // its rows are enough for is written from them without entities, and must be what the entity path
 // writes, byte for byte, on both engines: every storage type, keys of uuid type, edge values
 // (nulls, dates before 1970 and in year 99, date-only values, objects, booleans, pictures),

@@ -1,4 +1,4 @@
-// The write path as issue 16 made it (rest/handlers/write.ts, datastore/writes.ts, rules.ts,
+// The write path as issue 16 made it (rest/run/handlers/write.ts, datastore/writes/writes.ts, rules.ts,
 // files.ts): a saved entity answered from its save is the entity a read of it shows, byte for
 // byte — every type of value, relations to targets that exist, that are gone, that the save named,
 // to the dataclass itself — and read again where it may not be (aliases, user code in the save, a

@@ -1,7 +1,7 @@
 // Requests over the whole REST surface, for the fuzz suite (test/faults/surface-fuzz.test.ts, short) and
 // bench/fuzz.ts (long): fast-check arbitraries of methods, paths (dataclasses, keys, relations,
 // attribute lists, entity sets, $catalog, $info, $upload, $directory, $openapi, $singleton, junk),
-// every $-option of src/rest/options.ts with good and bad values, bodies (entities with __KEY and
+// every $-option of src/rest/request/options.ts with good and bad values, bodies (entities with __KEY and
 // __STAMP, values of the right and the wrong type, arrays, deep nesting, big strings, bytes that
 // are no JSON), headers, function calls and uploads — valid, nearly valid and junk mixed — and the
 // check every answer must pass: no 5xx but a function's own failure (or the storage's deliberate

@@ -53,7 +53,7 @@ export function relationSteps(alias: AliasAttribute): (RelatedEntityAttribute | 
 
 /**
  * How a step of an alias reads the entities of `target` whose `attr` is among `values`: an
- * answer's reads count them against its size (datastore/fetch.ts), `sent` saying how often the
+ * answer's reads count them against its size (datastore/reads/fetch.ts), `sent` saying how often the
  * rows of each value are sent (the last step's; undefined: read, not sent, counted once).
  */
 export type StepRead<C extends ClassCoreView = ClassCoreView> = (target: C, attr: StorageAttribute, values: readonly unknown[], sent: Weighting | undefined, byKey: boolean) => Promise<EntityValues[]>;

@@ -10,7 +10,7 @@
 // budget, as they share InlineBudget's; an entity sent under several parents counts each time.
 // Past the limit: 400 LIMIT_EXCEEDED, before the rows are read (or, counted, before they are
 // sent), naming the limit, the option, the size so far and how to read less. What an answer
-// counts is also reserved in the server's answers in flight (`reserve`: rest/answer-flight.ts),
+// counts is also reserved in the server's answers in flight (`reserve`: rest/scope/answer-flight.ts),
 // which may refuse it (503) when other answers hold that budget.
 
 import { DEFAULT_MAX_ANSWER_BYTES, KEYS_PER_QUERY, UNMEASURED_ROWS } from '../../config/limits.js';

@@ -56,7 +56,7 @@ interface SessionInternals {
   /** what the database keys its current token by */
   tokenHash(s: Session): string;
   /**
-   * The undo of a store made inside a caller's transaction (datastore/locks.ts): if that
+   * The undo of a store made inside a caller's transaction (datastore/sessions/locks.ts): if that
    * transaction rolls back, the session is again as before the store (not stored, its old token
    * replaced still), so that it is stored again, not trusted to be.
    */

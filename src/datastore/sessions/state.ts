@@ -28,7 +28,7 @@ export interface Changes {
   readonly who: boolean;
   readonly storage: boolean;
   readonly idle: boolean;
-  /** it logged out: the entity locks it holds go (datastore/locks.ts) */
+  /** it logged out: the entity locks it holds go (datastore/sessions/locks.ts) */
   readonly loggedOut: boolean;
   /** the id it had before a login gave it a new one (what its locks were held by, when it logged out as another user) */
   readonly previousId: string | undefined;

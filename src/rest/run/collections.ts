@@ -21,7 +21,7 @@ export function findEntity(scope: Scope, dc: DataClassCore, selector: EntitySele
     entity ?? Promise.reject(new DatasetError('ENTITY_NOT_FOUND', `Cannot find entity with "${selector.value}" as ${attr.name} in the "${dc.name}" dataclass`)));
 }
 
-/** The values of `columns` of the entity a key selects (not decoded: rest/row-writer.ts), through the caller's access; 1542 when there is none. */
+/** The values of `columns` of the entity a key selects (not decoded: rest/present/row-writer.ts), through the caller's access; 1542 when there is none. */
 export async function findValues(scope: Scope, dc: DataClassCore, key: string, columns: readonly ColumnSpec[]): Promise<readonly unknown[]> {
   return (await dc.valuesByKey(requireKey(dc.model.key, key), columns, scope.access)) ?? Promise.reject(entityNotFound(dc.model, key));
 }

@@ -1,4 +1,4 @@
-// The queue of image conversions ($imageformat, rest/handlers/files.ts). A conversion decodes the
+// The queue of image conversions ($imageformat, rest/run/handlers/files.ts). A conversion decodes the
 // whole image (up to MAX_CONVERTED_PIXELS: a 25-megapixel image takes about 100 MB while decoded),
 // so one runs at a time; at most `queued` wait behind it, and one client (a user, whatever its
 // sessions, or a guest's address) has at most `perClient` running or waiting. Past its share a client

@@ -1,5 +1,5 @@
 // Exports ($format=csv or ndjson, or Accept: text/csv): every entity a collection read or a stored
-// set selects, as one streamed body, read a chunk of rows at a time (datastore/export-read.ts) and
+// set selects, as one streamed body, read a chunk of rows at a time (datastore/reads/export-read.ts) and
 // written as text (export-format.ts). Everything that can be refused is refused before the first
 // byte — the columns, the filter, the set, the first chunk read — and answered as the usual __ERROR.
 // An export reads as long as its client takes chunks: each statement has the query time limit to

@@ -2,7 +2,7 @@
 // deferred uri an entity carries adds $imageformat, $version and $expand). The
 // bytes stream out of the database with the type read from the content, their length and an ETag
 // (304 on If-None-Match), a single Range if asked (206); $imageformat converts an image (sharp,
-// one at a time in a bounded queue: rest/conversions.ts);
+// one at a time in a bounded queue: rest/scope/conversions.ts);
 // $binary=true makes a download.
 // An empty attribute, or a conversion that cannot be made, answers an empty 204 (reference §3.12).
 
@@ -50,7 +50,7 @@ export async function readFile(scope: Scope, action: Extract<Action, { kind: 're
     }
     return fileAnswer(200, { ...original, 'content-length': String(file.size) }, fileStream(bytes(files, file, 0, file.size - 1)));
   }
-  // (a client's share and the queue's bound: rest/conversions.ts. A client is a user, whatever
+  // (a client's share and the queue's bound: rest/scope/conversions.ts. A client is a user, whatever
   // its sessions, or a guest's address: a stored guest costs a request, and one address holds a
   // hundred — keyed by session, one address had the whole queue)
   const client = scope.session.userName !== '' ? `user:${scope.session.userName}` : `address:${scope.request.caller}`;

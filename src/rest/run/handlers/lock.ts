@@ -1,5 +1,5 @@
 // $lock=true / $lock=false (reference §3.13): the session's pessimistic lock on one entity, taken
-// or released by the datastore core (datastore/locks.ts), answered in 4D's shape:
+// or released by the datastore core (datastore/sessions/locks.ts), answered in 4D's shape:
 // {"result": true|false, "__STATUS": {…}}. Refused or not, the answer is a 200: `result` says
 // whether the lock was taken (4D's documentation shows the refusal as an answer, not an error).
 
