@@ -26,8 +26,11 @@ export interface SetQuery {
   readonly saved?: (access: Access) => EntitySelection;
 }
 
-/** A stored set as its query defines it: its keys (combined, cleaned), or whether it shares an entity with another (INTERSECT). */
-/** (`rebuilt`: the set had gone and was made again from its saved selection, under its id) */
+/**
+ * A stored set as its query defines it: its keys (combined, cleaned), or whether it shares an
+ * entity with another (INTERSECT). `rebuilt`: the set had gone and was made again from its saved
+ * selection, under its id.
+ */
 export type ResolvedSet = { readonly set: StoredSet; readonly keys: KeyList; readonly sorted: boolean; readonly rebuilt: boolean } | { readonly intersects: boolean };
 
 type SetsCore = Pick<Core, 'sets' | 'policy' | 'sessions'>;

@@ -34,7 +34,7 @@ export interface PreparedSave {
 
 export interface BatchRequest {
   readonly dc: DataClassCore;
-  /** the caller's access (reads of the entities as stored) */
+  /** the caller's access: the reads of the entities as stored, the write transaction's unit and the request's time budget */
   readonly access: Access;
   /** how many inputs */
   readonly size: number;
