@@ -5,13 +5,13 @@
 // flag names. src/process/cli.ts runs it.
 
 import { DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_MAX_TEXT_LENGTH, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_LOCKS_PER_SESSION, DEFAULT_SESSION_IDLE_MINUTES, DEFAULT_SETS_PER_SESSION } from '../config/limits.js';
-import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE, UPLOAD_PROGRESS } from '../config/limits.js';
+import { DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_QUERY_TIMEOUT_MS, DEFAULT_MAX_SET_MEMBERS, DEFAULT_MAX_SET_MEMORY, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_MAX_CONNECTIONS, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_MAX_BATCH_ENTITIES, MAX_PAGE_SIZE, MAX_TIMER_MS, MAX_WORKERS, PG_POOL_SIZE } from '../config/limits.js';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname, networkInterfaces } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import bytes from 'bytes';
 import { Command, InvalidArgumentError } from 'commander';
-import { connectionsPerAddress, LOOPBACK_HOSTS, type Settings } from '../config/settings.js';
+import { LOOPBACK_HOSTS, serverSettings, type Settings } from '../config/settings.js';
 import { CONFIG_FILE, type SettingsSpec } from './cli-settings.js';
 
 /** The project served without --project. */
@@ -200,26 +200,26 @@ export function commandLine(): Command {
  * (commander's, from commandLine() above), so only what a flag leaves unset is decided here.
  */
 export function commandSettings(o: CommandOptions): Settings {
-  const trustProxy = o.trustProxy ?? false;
+  // the server's sections through serverSettings, whose defaults (the one place they are) fill
+  // what neither a flag's default nor the command gives
+  const server = serverSettings({
+    allowedHosts: o.allowedHosts ?? defaultHosts(o.host), corsOrigins: o.corsOrigin, trustProxy: o.trustProxy, secureCookies: o.secureCookies,
+    explorer: o.explorer, metrics: o.metrics, maxBodyBytes: o.maxBodySize, bodyTimeoutMs: o.bodyTimeout,
+    maxConnections: o.maxConnections, maxConnectionsPerAddress: o.maxConnectionsPerAddress,
+    maxUploadBytes: o.maxUploadSize, maxPageSize: o.maxPageSize, maxInlinedEntities: o.maxInlinedEntities, maxAnswerBytes: o.maxAnswerSize,
+    maxAnswersInFlight: o.maxAnswersInFlight, sendTimeoutMs: o.sendTimeout, maxBatchEntities: o.maxBatchEntities,
+    pendingUploads: { count: o.maxPendingUploads, bytes: o.maxPendingUploadSize }, requestsPerMinute: o.maxRequestsPerMinute,
+    setsPerSession: o.maxSetsPerSession, locksPerSession: o.maxLocksPerSession, conversions: { queued: o.maxQueuedConversions, perClient: o.maxConversionsPerClient },
+    functionTimeoutMs: o.functionTimeout, exposeErrors: o.exposeErrors,
+  });
   return {
+    ...server,
     project: { dir: o.project ?? DEMO, db: o.db, roles: o.roles === 'none' ? false : o.roles, poolSize: o.poolSize, queryTimeoutMs: o.queryTimeout },
     datastore: {
       maxSetMembers: o.maxSetMembers, maxSetMemory: o.maxSetMemory, maxTextLength: o.maxTextLength,
       // (guests are counted apart, with the same cap)
       sessions: { idleMinutes: o.sessionIdleTimeout, maxSessions: o.maxSessions, maxGuestSessions: o.maxSessions, maxGuestsPerAddress: o.maxGuestsPerAddress },
     },
-    http: {
-      allowedHosts: o.allowedHosts ?? defaultHosts(o.host), corsOrigins: o.corsOrigin ?? [], trustProxy, secureCookies: o.secureCookies ?? false,
-      explorer: o.explorer, metrics: o.metrics ?? false, maxBodyBytes: o.maxBodySize, bodyTimeoutMs: o.bodyTimeout, uploadProgress: UPLOAD_PROGRESS,
-      maxConnections: o.maxConnections, maxConnectionsPerAddress: o.maxConnectionsPerAddress ?? connectionsPerAddress(trustProxy),
-    },
-    limits: {
-      maxUploadBytes: o.maxUploadSize, maxPageSize: o.maxPageSize, maxInlinedEntities: o.maxInlinedEntities, maxAnswerBytes: o.maxAnswerSize,
-      maxAnswersInFlight: o.maxAnswersInFlight, sendTimeoutMs: o.sendTimeout, maxBatchEntities: o.maxBatchEntities,
-      pendingUploads: { count: o.maxPendingUploads, bytes: o.maxPendingUploadSize }, requestsPerMinute: o.maxRequestsPerMinute,
-      setsPerSession: o.maxSetsPerSession, locksPerSession: o.maxLocksPerSession, conversions: { queued: o.maxQueuedConversions, perClient: o.maxConversionsPerClient },
-    },
-    functions: { timeoutMs: o.functionTimeout, exposeErrors: o.exposeErrors ?? false },
     listen: { host: o.host, port: o.port },
     process: { workers: o.workers, logLevel: o.logLevel },
   };
