@@ -47,7 +47,8 @@ export type { EntityEvent, EventErrorObject, EventKind } from './datastore/entit
 export type { EntityEventHandler } from './datastore/entities/entity.js';
 export type { ValidationFailure } from './errors/dataset-error.js';
 export { buildModel, loadModelFile, ModelError } from './model/load-model.js';
-export { openProject, ProjectError, type SeedFunction } from './project/open.js';
+export { openProject, ProjectError, type ProjectOptions, type SeedFunction } from './project/open.js';
+export { projectModuleLoader, type ProjectModuleImport } from './classes/loader.js';
 export { buildServer } from './http/server.js';
 // sqliteStorage(file) builds the storage Datastore.open() takes; SqliteAdapter is its former name, kept
 export { sqliteStorage } from './storage/open.js';

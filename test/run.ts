@@ -22,10 +22,11 @@
 // and counted failed, its output so far printed: a hang costs ten minutes, not the whole CI run.
 //
 // Two tiers. `npm test` (CI's: .ci/run) is the whole suite: typecheck, lint, then every file on
-// both engines. `npm run test:quick` (--quick) is the inner loop, a few minutes: SQLite only, and
-// neither the files of faults/ (crashes, outages, attack, soak, fuzzing, time limits) and
-// explorer/ (Chromium) nor a file that says "test:quick leaves this file out" in a comment
-// (packing the package…); no typecheck or lint (the editor's and `npm run typecheck`'s job).
+// both engines. `npm run test:quick` (--quick) is the inner loop, under three minutes: SQLite only,
+// core/, http/ and docs/ — none of the files of cli/ (commands as processes), bench/, faults/
+// (crashes, outages, attack, soak, fuzzing, time limits) and explorer/ (Chromium), nor a file that
+// says "test:quick leaves this file out" in a comment (limits under load, several instances…); no
+// typecheck or lint (the editor's and `npm run typecheck`'s job).
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -46,7 +47,7 @@ const USES_SERVER = /\b(testPostgres|freshDatabase)\(/;
 /** a file that must have the machine to itself */
 const ALONE = /test\/run\.ts runs this file alone/;
 /** the folders, and the marker of a file elsewhere, that the quick tier leaves out */
-const NOT_QUICK_FOLDERS = ['test/faults/', 'test/explorer/'];
+const NOT_QUICK_FOLDERS = ['test/faults/', 'test/explorer/', 'test/cli/', 'test/bench/'];
 const NOT_QUICK = /test:quick leaves this file out/;
 
 type Engine = 'sqlite' | 'postgres';

@@ -31,6 +31,14 @@ export interface ProjectOptions extends DatastoreOptions {
   readonly queryTimeoutMs?: number;
   /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
   readonly onSchemaChange?: (line: string) => void;
+  /**
+   * The loader of the project's own modules (classes/, methods/, the seed): by default a new one
+   * per opening, so an opening loads the project's files afresh. A process that opens one project
+   * many times (a test suite) may pass one loader (projectModuleLoader()) to every opening: the
+   * modules, and the copy of the core they import, are then loaded once and shared, their
+   * module-level state with them.
+   */
+  readonly modules?: ProjectModuleImport;
 }
 
 export class ProjectError extends Error {
@@ -54,7 +62,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   let storage: TransactionManager | undefined;
   let ds: DatastoreWithClasses | undefined;
   // one loader for this opening's modules: they share what they import (classes/loader.ts)
-  const importModule = projectModuleLoader();
+  const importModule = options.modules ?? projectModuleLoader();
   try {
     storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
     // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)

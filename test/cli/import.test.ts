@@ -19,9 +19,8 @@ import type { StorageAttribute } from '../../src/model/types.js';
 import { coerceValue } from '../../src/model/values.js';
 import { postgresDialect } from '../../src/sql/dialect-postgres.js';
 import { sqliteDialect } from '../../src/sql/dialect-sqlite.js';
-import { openProject } from '../../src/project/open.js';
 import { fileIn, openShop, run, type Shop } from '../support/cli-data.js';
-import { BIN, DEMO_DIR, tempDir, testDatabase } from '../support/helpers.js';
+import { BIN, DEMO_DIR, tempDir, openDemoProject, testDatabase } from '../support/helpers.js';
 
 const CSV = [
   'name,code,price,qty,active,added,seen,info,ref,category',
@@ -225,7 +224,7 @@ describe('dataset-rest import: events', () => {
   it('runs the entity events and constructor, or none with --no-events', async () => {
     const tmp = tempDir();
     const db = await testDatabase(join(tmp.dir, 'demo.sqlite'));
-    const ds = await openProject(DEMO_DIR, { db, roles: false, poolSize: 2 });
+    const ds = await openDemoProject({ db, roles: false, poolSize: 2 });
     try {
       const file = (tag: string) => fileIn(tmp.dir, `${tag}.csv`, `firstName,lastName,salary,employer\n${tag},  Padded  ,1000,1\n${tag},Negative,-5,1\n`);
       const withEvents = await run(main, ['--project', DEMO_DIR, '--db', db, 'Employee', file('Evented')]);

@@ -5,8 +5,7 @@ import { Datastore, type DatastoreWithClasses } from '../../src/datastore/datast
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { buildModel } from '../../src/model/load-model.js';
-import { openProject } from '../../src/project/open.js';
-import { DEMO_DIR, tempDir, testDatabase, testStorage } from '../support/helpers.js';
+import { tempDir, openDemoProject, testDatabase, testStorage } from '../support/helpers.js';
 
 const MODEL = {
   name: 'Core',
@@ -302,10 +301,10 @@ describe('a new database', () => {
     const tmp = tempDir();
     const db = await testDatabase(join(tmp.dir, 'race.sqlite'));
     try {
-      const both = await Promise.all([openProject(DEMO_DIR, { db, poolSize: 4 }), openProject(DEMO_DIR, { db, poolSize: 4 })]);
+      const both = await Promise.all([openDemoProject({ db, poolSize: 4 }), openDemoProject({ db, poolSize: 4 })]);
       assert.deepEqual(await Promise.all(both.map((ds) => ds.City.all().length)), [20, 20]);
       await Promise.all(both.map((ds) => ds.close()));
-      const again = await openProject(DEMO_DIR, { db, poolSize: 4 });
+      const again = await openDemoProject({ db, poolSize: 4 });
       assert.equal(await again.City.all().length, 20);
       await again.close();
     } finally {

@@ -5,6 +5,7 @@
 // and when its socket closes — the client's doing, or the send timeout's, which closes a socket
 // that stops taking its answer (or an export) but not one that reads slowly and steadily. Watched through the
 // server's /metrics (dataset_rest_answers_in_flight). On both engines (test/run.ts).
+// (test:quick leaves this file out: limits under load, over real sockets.)
 
 import assert from 'node:assert/strict';
 import { get as httpGet } from 'node:http';

@@ -4,6 +4,7 @@
 // with nothing read; smaller reads are counted as they are read, calculated values as they are
 // computed, a function's result once made; an export is read in chunks of bounded bytes. On both
 // engines (test/run.ts).
+// (test:quick leaves this file out: limits under load: answers of many megabytes.)
 
 import assert from 'node:assert/strict';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -9,10 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { coreOf } from '../../src/datastore/datastore.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project/open.js';
 import { buildServer } from '../../src/http/server.js';
 import { SESSION_TABLE } from '../../src/storage/system-tables/tables.js';
-import { DEMO_DIR, openDemo, tempDir, testDatabase, type DemoFixture } from '../support/helpers.js';
+import { DEMO_DIR, type DemoFixture, tempDir, openDemo, openDemoProject, testDatabase } from '../support/helpers.js';
 
 const ROLES = join(DEMO_DIR, 'roles.json');
 const COOKIE = '4DSID_Demo';
@@ -127,7 +126,7 @@ describe('stored guests: the caps hold across two instances on one database', ()
     tmp = tempDir();
     const db = await testDatabase(join(tmp.dir, 'shared.sqlite'));
     for (let i = 0; i < 2; i++) {
-      const ds = await openProject(DEMO_DIR, { db, roles: ROLES, poolSize: 4, sessions: { now: () => clock++, maxGuestSessions: 5, maxGuestsPerAddress: 3 } });
+      const ds = await openDemoProject({ db, roles: ROLES, poolSize: 4, sessions: { now: () => clock++, maxGuestSessions: 5, maxGuestsPerAddress: 3 } });
       instances.push({ ds, app: await buildServer(ds, { logLevel: 'silent' }) });
     }
   });

@@ -13,10 +13,9 @@ import type { FastifyInstance } from 'fastify';
 import sharp from 'sharp';
 import type { DatastoreWithClasses } from '../../src/index.js';
 import { coreOf } from '../../src/datastore/datastore.js';
-import { openProject } from '../../src/project/open.js';
 import { buildServer } from '../../src/http/server.js';
 import { BLOB_TABLE } from '../../src/storage/schema.js';
-import { DEMO_DIR, tempDir, testDatabase } from '../support/helpers.js';
+import { tempDir, openDemoProject, testDatabase } from '../support/helpers.js';
 
 type Json = any;
 
@@ -45,7 +44,7 @@ describe('HTTP: uploads, images and blobs', () => {
   const MAX = 2 * 1024 * 1024;
 
   before(async () => {
-    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/demo.sqlite`), roles: false });
+    ds = await openDemoProject({ db: await testDatabase(`${tmp.dir}/demo.sqlite`), roles: false });
     app = await buildServer(ds, { logLevel: 'silent', maxUploadBytes: MAX });
     await app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/rest`;
@@ -435,7 +434,7 @@ describe('HTTP: quotas of the uploads waiting for an entity', () => {
   let ds: DatastoreWithClasses;
   let app: FastifyInstance;
   before(async () => {
-    ds = await openProject(DEMO_DIR, { db: await testDatabase(`${tmp.dir}/quota.sqlite`), roles: false });
+    ds = await openDemoProject({ db: await testDatabase(`${tmp.dir}/quota.sqlite`), roles: false });
     app = await buildServer(ds, { logLevel: 'silent', pendingUploads: { count: 2, bytes: 2500 } });
   });
   after(async () => {

@@ -3,6 +3,7 @@
 // --max-conversions-per-client running or waiting (429 7044 past them), both with Retry-After; so
 // another client's conversion waits for no more than the bound implies (the probe: 12 queued
 // 25-megapixel conversions made another client's wait 3.2 s).
+// (test:quick leaves this file out: limits under load: queues of image conversions.)
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -3,6 +3,7 @@
 // to either instance. Sets made on one are read, combined and released on the other; an upload
 // sent to one is attached through the other; the stamp check holds across them; a function's
 // open transaction on one never holds the other's reads.
+// (test:quick leaves this file out: several server instances over one database.)
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -1,5 +1,6 @@
 // Operating the server (issue 17): request ids (taken from X-Request-Id, echoed, in every log line
 // of the request) and Prometheus metrics at /metrics behind --metrics.
+// (test:quick leaves this file out: operating the server: logs and metrics.)
 
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';

@@ -2,6 +2,7 @@
 // broken roles.json refusing the start (fail closed, exit 2 from the command), --roles none /
 // roles: false opening everything, $directory on a DataStore class defining none of its hooks,
 // and entity tags where user code decides what is shown (restrict(), a calculated attribute).
+// (test:quick leaves this file out: projects opened as the command opens them.)
 
 import assert from 'node:assert/strict';
 import { join } from 'node:path';

@@ -1,6 +1,7 @@
 // Web sessions (issue 13): expiry, quotas and failed-login throttling on an injectable clock, the
 // cap on live guest sessions and the cap on entity sets per session. The other files of sessions
 // are sessions-*.test.ts and http-guards.test.ts; what they share is sessions-shared.ts.
+// (test:quick leaves this file out: limits: session counts and their expiry.)
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

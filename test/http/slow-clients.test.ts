@@ -1,6 +1,7 @@
 // Clients that hold connections (issue 19, "Slow clients"), over real sockets: a body sent too
 // slowly is answered 408 and its connection closed, nothing of it kept; an upload only has to keep
 // coming; connections past the caps (in all, from one address) are answered 503 and closed.
+// (test:quick leaves this file out: limits under load: clients that read slowly.)
 
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';

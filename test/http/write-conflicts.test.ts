@@ -12,9 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import type { DatastoreWithClasses } from '../../src/index.js';
-import { openProject } from '../../src/project/open.js';
 import { buildServer } from '../../src/http/server.js';
-import { DEMO_DIR, tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
+import { tempDir, openDemoProject, TEST_ENGINE, testDatabase } from '../support/helpers.js';
 
 type Json = any;
 
@@ -26,7 +25,7 @@ describe('REST writes stopped by the database for a conflict', { skip: TEST_ENGI
 
   before(async () => {
     url = await testDatabase(join(tmp.dir, 'unused.sqlite'));
-    ds = await openProject(DEMO_DIR, { db: url, poolSize: 4, roles: false });
+    ds = await openDemoProject({ db: url, poolSize: 4, roles: false });
     app = await buildServer(ds, { logLevel: 'silent' });
   });
 
