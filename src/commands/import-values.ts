@@ -32,6 +32,7 @@ export function resolveColumns(dc: DataClassModel, names: readonly string[], whe
     if (!attr) throw new UsageError(`${where}: '${name}' is not an attribute of ${dc.name}${didYouMean(name, dc.attributesByName.keys())}`);
     let column: ImportColumn;
     if (attr.kind === 'storage') {
+      if (attr.serverSet) throw new UsageError(`${where}: ${dc.name}.${name} is kept by the server (change tracking stores the global stamp of each write there): leave the column out`);
       if (attr.type === 'image' || attr.type === 'blob') throw new UsageError(`${where}: ${dc.name}.${name} is ${attr.type === 'image' ? 'a picture' : 'a blob'}: an import holds values, not files`);
       column = { name, attr, relation: false };
     } else if (attr.kind === 'relatedEntity') {
@@ -49,12 +50,12 @@ export function resolveColumns(dc: DataClassModel, names: readonly string[], whe
 }
 
 /**
- * Every column an import of JSON objects may fill: the storage attributes but pictures and blobs
- * (a property absent is null, as in a REST create); a foreign key's column is also its relation's.
+ * Every column an import of JSON objects may fill: the storage attributes but pictures, blobs and
+ * the server's own (__GlobalStamp) (a property absent is null, as in a REST create); a foreign key's column is also its relation's.
  */
 export function storageColumns(dc: DataClassModel): ImportColumn[] {
   const foreignKeys = new Set(dc.attributes.flatMap((a) => (a.kind === 'relatedEntity' ? [a.foreignKey] : [])));
-  return dc.storage.filter((a) => a.type !== 'image' && a.type !== 'blob').map((attr) => ({ name: attr.name, attr, relation: foreignKeys.has(attr) }));
+  return dc.storage.filter((a) => a.type !== 'image' && a.type !== 'blob' && !a.serverSet).map((attr) => ({ name: attr.name, attr, relation: foreignKeys.has(attr) }));
 }
 
 const TRUE = /^(?:true|1)$/i;

@@ -3,12 +3,13 @@
 // files). What user code may use is its public API; the storage and the stores stay private to
 // the core (reached through coreOf), so user classes extending it never hold a raw connection.
 
+import { DatasetError } from '../errors/dataset-error.js';
 import { CountCache } from './selections/count-cache.js';
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_SESSION_IDLE_MINUTES, UNCLAIMED_FILE_MS } from '../config/limits.js';
 import type { CalculatedAttribute, DataClassModel, Model } from '../model/types.js';
 import type { Snapshot, StatementBudget, Storage, TransactionOptions } from '../storage/adapter.js';
 import { syncSchema } from '../storage/schema.js';
-import { readGlobalStamp as readStamp } from '../storage/system-tables/global-stamp.js';
+import { readGlobalStamp as readStamp, readSettledGlobalStamp, setGlobalStamp } from '../storage/system-tables/global-stamp.js';
 import { Policy } from '../permissions/policy.js';
 import type { Access } from './access/access.js';
 import { currentAccess } from './access/caller.js';
@@ -165,6 +166,21 @@ export class Datastore {
   /** The datastore's modification counter: increased by every save and drop. */
   async globalStamp(): Promise<number> {
     return readGlobalStamp(currentAccess(this.#core.root));
+  }
+
+  /**
+   * 4D's ds.getGlobalStamp(): the global stamp as committed changes leave it — every change of a
+   * dataclass that tracks its changes with a stamp up to it is readable, none to come will have
+   * one as small — what a sync keeps and asks `__GlobalStamp > :1` with next time.
+   */
+  getGlobalStamp(): Promise<number> {
+    return readSettledGlobalStamp(this.#core.storage);
+  }
+
+  /** 4D's ds.setGlobalStamp(): sets the global stamp (a whole number, 0 or more); the next change takes the number after it. */
+  async setGlobalStamp(stamp: number): Promise<void> {
+    if (!Number.isSafeInteger(stamp) || stamp < 0) throw new DatasetError('INVALID_PARAMETER', `setGlobalStamp takes a whole number, 0 or more, not ${JSON.stringify(stamp)}`);
+    await setGlobalStamp(this.#core.storage, stamp);
   }
 
   /**

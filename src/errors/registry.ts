@@ -79,6 +79,7 @@ export const ERRORS = {
   QUERY_TIMEOUT: { errCode: 7066, status: 504, signature: 'dsrs', summary: 'The statements of a request ran past the query time limit (--query-timeout), one alone or together, and were stopped: nothing they would have written was kept. Narrow the query (fewer levels of relations, a more selective filter) or page it.' },
   SERVER_BUSY: { errCode: 7067, status: 503, signature: 'dsrs', summary: "The answers this server process is sending hold the bytes it keeps in flight at once (--max-answers-in-flight: measured and not yet sent, or sent and not yet taken by the clients' sockets): the read was refused before its rows were read; try again after Retry-After, or ask for less." },
   CONVERSIONS_BUSY: { errCode: 7070, status: 503, signature: 'dsrs', summary: 'As many image conversions ($imageformat) are waiting as the server queues (--max-queued-conversions): try again after Retry-After, or read the image as stored. One client past its own share (--max-conversions-per-client) is answered 429 (7044) instead.' },
+  READ_ONLY: { errCode: 7071, status: 403, signature: 'dsrs', summary: 'The dataclass or attribute is kept by the server (change tracking: __DeletedRecords, __GlobalStamp): no request and no server code writes it.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

@@ -1,7 +1,7 @@
 // Reads model.json and turns it into the resolved Model. Validation is strict and reports every
 // mistake at once, each with its JSON path, before anything touches the database. The build runs
 // in passes (model/build/), each finishing what the next one needs: the dataclasses, their
-// attributes (storage ones finished, keys found), the N→1 relations (foreign keys made), the 1→N
+// attributes (storage ones finished, keys found; change tracking's own, build/tracking.ts), the N→1 relations (foreign keys made), the 1→N
 // relations (inverses paired), the calculated attributes and aliases; then, when no pass found a
 // problem, the lookups and field positions, and the model frozen.
 
@@ -12,6 +12,7 @@ import { readDataClasses } from './build/classes.js';
 import { resolveDerived } from './build/derived.js';
 import { deepFreeze, placeFields } from './build/finish.js';
 import { resolveInverses, resolveRelations } from './build/relations.js';
+import { addTracking, readTracking } from './build/tracking.js';
 import type { Model } from './types.js';
 
 export class ModelError extends Error {
@@ -51,11 +52,13 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
     throw new ModelError(problems, source);
   }
   const draft = readDataClasses(json.dataClasses, fail);
+  const tracked = readTracking(draft, json.dataClasses, fail);
   readAttributes(draft, fail);
+  const deletedRecords = addTracking(draft, tracked);
   resolveRelations(draft, fail);
   resolveInverses(draft, fail);
   resolveDerived(draft, fail);
   if (problems.length > 0) throw new ModelError(problems, source);
   placeFields(draft.classes);
-  return deepFreeze({ name: json.name as string, dataClasses: draft.classes, dataClassesByName: draft.byName });
+  return deepFreeze({ name: json.name as string, dataClasses: draft.classes, dataClassesByName: draft.byName, ...(deletedRecords ? { deletedRecords } : {}) });
 }

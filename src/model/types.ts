@@ -43,6 +43,8 @@ export interface StorageAttribute extends AttributeBase {
   readonly implicit: boolean;
   /** model.json's `renamedFrom`: the name it had before, whose column the schema sync renames to this one (storage/schema.ts) */
   readonly renamedFrom?: string;
+  /** kept by the server, written by no client and no code: `__GlobalStamp`, the attributes of `__DeletedRecords` (model/build/tracking.ts) */
+  readonly serverSet?: boolean;
 }
 
 export interface RelatedEntityAttribute extends AttributeBase {
@@ -100,13 +102,29 @@ export interface DataClassModel {
   readonly storage: readonly StorageAttribute[];
   /** model.json's `renamedFrom`: the name it had before, whose table the schema sync renames to this one (storage/schema.ts) */
   readonly renamedFrom?: string;
+  /** 4D's data change tracking (`trackChanges`): the `__GlobalStamp` attribute every create and update stamps (model/build/tracking.ts) */
+  readonly globalStamp?: StorageAttribute;
+  /** `__DeletedRecords`, the server's own record of the drops of tracked dataclasses: read-only to clients and code */
+  readonly system?: boolean;
 }
 
 export interface Model {
   readonly name: string;
   readonly dataClasses: readonly DataClassModel[];
   readonly dataClassesByName: ReadonlyMap<string, DataClassModel>;
+  /** the `__DeletedRecords` dataclass, when a dataclass tracks its changes */
+  readonly deletedRecords?: DataClassModel;
 }
+
+/** The names 4D gives the change tracking's attributes and dataclass (ORDA/global-stamp.md). */
+export const TRACKING = {
+  GLOBAL_STAMP: '__GlobalStamp',
+  DELETED_RECORDS: '__DeletedRecords',
+  PRIMARY_KEY: '__PrimaryKey',
+  STAMP: '__Stamp',
+  TABLE_NAME: '__TableName',
+  TABLE_NUMBER: '__TableNumber',
+} as const;
 
 /**
  * Is the attribute reachable through REST: itself and its dataclass exposed, and so is every

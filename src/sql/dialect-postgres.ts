@@ -124,7 +124,15 @@ export const postgresDialect: Dialect = {
       create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
       bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
       bumpExpression: `nextval('${t.replaceAll("'", "''")}')`,
+      bumpReturning: `SELECT nextval('${t.replaceAll("'", "''")}') AS v`,
+      // a sequence gives its numbers in the order they are asked, not the order their
+      // transactions commit: tracked writes take them one transaction at a time (an advisory lock
+      // held to the commit), and a settled read waits for those under way
+      ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'))`],
+      settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'))`],
       read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
+      // (0 is the sequence before its first number: not called, the next one 1)
+      set: `SELECT CASE WHEN $1::bigint = 0 THEN setval('${t.replaceAll("'", "''")}', 1, false) ELSE setval('${t.replaceAll("'", "''")}', $1::bigint, true) END`,
     }),
     tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
     // An identity only moves when it generates: its counter is set to the largest key in the

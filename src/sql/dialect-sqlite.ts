@@ -122,7 +122,11 @@ export const sqliteDialect: Dialect = {
       bump: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1`,
       // (an UPDATE: a statement of its own, in-process and cheap)
       bumpExpression: null,
+      bumpReturning: `UPDATE ${t} SET "value" = "value" + 1 WHERE "id" = 1 RETURNING "value" AS v`,
+      ordered: [],
+      settled: [],
       read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
+      set: `UPDATE ${t} SET "value" = ? WHERE "id" = 1`,
     }),
     tableColumns: 'SELECT name FROM pragma_table_info(?)',
     // the AUTOINCREMENT counter follows the largest key inserted

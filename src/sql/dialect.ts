@@ -196,8 +196,25 @@ export interface GlobalStampSql {
    * statement, at no round trip more; null where it is a statement of its own.
    */
   readonly bumpExpression: string | null;
+  /** increases it by one and returns the new value, as `v`: the bump of a write that tracks changes, which stores it */
+  readonly bumpReturning: string;
+  /**
+   * What a write that tracks changes runs before its bump, in its transaction, so that such writes
+   * take their stamps in the order they commit (a sync asking `__GlobalStamp > :1` with the last
+   * stamp it saw then misses none); none where writes commit in their stamps' order already
+   * (SQLite: one writer at a time, the counter's row is the writer's).
+   */
+  readonly ordered: readonly string[];
+  /**
+   * What a read of the stamp that must name committed changes only runs before it, in one
+   * transaction with it (ds.getGlobalStamp(): a sync resumes from it): it waits for the writes of
+   * `ordered` under way; none where the read sees committed values only already.
+   */
+  readonly settled: readonly string[];
   /** reads it, as `v` */
   readonly read: string;
+  /** sets it to its one bound value (ds.setGlobalStamp()), a whole number ≥ 0 */
+  readonly set: string;
 }
 
 /** A column's type as the schema sync compares them: a date only is a date of its own. */

@@ -30,6 +30,8 @@ export function refusal(grants: Grants, action: DataAction | 'execute', resource
 
 /** The caller may `action` entities of `dc` (update and drop also need read: the policy says so). */
 export function requireDataClass(access: Access, dc: DataClassModel, action: DataAction): void {
+  // (__DeletedRecords: whoever asks, the server's own server code included)
+  if (dc.system && action !== 'read') throw new DatasetError('READ_ONLY', `${dc.name} is kept by the server (it records the drops of the dataclasses that track their changes): its entities cannot be created, updated or dropped`);
   if (!access.grants.dataClass(dc.name, action)) throw refusal(access.grants, action, `for dataClass ${dc.name}`);
 }
 

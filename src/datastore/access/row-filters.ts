@@ -7,9 +7,9 @@
 // selection of the dataclass is refused (the request fails rather than showing every row).
 
 import { DatasetError } from '../../errors/dataset-error.js';
-import type { DataClassModel } from '../../model/types.js';
-import { Policy } from '../../permissions/policy.js';
-import type { Condition, RowFilter } from '../../query/plan.js';
+import { TRACKING, type DataClassModel, type StorageAttribute } from '../../model/types.js';
+import { Policy, type Grants } from '../../permissions/policy.js';
+import { directPath, type Condition, type RowFilter } from '../../query/plan.js';
 import { SessionAccess, type Access } from './access.js';
 import { runAsCallerSync } from './caller.js';
 import type { CoreView } from '../core-types.js';
@@ -32,16 +32,30 @@ function restrictedClasses(core: CoreView): ReadonlySet<DataClassModel> {
   return set;
 }
 
-/** The access of a request's session: its grants, and the row filters of the dataclasses' restrict(). */
+/**
+ * The rows of `__DeletedRecords` (change tracking) a caller sees: the drops of the dataclasses it
+ * may read now (its grants are live: a promotion while the request runs counts).
+ */
+function deletedRecordsFilter(core: CoreView, deleted: DataClassModel, grants: Grants): Condition | null {
+  const tracked = core.model.dataClasses.filter((m) => m.globalStamp);
+  const readable = tracked.filter((m) => grants.dataClass(m.name, 'read')).map((m) => m.name);
+  if (readable.length === tracked.length) return null;
+  const tableName = deleted.attributesByName.get(TRACKING.TABLE_NAME) as StorageAttribute;
+  return { kind: 'in', path: directPath(tableName), values: readable };
+}
+
+/** The access of a request's session: its grants, and the row filters of the dataclasses' restrict() (and of __DeletedRecords). */
 export function accessFor(core: CoreView, session: Session): Access {
   const classes = restrictedClasses(core);
+  const deleted = core.model.deletedRecords;
   // one budget for all the statements of the request (the query time limit: storage/budget.ts)
   const budget = core.storage.requestBudget();
-  if (classes.size === 0) return new SessionAccess(core.storage, null, session, budget);
+  if (classes.size === 0 && !deleted) return new SessionAccess(core.storage, null, session, budget);
   // restrict() runs as the server, with the caller's session at hand for session()
   const asServer: Access = { reader: core.storage, restrict: null, grants: Policy.ALL };
   const conditions = new Map<DataClassModel, Condition | null>();
   const restrict: RowFilter = (dc) => {
+    if (dc === deleted) return deletedRecordsFilter(core, deleted, access.grants);
     if (!classes.has(dc)) return null;
     if (conditions.has(dc)) return conditions.get(dc) ?? null;
     const fn = restrictOf(core, dc) as Restrict;
@@ -58,5 +72,6 @@ export function accessFor(core: CoreView, session: Session): Access {
     conditions.set(dc, condition);
     return condition;
   };
-  return new SessionAccess(core.storage, restrict, session, budget);
+  const access = new SessionAccess(core.storage, restrict, session, budget);
+  return access;
 }

@@ -174,6 +174,11 @@ export class Entity {
     // a saved entity's key given again as it is changes nothing (clients send every attribute
     // back: wakanda-client's save() does); any other value is refused by #setValue
     if (attr.kind === 'storage' && attr.identifying && !this.#isNew && value !== null && coerceValue(attr, value) === this.getKey()) return;
+    // __GlobalStamp is the server's: given back as it is, nothing; else refused
+    if (attr.kind === 'storage' && attr.serverSet) {
+      if (value === null ? this.#values[name] === undefined || this.#values[name] === null : coerceValue(attr, value) === this.#values[name]) return;
+      throw new DatasetError('READ_ONLY', `${this.#dc.name}.${name} is kept by the server (it stores the global stamp of the entity's last change): it cannot be written`, [], { attributeName: name });
+    }
     this.#setValue(attr, name, value);
     if (attr.kind === 'storage' || attr.kind === 'relatedEntity') this.#fireTouched(name);
   }
@@ -343,6 +348,8 @@ export class Entity {
       ? await insertEntity(dc, values, this.#access, batch)
       : await updateEntity(dc, this.#key(), this.#stamp, values, this.#access, batch);
     if (this.#isNew) this.#values = { ...this.#values, [key.name]: saved.key };
+    const tracked = dc.model.globalStamp;
+    if (tracked && saved.globalStamp !== undefined) this.#values = { ...this.#values, [tracked.name]: saved.globalStamp };
     this.#stamp = saved.stamp;
     this.#timestamp = saved.timestamp;
     this.#isNew = false;

@@ -6,7 +6,8 @@
 // notNull attributes, encodable values — before any statement, so a bad row is refused alone.
 // Then, in the caller's transaction: the relations' targets looked up (one query per target per
 // batch, as a WriteBatch does), the rows inserted with stamp 1, the save time, the folded form
-// of every string (text search and sorts), and the global stamp moved once. A batch whose
+// of every string (text search and sorts), and the global stamp moved once (stored in each row's
+// __GlobalStamp where the dataclass tracks its changes: tracking.ts). A batch whose
 // statement the engine refuses (a unique value taken) is undone and written again with a
 // savepoint per statement, the rows of the refused statement one by one, so that only the rows
 // at fault are refused. No user code runs here: neither events nor an entity class's constructor
@@ -27,6 +28,7 @@ import type { Access } from '../access/access.js';
 import type { DataClassCore } from '../dataclass-core.js';
 import { requireDataClass } from '../access/guard.js';
 import { checkValues, knownTargets, relationsOf } from './rules.js';
+import { trackedStamp } from './tracking.js';
 
 /** Bound values one statement takes at most: under SQLite's 32,766 and PostgreSQL's 65,535. */
 const MAX_PARAMS = 30_000;
@@ -148,6 +150,10 @@ export class BulkInserter {
   readonly #foreignKeys: readonly StorageAttribute[];
   /** a relation of the dataclass to itself is among them: a row may name one inserted just before it */
   readonly #selfRelation: boolean;
+  /** the columns a statement writes but the key: #others, and a tracked dataclass's __GlobalStamp */
+  readonly #written: readonly StorageAttribute[];
+  /** the stamp the rows of this pass store, for a dataclass that tracks its changes */
+  #globalStamp: number | undefined;
   /** SQL texts by (key given, rows), built once */
   readonly #sql = new Map<string, string>();
   /** prepares rows for this inserter, in this thread */
@@ -159,6 +165,8 @@ export class BulkInserter {
     this.#access = access;
     this.preparer = new RowPreparer(dc.model, attrs, dc.core.storage.dialect, dc.core.maxTextLength);
     this.#others = attrs.filter((a) => a !== dc.model.key);
+    const tracked = dc.model.globalStamp;
+    this.#written = tracked ? [...this.#others, tracked] : this.#others;
     this.#foreignKeys = foreignKeysGiven(dc.model, attrs);
     this.#selfRelation = relationsOf(dc).some((r) => r.target === dc.model && attrs.includes(r.foreignKey));
   }
@@ -186,12 +194,14 @@ export class BulkInserter {
     const refused = new Array<DatasetError | undefined>(count);
     const relations = this.#relations(rows);
     return storage.transaction(async () => {
+      // a dataclass that tracks its changes: the pass's rows store the stamp it moves to (tracking.ts)
+      this.#globalStamp = this.#dc.model.globalStamp ? await trackedStamp(this.#dc.core, undefined) : undefined;
       const known = this.#foreignKeys.length > 0 && !this.#selfRelation
         ? await knownTargets(this.#dc, Array.from(relations, (r) => r ?? EMPTY), this.#access)
         : undefined;
       // (the time of the batch's rows, taken once the writer is ours, as a save takes it)
       const timestamp = Date.now();
-      const perStatement = this.#selfRelation ? 1 : Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / bulkRowWidth([this.#dc.model.key, ...this.#others]))));
+      const perStatement = this.#selfRelation ? 1 : Math.max(1, Math.min(MAX_ROWS_PER_STATEMENT, Math.floor(MAX_PARAMS / bulkRowWidth([this.#dc.model.key, ...this.#written]))));
       let pending: number[] = [];
       let inserted = 0;
       let keysGiven = false;
@@ -219,7 +229,7 @@ export class BulkInserter {
         keysGiven ||= keys[i] !== undefined;
       }
       await flush();
-      if (inserted > 0) await bumpGlobalStamp(storage);
+      if (inserted > 0 && this.#globalStamp === undefined) await bumpGlobalStamp(storage);
       const catchUp = keysGiven && inserted > 0 ? compileKeyCounterCatchUp(storage.dialect, this.#dc.model) : null;
       if (catchUp) await storage.get(catchUp.sql, catchUp.params);
       return refused;
@@ -261,7 +271,7 @@ export class BulkInserter {
     const id = `${withKey ? 'k' : 'n'}${count}`;
     let sql = this.#sql.get(id);
     if (sql === undefined) {
-      const attrs = withKey ? [this.#dc.model.key, ...this.#others] : this.#others;
+      const attrs = withKey ? [this.#dc.model.key, ...this.#written] : this.#written;
       this.#sql.set(id, (sql = compileBulkInsert(this.#dc.core.storage.dialect, this.#dc.model, attrs, count)));
     }
     return sql;
@@ -274,6 +284,7 @@ export class BulkInserter {
       const key = keys[i];
       if (key !== undefined) params.push(key);
       for (let at = i * width, end = at + width; at < end; at++) params.push(values[at]);
+      if (this.#globalStamp !== undefined) params.push(this.#globalStamp);
       params.push(1, timestamp);
     }
     return params;

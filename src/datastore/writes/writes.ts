@@ -1,7 +1,8 @@
 // The few statements that change entities — insert, update and delete — with what goes with each
 // write: the stamp check, the pessimistic lock of another session (locks.ts), the files an image
-// or blob attribute claims or lets go, the global stamp, and the errors of a write that found
-// nothing to change. Entity.save() and drop() are
+// or blob attribute claims or lets go, the global stamp (and, for a dataclass that tracks its
+// changes, the stamp stored with the entity or its drop: tracking.ts), and the errors of a write
+// that found nothing to change. Entity.save() and drop() are
 // their only callers, so a save from REST and a save from user code run the same checks.
 // Each write is a transaction of its own (a savepoint inside a caller's), except the saves of a
 // WriteBatch: those share the batch's all-or-nothing transaction without a savepoint each, and
@@ -18,6 +19,7 @@ import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
 import { checkValues, type KnownTargets } from './rules.js';
+import { recordDrops, trackedStamp, withGlobalStamp, type TrackedBatch } from './tracking.js';
 
 /**
  * A write's own statements run no user code (the events run around them, in Entity.save and
@@ -30,6 +32,8 @@ export interface SavedState {
   key: unknown;
   stamp: number;
   timestamp: number;
+  /** the `__GlobalStamp` the write stored, for a dataclass that tracks its changes (tracking.ts) */
+  globalStamp?: number;
 }
 
 /**
@@ -40,7 +44,7 @@ export interface SavedState {
  * changes and the new stamp at its commit, together); relation targets the batch names are looked
  * up before the saves, in one query per target (rules.ts knownTargets).
  */
-export interface WriteBatch {
+export interface WriteBatch extends TrackedBatch {
   /** the global stamp was moved in this run of the transaction */
   stampMoved: boolean;
   /** the relation targets the batch's saves name that exist */
@@ -87,13 +91,15 @@ export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<Stora
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
+    // (a tracked dataclass's write moves the global stamp first: it stores the new value)
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
-    const { sql, params } = compileInsert(storage.dialect, dc, values, 1, timestamp);
+    const { sql, params } = compileInsert(storage.dialect, dc, dc.globalStamp && globalStamp !== undefined ? withGlobalStamp(dc.globalStamp, values, globalStamp) : values, 1, timestamp);
     const row = await unique(dc, () => storage.get(sql, params));
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
-    await moveGlobalStamp(core, batch);
-    return { key: row?.[dc.key.name], stamp: 1, timestamp };
+    if (globalStamp === undefined) await moveGlobalStamp(core, batch);
+    return { key: row?.[dc.key.name], stamp: 1, timestamp, globalStamp };
   });
 }
 
@@ -103,16 +109,17 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
-    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, values, timestamp, access.restrict);
+    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, dc.globalStamp && globalStamp !== undefined ? withGlobalStamp(dc.globalStamp, values, globalStamp) : values, timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
-    const moveStamp = !batch?.stampMoved;
+    const moveStamp = globalStamp === undefined && !batch?.stampMoved;
     await bumpStampRefusingLocked(core, dc, key, access, 'saved', moveStamp);
     if (batch && moveStamp) batch.stampMoved = true;
     await moveFiles(core, dc, key, before, values);
-    return { key, stamp: stamp + 1, timestamp };
+    return { key, stamp: stamp + 1, timestamp, globalStamp };
   });
 }
 
@@ -121,9 +128,11 @@ export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, s
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
   return storage.transaction(async () => {
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, undefined) : undefined;
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
-    await bumpStampRefusingLocked(core, dc, key, access, 'dropped', true);
+    await bumpStampRefusingLocked(core, dc, key, access, 'dropped', globalStamp === undefined);
+    if (globalStamp !== undefined) await recordDrops(core, dc, [key], globalStamp);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
   }, pureUnit(storage, access));
 }
@@ -148,7 +157,8 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   const deleted = rows.map((r) => d.types.decode(dc.key.type, r[0], false));
   const locked = await lockedKeysAmong(storage, dc.name, deleted.map(String));
   await refuseLockedElsewhere(core, dc, locked, access, 'dropped');
-  await moveGlobalStamp(core, batch);
+  if (dc.globalStamp) await recordDrops(core, dc, deleted, await trackedStamp(core, batch));
+  else await moveGlobalStamp(core, batch);
   for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
   return rows.length;
 }

@@ -20,3 +20,35 @@ export async function readGlobalStamp(r: Reader): Promise<number> {
   const row = await r.get(sql);
   return Number(row?.v ?? 0);
 }
+
+const stampSql = (s: Reader) => s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE));
+
+/**
+ * Increases the global stamp for a write that tracks changes, in its transaction, and resolves to
+ * the new value (what the write stores): after the dialect's `ordered` statements, so that such
+ * writes take their stamps in the order they commit.
+ */
+export async function bumpTrackedGlobalStamp(s: Storage): Promise<number> {
+  const sql = stampSql(s);
+  for (const statement of sql.ordered) await s.run(statement);
+  const row = await s.get(sql.bumpReturning);
+  return Number(row?.v ?? 0);
+}
+
+/**
+ * The global stamp as committed changes leave it: no write that tracks changes and holds a
+ * smaller stamp is still under way (ds.getGlobalStamp(): a sync that resumes from it misses none).
+ */
+export async function readSettledGlobalStamp(s: Storage): Promise<number> {
+  const settled = stampSql(s).settled;
+  if (settled.length === 0) return readGlobalStamp(s);
+  return s.transaction(async () => {
+    for (const statement of settled) await s.run(statement);
+    return readGlobalStamp(s);
+  });
+}
+
+/** Sets the global stamp (ds.setGlobalStamp()): a whole number ≥ 0, checked by the caller. */
+export async function setGlobalStamp(s: Storage, value: number): Promise<void> {
+  await s.run(stampSql(s).set, [value]);
+}

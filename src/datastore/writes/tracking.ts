@@ -1,0 +1,67 @@
+// 4D's data change tracking on the write path (ORDA/global-stamp.md; the model's side is
+// model/build/tracking.ts). A write of a dataclass that tracks its changes moves the global stamp
+// before its statement, the dialect's way that gives such writes their stamps in the order they
+// commit (Dialect.schema.globalStamp's `ordered`), and stores the new value: in the entity's
+// `__GlobalStamp` when it creates or updates, in a new `__DeletedRecords` entity (the key as text,
+// the stamp, the dataclass's name and number) when it drops. A sync asking
+// `__GlobalStamp > :1` (and `__Stamp > :1` of `__DeletedRecords`) with the largest stamp it has
+// seen, or with ds.getGlobalStamp(), then misses no change. The writes of a batch share one stamp,
+// as they share one move of it. Every write path comes here: an entity's save and drop
+// (writes.ts), the big drops (bulk-drop.ts), an import's bulk insert (import-writes.ts).
+
+import { TRACKING, type DataClassModel, type StorageAttribute } from '../../model/types.js';
+import { compileBulkInsert } from '../../sql/bulk-insert.js';
+import { bumpTrackedGlobalStamp } from '../../storage/system-tables/global-stamp.js';
+import { storedFold } from '../../util/fold.js';
+import type { CoreView } from '../core-types.js';
+
+/** What a tracked write of a batch shares with the others: the global stamp it moved to, once. */
+export interface TrackedBatch {
+  stampMoved: boolean;
+  /** the stamp the batch's tracked writes store, once the first has moved it */
+  globalStamp?: number;
+}
+
+/** The stamp a tracked write stores: the batch's, else a new one (the global stamp moved for it). */
+export async function trackedStamp(core: CoreView, batch: TrackedBatch | undefined): Promise<number> {
+  if (batch?.globalStamp !== undefined) return batch.globalStamp;
+  const stamp = await bumpTrackedGlobalStamp(core.storage);
+  if (batch) {
+    batch.stampMoved = true;
+    batch.globalStamp = stamp;
+  }
+  return stamp;
+}
+
+/** The values a tracked write stores: the caller's, and the stamp in `__GlobalStamp`. */
+export function withGlobalStamp(attr: StorageAttribute, values: ReadonlyMap<StorageAttribute, unknown>, stamp: number): Map<StorageAttribute, unknown> {
+  return new Map(values).set(attr, stamp);
+}
+
+/**
+ * Records the drop of the entities of `keys` (their keys as stored) of a tracked dataclass: one
+ * `__DeletedRecords` entity each, written with the drop in its transaction (a multi-row INSERT).
+ */
+export async function recordDrops(core: CoreView, dc: DataClassModel, keys: readonly unknown[], stamp: number): Promise<void> {
+  const deleted = core.model.deletedRecords;
+  if (!deleted || keys.length === 0) return;
+  const d = core.storage.dialect;
+  // (the ID is the engine's autoincrement: not among the columns written)
+  const attrs = deleted.storage.filter((a) => !a.identifying);
+  const now = Date.now();
+  const table = dc.name;
+  const tableFold = storedFold(table);
+  const params: unknown[] = [];
+  for (const key of keys) {
+    const text = String(key);
+    for (const a of attrs) {
+      // (in compileBulkInsert's order: each value, then a string's fold)
+      if (a.name === TRACKING.PRIMARY_KEY) params.push(text, storedFold(text));
+      else if (a.name === TRACKING.STAMP) params.push(stamp);
+      else if (a.name === TRACKING.TABLE_NAME) params.push(table, tableFold);
+      else params.push(dc.tableNumber); // __TableNumber
+    }
+    params.push(1, now);
+  }
+  await core.storage.run(compileBulkInsert(d, deleted, attrs, keys.length), params);
+}
