@@ -12,7 +12,7 @@ import { readDataClasses } from './build/classes.js';
 import { resolveDerived } from './build/derived.js';
 import { deepFreeze, placeFields } from './build/finish.js';
 import { resolveInverses, resolveRelations } from './build/relations.js';
-import { addTracking, readTracking } from './build/tracking.js';
+import { addTracking, readRetention, readTracking } from './build/tracking.js';
 import type { Model } from './types.js';
 
 export class ModelError extends Error {
@@ -22,7 +22,7 @@ export class ModelError extends Error {
   }
 }
 
-const MODEL_KEYS = ['name', 'dataClasses'];
+const MODEL_KEYS = ['name', 'dataClasses', 'deletedRecordsRetention'];
 
 export async function loadModelFile(file: string): Promise<Model> {
   let text: string;
@@ -55,10 +55,11 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
   const tracked = readTracking(draft, json.dataClasses, fail);
   readAttributes(draft, fail);
   const deletedRecords = addTracking(draft, tracked);
+  const deletedRecordsRetention = readRetention(json.deletedRecordsRetention, deletedRecords !== undefined, fail);
   resolveRelations(draft, fail);
   resolveInverses(draft, fail);
   resolveDerived(draft, fail);
   if (problems.length > 0) throw new ModelError(problems, source);
   placeFields(draft.classes);
-  return deepFreeze({ name: json.name as string, dataClasses: draft.classes, dataClassesByName: draft.byName, ...(deletedRecords ? { deletedRecords } : {}) });
+  return deepFreeze({ name: json.name as string, dataClasses: draft.classes, dataClassesByName: draft.byName, ...(deletedRecords ? { deletedRecords } : {}), ...(deletedRecordsRetention ? { deletedRecordsRetention } : {}) });
 }

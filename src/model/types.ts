@@ -114,6 +114,14 @@ export interface Model {
   readonly dataClassesByName: ReadonlyMap<string, DataClassModel>;
   /** the `__DeletedRecords` dataclass, when a dataclass tracks its changes */
   readonly deletedRecords?: DataClassModel;
+  /** model.json's `deletedRecordsRetention`: how long `__DeletedRecords` keeps a drop (by default, for ever) */
+  readonly deletedRecordsRetention?: DeletedRecordsRetention;
+}
+
+/** Keeps the drops of the last `days` days, or of the last `stamps` global stamps (a sync further behind starts again). */
+export interface DeletedRecordsRetention {
+  readonly days?: number;
+  readonly stamps?: number;
 }
 
 /** The names 4D gives the change tracking's attributes and dataclass (ORDA/global-stamp.md). */

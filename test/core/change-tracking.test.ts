@@ -14,7 +14,9 @@ import type { Entity } from '../../src/datastore/entities/entity.js';
 import { BulkInserter } from '../../src/datastore/writes/import-writes.js';
 import { buildModel, ModelError } from '../../src/model/load-model.js';
 import type { StorageAttribute } from '../../src/model/types.js';
-import { TEST_ENGINE, tempDir, testStorage } from '../support/helpers.js';
+import { syncSchema } from '../../src/storage/schema.js';
+import { databaseTarget, openStorage } from '../../src/storage/open.js';
+import { TEST_ENGINE, tempDir, testDatabase, testStorage } from '../support/helpers.js';
 
 const KEY = { name: 'ID', type: 'long64', identifying: true, autoincrement: true };
 const MODEL = {
@@ -131,6 +133,29 @@ describe(`change tracking on the write paths (${TEST_ENGINE})`, () => {
     assert.deepEqual(await names('Item', '__GlobalStamp > :1', mark), ['t1', 't2']);
   });
 
+  it('gives a tracked write that starts while another is under way a larger stamp, and getGlobalStamp() never names a change not yet readable', async () => {
+    const mark = await ds.getGlobalStamp();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = ds.transaction(async () => {
+      const e = await create('Item', { name: 'slow' });
+      await gate;
+      return e;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // (what a sync would read at once with the stamp: every change up to it must be readable then)
+    const reading = ds.getGlobalStamp().then(async (v) => ({ v, readable: await names('Item', '__GlobalStamp > :1 and __GlobalStamp <= :2', mark, v) }));
+    const fast = create('Item', { name: 'fast' });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    const [a, b, { v: seen, readable }] = await Promise.all([slow, fast, reading]);
+    assert.ok((b.get('__GlobalStamp') as number) > (a.get('__GlobalStamp') as number), `${String(b.get('__GlobalStamp'))} > ${String(a.get('__GlobalStamp'))}`);
+    // what a sync keeps: either from before the slow write, or past it once it is readable
+    assert.ok(seen === mark || seen >= (a.get('__GlobalStamp') as number), `seen ${seen}, mark ${mark}, slow ${String(a.get('__GlobalStamp'))}`);
+    if (seen > mark) assert.ok(readable.includes('slow'), `getGlobalStamp() said ${seen} while the slow write (${String(a.get('__GlobalStamp'))}) was not readable yet`);
+    assert.deepEqual(await names('Item', '__GlobalStamp > :1', seen), seen === mark ? ['slow', 'fast'] : (seen >= (b.get('__GlobalStamp') as number) ? [] : ['fast']));
+  });
+
   it('leaves an untracked dataclass untracked: no __GlobalStamp, no __DeletedRecords', async () => {
     const p = await create('Plain', { name: 'p' });
     const mark = await ds.getGlobalStamp();
@@ -183,3 +208,72 @@ describe(`change tracking on the write paths (${TEST_ENGINE})`, () => {
     assert.equal(await ds.getGlobalStamp(), mark + 1);
   });
 });
+
+describe(`turning change tracking on, and bounding __DeletedRecords (${TEST_ENGINE})`, () => {
+  const tmp = tempDir();
+  after(() => tmp.remove());
+  const plain = { name: 'T', dataClasses: [{ name: 'Item', attributes: [KEY, { name: 'name', type: 'string' }] }] };
+  const tracked = (more: Record<string, unknown> = {}) => buildModel({ ...more, name: 'T', dataClasses: [{ ...plain.dataClasses[0], trackChanges: true }] });
+
+  it('is a model change like the others: the attribute and the dataclass added, the rows already there left unstamped', async () => {
+    const db = await testDatabase(join(tmp.dir, 'turn-on.sqlite'));
+    const open = async (m: ReturnType<typeof buildModel>) => Datastore.open(m, await openStorage(databaseTarget(db), { poolSize: 2 }));
+    const before = await open(buildModel(plain));
+    const old = before.dataClass('Item')!.new();
+    old.set('name', 'old');
+    await old.save();
+    await before.close();
+    const storage = await openStorage(databaseTarget(db), { poolSize: 2 });
+    const steps = (await syncSchema(storage, tracked())).map((step) => step.description);
+    await storage.close();
+    assert.deepEqual(steps, ['Item: add attribute __GlobalStamp (long64)', 'create dataclass __DeletedRecords (5 storage attributes)']);
+    const after = await open(tracked());
+    try {
+      assert.equal((await after.dataClass('Item')!.get(old.getKey()))!.get('__GlobalStamp'), null);
+      const mark = await after.getGlobalStamp();
+      const e = after.dataClass('Item')!.new();
+      e.set('name', 'new');
+      await e.save();
+      assert.deepEqual((await after.dataClass('Item')!.query('__GlobalStamp > :1', mark).toArray()).map((x) => x.get('name')), ['new']);
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('refuses a retention that is not { "days": N } or { "stamps": N }, or without a tracked dataclass', () => {
+    for (const [retention, message] of [
+      [{ days: 0 }, /deletedRecordsRetention\.days: must be a whole number above 0/],
+      [{ days: 1, stamps: 2 }, /gives one of "days"/],
+      [{ weeks: 2 }, /unknown property 'weeks'/],
+      [7, /must be an object/],
+    ] as const) {
+      assert.throws(() => tracked({ deletedRecordsRetention: retention }), (e: unknown) => e instanceof ModelError && message.test(e.message), JSON.stringify(retention));
+    }
+    assert.throws(() => buildModel({ ...plain, deletedRecordsRetention: { days: 3 } }), /only a dataclass with "trackChanges": true brings/);
+  });
+
+  it('with { "stamps": N } lets go of the drops N or more stamps behind a new drop', async () => {
+    const db = await testDatabase(join(tmp.dir, 'retention.sqlite'));
+    const open = async (m: ReturnType<typeof buildModel>) => Datastore.open(m, await openStorage(databaseTarget(db), { poolSize: 2 }));
+    const make = async (ds: DatastoreWithClasses, name: string) => {
+      const e = ds.dataClass('Item')!.new();
+      e.set('name', name);
+      await e.save();
+      return e;
+    };
+    const keepAll = await open(tracked());
+    await (await make(keepAll, 'first')).drop();
+    await keepAll.close();
+    // (a datastore lets go of old drops once a minute at most: a new one does at its first drop)
+    const bounded = await open(tracked({ deletedRecordsRetention: { stamps: 1 } }));
+    try {
+      const second = await make(bounded, 'second');
+      await second.drop();
+      const left = (await bounded.dataClass('__DeletedRecords')!.all().toArray()).map((e) => e.get('__PrimaryKey'));
+      assert.deepEqual(left, [String(second.getKey())]);
+    } finally {
+      await bounded.close();
+    }
+  });
+});
+

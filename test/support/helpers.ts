@@ -97,7 +97,7 @@ export interface DemoFixture {
 }
 
 /** Injects a request into an app; resolves to status, parsed JSON body (or the text) and headers. */
-async function injected(app: FastifyInstance, url: string, method: Verb = 'GET', body?: unknown, headers?: Record<string, string>): Promise<Answer> {
+export async function injected(app: FastifyInstance, url: string, method: Verb = 'GET', body?: unknown, headers?: Record<string, string>): Promise<Answer> {
   const res = await app.inject({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
   let parsed: unknown = res.body;
   try {

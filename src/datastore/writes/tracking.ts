@@ -6,11 +6,13 @@
 // the stamp, the dataclass's name and number) when it drops. A sync asking
 // `__GlobalStamp > :1` (and `__Stamp > :1` of `__DeletedRecords`) with the largest stamp it has
 // seen, or with ds.getGlobalStamp(), then misses no change. The writes of a batch share one stamp,
-// as they share one move of it. Every write path comes here: an entity's save and drop
+// as they share one move of it; model.json's deletedRecordsRetention bounds __DeletedRecords
+// (pruneDrops). Every write path comes here: an entity's save and drop
 // (writes.ts), the big drops (bulk-drop.ts), an import's bulk insert (import-writes.ts).
 
 import { TRACKING, type DataClassModel, type StorageAttribute } from '../../model/types.js';
 import { compileBulkInsert } from '../../sql/bulk-insert.js';
+import { TIMESTAMP_COLUMN } from '../../sql/hidden-columns.js';
 import { bumpTrackedGlobalStamp } from '../../storage/system-tables/global-stamp.js';
 import { storedFold } from '../../util/fold.js';
 import type { CoreView } from '../core-types.js';
@@ -64,4 +66,25 @@ export async function recordDrops(core: CoreView, dc: DataClassModel, keys: read
     params.push(1, now);
   }
   await core.storage.run(compileBulkInsert(d, deleted, attrs, keys.length), params);
+  await pruneDrops(core, deleted, stamp, now);
+}
+
+/** When each datastore last let go of the drops past its retention. */
+const lastPrune = new WeakMap<CoreView, number>();
+/** How often a datastore lets go of old drops at most (a drop's cost stays one INSERT). */
+const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * With model.json's `deletedRecordsRetention`, the drops older than it go — in a drop's
+ * transaction, once a minute at most per process: `{ "days": N }` by the time they were recorded,
+ * `{ "stamps": N }` by their stamp (those N or more stamps behind this one).
+ */
+async function pruneDrops(core: CoreView, deleted: DataClassModel, stamp: number, now: number): Promise<void> {
+  const keep = core.model.deletedRecordsRetention;
+  if (!keep || now - (lastPrune.get(core) ?? 0) < PRUNE_EVERY_MS) return;
+  lastPrune.set(core, now);
+  const { quote: q, placeholder: p } = core.storage.dialect.sql;
+  const stampColumn = (deleted.attributesByName.get(TRACKING.STAMP) as StorageAttribute).column;
+  const [column, bound] = keep.days !== undefined ? [TIMESTAMP_COLUMN, now - keep.days * 86_400_000] : [stampColumn, stamp - (keep.stamps ?? 0)];
+  await core.storage.run(`DELETE FROM ${q(deleted.table)} WHERE ${q(column)} <= ${p(1)}`, [bound]);
 }

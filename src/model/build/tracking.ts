@@ -8,7 +8,7 @@
 // stamp, its dataclass's name and number), read-only, each session seeing the rows of the
 // dataclasses it may read.
 
-import { TRACKING, type DataClassModel, type StorageAttribute } from '../types.js';
+import { TRACKING, type DataClassModel, type DeletedRecordsRetention, type StorageAttribute } from '../types.js';
 import { attributesOf, checkKeys, isObject, type Draft, type Fail, type Json, type Mutable } from './checks.js';
 
 /** What a declared `__GlobalStamp` entry may say (its name and type are all it needs). */
@@ -82,4 +82,18 @@ function serverAttribute(dc: DataClassModel, name: string, type: StorageAttribut
     name, kind: 'storage', type, column, fieldPos: 0, exposed: true, dataClass: dc,
     identifying: false, autoincrement: false, autogenerate: false, indexed, unique: false, dateOnly: false, notNull: false, implicit: false, serverSet: true,
   };
+}
+
+/** model.json's `deletedRecordsRetention`: `{ "days": N }` or `{ "stamps": N }`, N a whole number above 0. */
+export function readRetention(raw: unknown, tracks: boolean, fail: Fail): DeletedRecordsRetention | undefined {
+  if (raw === undefined) return undefined;
+  const path = '$.deletedRecordsRetention';
+  if (!isObject(raw)) return void fail(path, 'must be an object: { "days": N } or { "stamps": N }');
+  checkKeys(raw, ['days', 'stamps'], path, fail);
+  const given = (['days', 'stamps'] as const).filter((k) => raw[k] !== undefined);
+  if (given.length !== 1) return void fail(path, 'gives one of "days" (keep the drops of the last N days) or "stamps" (of the last N global stamps)');
+  const n = raw[given[0]];
+  if (!Number.isSafeInteger(n) || (n as number) < 1) return void fail(`${path}.${given[0]}`, `must be a whole number above 0, not ${JSON.stringify(n)}`);
+  if (!tracks) return void fail(path, 'bounds __DeletedRecords, which only a dataclass with "trackChanges": true brings');
+  return { [given[0]]: n as number };
 }

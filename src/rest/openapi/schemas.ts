@@ -102,7 +102,7 @@ function attributeSchema(scope: Scope, a: AttributeModel): Schema {
       const s = storageSchema(a.type, a.dateOnly);
       if (a.type === 'image' || a.type === 'blob') return s;
       const out = a.identifying ? s : nullable(s);
-      return a.identifying && (a.autoincrement || a.autogenerate) ? { ...out, readOnly: true } : out;
+      return (a.identifying && (a.autoincrement || a.autogenerate)) || a.serverSet ? { ...out, readOnly: true } : out;
     }
     case 'relatedEntity':
       return { ...relationOne(a.target), description: `N→1 relation to ${a.target.name} (foreign key ${a.foreignKey.name})` };

@@ -57,7 +57,9 @@ function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): 
   if (methods.length > 0) out.methods = methods;
   // not 4D's: what this session may do here, so a client (the Data Explorer) offers only that
   const grants = scope.access.grants;
-  out.sessionMay = { create: grants.dataClass(dc.name, 'create'), update: grants.dataClass(dc.name, 'update'), drop: grants.dataClass(dc.name, 'drop') };
+  // (__DeletedRecords is written by the server alone)
+  const may = (action: 'create' | 'update' | 'drop') => !dc.system && grants.dataClass(dc.name, action);
+  out.sessionMay = { create: may('create'), update: may('update'), drop: may('drop') };
   return out;
 }
 
@@ -71,6 +73,8 @@ function describeAttribute(scope: Scope, core: DataClassCore, a: AttributeModel)
     case 'storage':
       if (a.identifying) out.identifying = true;
       if (a.dateOnly) out.simpleDate = true;
+      // change tracking's attributes: kept by the server
+      if (a.serverSet) out.readOnly = true;
       break;
     case 'relatedEntity':
       if (scope.visible(a.foreignKey)) out.foreignKey = a.foreignKey.name;
