@@ -36,7 +36,7 @@ const ROLES = {
   forceLogin: false,
 };
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 const q = (s: string) => encodeURIComponent(s);
 
 describe(`change tracking over REST (${TEST_ENGINE})`, () => {
