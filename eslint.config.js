@@ -66,6 +66,8 @@ const PARTS = {
       selections: { imports: ['access', 'writes'], types: ['entities', 'sets'] },
       sets: { imports: ['selections', 'sessions', 'writes'], types: ['access', 'entities'] },
       reads: { imports: ['access', 'entities', 'selections'], types: ['sessions', 'sets'] },
+      // the changes of tracked dataclasses, read from the data (writes wake it through the core's CoreView)
+      live: {},
     },
   },
 };

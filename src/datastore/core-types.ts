@@ -27,6 +27,8 @@ export interface CoreView {
   readonly files: FileStore;
   /** web sessions, in the database */
   readonly sessions: SessionStore;
+  /** the changes of the dataclasses that track them (live/change-feed.ts): a tracked write wakes it once committed */
+  readonly changes: { wake(): void };
   /** the core side of a dataclass of the model */
   classOf(model: DataClassModel): ClassCoreView;
   /**

@@ -19,6 +19,7 @@ import type { Session } from './sessions/session.js';
 import type { CalculatedDefinition } from './entities/calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
+import { ChangeFeed } from './live/change-feed.js';
 import type { CoreView } from './core-types.js';
 import { DatabaseEntitySetStore } from './sets/database-set-store.js';
 import type { EntitySetStore } from './sets/entity-set-store.js';
@@ -65,6 +66,8 @@ export interface Core extends CoreView {
   readonly maxTextLength: number;
   /** who may do what (roles.json; open until a project installs one) */
   readonly policy: Policy;
+  /** the changes of the dataclasses that track them, for the live streams */
+  readonly changes: ChangeFeed;
   /** the access of a request's session: its grants, the row filters of the dataclasses' restrict() */
   accessFor(session: Session): Access;
   /** runs fn in one transaction (the storage's) */
@@ -107,6 +110,7 @@ export class Datastore {
     const policyOf = () => this.#policy;
     // (an evicted guest's sets go with it)
     const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions }, entitySets);
+    let changes: ChangeFeed | undefined;
     const core: Core = {
       name: model.name,
       model,
@@ -114,6 +118,8 @@ export class Datastore {
       sessions,
       maxTextLength: options.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
       get policy() { return policyOf(); },
+      // (made at the first use: most datastores track nothing, or have no one watching)
+      get changes() { return (changes ??= new ChangeFeed(core)); },
       accessFor: (session) => accessFor(core, session),
       root: { reader: storage, restrict: null, grants: Policy.ALL },
       files: new FileStore(storage),
@@ -192,6 +198,7 @@ export class Datastore {
   }
 
   async close(): Promise<void> {
+    this.#core.changes.close();
     this.#core.entitySets.close?.();
     await this.#core.storage.close();
   }

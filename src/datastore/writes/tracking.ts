@@ -28,6 +28,8 @@ export interface TrackedBatch {
 export async function trackedStamp(core: CoreView, batch: TrackedBatch | undefined): Promise<number> {
   if (batch?.globalStamp !== undefined) return batch.globalStamp;
   const stamp = await bumpTrackedGlobalStamp(core.storage);
+  // the live streams of this process hear of it once it commits (other instances, at their next poll)
+  await core.storage.afterCommit(async () => core.changes.wake());
   if (batch) {
     batch.stampMoved = true;
     batch.globalStamp = stamp;

@@ -1,0 +1,213 @@
+// The changes of the dataclasses that track them (writes/tracking.ts), as a feed: what the live
+// streams of issue 36 (and later webhooks) follow. A change is an entity's key, its dataclass,
+// the stamp of the write, and whether it was dropped — read back from the data itself
+// (`__GlobalStamp > :since`, `__DeletedRecords.__Stamp > :since`), never kept in memory, so that
+// it is the same on every instance and a subscriber can start from any stamp (a stream's
+// Last-Event-ID) as long as __DeletedRecords still holds its drops. The feed reads what is new
+// when this process commits a tracked write (wake(), called after the commit) and, for the writes
+// of other instances and other programs, when the global stamp has moved at a poll (every
+// `pollMs` while anyone subscribes). It reads up to the settled global stamp (every change up to
+// it is readable: ds.getGlobalStamp()), so that no change is skipped and none comes twice. Each
+// subscriber is told the changes of its dataclass in stamp order; what it may see of them (its
+// session, its filter) is its own business.
+
+import type { DataClassModel, StorageAttribute } from '../../model/types.js';
+import { INTEGER_TYPES, TRACKING } from '../../model/types.js';
+import { and, directPath, type Condition } from '../../query/plan.js';
+import { compileSelect } from '../../sql/compiler/statements.js';
+import { readGlobalStamp, readSettledGlobalStamp } from '../../storage/system-tables/global-stamp.js';
+import type { CoreView } from '../core-types.js';
+
+/** One change of a tracked entity. */
+export interface Change {
+  readonly key: unknown;
+  /** the global stamp of the write (what a stream sends as its event id) */
+  readonly stamp: number;
+  /** dropped (a __DeletedRecords entity), else created or updated */
+  readonly dropped: boolean;
+}
+
+/** The changes of one dataclass with a stamp after `since` and up to `upto`, in stamp order. */
+export interface ChangeBatch {
+  readonly dataClass: DataClassModel;
+  readonly since: number;
+  readonly upto: number;
+  readonly changes: readonly Change[];
+}
+
+export type ChangeListener = (batch: ChangeBatch) => void | Promise<void>;
+
+export interface Subscription {
+  /** the stamp the subscriber has been told everything up to */
+  readonly stamp: number;
+  close(): void;
+}
+
+/** The changes of one read, at most (a subscriber far behind is told them over several batches). */
+const MAX_CHANGES_PER_READ = 1000;
+
+interface Subscriber {
+  readonly dc: DataClassModel;
+  readonly listener: ChangeListener;
+  stamp: number;
+  closed: boolean;
+}
+
+export class ChangeFeed {
+  readonly #core: CoreView;
+  readonly #pollMs: number;
+  readonly #subscribers = new Set<Subscriber>();
+  #timer: NodeJS.Timeout | undefined;
+  /** a read under way, and whether another was asked meanwhile (they coalesce) */
+  #reading: Promise<void> | undefined;
+  #again = false;
+  /** the global stamp the last poll saw: a poll reads the changes only when it moved */
+  #polled = -1;
+
+  constructor(core: CoreView, options: { readonly pollMs?: number } = {}) {
+    this.#core = core;
+    this.#pollMs = options.pollMs ?? 250;
+  }
+
+  /**
+   * Tells `listener` every change of `dc` after `since` (now, when absent), in stamp order, as
+   * batches; resolves once it is subscribed (from now on nothing is skipped). Refused for a
+   * dataclass that does not track its changes (there is nothing to follow).
+   */
+  async subscribe(dc: DataClassModel, listener: ChangeListener, since?: number): Promise<Subscription> {
+    if (!dc.globalStamp) throw new Error(`${dc.name} does not track its changes`);
+    const start = since ?? (await readSettledGlobalStamp(this.#core.storage));
+    const sub: Subscriber = { dc, listener, stamp: start, closed: false };
+    this.#subscribers.add(sub);
+    this.#startPolling();
+    // (a subscriber from an earlier stamp is told what it missed at once)
+    if (since !== undefined) this.wake();
+    return {
+      get stamp() { return sub.stamp; },
+      close: () => {
+        sub.closed = true;
+        this.#subscribers.delete(sub);
+        if (this.#subscribers.size === 0) this.#stopPolling();
+      },
+    };
+  }
+
+  /** Something may have changed (this process committed a tracked write): the subscribers are told soon. */
+  wake(): void {
+    if (this.#subscribers.size === 0) return;
+    if (this.#reading) {
+      this.#again = true;
+      return;
+    }
+    this.#reading = this.#readAll().finally(() => {
+      this.#reading = undefined;
+      if (this.#again) {
+        this.#again = false;
+        this.wake();
+      }
+    });
+  }
+
+  /** Waits for the reads under way (tests, and a clean close). */
+  async settle(): Promise<void> {
+    while (this.#reading) await this.#reading;
+  }
+
+  close(): void {
+    for (const sub of this.#subscribers) sub.closed = true;
+    this.#subscribers.clear();
+    this.#stopPolling();
+  }
+
+  #startPolling(): void {
+    if (this.#timer) return;
+    this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  #stopPolling(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    this.#polled = -1;
+  }
+
+  async #poll(): Promise<void> {
+    try {
+      const now = await readGlobalStamp(this.#core.storage);
+      if (now === this.#polled) return;
+      this.#polled = now;
+      this.wake();
+    } catch {
+      // (the database unreachable for a moment: the next poll tries again)
+    }
+  }
+
+  /** Reads, for each subscriber, the changes of its dataclass since its stamp, up to the settled stamp, and tells it. */
+  async #readAll(): Promise<void> {
+    const upto = await readSettledGlobalStamp(this.#core.storage);
+    for (const sub of [...this.#subscribers]) {
+      while (!sub.closed && sub.stamp < upto) {
+        const { changes, reached } = await this.#changes(sub.dc, sub.stamp, upto);
+        const batch: ChangeBatch = { dataClass: sub.dc, since: sub.stamp, upto: reached, changes };
+        sub.stamp = reached;
+        try {
+          await sub.listener(batch);
+        } catch {
+          // (a subscriber's own failure is its own: the others are told still)
+        }
+      }
+    }
+  }
+
+  /**
+   * The changes of `dc` in (since, upto], MAX_CHANGES_PER_READ at most: its entities' stamps and
+   * its drops, merged in stamp order; `reached` is the stamp they cover up to (upto, or the last
+   * stamp read when there were more, taken whole: the changes of one stamp never split).
+   */
+  async #changes(dc: DataClassModel, since: number, upto: number): Promise<{ changes: Change[]; reached: number }> {
+    const storage = this.#core.storage;
+    const d = storage.dialect;
+    const stampAttr = dc.globalStamp as StorageAttribute;
+    const inRange = (attr: StorageAttribute, also?: Condition): Condition => and(and({ kind: 'compare', path: directPath(attr), op: '>', value: since }, { kind: 'compare', path: directPath(attr), op: '<=', value: upto }), also ?? null) as Condition;
+    const read = async (model: DataClassModel, key: StorageAttribute, stamp: StorageAttribute, where: Condition) => {
+      const { sql, params } = compileSelect(d, { dataClass: model, columns: [{ kind: 'storage', attr: key }, { kind: 'storage', attr: stamp }], where, order: [{ path: directPath(stamp), descending: false }], offset: 0, limit: MAX_CHANGES_PER_READ + 1 }, null);
+      return (await storage.arrays(sql, params)).map((r) => ({ key: d.types.decode(key.type, r[0], false), stamp: Number(r[1]) }));
+    };
+    const saved = await read(dc, dc.key, stampAttr, inRange(stampAttr));
+    const deleted = this.#core.model.deletedRecords as DataClassModel;
+    const attr = (name: string) => deleted.attributesByName.get(name) as StorageAttribute;
+    const dropped = await read(deleted, attr(TRACKING.PRIMARY_KEY), attr(TRACKING.STAMP), inRange(attr(TRACKING.STAMP), { kind: 'compare', path: directPath(attr(TRACKING.TABLE_NAME)), op: '=', value: dc.name }));
+    const all: Change[] = [...saved.map((c) => ({ ...c, dropped: false })), ...dropped.map((c) => ({ key: keyOf(dc, c.key), stamp: c.stamp, dropped: true }))];
+    all.sort((a, b) => a.stamp - b.stamp);
+    // more than one read holds: keep whole stamps up to the last one both lists reached
+    const full = saved.length > MAX_CHANGES_PER_READ || dropped.length > MAX_CHANGES_PER_READ;
+    if (!full) return { changes: all, reached: upto };
+    const ends = [saved, dropped].filter((l) => l.length > MAX_CHANGES_PER_READ).map((l) => l[MAX_CHANGES_PER_READ].stamp);
+    const cut = Math.min(...ends) - 1;
+    // (a single stamp with more changes than a read holds is told whole, however many)
+    if (cut <= since) return this.#changesOfOneStamp(dc, since + 1);
+    return { changes: all.filter((c) => c.stamp <= cut), reached: cut };
+  }
+
+  /** Every change of one stamp (a batch of more entities than a read holds), read without a limit. */
+  async #changesOfOneStamp(dc: DataClassModel, stamp: number): Promise<{ changes: Change[]; reached: number }> {
+    // (rare: an $atomic batch or an import statement batch past a thousand entities)
+    const storage = this.#core.storage;
+    const d = storage.dialect;
+    const exactly = (attr: StorageAttribute, also?: Condition): Condition => and({ kind: 'compare', path: directPath(attr), op: '=', value: stamp }, also ?? null) as Condition;
+    const keys = async (model: DataClassModel, key: StorageAttribute, where: Condition) => {
+      const { sql, params } = compileSelect(d, { dataClass: model, columns: [{ kind: 'storage', attr: key }], where, order: [], offset: 0 }, null);
+      return (await storage.arrays(sql, params)).map((r) => d.types.decode(key.type, r[0], false));
+    };
+    const deleted = this.#core.model.deletedRecords as DataClassModel;
+    const attr = (name: string) => deleted.attributesByName.get(name) as StorageAttribute;
+    const saved = await keys(dc, dc.key, exactly(dc.globalStamp as StorageAttribute));
+    const dropped = await keys(deleted, attr(TRACKING.PRIMARY_KEY), exactly(attr(TRACKING.STAMP), { kind: 'compare', path: directPath(attr(TRACKING.TABLE_NAME)), op: '=', value: dc.name }));
+    return { changes: [...saved.map((key) => ({ key, stamp, dropped: false })), ...dropped.map((key) => ({ key: keyOf(dc, key), stamp, dropped: true }))], reached: stamp };
+  }
+}
+
+/** A dropped entity's key as its dataclass types it (__DeletedRecords keeps it as text). */
+function keyOf(dc: DataClassModel, text: unknown): unknown {
+  return INTEGER_TYPES.has(dc.key.type) || dc.key.type === 'number' ? Number(text) : text;
+}
