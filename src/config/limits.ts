@@ -326,3 +326,12 @@ export const LOGIN_FAILURE_WINDOW_MS = 60_000;
 export const MAX_LISTED_SESSIONS = 1000;
 /** The privilege whose sessions $info shows every live session to (README, "Sessions and permissions"). */
 export const ADMIN_PRIVILEGE = 'admin';
+
+/** $method=watch streams (rest/run/handlers/watch.ts) a server process keeps open at once: past them 429. */
+export const MAX_WATCH_STREAMS = 10_000;
+/** …and one session (or, for a guest that keeps no cookie, one address) keeps open at once. */
+export const MAX_WATCH_STREAMS_PER_CALLER = 20;
+/** The events a watch stream holds for a client that does not take them, at most, before it resets: 1 MiB. */
+export const MAX_WATCH_BUFFER_BYTES = 1024 * 1024;
+/** A comment on an idle watch stream this often (ms), so that proxies and clients know it lives. */
+export const HEARTBEAT_MS = 15_000;

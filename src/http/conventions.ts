@@ -10,6 +10,9 @@ import { isRestUrl, restAllowed, routeMethods } from '../rest/plugin.js';
 import type { Services } from '../rest/scope/scope.js';
 import { SECURITY_HEADERS, sendError, withheldBytes } from '../rest/present/response.js';
 
+/** A request for an event stream (rest/run/handlers/watch.ts), as its URL asks, `$` escaped or not. */
+const EVENT_STREAM = /[?&](?:\$|%24)method=watch(?:&|$)/i;
+
 /** Answers smaller than this go as they are: compressing them saves less than it costs. */
 export const COMPRESS_THRESHOLD = 1024;
 
@@ -35,7 +38,9 @@ export async function compression(app: FastifyInstance): Promise<void> {
   // choice made here by RFC 9110's rules instead, as the one coding asked for (or identity).
   app.addHook('onRequest', async (request) => {
     const header = request.headers['accept-encoding'];
-    if (header !== undefined) request.headers['accept-encoding'] = negotiatedEncoding(header) ?? 'identity';
+    // an event stream ($method=watch) goes uncompressed: a compressor would hold its events back
+    if (header !== undefined && EVENT_STREAM.test(request.url)) request.headers['accept-encoding'] = 'identity';
+    else if (header !== undefined) request.headers['accept-encoding'] = negotiatedEncoding(header) ?? 'identity';
   });
   // A strong tag names one representation: a body sent compressed carries its tag with the
   // encoding (rest/request/etag.ts encodedTag). The plugin compresses in an onSend hook it adds to each

@@ -158,6 +158,7 @@ function sideEffectOf(action: Action): string | undefined {
     case 'readEntity':
     case 'readRelation':
     case 'readFile':
+    case 'watch':
       return undefined;
     case 'compute':
     case 'distinct':

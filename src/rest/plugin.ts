@@ -17,6 +17,7 @@ import { isAttributeUpload } from './plan/request.js';
 import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './present/response.js';
 import { Session, sessionInternals } from '../datastore/index.js';
 import type { Services } from './scope/scope.js';
+import { endWatchStreams } from './run/handlers/watch.js';
 import type { HttpGuard } from './request/http-guards.js';
 
 const VERBS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -74,6 +75,11 @@ async function allowOn405(services: Services, request: FastifyRequest, reply: Fa
 
 export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard): Promise<void> {
   const sessions = services.core.sessions;
+  // (a watch stream never ends by itself: a closing server ends them, or its close would wait for them)
+  app.addHook('preClose', (done) => {
+    endWatchStreams(services);
+    done();
+  });
   // (rawBody: the request came by an upload route, its body unread)
   const handler = async (request: FastifyRequest, reply: FastifyReply, rawBody = false) => {
     // a Host not ours, or a write from another site's page: refused before its session is read

@@ -105,7 +105,14 @@ export type Action =
   | { readonly kind: 'storeFile'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly attribute: StorageAttribute; readonly fileKind: FileKind; readonly shape: Shape }
   | { readonly kind: 'directory'; readonly request: DirectoryRequest }
   /** $lock=true / $lock=false on one entity: the session's pessimistic lock taken or released */
-  | { readonly kind: 'lock'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly lock: boolean };
+  | { readonly kind: 'lock'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly lock: boolean }
+  /** $method=watch: the changes of a query's entities, or of one entity, as Server-Sent Events (handlers/watch.ts) */
+  | { readonly kind: 'watch'; readonly dc: DataClassCore; readonly target: WatchTarget; readonly shape: Shape; /** Last-Event-ID: the stamp the client has every change up to */ readonly since?: number };
+
+/** What a watch follows: the entities a filter selects (all, without one), or one entity. */
+export type WatchTarget =
+  | { readonly kind: 'query'; readonly narrowing: Narrowing }
+  | { readonly kind: 'entity'; readonly selector: EntitySelector };
 
 /** What /rest/$directory/… asks (4D's legacy login, wakanda-client's directory). */
 export type DirectoryRequest =

@@ -34,6 +34,7 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   openapi: open,
   queryPath: loggedIn('$querypath'),
   readCollection: read,
+  watch: read,
   readEntity: read,
   readRelation: (a, scope) => requireReadable(scope, a.dc.model, a.step.relation),
   readFile: (a, scope) => requireReadable(scope, a.dc.model, a.attribute),

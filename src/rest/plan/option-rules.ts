@@ -79,6 +79,8 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   openapi: { uses: [] },
   queryPath: { uses: [] },
   readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath', '$format'], refuses: lookerShape },
+  // (a stream has no page and no order: each event is one entity)
+  watch: { uses: ['$filter', '$params', '$attributes', '$expand', '$method'] },
   readEntity: { uses: SHAPE, refuses: collectionOptions },
   readRelation: { uses: SHAPE, refuses: collectionOptions },
   readFile: { uses: ['$imageformat', '$binary', '$version', '$expand'] },

@@ -30,6 +30,7 @@ export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRo
   if (fn !== undefined) return planDataClassCall(req, scope, dc, call, fn, options);
   const stray = route.path.find((s) => s.kind === 'call');
   if (stray) throw new DatasetError('MALFORMED_URL', `${stray.name}(…): a function with its parameters in the URL follows the dataclass or the entity, alone: /rest/${dc.name}/${stray.name}(…), /rest/${dc.name}({key})/${stray.name}(…)`);
+  if (isRead && options.method === 'watch') return planWatch(req, scope, dc, route, options);
   if (isRead) return planRead(scope, dc, route, options);
   if (req.method === 'POST' && options.method !== undefined) return planWrite(req, dc, route, options);
   if (req.method === 'POST' && route.selector.kind === 'key' && route.path.length === 0) return planEntityPost(req, dc, route.selector.key, options);
@@ -166,6 +167,31 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
     }
   }
   return { kind: 'readEntity', dc, selector, shape: shape(attributeList(route.path), optionsFor('readEntity', options)) };
+}
+
+/**
+ * $method=watch (a GET): the changes of the entities a $filter selects (`/rest/{dc}`, every
+ * entity without one), or of one entity (`/rest/{dc}({key})`), streamed; an attribute list in the
+ * path or $attributes shapes each event as it shapes a read. Last-Event-ID names the stamp the
+ * client has everything up to (what a browser's EventSource sends when it reconnects).
+ */
+function planWatch(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {
+  const opts = optionsFor('watch', options);
+  if (route.path.some((s) => s.kind === 'entitySet')) throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=watch on an entity set is not supported yet: watch the query that made it (/rest/${dc.name}?$filter=…&$method=watch)`);
+  if (route.path.some((s) => s.kind !== 'names')) throw new DatasetError('MALFORMED_URL', `$method=watch follows /rest/${dc.name} (with $filter) or /rest/${dc.name}({key}), with an optional attribute list: not a relation or a function`);
+  const since = lastEventId(req.headers['last-event-id']);
+  const listed = attributeList(route.path);
+  if (route.selector.kind === 'all') return { kind: 'watch', dc, target: { kind: 'query', narrowing: narrowing(opts, 'refused') }, shape: shape(listed, opts), since };
+  if (opts.filter !== undefined) throw new DatasetError('INVALID_OPTION', `$filter narrows a collection: /rest/${dc.name}?$filter=…&$method=watch (one entity is watched without one)`);
+  return { kind: 'watch', dc, target: { kind: 'entity', selector: entitySelector(scope, dc, route.selector) }, shape: shape(listed, opts), since };
+}
+
+/** Last-Event-ID: a stamp (a whole number the server sent as an event's id), or none. */
+function lastEventId(header: string | string[] | undefined): number | undefined {
+  if (header === undefined) return undefined;
+  const text = Array.isArray(header) ? header[header.length - 1] : header;
+  if (!/^\d{1,15}$/.test(text.trim())) throw new DatasetError('INVALID_HEADER', `Last-Event-ID ${JSON.stringify(text.slice(0, 40))} is not a stamp this server sent (a whole number): leave it out to start from now`);
+  return Number(text.trim());
 }
 
 /** A collection read: a page, a stored set ($method=entityset), or a computation ($compute, $distinct) on it. */

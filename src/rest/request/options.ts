@@ -9,7 +9,7 @@ import type { AggregateFn } from '../../sql/compiler/aggregates.js';
 import { OPTIONS, type OptionName } from './constants.js';
 import { ATTRIBUTE_PATH } from './url.js';
 
-export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate'] as const;
+export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate', 'watch'] as const;
 /** $compute: one aggregate, or `$all` of them. */
 export type ComputeKeyword = AggregateFn | '$all';
 const COMPUTE_KEYWORDS: readonly ComputeKeyword[] = ['$all', 'count', 'sum', 'average', 'min', 'max'];

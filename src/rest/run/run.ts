@@ -4,6 +4,7 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Action, Shape } from '../plan/action.js';
+import { watch } from './handlers/watch.js';
 import { catalog, catalogDataClass, lastQueryPath } from './handlers/catalog.js';
 import { compute, distinctValues } from './handlers/compute.js';
 import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
@@ -71,6 +72,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return storeFile(scope, action, raw);
     case 'directory':
       return directory(scope, action);
+    case 'watch':
+      return watch(scope, action);
     case 'lock':
       return lock(scope, action);
     default: {

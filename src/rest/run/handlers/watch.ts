@@ -1,0 +1,172 @@
+// $method=watch (issue 36): the changes of a query's entities, or of one entity, as Server-Sent
+// Events. The core's change feed (datastore/live/change-feed.ts) tells which entities of the
+// dataclass changed, with their stamps; each batch is judged here as the watcher's session sees
+// it at that moment — a fresh scope (its privileges now, restrict(), attribute permissions), the
+// stream's filter — by reading the changed entities through the core, so that:
+//   event: entity, data: the entity as a read of the URL with the same $attributes shows it,
+//     when it is (still, or newly) in what the watcher sees;
+//   event: remove, data: {"__KEY": …}, when it is not (dropped, left the filter, or hidden from
+//     the session now) — sent for a key the client may never have had: it ignores those;
+//   each with `id: <stamp>` on the last event of a stamp, so that a client resuming with
+//   Last-Event-ID never splits the changes of one write.
+// The stream starts with `event: ready` (id and data: the stamp it starts from), then what the
+// client missed since its Last-Event-ID, then the changes as they come; a comment every
+// HEARTBEAT_MS keeps proxies from closing it. A client too slow to take its events (more than
+// MAX_WATCH_BUFFER_BYTES waiting) gets `event: reset` and the end of its stream: it reads again.
+// So does one whose Last-Event-ID is older than __DeletedRecords keeps (model.json's retention).
+
+import { PassThrough } from 'node:stream';
+import { HEARTBEAT_MS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
+import { WIRE } from '../../../config/wire.js';
+import { type ChangeBatch, type DataClassCore, type Entity, queryWith, type Subscription } from '../../../datastore/index.js';
+import { DatasetError } from '../../../errors/dataset-error.js';
+import { INTEGER_TYPES } from '../../../model/types.js';
+import type { Action } from '../../plan/action.js';
+import { entityBody, projectionFor } from '../../present/present.js';
+import type { RestResponse } from '../../present/response.js';
+import { scopeFor, setsOf, type Scope } from '../../scope/scope.js';
+import { findEntity } from '../collections.js';
+
+type WatchAction = Extract<Action, { kind: 'watch' }>;
+
+/** Streams open now, in all and per caller (a session, else an address): past them 429. */
+const open = { all: 0, byCaller: new Map<string, number>() };
+/** How to end each stream a server has open (its services'): it closes them before it closes. */
+const streamsOf = new WeakMap<Scope['services'], Set<() => void>>();
+
+/** Ends the watch streams of a server that is closing (each client's EventSource reconnects elsewhere, or later). */
+export function endWatchStreams(services: Scope['services']): void {
+  for (const end of [...(streamsOf.get(services) ?? [])]) end();
+}
+
+export async function watch(scope: Scope, action: WatchAction): Promise<RestResponse> {
+  const { dc } = action;
+  if (!dc.model.globalStamp) {
+    throw new DatasetError('INVALID_OPTION', `$method=watch follows the changes of a dataclass that tracks them: ${dc.name} has no "trackChanges": true in model.json`);
+  }
+  // everything a stream could refuse is refused now, before its first byte: the filter, the attributes, the entity
+  projectionFor(dc.model, action.shape, scope);
+  // (one entity: its key, whatever named it; the feed's changes of the others are not its)
+  const only = action.target.kind === 'entity' ? String((await findEntity(scope, dc, action.target.selector)).getKey()) : undefined;
+  if (only === undefined) await selectionOf(scope, action, undefined).first();
+  const now = await scope.ds.getGlobalStamp();
+  if (action.since !== undefined && action.since > now) throw new DatasetError('INVALID_HEADER', `Last-Event-ID ${action.since} is past this server's global stamp (${now}): it names no event this datastore sent`);
+  admit(scope.caller);
+  return stream(scope, action, now, only);
+}
+
+function admit(caller: string): void {
+  const mine = open.byCaller.get(caller) ?? 0;
+  if (open.all >= MAX_WATCH_STREAMS || mine >= MAX_WATCH_STREAMS_PER_CALLER) {
+    throw new DatasetError('TOO_MANY_REQUESTS', open.all >= MAX_WATCH_STREAMS
+      ? `the server has ${open.all} watch streams open, as many as it keeps: try again later`
+      : `this session (or address) has ${mine} watch streams open, as many as one may: close one first`, [], { retryAfterS: 5 });
+  }
+  open.all++;
+  open.byCaller.set(caller, mine + 1);
+}
+
+function leave(caller: string): void {
+  open.all--;
+  const mine = (open.byCaller.get(caller) ?? 1) - 1;
+  if (mine <= 0) open.byCaller.delete(caller);
+  else open.byCaller.set(caller, mine);
+}
+
+/** The entities the watch shows among `keys` (all of its query without them), as `scope` sees them. */
+function selectionOf(scope: Scope, action: WatchAction, keys: readonly unknown[] | undefined) {
+  const { dc } = action;
+  const base = keys === undefined ? dc.selectWhere(null, scope.access) : setsOf(scope).members(dc, keyList(dc, keys));
+  if (action.target.kind === 'entity') return base;
+  const { filter, params } = action.target.narrowing;
+  return filter ? queryWith(base, filter, params, scope.visible) : base;
+}
+
+function keyList(dc: DataClassCore, keys: readonly unknown[]) {
+  return INTEGER_TYPES.has(dc.model.key.type) ? Float64Array.from(keys as number[]) : keys.map(String);
+}
+
+function stream(scope: Scope, action: WatchAction, now: number, only: string | undefined): RestResponse {
+  const body = new PassThrough();
+  let ended = false;
+  let subscription: Subscription | undefined;
+  let streams = streamsOf.get(scope.services);
+  if (!streams) streamsOf.set(scope.services, (streams = new Set()));
+  const end = (last?: string) => {
+    if (ended) return;
+    ended = true;
+    streams.delete(closing);
+    clearInterval(heartbeat);
+    subscription?.close();
+    leave(scope.caller);
+    if (last) body.end(last);
+    else body.end();
+  };
+  const send = (text: string) => {
+    if (ended) return;
+    body.write(text);
+    // a client that does not take its events holds them here: past the bound it starts again
+    if (body.writableLength > MAX_WATCH_BUFFER_BYTES) end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
+  };
+  const closing = () => end();
+  streams.add(closing);
+  const heartbeat = setInterval(() => send(': heartbeat\n\n'), HEARTBEAT_MS);
+  heartbeat.unref();
+  body.on('close', () => end());
+  send(`retry: 2000\nevent: ready\nid: ${now}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
+  void (async () => {
+    try {
+      if (action.since !== undefined && (await replayLost(scope, action.since))) {
+        end('event: reset\ndata: {"reason":"the changes since Last-Event-ID are no longer kept: read again"}\n\n');
+        return;
+      }
+      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send), action.since ?? now);
+      if (ended) subscription.close();
+    } catch {
+      end('event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n');
+    }
+  })();
+  return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
+}
+
+/**
+ * Whether what changed since `since` may be gone: __DeletedRecords is bounded (model.json's
+ * deletedRecordsRetention) and keeps no drop as old as `since`.
+ */
+async function replayLost(scope: Scope, since: number): Promise<boolean> {
+  const keep = scope.ds.model.deletedRecordsRetention;
+  const deleted = scope.ds.model.deletedRecords;
+  if (!keep || !deleted) return false;
+  if (keep.stamps !== undefined) return since < (await scope.ds.getGlobalStamp()) - keep.stamps;
+  const oldest = await scope.ds.dataClass(deleted.name)?.all().min('__Stamp');
+  return typeof oldest === 'number' && oldest > since + 1;
+}
+
+/** One batch of changes, as the watcher sees them now: its events, in stamp order. */
+async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void): Promise<void> {
+  if (batch.changes.length === 0) return;
+  // the session as it is now: its privileges, its row filters (and a budget of its own)
+  const now = scopeFor(scope.services, scope.request, scope.session);
+  const saved = batch.changes.filter((c) => !c.dropped).map((c) => c.key);
+  const shown = new Map<string, Entity>();
+  if (saved.length > 0) {
+    try {
+      for (const e of await selectionOf(now, action, saved).toArray()) shown.set(String(e.getKey()), e);
+    } catch (e) {
+      // (the session may no longer read the dataclass: it sees nothing of it)
+      if (!(e instanceof DatasetError)) throw e;
+    }
+  }
+  const { changes } = batch;
+  for (let i = 0; i < changes.length; i++) {
+    const c = changes[i];
+    const id = i === changes.length - 1 || changes[i + 1].stamp !== c.stamp ? `id: ${c.stamp}\n` : '';
+    const entity = c.dropped ? undefined : shown.get(String(c.key));
+    if (entity) {
+      const shape = action.shape;
+      const data = (await entityBody(now, entity, shape)) as Record<string, unknown>;
+      if (action.target.kind === 'query') delete data.__entityModel;
+      send(`event: entity\n${id}data: ${JSON.stringify(data)}\n\n`);
+    } else send(`event: remove\n${id}data: ${JSON.stringify({ [WIRE.KEY]: String(c.key) })}\n\n`);
+  }
+}

@@ -1,0 +1,225 @@
+// Live feeds over Server-Sent Events (issue 36): GET …?$method=watch on a query of a tracked
+// dataclass, or on one entity, over a real socket — the first event with the stamp, `entity`
+// events shaped as a read of the URL shows them (a guest never receives an attribute it may not
+// read), `remove` events for what leaves or is dropped, ids that Last-Event-ID resumes from, the
+// changes another instance makes, and the refusals made before a stream starts. On the engine the
+// run names (testDatabase).
+
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import { buildServer } from '../../src/http/server.js';
+import { openProject } from '../../src/project/open.js';
+import { tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
+
+const KEY = { name: 'ID', type: 'long', identifying: true, autoincrement: true };
+const MODEL = {
+  name: 'Live',
+  dataClasses: [
+    { name: 'Item', trackChanges: true, attributes: [KEY, { name: 'name', type: 'string' }, { name: 'price', type: 'number' }, { name: 'cost', type: 'number' }] },
+    { name: 'Plain', attributes: [KEY, { name: 'name', type: 'string' }] },
+  ],
+};
+// a guest may do anything but read Item.cost
+const ROLES = {
+  privileges: [{ privilege: 'books', includes: [] }],
+  roles: [],
+  permissions: {
+    allowed: [
+      { applyTo: 'ds', type: 'datastore', read: ['guest'], create: ['guest'], update: ['guest'], drop: ['guest'], execute: ['guest'] },
+      { applyTo: 'Item.cost', type: 'attribute', read: ['books'] },
+    ],
+  },
+  restrictedByDefault: false,
+  forceLogin: false,
+};
+
+interface SseEvent { event: string; id?: string; data: Record<string, unknown> }
+
+/** A watch stream read as it comes: its events, and a way to wait for the next ones. */
+async function openStream(base: string, path: string, headers: Record<string, string> = {}) {
+  const controller = new AbortController();
+  const res = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const events: SseEvent[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  const done = (async () => {
+    if (!res.body || res.status !== 200) return;
+    const decoder = new TextDecoder();
+    let text = '';
+    try {
+      for await (const chunk of res.body) {
+        text += decoder.decode(chunk as Uint8Array, { stream: true });
+        let end: number;
+        while ((end = text.indexOf('\n\n')) >= 0) {
+          const block = text.slice(0, end);
+          text = text.slice(end + 2);
+          const e: Partial<SseEvent> & { data?: Record<string, unknown> } = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event: ')) e.event = line.slice(7);
+            else if (line.startsWith('id: ')) e.id = line.slice(4);
+            else if (line.startsWith('data: ')) e.data = JSON.parse(line.slice(6)) as Record<string, unknown>;
+          }
+          if (e.event) events.push(e as SseEvent);
+          for (const w of waiters.filter((x) => events.length >= x.n)) w.resolve();
+        }
+      }
+    } catch {
+      // aborted by close()
+    }
+  })();
+  return {
+    res,
+    events,
+    /** resolves once `n` events came (or fails after five seconds) */
+    async until(n: number): Promise<SseEvent[]> {
+      if (events.length < n) {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([
+            new Promise<void>((resolve) => waiters.push({ n, resolve })),
+            new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${events.length} events came, waited for ${n}: ${JSON.stringify(events)}`)), 5000))),
+          ]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }
+      return events;
+    },
+    async close() {
+      controller.abort();
+      await done;
+    },
+  };
+}
+
+describe(`live feeds over Server-Sent Events (${TEST_ENGINE})`, () => {
+  const tmp = tempDir();
+  let db: string;
+  let ds: DatastoreWithClasses;
+  let app: FastifyInstance;
+  let base: string;
+  const post = async (url: string, body: unknown) => {
+    const res = await fetch(`${base}${url}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+  before(async () => {
+    writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify(MODEL));
+    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(ROLES));
+    db = await testDatabase(join(tmp.dir, 'data.sqlite'));
+    ds = await openProject(tmp.dir, { db });
+    app = await buildServer(ds, { logLevel: 'silent' });
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  after(async () => {
+    await app?.close();
+    await ds?.close();
+    tmp.remove();
+  });
+
+  it('streams the entities a query selects as they change, as the session may see them, and removes what leaves', async () => {
+    const s = await openStream(base, `/rest/Item?$filter=${encodeURIComponent('"price > :1"')}&$params=${encodeURIComponent("'[10]'")}&$method=watch`);
+    try {
+      assert.equal(s.res.status, 200);
+      assert.match(s.res.headers.get('content-type') ?? '', /^text\/event-stream/);
+      assert.equal(s.res.headers.get('content-encoding'), null, 'never compressed');
+      const [ready] = await s.until(1);
+      assert.equal(ready.event, 'ready');
+      assert.equal(Number(ready.id), await ds.getGlobalStamp());
+      const dear = await post('/rest/Item?$method=update', { name: 'dear', price: 50, cost: 20 });
+      const cheap = await post('/rest/Item?$method=update', { name: 'cheap', price: 5, cost: 1 });
+      const events = await s.until(3);
+      assert.equal(events[1].event, 'entity');
+      assert.equal(events[1].data.__KEY, String(dear.body.__KEY));
+      assert.equal(events[1].data.name, 'dear');
+      assert.equal(events[1].data.cost, undefined, 'a guest never receives an attribute it may not read');
+      assert.equal(events[1].id, String(dear.body.__GlobalStamp));
+      assert.deepEqual([events[2].event, events[2].data], ['remove', { __KEY: String(cheap.body.__KEY) }], 'what the filter does not select is removed');
+      // out of the filter, then dropped
+      await post('/rest/Item?$method=update', { __KEY: dear.body.__KEY, __STAMP: dear.body.__STAMP, price: 1 });
+      await s.until(4);
+      assert.deepEqual([s.events[3].event, s.events[3].data], ['remove', { __KEY: String(dear.body.__KEY) }]);
+      await post(`/rest/Item(${dear.body.__KEY})?$method=delete`, undefined);
+      await s.until(5);
+      assert.equal(s.events[4].event, 'remove');
+      const ids = s.events.map((e) => Number(e.id));
+      assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'ids in stamp order');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('replays every change after Last-Event-ID, none twice, then goes on', async () => {
+    const mark = await ds.getGlobalStamp();
+    const a = await post('/rest/Item?$method=update', { name: 'a', price: 100 });
+    const b = await post('/rest/Item?$method=update', { name: 'b', price: 200 });
+    const s = await openStream(base, '/rest/Item?$method=watch&$attributes=name', { 'last-event-id': String(mark) });
+    try {
+      const events = await s.until(3);
+      assert.deepEqual(events.slice(1).map((e) => [e.event, e.data.__KEY, e.data.name]), [['entity', String(a.body.__KEY), 'a'], ['entity', String(b.body.__KEY), 'b']]);
+      assert.equal(events[1].data.price, undefined, '$attributes shapes each event');
+      const c = await post('/rest/Item?$method=update', { name: 'c', price: 300 });
+      await s.until(4);
+      assert.equal(s.events[3].data.__KEY, String(c.body.__KEY));
+      assert.equal(s.events.length, 4);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("follows one entity and no other, and another instance's changes reach it", async () => {
+    const one = await post('/rest/Item?$method=update', { name: 'one', price: 1 });
+    const s = await openStream(base, `/rest/Item(${one.body.__KEY})?$method=watch`);
+    const other = await openProject(tmp.dir, { db });
+    try {
+      await s.until(1);
+      await post('/rest/Item?$method=update', { name: 'someone else', price: 2 });
+      // through the other instance: its poll of the global stamp brings it here
+      const e = (await other.dataClass('Item')!.get(one.body.__KEY))!;
+      e.set('name', 'one, renamed elsewhere');
+      await e.save();
+      const events = await s.until(2);
+      assert.equal(events[1].event, 'entity');
+      assert.equal(events[1].data.name, 'one, renamed elsewhere');
+      assert.equal(events[1].data.__entityModel, 'Item', 'shaped as a read of /rest/Item(key)');
+      assert.equal(events.length, 2, JSON.stringify(events));
+    } finally {
+      await s.close();
+      await other.close();
+    }
+  });
+
+  it('ends its streams when the server closes, so that closing does not wait for them', async () => {
+    const second = await buildServer(ds, { logLevel: 'silent' });
+    const at = await second.listen({ host: '127.0.0.1', port: 0 });
+    const s = await openStream(at, '/rest/Item?$method=watch');
+    try {
+      await s.until(1);
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([second.close().then(() => 'closed'), new Promise((resolve) => (timer = setTimeout(() => resolve('still open after 5 s'), 5000)))]);
+      clearTimeout(timer);
+      assert.equal(closed, 'closed');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('refuses before the stream starts: an untracked dataclass, a bad Last-Event-ID, a filter mistake, an unknown entity', async () => {
+    const cases: [string, Record<string, string>, number, number][] = [
+      ['/rest/Plain?$method=watch', {}, 400, 7007],
+      ['/rest/Item?$method=watch', { 'last-event-id': 'yesterday' }, 400, 7054],
+      ['/rest/Item?$method=watch', { 'last-event-id': '999999999' }, 400, 7054],
+      [`/rest/Item?$filter=${encodeURIComponent('"nmae = 1"')}&$method=watch`, {}, 400, 7017],
+      ['/rest/Item(424242)?$method=watch', {}, 404, 1542],
+      ['/rest/Item/$entityset/abc?$method=watch', {}, 501, 7008],
+    ];
+    for (const [url, headers, status, errCode] of cases) {
+      const res = await fetch(`${base}${url}`, { headers });
+      const body = (await res.json()) as { __ERROR: { errCode: number; message: string }[] };
+      assert.equal(res.status, status, `${url}: ${JSON.stringify(body)}`);
+      assert.equal(body.__ERROR[0].errCode, errCode, `${url}: ${JSON.stringify(body)}`);
+    }
+  });
+});
