@@ -68,6 +68,12 @@ export interface Core extends CoreView {
   readonly policy: Policy;
   /** the changes of the dataclasses that track them, for the live streams */
   readonly changes: ChangeFeed;
+  /**
+   * The settled global stamp (readSettledGlobalStamp), where an answer's stamp must be read so to
+   * be one a sync may resume from: a datastore that tracks changes, on an engine whose plain
+   * stamp may run ahead of the commits (PostgreSQL); undefined where the plain one is that already.
+   */
+  settledStamp(): Promise<number> | undefined;
   /** the access of a request's session: its grants, the row filters of the dataclasses' restrict() */
   accessFor(session: Session): Access;
   /** runs fn in one transaction (the storage's) */
@@ -111,6 +117,7 @@ export class Datastore {
     // (an evicted guest's sets go with it)
     const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions }, entitySets);
     let changes: ChangeFeed | undefined;
+    const settles = model.deletedRecords !== undefined && storage.dialect.schema.globalStamp('').settled.length > 0;
     const core: Core = {
       name: model.name,
       model,
@@ -120,6 +127,7 @@ export class Datastore {
       get policy() { return policyOf(); },
       // (made at the first use: most datastores track nothing, or have no one watching)
       get changes() { return (changes ??= new ChangeFeed(core)); },
+      settledStamp: () => (settles ? readSettledGlobalStamp(storage) : undefined),
       accessFor: (session) => accessFor(core, session),
       root: { reader: storage, restrict: null, grants: Policy.ALL },
       files: new FileStore(storage),

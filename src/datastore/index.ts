@@ -6,7 +6,7 @@
 export { type Access, withBudget, withoutBudget } from './access/access.js';
 export { runAsCaller } from './access/caller.js';
 export { inSnapshot } from './access/snapshot.js';
-export { bothVisible, readableBy, refusal, requireDataClass } from './access/guard.js';
+export { bothVisible, readableBy, refusal, requireDataClass, sessionMay } from './access/guard.js';
 export { DataClass } from './dataclass.js';
 export { type DataClassCore, PLAIN } from './dataclass-core.js';
 export { type Core, coreOf, Datastore, readGlobalStamp } from './datastore.js';

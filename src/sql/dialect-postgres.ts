@@ -128,8 +128,9 @@ export const postgresDialect: Dialect = {
       // a sequence gives its numbers in the order they are asked, not the order their
       // transactions commit: tracked writes take them one transaction at a time (an advisory lock
       // held to the commit), and a settled read waits for those under way
-      ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'))`],
-      settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'))`],
+      // (keyed on the sequence itself: one lock per schema, apart from other applications' keys)
+      ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
+      settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
       read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
       // (0 is the sequence before its first number: not called, the next one 1)
       set: `SELECT CASE WHEN $1::bigint = 0 THEN setval('${t.replaceAll("'", "''")}', 1, false) ELSE setval('${t.replaceAll("'", "''")}', $1::bigint, true) END`,

@@ -58,6 +58,13 @@ describe('change tracking in the model', () => {
       (e: unknown) => e instanceof ModelError && /\$\.dataClasses\[0\]\.attributes\[1\]: __GlobalStamp turns on change tracking and must be a storage attribute of type long64/.test(e.message));
     assert.throws(() => buildModel({ name: 'B', dataClasses: [{ name: 'A', trackChanges: 'yes', attributes: [KEY] }] }),
       (e: unknown) => e instanceof ModelError && /\$\.dataClasses\[0\]\.trackChanges: must be true or false/.test(e.message));
+    assert.throws(() => buildModel({ name: 'B', dataClasses: [{ name: 'A', trackChanges: false, attributes: [KEY, { name: '__GlobalStamp', type: 'long64' }] }] }), /trackChanges: is false, but the dataclass declares __GlobalStamp/);
+    assert.throws(() => buildModel({ name: 'B', dataClasses: [{ name: 'A', attributes: [KEY, { name: '__GlobalStamp', type: 'long64', exposed: false }] }] }), /unknown property 'exposed'/);
+  });
+
+  it('refuses a relation to __DeletedRecords', () => {
+    assert.throws(() => buildModel({ name: 'B', dataClasses: [{ name: 'A', trackChanges: true, attributes: [KEY, { name: 'drop', kind: 'relatedEntity', type: '__DeletedRecords' }] }] }),
+      /relatedEntity 'drop' names __DeletedRecords, which the server keeps for change tracking/);
   });
 });
 
@@ -154,6 +161,26 @@ describe(`change tracking on the write paths (${TEST_ENGINE})`, () => {
     assert.ok(seen === mark || seen >= (a.get('__GlobalStamp') as number), `seen ${seen}, mark ${mark}, slow ${String(a.get('__GlobalStamp'))}`);
     if (seen > mark) assert.ok(readable.includes('slow'), `getGlobalStamp() said ${seen} while the slow write (${String(a.get('__GlobalStamp'))}) was not readable yet`);
     assert.deepEqual(await names('Item', '__GlobalStamp > :1', seen), seen === mark ? ['slow', 'fast'] : (seen >= (b.get('__GlobalStamp') as number) ? [] : ['fast']));
+  });
+
+  it("lets a selection's drop wait for a tracked write under way that it meets, rather than fail (PostgreSQL's ordering lock before any row's)", async () => {
+    const b = await create('Item', { name: 'contended' });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const writing = ds.transaction(async () => {
+      await create('Item', { name: 'first of two' });
+      await gate;
+      b.set('name', 'contended, saved');
+      await b.save();
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const dropping = ds.dataClass('Item')!.query('ID = :1', b.getKey()).drop();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    const [saved, dropped] = await Promise.allSettled([writing, dropping]);
+    assert.equal(saved.status, 'fulfilled', JSON.stringify(saved));
+    assert.equal(dropped.status, 'fulfilled', JSON.stringify(dropped));
+    assert.equal(await ds.dataClass('Item')!.get(b.getKey()), null);
   });
 
   it('leaves an untracked dataclass untracked: no __GlobalStamp, no __DeletedRecords', async () => {

@@ -20,6 +20,8 @@ const MODEL = {
   dataClasses: [
     { name: 'Item', trackChanges: true, attributes: [KEY, { name: 'name', type: 'string' }] },
     { name: 'Secret', trackChanges: true, attributes: [KEY, { name: 'name', type: 'string' }] },
+    // not in the REST API at all: its drops neither
+    { name: 'Hidden', trackChanges: true, exposed: false, attributes: [KEY, { name: 'name', type: 'string' }] },
   ],
 };
 // a guest may do anything but read Secret
@@ -95,8 +97,35 @@ describe(`change tracking over REST (${TEST_ENGINE})`, () => {
     assert.equal((asGuest.body as Json).__COUNT, 0, JSON.stringify(asGuest.body));
     const named = await request(`/rest/__DeletedRecords?$filter=${q('"__TableName = Secret"')}`);
     assert.equal((named.body as Json).__COUNT, 0);
+    const hidden = ds.dataClass('Hidden')!.new();
+    hidden.set('name', 'unexposed');
+    await hidden.save();
+    await hidden.drop();
     const all = await request('/rest/__DeletedRecords?$attributes=__TableName');
     assert.ok((all.body as Json).__ENTITIES.every((e: Json) => e.__TableName === 'Item'), JSON.stringify(all.body));
+    const distinct = await request('/rest/__DeletedRecords/__TableName?$distinct=true');
+    assert.deepEqual(distinct.body, ['Item'], JSON.stringify(distinct.body));
+  });
+
+  it('answers a page stamp a sync may resume from while a tracked write is under way: the write is found after it', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow = ds.transaction(async () => {
+      const e = ds.dataClass('Item')!.new();
+      e.set('name', 'in flight');
+      await e.save();
+      await gate;
+      return e;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const page = request(`/rest/Item?$filter=${q('"name = :1"')}&$params=${q(`'["in flight"]'`)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    release();
+    const [written, first] = await Promise.all([slow, page]);
+    const mark = (first.body as Json).__GlobalStamp as number;
+    const seen = (first.body as Json).__COUNT as number;
+    const next = await request(`/rest/Item?$filter=${q('"__GlobalStamp > :1 and name = :2"')}&$params=${q(`'[${mark},"in flight"]'`)}`);
+    assert.equal(seen + (next.body as Json).__COUNT, 1, `the first page saw ${seen} with stamp ${mark}, the next sync ${JSON.stringify(next.body)}; the write's stamp ${String(written.get('__GlobalStamp'))}`);
   });
 
   it('refuses a body that writes __GlobalStamp (403, 7071) and takes one that gives it back as it was', async () => {
@@ -132,5 +161,11 @@ describe(`change tracking over REST (${TEST_ENGINE})`, () => {
     assert.equal(stamp?.readOnly, true);
     const catalog = (await request('/rest/$catalog')).body as Json;
     assert.ok(catalog.dataClasses.some((d: Json) => d.name === '__DeletedRecords'), JSON.stringify(catalog));
+    const described = (await request('/rest/$catalog/__DeletedRecords')).body as Json;
+    assert.deepEqual(described.sessionMay, { create: false, update: false, drop: false });
+    const api = (await request('/rest/$openapi')).body as Json;
+    const paths = Object.entries(api.paths as Record<string, Json>).filter(([path]) => path.startsWith('/rest/__DeletedRecords'));
+    assert.ok(paths.length > 0, 'the API description shows the reads');
+    assert.deepEqual(paths.filter(([, ops]) => ops.post !== undefined).map(([path]) => path), [], 'and offers no write');
   });
 });

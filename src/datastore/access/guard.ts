@@ -35,6 +35,12 @@ export function requireDataClass(access: Access, dc: DataClassModel, action: Dat
   if (!access.grants.dataClass(dc.name, action)) throw refusal(access.grants, action, `for dataClass ${dc.name}`);
 }
 
+/** What a session may do with a dataclass's entities, as the catalog and the API description show it (__DeletedRecords: nothing, whoever asks). */
+export function sessionMay(grants: Grants, dc: DataClassModel): { readonly create: boolean; readonly update: boolean; readonly drop: boolean } {
+  const may = (action: 'create' | 'update' | 'drop') => !dc.system && grants.dataClass(dc.name, action);
+  return { create: may('create'), update: may('update'), drop: may('drop') };
+}
+
 /** The storage attributes a relation's foreign key stands for: a permission may name either. */
 function namesOf(attr: StorageAttribute): string[] {
   const relations = attr.dataClass.attributes.filter((a) => a.kind === 'relatedEntity' && a.foreignKey === attr).map((a) => a.name);

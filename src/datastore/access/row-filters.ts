@@ -33,12 +33,15 @@ function restrictedClasses(core: CoreView): ReadonlySet<DataClassModel> {
 }
 
 /**
- * The rows of `__DeletedRecords` (change tracking) a caller sees: the drops of the dataclasses it
- * may read now (its grants are live: a promotion while the request runs counts).
+ * The rows of `__DeletedRecords` (change tracking) a caller sees: the drops of the exposed
+ * dataclasses it may read now (its grants are live: a promotion while the request runs counts).
+ * A dataclass's restrict() does not narrow its drops: a dropped entity's row is gone, and with it
+ * what restrict() would judge (its key shows to every reader of the dataclass).
  */
 function deletedRecordsFilter(core: CoreView, deleted: DataClassModel, grants: Grants): Condition | null {
   const tracked = core.model.dataClasses.filter((m) => m.globalStamp);
-  const readable = tracked.filter((m) => grants.dataClass(m.name, 'read')).map((m) => m.name);
+  // (a dataclass REST does not expose is no one's to read: its drops neither)
+  const readable = tracked.filter((m) => m.exposed && grants.dataClass(m.name, 'read')).map((m) => m.name);
   if (readable.length === tracked.length) return null;
   const tableName = deleted.attributesByName.get(TRACKING.TABLE_NAME) as StorageAttribute;
   return { kind: 'in', path: directPath(tableName), values: readable };

@@ -177,7 +177,8 @@ export class Entity {
     // __GlobalStamp is the server's: given back as it is, nothing; else refused
     if (attr.kind === 'storage' && attr.serverSet) {
       if (value === null ? this.#values[name] === undefined || this.#values[name] === null : coerceValue(attr, value) === this.#values[name]) return;
-      throw new DatasetError('READ_ONLY', `${this.#dc.name}.${name} is kept by the server (it stores the global stamp of the entity's last change): it cannot be written`, [], { attributeName: name });
+      const what = this.#dc.model.system ? 'it records a drop of a dataclass that tracks its changes' : "it stores the global stamp of the entity's last change";
+      throw new DatasetError('READ_ONLY', `${this.#dc.name}.${name} is kept by the server (${what}): it cannot be written`, [], { attributeName: name });
     }
     this.#setValue(attr, name, value);
     if (attr.kind === 'storage' || attr.kind === 'relatedEntity') this.#fireTouched(name);

@@ -46,7 +46,7 @@ export type Page = {
   readonly plan: PagePlanParts;
 } & ({ readonly rows: readonly (readonly unknown[])[] } | { readonly entities: FetchedEntity[] });
 
-type PageCore = Pick<Core, 'classOf' | 'snapshot' | 'queryPaths'>;
+type PageCore = Pick<Core, 'classOf' | 'snapshot' | 'queryPaths' | 'settledStamp'>;
 
 /**
  * Whether a page reads more than the one statement of its rows (relations inline in entities,
@@ -64,13 +64,27 @@ export function pageReadsMore(req: PageRequest): boolean {
  * source that reads is made, before one that does not (what fails first, fails first).
  */
 export async function readPageOf(core: PageCore, access: Access, select: (access: Access) => EntitySelection | Promise<EntitySelection>, request: () => PageRequest, budget: InlineBudget, sourceReads: boolean): Promise<Page> {
+  // A datastore that tracks changes answers a stamp a sync may resume from (`__GlobalStamp > :1`
+  // with the page's __GlobalStamp): where the engine's stamp may name a tracked write not yet
+  // committed (PostgreSQL's sequence), the settled stamp, read before anything of the page — and
+  // before its snapshot, whose data would be older than a stamp read inside it.
+  const settling = core.settledStamp();
+  if (settling) {
+    const settled = await settling;
+    const page = await readPageUnsettled(core, access, select, request, budget, sourceReads);
+    return { ...page, globalStamp: Math.min(settled, page.globalStamp) };
+  }
+  return readPageUnsettled(core, access, select, request, budget, sourceReads);
+}
+
+function readPageUnsettled(core: PageCore, access: Access, select: (access: Access) => EntitySelection | Promise<EntitySelection>, request: () => PageRequest, budget: InlineBudget, sourceReads: boolean): Promise<Page> {
   if (sourceReads) return inSnapshot(core, access, async (a) => {
     const selection = await select(a);
     return readPage(core, selection, request(), budget);
   });
   const req = request();
   if (pageReadsMore(req)) return inSnapshot(core, access, async (a) => readPage(core, await select(a), req, budget));
-  return readPage(core, await select(access), req, budget);
+  return (async () => readPage(core, await select(access), req, budget))();
 }
 
 /** A page of `selection`, read through its own access (see the header). */

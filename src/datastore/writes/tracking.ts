@@ -37,9 +37,9 @@ export async function trackedStamp(core: CoreView, batch: TrackedBatch | undefin
   return stamp;
 }
 
-/** The values a tracked write stores: the caller's, and the stamp in `__GlobalStamp`. */
-export function withGlobalStamp(attr: StorageAttribute, values: ReadonlyMap<StorageAttribute, unknown>, stamp: number): Map<StorageAttribute, unknown> {
-  return new Map(values).set(attr, stamp);
+/** The values a write stores: the caller's, and for a tracked dataclass the stamp in `__GlobalStamp`. */
+export function stampedValues(dc: DataClassModel, values: ReadonlyMap<StorageAttribute, unknown>, stamp: number | undefined): ReadonlyMap<StorageAttribute, unknown> {
+  return dc.globalStamp && stamp !== undefined ? new Map(values).set(dc.globalStamp, stamp) : values;
 }
 
 /**

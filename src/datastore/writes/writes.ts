@@ -19,7 +19,7 @@ import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
 import { checkValues, type KnownTargets } from './rules.js';
-import { recordDrops, trackedStamp, withGlobalStamp, type TrackedBatch } from './tracking.js';
+import { recordDrops, stampedValues, trackedStamp, type TrackedBatch } from './tracking.js';
 
 /**
  * A write's own statements run no user code (the events run around them, in Entity.save and
@@ -95,7 +95,7 @@ export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<Stora
     const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
-    const { sql, params } = compileInsert(storage.dialect, dc, dc.globalStamp && globalStamp !== undefined ? withGlobalStamp(dc.globalStamp, values, globalStamp) : values, 1, timestamp);
+    const { sql, params } = compileInsert(storage.dialect, dc, stampedValues(dc, values, globalStamp), 1, timestamp);
     const row = await unique(dc, () => storage.get(sql, params));
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
     if (globalStamp === undefined) await moveGlobalStamp(core, batch);
@@ -112,7 +112,7 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
     const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
-    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, dc.globalStamp && globalStamp !== undefined ? withGlobalStamp(dc.globalStamp, values, globalStamp) : values, timestamp, access.restrict);
+    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, stampedValues(dc, values, globalStamp), timestamp, access.restrict);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
     const moveStamp = globalStamp === undefined && !batch?.stampMoved;
@@ -150,6 +150,9 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   if (keys.length === 0) return 0;
   const storage = core.storage;
   const d = storage.dialect;
+  // (a tracked dataclass: the stamp first, as every other write takes it — on PostgreSQL its lock
+  // before any row's, else this and a tracked save could each wait for the other)
+  const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
   // the rows as the caller reaches them (its row filter, the selection's condition), by key
   const { sql, params } = compileDeleteAmong(d, dc, keys, where, [dc.key, ...fileAttributes(dc)], access.restrict);
   const rows = await storage.arrays(sql, params);
@@ -157,7 +160,7 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   const deleted = rows.map((r) => d.types.decode(dc.key.type, r[0], false));
   const locked = await lockedKeysAmong(storage, dc.name, deleted.map(String));
   await refuseLockedElsewhere(core, dc, locked, access, 'dropped');
-  if (dc.globalStamp) await recordDrops(core, dc, deleted, await trackedStamp(core, batch));
+  if (globalStamp !== undefined) await recordDrops(core, dc, deleted, globalStamp);
   else await moveGlobalStamp(core, batch);
   for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
   return rows.length;

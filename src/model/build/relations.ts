@@ -33,6 +33,10 @@ function resolveRelation(dc: DataClassModel, pending: Pending, draft: Draft, fai
     fail(`${path}.type`, `relatedEntity '${raw.name}' must name a dataclass in 'type'; '${String(raw.type)}' is not one${didYouMean(String(raw.type), draft.byName.keys())}`);
     return undefined;
   }
+  if (target.system) {
+    fail(`${path}.type`, `relatedEntity '${raw.name}' names ${target.name}, which the server keeps for change tracking (its entities come and go with the drops it records): no relation may lead there`);
+    return undefined;
+  }
   if (raw.path !== undefined && raw.path !== target.name) fail(`${path}.path`, `for a relatedEntity, 'path' is the target dataclass name ('${target.name}')`);
   const fkName = raw.foreignKey ?? `${String(raw.name)}ID`;
   if (typeof fkName !== 'string' || !NAME.test(fkName)) {

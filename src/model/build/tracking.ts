@@ -12,7 +12,7 @@ import { TRACKING, type DataClassModel, type DeletedRecordsRetention, type Stora
 import { attributesOf, checkKeys, isObject, type Draft, type Fail, type Json, type Mutable } from './checks.js';
 
 /** What a declared `__GlobalStamp` entry may say (its name and type are all it needs). */
-const STAMP_KEYS = ['name', 'kind', 'type', 'indexed', 'exposed'];
+const STAMP_KEYS = ['name', 'kind', 'type'];
 
 /**
  * Before the attributes are read: which dataclasses track their changes. A declared
@@ -34,6 +34,7 @@ export function readTracking(draft: Draft, rawClasses: readonly unknown[], fail:
       if ((attr.kind ?? 'storage') !== 'storage' || attr.type !== 'long64') fail(at, `${TRACKING.GLOBAL_STAMP} turns on change tracking and must be a storage attribute of type long64 (or say "trackChanges": true on the dataclass instead)`);
       else tracked.add(dc);
     }
+    if (declared.length > 0 && raw.trackChanges === false) fail(`${path}.trackChanges`, `is false, but the dataclass declares ${TRACKING.GLOBAL_STAMP}, which turns tracking on: remove one of them`);
     if (declared.length > 0) draft.rawAttrs.set(dc, entries.filter((e) => !declared.includes(e)));
   }
   return tracked;

@@ -7,7 +7,7 @@
 // relation, a function) and templated where the caller chooses (a key, an attribute list): a
 // concrete path wins over a templated one, as OpenAPI and our planner both read them.
 
-import { DataClass, Datastore, Entity, EntitySelection } from '../../datastore/index.js';
+import { DataClass, Datastore, Entity, EntitySelection, sessionMay } from '../../datastore/index.js';
 import { ERRORS } from '../../errors/registry.js';
 import { exposedFunctions, type ExposedFunction } from '../../functions/exposure.js';
 import { projectMethodsOf } from '../../functions/method-registry.js';
@@ -49,8 +49,7 @@ const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', req
 
 /** What the session may do with a dataclass's entities. */
 function grantsOn(scope: Scope, dc: DataClassModel) {
-  const g = scope.access.grants;
-  return { create: g.dataClass(dc.name, 'create'), update: g.dataClass(dc.name, 'update'), drop: g.dataClass(dc.name, 'drop') };
+  return sessionMay(scope.access.grants, dc);
 }
 
 /** The paths of one dataclass the session may read. */

@@ -4,7 +4,7 @@
 // query path.
 
 import { WIRE } from '../../../config/wire.js';
-import type { DataClassCore } from '../../../datastore/index.js';
+import { type DataClassCore, sessionMay } from '../../../datastore/index.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from '../../../functions/catalog.js';
 import { attributeType, pageSize, type AttributeModel } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';
@@ -57,9 +57,7 @@ function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): 
   if (methods.length > 0) out.methods = methods;
   // not 4D's: what this session may do here, so a client (the Data Explorer) offers only that
   const grants = scope.access.grants;
-  // (__DeletedRecords is written by the server alone)
-  const may = (action: 'create' | 'update' | 'drop') => !dc.system && grants.dataClass(dc.name, action);
-  out.sessionMay = { create: may('create'), update: may('update'), drop: may('drop') };
+  out.sessionMay = sessionMay(grants, dc);
   return out;
 }
 
