@@ -6,7 +6,8 @@
 // run names (testDatabase).
 
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -108,6 +109,19 @@ describe(`live feeds over Server-Sent Events (${TEST_ENGINE})`, () => {
   before(async () => {
     writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify(MODEL));
     writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(ROLES));
+    // a login that gives the books privilege (the session is stored: logging out ends it)
+    for (const d of ['classes', 'node_modules']) mkdirSync(join(tmp.dir, d));
+    symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(tmp.dir, 'node_modules', 'dataset-rest'), 'dir');
+    writeFileSync(join(tmp.dir, 'package.json'), JSON.stringify({ type: 'module' }));
+    writeFileSync(join(tmp.dir, 'classes', 'DataStore.ts'), `import { Datastore, exposed, session } from 'dataset-rest';
+export default class DataStore extends Datastore {
+  @exposed
+  authentify() {
+    session().setPrivileges({ privileges: ['books'], userName: 'bookkeeper' });
+    return true;
+  }
+}
+`);
     db = await testDatabase(join(tmp.dir, 'data.sqlite'));
     ds = await openProject(tmp.dir, { db });
     app = await buildServer(ds, { logLevel: 'silent' });
@@ -188,6 +202,29 @@ describe(`live feeds over Server-Sent Events (${TEST_ENGINE})`, () => {
     } finally {
       await s.close();
       await other.close();
+    }
+  });
+
+  it("shows a logged-in session what its privileges let it read, and ends its stream when it logs out", async () => {
+    const login = await fetch(`${base}/rest/$catalog/authentify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
+    assert.equal(login.status, 200, await login.clone().text());
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0];
+    const s = await openStream(base, '/rest/Item?$method=watch', { cookie });
+    try {
+      await s.until(1);
+      const priced = await post('/rest/Item?$method=update', { name: 'priced', price: 7, cost: 3 });
+      const [, event] = await s.until(2);
+      assert.equal(event.data.__KEY, String(priced.body.__KEY));
+      assert.equal(event.data.cost, 3, 'the books privilege reads the cost');
+      const out = await fetch(`${base}/rest/$directory/logout`, { method: 'POST', headers: { cookie, origin: base } });
+      assert.equal(out.status, 200, await out.text());
+      await post('/rest/Item?$method=update', { name: 'after logout', price: 8, cost: 4 });
+      const events = await s.until(3);
+      assert.equal(events[2].event, 'reset');
+      assert.match(String(events[2].data.reason), /session ended/);
+      assert.equal(events.length, 3, JSON.stringify(events));
+    } finally {
+      await s.close();
     }
   });
 

@@ -13,12 +13,14 @@
 // client missed since its Last-Event-ID, then the changes as they come; a comment every
 // HEARTBEAT_MS keeps proxies from closing it. A client too slow to take its events (more than
 // MAX_WATCH_BUFFER_BYTES waiting) gets `event: reset` and the end of its stream: it reads again.
-// So does one whose Last-Event-ID is older than __DeletedRecords keeps (model.json's retention).
+// So does one whose Last-Event-ID is older than __DeletedRecords keeps (model.json's retention),
+// and one whose session ends (logout, expiry, a login's new session: found at its next batch or
+// heartbeat).
 
 import { PassThrough } from 'node:stream';
 import { HEARTBEAT_MS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { type ChangeBatch, type DataClassCore, type Entity, queryWith, type Subscription } from '../../../datastore/index.js';
+import { type ChangeBatch, type DataClassCore, type Entity, queryWith, type Session, sessionInternals, type Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import { INTEGER_TYPES } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';
@@ -28,6 +30,9 @@ import { scopeFor, setsOf, type Scope } from '../../scope/scope.js';
 import { findEntity } from '../collections.js';
 
 type WatchAction = Extract<Action, { kind: 'watch' }>;
+
+/** The last event of a stream whose session ended: the client logs in again, then watches anew. */
+const SESSION_ENDED = 'event: reset\ndata: {"reason":"the session ended (logged out, expired or replaced by a login)"}\n\n';
 
 /** Streams open now, in all and per caller (a session, else an address): past them 429. */
 const open = { all: 0, byCaller: new Map<string, number>() };
@@ -110,7 +115,11 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
   };
   const closing = () => end();
   streams.add(closing);
-  const heartbeat = setInterval(() => send(': heartbeat\n\n'), HEARTBEAT_MS);
+  // (a heartbeat also finds a session that ended with nothing to tell)
+  const heartbeat = setInterval(() => {
+    send(': heartbeat\n\n');
+    void liveSession(scope).then((s) => s ?? end(SESSION_ENDED), () => undefined);
+  }, HEARTBEAT_MS);
   heartbeat.unref();
   body.on('close', () => end());
   send(`retry: 2000\nevent: ready\nid: ${now}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
@@ -120,7 +129,7 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
         end('event: reset\ndata: {"reason":"the changes since Last-Event-ID are no longer kept: read again"}\n\n');
         return;
       }
-      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send), action.since ?? now);
+      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send, end), action.since ?? now);
       if (ended) subscription.close();
     } catch {
       end('event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n');
@@ -142,11 +151,24 @@ async function replayLost(scope: Scope, since: number): Promise<boolean> {
   return typeof oldest === 'number' && oldest > since + 1;
 }
 
+/**
+ * The watcher's session as it stands now (a stored one read again: its privileges as another
+ * request may have changed them), or undefined once it has ended — logged out, expired, replaced
+ * by a login's new one — which ends the stream.
+ */
+async function liveSession(scope: Scope): Promise<Session | undefined> {
+  if (!sessionInternals.stored(scope.session)) return scope.session;
+  const now = await scope.core.sessions.open(sessionInternals.token(scope.session));
+  return now.id === scope.session.id ? now : undefined;
+}
+
 /** One batch of changes, as the watcher sees them now: its events, in stamp order. */
-async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void): Promise<void> {
+async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void, end: (last?: string) => void): Promise<void> {
   if (batch.changes.length === 0) return;
+  const session = await liveSession(scope);
+  if (!session) return end(SESSION_ENDED);
   // the session as it is now: its privileges, its row filters (and a budget of its own)
-  const now = scopeFor(scope.services, scope.request, scope.session);
+  const now = scopeFor(scope.services, scope.request, session);
   const saved = batch.changes.filter((c) => !c.dropped).map((c) => c.key);
   const shown = new Map<string, Entity>();
   if (saved.length > 0) {
