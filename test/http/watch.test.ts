@@ -46,6 +46,8 @@ async function openStream(base: string, path: string, headers: Record<string, st
   const res = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
   const events: SseEvent[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
+  /** the server ended the stream (the body's last byte came) */
+  let ended = false;
   const done = (async () => {
     if (!res.body || res.status !== 200) return;
     const decoder = new TextDecoder();
@@ -67,6 +69,7 @@ async function openStream(base: string, path: string, headers: Record<string, st
           for (const w of waiters.filter((x) => events.length >= x.n)) w.resolve();
         }
       }
+      ended = true;
     } catch {
       // aborted by close()
     }
@@ -89,9 +92,19 @@ async function openStream(base: string, path: string, headers: Record<string, st
       }
       return events;
     },
+    /** resolves true once the server has ended the stream, false if it has not within `ms` */
+    async ends(ms = 3000): Promise<boolean> {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+      clearTimeout(timer);
+      return ended;
+    },
     async close() {
       controller.abort();
-      await done;
+      // (an aborted read ends at once; the bound keeps a test from hanging if it does not)
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+      clearTimeout(timer);
     },
   };
 }
@@ -222,6 +235,7 @@ export default class DataStore extends Datastore {
       const events = await s.until(3);
       assert.equal(events[2].event, 'reset');
       assert.match(String(events[2].data.reason), /session ended/);
+      assert.equal(await s.ends(), true, 'the server ends the stream');
       assert.equal(events.length, 3, JSON.stringify(events));
     } finally {
       await s.close();
