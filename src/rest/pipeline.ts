@@ -158,8 +158,9 @@ function sideEffectOf(action: Action): string | undefined {
     case 'readEntity':
     case 'readRelation':
     case 'readFile':
-    case 'watch':
       return undefined;
+    case 'watch':
+      return 'holds a watch stream open in the session\'s name';
     case 'compute':
     case 'distinct':
       return action.source.kind === 'set' && action.source.set.saved ? REBUILDS : undefined;

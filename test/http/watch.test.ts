@@ -185,6 +185,7 @@ export default class DataStore extends Datastore {
     const s = await openStream(base, '/rest/Item?$method=watch&$attributes=name', { 'last-event-id': String(mark) });
     try {
       const events = await s.until(3);
+      assert.equal(events[0].id, String(mark), "a resumed stream's ready names where it resumes from: a connection lost before the replay resumes there again");
       assert.deepEqual(events.slice(1).map((e) => [e.event, e.data.__KEY, e.data.name]), [['entity', String(a.body.__KEY), 'a'], ['entity', String(b.body.__KEY), 'b']]);
       assert.equal(events[1].data.price, undefined, '$attributes shapes each event');
       const c = await post('/rest/Item?$method=update', { name: 'c', price: 300 });
@@ -265,7 +266,11 @@ export default class DataStore extends Datastore {
       [`/rest/Item?$filter=${encodeURIComponent('"nmae = 1"')}&$method=watch`, {}, 400, 7017],
       ['/rest/Item(424242)?$method=watch', {}, 404, 1542],
       ['/rest/Item/$entityset/abc?$method=watch', {}, 501, 7008],
+      ['/rest/Item?$method=watch&$top=5', {}, 400, 7007],
+      ['/rest/Item?$method=watch&$orderby=name', {}, 400, 7007],
     ];
+    const head = await fetch(`${base}/rest/Item?$method=watch`, { method: 'HEAD' });
+    assert.equal(head.status, 405, 'HEAD opens no stream');
     for (const [url, headers, status, errCode] of cases) {
       const res = await fetch(`${base}${url}`, { headers });
       const body = (await res.json()) as { __ERROR: { errCode: number; message: string }[] };

@@ -149,11 +149,14 @@ export class ChangeFeed {
       while (!sub.closed && sub.stamp < upto) {
         const { changes, reached } = await this.#changes(sub.dc, sub.stamp, upto);
         const batch: ChangeBatch = { dataClass: sub.dc, since: sub.stamp, upto: reached, changes };
-        sub.stamp = reached;
         try {
           await sub.listener(batch);
+          sub.stamp = reached;
         } catch {
-          // (a subscriber's own failure is its own: the others are told still)
+          // a subscriber that cannot take a batch is let go (never told the next ones as if it had
+          // this one); the others are told still
+          sub.closed = true;
+          this.#subscribers.delete(sub);
         }
       }
     }

@@ -29,6 +29,12 @@ function collectionOptions(o: RestOptions): string | undefined {
   return undefined;
 }
 
+/** A stream of changes has no page, order, computation or other format: what a read would take is refused, not ignored. */
+function watchOptions(o: RestOptions): string | undefined {
+  const given = (['$top', '$limit', '$skip', '$orderby', '$compute', '$distinct', '$format', '$asArray', '$queryplan', '$querypath', '$timeout'] as const).filter((name) => o.given.has(name));
+  return given.length > 0 ? `$method=watch streams each change as one entity: ${given.join(', ')} cannot apply (read the selection for a page, then watch it)` : undefined;
+}
+
 /** $format=looker answers a table of values (csv and ndjson, an export, too): nothing of 4D's JSON shape goes with it. */
 function lookerShape(o: RestOptions): string | undefined {
   if (o.format === 'csv' || o.format === 'ndjson') return exportShape(o);
@@ -80,7 +86,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
   queryPath: { uses: [] },
   readCollection: { uses: [...NARROWING, ...PAGING, ...SHAPE, '$queryplan', '$querypath', '$format'], refuses: lookerShape },
   // (a stream has no page and no order: each event is one entity)
-  watch: { uses: ['$filter', '$params', '$attributes', '$expand', '$method'] },
+  watch: { uses: ['$filter', '$params', '$attributes', '$expand', '$method'], refuses: watchOptions },
   readEntity: { uses: SHAPE, refuses: collectionOptions },
   readRelation: { uses: SHAPE, refuses: collectionOptions },
   readFile: { uses: ['$imageformat', '$binary', '$version', '$expand'] },

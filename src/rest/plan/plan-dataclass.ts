@@ -176,6 +176,8 @@ function planRead(scope: Scope, dc: DataClassCore, route: DataClassRoute, option
  * client has everything up to (what a browser's EventSource sends when it reconnects).
  */
 function planWatch(req: RestRequest, scope: Scope, dc: DataClassCore, route: DataClassRoute, options: RestOptions): Action {
+  // (HEAD would open a stream with no body to end it)
+  if (req.method !== 'GET') throw new DatasetError('METHOD_NOT_ALLOWED', `$method=watch is asked with GET (an EventSource's request), not ${req.method}`);
   const opts = optionsFor('watch', options);
   if (route.path.some((s) => s.kind === 'entitySet')) throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=watch on an entity set is not supported yet: watch the query that made it (/rest/${dc.name}?$filter=…&$method=watch)`);
   if (route.path.some((s) => s.kind !== 'names')) throw new DatasetError('MALFORMED_URL', `$method=watch follows /rest/${dc.name} (with $filter) or /rest/${dc.name}({key}), with an optional attribute list: not a relation or a function`);

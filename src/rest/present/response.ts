@@ -63,7 +63,9 @@ export function holding(response: RestResponse, hold: AnswerHold): RestResponse 
 
 /** Lets go of what an answer that will not be sent holds (its hold, its slices). */
 export function dropAnswer(response: RestResponse | undefined): void {
-  if (response === undefined || response.kind === 'file') return;
+  if (response === undefined) return;
+  // (a streamed body let go: an export stops reading, a watch stream ends and frees its slot)
+  if (response.kind === 'file') return void (response.body instanceof Readable ? response.body.destroy() : undefined);
   response.hold?.release();
   if (response.kind === 'jsonSlices') response.slices.drop();
 }

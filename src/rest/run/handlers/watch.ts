@@ -31,6 +31,9 @@ import { findEntity } from '../collections.js';
 
 type WatchAction = Extract<Action, { kind: 'watch' }>;
 
+/** The last event of a stream whose changes could not be read or told: the client reads again. */
+const FAILED = 'event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n';
+
 /** The last event of a stream whose session ended: the client logs in again, then watches anew. */
 const SESSION_ENDED = 'event: reset\ndata: {"reason":"the session ended (logged out, expired or replaced by a login)"}\n\n';
 
@@ -122,17 +125,19 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
   }, HEARTBEAT_MS);
   heartbeat.unref();
   body.on('close', () => end());
-  send(`retry: 2000\nevent: ready\nid: ${now}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
+  // (a resumed stream's ready names the stamp it resumes from: a connection lost before the replay
+  // came resumes from there again, not from now)
+  send(`retry: 2000\nevent: ready\nid: ${action.since ?? now}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
   void (async () => {
     try {
       if (action.since !== undefined && (await replayLost(scope, action.since))) {
         end('event: reset\ndata: {"reason":"the changes since Last-Event-ID are no longer kept: read again"}\n\n');
         return;
       }
-      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send, end), action.since ?? now);
+      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send, end).catch(() => end(FAILED)), action.since ?? now);
       if (ended) subscription.close();
     } catch {
-      end('event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n');
+      end(FAILED);
     }
   })();
   return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
@@ -175,8 +180,9 @@ async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send:
     try {
       for (const e of await selectionOf(now, action, saved).toArray()) shown.set(String(e.getKey()), e);
     } catch (e) {
-      // (the session may no longer read the dataclass: it sees nothing of it)
-      if (!(e instanceof DatasetError)) throw e;
+      // the session may no longer read the dataclass (or its filter's attributes): it sees nothing
+      // of it; any other failure (the database busy, gone) is no reason to remove anything
+      if (!(e instanceof DatasetError) || (e.status !== 401 && e.status !== 403)) throw e;
     }
   }
   const { changes } = batch;
