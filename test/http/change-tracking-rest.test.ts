@@ -167,5 +167,9 @@ describe(`change tracking over REST (${TEST_ENGINE})`, () => {
     const paths = Object.entries(api.paths as Record<string, Json>).filter(([path]) => path.startsWith('/rest/__DeletedRecords'));
     assert.ok(paths.length > 0, 'the API description shows the reads');
     assert.deepEqual(paths.filter(([, ops]) => ops.post !== undefined).map(([path]) => path), [], 'and offers no write');
+    // a tracked dataclass's reads describe their stream too
+    const items = (api.paths as Record<string, Json>)['/rest/Item'].get;
+    assert.ok(items.parameters.some((p: Json) => p.name === '$method' && p.schema.enum.includes('watch')), JSON.stringify(items.parameters));
+    assert.ok(items.responses['200'].content['text/event-stream'], JSON.stringify(items.responses['200']));
   });
 });

@@ -27,6 +27,14 @@ const JSON_TYPE = 'application/json';
 
 const ok = (description: string, schema: Schema): Schema => ({ description, content: { [JSON_TYPE]: { schema } } });
 const ERROR = { $ref: '#/components/responses/Error' };
+/** What a `$method=watch` answers beside the JSON read: Server-Sent Events (rest/run/handlers/watch.ts). */
+const EVENT_STREAM = {
+  schema: { type: 'string' },
+  description: 'Server-Sent Events: `ready` (id and __GlobalStamp: where the stream starts), then `entity` (an entity as this read shows it) and `remove` ({"__KEY": …}), each with the id of its change\'s stamp, which Last-Event-ID resumes from; `reset` when the client must read again.',
+};
+/** A read's 200 that may also be a watch stream (a dataclass that tracks its changes). */
+const orStream = (response: Schema, watched: boolean): Schema => (watched ? { ...response, content: { ...(response.content as Record<string, unknown>), 'text/event-stream': EVENT_STREAM } } : response);
+const WATCH_NOTE = ' With $method=watch (this dataclass tracks its changes) the answer is instead a stream of its changes as Server-Sent Events (text/event-stream), resumed with Last-Event-ID.';
 
 function op(operationId: string, tags: string[], summary: string, o: { description?: string; parameters?: Schema[]; requestBody?: Schema; responses: Record<string, Schema> }): Operation {
   return {
@@ -65,9 +73,9 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   // the collection: a page (or a stored set of it), and the writes posted to it
   const collection: PathItem = {
     get: op(`get${dc.name}`, tags, `A page of ${dc.name} entities`, {
-      description: 'Filtered with $filter, sorted with $orderby, paged with $skip and $top. $method=entityset stores the whole selection as an entity set and answers its first page with __ENTITYSET.',
-      parameters: [...params(PAGE), methodParam(['entityset'], false, 'entityset: store the selection as an entity set'), param('timeout')],
-      responses: { 200: ok(`a page of ${dc.name}`, pageOrArray) },
+      description: `Filtered with $filter, sorted with $orderby, paged with $skip and $top. $method=entityset stores the whole selection as an entity set and answers its first page with __ENTITYSET.${dc.globalStamp ? WATCH_NOTE : ''}`,
+      parameters: [...params(PAGE), methodParam(dc.globalStamp ? ['entityset', 'watch'] : ['entityset'], false, `entityset: store the selection as an entity set${dc.globalStamp ? '; watch: stream its changes' : ''}`), param('timeout')],
+      responses: { 200: orStream(ok(`a page of ${dc.name}`, pageOrArray), dc.globalStamp !== undefined) },
     }),
   };
   const writes = [...(may.create || may.update ? ['update', 'validate'] : []), ...(may.drop ? ['delete'] : [])];
@@ -92,8 +100,9 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   const entity: PathItem = {
     parameters: [keyParam(dc)],
     get: op(`get${dc.name}ByKey`, tags, `One ${dc.name} entity`, {
-      parameters: [...params(SHAPE), ...(may.update ? [param('lock')] : [])],
-      responses: { 200: ok(`the ${dc.name} entity${may.update ? ', or with $lock the lock\'s result' : ''}`, may.update ? { anyOf: [ref(n.entity), ref('LockResult')] } : ref(n.entity)) },
+      ...(dc.globalStamp ? { description: WATCH_NOTE.trim() } : {}),
+      parameters: [...params(SHAPE), ...(may.update ? [param('lock')] : []), ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
+      responses: { 200: orStream(ok(`the ${dc.name} entity${may.update ? ', or with $lock the lock\'s result' : ''}`, may.update ? { anyOf: [ref(n.entity), ref('LockResult')] } : ref(n.entity)), dc.globalStamp !== undefined) },
     }),
   };
   if (may.update || may.drop) {
