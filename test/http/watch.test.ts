@@ -1,5 +1,5 @@
 // Live feeds over Server-Sent Events (issue 36): GET …?$method=watch on a query of a tracked
-// dataclass, or on one entity, over a real socket — the first event with the stamp, `entity`
+// dataclass, on one entity or on an entity set, over a real socket — the first event with the stamp, `entity`
 // events shaped as a read of the URL shows them (a guest never receives an attribute it may not
 // read), `remove` events for what leaves or is dropped, ids that Last-Event-ID resumes from, the
 // changes another instance makes, and the refusals made before a stream starts. On the engine the
@@ -219,6 +219,38 @@ export default class DataStore extends Datastore {
     }
   });
 
+  it("follows an entity set's members (no other enters it), narrowed by a filter, and ends when the set is released", async () => {
+    const mk = await fetch(`${base}/rest/Item?$method=update`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify([{ name: 'set a', price: 1000 }, { name: 'set b', price: 1001 }]) });
+    const [a, b] = ((await mk.json()) as { __ENTITIES: Record<string, any>[] }).__ENTITIES;
+    const made = await fetch(`${base}/rest/Item?$filter=${encodeURIComponent('"price >= 1000"')}&$method=entityset`);
+    assert.equal(made.status, 200);
+    const cookie = (made.headers.get('set-cookie') ?? '').split(';')[0];
+    const id = String(((await made.json()) as { __ENTITYSET: string }).__ENTITYSET).split('/').pop();
+    const s = await openStream(base, `/rest/Item/$entityset/${id}?$filter=${encodeURIComponent('"price < 5000"')}&$method=watch`, { cookie });
+    try {
+      await s.until(1);
+      // a new entity the set's query would select does not enter the set
+      await post('/rest/Item?$method=update', { name: 'set newcomer', price: 1002 });
+      await post('/rest/Item?$method=update', { __KEY: a.__KEY, __STAMP: a.__STAMP, name: 'set a, renamed' });
+      const events = await s.until(2);
+      assert.deepEqual([events[1].event, events[1].data.__KEY, events[1].data.name], ['entity', String(a.__KEY), 'set a, renamed']);
+      // out of the stream's filter, then dropped: removed each time
+      await post('/rest/Item?$method=update', { __KEY: b.__KEY, __STAMP: b.__STAMP, price: 9000 });
+      await post(`/rest/Item(${a.__KEY})?$method=delete`, undefined);
+      await s.until(4);
+      assert.deepEqual(s.events.slice(2).map((e) => [e.event, e.data.__KEY]), [['remove', String(b.__KEY)], ['remove', String(a.__KEY)]]);
+      assert.equal(s.events.length, 4, JSON.stringify(s.events));
+      const released = await fetch(`${base}/rest/Item/$entityset/${id}?$method=release`, { headers: { cookie } });
+      assert.equal(released.status, 200, await released.text());
+      await post('/rest/Item?$method=update', { name: 'after the release', price: 3 });
+      const last = await s.until(5);
+      assert.deepEqual([last[4].event, last[4].data.reason], ['reset', 'the entity set was released or expired']);
+      assert.equal(await s.ends(), true);
+    } finally {
+      await s.close();
+    }
+  });
+
   it("shows a logged-in session what its privileges let it read, and ends its stream when it logs out", async () => {
     const login = await fetch(`${base}/rest/$catalog/authentify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' });
     assert.equal(login.status, 200, await login.clone().text());
@@ -265,7 +297,8 @@ export default class DataStore extends Datastore {
       ['/rest/Item?$method=watch', { 'last-event-id': '999999999' }, 400, 7054],
       [`/rest/Item?$filter=${encodeURIComponent('"nmae = 1"')}&$method=watch`, {}, 400, 7017],
       ['/rest/Item(424242)?$method=watch', {}, 404, 1542],
-      ['/rest/Item/$entityset/abc?$method=watch', {}, 501, 7008],
+      ['/rest/Item/$entityset/abc?$method=watch', {}, 404, 1802],
+      ['/rest/Item/$entityset/abc/name?$method=watch', {}, 400, 7004],
       ['/rest/Item?$method=watch&$top=5', {}, 400, 7007],
       ['/rest/Item?$method=watch&$orderby=name', {}, 400, 7007],
     ];

@@ -142,23 +142,42 @@ export class ChangeFeed {
     }
   }
 
-  /** Reads, for each subscriber, the changes of its dataclass since its stamp, up to the settled stamp, and tells it. */
+  /**
+   * Reads, for each subscriber, the changes of its dataclass since its stamp, up to the settled
+   * stamp, and tells it. Subscribers of one dataclass at one stamp (most of them: they follow the
+   * same feed) share one read, and are told together; each subscriber's batches stay in order.
+   */
   async #readAll(): Promise<void> {
     const upto = await readSettledGlobalStamp(this.#core.storage);
-    for (const sub of [...this.#subscribers]) {
-      while (!sub.closed && sub.stamp < upto) {
-        const { changes, reached } = await this.#changes(sub.dc, sub.stamp, upto);
-        const batch: ChangeBatch = { dataClass: sub.dc, since: sub.stamp, upto: reached, changes };
-        try {
-          await sub.listener(batch);
-          sub.stamp = reached;
-        } catch {
-          // a subscriber that cannot take a batch is let go (never told the next ones as if it had
-          // this one); the others are told still
-          sub.closed = true;
-          this.#subscribers.delete(sub);
-        }
+    for (;;) {
+      const groups = new Map<string, Subscriber[]>();
+      for (const sub of this.#subscribers) {
+        if (sub.closed || sub.stamp >= upto) continue;
+        const key = `${sub.dc.name}\u0000${sub.stamp}`;
+        const group = groups.get(key);
+        if (group) group.push(sub);
+        else groups.set(key, [sub]);
       }
+      if (groups.size === 0) return;
+      for (const group of groups.values()) {
+        const { dc, stamp: since } = group[0];
+        const { changes, reached } = await this.#changes(dc, since, upto);
+        const batch: ChangeBatch = { dataClass: dc, since, upto: reached, changes };
+        await Promise.all(group.map((sub) => this.#tell(sub, batch)));
+      }
+    }
+  }
+
+  async #tell(sub: Subscriber, batch: ChangeBatch): Promise<void> {
+    if (sub.closed) return;
+    try {
+      await sub.listener(batch);
+      sub.stamp = batch.upto;
+    } catch {
+      // a subscriber that cannot take a batch is let go (never told the next ones as if it had
+      // this one); the others are told still
+      sub.closed = true;
+      this.#subscribers.delete(sub);
     }
   }
 

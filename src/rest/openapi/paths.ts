@@ -157,10 +157,10 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   out[`${base}/$entityset/{id}`] = {
     parameters: [{ name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } }],
     get: op(`get${dc.name}EntitySet`, tags, `A page of a stored ${dc.name} entity set`, {
-      description: `Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode ${ERRORS.ENTITY_SET_NOT_FOUND.errCode}) unless $savedfilter / $savedorderby let the server make it again.`,
+      description: `Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode ${ERRORS.ENTITY_SET_NOT_FOUND.errCode}) unless $savedfilter / $savedorderby let the server make it again.${dc.globalStamp ? `${WATCH_NOTE} A watched set keeps its members (none enters it) and stays alive while watched.` : ''}`,
       parameters: [...params(PAGE.filter((p) => p !== 'queryplan' && p !== 'querypath')), param('logicOperator'), param('otherCollection'), param('clean'), param('savedfilter'), param('savedorderby'), param('subOrderby'),
-        methodParam(['entityset', 'release', 'subentityset'], false, 'entityset: store the page\'s selection as a new set; release: release this set; subentityset: a plain read (wakanda-client\'s paging)'), param('timeout')],
-      responses: { 200: ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] }) },
+        methodParam(['entityset', 'release', 'subentityset', ...(dc.globalStamp ? ['watch'] : [])], false, `entityset: store the page's selection as a new set; release: release this set; subentityset: a plain read (wakanda-client's paging)${dc.globalStamp ? '; watch: stream the changes of its members' : ''}`), param('timeout')],
+      responses: { 200: orStream(ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] }), dc.globalStamp !== undefined) },
     }),
     ...(may.drop ? { post: op(`delete${dc.name}EntitySet`, tags, `Delete the entities of a stored ${dc.name} entity set`, { parameters: [methodParam(['delete'], true, 'delete')], responses: { 200: ok('deleted', ref('Ok')) } }) } : {}),
   };

@@ -106,13 +106,15 @@ export type Action =
   | { readonly kind: 'directory'; readonly request: DirectoryRequest }
   /** $lock=true / $lock=false on one entity: the session's pessimistic lock taken or released */
   | { readonly kind: 'lock'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly lock: boolean }
-  /** $method=watch: the changes of a query's entities, or of one entity, as Server-Sent Events (handlers/watch.ts) */
+  /** $method=watch: the changes of a query's entities, of one entity or of a set's members, as Server-Sent Events (handlers/watch.ts) */
   | { readonly kind: 'watch'; readonly dc: DataClassCore; readonly target: WatchTarget; readonly shape: Shape; /** Last-Event-ID: the stamp the client has every change up to */ readonly since?: number };
 
-/** What a watch follows: the entities a filter selects (all, without one), or one entity. */
+/** What a watch follows: the entities a filter selects (all, without one), one entity, or an entity set's members. */
 export type WatchTarget =
   | { readonly kind: 'query'; readonly narrowing: Narrowing }
-  | { readonly kind: 'entity'; readonly selector: EntitySelector };
+  | { readonly kind: 'entity'; readonly selector: EntitySelector }
+  /** the members of a stored set (4D's sets hold the entities they were made of: none enters), narrowed by a filter */
+  | { readonly kind: 'set'; readonly id: string; readonly narrowing: Narrowing };
 
 /** What /rest/$directory/… asks (4D's legacy login, wakanda-client's directory). */
 export type DirectoryRequest =

@@ -179,9 +179,16 @@ function planWatch(req: RestRequest, scope: Scope, dc: DataClassCore, route: Dat
   // (HEAD would open a stream with no body to end it)
   if (req.method !== 'GET') throw new DatasetError('METHOD_NOT_ALLOWED', `$method=watch is asked with GET (an EventSource's request), not ${req.method}`);
   const opts = optionsFor('watch', options);
-  if (route.path.some((s) => s.kind === 'entitySet')) throw new DatasetError('OPTION_NOT_SUPPORTED', `$method=watch on an entity set is not supported yet: watch the query that made it (/rest/${dc.name}?$filter=…&$method=watch)`);
-  if (route.path.some((s) => s.kind !== 'names')) throw new DatasetError('MALFORMED_URL', `$method=watch follows /rest/${dc.name} (with $filter) or /rest/${dc.name}({key}), with an optional attribute list: not a relation or a function`);
   const since = lastEventId(req.headers['last-event-id']);
+  const setAt = route.path.findIndex((s) => s.kind === 'entitySet');
+  if (setAt >= 0) {
+    const seg = route.path[setAt] as Extract<PathSegment, { kind: 'entitySet' }>;
+    if (route.selector.kind !== 'all' || setAt !== route.path.length - 1 || seg.id === '' || route.path.slice(0, setAt).some((s) => s.kind !== 'names')) {
+      throw new DatasetError('MALFORMED_URL', `an entity set is watched as /rest/${dc.name}/$entityset/{id}?$method=watch, with an optional attribute list before $entityset`);
+    }
+    return { kind: 'watch', dc, target: { kind: 'set', id: seg.id, narrowing: narrowing(opts, 'refused') }, shape: shape(attributeList(route.path.slice(0, setAt)), opts), since };
+  }
+  if (route.path.some((s) => s.kind !== 'names')) throw new DatasetError('MALFORMED_URL', `$method=watch follows /rest/${dc.name} (with $filter), /rest/${dc.name}({key}) or /rest/${dc.name}/$entityset/{id}, with an optional attribute list: not a relation or a function`);
   const listed = attributeList(route.path);
   if (route.selector.kind === 'all') return { kind: 'watch', dc, target: { kind: 'query', narrowing: narrowing(opts, 'refused') }, shape: shape(listed, opts), since };
   if (opts.filter !== undefined) throw new DatasetError('INVALID_OPTION', `$filter narrows a collection: /rest/${dc.name}?$filter=…&$method=watch (one entity is watched without one)`);

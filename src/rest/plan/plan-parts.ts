@@ -67,7 +67,7 @@ const WHERE_METHOD_APPLIES: Record<Exclude<RestMethod, 'update' | 'delete' | 'va
   entityset: 'it stores a selection, /rest/{dataClass}?$method=entityset (with $filter, $orderby) or /rest/{dataClass}/$entityset/{id}?$method=entityset',
   release: 'it releases a stored set, /rest/{dataClass}/$entityset/{id}?$method=release',
   subentityset: 'it stores the entities of a 1→N relation, /rest/{dataClass}({key})/{relation}?$method=subentityset, or pages a set, /rest/{dataClass}/$entityset/{id}?$method=subentityset',
-  watch: 'it streams the changes of a query or an entity, GET /rest/{dataClass}?$filter=…&$method=watch or /rest/{dataClass}({key})?$method=watch',
+  watch: 'it streams the changes of a query, an entity or an entity set, GET /rest/{dataClass}?$filter=…&$method=watch, /rest/{dataClass}({key})?$method=watch or /rest/{dataClass}/$entityset/{id}?$method=watch',
 };
 
 /** Deferred URIs carry ?$expand=<relation>; once the relation is followed, that $expand is spent. */

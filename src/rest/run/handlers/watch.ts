@@ -1,5 +1,5 @@
-// $method=watch (issue 36): the changes of a query's entities, or of one entity, as Server-Sent
-// Events. The core's change feed (datastore/live/change-feed.ts) tells which entities of the
+// $method=watch (issue 36): the changes of a query's entities, of one entity, or of an entity
+// set's members (with an optional $filter), as Server-Sent Events. The core's change feed (datastore/live/change-feed.ts) tells which entities of the
 // dataclass changed, with their stamps; each batch is judged here as the watcher's session sees
 // it at that moment — a fresh scope (its privileges now, restrict(), attribute permissions), the
 // stream's filter — by reading the changed entities through the core, so that:
@@ -20,7 +20,7 @@
 import { PassThrough } from 'node:stream';
 import { HEARTBEAT_MS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { type ChangeBatch, type DataClassCore, type Entity, queryWith, type Session, sessionInternals, type Subscription } from '../../../datastore/index.js';
+import { type Change, type ChangeBatch, type DataClassCore, type Entity, queryWith, type Session, sessionInternals, type Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import { INTEGER_TYPES } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';
@@ -35,6 +35,9 @@ type WatchAction = Extract<Action, { kind: 'watch' }>;
 const FAILED = 'event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n';
 
 /** The last event of a stream whose session ended: the client logs in again, then watches anew. */
+/** The last event of a stream whose set is gone: the client makes it again (or reads its query), then watches anew. */
+const SET_GONE = 'event: reset\ndata: {"reason":"the entity set was released or expired"}\n\n';
+
 const SESSION_ENDED = 'event: reset\ndata: {"reason":"the session ended (logged out, expired or replaced by a login)"}\n\n';
 
 /** Streams open now, in all and per caller (a session, else an address): past them 429. */
@@ -56,6 +59,8 @@ export async function watch(scope: Scope, action: WatchAction): Promise<RestResp
   projectionFor(dc.model, action.shape, scope);
   // (one entity: its key, whatever named it; the feed's changes of the others are not its)
   const only = action.target.kind === 'entity' ? String((await findEntity(scope, dc, action.target.selector)).getKey()) : undefined;
+  // (a set: it exists, it is the session's and of this dataclass — 1802 otherwise)
+  if (action.target.kind === 'set') await setsOf(scope).get(action.target.id, dc.name);
   if (only === undefined) await selectionOf(scope, action, undefined).first();
   const now = await scope.ds.getGlobalStamp();
   if (action.since !== undefined && action.since > now) throw new DatasetError('INVALID_HEADER', `Last-Event-ID ${action.since} is past this server's global stamp (${now}): it names no event this datastore sent`);
@@ -86,6 +91,7 @@ function selectionOf(scope: Scope, action: WatchAction, keys: readonly unknown[]
   const { dc } = action;
   const base = keys === undefined ? dc.selectWhere(null, scope.access) : setsOf(scope).members(dc, keyList(dc, keys));
   if (action.target.kind === 'entity') return base;
+  // (a set's members: the changed keys were kept to them already, see members())
   const { filter, params } = action.target.narrowing;
   return filter ? queryWith(base, filter, params, scope.visible) : base;
 }
@@ -122,6 +128,8 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
   const heartbeat = setInterval(() => {
     send(': heartbeat\n\n');
     void liveSession(scope).then((s) => s ?? end(SESSION_ENDED), () => undefined);
+    // (a watched set is in use: its lifetime starts again, as at a read of it)
+    if (action.target.kind === 'set') void setsOf(scope).find(action.target.id).then(undefined, () => undefined);
   }, HEARTBEAT_MS);
   heartbeat.unref();
   body.on('close', () => end());
@@ -167,6 +175,23 @@ async function liveSession(scope: Scope): Promise<Session | undefined> {
   return now.id === scope.session.id ? now : undefined;
 }
 
+/**
+ * The changes of a set's members (a set keeps the entities it was made of: no other enters it),
+ * or undefined when the set is gone (released, expired): the stream ends.
+ */
+async function members(scope: Scope, id: string, dc: DataClassCore, changes: readonly Change[]): Promise<readonly Change[] | undefined> {
+  const set = await setsOf(scope).find(id);
+  if (!set || set.dataClass !== dc.name) return undefined;
+  const changed = new Set(changes.map((c) => String(c.key)));
+  const kept = new Set<string>();
+  // (one pass over the set's keys: a batch is small, a set may be large)
+  for (const key of set.keys) {
+    const text = String(key);
+    if (changed.has(text)) kept.add(text);
+  }
+  return changes.filter((c) => kept.has(String(c.key)));
+}
+
 /** One batch of changes, as the watcher sees them now: its events, in stamp order. */
 async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void, end: (last?: string) => void): Promise<void> {
   if (batch.changes.length === 0) return;
@@ -174,7 +199,9 @@ async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send:
   if (!session) return end(SESSION_ENDED);
   // the session as it is now: its privileges, its row filters (and a budget of its own)
   const now = scopeFor(scope.services, scope.request, session);
-  const saved = batch.changes.filter((c) => !c.dropped).map((c) => c.key);
+  const changes = action.target.kind === 'set' ? await members(now, action.target.id, action.dc, batch.changes) : batch.changes;
+  if (!changes) return end(SET_GONE);
+  const saved = changes.filter((c) => !c.dropped).map((c) => c.key);
   const shown = new Map<string, Entity>();
   if (saved.length > 0) {
     try {
@@ -185,7 +212,6 @@ async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send:
       if (!(e instanceof DatasetError) || (e.status !== 401 && e.status !== 403)) throw e;
     }
   }
-  const { changes } = batch;
   for (let i = 0; i < changes.length; i++) {
     const c = changes[i];
     const id = i === changes.length - 1 || changes[i + 1].stamp !== c.stamp ? `id: ${c.stamp}\n` : '';
