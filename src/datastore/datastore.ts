@@ -20,6 +20,7 @@ import type { CalculatedDefinition } from './entities/calculated.js';
 import { DataClass } from './dataclass.js';
 import { DataClassCore } from './dataclass-core.js';
 import { ChangeFeed } from './live/change-feed.js';
+import { WebhookCursors } from './live/webhook-cursors.js';
 import type { CoreView } from './core-types.js';
 import { DatabaseEntitySetStore } from './sets/database-set-store.js';
 import type { EntitySetStore } from './sets/entity-set-store.js';
@@ -68,6 +69,8 @@ export interface Core extends CoreView {
   readonly policy: Policy;
   /** the changes of the dataclasses that track them, for the live streams */
   readonly changes: ChangeFeed;
+  /** where each webhook's receiver is, and which instance delivers it */
+  readonly webhooks: WebhookCursors;
   /**
    * The settled global stamp (readSettledGlobalStamp), where an answer's stamp must be read so to
    * be one a sync may resume from: a datastore that tracks changes, on an engine whose plain
@@ -127,6 +130,7 @@ export class Datastore {
       get policy() { return policyOf(); },
       // (made at the first use: most datastores track nothing, or have no one watching)
       get changes() { return (changes ??= new ChangeFeed(core)); },
+      webhooks: new WebhookCursors(storage),
       settledStamp: () => (settles ? readSettledGlobalStamp(storage) : undefined),
       accessFor: (session) => accessFor(core, session),
       root: { reader: storage, restrict: null, grants: Policy.ALL },

@@ -1,7 +1,7 @@
 // The internal tables (`__dataset_…`): their names and their creation, with the columns and
 // indexes added since their first version, so that a database made by an older version is
 // brought in line by the schema sync. The statements on each table are the other files of this
-// folder (meta.ts, global-stamp.ts, query-paths.ts, files.ts, sessions.ts, locks.ts), so that the
+// folder (meta.ts, global-stamp.ts, query-paths.ts, files.ts, sessions.ts, locks.ts, webhooks.ts), so that the
 // core calls functions rather than writing SQL for them; entity tables are the compiler's
 // (sql/compiler/). Where engines differ (the global stamp, the schema lock, the catalog), the
 // dialect gives the SQL.
@@ -29,6 +29,8 @@ export const SESSION_TABLE = '__dataset_sessions';
 export const LOGIN_FAILURE_TABLE = '__dataset_login_failures';
 /** Pessimistic entity locks (datastore/sessions/locks.ts, REST's $lock): one row a locked entity, held by a session's id. */
 export const LOCK_TABLE = '__dataset_locks';
+/** The webhooks' cursors and leases (webhooks.ts): one row a webhook of webhooks.json. */
+export const WEBHOOK_TABLE = '__dataset_webhooks';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
@@ -51,6 +53,7 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_id`)} ON ${q(SESSION_TABLE)} (${q('id')})`,
     `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.types.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
     `CREATE INDEX IF NOT EXISTS ${q(`${LOCK_TABLE}_session`)} ON ${q(LOCK_TABLE)} (${q('session')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(WEBHOOK_TABLE)} (${q('name')} TEXT PRIMARY KEY, ${q('stamp')} ${d.types.bigint} NOT NULL, ${q('owner')} TEXT NOT NULL, ${q('leaseUntil')} ${d.types.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.schema.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are

@@ -1,8 +1,7 @@
 // $method=watch (issue 36): the changes of a query's entities, of one entity, or of an entity
-// set's members (with an optional $filter), as Server-Sent Events. The core's change feed (datastore/live/change-feed.ts) tells which entities of the
-// dataclass changed, with their stamps; each batch is judged here as the watcher's session sees
-// it at that moment — a fresh scope (its privileges now, restrict(), attribute permissions), the
-// stream's filter — by reading the changed entities through the core, so that:
+// set's members (with an optional $filter), as Server-Sent Events. The core's change feed
+// (datastore/live/change-feed.ts) tells which entities of the dataclass changed; each batch is
+// judged as the watcher's session sees it at that moment (../change-events.ts), so that:
 //   event: entity, data: the entity as a read of the URL with the same $attributes shows it,
 //     when it is (still, or newly) in what the watcher sees;
 //   event: remove, data: {"__KEY": …}, when it is not (dropped, left the filter, or hidden from
@@ -20,13 +19,13 @@
 import { PassThrough } from 'node:stream';
 import { HEARTBEAT_MS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { type Change, type ChangeBatch, type DataClassCore, type Entity, queryWith, type Session, sessionInternals, type Subscription } from '../../../datastore/index.js';
+import type { ChangeBatch, Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
-import { INTEGER_TYPES } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';
-import { entityBody, projectionFor } from '../../present/present.js';
+import { projectionFor } from '../../present/present.js';
 import type { RestResponse } from '../../present/response.js';
-import { scopeFor, setsOf, type Scope } from '../../scope/scope.js';
+import { setsOf, type Scope } from '../../scope/scope.js';
+import { changeEvents, liveSession, replayLost, selectionOf } from '../change-events.js';
 import { findEntity } from '../collections.js';
 
 type WatchAction = Extract<Action, { kind: 'watch' }>;
@@ -86,20 +85,6 @@ function leave(caller: string): void {
   else open.byCaller.set(caller, mine);
 }
 
-/** The entities the watch shows among `keys` (all of its query without them), as `scope` sees them. */
-function selectionOf(scope: Scope, action: WatchAction, keys: readonly unknown[] | undefined) {
-  const { dc } = action;
-  const base = keys === undefined ? dc.selectWhere(null, scope.access) : setsOf(scope).members(dc, keyList(dc, keys));
-  if (action.target.kind === 'entity') return base;
-  // (a set's members: the changed keys were kept to them already, see members())
-  const { filter, params } = action.target.narrowing;
-  return filter ? queryWith(base, filter, params, scope.visible) : base;
-}
-
-function keyList(dc: DataClassCore, keys: readonly unknown[]) {
-  return INTEGER_TYPES.has(dc.model.key.type) ? Float64Array.from(keys as number[]) : keys.map(String);
-}
-
 function stream(scope: Scope, action: WatchAction, now: number, only: string | undefined): RestResponse {
   const body = new PassThrough();
   let ended = false;
@@ -151,76 +136,10 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
   return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
 }
 
-/**
- * Whether what changed since `since` may be gone: __DeletedRecords is bounded (model.json's
- * deletedRecordsRetention) and keeps no drop as old as `since`.
- */
-async function replayLost(scope: Scope, since: number): Promise<boolean> {
-  const keep = scope.ds.model.deletedRecordsRetention;
-  const deleted = scope.ds.model.deletedRecords;
-  if (!keep || !deleted) return false;
-  if (keep.stamps !== undefined) return since < (await scope.ds.getGlobalStamp()) - keep.stamps;
-  const oldest = await scope.ds.dataClass(deleted.name)?.all().min('__Stamp');
-  return typeof oldest === 'number' && oldest > since + 1;
-}
-
-/**
- * The watcher's session as it stands now (a stored one read again: its privileges as another
- * request may have changed them), or undefined once it has ended — logged out, expired, replaced
- * by a login's new one — which ends the stream.
- */
-async function liveSession(scope: Scope): Promise<Session | undefined> {
-  if (!sessionInternals.stored(scope.session)) return scope.session;
-  const now = await scope.core.sessions.open(sessionInternals.token(scope.session));
-  return now.id === scope.session.id ? now : undefined;
-}
-
-/**
- * The changes of a set's members (a set keeps the entities it was made of: no other enters it),
- * or undefined when the set is gone (released, expired): the stream ends.
- */
-async function members(scope: Scope, id: string, dc: DataClassCore, changes: readonly Change[]): Promise<readonly Change[] | undefined> {
-  const set = await setsOf(scope).find(id);
-  if (!set || set.dataClass !== dc.name) return undefined;
-  const changed = new Set(changes.map((c) => String(c.key)));
-  const kept = new Set<string>();
-  // (one pass over the set's keys: a batch is small, a set may be large)
-  for (const key of set.keys) {
-    const text = String(key);
-    if (changed.has(text)) kept.add(text);
-  }
-  return changes.filter((c) => kept.has(String(c.key)));
-}
-
-/** One batch of changes, as the watcher sees them now: its events, in stamp order. */
+/** One batch of changes, as the watcher's session sees them now, sent as events; the stream ends when the session did, or the set went. */
 async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void, end: (last?: string) => void): Promise<void> {
-  if (batch.changes.length === 0) return;
-  const session = await liveSession(scope);
-  if (!session) return end(SESSION_ENDED);
-  // the session as it is now: its privileges, its row filters (and a budget of its own)
-  const now = scopeFor(scope.services, scope.request, session);
-  const changes = action.target.kind === 'set' ? await members(now, action.target.id, action.dc, batch.changes) : batch.changes;
-  if (!changes) return end(SET_GONE);
-  const saved = changes.filter((c) => !c.dropped).map((c) => c.key);
-  const shown = new Map<string, Entity>();
-  if (saved.length > 0) {
-    try {
-      for (const e of await selectionOf(now, action, saved).toArray()) shown.set(String(e.getKey()), e);
-    } catch (e) {
-      // the session may no longer read the dataclass (or its filter's attributes): it sees nothing
-      // of it; any other failure (the database busy, gone) is no reason to remove anything
-      if (!(e instanceof DatasetError) || (e.status !== 401 && e.status !== 403)) throw e;
-    }
-  }
-  for (let i = 0; i < changes.length; i++) {
-    const c = changes[i];
-    const id = i === changes.length - 1 || changes[i + 1].stamp !== c.stamp ? `id: ${c.stamp}\n` : '';
-    const entity = c.dropped ? undefined : shown.get(String(c.key));
-    if (entity) {
-      const shape = action.shape;
-      const data = (await entityBody(now, entity, shape)) as Record<string, unknown>;
-      if (action.target.kind === 'query') delete data.__entityModel;
-      send(`event: entity\n${id}data: ${JSON.stringify(data)}\n\n`);
-    } else send(`event: remove\n${id}data: ${JSON.stringify({ [WIRE.KEY]: String(c.key) })}\n\n`);
-  }
+  const told = await changeEvents(scope, action, batch.changes);
+  if (told === 'session ended') return end(SESSION_ENDED);
+  if (told === 'set gone') return end(SET_GONE);
+  for (const e of told) send(`event: ${e.event}\n${e.id === undefined ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e.data)}\n\n`);
 }
