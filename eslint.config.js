@@ -49,7 +49,8 @@ function layerPatterns(folder, i, layer) {
  * datastore and its dataclasses, are what every part works on). A part never imports the folder's
  * index.ts (the surface is for the layers above).
  */
-const STAGES = ['scope', 'request', 'plan', 'present', 'openapi', 'run'];
+// (webhooks is no stage of a request: it delivers the watches of webhooks.json, made of them all)
+const STAGES = ['scope', 'request', 'plan', 'present', 'openapi', 'run', 'webhooks'];
 const PARTS = {
   // the stages of a request, in order: each may import those before it
   rest: { root: false, parts: Object.fromEntries(STAGES.map((stage, i) => [stage, { imports: STAGES.slice(0, i) }])) },

@@ -335,3 +335,15 @@ export const MAX_WATCH_STREAMS_PER_CALLER = 20;
 export const MAX_WATCH_BUFFER_BYTES = 1024 * 1024;
 /** A comment on an idle watch stream this often (ms), so that proxies and clients know it lives. */
 export const HEARTBEAT_MS = 15_000;
+/** A webhook's lease: the instance delivering it renews it every WEBHOOK_LEASE_RENEW_MS; another takes over once it has run out. */
+export const WEBHOOK_LEASE_MS = 20_000;
+export const WEBHOOK_LEASE_RENEW_MS = 5_000;
+/** One delivery's time to be answered (a receiver slower than that is retried). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** The events of one delivery, at most (the changes of one stamp are never split: one stamp may make more). */
+export const WEBHOOK_EVENTS_PER_DELIVERY = 100;
+/** The changes a webhook holds in memory while its receiver is slow or down: past them it lets go and reads them again from the data later. */
+export const WEBHOOK_MAX_QUEUED_CHANGES = 10_000;
+/** The retry delays of a delivery: doubling from the first to the last, then the last again, for as long as it takes. */
+export const WEBHOOK_RETRY_FIRST_MS = 1_000;
+export const WEBHOOK_RETRY_LAST_MS = 5 * 60_000;

@@ -5,7 +5,7 @@
 // services `limits` and `functions`, openProject `project` and `datastore`. Nothing below
 // applies a default again.
 
-import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_LOCKS_PER_SESSION, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_SETS_PER_SESSION, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, UPLOAD_PROGRESS } from './limits.js';
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_CONNECTIONS_PER_ADDRESS, DEFAULT_CONVERSIONS_PER_CLIENT, DEFAULT_FUNCTION_TIMEOUT_MS, DEFAULT_LOCKS_PER_SESSION, DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_ANSWERS_IN_FLIGHT, DEFAULT_MAX_BATCH_ENTITIES, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UPLOAD_BYTES, DEFAULT_PENDING_UPLOAD_BYTES_PER_CLIENT, DEFAULT_PENDING_UPLOADS_PER_CLIENT, DEFAULT_QUEUED_CONVERSIONS, DEFAULT_REQUESTS_PER_MINUTE, DEFAULT_SEND_TIMEOUT_MS, DEFAULT_SETS_PER_SESSION, MAX_BODY_SIZE, MAX_INLINED_ENTITIES, MAX_PAGE_SIZE, UPLOAD_PROGRESS, WEBHOOK_LEASE_MS, WEBHOOK_LEASE_RENEW_MS, WEBHOOK_RETRY_FIRST_MS, WEBHOOK_RETRY_LAST_MS, WEBHOOK_TIMEOUT_MS } from './limits.js';
 
 /** The HTTP server's own (Fastify, the guards, the plugins around the routes). */
 export interface HttpSettings {
@@ -56,6 +56,17 @@ export interface LimitSettings {
   readonly locksPerSession: number;
   /** image conversions ($imageformat) waiting, everyone's, and running or waiting, one client's */
   readonly conversions: { readonly queued: number; readonly perClient: number };
+  /** the webhooks' timing (webhooks.json): retry delays, lease, a delivery's time limit */
+  readonly webhooks: WebhookTiming;
+}
+
+/** How webhooks are delivered in time (config/limits.ts WEBHOOK_*): tests and embedders may shorten them. */
+export interface WebhookTiming {
+  readonly retryFirstMs: number;
+  readonly retryLastMs: number;
+  readonly leaseMs: number;
+  readonly renewMs: number;
+  readonly timeoutMs: number;
 }
 
 /** Functions called over REST. */
@@ -143,6 +154,8 @@ export interface ServerOptionValues {
   readonly locksPerSession?: number;
   /** image conversions ($imageformat) waiting, everyone's, and running or waiting, one client's */
   readonly conversions?: { readonly queued: number; readonly perClient: number };
+  /** the webhooks' timing (default: config/limits.ts WEBHOOK_*) */
+  readonly webhookTiming?: Partial<WebhookTiming>;
   /** serve the Data Explorer at /$explorer (default true) */
   readonly explorer?: boolean;
   /** serve Prometheus metrics at /metrics (default false) */
@@ -185,6 +198,7 @@ export function serverSettings(o: ServerOptionValues): ServerSettings {
       setsPerSession: o.setsPerSession ?? DEFAULT_SETS_PER_SESSION,
       locksPerSession: o.locksPerSession ?? DEFAULT_LOCKS_PER_SESSION,
       conversions: o.conversions ?? { queued: DEFAULT_QUEUED_CONVERSIONS, perClient: DEFAULT_CONVERSIONS_PER_CLIENT },
+      webhooks: { retryFirstMs: WEBHOOK_RETRY_FIRST_MS, retryLastMs: WEBHOOK_RETRY_LAST_MS, leaseMs: WEBHOOK_LEASE_MS, renewMs: WEBHOOK_LEASE_RENEW_MS, timeoutMs: WEBHOOK_TIMEOUT_MS, ...o.webhookTiming },
     },
     functions: {
       timeoutMs: o.functionTimeoutMs ?? DEFAULT_FUNCTION_TIMEOUT_MS,

@@ -2,7 +2,7 @@
 // and status, their latency, function time-outs, the entity sets held (and their members), the
 // uploads waiting for an entity, callers waiting for the database, and the process's own
 // (CPU, memory, event-loop delay, GC: prom-client's default metrics), the answers being sent and
-// the bytes they hold (rest/scope/answer-flight.ts).
+// the bytes they hold (rest/scope/answer-flight.ts), the webhooks' deliveries (rest/webhooks/).
 //
 // Like /health, the route answers whatever the Host header names (a scraper names the instance
 // by its address) and needs no session: expose the port to the monitoring network only. With
@@ -17,6 +17,7 @@ import { plannedKind } from '../rest/pipeline.js';
 import { REST_PREFIX } from '../rest/request/constants.js';
 import { SECURITY_HEADERS } from '../rest/present/response.js';
 import type { AnswerFlight } from '../rest/scope/answer-flight.js';
+import { webhookStates, type WebhookState } from '../rest/webhooks/webhooks.js';
 import { askSupervisor, isOneOfSeveral, shareWithSupervisor } from './cluster-metrics.js';
 
 export const METRICS_PATH = '/metrics';
@@ -74,6 +75,24 @@ export async function metricsRoutes(app: FastifyInstance, ds: Datastore, log: Lo
       this.set(core.storage.waiting());
     },
   });
+
+  // the webhooks (webhooks.json): each delivered by one instance (the lease's holder), whose numbers these are
+  if (core.webhooks.configured.length > 0) {
+    const labelNames = ['webhook'];
+    const each = (set: (s: WebhookState) => void) => {
+      for (const s of webhookStates(ds)) set(s);
+    };
+    new Gauge({ name: 'dataset_rest_webhook_delivering', help: 'Whether this instance delivers the webhook now (it holds its lease): 1 on one instance of all.', labelNames, registers,
+      collect() { each((s) => this.set({ webhook: s.name }, s.delivering ? 1 : 0)); } });
+    new Gauge({ name: 'dataset_rest_webhook_stamp', help: 'The stamp up to which the webhook\'s receiver has every change (its cursor).', labelNames, registers, aggregator: 'max',
+      collect() { each((s) => this.set({ webhook: s.name }, s.stamp)); } });
+    new Gauge({ name: 'dataset_rest_webhook_pending_changes', help: 'Changes read and not yet delivered to the webhook\'s receiver.', labelNames, registers,
+      collect() { each((s) => this.set({ webhook: s.name }, s.pending)); } });
+    new Gauge({ name: 'dataset_rest_webhook_deliveries', help: 'Deliveries since this instance started: taken by the receiver (a 2xx), and attempts that failed (each retried).', labelNames: ['webhook', 'outcome'], registers,
+      collect() { each((s) => { this.set({ webhook: s.name, outcome: 'delivered' }, s.delivered); this.set({ webhook: s.name, outcome: 'failed' }, s.failed); }); } });
+    new Gauge({ name: 'dataset_rest_webhook_failing', help: 'Attempts that failed in a row since the last delivery taken (0: the receiver takes them).', labelNames, registers,
+      collect() { each((s) => this.set({ webhook: s.name }, s.failing)); } });
+  }
 
   if (answers) {
     new Gauge({

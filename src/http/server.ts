@@ -12,6 +12,7 @@ import { createLogger, type Logger } from '../util/log.js';
 import { explorerRoutes } from '../explorer/routes.js';
 import { healthRoutes } from './health.js';
 import { metricsRoutes } from './metrics.js';
+import { startWebhooks } from '../rest/webhooks/webhooks.js';
 import { allowOnPreflight, compression, optionsRoute } from './conventions.js';
 import { refusedBeforeBody } from '../rest/pipeline.js';
 import { clientError, errorHandler, frameworkError, restRoutes } from '../rest/plugin.js';
@@ -109,6 +110,9 @@ export async function serverWith(ds: Datastore, settings: ServerSettings, log: L
   if (http.metrics) await metricsRoutes(app, ds, log, services.answers);
   await (await import('../rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard);
+  // the project's webhooks (webhooks.json): delivered while the server runs, given up when it closes
+  const stopWebhooks = await startWebhooks(services, log);
+  app.addHook('onClose', async () => stopWebhooks());
   if (http.explorer) await explorerRoutes(app, guard, log);
   // Expect: 100-continue — an upload the request stage refuses (announced past the limit, bad options) is refused before its body is sent
   app.server.on('checkContinue', (request, response) => {

@@ -1,14 +1,15 @@
 // A project folder: model.json (the datastore definition), data/data.sqlite (the default
 // database; --db names another file, or a PostgreSQL database by URL), optional classes/ and
 // methods/ folders (user classes and project methods, loaded at every start), an optional
-// roles.json (who may do what: without one, everything is open) and an optional seed module
-// (seed.ts or seed.js) run once, when the database is new.
+// roles.json (who may do what: without one, everything is open), an optional webhooks.json (the
+// servers the changes are posted to: webhooks-file.ts) and an optional seed module (seed.ts or
+// seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import { ClassLoadError, lineIn, loadClasses, projectModuleLoader, type ProjectModuleImport } from '../classes/loader.js';
 import { loadProjectMethods } from '../functions/project-methods.js';
-import { Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from '../datastore/datastore.js';
+import { coreOf, Datastore, installPolicy, type DatastoreOptions, type DatastoreWithClasses } from '../datastore/datastore.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from '../functions/catalog.js';
 import { DIRECTORY_HOOKS, type DirectoryHooks } from '../datastore/directory.js';
 import { parseRolesFile, RolesFileError, type KnownResources } from '../permissions/roles-file.js';
@@ -19,6 +20,7 @@ import { lockSchema, readMeta, writeMeta } from '../storage/system-tables/meta.j
 import { syncSchema } from '../storage/schema.js';
 import type { TransactionManager } from '../storage/transactions.js';
 import { withDeadlines } from '../functions/deadlines.js';
+import { readWebhooksFile, WebhooksFileError } from './webhooks-file.js';
 
 export interface ProjectOptions extends DatastoreOptions {
   /** the roles.json to enforce: default DIR/roles.json when it exists; false: none (everything open, for tests and tools) */
@@ -80,6 +82,9 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     // after the classes: roles.json names their functions
     const rolesFile = options.roles === false ? undefined : options.roles ?? join(root, 'roles.json');
     if (rolesFile !== undefined && (options.roles !== undefined || existsSync(rolesFile))) installPolicy(ds, readPolicy(rolesFile, ds));
+    // the servers the changes are posted to (a server started on this datastore delivers them)
+    const hooksFile = join(root, 'webhooks.json');
+    if (existsSync(hooksFile)) coreOf(ds).webhooks.configure(readWebhooks(hooksFile, model));
     // a PostgreSQL database is new until a start has set it up (and seeded it); a SQLite file, when this start made it
     const isNew = created.isNew ?? (await readMeta(storage, SET_UP)) === undefined;
     if (isNew) await setUp(ds, storage, root, importModule);
@@ -89,6 +94,15 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     // afresh; on PostgreSQL the seed's transaction was rolled back, and the next start seeds again.
     await (ds !== undefined ? ds.close() : storage?.close());
     created.remove();
+    throw e;
+  }
+}
+
+function readWebhooks(file: string, model: Parameters<typeof readWebhooksFile>[1]) {
+  try {
+    return readWebhooksFile(file, model);
+  } catch (e) {
+    if (e instanceof WebhooksFileError) throw new ProjectError(e.message);
     throw e;
   }
 }

@@ -9,7 +9,20 @@ import { advanceWebhook, leaseWebhook, readWebhookCursors, releaseWebhook, webho
 export type { WebhookCursorRow as WebhookCursor };
 
 export class WebhookCursors {
+  #configured: readonly WebhookConfig[] = [];
+
   constructor(private readonly storage: Storage) {}
+
+  /** The project's webhooks (webhooks.json): what a server started on this datastore delivers. */
+  get configured(): readonly WebhookConfig[] {
+    return this.#configured;
+  }
+
+  /** Sets the project's webhooks, once, when it opens. */
+  configure(webhooks: readonly WebhookConfig[]): void {
+    if (this.#configured.length > 0) throw new Error('the datastore has its webhooks already');
+    this.#configured = webhooks;
+  }
 
   /** The webhook's cursor, made at `stamp` the first time (a new webhook starts from now). */
   cursor(name: string, stamp: number): Promise<WebhookCursorRow> {
@@ -34,4 +47,22 @@ export class WebhookCursors {
   advance(name: string, owner: string, from: number, stamp: number): Promise<boolean> {
     return advanceWebhook(this.storage, name, owner, from, stamp);
   }
+}
+
+/** One webhook of the project's webhooks.json (project/webhooks-file.ts reads and checks it). */
+export interface WebhookConfig {
+  /** its name: what its cursor, its headers and its metrics are known by */
+  readonly name: string;
+  readonly dataClass: string;
+  /** a $filter (4D's query syntax) and its :n parameters: only the entities it selects are sent (others as `remove`) */
+  readonly filter?: string;
+  readonly params?: readonly unknown[];
+  /** the attributes of each entity sent, as $attributes lists them (default: as a read shows them) */
+  readonly attributes?: string;
+  /** where the changes are POSTed */
+  readonly url: string;
+  /** what signs each body (HMAC-SHA256), as X-Dataset-Rest-Signature */
+  readonly secret: string;
+  /** the privileges the webhook reads with (default none: what a guest may read) */
+  readonly privileges: readonly string[];
 }

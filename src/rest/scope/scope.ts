@@ -5,7 +5,7 @@
 
 import { type Access, bothVisible, type Core, coreOf, type DataClassCore, type Datastore, inSnapshot as coreSnapshot, readableBy, type Session, sessionInternals, sessionSets, type SessionSets, type UploadQuota } from '../../datastore/index.js';
 import { PENDING_UPLOADS_TOTAL } from '../../config/limits.js';
-import type { ServerSettings } from '../../config/settings.js';
+import type { ServerSettings, WebhookTiming } from '../../config/settings.js';
 import { ConversionQueue } from './conversions.js';
 import { LoginThrottle, RequestQuota } from './quotas.js';
 import { AnswerFlight, type SendTimeoutReport } from './answer-flight.js';
@@ -36,6 +36,8 @@ export interface Services {
   readonly maxAnswerBytes: number;
   /** the most entities one $method=update or validate may carry (--max-batch-entities) */
   readonly maxBatchEntities: number;
+  /** how the project's webhooks are delivered in time (rest/webhooks/) */
+  readonly webhookTiming: WebhookTiming;
   /** the uploads that may wait for an entity at once, per client and in all */
   readonly uploadQuota: UploadQuota;
   /** the session cookie: 4DSID_<project name>, Secure when asked (or the request came over TLS) */
@@ -122,6 +124,7 @@ export function servicesFor(ds: Datastore, { limits, functions, http }: ServerSe
     exposeErrors: functions.exposeErrors,
     maxUploadBytes: limits.maxUploadBytes,
     maxPageSize: limits.maxPageSize,
+    webhookTiming: limits.webhooks,
     maxInlinedEntities: limits.maxInlinedEntities,
     maxAnswerBytes: limits.maxAnswerBytes,
     maxBatchEntities: limits.maxBatchEntities,
