@@ -15,29 +15,10 @@ import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { buildServer } from '../../src/http/server.js';
 import { openProject } from '../../src/project/open.js';
 import { tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
+import { LIVE_MODEL, LIVE_ROLES } from '../support/live-project.js';
 
-const KEY = { name: 'ID', type: 'long', identifying: true, autoincrement: true };
-const MODEL = {
-  name: 'Live',
-  dataClasses: [
-    { name: 'Item', trackChanges: true, attributes: [KEY, { name: 'name', type: 'string' }, { name: 'price', type: 'number' }, { name: 'cost', type: 'number' }] },
-    { name: 'Plain', attributes: [KEY, { name: 'name', type: 'string' }] },
-  ],
-};
-// a guest may do anything but read Item.cost
-const ROLES = {
-  privileges: [{ privilege: 'books', includes: [] }],
-  roles: [],
-  permissions: {
-    allowed: [
-      { applyTo: 'ds', type: 'datastore', read: ['guest'], create: ['guest'], update: ['guest'], drop: ['guest'], execute: ['guest'] },
-      { applyTo: 'Item.cost', type: 'attribute', read: ['books'] },
-    ],
-  },
-  restrictedByDefault: false,
-  forceLogin: false,
-};
-
+const MODEL = LIVE_MODEL;
+const ROLES = LIVE_ROLES;
 interface SseEvent { event: string; id?: string; data: Record<string, unknown> }
 
 /** A watch stream read as it comes: its events, and a way to wait for the next ones. */

@@ -260,8 +260,8 @@ export class WebhookDeliverer {
     await this.#retrying(async () => {
       const timeout = AbortSignal.timeout(this.#services.webhookTiming.timeoutMs);
       const res = await fetch(hook.url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.any([this.#abort.signal, timeout]) });
-      // (the answer's body is not wanted: read off, so the connection is free again)
-      await res.arrayBuffer().catch(() => undefined);
+      // (the answer's body is not wanted, and may be of any size: let go of it unread)
+      await res.body?.cancel().catch(() => undefined);
       if (res.status < 200 || res.status > 299) throw new Error(`${hook.url} answered ${res.status}`);
     });
     this.state.delivered++;
