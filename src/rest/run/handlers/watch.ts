@@ -17,7 +17,7 @@
 // heartbeat).
 
 import { PassThrough } from 'node:stream';
-import { HEARTBEAT_MS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
+import { HEARTBEAT_MS, MAX_WATCHED_SET_MEMBERS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
 import type { ChangeBatch, Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
@@ -59,7 +59,10 @@ export async function watch(scope: Scope, action: WatchAction): Promise<RestResp
   // (one entity: its key, whatever named it; the feed's changes of the others are not its)
   const only = action.target.kind === 'entity' ? String((await findEntity(scope, dc, action.target.selector)).getKey()) : undefined;
   // (a set: it exists, it is the session's and of this dataclass — 1802 otherwise)
-  if (action.target.kind === 'set') await setsOf(scope).get(action.target.id, dc.name);
+  if (action.target.kind === 'set') {
+    const set = await setsOf(scope).get(action.target.id, dc.name);
+    if (set.keys.length > MAX_WATCHED_SET_MEMBERS) throw new DatasetError('LIMIT_EXCEEDED', `the entity set ${set.id} holds ${set.keys.length} entities; a watch follows a set of ${MAX_WATCHED_SET_MEMBERS} at most: watch the query that made it (/rest/${dc.name}?$filter=…&$method=watch)`);
+  }
   if (only === undefined) await selectionOf(scope, action, undefined).first();
   const now = await scope.ds.getGlobalStamp();
   if (action.since !== undefined && action.since > now) throw new DatasetError('INVALID_HEADER', `Last-Event-ID ${action.since} is past this server's global stamp (${now}): it names no event this datastore sent`);
