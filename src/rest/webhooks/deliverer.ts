@@ -160,16 +160,27 @@ export class WebhookDeliverer {
   /** Holding the lease: from the cursor (made at now for a new webhook), what the receiver missed, then what comes. */
   async #begin(): Promise<void> {
     const [cursor] = await this.#services.core.webhooks.list([this.#hook.name]);
+    // (its row removed by hand: made again, from now, at the next renewal)
+    if (!cursor) {
+      this.#made = false;
+      return;
+    }
     this.#abort = new AbortController();
     this.#active = true;
     this.state.delivering = true;
     this.state.stamp = this.#told = cursor.stamp;
-    if (await replayLost(this.#scope, cursor.stamp)) {
-      const now = await this.#services.ds.getGlobalStamp();
-      this.#log.warn({ webhook: this.#hook.name, stamp: cursor.stamp }, 'webhook: the changes since its cursor are no longer kept (deletedRecordsRetention): its receiver is sent a reset');
-      this.#push({ reset: 'the changes since the last delivery are no longer kept: read again', since: cursor.stamp, upto: now });
-      await this.#subscribe(now);
-    } else await this.#subscribe(cursor.stamp);
+    try {
+      if (await replayLost(this.#scope, cursor.stamp)) {
+        const now = await this.#services.ds.getGlobalStamp();
+        this.#log.warn({ webhook: this.#hook.name, stamp: cursor.stamp }, 'webhook: the changes since its cursor are no longer kept (deletedRecordsRetention): its receiver is sent a reset');
+        this.#push({ reset: 'the changes since the last delivery are no longer kept: read again', since: cursor.stamp, upto: now });
+        await this.#subscribe(now);
+      } else await this.#subscribe(cursor.stamp);
+    } catch (err) {
+      // (not subscribed: begun again at the next renewal, from the cursor)
+      this.#letGo();
+      throw err;
+    }
   }
 
   async #subscribe(since: number): Promise<void> {
