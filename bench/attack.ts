@@ -211,6 +211,7 @@ async function runEngine(engine: Engine, cases: readonly AttackCase[], flags: re
   const runCase = async (c: AttackCase): Promise<CaseReport> => {
     const clients: Client[] = [];
     const extra: AttackServer[] = [];
+    const stoppedByCase = new Set<AttackServer>();
     const attacked = server;
     const ctx: CaseContext = {
       engine, short: options.short, server: attacked, limits, folder, ...who,
@@ -224,7 +225,8 @@ async function runEngine(engine: Engine, cases: readonly AttackCase[], flags: re
       startServer: async (more, other) => {
         const s = await startAttackServer(engine, other ?? db, [...flags, ...more], `${c.id}'s server (${engine})`);
         extra.push(s);
-        return s;
+        // (one the case stops itself did not die)
+        return { ...s, stop: (graceMs?: number) => (stoppedByCase.add(s), s.stop(graceMs)) };
       },
     };
     const caseStarted = Date.now();
@@ -232,6 +234,8 @@ async function runEngine(engine: Engine, cases: readonly AttackCase[], flags: re
     // a case's own bound: it reports what it saw by then
     const budgetMs = options.short ? 180_000 : 1_800_000;
     let timer: NodeJS.Timeout | undefined;
+    /** whether a server the case started of its own died under it (told before they are stopped) */
+    let ownDied = false;
     try {
       result = await Promise.race([
         c.run(ctx),
@@ -242,10 +246,13 @@ async function runEngine(engine: Engine, cases: readonly AttackCase[], flags: re
     } finally {
       clearTimeout(timer);
       for (const made of clients) made.close();
+      ownDied = extra.some((s) => !s.alive() && !stoppedByCase.has(s));
       for (const s of extra) await s.stop(5000);
     }
-    // (a case that stops the server on purpose says so: its result stands)
-    const died = !attacked.alive() && !c.stopsServer;
+    // (a case that stops the server on purpose says so: its result stands. A background case runs
+    // beside the others, one of which stops the shared server on purpose: it answers for the
+    // servers it started itself)
+    const died = c.background ? ownDied : !attacked.alive() && !c.stopsServer;
     const judges = judgesTimes(options);
     const report: CaseReport = {
       engine, id: c.id, issue: c.issue, finding: c.finding, target: c.target, skipped: result.skipped,
