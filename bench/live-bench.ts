@@ -110,7 +110,7 @@ function printLatency(r: LatencyResult, s: Settings, goalMs: number, figure: str
     `${(w.sent / w.elapsed).toFixed(0)}/s achieved (asked ${s.rate}/s)${w.delayed ? `, ${n0(w.delayed)} times held back (64 in flight, or the key's last write unanswered)` : ''}; ` +
     `a write's own time: p50 ${ms(w.writeLatencies.percentile(50))}, p99 ${ms(w.writeLatencies.percentile(99))}`);
   const missing = r.expected - r.received.entity - r.received.remove;
-  console.log(`  events: ${n0(r.expected)} due (each collection stream one a write — entity or remove —, each entity stream its entity's), ` +
+  console.log(`  events: ${n0(r.expected)} due (a filter's stream one for each write that leaves its entity in the filter or takes it out, the whole dataclass's one a write, an entity's its entity's), ` +
     `${n0(r.received.entity)} entity + ${n0(r.received.remove)} remove received` +
     `${missing > 0 ? `, ${n0(missing)} NOT received ${(r.drainedMs / 1000).toFixed(1)} s after the last write` : `, all of them ${(r.drainedMs / 1000).toFixed(1)} s after the last write`}` +
     `${r.received.other ? `, ${r.received.other} others` : ''}${r.resets ? `, ${r.resets} resets` : ''}${r.closedEarly ? `, ${r.closedEarly} streams ended early` : ''}`);

@@ -7,29 +7,73 @@
 
 import { Latencies, processCpuMs } from '../measure.js';
 import { openStreams, sourceAddress, WatchStream } from './sse.js';
-import { paced, type Owned, type PacedResult } from './writer.js';
+import { paced, seedValues, WORDS, type Owned, type PacedResult, type Written } from './writer.js';
 
-/** The n-th stream's URL path: a mix of filters (a bucket, a price range, a name prefix, two conditions, one entity, the whole dataclass). */
-export function watchPath(dc: string, n: number, keys: readonly string[]): string {
-  const q = (filter: string) => `/rest/${dc}?$filter=${encodeURIComponent(`"${filter}"`)}&$method=watch`;
-  if (n % 100 === 99) return `/rest/${dc}?$method=watch`;
-  const words = ['bolt', 'nut', 'washer', 'screw', 'hinge', 'bracket', 'spring', 'gear', 'valve', 'pulley'];
+/** What the n-th stream watches: its filter as a predicate over an entity's values, one entity, or the whole dataclass. */
+type Watched = { readonly kind: 'filter'; readonly text: string; readonly meets: (v: Values) => boolean } | { readonly kind: 'entity'; readonly key: string } | { readonly kind: 'all' };
+
+interface Values {
+  readonly name: string;
+  readonly bucket: number;
+  readonly price: number;
+}
+
+/** The n-th stream's watch: a mix of filters (a bucket, a price range, a name prefix, two conditions, a bucket range), one entity, the whole dataclass. */
+export function watched(n: number, keys: readonly string[]): Watched {
+  if (n % 100 === 99) return { kind: 'all' };
+  const filter = (text: string, meets: (v: Values) => boolean): Watched => ({ kind: 'filter', text, meets });
   switch (n % 10) {
-    case 0: case 1: case 2: case 3:
-      return q(`bucket = ${n % 100}`);
+    case 0: case 1: case 2: case 3: {
+      const b = n % 100;
+      return filter(`bucket = ${b}`, (v) => v.bucket === b);
+    }
     case 4: case 5: {
       const p = (n * 37) % 950;
-      return q(`price >= ${p} and price < ${p + 50}`);
+      return filter(`price >= ${p} and price < ${p + 50}`, (v) => v.price >= p && v.price < p + 50);
     }
-    case 6:
-      return q(`name begin ${words[n % words.length]}`);
-    case 7:
-      return q(`bucket < ${n % 20} and price > 500`);
+    case 6: {
+      const w = WORDS[n % WORDS.length];
+      return filter(`name begin ${w}`, (v) => v.name.startsWith(w));
+    }
+    case 7: {
+      const b = n % 20;
+      return filter(`bucket < ${b} and price > 500`, (v) => v.bucket < b && v.price > 500);
+    }
     case 8:
-      return `/rest/${dc}(${keys[n % keys.length]})?$method=watch`;
-    default:
-      return q(`bucket >= ${n % 95} and bucket < ${(n % 95) + 5}`);
+      return { kind: 'entity', key: keys[n % keys.length] };
+    default: {
+      const b = n % 95;
+      return filter(`bucket >= ${b} and bucket < ${b + 5}`, (v) => v.bucket >= b && v.bucket < b + 5);
+    }
   }
+}
+
+/** The n-th stream's URL path (see watched()). */
+export function watchPath(dc: string, n: number, keys: readonly string[]): string {
+  const w = watched(n, keys);
+  if (w.kind === 'all') return `/rest/${dc}?$method=watch`;
+  if (w.kind === 'entity') return `/rest/${dc}(${w.key})?$method=watch`;
+  return `/rest/${dc}?$filter=${encodeURIComponent(`"${w.text}"`)}&$method=watch`;
+}
+
+/**
+ * The events the writes of `log` cause at a stream watching `w`, the entities' values before
+ * them given by `initial`: an entity event for a write that leaves the entity in the selection, a
+ * remove for one that takes it out (a stream is told nothing of an entity that stays out).
+ */
+export function eventsDue(w: Watched, log: readonly Written[], initial: ReadonlyMap<string, Values>): number {
+  let due = 0;
+  const now = new Map(initial);
+  for (const write of log) {
+    if (!write.ok) continue;
+    const before = now.get(write.key) as Values;
+    const after = { ...before, bucket: write.bucket, price: write.price };
+    now.set(write.key, after);
+    if (w.kind === 'all') due++;
+    else if (w.kind === 'entity') due += w.key === write.key ? 1 : 0;
+    else due += w.meets(after) || w.meets(before) ? 1 : 0;
+  }
+  return due;
 }
 
 /** What the streams received: each event's stamp and arrival time (typed arrays: millions of them). */
@@ -105,19 +149,10 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
     const before = cpu();
     const started = performance.now();
     const writes = await paced(r.writeOrigin, r.dc, r.entities, r.rate, r.seconds, sentAt);
-    // what every stream should get: a collection stream an event a write (its stamp: every stamp
-    // since the streams opened is one of these writes), an entity's stream the writes of its entity
-    const perKey = new Map<string, number>();
-    for (let i = 0; i < writes.sent; i++) {
-      // (paced writes take the entities in turn: the i-th write is of entities[i % length])
-      const k = keys[i % keys.length];
-      perKey.set(k, (perKey.get(k) ?? 0) + 1);
-    }
+    // what every stream should get (eventsDue): the entities' values before the writes are the seed's
+    const initial = new Map(r.entities.map((e, i) => [e.key, seedValues(i) as unknown as Values]));
     let expected = 0;
-    for (let n = 0; n < r.streams; n++) {
-      const one = /\(([^)]+)\)\?/.exec(watchPath(r.dc, n, keys))?.[1];
-      expected += one === undefined ? writes.ok : (perKey.get(one) ?? 0);
-    }
+    for (let n = 0; n < r.streams; n++) expected += eventsDue(watched(n, keys), writes.log, initial);
     const drainStart = performance.now();
     while (receipts.entity + receipts.remove < expected && performance.now() - drainStart < r.drainMs) await new Promise((resolve) => setTimeout(resolve, 50));
     const drainedMs = performance.now() - drainStart;

@@ -17,7 +17,7 @@ interface Answer {
   readonly __GlobalStamp?: number;
 }
 
-const WORDS = ['bolt', 'nut', 'washer', 'screw', 'hinge', 'bracket', 'spring', 'gear', 'valve', 'pulley'];
+export const WORDS = ['bolt', 'nut', 'washer', 'screw', 'hinge', 'bracket', 'spring', 'gear', 'valve', 'pulley'];
 
 /** The n-th seeded entity's values (bucket 0–99, price 0–999.99). */
 export function seedValues(n: number): Record<string, unknown> {
@@ -50,15 +50,29 @@ function next(): number {
 }
 
 /** One update of `e`: a new bucket and price (so it moves in and out of the streams' filters); false when refused. */
-async function update(origin: string, dc: string, e: Owned, onStamp?: (globalStamp: number) => void): Promise<boolean> {
-  const r = await post<Answer>(`${origin}/rest/${dc}?$method=update`, { __KEY: e.key, __STAMP: e.stamp, bucket: next() % 100, price: (next() % 100_000) / 100, sentAt: Date.now() });
+async function update(origin: string, dc: string, e: Owned, onStamp?: (globalStamp: number) => void, log?: Written[]): Promise<boolean> {
+  const values = { bucket: next() % 100, price: (next() % 100_000) / 100 };
+  const written: Written | undefined = log ? { key: e.key, ...values, ok: false } : undefined;
+  if (written) log?.push(written);
+  const r = await post<Answer>(`${origin}/rest/${dc}?$method=update`, { __KEY: e.key, __STAMP: e.stamp, ...values, sentAt: Date.now() });
+  if (written) written.ok = r.status === 200;
   if (r.status !== 200) return false;
   e.stamp = r.json.__STAMP;
   if (r.json.__GlobalStamp !== undefined) onStamp?.(r.json.__GlobalStamp);
   return true;
 }
 
+/** One paced write as it was sent (a key's writes are sent one after another: in this order they apply). */
+export interface Written {
+  readonly key: string;
+  readonly bucket: number;
+  readonly price: number;
+  ok: boolean;
+}
+
 export interface PacedResult {
+  /** every write in the order it was sent */
+  readonly log: readonly Written[];
   readonly sent: number;
   readonly ok: number;
   readonly failed: number;
@@ -77,6 +91,7 @@ export interface PacedResult {
  */
 export async function paced(origin: string, dc: string, entities: Owned[], rate: number, seconds: number, sentAt: Map<number, number>, maxInFlight = 64): Promise<PacedResult> {
   const writeLatencies = new Latencies();
+  const log: Written[] = [];
   const busy = new Set<Owned>();
   let sent = 0;
   let ok = 0;
@@ -102,7 +117,7 @@ export async function paced(origin: string, dc: string, entities: Owned[], rate:
         inFlight++;
         busy.add(e);
         const t = performance.now();
-        all.push(update(origin, dc, e, (stamp) => sentAt.set(stamp, t)).then((good) => {
+        all.push(update(origin, dc, e, (stamp) => sentAt.set(stamp, t), log).then((good) => {
           writeLatencies.add(performance.now() - t);
           if (good) ok++;
           else failed++;
@@ -119,7 +134,7 @@ export async function paced(origin: string, dc: string, entities: Owned[], rate:
     tick();
   });
   await Promise.all(all);
-  return { sent, ok, failed, elapsed: (performance.now() - started) / 1000, writeLatencies, delayed };
+  return { log, sent, ok, failed, elapsed: (performance.now() - started) / 1000, writeLatencies, delayed };
 }
 
 export interface LoopResult {

@@ -11,6 +11,7 @@ export { DataClass } from './dataclass.js';
 export { type DataClassCore, PLAIN } from './dataclass-core.js';
 export { type Core, coreOf, Datastore, readGlobalStamp } from './datastore.js';
 export { type Change, type ChangeBatch, type Subscription } from './live/change-feed.js';
+export { entitiesWithin, type EntityWithin } from './reads/entities-within.js';
 export { type WebhookConfig, type WebhookCursor } from './live/webhook-cursors.js';
 export type { DirectoryHook, DirectoryHooks, DirectoryUser } from './directory.js';
 export { checkTouched, Entity, entityClassOf, relatedKeyOf, staleStamp } from './entities/entity.js';

@@ -68,7 +68,9 @@ export type ColumnSpec =
   /** the datastore's global stamp, as the statement sees it */
   | { readonly kind: 'globalStamp' }
   /** the engine's data version (Dialect.concurrency.dataVersion) as the statement sees it */
-  | { readonly kind: 'dataVersion' };
+  | { readonly kind: 'dataVersion' }
+  /** 1 when the row meets `where`, else 0, as the column `name`: which of several queries hold a row, in one statement (reads/entities-within.ts) */
+  | { readonly kind: 'meets'; readonly where: Condition; readonly name: string };
 
 export interface SelectSpec {
   readonly dataClass: DataClassModel;

@@ -63,6 +63,12 @@ export class ChangeFeed {
   #again = false;
   /** the global stamp the last poll saw: a poll reads the changes only when it moved */
   #polled = -1;
+  /**
+   * The dataclasses this process wrote since the last read (touched()): a wake after a commit
+   * reads theirs only — the streams of the others cost a write nothing. 'all' after a poll saw
+   * the stamp move (another instance's writes: any dataclass), or a subscriber from an earlier stamp.
+   */
+  #dirty: Set<string> | 'all' = new Set();
 
   constructor(core: CoreView, options: { readonly pollMs?: number } = {}) {
     this.#core = core;
@@ -81,7 +87,7 @@ export class ChangeFeed {
     this.#subscribers.add(sub);
     this.#startPolling();
     // (a subscriber from an earlier stamp is told what it missed at once)
-    if (since !== undefined) this.wake();
+    if (since !== undefined) this.wake('all');
     return {
       get stamp() { return sub.stamp; },
       close: () => {
@@ -92,9 +98,18 @@ export class ChangeFeed {
     };
   }
 
-  /** Something may have changed (this process committed a tracked write): the subscribers are told soon. */
-  wake(): void {
+  /** This process writes `dc` (a tracked write, not committed yet): the wake after its commit reads its changes. */
+  touched(dc: DataClassModel): void {
+    if (this.#dirty !== 'all') this.#dirty.add(dc.name);
+  }
+
+  /**
+   * Something may have changed — this process committed a tracked write (the dataclasses it
+   * touched), or, 'all', any dataclass may have: the subscribers are told soon.
+   */
+  wake(what?: 'all'): void {
     if (this.#subscribers.size === 0) return;
+    if (what === 'all') this.#dirty = 'all';
     if (this.#reading) {
       this.#again = true;
       return;
@@ -136,7 +151,7 @@ export class ChangeFeed {
       const now = await readGlobalStamp(this.#core.storage);
       if (now === this.#polled) return;
       this.#polled = now;
-      this.wake();
+      this.wake('all');
     } catch {
       // (the database unreachable for a moment: the next poll tries again)
     }
@@ -148,11 +163,13 @@ export class ChangeFeed {
    * same feed) share one read, and are told together; each subscriber's batches stay in order.
    */
   async #readAll(): Promise<void> {
+    const dirty = this.#dirty;
+    this.#dirty = new Set();
     const upto = await readSettledGlobalStamp(this.#core.storage);
     for (;;) {
       const groups = new Map<string, Subscriber[]>();
       for (const sub of this.#subscribers) {
-        if (sub.closed || sub.stamp >= upto) continue;
+        if (sub.closed || sub.stamp >= upto || (dirty !== 'all' && !dirty.has(sub.dc.name))) continue;
         const key = `${sub.dc.name}\u0000${sub.stamp}`;
         const group = groups.get(key);
         if (group) group.push(sub);
@@ -162,6 +179,11 @@ export class ChangeFeed {
       for (const group of groups.values()) {
         const { dc, stamp: since } = group[0];
         const { changes, reached } = await this.#changes(dc, since, upto);
+        // (nothing changed: the subscribers are told nothing, and are past it)
+        if (changes.length === 0) {
+          for (const sub of group) sub.stamp = reached;
+          continue;
+        }
         const batch: ChangeBatch = { dataClass: dc, since, upto: reached, changes };
         await Promise.all(group.map((sub) => this.#tell(sub, batch)));
       }

@@ -195,7 +195,7 @@ export class BulkInserter {
     const relations = this.#relations(rows);
     return storage.transaction(async () => {
       // a dataclass that tracks its changes: the pass's rows store the stamp it moves to (tracking.ts)
-      this.#globalStamp = this.#dc.model.globalStamp ? await trackedStamp(this.#dc.core, undefined) : undefined;
+      this.#globalStamp = this.#dc.model.globalStamp ? await trackedStamp(this.#dc.core, this.#dc.model, undefined) : undefined;
       const known = this.#foreignKeys.length > 0 && !this.#selfRelation
         ? await knownTargets(this.#dc, Array.from(relations, (r) => r ?? EMPTY), this.#access)
         : undefined;

@@ -25,7 +25,9 @@ export interface TrackedBatch {
 }
 
 /** The stamp a tracked write stores: the batch's, else a new one (the global stamp moved for it). */
-export async function trackedStamp(core: CoreView, batch: TrackedBatch | undefined): Promise<number> {
+export async function trackedStamp(core: CoreView, dc: DataClassModel, batch: TrackedBatch | undefined): Promise<number> {
+  // (the feed reads, at the next wake, the changes of the dataclasses written: not every one followed)
+  core.changes.touched(dc);
   if (batch?.globalStamp !== undefined) return batch.globalStamp;
   const stamp = await bumpTrackedGlobalStamp(core.storage);
   // the live streams of this process hear of it once it commits (other instances, at their next poll)

@@ -92,7 +92,7 @@ export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<Stora
   return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
     // (a tracked dataclass's write moves the global stamp first: it stores the new value)
-    const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
     const { sql, params } = compileInsert(storage.dialect, dc, stampedValues(dc, values, globalStamp), 1, timestamp);
@@ -109,7 +109,7 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
     await checkValues(classCore, values, access, batch?.known);
-    const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, stampedValues(dc, values, globalStamp), timestamp, access.restrict);
@@ -128,7 +128,7 @@ export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, s
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
   return storage.transaction(async () => {
-    const globalStamp = dc.globalStamp ? await trackedStamp(core, undefined) : undefined;
+    const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, undefined) : undefined;
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     await bumpStampRefusingLocked(core, dc, key, access, 'dropped', globalStamp === undefined);
@@ -152,7 +152,7 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   const d = storage.dialect;
   // (a tracked dataclass: the stamp first, as every other write takes it — on PostgreSQL its lock
   // before any row's, else this and a tracked save could each wait for the other)
-  const globalStamp = dc.globalStamp ? await trackedStamp(core, batch) : undefined;
+  const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
   // the rows as the caller reaches them (its row filter, the selection's condition), by key
   const { sql, params } = compileDeleteAmong(d, dc, keys, where, [dc.key, ...fileAttributes(dc)], access.restrict);
   const rows = await storage.arrays(sql, params);

@@ -40,6 +40,8 @@ export class SelectBuilder extends ConditionBuilder {
         return `(${this.d.schema.globalStamp(this.d.sql.quote(GLOBAL_STAMP_TABLE)).read}) AS ${this.d.sql.quote(GLOBAL_STAMP_COLUMN)}`;
       case 'dataVersion':
         return `${this.d.concurrency.dataVersion(this.d.sql.quote(GLOBAL_STAMP_TABLE))} AS ${this.d.sql.quote(DATA_VERSION_COLUMN)}`;
+      case 'meets':
+        return `CASE WHEN ${this.condition(table, spec.where)} THEN 1 ELSE 0 END AS ${this.d.sql.quote(spec.name)}`;
       default:
         return this.rowColumn(table, spec, '');
     }

@@ -17,36 +17,33 @@
 // heartbeat).
 
 import { PassThrough } from 'node:stream';
-import { HEARTBEAT_MS, MAX_WATCHED_SET_MEMBERS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
+import { MAX_WATCHED_SET_MEMBERS, MAX_WATCH_BUFFER_BYTES, MAX_WATCH_STREAMS, MAX_WATCH_STREAMS_PER_CALLER } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import type { ChangeBatch, Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import type { Action } from '../../plan/action.js';
 import { projectionFor } from '../../present/present.js';
 import type { RestResponse } from '../../present/response.js';
 import { setsOf, type Scope } from '../../scope/scope.js';
-import { changeEvents, liveSession, replayLost, selectionOf } from '../change-events.js';
+import { replayLost, selectionOf } from '../change-events.js';
+import { RESETS, WatchHub, type WatchGroup, type WatchSink } from '../watch/watch-groups.js';
 import { findEntity } from '../collections.js';
 
 type WatchAction = Extract<Action, { kind: 'watch' }>;
 
-/** The last event of a stream whose changes could not be read or told: the client reads again. */
-const FAILED = 'event: reset\ndata: {"reason":"the server could not follow the changes: read again"}\n\n';
-
-/** The last event of a stream whose session ended: the client logs in again, then watches anew. */
-/** The last event of a stream whose set is gone: the client makes it again (or reads its query), then watches anew. */
-const SET_GONE = 'event: reset\ndata: {"reason":"the entity set was released or expired"}\n\n';
-
-const SESSION_ENDED = 'event: reset\ndata: {"reason":"the session ended (logged out, expired or replaced by a login)"}\n\n';
-
 /** Streams open now, in all and per caller (a session, else an address): past them 429. */
 const open = { all: 0, byCaller: new Map<string, number>() };
-/** How to end each stream a server has open (its services'): it closes them before it closes. */
-const streamsOf = new WeakMap<Scope['services'], Set<() => void>>();
+/** The watch groups of each server (its services'): it ends their streams before it closes. */
+const hubs = new WeakMap<Scope['services'], WatchHub>();
+
+function hubOf(services: Scope['services']): WatchHub {
+  let hub = hubs.get(services);
+  if (!hub) hubs.set(services, (hub = new WatchHub()));
+  return hub;
+}
 
 /** Ends the watch streams of a server that is closing (each client's EventSource reconnects elsewhere, or later). */
 export function endWatchStreams(services: Scope['services']): void {
-  for (const end of [...(streamsOf.get(services) ?? [])]) end();
+  hubs.get(services)?.endAll();
 }
 
 export async function watch(scope: Scope, action: WatchAction): Promise<RestResponse> {
@@ -90,59 +87,54 @@ function leave(caller: string): void {
 
 function stream(scope: Scope, action: WatchAction, now: number, only: string | undefined): RestResponse {
   const body = new PassThrough();
+  const hub = hubOf(scope.services);
   let ended = false;
-  let subscription: Subscription | undefined;
-  let streams = streamsOf.get(scope.services);
-  if (!streams) streamsOf.set(scope.services, (streams = new Set()));
-  const end = (last?: string) => {
-    if (ended) return;
-    ended = true;
-    streams.delete(closing);
-    clearInterval(heartbeat);
-    subscription?.close();
-    leave(scope.caller);
-    if (last) body.end(last);
-    else body.end();
+  let group: WatchGroup | undefined;
+  /** what the group told before the stream's ready went (sent after it) */
+  let early: string[] | undefined = [];
+  let earlyBytes = 0;
+  const sink: WatchSink = {
+    send: (text) => {
+      if (ended) return;
+      if (early) {
+        early.push(text);
+        if ((earlyBytes += text.length) > MAX_WATCH_BUFFER_BYTES) sink.end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
+        return;
+      }
+      body.write(text);
+      // a client that does not take its events holds them here: past the bound it starts again
+      if (body.writableLength > MAX_WATCH_BUFFER_BYTES) sink.end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
+    },
+    end: (last) => {
+      if (ended) return;
+      ended = true;
+      if (group) hub.leave(group, sink);
+      leave(scope.caller);
+      if (last) body.end(last);
+      else body.end();
+    },
   };
-  const send = (text: string) => {
-    if (ended) return;
-    body.write(text);
-    // a client that does not take its events holds them here: past the bound it starts again
-    if (body.writableLength > MAX_WATCH_BUFFER_BYTES) end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
-  };
-  const closing = () => end();
-  streams.add(closing);
-  // (a heartbeat also finds a session that ended with nothing to tell)
-  const heartbeat = setInterval(() => {
-    send(': heartbeat\n\n');
-    void liveSession(scope).then((s) => s ?? end(SESSION_ENDED), () => undefined);
-    // (a watched set is in use: its lifetime starts again, as at a read of it)
-    if (action.target.kind === 'set') void setsOf(scope).find(action.target.id).then(undefined, () => undefined);
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
-  body.on('close', () => end());
-  // (a resumed stream's ready names the stamp it resumes from: a connection lost before the replay
-  // came resumes from there again, not from now)
-  send(`retry: 2000\nevent: ready\nid: ${action.since ?? now}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
+  body.on('close', () => sink.end());
   void (async () => {
     try {
       if (action.since !== undefined && (await replayLost(scope, action.since))) {
-        end('event: reset\ndata: {"reason":"the changes since Last-Event-ID are no longer kept: read again"}\n\n');
+        sink.end('event: reset\ndata: {"reason":"the changes since Last-Event-ID are no longer kept: read again"}\n\n');
         return;
       }
-      subscription = await scope.core.changes.subscribe(action.dc.model, (batch) => tell(scope, action, only === undefined ? batch : { ...batch, changes: batch.changes.filter((c) => String(c.key) === only) }, send, end).catch(() => end(FAILED)), action.since ?? now);
-      if (ended) subscription.close();
+      const from = action.since ?? now;
+      const { group: joined, startsAt } = await hub.join(scope, action, only, from, action.since !== undefined, sink);
+      await joined.ready;
+      if (ended) return hub.leave(joined, sink);
+      group = joined;
+      // ready once it follows: its id the stamp it is told every change after — where a resumed
+      // stream resumes from (a connection lost before the replay came resumes there again), or
+      // the stamp of the group it joined, which may tell it a few changes from before it opened
+      const told = early;
+      early = undefined;
+      sink.send(`retry: 2000\nevent: ready\nid: ${startsAt}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n${told.join('')}`);
     } catch {
-      end(FAILED);
+      sink.end(RESETS.failed);
     }
   })();
   return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
-}
-
-/** One batch of changes, as the watcher's session sees them now, sent as events; the stream ends when the session did, or the set went. */
-async function tell(scope: Scope, action: WatchAction, batch: ChangeBatch, send: (text: string) => void, end: (last?: string) => void): Promise<void> {
-  const told = await changeEvents(scope, action, batch.changes);
-  if (told === 'session ended') return end(SESSION_ENDED);
-  if (told === 'set gone') return end(SET_GONE);
-  for (const e of told) send(`event: ${e.event}\n${e.id === undefined ? '' : `id: ${e.id}\n`}data: ${JSON.stringify(e.data)}\n\n`);
 }
