@@ -335,6 +335,8 @@ export const MAX_WATCH_STREAMS_PER_CALLER = 20;
 export const MAX_WATCH_BUFFER_BYTES = 1024 * 1024;
 /** The members of an entity set a watch may follow at most: each batch of changes is matched against them, for each stream. */
 export const MAX_WATCHED_SET_MEMBERS = 100_000;
+/** The change feed reads the commits of this many ms together (datastore/live/change-feed.ts): fewer, larger batches under load. */
+export const LIVE_GATHER_MS = 5;
 /** A comment on an idle watch stream this often (ms), so that proxies and clients know it lives. */
 export const HEARTBEAT_MS = 15_000;
 /** A webhook's lease: the instance delivering it renews it every WEBHOOK_LEASE_RENEW_MS; another takes over once it has run out. */

@@ -79,12 +79,15 @@ describe(`the change feed of tracked dataclasses (${TEST_ENGINE})`, () => {
     try {
       const a = await create(ds, 'Item', 'a');
       await create(ds, 'Other', 'elsewhere');
+      await r.until(1);
       a.set('name', 'a2');
       await a.save();
-      await a.drop();
       await r.until(2);
+      await a.drop();
+      await r.until(3);
       await coreOf(ds).changes.settle();
-      // (the update may come with its create: one read saw the entity at its latest stamp)
+      // (changes are read from the data: writes closer together than a read come as the last of
+      // them — a create and update as the entity's latest stamp, anything dropped as its drop)
       const stamps = r.told.map((c) => c.stamp);
       assert.deepEqual(stamps, [...stamps].sort((x, y) => x - y), 'in stamp order');
       assert.equal(new Set(stamps).size, stamps.length, 'none twice');
@@ -128,6 +131,25 @@ describe(`the change feed of tracked dataclasses (${TEST_ENGINE})`, () => {
     } finally {
       sub.close();
       await other.close();
+    }
+  });
+
+  it("tells no one an empty batch: another dataclass's writes cost its subscribers nothing, and they keep up", async () => {
+    const r = recorder();
+    const sub = await coreOf(ds).changes.subscribe(ds.dataClass('Other')!.model, r.listener);
+    try {
+      for (let i = 0; i < 5; i++) await create(ds, 'Item', `item ${i}`);
+      await coreOf(ds).changes.settle();
+      // (past a poll of the global stamp, which reads every dataclass followed)
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await coreOf(ds).changes.settle();
+      assert.equal(r.batches.length, 0, JSON.stringify(r.batches));
+      assert.equal(sub.stamp, await ds.getGlobalStamp(), 'past the changes it had nothing to be told of');
+      const o = await create(ds, 'Other', 'mine');
+      await r.until(1);
+      assert.deepEqual(r.told.map((c) => c.key), [o.getKey()]);
+    } finally {
+      sub.close();
     }
   });
 

@@ -11,6 +11,7 @@
 // subscriber is told the changes of its dataclass in stamp order; what it may see of them (its
 // session, its filter) is its own business.
 
+import { LIVE_GATHER_MS } from '../../config/limits.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { INTEGER_TYPES, TRACKING } from '../../model/types.js';
 import { and, directPath, type Condition } from '../../query/plan.js';
@@ -69,6 +70,8 @@ export class ChangeFeed {
    * the stamp move (another instance's writes: any dataclass), or a subscriber from an earlier stamp.
    */
   #dirty: Set<string> | 'all' = new Set();
+  /** closed with its datastore: a read gathering commits reads nothing */
+  #closed = false;
 
   constructor(core: CoreView, options: { readonly pollMs?: number } = {}) {
     this.#core = core;
@@ -114,7 +117,16 @@ export class ChangeFeed {
       this.#again = true;
       return;
     }
-    this.#reading = this.#readAll().finally(() => {
+    this.#reading = (async () => {
+      // the commits of the next few ms are read with this one: under a steady stream of writes,
+      // a read (and each stream's judgement and text) covers several, for a few ms of latency
+      await new Promise((resolve) => setTimeout(resolve, LIVE_GATHER_MS));
+      this.#again = false;
+      if (this.#closed) return;
+      await this.#readAll();
+    })().catch(() => {
+      // (the database unreachable for a moment, or closed: the next wake or poll reads again)
+    }).finally(() => {
       this.#reading = undefined;
       if (this.#again) {
         this.#again = false;
@@ -129,6 +141,7 @@ export class ChangeFeed {
   }
 
   close(): void {
+    this.#closed = true;
     for (const sub of this.#subscribers) sub.closed = true;
     this.#subscribers.clear();
     this.#stopPolling();

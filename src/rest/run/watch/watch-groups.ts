@@ -50,6 +50,9 @@ interface Judged {
   readonly index: Map<WatchGroup, number>;
   /** each shape's text of each entity, made once */
   readonly bodies: Map<string, Map<string, Promise<string>>>;
+  /** the batch's changes, and their keys as text (made once for every group) */
+  readonly changes: readonly Change[];
+  readonly texts: readonly string[];
 }
 
 class WatchGroup {
@@ -64,8 +67,12 @@ class WatchGroup {
   /** the filter as a selection, per grants (a session's privileges may change) */
   #query: { grants: unknown; selection: EntitySelection | null | 'unreadable' } | undefined;
   closed = false;
+  /** what its entity events' texts are kept under: the groups of one shape share them */
+  readonly shapeKey: string;
 
-  constructor(readonly hub: WatchHub, readonly key: string, readonly viewer: string, readonly scope: Scope, readonly action: WatchAction, readonly only: string | undefined, readonly resumed: boolean) {}
+  constructor(readonly hub: WatchHub, readonly key: string, readonly viewer: string, readonly scope: Scope, readonly action: WatchAction, readonly only: string | undefined, readonly resumed: boolean) {
+    this.shapeKey = `${action.target.kind === 'entity' ? 'e' : 'c'}${JSON.stringify(action.shape)}`;
+  }
 
   get dc(): DataClassCore {
     return this.action.dc;
@@ -144,9 +151,9 @@ class WatchGroup {
   async #events(judged: Judged, changes: readonly Change[]): Promise<string> {
     const at = judged.index.get(this) ?? -1;
     const entityTarget = this.action.target.kind === 'entity';
-    const shapeKey = `${entityTarget ? 'e' : 'c'}${JSON.stringify(this.action.shape)}`;
-    let bodies = judged.bodies.get(shapeKey);
-    if (!bodies) judged.bodies.set(shapeKey, (bodies = new Map()));
+    let bodies = judged.bodies.get(this.shapeKey);
+    if (!bodies) judged.bodies.set(this.shapeKey, (bodies = new Map()));
+    const texts = changes === judged.changes ? judged.texts : changes.map((c) => String(c.key));
     const out: string[] = [];
     let pending: string | undefined;
     let pendingStamp = 0;
@@ -154,10 +161,11 @@ class WatchGroup {
       if (pending !== undefined) out.push(id === undefined ? pending : pending.replace(/\ndata: /, `\nid: ${id}\ndata: `));
       pending = undefined;
     };
-    for (const c of changes) {
+    for (let i = 0; i < changes.length; i++) {
+      const c = changes[i];
       // (the last event of a stamp carries its id: a client resuming never splits one write's changes)
       if (pending !== undefined && c.stamp !== pendingStamp) flush(pendingStamp);
-      const key = String(c.key);
+      const key = texts[i];
       const seen = c.dropped ? undefined : judged.found.get(key);
       const shown = seen !== undefined && seen.within[at] === 1;
       const event = shown ? await this.#entity(judged, bodies, key, seen.entity, entityTarget) : this.#remove(key, c.stamp);
@@ -192,7 +200,7 @@ class WatchGroup {
     const was = this.members?.delete(key) ?? true;
     if (this.members && was) this.hub.membersKept--;
     if (!was && stamp > this.exactAfter) return undefined;
-    return `event: remove\ndata: ${JSON.stringify({ [WIRE.KEY]: key })}\n\n`;
+    return removeEvent(key);
   }
 }
 
@@ -305,7 +313,7 @@ export class WatchHub {
     }
     // (a group not judged — its filter unreadable now — sees nothing: the -1 matches no entity)
     for (const g of groups) if (!index.has(g)) index.set(g, -1);
-    return { scope, found, index, bodies: new Map() };
+    return { scope, found, index, bodies: new Map(), changes: batch.changes, texts: batch.changes.map((c) => String(c.key)) };
   }
 
   #startHeartbeat(): void {
@@ -331,6 +339,17 @@ export class WatchHub {
 }
 
 export type { WatchGroup };
+
+/** A remove event's text (the last few hundred made are kept: every group of a batch tells the same ones). */
+const removes = new Map<string, string>();
+function removeEvent(key: string): string {
+  let text = removes.get(key);
+  if (text === undefined) {
+    if (removes.size >= 1000) removes.clear();
+    removes.set(key, (text = `event: remove\ndata: ${JSON.stringify({ [WIRE.KEY]: key })}\n\n`));
+  }
+  return text;
+}
 
 /**
  * Who a stream's events are judged for: one stored session (its privileges may change, it may
