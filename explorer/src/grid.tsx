@@ -79,7 +79,7 @@ export function Grid(props: GridProps) {
       blockLoadDebounceMillis: 30,
       columnDefs: columnsFor(props),
       defaultColDef: { resizable: true, sortable: false, minWidth: 90 },
-      getRowId: (p) => String((p.data as JsonObject).__KEY),
+      getRowId: (p) => rowId(p.data as JsonObject),
       datasource: datasource(latest, pages.current),
       onSortChanged: (e) => latest.current.onSort?.(orderBy(e.api.getColumnState().filter((c) => c.sort).map((c) => ({ colId: c.colId, sort: c.sort! })))),
       onCellKeyDown: (e) => {
@@ -230,6 +230,7 @@ function columnsFor(props: GridProps): ColDef[] {
     sortable: false,
     cellRenderer: (p: ICellRendererParams) => {
       if (!p.data) return loading();
+      if ((p.data as JsonObject).__KEY === undefined) return dropped();
       const key = String((p.data as JsonObject).__KEY);
       return button(key, `Open ${dc.name} ${key}`, () => props.onOpenEntity(dc.name, key));
     },
@@ -306,6 +307,27 @@ function button(text: string, label: string, onClick: () => void): HTMLElement {
   b.setAttribute('aria-label', label);
   b.addEventListener('click', onClick);
   return b;
+}
+
+/**
+ * A row's id: its key. (An entity set keeps a member dropped since it was made, as 4D does: a row
+ * without a key, `{"__STAMP": 0}`, each given an id of its own.)
+ */
+const droppedIds = new WeakMap<object, string>();
+let dropCount = 0;
+function rowId(data: JsonObject): string {
+  if (data.__KEY !== undefined) return String(data.__KEY);
+  let id = droppedIds.get(data);
+  if (id === undefined) droppedIds.set(data, (id = `(dropped ${++dropCount})`));
+  return id;
+}
+
+function dropped(): HTMLElement {
+  const s = document.createElement('span');
+  s.className = 'muted';
+  s.textContent = 'dropped';
+  s.title = 'dropped since the set was made: the set keeps its place';
+  return s;
 }
 
 function loading(): HTMLElement {
