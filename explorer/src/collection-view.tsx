@@ -1,6 +1,7 @@
 // A collection in a grid — a dataclass, the entities a relation reaches, or an entity set — with
 // the query box, the column chooser, and the panels that work on the same selection (summaries,
-// entity sets, functions).
+// entity sets, functions). A dataclass that tracks its changes is followed live, with a badge
+// that says so (a relation's list is not: the server watches a query, an entity or a set).
 
 import { useMemo, useState } from 'preact/hooks';
 import { messageOf } from './api';
@@ -8,6 +9,8 @@ import { isFile, type Catalog, type DataClassInfo } from './catalog';
 import { FilterBar } from './filter-bar';
 import { FunctionsPanel } from './functions';
 import { Grid } from './grid';
+import { tracksChanges, type LiveState } from './live';
+import { LiveBadge } from './live-badge';
 import type { CollectionContext } from './panels';
 import { go } from './routes';
 import { SetsPanel } from './sets';
@@ -42,6 +45,8 @@ export function CollectionView(props: CollectionViewProps) {
   const [pageError, setPageError] = useState('');
   const context: CollectionContext = useMemo(() => ({ catalog, dc, base: props.base, filter, orderBy }), [catalog, dc, props.base, filter, orderBy]);
   const mayCreate = dc.sessionMay?.create !== false;
+  const live = props.source !== 'relation' && tracksChanges(dc);
+  const [liveState, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
 
   return (
     <section class="collection" aria-labelledby="collection-title">
@@ -49,6 +54,7 @@ export function CollectionView(props: CollectionViewProps) {
         {props.source !== 'dataclass' && <button type="button" onClick={() => history.back()}>← Back</button>}
         <h2 id="collection-title">{props.title}</h2>
         <span class="count" aria-live="polite" data-testid="entity-count">{count === undefined ? '' : `${count.toLocaleString('en')} ${count === 1 ? 'entity' : 'entities'}`}</span>
+        {live && <LiveBadge state={liveState.state} detail={liveState.detail} />}
         {props.source === 'dataclass' && mayCreate && <button type="button" class="primary" onClick={() => go({ kind: 'new', dc: dc.name })}>New {dc.name}</button>}
       </div>
       <FilterBar base={props.base} onApply={setFilter} />
@@ -82,6 +88,8 @@ export function CollectionView(props: CollectionViewProps) {
         }}
         onSort={setOrderBy}
         large={count !== undefined && count > UNINDEXED_SORT_LIMIT}
+        live={live}
+        onLive={(state, detail) => setLiveState({ state, detail })}
         onOpenEntity={(name, key) => go({ kind: 'entity', dc: name, key })}
         onOpenList={(name, key, attribute) => go({ kind: 'list', dc: name, key, attribute })}
       />

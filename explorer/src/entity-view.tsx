@@ -1,6 +1,9 @@
 // One entity: every attribute the catalog lists, in a form that knows each type. A save sends
 // only what changed, with __KEY and __STAMP; a stamp that changed meanwhile opens the conflict
 // box (mine against the stored values, re-read); errors about a field are shown next to it.
+// An entity of a dataclass that tracks its changes is followed while the form is open (live.ts):
+// saved elsewhere, the form says so before a save would conflict, and offers the stored values;
+// dropped elsewhere, it says that too.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { keyPath, messageOf, REST, rest, RestError, type Json, type JsonObject } from './api';
@@ -9,6 +12,8 @@ import { placeErrors, type PlacedErrors } from './entity-errors';
 import { ConflictBox, DeleteDialog, type Conflict } from './entity-parts';
 import { entityName, fieldId, FieldRow, initialText, type FileChange } from './entity-fields';
 import { EntityFunctionsPanel } from './functions';
+import { follow, tracksChanges, type LiveState } from './live';
+import { LiveBadge } from './live-badge';
 import { go } from './routes';
 import { fromField } from './values';
 
@@ -23,6 +28,11 @@ export interface EntityViewProps {
 const STAMP_CHANGED = 1263;
 const NO_ERRORS: PlacedErrors = { fields: {}, general: [] };
 
+/** what the watch of the open entity said last: stored again (with its new __STAMP), or gone */
+type Elsewhere = { readonly stored: JsonObject } | { readonly dropped: true };
+
+const stampOf = (e: JsonObject | undefined): number => (typeof e?.__STAMP === 'number' ? e.__STAMP : Number.NaN);
+
 export function EntityView(props: EntityViewProps) {
   const { catalog, dc, entityKey } = props;
   const isNew = entityKey === undefined;
@@ -35,7 +45,14 @@ export function EntityView(props: EntityViewProps) {
   const [status, setStatus] = useState('');
   const [busy, setBusy] = useState(false);
   const [confirming, setConfirming] = useState(false);
+  const [elsewhere, setElsewhere] = useState<Elsewhere | undefined>();
+  const [liveState, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
   const form = useRef<HTMLFormElement>(null);
+  // (for the watch's handlers, which outlive a render)
+  const current = useRef(entity);
+  current.current = entity;
+  /** this form drops the entity: its own remove event is no news */
+  const dropping = useRef(false);
 
   const may = dc.sessionMay;
   // unknown (absent) means the controls are shown and the server's refusal, if any, is shown
@@ -49,6 +66,33 @@ export function EntityView(props: EntityViewProps) {
     rest<JsonObject>(url).then(setEntity, (e: unknown) => setLoadError(messageOf(e)));
   }, [url]);
 
+  // live: the watch of this entity, while the form is open
+  const live = !isNew && tracksChanges(dc);
+  useEffect(() => {
+    if (!live) return;
+    let open = true;
+    /** read again (a new stream may have missed a change; the first may come after a change the form's read missed) */
+    const check = () => {
+      if (!current.current) return;
+      rest<JsonObject>(url).then(
+        (stored) => open && stampOf(stored) !== stampOf(current.current) && setElsewhere({ stored }),
+        (e: unknown) => open && e instanceof RestError && e.status === 404 && !dropping.current && setElsewhere({ dropped: true }),
+      );
+    };
+    const stop = follow(url, {
+      onEntity: (stored) => setElsewhere({ stored }),
+      onRemove: () => {
+        if (!dropping.current) setElsewhere({ dropped: true });
+      },
+      onReady: () => check(),
+      onState: (state, detail) => setLiveState({ state, detail }),
+    });
+    return () => {
+      open = false;
+      stop();
+    };
+  }, [url, live]);
+
   // the previews of uploads not saved are let go when the view goes
   const previews = useRef<string[]>([]);
   useEffect(() => () => previews.current.forEach((p) => URL.revokeObjectURL(p)), []);
@@ -58,6 +102,7 @@ export function EntityView(props: EntityViewProps) {
 
   const reset = (stored: JsonObject | undefined) => {
     setEntity(stored);
+    current.current = stored;
     setTexts({});
     setFiles({});
     setErrors(NO_ERRORS);
@@ -183,15 +228,37 @@ export function EntityView(props: EntityViewProps) {
   const drop = async () => {
     setConfirming(false);
     setBusy(true);
+    dropping.current = true;
     try {
       await rest(`${url}?$method=delete`, { method: 'POST' });
       go({ kind: 'dataclass', dc: dc.name });
     } catch (e) {
+      dropping.current = false;
       setErrors({ fields: {}, general: [messageOf(e)] });
     } finally {
       setBusy(false);
     }
   };
+
+  /** the values stored now, in place of the form's (its edits go) */
+  const reload = async () => {
+    setBusy(true);
+    try {
+      reset(await rest<JsonObject>(url));
+      setElsewhere(undefined);
+      setStatus('Reloaded: the stored values are shown.');
+    } catch (e) {
+      if (e instanceof RestError && e.status === 404) setElsewhere({ dropped: true });
+      else setErrors({ fields: {}, general: [messageOf(e)] });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // saved elsewhere since the form read it (an event of this form's own save carries the stamp the form has by then)
+  const changed = elsewhere !== undefined && 'stored' in elsewhere && entity !== undefined && stampOf(elsewhere.stored) > stampOf(entity);
+  const dropped = elsewhere !== undefined && 'dropped' in elsewhere;
+  const edited = Object.keys(texts).length > 0 || Object.keys(files).length > 0;
 
   if (loadError) {
     return (
@@ -208,6 +275,7 @@ export function EntityView(props: EntityViewProps) {
         <button type="button" onClick={() => history.back()}>← Back</button>
         <h2 id="entity-title">{title}</h2>
         {!isNew && entity && <span class="muted">stamp {String(entity.__STAMP)}</span>}
+        {live && <LiveBadge state={liveState.state} detail={liveState.detail} />}
         {readOnly && <span class="muted">read-only for this session</span>}
       </div>
       {!isNew && !entity ? <p class="muted" aria-live="polite">Loading…</p> : (
@@ -218,6 +286,23 @@ export function EntityView(props: EntityViewProps) {
               setStatus('Reloaded: the stored values are shown.');
             }}
             onOverwrite={() => void send(conflict.changes, conflict.stored.__STAMP)} />}
+          {changed && !conflict && !dropped && (
+            <div class="elsewhere stack" role="alert" data-testid="changed-elsewhere">
+              <h3>Changed elsewhere</h3>
+              <p>
+                Someone saved this entity since you opened it (stamp {String(entity.__STAMP)}, now {String((elsewhere as { stored: JsonObject }).stored.__STAMP)}).
+                {edited ? ' Saving your changes now would conflict with theirs: reload to see the stored values (your changes go), or save and choose then.' : ' Reload to see the stored values.'}
+              </p>
+              <div class="row"><button type="button" disabled={busy} onClick={() => void reload()}>Reload the stored values</button></div>
+            </div>
+          )}
+          {dropped && (
+            <div class="elsewhere stack" role="alert" data-testid="dropped-elsewhere">
+              <h3>Deleted elsewhere</h3>
+              <p>This entity was dropped since you opened it (or this session may no longer see it): it can no longer be saved.</p>
+              <div class="row"><button type="button" onClick={() => go({ kind: 'dataclass', dc: dc.name })}>Back to {dc.name}</button></div>
+            </div>
+          )}
           <div role="alert" class="form-errors">
             {errors.general.map((m, i) => <p key={i} class="error">{m}</p>)}
           </div>
@@ -231,7 +316,7 @@ export function EntityView(props: EntityViewProps) {
           </div>
           {!readOnly && (
             <div class="row entity-actions">
-              <button type="submit" class="primary" disabled={busy}>{isNew ? `Create ${dc.name}` : 'Save'}</button>
+              <button type="submit" class="primary" disabled={busy || dropped}>{isNew ? `Create ${dc.name}` : 'Save'}</button>
               <button type="button" disabled={busy} onClick={() => reset(entity)}>Discard changes</button>
               {mayDrop && <button type="button" class="danger" disabled={busy} onClick={() => setConfirming(true)}>Delete…</button>}
             </div>

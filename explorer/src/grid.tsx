@@ -1,15 +1,20 @@
 // The entity grid: AG Grid's infinite row model over REST pages. The grid asks for blocks of rows
 // as the person scrolls; each block is one GET with $skip, $top, $attributes, $filter and
 // $orderby, so a million entities never leave the database more than a page at a time.
+// A dataclass that tracks its changes is followed live (live.ts): a row changed elsewhere is
+// updated where it is, a row dropped or gone from the query is taken out (the rows in the cache
+// are read again), a new one that the query selects comes in the same way.
 
 import { useEffect, useRef } from 'preact/hooks';
-import { ColumnApiModule, createGrid, InfiniteRowModelModule, ModuleRegistry, themeQuartz, TooltipModule, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
+import { ColumnApiModule, createGrid, InfiniteRowModelModule, ModuleRegistry, RowApiModule, themeQuartz, TooltipModule, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
 import { query, quoted, rest, type JsonObject } from './api';
 import { isFile, isRelation, isSortable, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
+import { follow, type LiveState } from './live';
 import { deferredOf, display } from './values';
 
-// only what the grid uses: rows fetched by blocks, the headers' tooltips, the sort read back
-ModuleRegistry.registerModules([InfiniteRowModelModule, TooltipModule, ColumnApiModule]);
+// only what the grid uses: rows fetched by blocks, the headers' tooltips, the sort read back, a
+// row found by its key (a live update)
+ModuleRegistry.registerModules([InfiniteRowModelModule, TooltipModule, ColumnApiModule, RowApiModule]);
 
 /** rows in one REST page */
 export const BLOCK = 100;
@@ -30,7 +35,17 @@ export interface GridProps {
   readonly onSort?: (orderBy: string) => void;
   /** the collection is too large to sort on an attribute without an index (each block would sort it all) */
   readonly large?: boolean;
+  /** follow the changes of the collection's query as they are saved (a dataclass that tracks them) */
+  readonly live?: boolean;
+  /** how the following goes */
+  readonly onLive?: (state: LiveState, detail?: string) => void;
 }
+
+/** rows changed out of the cache (or gone) read again at most this often… */
+const REFRESH_MS = 1000;
+/** …and this often for a large collection (each reading counts it again) */
+const LARGE_REFRESH_MS = 5000;
+const LARGE = 100_000;
 
 const nonce = document.querySelector<HTMLMetaElement>('meta[name="csp-nonce"]')?.content;
 
@@ -49,6 +64,8 @@ export function Grid(props: GridProps) {
   // the latest props, for the callbacks the grid keeps
   const latest = useRef(props);
   latest.current = props;
+  // the oldest global stamp of the pages in the cache (what a first `ready` compares with)
+  const pages = useRef<PageStamps>({ oldest: Number.POSITIVE_INFINITY, count: 0 });
 
   useEffect(() => {
     const grid = createGrid(host.current!, {
@@ -62,8 +79,8 @@ export function Grid(props: GridProps) {
       blockLoadDebounceMillis: 30,
       columnDefs: columnsFor(props),
       defaultColDef: { resizable: true, sortable: false, minWidth: 90 },
-      getRowId: (p) => String((p.data as JsonObject).__KEY),
-      datasource: datasource(latest),
+      getRowId: (p) => rowId(p.data as JsonObject),
+      datasource: datasource(latest, pages.current),
       onSortChanged: (e) => latest.current.onSort?.(orderBy(e.api.getColumnState().filter((c) => c.sort).map((c) => ({ colId: c.colId, sort: c.sort! })))),
       onCellKeyDown: (e) => {
         const key = (e.event as KeyboardEvent | undefined)?.key;
@@ -94,8 +111,54 @@ export function Grid(props: GridProps) {
     const grid = api.current;
     if (!grid) return;
     grid.setGridOption('columnDefs', columnsFor(latest.current));
-    grid.setGridOption('datasource', datasource(latest));
+    pages.current.oldest = Number.POSITIVE_INFINITY;
+    grid.setGridOption('datasource', datasource(latest, pages.current));
   }, [columnsKey, props.filter]);
+
+  // live: the watch of the same query (same $filter and $attributes; the order does not matter)
+  useEffect(() => {
+    if (!props.live) return;
+    const grid = api.current;
+    if (!grid) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let last = 0;
+    /** the cached blocks read again (their rows, and the count), soon: several changes, one reading */
+    const refresh = (soon = false) => {
+      if (timer !== undefined) return;
+      const wait = soon ? 50 : Math.max(50, last + (pages.current.count > LARGE ? LARGE_REFRESH_MS : REFRESH_MS) - Date.now());
+      timer = setTimeout(() => {
+        timer = undefined;
+        last = Date.now();
+        pages.current.oldest = Number.POSITIVE_INFINITY;
+        if (!grid.isDestroyed()) grid.refreshInfiniteCache();
+      }, wait);
+    };
+    const stop = follow(readUrl(latest.current), {
+      onEntity(entity) {
+        const node = grid.getRowNode(String(entity.__KEY));
+        // a row in the cache: updated where it is (then put in its place, if the sort's values
+        // changed); any other may be new to the query
+        if (node?.data) {
+          const before = node.data as JsonObject;
+          const moved = grid.getColumnState().some((c) => c.sort && before[c.colId] !== entity[c.colId]);
+          node.setData(entity);
+          if (moved) refresh();
+        } else refresh();
+      },
+      onRemove(key) {
+        // (a key the grid never had is no news)
+        if (grid.getRowNode(key)?.data) refresh();
+      },
+      onReady(stamp, again) {
+        if (again || pages.current.oldest < stamp) refresh(true);
+      },
+      onState: (state, detail) => latest.current.onLive?.(state, detail),
+    });
+    return () => {
+      stop();
+      clearTimeout(timer);
+    };
+  }, [props.live, props.base, props.dc.name, columnsKey, props.filter]);
 
   // once a collection proves large, its unindexed headers stop offering a sort
   useEffect(() => {
@@ -105,20 +168,41 @@ export function Grid(props: GridProps) {
   return <div ref={host} class="grid" role="region" aria-label={`${props.dc.name} entities`} />;
 }
 
-function datasource(latest: { current: GridProps }): IDatasource {
+interface PageStamps {
+  oldest: number;
+  /** the collection's count, as the last page said */
+  count: number;
+}
+
+/** what a page of the grid asks for, but the page: its attributes and filter */
+function readOptions(props: GridProps): Record<string, string | undefined> {
+  const { columns, filter } = props;
+  return {
+    // (no column chosen: the key alone, not every attribute)
+    $attributes: columns.length > 0 ? columns.join(',') : props.dc.key[0]?.name,
+    $filter: filter.trim() === '' ? undefined : quoted(filter),
+  };
+}
+
+/** the read the grid's pages are of (what a watch follows) */
+function readUrl(props: GridProps): string {
+  return props.base + query(readOptions(props));
+}
+
+function datasource(latest: { current: GridProps }, stamps: PageStamps): IDatasource {
   return {
     getRows(params) {
-      const { base, columns, filter, onPage } = latest.current;
+      const { base, onPage } = latest.current;
       const url = base + query({
         $skip: params.startRow,
         $top: params.endRow - params.startRow,
-        // (no column chosen: the key alone, not every attribute)
-        $attributes: columns.length > 0 ? columns.join(',') : latest.current.dc.key[0]?.name,
-        $filter: filter.trim() === '' ? undefined : quoted(filter),
+        ...readOptions(latest.current),
         $orderby: params.sortModel.length > 0 ? quoted(orderBy(params.sortModel)) : undefined,
       });
-      rest<{ __COUNT: number; __ENTITIES: JsonObject[] }>(url).then(
+      rest<{ __COUNT: number; __ENTITIES: JsonObject[]; __GlobalStamp?: number }>(url).then(
         (page) => {
+          if (typeof page.__GlobalStamp === 'number') stamps.oldest = Math.min(stamps.oldest, page.__GlobalStamp);
+          stamps.count = page.__COUNT;
           params.successCallback(page.__ENTITIES, page.__COUNT);
           onPage({ count: page.__COUNT });
         },
@@ -146,6 +230,7 @@ function columnsFor(props: GridProps): ColDef[] {
     sortable: false,
     cellRenderer: (p: ICellRendererParams) => {
       if (!p.data) return loading();
+      if ((p.data as JsonObject).__KEY === undefined) return dropped();
       const key = String((p.data as JsonObject).__KEY);
       return button(key, `Open ${dc.name} ${key}`, () => props.onOpenEntity(dc.name, key));
     },
@@ -222,6 +307,27 @@ function button(text: string, label: string, onClick: () => void): HTMLElement {
   b.setAttribute('aria-label', label);
   b.addEventListener('click', onClick);
   return b;
+}
+
+/**
+ * A row's id: its key. (An entity set keeps a member dropped since it was made, as 4D does: a row
+ * without a key, `{"__STAMP": 0}`, each given an id of its own.)
+ */
+const droppedIds = new WeakMap<object, string>();
+let dropCount = 0;
+function rowId(data: JsonObject): string {
+  if (data.__KEY !== undefined) return String(data.__KEY);
+  let id = droppedIds.get(data);
+  if (id === undefined) droppedIds.set(data, (id = `(dropped ${++dropCount})`));
+  return id;
+}
+
+function dropped(): HTMLElement {
+  const s = document.createElement('span');
+  s.className = 'muted';
+  s.textContent = 'dropped';
+  s.title = 'dropped since the set was made: the set keeps its place';
+  return s;
 }
 
 function loading(): HTMLElement {
