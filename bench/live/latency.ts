@@ -137,11 +137,17 @@ export interface LatencyResult {
   readonly drainedMs: number;
 }
 
+const debug = Boolean(process.env.LIVE_BENCH_DEBUG);
+
 export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
+  const late: [number, string, number, number][] = [];
   const receipts = new Receipts();
   const keys = r.entities.map((e) => e.key);
   const t0 = performance.now();
-  const streams = await openStreams(r.streams, (n) => new WatchStream({ origin: r.watchOrigin, path: watchPath(r.dc, n, keys), localAddress: sourceAddress(n), onEvent: (type, id, _data, at) => receipts.add(type, id, at) }));
+  const streams = await openStreams(r.streams, (n) => new WatchStream({ origin: r.watchOrigin, path: watchPath(r.dc, n, keys), localAddress: sourceAddress(n), onEvent: (type, id, _data, at) => {
+    receipts.add(type, id, at);
+    if (debug && id !== undefined) late.push([n, type, id, at]);
+  } }));
   const openMs = performance.now() - t0;
   try {
     const sentAt = new Map<number, number>();
@@ -160,12 +166,20 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
     const wallMs = performance.now() - started;
     const latencies = new Latencies();
     let measured = 0;
+    const bySecond = new Map<number, number>();
     for (let i = 0; i < receipts.n; i++) {
       const sent = sentAt.get(receipts.stamps[i]);
       if (sent === undefined) continue;
       latencies.add(receipts.times[i] - sent);
+      const second = Math.floor((sent - started) / 1000);
+      bySecond.set(second, Math.max(bySecond.get(second) ?? 0, receipts.times[i] - sent));
       measured++;
     }
+    if (debug) {
+      const worst = late.map(([n, type, id, at]) => [n, type, id, at - (sentAt.get(id) ?? at)] as const).sort((a, b) => b[3] - a[3]).slice(0, 15);
+      console.log('  worst events (stream, kind, type, stamp, ms):', worst.map(([n, type, id, ms]) => `#${n} ${watched(n, keys).kind} ${type} ${id} ${ms.toFixed(0)}`).join('; '));
+    }
+    if (debug) console.log('  max latency by second of the write:', [...bySecond].sort((a, b) => a[0] - b[0]).map(([sec, v]) => `${sec}s ${v.toFixed(0)}`).join(', '));
     const diff = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : b - a);
     return {
       writes,

@@ -44,6 +44,9 @@ export interface Subscription {
   close(): void;
 }
 
+/** A wake that adds no dataclass: a read again of what woke the feed during the last one. */
+const NOTHING_MORE: ReadonlySet<string> = new Set();
+
 /** The changes of one read, at most (a subscriber far behind is told them over several batches). */
 const MAX_CHANGES_PER_READ = 1000;
 
@@ -62,12 +65,11 @@ export class ChangeFeed {
   /** a read under way, and whether another was asked meanwhile (they coalesce) */
   #reading: Promise<void> | undefined;
   #again = false;
-  /** the global stamp the last poll saw: a poll reads the changes only when it moved */
-  #polled = -1;
   /**
-   * The dataclasses this process wrote since the last read (touched()): a wake after a commit
-   * reads theirs only — the streams of the others cost a write nothing. 'all' after a poll saw
-   * the stamp move (another instance's writes: any dataclass), or a subscriber from an earlier stamp.
+   * The dataclasses whose commits woke the feed since its last read began: a wake after a commit
+   * reads theirs only — the streams of the others cost a write nothing. 'all' when a poll finds
+   * subscribers behind the global stamp (another instance's writes: any dataclass), or for a
+   * subscriber from an earlier stamp.
    */
   #dirty: Set<string> | 'all' = new Set();
   /** closed with its datastore: a read gathering commits reads nothing */
@@ -101,18 +103,14 @@ export class ChangeFeed {
     };
   }
 
-  /** This process writes `dc` (a tracked write, not committed yet): the wake after its commit reads its changes. */
-  touched(dc: DataClassModel): void {
-    if (this.#dirty !== 'all') this.#dirty.add(dc.name);
-  }
-
   /**
-   * Something may have changed — this process committed a tracked write (the dataclasses it
-   * touched), or, 'all', any dataclass may have: the subscribers are told soon.
+   * Something may have changed — this process committed a tracked write of these dataclasses,
+   * or, 'all', any dataclass may have: the subscribers are told soon.
    */
-  wake(what?: 'all'): void {
+  wake(what: 'all' | ReadonlySet<string> = 'all'): void {
     if (this.#subscribers.size === 0) return;
     if (what === 'all') this.#dirty = 'all';
+    else if (this.#dirty !== 'all') for (const name of what) this.#dirty.add(name);
     if (this.#reading) {
       this.#again = true;
       return;
@@ -130,7 +128,7 @@ export class ChangeFeed {
       this.#reading = undefined;
       if (this.#again) {
         this.#again = false;
-        this.wake();
+        this.wake(NOTHING_MORE);
       }
     });
   }
@@ -156,15 +154,16 @@ export class ChangeFeed {
   #stopPolling(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    this.#polled = -1;
   }
 
   async #poll(): Promise<void> {
     try {
       const now = await readGlobalStamp(this.#core.storage);
-      if (now === this.#polled) return;
-      this.#polled = now;
-      this.wake('all');
+      // (a subscriber behind the stamp: another instance wrote, or a read stopped short of a
+      // write still under way then — it is read now)
+      for (const sub of this.#subscribers) {
+        if (sub.stamp < now) return this.wake('all');
+      }
     } catch {
       // (the database unreachable for a moment: the next poll tries again)
     }

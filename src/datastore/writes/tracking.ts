@@ -22,19 +22,25 @@ export interface TrackedBatch {
   stampMoved: boolean;
   /** the stamp the batch's tracked writes store, once the first has moved it */
   globalStamp?: number;
+  /** the dataclasses its tracked writes touch: the live feed reads theirs after the commit */
+  touched?: Set<string>;
 }
 
 /** The stamp a tracked write stores: the batch's, else a new one (the global stamp moved for it). */
 export async function trackedStamp(core: CoreView, dc: DataClassModel, batch: TrackedBatch | undefined): Promise<number> {
-  // (the feed reads, at the next wake, the changes of the dataclasses written: not every one followed)
-  core.changes.touched(dc);
-  if (batch?.globalStamp !== undefined) return batch.globalStamp;
+  if (batch?.globalStamp !== undefined) {
+    batch.touched?.add(dc.name);
+    return batch.globalStamp;
+  }
   const stamp = await bumpTrackedGlobalStamp(core.storage);
-  // the live streams of this process hear of it once it commits (other instances, at their next poll)
-  await core.storage.afterCommit(async () => core.changes.wake());
+  // the live streams of this process hear of it once it commits — the feed reads the changes of
+  // the dataclasses written, not every one followed (other instances hear at their next poll)
+  const touched = new Set([dc.name]);
+  await core.storage.afterCommit(async () => core.changes.wake(touched));
   if (batch) {
     batch.stampMoved = true;
     batch.globalStamp = stamp;
+    batch.touched = touched;
   }
   return stamp;
 }
