@@ -114,12 +114,15 @@ function printLatency(r: LatencyResult, s: Settings, goalMs: number, figure: str
     `${n0(r.received.entity)} entity + ${n0(r.received.remove)} remove received` +
     `${missing > 0 ? `, ${n0(missing)} NOT received ${(r.drainedMs / 1000).toFixed(1)} s after the last write` : `, all of them ${(r.drainedMs / 1000).toFixed(1)} s after the last write`}` +
     `${r.received.other ? `, ${r.received.other} others` : ''}${r.resets ? `, ${r.resets} resets` : ''}${r.closedEarly ? `, ${r.closedEarly} streams ended early` : ''}`);
-  console.log(`  write → event latency (sent to received, over ${n0(r.measured)} events): p50 ${ms(p(50))}, p95 ${ms(p(95))}, p99 ${ms(p(99))}, max ${ms(p(100))} — target p99 ≤ ${goalMs} ms: ${verdict(p(99) <= goalMs && missing <= 0)}` +
+  const c = (q: number) => r.fromCommit.percentile(q);
+  console.log(`  commit → event latency (an entity event's arrival less its write's __TIMESTAMP, taken as it commits: one clock, this machine's; over ${n0(r.fromCommit.count)} entity events): ` +
+    `p50 ${ms(c(50))}, p95 ${ms(c(95))}, p99 ${ms(c(99))}, max ${ms(c(100))} — target p99 ≤ ${goalMs} ms: ${verdict(c(99) <= goalMs && missing <= 0)}` +
     `${missing > 0 ? ' (events still missing: the percentiles leave them out, so the real ones are worse)' : ''}`);
+  console.log(`  write sent → event received (the write's own time in it, every event with an id, ${n0(r.measured)}): p50 ${ms(p(50))}, p95 ${ms(p(95))}, p99 ${ms(p(99))}, max ${ms(p(100))}`);
   console.log(`  CPU over the run (${(r.wallMs / 1000).toFixed(1)} s, writes and drain): streams' server ${pct(r.watchCpuMs, r.wallMs)} of a core` +
     `${r.writeCpuMs === undefined ? '' : `, writes' server ${pct(r.writeCpuMs, r.wallMs)}`}, this process (writer + ${s.streams} stream clients) ${pct(r.clientCpuMs, r.wallMs)}; ` +
     `${availableParallelism()} cores in all, shared by them`);
-  target(figure, `p99 ${ms(p(99))}${missing > 0 ? ` (+${n0(missing)} missing)` : ''}`, `p99 ≤ ${goalMs} ms`, p(99) <= goalMs && missing <= 0);
+  target(figure, `p99 ${ms(c(99))} from commit (${ms(p(99))} from sent)${missing > 0 ? ` (+${n0(missing)} missing)` : ''}`, `p99 ≤ ${goalMs} ms`, c(99) <= goalMs && missing <= 0);
 }
 
 function printProfile(dir: string | undefined, what: string): void {

@@ -27,6 +27,9 @@ export class Latencies {
     }
     this.#values[this.#n++] = ms;
   }
+  get count(): number {
+    return this.#n;
+  }
   percentile(p: number): number {
     if (this.#n === 0) return NaN;
     const sorted = this.#values.slice(0, this.#n).sort();

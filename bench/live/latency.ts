@@ -56,22 +56,38 @@ export function watchPath(dc: string, n: number, keys: readonly string[]): strin
   return `/rest/${dc}?$filter=${encodeURIComponent(`"${w.text}"`)}&$method=watch`;
 }
 
-/**
- * The events the writes of `log` cause at a stream watching `w`, the entities' values before
- * them given by `initial`: an entity event for a write that leaves the entity in the selection, a
- * remove for one that takes it out (a stream is told nothing of an entity that stays out).
- */
-export function eventsDue(w: Watched, log: readonly Written[], initial: ReadonlyMap<string, Values>): number {
-  let due = 0;
+/** An entity's values before and after one write that succeeded, in the order they applied. */
+interface Transition {
+  readonly key: string;
+  readonly before: Values;
+  readonly after: Values;
+}
+
+/** The transitions of the writes of `log`, the entities' values before them given by `initial`. */
+export function transitions(log: readonly Written[], initial: ReadonlyMap<string, Values>): Transition[] {
   const now = new Map(initial);
+  const out: Transition[] = [];
   for (const write of log) {
     if (!write.ok) continue;
     const before = now.get(write.key) as Values;
     const after = { ...before, bucket: write.bucket, price: write.price };
     now.set(write.key, after);
-    if (w.kind === 'all') due++;
-    else if (w.kind === 'entity') due += w.key === write.key ? 1 : 0;
-    else due += w.meets(after) || w.meets(before) ? 1 : 0;
+    out.push({ key: write.key, before, after });
+  }
+  return out;
+}
+
+/**
+ * The events the writes cause at a stream watching `w`: an entity event for a write that leaves
+ * the entity in the selection, a remove for one that takes it out (a stream is told nothing of an
+ * entity that stays out), every write for the whole dataclass, its entity's for an entity's.
+ */
+export function eventsDue(w: Watched, writes: readonly Transition[]): number {
+  if (w.kind === 'all') return writes.length;
+  let due = 0;
+  for (const t of writes) {
+    if (w.kind === 'entity') due += w.key === t.key ? 1 : 0;
+    else due += w.meets(t.after) || w.meets(t.before) ? 1 : 0;
   }
   return due;
 }
@@ -80,11 +96,13 @@ export function eventsDue(w: Watched, log: readonly Written[], initial: Readonly
 class Receipts {
   stamps = new Float64Array(1 << 16);
   times = new Float64Array(1 << 16);
+  /** an entity event's commit time (its __TIMESTAMP, the server's clock: this machine's), else NaN */
+  committed = new Float64Array(1 << 16);
   n = 0;
   entity = 0;
   remove = 0;
   other = 0;
-  add(type: string, stamp: number | undefined, at: number): void {
+  add(type: string, stamp: number | undefined, at: number, committed: number): void {
     if (type === 'entity') this.entity++;
     else if (type === 'remove') this.remove++;
     else this.other++;
@@ -97,10 +115,18 @@ class Receipts {
       };
       this.stamps = grow(this.stamps);
       this.times = grow(this.times);
+      this.committed = grow(this.committed);
     }
     this.stamps[this.n] = stamp;
+    this.committed[this.n] = committed;
     this.times[this.n++] = at;
   }
+}
+
+/** When the entity of an event's data was saved (its __TIMESTAMP, ms since the epoch), or NaN. */
+function savedAt(data: string): number {
+  const m = /"__TIMESTAMP":"([^"]+)"/.exec(data);
+  return m ? Date.parse(m[1]) : Number.NaN;
 }
 
 export interface LatencyRun {
@@ -127,6 +153,8 @@ export interface LatencyResult {
   readonly received: { readonly total: number; readonly entity: number; readonly remove: number; readonly other: number; readonly withStamp: number };
   readonly latencies: Latencies;
   readonly measured: number;
+  /** the entity events' latency from the commit of their write (its __TIMESTAMP) to their arrival */
+  readonly fromCommit: Latencies;
   /** ms, from the first write to the end of the drain */
   readonly watchCpuMs?: number;
   readonly writeCpuMs?: number;
@@ -144,8 +172,8 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
   const receipts = new Receipts();
   const keys = r.entities.map((e) => e.key);
   const t0 = performance.now();
-  const streams = await openStreams(r.streams, (n) => new WatchStream({ origin: r.watchOrigin, path: watchPath(r.dc, n, keys), localAddress: sourceAddress(n), onEvent: (type, id, _data, at) => {
-    receipts.add(type, id, at);
+  const streams = await openStreams(r.streams, (n) => new WatchStream({ origin: r.watchOrigin, path: watchPath(r.dc, n, keys), localAddress: sourceAddress(n), onEvent: (type, id, data, at) => {
+    receipts.add(type, id, at, type === 'entity' ? savedAt(data) : Number.NaN);
     if (debug && id !== undefined) late.push([n, type, id, at]);
   } }));
   const openMs = performance.now() - t0;
@@ -156,9 +184,13 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
     const started = performance.now();
     const writes = await paced(r.writeOrigin, r.dc, r.entities, r.rate, r.seconds, sentAt);
     // what every stream should get (eventsDue): the entities' values before the writes are the seed's
-    const initial = new Map(r.entities.map((e, i) => [e.key, seedValues(i) as unknown as Values]));
+    // (counted a few streams at a time: the events still arriving are timed by this process's loop)
+    const writesDone = transitions(writes.log, new Map(r.entities.map((e, i) => [e.key, seedValues(i) as unknown as Values])));
     let expected = 0;
-    for (let n = 0; n < r.streams; n++) expected += eventsDue(watched(n, keys), writes.log, initial);
+    for (let n = 0; n < r.streams; n++) {
+      expected += eventsDue(watched(n, keys), writesDone);
+      if (n % 20 === 19) await new Promise((resolve) => setImmediate(resolve));
+    }
     const drainStart = performance.now();
     while (receipts.entity + receipts.remove < expected && performance.now() - drainStart < r.drainMs) await new Promise((resolve) => setTimeout(resolve, 50));
     const drainedMs = performance.now() - drainStart;
@@ -166,6 +198,10 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
     const wallMs = performance.now() - started;
     const latencies = new Latencies();
     let measured = 0;
+    const fromCommit = new Latencies();
+    for (let i = 0; i < receipts.n; i++) {
+      if (!Number.isNaN(receipts.committed[i])) fromCommit.add(performance.timeOrigin + receipts.times[i] - receipts.committed[i]);
+    }
     const bySecond = new Map<number, number>();
     for (let i = 0; i < receipts.n; i++) {
       const sent = sentAt.get(receipts.stamps[i]);
@@ -178,6 +214,8 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
     if (debug) {
       const worst = late.map(([n, type, id, at]) => [n, type, id, at - (sentAt.get(id) ?? at)] as const).sort((a, b) => b[3] - a[3]).slice(0, 15);
       console.log('  worst events (stream, kind, type, stamp, ms):', worst.map(([n, type, id, ms]) => `#${n} ${watched(n, keys).kind} ${type} ${id} ${ms.toFixed(0)}`).join('; '));
+      const last = late.reduce((a, b) => (b[2] > a[2] ? b : a));
+      console.log(`  the last stamp's event: ${last[2]} received at ${(performance.timeOrigin + last[3]).toFixed(0)} (epoch ms); writes ended at ${(performance.timeOrigin + performance.now()).toFixed(0)} less the drain`);
     }
     if (debug) console.log('  max latency by second of the write:', [...bySecond].sort((a, b) => a[0] - b[0]).map(([sec, v]) => `${sec}s ${v.toFixed(0)}`).join(', '));
     const diff = (a?: number, b?: number) => (a === undefined || b === undefined ? undefined : b - a);
@@ -188,6 +226,7 @@ export async function latencyRun(r: LatencyRun): Promise<LatencyResult> {
       received: { total: receipts.entity + receipts.remove + receipts.other, entity: receipts.entity, remove: receipts.remove, other: receipts.other, withStamp: receipts.n },
       latencies,
       measured,
+      fromCommit,
       watchCpuMs: diff(before.watch, after.watch),
       writeCpuMs: diff(before.write, after.write),
       clientCpuMs: (after.client.user + after.client.system - before.client.user - before.client.system) / 1000,
