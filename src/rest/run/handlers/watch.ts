@@ -85,36 +85,57 @@ function leave(caller: string): void {
   else open.byCaller.set(caller, mine);
 }
 
-function stream(scope: Scope, action: WatchAction, now: number, only: string | undefined): RestResponse {
-  const body = new PassThrough();
-  const hub = hubOf(scope.services);
-  let ended = false;
-  let group: WatchGroup | undefined;
+/** The reset a client too slow to take its events gets. */
+const TOO_SLOW = 'event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n';
+
+/**
+ * One stream as its group writes it: its body, the caller it counts for, and what came before its
+ * ready. (A class, not closures: an idle stream keeps these few fields, not the request's scope.)
+ */
+class StreamSink implements WatchSink {
+  readonly body = new PassThrough();
+  group: WatchGroup | undefined;
+  ended = false;
   /** what the group told before the stream's ready went (sent after it) */
-  let early: string[] | undefined = [];
-  let earlyBytes = 0;
-  const sink: WatchSink = {
-    send: (text) => {
-      if (ended) return;
-      if (early) {
-        early.push(text);
-        if ((earlyBytes += text.length) > MAX_WATCH_BUFFER_BYTES) sink.end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
-        return;
-      }
-      body.write(text);
-      // a client that does not take its events holds them here: past the bound it starts again
-      if (body.writableLength > MAX_WATCH_BUFFER_BYTES) sink.end('event: reset\ndata: {"reason":"the client took its events too slowly"}\n\n');
-    },
-    end: (last) => {
-      if (ended) return;
-      ended = true;
-      if (group) hub.leave(group, sink);
-      leave(scope.caller);
-      if (last) body.end(last);
-      else body.end();
-    },
-  };
-  body.on('close', () => sink.end());
+  early: string[] | undefined = [];
+  #earlyBytes = 0;
+
+  constructor(readonly hub: WatchHub, readonly caller: string) {
+    this.body.on('close', () => this.end());
+  }
+
+  send(text: string): void {
+    if (this.ended) return;
+    if (this.early) {
+      this.early.push(text);
+      if ((this.#earlyBytes += text.length) > MAX_WATCH_BUFFER_BYTES) this.end(TOO_SLOW);
+      return;
+    }
+    this.body.write(text);
+    // a client that does not take its events holds them here: past the bound it starts again
+    if (this.body.writableLength > MAX_WATCH_BUFFER_BYTES) this.end(TOO_SLOW);
+  }
+
+  /** Sends the ready event, then what came before it. */
+  start(ready: string): void {
+    const told = this.early ?? [];
+    this.early = undefined;
+    this.send(ready + told.join(''));
+  }
+
+  end(last?: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.group) this.hub.leave(this.group, this);
+    leave(this.caller);
+    if (last) this.body.end(last);
+    else this.body.end();
+  }
+}
+
+function stream(scope: Scope, action: WatchAction, now: number, only: string | undefined): RestResponse {
+  const hub = hubOf(scope.services);
+  const sink = new StreamSink(hub, scope.caller);
   void (async () => {
     try {
       if (action.since !== undefined && (await replayLost(scope, action.since))) {
@@ -122,19 +143,17 @@ function stream(scope: Scope, action: WatchAction, now: number, only: string | u
         return;
       }
       const from = action.since ?? now;
-      const { group: joined, startsAt } = await hub.join(scope, action, only, from, action.since !== undefined, sink);
-      await joined.ready;
-      if (ended) return hub.leave(joined, sink);
-      group = joined;
+      const { group, startsAt } = await hub.join(scope, action, only, from, action.since !== undefined, sink);
+      await group.ready;
+      if (sink.ended) return hub.leave(group, sink);
+      sink.group = group;
       // ready once it follows: its id the stamp it is told every change after — where a resumed
       // stream resumes from (a connection lost before the replay came resumes there again), or
       // the stamp of the group it joined, which may tell it a few changes from before it opened
-      const told = early;
-      early = undefined;
-      sink.send(`retry: 2000\nevent: ready\nid: ${startsAt}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n${told.join('')}`);
+      sink.start(`retry: 2000\nevent: ready\nid: ${startsAt}\ndata: ${JSON.stringify({ [WIRE.GLOBAL_STAMP]: now })}\n\n`);
     } catch {
       sink.end(RESETS.failed);
     }
   })();
-  return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body };
+  return { kind: 'file', status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-accel-buffering': 'no' }, body: sink.body };
 }
