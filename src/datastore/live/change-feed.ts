@@ -175,7 +175,6 @@ export class ChangeFeed {
    * same feed) share one read, and are told together; each subscriber's batches stay in order.
    */
   async #readAll(): Promise<void> {
-    if (process.env.LIVE_DEBUG) (await import('node:fs')).appendFileSync('/tmp/live-debug.log', `${Date.now()} read ${JSON.stringify(this.#dirty === 'all' ? 'all' : [...this.#dirty])}\n`);
     const dirty = this.#dirty;
     this.#dirty = new Set();
     const upto = await readSettledGlobalStamp(this.#core.storage);

@@ -146,7 +146,6 @@ class WatchGroup {
     }
     const text = await this.#events(judged, changes);
     if (text) for (const s of this.streams) s.send(text);
-    if (process.env.LIVE_DEBUG && this.action.target.kind === 'query' && !this.action.target.narrowing.filter) (await import('node:fs')).appendFileSync('/tmp/live-debug.log', `${Date.now()} told ${batch.since}..${batch.upto} n=${changes.length} streams=${this.streams.size} bytes=${text.length}\n`);
   }
 
   async #events(judged: Judged, changes: readonly Change[]): Promise<string> {
