@@ -17,16 +17,19 @@ import type { Session } from '../sessions/session.js';
 
 type Restrict = () => unknown;
 
+/** What finding the restrict() functions needs of the core: its model and classes. */
+type ClassesView = Pick<CoreView, 'model' | 'classOf'>;
+
 /** The restrict() of a dataclass's user class, if it has one. */
-function restrictOf(core: CoreView, dc: DataClassModel): Restrict | undefined {
+function restrictOf(core: ClassesView, dc: DataClassModel): Restrict | undefined {
   const fn = (core.classOf(dc).dataClass as unknown as { restrict?: unknown }).restrict;
   return typeof fn === 'function' ? (fn as Restrict) : undefined;
 }
 
 /** The dataclasses with a restrict(), found once (after the classes are loaded: at the first request). */
-const restricted = new WeakMap<CoreView, ReadonlySet<DataClassModel>>();
+const restricted = new WeakMap<ClassesView, ReadonlySet<DataClassModel>>();
 
-function restrictedClasses(core: CoreView): ReadonlySet<DataClassModel> {
+function restrictedClasses(core: ClassesView): ReadonlySet<DataClassModel> {
   let set = restricted.get(core);
   if (!set) restricted.set(core, (set = new Set(core.model.dataClasses.filter((m) => restrictOf(core, m)))));
   return set;
@@ -45,6 +48,11 @@ function deletedRecordsFilter(core: CoreView, deleted: DataClassModel, grants: G
   if (readable.length === tracked.length) return null;
   const tableName = deleted.attributesByName.get(TRACKING.TABLE_NAME) as StorageAttribute;
   return { kind: 'in', path: directPath(tableName), values: readable };
+}
+
+/** Whether a dataclass of the model has a restrict(): what a caller sees of its rows may then depend on its session, whatever its privileges. */
+export function rowsRestricted(core: ClassesView): boolean {
+  return restrictedClasses(core).size > 0;
 }
 
 /** The access of a request's session: its grants, and the row filters of the dataclasses' restrict() (and of __DeletedRecords). */

@@ -87,6 +87,7 @@ export class ChangeFeed {
    */
   async subscribe(dc: DataClassModel, listener: ChangeListener, since?: number): Promise<Subscription> {
     if (!dc.globalStamp) throw new Error(`${dc.name} does not track its changes`);
+    if (this.#closed) throw new Error('the change feed is closed (its datastore closed)');
     const start = since ?? (await readSettledGlobalStamp(this.#core.storage));
     const sub: Subscriber = { dc, listener, stamp: start, closed: false };
     this.#subscribers.add(sub);

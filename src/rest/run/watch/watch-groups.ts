@@ -16,7 +16,7 @@
 
 import { HEARTBEAT_MS } from '../../../config/limits.js';
 import { WIRE } from '../../../config/wire.js';
-import { type ChangeBatch, type Change, type DataClassCore, entitiesWithin, type EntitySelection, type EntityWithin, queryWith, type Session, sessionInternals, type Subscription } from '../../../datastore/index.js';
+import { type ChangeBatch, type Change, type DataClassCore, entitiesWithin, type EntitySelection, type EntityWithin, judgedByOwnValues, queryWith, rowsRestricted, sessionInternals, type Subscription } from '../../../datastore/index.js';
 import { DatasetError } from '../../../errors/dataset-error.js';
 import type { Action } from '../../plan/action.js';
 import { entityBody } from '../../present/present.js';
@@ -48,6 +48,8 @@ interface Judged {
   readonly found: Map<string, EntityWithin>;
   /** each group's place among the filters (`within`) */
   readonly index: Map<WatchGroup, number>;
+  /** the groups whose filter could not be matched (its statement failed alone) */
+  readonly failed: ReadonlySet<WatchGroup>;
   /** each shape's text of each entity, made once */
   readonly bodies: Map<string, Map<string, Promise<string>>>;
   /** the batch's changes, and their keys as text (made once for every group) */
@@ -67,6 +69,10 @@ class WatchGroup {
   /** the filter as a selection, per grants (a session's privileges may change) */
   #query: { grants: unknown; selection: EntitySelection | null | 'unreadable' } | undefined;
   closed = false;
+  /** the stamp it has sent everything up to (set as it sends, before the feed moves its subscription's) */
+  toldUpto = Number.POSITIVE_INFINITY;
+  /** the grants `members` were kept under: a change of the session's privileges lets them go */
+  #membersGrants: unknown;
   /** what its entity events' texts are kept under: the groups of one shape share them */
   readonly shapeKey: string;
 
@@ -80,7 +86,7 @@ class WatchGroup {
 
   /** The stamp it has told everything up to. */
   get stamp(): number {
-    return this.subscription?.stamp ?? Number.POSITIVE_INFINITY;
+    return Math.min(this.toldUpto, this.subscription?.stamp ?? Number.POSITIVE_INFINITY);
   }
 
   /** Its filter as `scope` may run it now: a selection (null for none), or 'unreadable' (an attribute of it hidden now). */
@@ -101,21 +107,42 @@ class WatchGroup {
     return selection;
   }
 
-  /** Reads the keys of its selection (a query's group), and the stamp they are sure after. */
+  /**
+   * Reads the keys of its selection (a query's group), and the stamp they are sure after — for a
+   * filter on the entity's own values only, in a model without restrict(): an entity then enters
+   * or leaves the selection only by a change of its own, which the group sees. (A filter through a
+   * relation, or a row filter of the session, lets entities enter unseen: the group could not tell
+   * which ones a client holds, and sends remove for every change it does not show.)
+   */
   async readMembers(): Promise<void> {
-    if (this.action.target.kind !== 'query') return;
+    if (this.action.target.kind !== 'query' || rowsRestricted(this.scope.core)) return;
+    const q = this.query(this.scope);
+    if (q === 'unreadable' || (q !== null && !judgedByOwnValues(q))) return;
+    // (the room is taken before the read, and what it did not use given back: groups reading at once share it)
     const room = Math.min(MAX_GROUP_MEMBERS, MAX_MEMBERS_IN_ALL - this.hub.membersKept);
     if (room <= 0) return;
-    const q = this.query(this.scope);
-    if (q === 'unreadable') return;
-    const all = q ?? this.dc.selectWhere(null, this.scope.access);
-    const keys = await all.slice(0, room + 1).keys();
-    // (read after the keys: a change with a later stamp began after they were read)
-    const after = await this.scope.ds.getGlobalStamp();
-    if (keys.length > room || this.closed) return;
-    this.members = new Set(Array.from(keys as ArrayLike<unknown>, String));
-    this.hub.membersKept += this.members.size;
-    this.exactAfter = after;
+    this.hub.membersKept += room;
+    let kept = 0;
+    try {
+      const keys = await (q ?? this.dc.selectWhere(null, this.scope.access)).slice(0, room + 1).keys();
+      // (read after the keys: a change with a later stamp began after they were read)
+      const after = await this.scope.ds.getGlobalStamp();
+      if (keys.length > room || this.closed) return;
+      this.members = new Set(Array.from(keys as ArrayLike<unknown>, String));
+      this.#membersGrants = this.scope.access.grants;
+      kept = this.members.size;
+      this.exactAfter = after;
+    } finally {
+      this.hub.membersKept -= room - kept;
+    }
+  }
+
+  /** Lets go of the keys it kept: from now on it sends remove for every change it does not show. */
+  #dropMembers(): void {
+    if (!this.members) return;
+    this.hub.membersKept -= this.members.size;
+    this.members = undefined;
+    this.exactAfter = Number.POSITIVE_INFINITY;
   }
 
   endAll(last?: string): void {
@@ -126,8 +153,7 @@ class WatchGroup {
     if (this.closed) return;
     this.closed = true;
     this.subscription?.close();
-    if (this.members) this.hub.membersKept -= this.members.size;
-    this.members = undefined;
+    this.#dropMembers();
     this.hub.forget(this);
   }
 
@@ -136,9 +162,13 @@ class WatchGroup {
     await this.ready;
     if (this.closed) return;
     let changes: readonly Change[] = this.only === undefined ? batch.changes : batch.changes.filter((c) => String(c.key) === this.only);
-    if (changes.length === 0) return;
+    if (changes.length === 0) return void (this.toldUpto = batch.upto);
     const judged = await this.hub.judge(batch, this);
     if (judged === 'session ended') return this.endAll(RESETS.sessionEnded);
+    // (its own filter could not be matched — too big for the engine, too slow —: its streams read again)
+    if (judged.failed.has(this)) return this.endAll(RESETS.failed);
+    // (the session's privileges changed: what it kept is no guide to what its client holds)
+    if (this.members && judged.scope.access.grants !== this.#membersGrants) this.#dropMembers();
     if (this.action.target.kind === 'set') {
       const kept = await setMembers(judged.scope, this.action.target.id, this.dc, changes);
       if (!kept) return this.endAll(RESETS.setGone);
@@ -146,6 +176,7 @@ class WatchGroup {
     }
     const text = await this.#events(judged, changes);
     if (text) for (const s of this.streams) s.send(text);
+    this.toldUpto = batch.upto;
   }
 
   async #events(judged: Judged, changes: readonly Change[]): Promise<string> {
@@ -168,7 +199,7 @@ class WatchGroup {
       const key = texts[i];
       const seen = c.dropped ? undefined : judged.found.get(key);
       const shown = seen !== undefined && seen.within[at] === 1;
-      const event = shown ? await this.#entity(judged, bodies, key, seen.entity, entityTarget) : this.#remove(key, c.stamp);
+      const event = shown ? await this.#entity(judged, bodies, key, seen.entity, entityTarget) : this.#remove(key, c.stamp, c.dropped);
       if (event === undefined) continue;
       if (pending !== undefined) out.push(pending);
       pending = event;
@@ -189,17 +220,21 @@ class WatchGroup {
       bodies.set(key, text);
     }
     if (this.members && !this.members.has(key)) {
-      this.members.add(key);
-      this.hub.membersKept++;
+      // (past its bounds it keeps none: a remove for every change it does not show, from now on)
+      if (this.members.size >= MAX_GROUP_MEMBERS || this.hub.membersKept >= MAX_MEMBERS_IN_ALL) this.#dropMembers();
+      else {
+        this.members.add(key);
+        this.hub.membersKept++;
+      }
     }
     return text;
   }
 
-  /** A remove, or nothing when the group knows the entity was not in its selection. */
-  #remove(key: string, stamp: number): string | undefined {
+  /** A remove, or nothing when the group knows the entity was not in its selection (a drop is always told: it is cheap, and final). */
+  #remove(key: string, stamp: number, dropped: boolean): string | undefined {
     const was = this.members?.delete(key) ?? true;
     if (this.members && was) this.hub.membersKept--;
-    if (!was && stamp > this.exactAfter) return undefined;
+    if (!was && !dropped && stamp > this.exactAfter) return undefined;
     return removeEvent(key);
   }
 }
@@ -221,13 +256,13 @@ export class WatchHub {
    * The stream leaves with leave().
    */
   async join(scope: Scope, action: WatchAction, only: string | undefined, from: number, resumed: boolean, sink: WatchSink): Promise<{ group: WatchGroup; startsAt: number }> {
-    const viewer = viewerOf(scope.session);
+    const viewer = viewerOf(scope);
     const key = [viewer, action.dc.name, JSON.stringify(action.target), only ?? '', JSON.stringify(action.shape)].join('\u0000');
     const candidates = this.#groups.get(key) ?? [];
     const found = resumed ? undefined : candidates.find((g) => !g.closed && !g.resumed && g.subscription && g.stamp <= from);
     if (found) {
       found.streams.add(sink);
-      return { group: found, startsAt: found.stamp };
+      return { group: found, startsAt: Math.min(found.stamp, from) };
     }
     const group = new WatchGroup(this, key, viewer, scope, action, only, resumed);
     group.streams.add(sink);
@@ -300,11 +335,16 @@ export class WatchHub {
       index.set(g, queries.length);
       queries.push(q);
     }
-    const keys = batch.changes.filter((c) => !c.dropped).map((c) => c.key);
+    // (when every group follows one entity, the others' changes are not read)
+    const only = groups.every((g) => g.only !== undefined) ? new Set(groups.map((g) => g.only)) : undefined;
+    const keys = batch.changes.filter((c) => !c.dropped && (!only || only.has(String(c.key)))).map((c) => c.key);
     let found = new Map<string, EntityWithin>();
+    const failed = new Set<WatchGroup>();
     if (keys.length > 0 && queries.length > 0) {
       try {
-        found = await entitiesWithin(first.dc, keys, queries, scope.access);
+        const within = await entitiesWithin(first.dc, keys, queries, scope.access);
+        found = within.found;
+        for (const [g, at] of index) if (within.failed.has(at)) failed.add(g);
       } catch (e) {
         // the session may no longer read the dataclass: it sees none of it (any other failure —
         // the database busy, gone — is no reason to remove anything: the streams reset)
@@ -313,7 +353,7 @@ export class WatchHub {
     }
     // (a group not judged — its filter unreadable now — sees nothing: the -1 matches no entity)
     for (const g of groups) if (!index.has(g)) index.set(g, -1);
-    return { scope, found, index, bodies: new Map(), changes: batch.changes, texts: batch.changes.map((c) => String(c.key)) };
+    return { scope, found, failed, index, bodies: new Map(), changes: batch.changes, texts: batch.changes.map((c) => String(c.key)) };
   }
 
   #startHeartbeat(): void {
@@ -353,11 +393,12 @@ function removeEvent(key: string): string {
 
 /**
  * Who a stream's events are judged for: one stored session (its privileges may change, it may
- * end), or — a session not stored — its user and privileges, all that its grants and restrict()
- * (which sees the session) can depend on.
+ * end); a session not stored, by its user and privileges — all its grants depend on — when no
+ * dataclass has a restrict(), else by itself (restrict() sees the session: its id, its storage).
  */
-function viewerOf(session: Session): string {
-  if (sessionInternals.stored(session)) return `session:${session.id}`;
+function viewerOf(scope: Scope): string {
+  const { session } = scope;
+  if (sessionInternals.stored(session) || rowsRestricted(scope.core)) return `session:${session.id}`;
   return `guest:${session.userName}:${session.getPrivileges().sort().join(',')}`;
 }
 
