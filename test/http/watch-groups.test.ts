@@ -5,8 +5,6 @@
 // streams; guests whose restrict() differs never share a group. On the engine the run names.
 
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +13,8 @@ import { buildServer } from '../../src/http/server.js';
 import { openProject } from '../../src/project/open.js';
 import { WatchHub } from '../../src/rest/run/watch/watch-groups.js';
 import { tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
+import { openStream } from '../support/sse-client.js';
+import { writeLiveProject } from '../support/live-project.js';
 
 const MODEL = {
   name: 'Review',
@@ -35,64 +35,6 @@ const ROLES = {
   restrictedByDefault: false, forceLogin: false,
 };
 
-interface SseEvent { event: string; id?: string; data: Record<string, unknown> }
-
-async function openStream(base: string, path: string, headers: Record<string, string> = {}) {
-  const controller = new AbortController();
-  const res = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
-  const events: SseEvent[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const done = (async () => {
-    if (!res.body || res.status !== 200) return;
-    const decoder = new TextDecoder();
-    let text = '';
-    try {
-      for await (const chunk of res.body) {
-        text += decoder.decode(chunk as Uint8Array, { stream: true });
-        let end: number;
-        while ((end = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, end);
-          text = text.slice(end + 2);
-          const e: Partial<SseEvent> = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) e.event = line.slice(7);
-            else if (line.startsWith('id: ')) e.id = line.slice(4);
-            else if (line.startsWith('data: ')) e.data = JSON.parse(line.slice(6)) as Record<string, unknown>;
-          }
-          if (e.event) events.push(e as SseEvent);
-          for (const w of waiters.filter((x) => events.length >= x.n)) w.resolve();
-        }
-      }
-    } catch {
-      // aborted
-    }
-  })();
-  return {
-    res,
-    events,
-    async until(n: number, ms = 5000): Promise<SseEvent[]> {
-      if (events.length < n) {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          await Promise.race([
-            new Promise<void>((resolve) => waiters.push({ n, resolve })),
-            new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${events.length} events came, waited for ${n}: ${JSON.stringify(events)}`)), ms))),
-          ]);
-        } finally {
-          clearTimeout(timer);
-        }
-      }
-      return events;
-    },
-    async close() {
-      controller.abort();
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-      clearTimeout(timer);
-    },
-  };
-}
-
 // the server's hub and the groups it makes, caught as they join
 let hub: WatchHub | undefined;
 const groups: any[] = [];
@@ -111,28 +53,23 @@ function project(restricted: boolean) {
   const tmp = tempDir();
   const p = { ds: undefined as unknown as DatastoreWithClasses, app: undefined as unknown as FastifyInstance, base: '' };
   before(async () => {
-    writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify(MODEL));
-    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(ROLES));
-    for (const d of ['classes', 'node_modules']) mkdirSync(join(tmp.dir, d));
-    symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(tmp.dir, 'node_modules', 'dataset-rest'), 'dir');
-    writeFileSync(join(tmp.dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    if (restricted) {
-      writeFileSync(join(tmp.dir, 'classes', 'Owned.ts'), `import { DataClass, session } from 'dataset-rest';
+    writeLiveProject(tmp.dir, MODEL, ROLES, {
+      ...(restricted ? { Owned: `import { DataClass, session } from 'dataset-rest';
 export default class Owned extends DataClass {
   restrict() {
     return this.query('owner = :1', session().id);
   }
 }
-`);
-    }
-    writeFileSync(join(tmp.dir, 'classes', 'DataStore.ts'), `import { Datastore, exposed, session } from 'dataset-rest';
+` } : {}),
+      DataStore: `import { Datastore, exposed, session } from 'dataset-rest';
 export default class DataStore extends Datastore {
   @exposed
   whoami() {
     return session().id;
   }
 }
-`);
+`,
+    });
     const db = await testDatabase(join(tmp.dir, restricted ? 'restricted.sqlite' : 'data.sqlite'));
     p.ds = await openProject(tmp.dir, { db });
     p.app = await buildServer(p.ds, { logLevel: 'silent' });
@@ -148,14 +85,17 @@ export default class DataStore extends Datastore {
   return p;
 }
 
+/** A new Item with these values, saved. */
+async function created(ds: DatastoreWithClasses, values: Record<string, unknown>) {
+  const e = ds.dataClass('Item')!.new();
+  for (const [k, v] of Object.entries(values)) e.set(k, v);
+  await e.save();
+  return e;
+}
+
 describe(`watch streams in groups: what a group keeps (${TEST_ENGINE})`, () => {
   const p = project(false);
-  const newItem = async (values: Record<string, unknown>) => {
-    const e = p.ds.dataClass('Item')!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const newItem = (values: Record<string, unknown>) => created(p.ds, values);
 
   it('sends remove for every change it does not show when an entity can enter the filter unseen (through a relation)', async () => {
     const cats = p.ds.dataClass('Category')!;
@@ -240,12 +180,7 @@ describe(`watch streams in groups: what a group keeps (${TEST_ENGINE})`, () => {
 
 describe(`watch streams in groups: whom a group is for, and what one client's filter costs the others (${TEST_ENGINE})`, () => {
   const p = project(true);
-  const newItem = async (values: Record<string, unknown>) => {
-    const e = p.ds.dataClass('Item')!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const newItem = (values: Record<string, unknown>) => created(p.ds, values);
 
   it("resets only the streams of a filter that cannot be matched (long IN lists past the engine's parameters), not the others'", async () => {
     const victim = await openStream(p.base, '/rest/Item?$method=watch', { 'x-forwarded-for': '10.0.0.1' });

@@ -6,8 +6,6 @@
 // run names (testDatabase).
 
 import assert from 'node:assert/strict';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -15,81 +13,11 @@ import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { buildServer } from '../../src/http/server.js';
 import { openProject } from '../../src/project/open.js';
 import { tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
-import { LIVE_MODEL, LIVE_ROLES } from '../support/live-project.js';
+import { LIVE_MODEL, LIVE_ROLES, writeLiveProject } from '../support/live-project.js';
+import { openStream } from '../support/sse-client.js';
 
 const MODEL = LIVE_MODEL;
 const ROLES = LIVE_ROLES;
-interface SseEvent { event: string; id?: string; data: Record<string, unknown> }
-
-/** A watch stream read as it comes: its events, and a way to wait for the next ones. */
-async function openStream(base: string, path: string, headers: Record<string, string> = {}) {
-  const controller = new AbortController();
-  const res = await fetch(`${base}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
-  const events: SseEvent[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  /** the server ended the stream (the body's last byte came) */
-  let ended = false;
-  const done = (async () => {
-    if (!res.body || res.status !== 200) return;
-    const decoder = new TextDecoder();
-    let text = '';
-    try {
-      for await (const chunk of res.body) {
-        text += decoder.decode(chunk as Uint8Array, { stream: true });
-        let end: number;
-        while ((end = text.indexOf('\n\n')) >= 0) {
-          const block = text.slice(0, end);
-          text = text.slice(end + 2);
-          const e: Partial<SseEvent> & { data?: Record<string, unknown> } = {};
-          for (const line of block.split('\n')) {
-            if (line.startsWith('event: ')) e.event = line.slice(7);
-            else if (line.startsWith('id: ')) e.id = line.slice(4);
-            else if (line.startsWith('data: ')) e.data = JSON.parse(line.slice(6)) as Record<string, unknown>;
-          }
-          if (e.event) events.push(e as SseEvent);
-          for (const w of waiters.filter((x) => events.length >= x.n)) w.resolve();
-        }
-      }
-      ended = true;
-    } catch {
-      // aborted by close()
-    }
-  })();
-  return {
-    res,
-    events,
-    /** resolves once `n` events came (or fails after five seconds) */
-    async until(n: number): Promise<SseEvent[]> {
-      if (events.length < n) {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          await Promise.race([
-            new Promise<void>((resolve) => waiters.push({ n, resolve })),
-            new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`${events.length} events came, waited for ${n}: ${JSON.stringify(events)}`)), 5000))),
-          ]);
-        } finally {
-          clearTimeout(timer);
-        }
-      }
-      return events;
-    },
-    /** resolves true once the server has ended the stream, false if it has not within `ms` */
-    async ends(ms = 3000): Promise<boolean> {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
-      clearTimeout(timer);
-      return ended;
-    },
-    async close() {
-      controller.abort();
-      // (an aborted read ends at once; the bound keeps a test from hanging if it does not)
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([done, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-      clearTimeout(timer);
-    },
-  };
-}
-
 describe(`live feeds over Server-Sent Events (${TEST_ENGINE})`, () => {
   const tmp = tempDir();
   let db: string;
@@ -101,13 +29,8 @@ describe(`live feeds over Server-Sent Events (${TEST_ENGINE})`, () => {
     return { status: res.status, body: (await res.json()) as Record<string, any> };
   };
   before(async () => {
-    writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify(MODEL));
-    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(ROLES));
     // a login that gives the books privilege (the session is stored: logging out ends it)
-    for (const d of ['classes', 'node_modules']) mkdirSync(join(tmp.dir, d));
-    symlinkSync(fileURLToPath(new URL('../..', import.meta.url)), join(tmp.dir, 'node_modules', 'dataset-rest'), 'dir');
-    writeFileSync(join(tmp.dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    writeFileSync(join(tmp.dir, 'classes', 'DataStore.ts'), `import { Datastore, exposed, session } from 'dataset-rest';
+    writeLiveProject(tmp.dir, MODEL, ROLES, { DataStore: `import { Datastore, exposed, session } from 'dataset-rest';
 export default class DataStore extends Datastore {
   @exposed
   authentify() {
@@ -115,7 +38,7 @@ export default class DataStore extends Datastore {
     return true;
   }
 }
-`);
+` });
     db = await testDatabase(join(tmp.dir, 'data.sqlite'));
     ds = await openProject(tmp.dir, { db });
     app = await buildServer(ds, { logLevel: 'silent' });

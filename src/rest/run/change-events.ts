@@ -35,7 +35,7 @@ export async function changeEvents(scope: Scope, watch: WatchSpec, batch: readon
   if (!session) return 'session ended';
   // the session as it is now: its privileges, its row filters (and a budget of its own)
   const now = scopeFor(scope.services, scope.request, session);
-  const changes = watch.target.kind === 'set' ? await members(now, watch.target.id, watch.dc, batch) : batch;
+  const changes = watch.target.kind === 'set' ? await setMembersAmong(now, watch.target.id, watch.dc, batch) : batch;
   if (!changes) return 'set gone';
   const saved = changes.filter((c) => !c.dropped).map((c) => c.key);
   const shown = new Map<string, Entity>();
@@ -104,7 +104,7 @@ export async function liveSession(scope: Scope): Promise<Session | undefined> {
  * The changes of a set's members (a set keeps the entities it was made of: no other enters it),
  * or undefined when the set is gone (released, expired): the stream ends.
  */
-async function members(scope: Scope, id: string, dc: DataClassCore, changes: readonly Change[]): Promise<readonly Change[] | undefined> {
+export async function setMembersAmong(scope: Scope, id: string, dc: DataClassCore, changes: readonly Change[]): Promise<readonly Change[] | undefined> {
   const set = await setsOf(scope).find(id);
   if (!set || set.dataClass !== dc.name) return undefined;
   const changed = new Set(changes.map((c) => String(c.key)));

@@ -21,7 +21,7 @@ import { DatasetError } from '../../../errors/dataset-error.js';
 import type { Action } from '../../plan/action.js';
 import { entityBody } from '../../present/present.js';
 import { scopeFor, setsOf, type Scope } from '../../scope/scope.js';
-import { liveSession } from '../change-events.js';
+import { liveSession, setMembersAmong } from '../change-events.js';
 
 type WatchAction = Extract<Action, { kind: 'watch' }>;
 
@@ -170,7 +170,7 @@ class WatchGroup {
     // (the session's privileges changed: what it kept is no guide to what its client holds)
     if (this.members && judged.scope.access.grants !== this.#membersGrants) this.#dropMembers();
     if (this.action.target.kind === 'set') {
-      const kept = await setMembers(judged.scope, this.action.target.id, this.dc, changes);
+      const kept = await setMembersAmong(judged.scope, this.action.target.id, this.dc, changes);
       if (!kept) return this.endAll(RESETS.setGone);
       changes = kept;
     }
@@ -400,21 +400,4 @@ function viewerOf(scope: Scope): string {
   const { session } = scope;
   if (sessionInternals.stored(session) || rowsRestricted(scope.core)) return `session:${session.id}`;
   return `guest:${session.userName}:${session.getPrivileges().sort().join(',')}`;
-}
-
-/**
- * The changes of a set's members (a set keeps the entities it was made of: no other enters it),
- * or undefined when the set is gone (released, expired): the streams end.
- */
-async function setMembers(scope: Scope, id: string, dc: DataClassCore, changes: readonly Change[]): Promise<readonly Change[] | undefined> {
-  const set = await setsOf(scope).find(id);
-  if (!set || set.dataClass !== dc.name) return undefined;
-  const changed = new Set(changes.map((c) => String(c.key)));
-  const kept = new Set<string>();
-  // (one pass over the set's keys: a batch is small, a set may be large)
-  for (const key of set.keys) {
-    const text = String(key);
-    if (changed.has(text)) kept.add(text);
-  }
-  return changes.filter((c) => kept.has(String(c.key)));
 }
