@@ -28,7 +28,7 @@ export interface CoreView {
   /** web sessions, in the database */
   readonly sessions: SessionStore;
   /** the changes of the dataclasses that track them (live/change-feed.ts): a tracked write wakes it once committed */
-  readonly changes: { wake(what?: 'all' | ReadonlySet<string>): void };
+  readonly changes: { committed(touched: ReadonlySet<string>): void };
   /** the core side of a dataclass of the model */
   classOf(model: DataClassModel): ClassCoreView;
   /**

@@ -86,5 +86,8 @@ export interface Storage extends Reader {
   readonly rollbacks: number;
   /** callers waiting now for a connection or the engine's writer (the metrics' "database waits") */
   waiting(): number;
+  /** messages between the processes on one database, where the engine carries them (Driver's notify and listen) */
+  readonly notify?: (channel: string, payload: string) => Promise<void>;
+  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

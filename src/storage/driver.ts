@@ -63,6 +63,14 @@ export interface Driver {
   release(connection: Connection): void;
   /** an error that a transaction run again from the start may not meet (lock contention, a serialization failure) */
   isRetryable(error: unknown): boolean;
+  /**
+   * Engines that carry messages between the processes on one database (PostgreSQL's NOTIFY):
+   * `notify` sends `payload` on `channel` to every listener, this process's too; `listen` hears
+   * them on a connection of its own until the returned stop is called. Absent elsewhere: a
+   * listener then polls (datastore/live/change-feed.ts).
+   */
+  notify?(channel: string, payload: string): Promise<void>;
+  listen?(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
   /** closes every connection, once the writer is free */
   close(): Promise<void>;
 }

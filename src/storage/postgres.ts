@@ -412,6 +412,31 @@ export class PostgresDriver implements Driver {
     return error instanceof DatasetError && error.code === 'TRANSACTION_CONFLICT';
   }
 
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+  }
+
+  /**
+   * LISTEN on a connection of its own (not the pool's: a pooled one goes back to others), with
+   * the pool's address and settings. A connection that breaks is not made again: the caller's poll
+   * goes on (the feed polls as well).
+   */
+  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
+    const client = new pg.Client({ connectionString: this.pool.options.connectionString, connectionTimeoutMillis: this.#waitMs });
+    client.on('error', () => {});
+    client.on('notification', (m) => {
+      if (m.channel === channel) onMessage(m.payload ?? '');
+    });
+    await client.connect();
+    await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    let stopped = false;
+    return async () => {
+      if (stopped) return;
+      stopped = true;
+      await client.end().catch(() => undefined);
+    };
+  }
+
   close(): Promise<void> {
     this.#closing ??= this.pool.end();
     return this.#closing;

@@ -98,10 +98,17 @@ export class TransactionManager extends Reads implements Storage {
   readonly #defaultSignal: (() => AbortSignal | undefined) | undefined;
   readonly #budget: (() => StatementBudget | undefined) | undefined;
 
+  readonly notify?: (channel: string, payload: string) => Promise<void>;
+  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
+
   constructor(driver: Driver, hooks: StatementHooks = {}) {
     super();
     this.dialect = driver.dialect;
     this.#driver = driver;
+    if (driver.notify && driver.listen) {
+      this.notify = driver.notify.bind(driver);
+      this.listen = driver.listen.bind(driver);
+    }
     this.#check = hooks.beforeStatement;
     this.#defaultSignal = hooks.defaultSignal;
     this.#budget = hooks.budget;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { coreOf, Datastore, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import type { Entity } from '../../src/datastore/entities/entity.js';
-import type { Change, ChangeBatch } from '../../src/datastore/live/change-feed.js';
+import { ChangeFeed, type Change, type ChangeBatch } from '../../src/datastore/live/change-feed.js';
 import { buildModel } from '../../src/model/load-model.js';
 import { databaseTarget, openStorage } from '../../src/storage/open.js';
 import { TEST_ENGINE, tempDir, testDatabase } from '../support/helpers.js';
@@ -150,6 +150,25 @@ describe(`the change feed of tracked dataclasses (${TEST_ENGINE})`, () => {
       assert.deepEqual(r.told.map((c) => c.key), [o.getKey()]);
     } finally {
       sub.close();
+    }
+  });
+
+  it("hears another instance's writes at once where the engine carries messages (PostgreSQL's NOTIFY), without waiting for a poll", { skip: TEST_ENGINE !== 'postgres' && 'SQLite carries no messages between processes: the poll hears them' }, async () => {
+    const other = await open();
+    // (a poll a minute away: only the message can tell it in time)
+    const feed = new ChangeFeed(coreOf(ds), { pollMs: 60_000 });
+    const r = recorder();
+    const sub = await feed.subscribe(ds.dataClass('Item')!.model, r.listener);
+    try {
+      // (the LISTEN is under way once subscribed: a message sent before it is in place would be missed)
+      assert.equal(await feed.hearsMessages(), true);
+      const e = await create(other, 'Item', 'told by a message');
+      await r.until(1);
+      assert.deepEqual(r.told.map((x) => x.key), [e.getKey()]);
+    } finally {
+      sub.close();
+      feed.close();
+      await other.close();
     }
   });
 

@@ -4,10 +4,12 @@
 // (`__GlobalStamp > :since`, `__DeletedRecords.__Stamp > :since`), never kept in memory, so that
 // it is the same on every instance and a subscriber can start from any stamp (a stream's
 // Last-Event-ID) as long as __DeletedRecords still holds its drops. The feed reads what is new
-// when this process commits a tracked write (wake(), called after the commit) and, for the writes
-// of other instances and other programs, when the global stamp has moved at a poll (every
-// `pollMs` while anyone subscribes). It reads up to the settled global stamp (every change up to
-// it is readable: ds.getGlobalStamp()), so that no change is skipped and none comes twice. Each
+// when this process commits a tracked write (committed(), called after the commit), when another
+// instance's commit says so through the engine's messages (PostgreSQL's NOTIFY, heard with LISTEN
+// on a connection of its own), and at a poll (every `pollMs` while anyone subscribes) whenever a
+// subscriber is behind the global stamp — what a lost message or another program left. It reads
+// up to the settled global stamp (every change up to it is readable: ds.getGlobalStamp()), so
+// that no change is skipped and none comes twice. Each
 // subscriber is told the changes of its dataclass in stamp order; what it may see of them (its
 // session, its filter) is its own business.
 
@@ -44,6 +46,9 @@ export interface Subscription {
   close(): void;
 }
 
+/** The channel of the engine's messages (PostgreSQL's NOTIFY) that tell the instances of a database which dataclasses were written. */
+const CHANGES_CHANNEL = 'dataset_rest_changes';
+
 /** A wake that adds no dataclass: a read again of what woke the feed during the last one. */
 const NOTHING_MORE: ReadonlySet<string> = new Set();
 
@@ -74,6 +79,8 @@ export class ChangeFeed {
   #dirty: Set<string> | 'all' = new Set();
   /** closed with its datastore: a read gathering commits reads nothing */
   #closed = false;
+  /** the engine's messages heard (PostgreSQL's LISTEN), while anyone subscribes: how to stop */
+  #listening: Promise<(() => Promise<void>) | undefined> | undefined;
 
   constructor(core: CoreView, options: { readonly pollMs?: number } = {}) {
     this.#core = core;
@@ -102,6 +109,16 @@ export class ChangeFeed {
         if (this.#subscribers.size === 0) this.#stopPolling();
       },
     };
+  }
+
+  /**
+   * This process committed tracked writes of these dataclasses: its subscribers are told soon,
+   * and so are the other instances' on the same database, where the engine carries messages.
+   */
+  committed(touched: ReadonlySet<string>): void {
+    this.wake(touched);
+    const notify = this.#core.storage.notify;
+    if (notify) void notify(CHANGES_CHANNEL, [...touched].join('\n')).catch(() => undefined);
   }
 
   /**
@@ -134,6 +151,11 @@ export class ChangeFeed {
     });
   }
 
+  /** Whether it hears the engine's messages (its LISTEN is in place), once it knows (tests). */
+  async hearsMessages(): Promise<boolean> {
+    return (await this.#listening) !== undefined;
+  }
+
   /** Waits for the reads under way (tests, and a clean close). */
   async settle(): Promise<void> {
     while (this.#reading) await this.#reading;
@@ -148,6 +170,11 @@ export class ChangeFeed {
 
   #startPolling(): void {
     if (this.#timer) return;
+    // (another instance's commits come as messages at once where the engine has them; the poll stays, for a connection lost)
+    const listen = this.#core.storage.listen;
+    if (listen && !this.#listening) {
+      this.#listening = listen(CHANGES_CHANNEL, (payload) => this.wake(new Set(payload.split('\n')))).catch(() => undefined);
+    }
     this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
     this.#timer.unref();
   }
@@ -155,6 +182,9 @@ export class ChangeFeed {
   #stopPolling(): void {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    const listening = this.#listening;
+    this.#listening = undefined;
+    void listening?.then((stop) => stop?.());
   }
 
   async #poll(): Promise<void> {

@@ -33,10 +33,11 @@ export async function trackedStamp(core: CoreView, dc: DataClassModel, batch: Tr
     return batch.globalStamp;
   }
   const stamp = await bumpTrackedGlobalStamp(core.storage);
-  // the live streams of this process hear of it once it commits — the feed reads the changes of
-  // the dataclasses written, not every one followed (other instances hear at their next poll)
+  // the live streams hear of it once it commits — the feed reads the changes of the dataclasses
+  // written, not every one followed; other instances hear through the engine's messages where it
+  // has them (PostgreSQL's NOTIFY), else at their next poll
   const touched = new Set([dc.name]);
-  await core.storage.afterCommit(async () => core.changes.wake(touched));
+  await core.storage.afterCommit(async () => core.changes.committed(touched));
   if (batch) {
     batch.stampMoved = true;
     batch.globalStamp = stamp;
