@@ -266,7 +266,8 @@ describe('PostgreSQL crashed (immediate shutdown) and started again under concur
       let down = false;
       const outage: { status: number; errCode?: number; message?: string }[] = [];
       const accept = (status: number, body: Json) => {
-        const e = body?.__ERROR?.[0];
+        // (an $atomic batch the outage met answers its entities, the one that failed with the error, under the failure's status)
+        const e = body?.__ERROR?.[0] ?? (body?.__ENTITIES as Json[] | undefined)?.find((x) => x?.__ERROR)?.__ERROR?.[0];
         outage.push({ status, errCode: e?.errCode, message: e?.message });
         return status === 503 && e?.errCode === 7031;
       };
