@@ -88,6 +88,6 @@ export interface Storage extends Reader {
   waiting(): number;
   /** messages between the processes on one database, where the engine carries them (Driver's notify and listen) */
   readonly notify?: (channel: string, payload: string) => Promise<void>;
-  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
+  readonly listen?: (channel: string, onMessage: (payload: string) => void, onLost: () => void) => Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

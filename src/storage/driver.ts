@@ -66,11 +66,12 @@ export interface Driver {
   /**
    * Engines that carry messages between the processes on one database (PostgreSQL's NOTIFY):
    * `notify` sends `payload` on `channel` to every listener, this process's too; `listen` hears
-   * them on a connection of its own until the returned stop is called. Absent elsewhere: a
+   * them on a connection of its own until the returned stop is called (`onLost`: the connection
+   * broke first). Absent elsewhere: a
    * listener then polls (datastore/live/change-feed.ts).
    */
   notify?(channel: string, payload: string): Promise<void>;
-  listen?(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>>;
+  listen?(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
   /** closes every connection, once the writer is free */
   close(): Promise<void>;
 }

@@ -417,21 +417,33 @@ export class PostgresDriver implements Driver {
   }
 
   /**
-   * LISTEN on a connection of its own (not the pool's: a pooled one goes back to others), with
-   * the pool's address and settings. A connection that breaks is not made again: the caller's poll
-   * goes on (the feed polls as well).
+   * LISTEN on a connection of its own (not the pool's: a pooled one goes back to others), at the
+   * pool's address, kept alive by TCP keepalives; `onLost` once it breaks (the caller listens again
+   * later: the feed polls meanwhile). Behind a pooler in transaction mode (PgBouncer) a LISTEN
+   * hears nothing: the poll alone tells the other instances' changes there.
    */
-  async listen(channel: string, onMessage: (payload: string) => void): Promise<() => Promise<void>> {
-    const client = new pg.Client({ connectionString: this.pool.options.connectionString, connectionTimeoutMillis: this.#waitMs });
-    client.on('error', () => {});
+  async listen(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>> {
+    const client = new pg.Client({ connectionString: this.pool.options.connectionString, connectionTimeoutMillis: this.#waitMs, keepAlive: true });
+    let stopped = false;
+    const lost = () => {
+      if (stopped) return;
+      stopped = true;
+      onLost();
+    };
+    client.on('error', lost);
+    client.on('end', lost);
     client.on('notification', (m) => {
       if (m.channel === channel) onMessage(m.payload ?? '');
     });
-    await client.connect();
-    await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-    let stopped = false;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (e) {
+      stopped = true;
+      await client.end().catch(() => undefined);
+      throw e;
+    }
     return async () => {
-      if (stopped) return;
       stopped = true;
       await client.end().catch(() => undefined);
     };

@@ -99,7 +99,7 @@ export class TransactionManager extends Reads implements Storage {
   readonly #budget: (() => StatementBudget | undefined) | undefined;
 
   readonly notify?: (channel: string, payload: string) => Promise<void>;
-  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
+  readonly listen?: (channel: string, onMessage: (payload: string) => void, onLost: () => void) => Promise<() => Promise<void>>;
 
   constructor(driver: Driver, hooks: StatementHooks = {}) {
     super();

@@ -172,6 +172,41 @@ describe(`the change feed of tracked dataclasses (${TEST_ENGINE})`, () => {
     }
   });
 
+  it('listens again after its LISTEN connection is lost, and opens none once closed', { skip: TEST_ENGINE !== 'postgres' && 'SQLite carries no messages between processes' }, async () => {
+    const storage = coreOf(ds).storage;
+    const listeners = async () => Number((await storage.get("SELECT COUNT(*) AS n FROM pg_stat_activity WHERE query ILIKE 'LISTEN%' AND datname = current_database()"))?.n ?? 0);
+    // (the earlier tests' feeds end their LISTEN as their last subscriber goes: once that settles)
+    let before = await listeners();
+    for (let i = 0; i < 30; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const now = await listeners();
+      if (now === before) break;
+      before = now;
+    }
+    const feed = new ChangeFeed(coreOf(ds), { pollMs: 100 });
+    const sub = await feed.subscribe(ds.dataClass('Item')!.model, () => {});
+    try {
+      assert.equal(await feed.hearsMessages(), true);
+      assert.equal(await listeners(), before + 1);
+      // the server ends the listening connection (a restart, a network break)
+      await storage.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query ILIKE 'LISTEN%' AND datname = current_database() AND pid <> pg_backend_pid()");
+      const deadline = Date.now() + 15_000;
+      while ((await listeners()) < before + 1 || !(await feed.hearsMessages())) {
+        assert.ok(Date.now() < deadline, 'no LISTEN again within 15 s');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    } finally {
+      sub.close();
+      feed.close();
+    }
+    // closed while a subscriber's stamp is read: refused, and no connection opened
+    const late = new ChangeFeed(coreOf(ds), { pollMs: 100 });
+    const subscribing = late.subscribe(ds.dataClass('Item')!.model, () => {});
+    late.close();
+    await assert.rejects(subscribing, /closed/);
+    assert.equal(await late.hearsMessages(), false);
+  });
+
   it('refuses a dataclass that does not track its changes', async () => {
     const plain = buildModel({ name: 'P', dataClasses: [{ name: 'Plain', attributes: [KEY] }] }).dataClasses[0];
     await assert.rejects(coreOf(ds).changes.subscribe(plain, () => {}), /Plain does not track its changes/);

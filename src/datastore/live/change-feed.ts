@@ -49,6 +49,9 @@ export interface Subscription {
 /** The channel of the engine's messages (PostgreSQL's NOTIFY) that tell the instances of a database which dataclasses were written. */
 const CHANGES_CHANNEL = 'dataset_rest_changes';
 
+/** How long after a LISTEN was begun (and lost, or refused) another is begun. */
+const LISTEN_RETRY_MS = 5000;
+
 /** A wake that adds no dataclass: a read again of what woke the feed during the last one. */
 const NOTHING_MORE: ReadonlySet<string> = new Set();
 
@@ -81,6 +84,10 @@ export class ChangeFeed {
   #closed = false;
   /** the engine's messages heard (PostgreSQL's LISTEN), while anyone subscribes: how to stop */
   #listening: Promise<(() => Promise<void>) | undefined> | undefined;
+  /** when a LISTEN was last begun (one lost is begun again LISTEN_RETRY_MS later at the soonest) */
+  #listenTried = 0;
+  /** the dataclasses of this turn's commits, for the one message they share */
+  readonly #toNotify = new Set<string>();
 
   constructor(core: CoreView, options: { readonly pollMs?: number } = {}) {
     this.#core = core;
@@ -96,6 +103,8 @@ export class ChangeFeed {
     if (!dc.globalStamp) throw new Error(`${dc.name} does not track its changes`);
     if (this.#closed) throw new Error('the change feed is closed (its datastore closed)');
     const start = since ?? (await readSettledGlobalStamp(this.#core.storage));
+    // (closed while the stamp was read: nothing may start, a LISTEN connection least of all)
+    if (this.#closed) throw new Error('the change feed is closed (its datastore closed)');
     const sub: Subscriber = { dc, listener, stamp: start, closed: false };
     this.#subscribers.add(sub);
     this.#startPolling();
@@ -118,7 +127,17 @@ export class ChangeFeed {
   committed(touched: ReadonlySet<string>): void {
     this.wake(touched);
     const notify = this.#core.storage.notify;
-    if (notify) void notify(CHANGES_CHANNEL, [...touched].join('\n')).catch(() => undefined);
+    if (!notify) return;
+    // the commits of one turn of the event loop (a transaction's saves, a burst) share one message
+    const first = this.#toNotify.size === 0;
+    for (const name of touched) this.#toNotify.add(name);
+    if (!first) return;
+    setImmediate(() => {
+      const names = [...this.#toNotify].join('\n');
+      this.#toNotify.clear();
+      // (a message lost: the other instances' poll reads it)
+      void notify(CHANGES_CHANNEL, names).catch(() => undefined);
+    });
   }
 
   /**
@@ -169,14 +188,28 @@ export class ChangeFeed {
   }
 
   #startPolling(): void {
-    if (this.#timer) return;
-    // (another instance's commits come as messages at once where the engine has them; the poll stays, for a connection lost)
-    const listen = this.#core.storage.listen;
-    if (listen && !this.#listening) {
-      this.#listening = listen(CHANGES_CHANNEL, (payload) => this.wake(new Set(payload.split('\n')))).catch(() => undefined);
-    }
+    if (this.#timer || this.#closed) return;
+    this.#listen();
     this.#timer = setInterval(() => void this.#poll(), this.#pollMs);
     this.#timer.unref();
+  }
+
+  /**
+   * Hears the other instances' commits as messages at once, where the engine has them. A
+   * connection lost (the server restarted) is made again at a poll, LISTEN_RETRY_MS after the
+   * last try; meanwhile the poll reads what the messages would have told.
+   */
+  #listen(): void {
+    const listen = this.#core.storage.listen;
+    if (!listen || this.#listening || this.#closed || Date.now() - this.#listenTried < LISTEN_RETRY_MS) return;
+    this.#listenTried = Date.now();
+    const mine = listen(CHANGES_CHANNEL, (payload) => this.wake(new Set(payload.split('\n'))), () => {
+      if (this.#listening === mine) this.#listening = undefined;
+    }).catch(() => {
+      if (this.#listening === mine) this.#listening = undefined;
+      return undefined;
+    });
+    this.#listening = mine;
   }
 
   #stopPolling(): void {
@@ -189,6 +222,7 @@ export class ChangeFeed {
 
   async #poll(): Promise<void> {
     try {
+      this.#listen();
       const now = await readGlobalStamp(this.#core.storage);
       // (a subscriber behind the stamp: another instance wrote, or a read stopped short of a
       // write still under way then — it is read now)
