@@ -53,6 +53,28 @@ export function EntityView(props: EntityViewProps) {
   current.current = entity;
   /** this form drops the entity: its own remove event is no news */
   const dropping = useRef(false);
+  /**
+   * While this form's save or delete is in flight, what the watch says is held: the event of the
+   * form's own save may come before the save's answer (and its stamp would look newer than the
+   * form's until then). The answer decides (`release`).
+   */
+  const held = useRef<Elsewhere[] | undefined>(undefined);
+  const tell = (news: Elsewhere) => {
+    if (held.current) held.current.push(news);
+    else if (!('dropped' in news && dropping.current)) setElsewhere(news);
+  };
+  /** the answer came: `stamp` is the saved one (NaN: none); an event of that stamp or older is the form's own */
+  const release = (stamp: number) => {
+    const news = held.current ?? [];
+    held.current = undefined;
+    for (const n of news) {
+      if ('stored' in n && stampOf(n.stored) <= stamp) continue;
+      tell(n);
+    }
+  };
+  /** a stream was ready (the first load, if later, checks again: a change may have come between) */
+  const readySeen = useRef(false);
+  const recheck = useRef<(() => void) | undefined>(undefined);
 
   const may = dc.sessionMay;
   // unknown (absent) means the controls are shown and the server's refusal, if any, is shown
@@ -63,7 +85,15 @@ export function EntityView(props: EntityViewProps) {
 
   useEffect(() => {
     if (isNew) return;
-    rest<JsonObject>(url).then(setEntity, (e: unknown) => setLoadError(messageOf(e)));
+    rest<JsonObject>(url).then(
+      (loaded) => {
+        setEntity(loaded);
+        current.current = loaded;
+        // (the stream was ready before this read: what changed between is read again)
+        if (readySeen.current) recheck.current?.();
+      },
+      (e: unknown) => setLoadError(messageOf(e)),
+    );
   }, [url]);
 
   // live: the watch of this entity, while the form is open
@@ -71,24 +101,28 @@ export function EntityView(props: EntityViewProps) {
   useEffect(() => {
     if (!live) return;
     let open = true;
+    readySeen.current = false;
     /** read again (a new stream may have missed a change; the first may come after a change the form's read missed) */
     const check = () => {
       if (!current.current) return;
       rest<JsonObject>(url).then(
-        (stored) => open && stampOf(stored) !== stampOf(current.current) && setElsewhere({ stored }),
-        (e: unknown) => open && e instanceof RestError && e.status === 404 && !dropping.current && setElsewhere({ dropped: true }),
+        (stored) => open && stampOf(stored) !== stampOf(current.current) && tell({ stored }),
+        (e: unknown) => open && e instanceof RestError && e.status === 404 && tell({ dropped: true }),
       );
     };
+    recheck.current = check;
     const stop = follow(url, {
-      onEntity: (stored) => setElsewhere({ stored }),
-      onRemove: () => {
-        if (!dropping.current) setElsewhere({ dropped: true });
+      onEntity: (stored) => tell({ stored }),
+      onRemove: () => tell({ dropped: true }),
+      onReady: () => {
+        readySeen.current = true;
+        check();
       },
-      onReady: () => check(),
       onState: (state, detail) => setLiveState({ state, detail }),
     });
     return () => {
       open = false;
+      recheck.current = undefined;
       stop();
     };
   }, [url, live]);
@@ -138,6 +172,8 @@ export function EntityView(props: EntityViewProps) {
   const send = async (changes: JsonObject, stamp: Json | undefined) => {
     setBusy(true);
     setStatus('');
+    let savedStamp = Number.NaN;
+    if (!isNew) held.current ??= [];
     try {
       const body = isNew ? changes : { __KEY: entity?.__KEY ?? entityKey, __STAMP: stamp ?? null, ...changes };
       const saved = await rest<JsonObject>(`${REST}/${encodeURIComponent(dc.name)}?$method=update`, { body });
@@ -145,6 +181,7 @@ export function EntityView(props: EntityViewProps) {
         go({ kind: 'entity', dc: dc.name, key: String(saved.__KEY) });
         return;
       }
+      savedStamp = stampOf(saved);
       reset(saved);
       setStatus('Saved.');
     } catch (e) {
@@ -162,6 +199,7 @@ export function EntityView(props: EntityViewProps) {
         focusField(Object.keys(placed.fields)[0]);
       }
     } finally {
+      if (!isNew) release(savedStamp);
       setBusy(false);
     }
   };
@@ -229,11 +267,14 @@ export function EntityView(props: EntityViewProps) {
     setConfirming(false);
     setBusy(true);
     dropping.current = true;
+    held.current ??= [];
     try {
       await rest(`${url}?$method=delete`, { method: 'POST' });
+      held.current = undefined;
       go({ kind: 'dataclass', dc: dc.name });
     } catch (e) {
       dropping.current = false;
+      release(Number.NaN);
       setErrors({ fields: {}, general: [messageOf(e)] });
     } finally {
       setBusy(false);

@@ -65,7 +65,7 @@ export function Grid(props: GridProps) {
   const latest = useRef(props);
   latest.current = props;
   // the oldest global stamp of the pages in the cache (what a first `ready` compares with)
-  const pages = useRef<PageStamps>({ oldest: Number.POSITIVE_INFINITY, count: 0 });
+  const pages = useRef<PageStamps>({ oldest: Number.POSITIVE_INFINITY, count: 0, reading: 0, applied: new Map() });
 
   useEffect(() => {
     const grid = createGrid(host.current!, {
@@ -144,19 +144,31 @@ export function Grid(props: GridProps) {
           node.setData(entity);
           if (moved) refresh();
         } else refresh();
+        // (a block being read may bring this row as it was before: the page gives way to it)
+        if (pages.current.reading > 0) {
+          const key = String(entity.__KEY);
+          const known = pages.current.applied.get(key);
+          if (!known || !(stampOf(known) > stampOf(entity))) pages.current.applied.set(key, entity);
+        }
       },
       onRemove(key) {
+        pages.current.applied.delete(key);
         // (a key the grid never had is no news)
         if (grid.getRowNode(key)?.data) refresh();
       },
       onReady(stamp, again) {
         if (again || pages.current.oldest < stamp) refresh(true);
+        // no page yet (the first is being read): it is compared with this stamp when it comes
+        else if (pages.current.oldest === Number.POSITIVE_INFINITY) pages.current.ready = stamp;
       },
       onState: (state, detail) => latest.current.onLive?.(state, detail),
     });
+    pages.current.stale = () => refresh(true);
     return () => {
       stop();
       clearTimeout(timer);
+      pages.current.stale = undefined;
+      pages.current.ready = undefined;
     };
   }, [props.live, props.base, props.dc.name, columnsKey, props.filter]);
 
@@ -172,7 +184,17 @@ interface PageStamps {
   oldest: number;
   /** the collection's count, as the last page said */
   count: number;
+  /** block reads in flight */
+  reading: number;
+  /** the entities the watch applied while a block was read (key → entity), since the oldest read began */
+  applied: Map<string, JsonObject>;
+  /** the stamp of a stream ready before any page came: the first page after it, read before it (or not knowing), refreshes */
+  ready?: number;
+  /** reads the cached blocks again, soon (set while the grid is followed) */
+  stale?: () => void;
 }
+
+const stampOf = (e: JsonObject | undefined): number => (typeof e?.__STAMP === 'number' ? e.__STAMP : Number.NaN);
 
 /** what a page of the grid asks for, but the page: its attributes and filter */
 function readOptions(props: GridProps): Record<string, string | undefined> {
@@ -199,14 +221,34 @@ function datasource(latest: { current: GridProps }, stamps: PageStamps): IDataso
         ...readOptions(latest.current),
         $orderby: params.sortModel.length > 0 ? quoted(orderBy(params.sortModel)) : undefined,
       });
+      stamps.reading++;
+      const done = () => {
+        if (--stamps.reading <= 0) {
+          stamps.reading = 0;
+          stamps.applied.clear();
+        }
+      };
       rest<{ __COUNT: number; __ENTITIES: JsonObject[]; __GlobalStamp?: number }>(url).then(
         (page) => {
           if (typeof page.__GlobalStamp === 'number') stamps.oldest = Math.min(stamps.oldest, page.__GlobalStamp);
           stamps.count = page.__COUNT;
-          params.successCallback(page.__ENTITIES, page.__COUNT);
+          // a row the watch changed while this block was read: the newer of the two
+          const rows = stamps.applied.size === 0 ? page.__ENTITIES : page.__ENTITIES.map((e) => {
+            const newer = e.__KEY === undefined ? undefined : stamps.applied.get(String(e.__KEY));
+            return newer && stampOf(newer) > stampOf(e) ? newer : e;
+          });
+          done();
+          params.successCallback(rows, page.__COUNT);
           onPage({ count: page.__COUNT });
+          // the first page after a stream was ready: read before it (or not known), it may have missed a change
+          if (stamps.ready !== undefined) {
+            const before = !(typeof page.__GlobalStamp === 'number' && page.__GlobalStamp >= stamps.ready);
+            stamps.ready = undefined;
+            if (before) stamps.stale?.();
+          }
         },
         (error: unknown) => {
+          done();
           params.failCallback();
           onPage({ error });
         },

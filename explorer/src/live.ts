@@ -61,6 +61,11 @@ export function follow(url: string, handlers: LiveHandlers): () => void {
   let failures = 0;
   let lastReset = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** given up: the window regaining the focus tries once more (refused again, it is off again) */
+  const retry = () => {
+    if (stopped || source) return;
+    open();
+  };
   const state = (s: LiveState, detail?: string) => {
     if (!stopped) handlers.onState?.(s, detail);
   };
@@ -121,6 +126,8 @@ export function follow(url: string, handlers: LiveHandlers): () => void {
       failures++;
       if (failures >= MAX_FAILURES) {
         state('off', 'the server does not let this view follow its changes');
+        window.removeEventListener('focus', retry);
+        window.addEventListener('focus', retry, { once: true });
         return;
       }
       state('reconnecting');
@@ -132,6 +139,7 @@ export function follow(url: string, handlers: LiveHandlers): () => void {
   return () => {
     stopped = true;
     clearTimeout(timer);
+    window.removeEventListener('focus', retry);
     source?.close();
     source = undefined;
   };

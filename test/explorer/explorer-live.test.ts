@@ -213,6 +213,52 @@ describe('the Data Explorer over live data', () => {
     await x.context.close();
   });
 
+  it("does not take the form's own save for a change elsewhere when the save's event comes before its answer", async () => {
+    const mine = await save({ name: 'flange', price: 3, cost: 1 });
+    const x = await open(`#/Item/(${mine.__KEY})`);
+    const { page } = x;
+    // the entity events the page's streams receive, counted (before the page's own handlers see them)
+    await page.addInitScript(() => {
+      const w = window as unknown as { __entityEvents: number; EventSource: typeof EventSource };
+      const Native = w.EventSource;
+      w.__entityEvents = 0;
+      w.EventSource = class extends Native {
+        constructor(url: string | URL, init?: EventSourceInit) {
+          super(url, init);
+          this.addEventListener('entity', () => w.__entityEvents++);
+        }
+      };
+    });
+    await page.reload();
+    const name = page.getByLabel('name', { exact: true });
+    await name.waitFor();
+    await following(page);
+    const notice = page.getByTestId('changed-elsewhere');
+    // the save's answer is held until its event has come (and had time to be shown)
+    let shownBeforeAnswer: number | undefined;
+    await page.route((u) => decodeURIComponent(u.toString()).includes('/rest/Item?$method=update'), async (route) => {
+      const response = await route.fetch();
+      await page.waitForFunction(() => (window as unknown as { __entityEvents: number }).__entityEvents > 0);
+      await new Promise((r) => setTimeout(r, 300));
+      shownBeforeAnswer = await notice.count();
+      await route.fulfill({ response });
+    });
+    await name.fill('flange, saved here');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').getByText('Saved.').waitFor();
+    assert.equal(shownBeforeAnswer, 0, "the form's own save, its event first, is not shown as a change elsewhere");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await notice.count(), 0);
+    assert.equal((await read(mine.__KEY)).name, 'flange, saved here');
+
+    // a save elsewhere is still shown
+    const stored = await read(mine.__KEY);
+    await save({ __KEY: mine.__KEY, __STAMP: stored.__STAMP, name: 'flange, theirs' });
+    await notice.getByRole('heading', { name: 'Changed elsewhere' }).waitFor();
+    assertClean(x);
+    await x.context.close();
+  });
+
   it('leaves an untracked dataclass as it was: no badge, no stream', async () => {
     await server.app.inject({ method: 'POST', url: '/rest/Plain?$method=update', payload: { name: 'plain' } });
     const x = await open('#/Plain');
