@@ -67,8 +67,7 @@ export interface Driver {
    * Engines that carry messages between the processes on one database (PostgreSQL's NOTIFY):
    * `notify` sends `payload` on `channel` to every listener, this process's too; `listen` hears
    * them on a connection of its own until the returned stop is called (`onLost`: the connection
-   * broke first). Absent elsewhere: a
-   * listener then polls (datastore/live/change-feed.ts).
+   * broke first). Absent elsewhere: a listener then polls (datastore/live/change-feed.ts).
    */
   notify?(channel: string, payload: string): Promise<void>;
   listen?(channel: string, onMessage: (payload: string) => void, onLost: () => void): Promise<() => Promise<void>>;
