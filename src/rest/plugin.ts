@@ -16,6 +16,7 @@ import { allowedRestMethods, handleRest } from './pipeline.js';
 import { isAttributeUpload } from './plan/request.js';
 import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './present/response.js';
 import { Session, sessionInternals } from '../datastore/index.js';
+import { keepSession, sessionOf, type CookieAttributes } from './session-http.js';
 import type { Services } from './scope/scope.js';
 import { endWatchStreams } from './run/handlers/watch.js';
 import type { HttpGuard } from './request/http-guards.js';
@@ -38,12 +39,6 @@ function socketFd(request: FastifyRequest): number | undefined {
 /** Whether a request target is the REST API's: /rest, /rest/…, /rest?… */
 export function isRestUrl(url: string): boolean {
   return url === REST_PREFIX || url.startsWith(`${REST_PREFIX}/`) || url.startsWith(`${REST_PREFIX}?`);
-}
-
-/** The session a request's cookie names (a new guest one without a cookie, or with one no longer known); one read lately comes at once, not as a promise. */
-function sessionOf(services: Services, request: FastifyRequest): Session | Promise<Session> {
-  const cookies = request.headers.cookie;
-  return services.core.sessions.open(cookies === undefined ? undefined : cookieValue(cookies, services.cookie.name));
 }
 
 /** The methods the REST API takes at a request's URL for its session, as the planner finds them (pipeline.ts allowedRestMethods): what OPTIONS and a 405 answer list. */
@@ -74,7 +69,6 @@ async function allowOn405(services: Services, request: FastifyRequest, reply: Fa
 }
 
 export async function restRoutes(app: FastifyInstance, services: Services, guard: HttpGuard): Promise<void> {
-  const sessions = services.core.sessions;
   // (a watch stream never ends by itself: a closing server ends them, or its close would wait for them)
   app.addHook('preClose', (done) => {
     endWatchStreams(services);
@@ -115,15 +109,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
       if (e instanceof DatasetError && e.code === 'METHOD_NOT_ALLOWED') throw (await allowOn405(services, request, reply, session)) ?? e;
       throw e;
     } finally {
-      // what the request changed of its session is stored before the answer leaves: the next
-      // request, on any instance, sees it
-      const saving = sessions.save(session, request.ip);
-      // (an answer not sent lets go of what it holds)
-      if (saving) await saving.catch((e: unknown) => {
-        dropAnswer(response);
-        throw e;
-      });
-      if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? secureAttributes : attributes}`);
+      // what the request changed of its session is stored before the answer leaves (an answer
+      // not sent lets go of what it holds)
+      await keepSession(services, request, reply, session, cookieAttributes, () => dropAnswer(response));
     }
     // a batch's answer whose entity failed for want of the database (busy, unreachable) is a
     // 503 built by the write handler: when to try again goes with it, as with a thrown 503
@@ -155,8 +143,10 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   // (no hook: the handler reads the session's cookie itself; the plugin serialises the cookie's attributes)
   await app.register(fastifyCookie, { hook: false });
   // the cookie's attributes, serialised once by the cookie package: a token is 32 hex digits, written as it is
-  const attributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length);
-  const secureAttributes = app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length);
+  const cookieAttributes: CookieAttributes = {
+    plain: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length),
+    secure: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length),
+  };
   app.route({ method: [...ROUTED], url: REST_PREFIX, handler });
   app.route({ method: [...ROUTED], url: `${REST_PREFIX}/*`, handler });
   // OPTIONS: 204 with the methods the planner takes at this URL for this session (an unknown
@@ -248,29 +238,6 @@ const ATTRIBUTE_UPLOAD: ConstraintStrategy = {
   deriveConstraint: (req) => (req.method === 'POST' && isAttributeUpload(req.url ?? '') ? true : undefined),
   mustMatchWhenDerived: false,
 };
-
-/**
- * The value of the cookie `name` in a Cookie header (the first of that name, as browsers send the
- * most specific first), or undefined. Only the session's cookie is wanted, and its value is a token
- * that needs no decoding (one that is not a token names no session): reading it alone costs a read
- * by key a fraction of parsing every cookie into an object (measured with bench:sessions).
- */
-export function cookieValue(header: string, name: string): string | undefined {
-  // one pass over the header: the next '=' is looked for again only once the pairs have passed it
-  // (looking for it from each pair would read a header of many '=' -less pairs again per pair)
-  let eq = -1;
-  for (let at = 0; at < header.length; ) {
-    if (eq < at) {
-      eq = header.indexOf('=', at);
-      if (eq < 0) return undefined;
-    }
-    let end = header.indexOf(';', at);
-    if (end < 0) end = header.length;
-    if (eq < end && header.slice(at, eq).trim() === name) return header.slice(eq + 1, end).trim();
-    at = end + 1;
-  }
-  return undefined;
-}
 
 /** The value's objects and arrays nest deeper than `limit` (walked without recursion: the value may be deeper than the stack). */
 function nestsDeeperThan(value: unknown, limit: number): boolean {

@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { coreOf } from '../../src/datastore/datastore.js';
 import { sessionInternals } from '../../src/datastore/sessions/session.js';
 import { SESSION_TABLE } from '../../src/storage/system-tables/tables.js';
-import { cookieValue } from '../../src/rest/plugin.js';
+import { cookieValue } from '../../src/rest/session-http.js';
 import { openDemo, twoInstances, type DemoFixture, type Instance } from '../support/helpers.js';
 import { type Json, ROLES, COOKIE, call, cookieOf, setCookieLine, errCode, login, info } from './sessions-shared.js';
 
