@@ -127,11 +127,12 @@ export async function readTokenByHash(r: Reader, hash: string): Promise<{ token:
 /** The tokens (no secrets: none are stored), of one user when given, newest first, at most `limit`. */
 export async function listTokens(r: Reader, limit: number, user?: string): Promise<(TokenRow & { userName: string })[]> {
   const { quote: q, placeholder: p } = r.dialect.sql;
-  const where = user === undefined ? '' : ` WHERE t.${q('user')} = ${p(2)}`;
+  // (placeholders in the order they appear: SQLite's are positional)
+  const where = user === undefined ? '' : ` WHERE t.${q('user')} = ${p(1)}`;
   const rows = await r.all(
     `SELECT ${cols(r, TOKEN_COLUMNS, 't.')}, u.${q('userName')} AS ${q('u_userName')} FROM ${q(API_TOKEN_TABLE)} t JOIN ${q(USER_TABLE)} u ON u.${q('key')} = t.${q('user')}${where}`
-    + ` ORDER BY t.${q('created')} DESC, t.${q('id')} LIMIT ${p(1)}`,
-    user === undefined ? [limit] : [limit, user],
+    + ` ORDER BY t.${q('created')} DESC, t.${q('id')} LIMIT ${p(user === undefined ? 1 : 2)}`,
+    user === undefined ? [limit] : [user, limit],
   );
   return rows.map((row) => ({ ...tokenFromRow(row), userName: String(row.u_userName) }));
 }
