@@ -92,6 +92,7 @@ export const ERRORS = {
   INVALID_USER_NAME: { errCode: 7081, status: 400, signature: 'dsrs', summary: 'A new user name is empty, longer than 100 characters, holds control characters or begins or ends with spaces.' },
   INVALID_TOKEN_REQUEST: { errCode: 7082, status: 400, signature: 'dsrs', summary: "A token to create asks for a privilege its user does not hold, an expiry in the past or past auth.json's tokens.maxDays, or has no name; or the user holds 100 tokens already." },
   TOKEN_NOT_FOUND: { errCode: 7084, status: 404, signature: 'dsrs', summary: 'No API token of that id (revoked already, or never made).' },
+  LOGINS_BUSY: { errCode: 7085, status: 503, signature: 'dsrs', summary: 'As many password checks as one server process runs at once (32: each holds 19 MiB) are running: try again after the Retry-After header\'s second.' },
   ADMIN_REQUIRED: { errCode: 7083, status: 403, signature: 'dsrs', summary: 'Only a session holding the admin privilege manages users and tokens and reads $roles (401 for a guest: log in first).' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
