@@ -9,7 +9,7 @@
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_TOKENS, DEFAULT_USERS, type AuthConfig, type TokensSettings, type UsersSettings } from '../config/auth.js';
-import { readOidcSection } from '../config/oidc.js';
+import { OidcConfigError, readOidcSection, type OidcProviderConfig } from '../config/oidc.js';
 import { didYouMean } from '../util/suggest.js';
 
 export const AUTH_FILE = 'auth.json';
@@ -46,8 +46,18 @@ export function authConfig(parsed: unknown, file: string, env: NodeJS.ProcessEnv
   return {
     ...(root.users === undefined || root.users === false ? {} : { users: usersSettings(root.users, fail) }),
     tokens: root.tokens === undefined ? DEFAULT_TOKENS : tokensSettings(root.tokens, fail),
-    oidc: root.oidc === undefined ? [] : readOidcSection(root.oidc, `${file}: $.oidc`, env),
+    oidc: root.oidc === undefined ? [] : oidcSection(root.oidc, file, env),
   };
+}
+
+/** The "oidc" section (config/oidc.ts checks it), its mistakes reported as the file's. */
+function oidcSection(value: unknown, file: string, env: NodeJS.ProcessEnv): OidcProviderConfig[] {
+  try {
+    return readOidcSection(value, `${file}: $.oidc`, env, didYouMean);
+  } catch (e) {
+    if (e instanceof OidcConfigError) throw new AuthFileError(e.message);
+    throw e;
+  }
 }
 
 function usersSettings(value: unknown, fail: (at: string, what: string) => never): UsersSettings {

@@ -4,7 +4,8 @@
 // /rest that log a session in (single sign-on's callback), so that every door opens and keeps a
 // session the same way.
 
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Session, sessionInternals } from '../datastore/index.js';
 import type { Services } from './scope/scope.js';
 
@@ -12,6 +13,14 @@ import type { Services } from './scope/scope.js';
 export interface CookieAttributes {
   readonly plain: string;
   readonly secure: string;
+}
+
+/** The session cookie's attributes, serialised by the cookie package (registered on `app` by restRoutes: call it after). */
+export function cookieAttributesOf(app: FastifyInstance): CookieAttributes {
+  return {
+    plain: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length),
+    secure: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length),
+  };
 }
 
 /** The session a request's cookie names (a new guest one without a cookie, or with one no longer known); one read lately comes at once, not as a promise. */
