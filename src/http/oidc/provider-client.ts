@@ -58,18 +58,23 @@ export class ProviderClient {
 
   /** The claims of the user the callback signs in (`callbackUrl`: the redirect_uri with the callback's query); throws the DatasetError of a failure. */
   async signIn(configuration: oidc.Configuration, callbackUrl: URL, checks: SignInChecks): Promise<Record<string, unknown>> {
+    let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
     try {
-      const tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, expectedNonce: checks.nonce, idTokenExpected: true });
-      const idClaims = tokens.claims();
-      if (idClaims === undefined) throw new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${this.provider.name}" gave no ID token`);
-      const userInfo = configuration.serverMetadata().userinfo_endpoint !== undefined && tokens.access_token
-        ? await oidc.fetchUserInfo(configuration, tokens.access_token, idClaims.sub)
-        : {};
-      // (the ID token's own claims win: signed, and checked above)
-      return { ...userInfo, ...idClaims };
+      tokens = await oidc.authorizationCodeGrant(configuration, callbackUrl, { pkceCodeVerifier: checks.verifier, expectedState: checks.state, expectedNonce: checks.nonce, idTokenExpected: true });
     } catch (e) {
-      throw this.#failure(e);
+      throw this.#failure(e, 'token');
     }
+    const idClaims = tokens.claims();
+    if (idClaims === undefined) throw new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${this.provider.name}" gave no ID token`);
+    if (configuration.serverMetadata().userinfo_endpoint === undefined || !tokens.access_token) return { ...idClaims };
+    let userInfo: Record<string, unknown>;
+    try {
+      userInfo = await oidc.fetchUserInfo(configuration, tokens.access_token, idClaims.sub);
+    } catch (e) {
+      throw this.#failure(e, 'userinfo');
+    }
+    // (the ID token's own claims win: signed, and checked above)
+    return { ...userInfo, ...idClaims };
   }
 
   async #discover(): Promise<oidc.Configuration> {
@@ -82,21 +87,23 @@ export class ProviderClient {
     return oidc.discovery(new URL(issuer), clientId, clientSecret === undefined ? undefined : { client_secret: clientSecret }, authentication, { execute, timeout: OIDC_REQUEST_TIMEOUT_S });
   }
 
-  /** The DatasetError of a failed exchange. */
-  #failure(e: unknown): DatasetError {
-    if (e instanceof DatasetError) return e;
+  /** The DatasetError of a failed request to the token or the userinfo endpoint. */
+  #failure(e: unknown, endpoint: 'token' | 'userinfo'): DatasetError {
     const name = this.provider.name;
     if (e instanceof oidc.AuthorizationResponseError) return providerRefusal(name, e.error, e.error_description);
-    if (e instanceof oidc.ResponseBodyError) {
-      // the code was expired, used or issued for another verifier: the user's sign-in failed
-      if (e.error === 'invalid_grant') return new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${name}" refused the sign-in's code (${providerText(e.error, e.error_description)}): sign in again`);
-      return unavailable(this.provider, `its token endpoint refused the exchange (${providerText(e.error, e.error_description)})`, e);
+    // (the code was expired, used or issued for another verifier: the user's sign-in failed)
+    if (e instanceof oidc.ResponseBodyError && e.error === 'invalid_grant') return new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${name}" refused the sign-in's code (${providerText(e.error, e.error_description)}): sign in again`);
+    if (e instanceof oidc.ResponseBodyError) return unavailable(this.provider, `its ${endpoint} endpoint refused us (${providerText(e.error, e.error_description)})`, e);
+    if (e instanceof oidc.WWWAuthenticateChallengeError) {
+      const said = e.cause[0]?.parameters.error ?? 'no reason given';
+      // the token endpoint refusing is our client refused (its id or secret): the server's to fix; the userinfo endpoint refusing a token just issued, the sign-in's
+      if (endpoint === 'token') return unavailable(this.provider, `its token endpoint refused our client (${clip(said)}): check clientId and the client secret`, e);
+      return new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${name}" refused the sign-in's access token at its userinfo endpoint (${clip(said)}): sign in again`);
     }
-    if (e instanceof oidc.WWWAuthenticateChallengeError) return new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${name}" refused the sign-in's access token at its userinfo endpoint: sign in again`);
     if (e instanceof oidc.ClientError && e.code !== undefined && UNTRUSTED.has(e.code)) {
       return new DatasetError('OIDC_SIGN_IN_FAILED', `the provider "${name}"'s answer failed its checks (${clip(e.message)}): the sign-in is not trusted`, { cause: e });
     }
-    return unavailable(this.provider, 'it could not be reached or gave no usable answer', e);
+    return unavailable(this.provider, `its ${endpoint} endpoint could not be reached or gave no usable answer`, e);
   }
 }
 

@@ -50,9 +50,10 @@ export async function insertOidcState(s: Storage, row: OidcStateRow): Promise<vo
 /** The live pending sign-ins, in all and from one address. */
 export async function countOidcStates(r: Reader, now: number, address: string): Promise<{ all: number; fromAddress: number }> {
   const { quote: q, placeholder: p } = r.dialect.sql;
+  // (placeholders numbered in the order they appear: SQLite's are positional)
   const row = await r.get(
-    `SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN ${q('address')} = ${p(2)} THEN 1 ELSE 0 END), 0) AS mine FROM ${q(OIDC_STATE_TABLE)} WHERE ${q('expires')} > ${p(1)}`,
-    [now, address],
+    `SELECT COUNT(*) AS n, COALESCE(SUM(CASE WHEN ${q('address')} = ${p(1)} THEN 1 ELSE 0 END), 0) AS mine FROM ${q(OIDC_STATE_TABLE)} WHERE ${q('expires')} > ${p(2)}`,
+    [address, now],
   );
   return { all: Number(row?.n ?? 0), fromAddress: Number(row?.mine ?? 0) };
 }
