@@ -105,6 +105,9 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     assert.equal(authorize.searchParams.get('scope'), 'openid profile email');
     assert.ok(authorize.searchParams.get('state') && authorize.searchParams.get('nonce') && authorize.searchParams.get('code_challenge'));
     assert.equal(authorize.searchParams.get('redirect_uri'), `${ours}/rest/$oidc/corp/callback`);
+    // the browser binding: a cookie of its own, for the sign-in routes only, while a sign-in may wait
+    const binding = login.headers.getSetCookie().find((c) => c.startsWith('oidc_'));
+    assert.match(binding ?? '', /^oidc_4DSID_\w+=[0-9a-f]{32}; Max-Age=600; Path=\/rest\/\$oidc; HttpOnly; SameSite=Lax$/);
 
     const callback = await browser.signInAtProvider(login.location ?? '', 'ada', ours);
     const back = await browser.fetch(callback);
@@ -196,6 +199,25 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     assert.equal((await json(victim, '/rest/$info')).body.session.userName, '');
   });
 
+  it("refuses a callback that comes to another provider's route than the one the sign-in was started with", async () => {
+    const browser = new TestBrowser();
+    const callback = (await callbackFor(browser, 'ada')).replace('/corp/callback', '/mail/callback');
+    const seen = await browser.fetch(callback);
+    assert.equal(seen.status, 400);
+    assert.match(errorOf(seen).message, /started with "corp"/);
+  });
+
+  it('signs a signed-in session in again as another user: the user changes, with a new cookie', async () => {
+    const browser = new TestBrowser();
+    await browser.fetch(await callbackFor(browser, 'ada'));
+    const ada = sessionCookie(browser);
+    // (signed out at the provider, whose session would sign ada in again without asking)
+    browser.forget(provider.issuer);
+    await browser.fetch(await callbackFor(browser, 'bert'));
+    assert.notEqual(sessionCookie(browser), ada);
+    assert.equal((await json(browser, '/rest/$info')).body.session.userName, 'bert');
+  });
+
   it('answers 404 (7090) for a provider auth.json does not list', async () => {
     for (const path of ['/rest/$oidc/nope/login', '/rest/$oidc/nope/callback?state=x&code=y']) {
       const seen = await new TestBrowser().fetch(`${ours}${path}`);
@@ -243,7 +265,8 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     const foreign = await app.inject({ url: '/rest/$oidc/corp/login', headers: { host: 'evil.example' } });
     assert.equal(foreign.statusCode, 421);
     const head = await new TestBrowser().fetch(`${ours}/rest/$oidc/corp/login`, { method: 'HEAD' });
-    assert.notEqual(head.status, 302);
+    assert.equal(head.status, 404);
+    assert.equal(head.location, undefined);
   });
 
   it(`keeps at most ${MAX_PENDING_SIGN_INS_PER_ADDRESS} sign-ins waiting from one address (429 past it, with Retry-After)`, async () => {
@@ -256,6 +279,7 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     assert.ok(refused, 'a sign-in past the cap is refused');
     assert.equal(refused.status, 429);
     assert.equal(errorOf(refused).errCode, 7044);
+    assert.equal(refused.headers.get('retry-after'), '60');
     // once they expire, sign-ins are taken again (the expired ones swept)
     skew = 11 * 60_000;
     try {

@@ -42,6 +42,8 @@ export async function testProvider(accounts: readonly TestAccount[]): Promise<Te
         clients: [...clients],
         jwks: { keys: [signingKey] },
         cookies: { keys: ['oidc-test-cookie-key'] },
+        // (its artifacts' lives, given: without them it says it used its defaults)
+        ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
         // groups travel with the profile scope, so that the default scopes bring them
         claims: { openid: ['sub'], profile: ['preferred_username', 'name', 'groups'], email: ['email', 'email_verified'] },
         findAccount: (_ctx, sub) => {
@@ -64,6 +66,7 @@ export interface Seen {
   readonly location: string | undefined;
   readonly text: string;
   readonly url: string;
+  readonly headers: Headers;
 }
 
 /** A browser: a cookie jar per origin (name → value; the paths are not needed here), redirects followed by hand. */
@@ -73,6 +76,11 @@ export class TestBrowser {
   /** The value of a cookie the browser keeps for an origin. */
   cookie(origin: string, name: string): string | undefined {
     return this.#jar.get(origin)?.get(name);
+  }
+
+  /** Drops the cookies of an origin (signed out at the provider, say). */
+  forget(origin: string): void {
+    this.#jar.delete(origin);
   }
 
   /** One request, its cookies sent and kept; no redirect followed. */
@@ -87,7 +95,7 @@ export class TestBrowser {
     });
     for (const line of res.headers.getSetCookie()) this.#keep(origin, line);
     const location = res.headers.get('location') ?? undefined;
-    return { status: res.status, location: location === undefined ? undefined : new URL(location, url).href, text: await res.text(), url };
+    return { status: res.status, location: location === undefined ? undefined : new URL(location, url).href, text: await res.text(), url, headers: res.headers };
   }
 
   /**
