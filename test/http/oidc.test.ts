@@ -7,21 +7,24 @@
 // pending sign-ins; and auth.json's mistakes, refused at the start with file, path and reason.
 
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { NO_AUTH, type AuthConfig } from '../../src/config/auth.js';
+import { NO_AUTH } from '../../src/config/auth.js';
 import { MAX_PENDING_SIGN_INS_PER_ADDRESS } from '../../src/config/oidc.js';
-import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { buildServer } from '../../src/http/server.js';
 import { sameOriginPath } from '../../src/http/oidc/return-path.js';
-import { authConfig, readAuthFile } from '../../src/project/auth-file.js';
-import { DEMO_DIR, openDemoProject, tempDir, testDatabase } from '../support/helpers.js';
+import { authConfig } from '../../src/project/auth-file.js';
+import { openProject } from '../../src/project/open.js';
+import { tempDir, testDatabase } from '../support/helpers.js';
+import { USERS_MODEL, USERS_ROLES } from '../support/users-project.js';
 import { TestBrowser, testProvider, type TestProvider } from '../support/oidc-provider.js';
 
 const SECRET = 'dataset-client-secret';
+const SECRET_ENV = 'DATASET_REST_TEST_OIDC_SECRET';
 const ACCOUNTS = [
   { sub: 'ada', claims: { preferred_username: 'ada', email: 'ada@corp.example', groups: ['admins', 'staff'] } },
   { sub: 'bert', claims: { preferred_username: 'bert', email: 'bert@corp.example', groups: ['visitors'] } },
@@ -29,8 +32,8 @@ const ACCOUNTS = [
 ];
 
 type Json = Record<string, any>;
-/** a query on Employee.salary: only the salaries privilege may make it (the demo's roles.json) */
-const SALARY_QUERY = `/rest/Employee?$filter=${encodeURIComponent('salary > 0')}&$top=1`;
+/** a query on Note.secret: only the secrets privilege may make it (Keeper, Administrator: support/users-project.ts's roles.json) */
+const SECRET_QUERY = `/rest/Note?$filter=${encodeURIComponent('secret = "x"')}`;
 
 describe('single sign-on with OpenID Connect, against a provider run locally', () => {
   let provider: TestProvider;
@@ -45,19 +48,22 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
   before(async () => {
     provider = await testProvider(ACCOUNTS);
     tmp = tempDir();
-    ds = await openDemoProject({ db: await testDatabase(join(tmp.dir, 'oidc.sqlite')), roles: join(DEMO_DIR, 'roles.json'), poolSize: 4, sessions: { now: () => Date.now() + skew } });
-    // auth.json's section as the project would hold it (read and checked as at the start)
-    const auth = authConfig({
+    // a project whose auth.json lists the providers, read by the project loader at the start
+    const dir = join(tmp.dir, 'project');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'model.json'), JSON.stringify(USERS_MODEL));
+    writeFileSync(join(dir, 'roles.json'), JSON.stringify(USERS_ROLES));
+    writeFileSync(join(dir, 'auth.json'), JSON.stringify({
       oidc: [
-        { name: 'corp', issuer: provider.issuer, clientId: 'dataset', clientSecretEnv: 'TEST_OIDC_SECRET', roles: { claim: 'groups', map: { admins: ['Administrator'], payroll: ['Payroll'] }, default: ['Editor'] } },
+        { name: 'corp', issuer: provider.issuer, clientId: 'dataset', clientSecretEnv: SECRET_ENV, roles: { claim: 'groups', map: { admins: ['Administrator'], payroll: ['Keeper'] }, default: ['Editor'] } },
         { name: 'mail', issuer: provider.issuer, clientId: 'public-dataset', scopes: ['openid', 'email', 'profile'], userNameClaim: 'email' },
         { name: 'wrongsecret', issuer: provider.issuer, clientId: 'dataset', clientSecret: 'not-the-secret' },
         // (a port nothing listens on: the provider cannot be reached)
         { name: 'down', issuer: 'http://127.0.0.1:9', clientId: 'dataset', clientSecret: SECRET },
       ],
-    }, 'auth.json', { TEST_OIDC_SECRET: SECRET });
-    // (the project loader keeps auth.json on the core as `auth`: set here as it will)
-    Object.assign(coreOf(ds), { auth } satisfies { auth: AuthConfig });
+    }));
+    process.env[SECRET_ENV] = SECRET;
+    ds = await openProject(dir, { db: await testDatabase(join(tmp.dir, 'oidc.sqlite')), poolSize: 4, sessions: { now: () => Date.now() + skew } });
     app = await buildServer(ds, { logLevel: 'silent' });
     await app.listen({ host: '127.0.0.1', port: 0 });
     ours = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -69,6 +75,7 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
   });
 
   after(async () => {
+    delete process.env[SECRET_ENV];
     await app?.close();
     await ds?.close();
     await provider?.close();
@@ -117,11 +124,11 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     assert.ok(after !== undefined && after !== before, 'the sign-in sets a new session cookie');
     const { body } = await json(browser, '/rest/$info');
     assert.equal(body.session.userName, 'ada');
-    // admins → Administrator (admin, which includes edit and salaries), and the default Editor (edit)
-    assert.deepEqual([...body.session.privileges].sort(), ['admin', 'edit', 'salaries']);
-    // a query only the salaries privilege may make (admin includes it); a guest may not
-    assert.equal((await json(browser, SALARY_QUERY)).status, 200);
-    assert.equal((await json(new TestBrowser(), SALARY_QUERY)).status, 401);
+    // admins → Administrator (admin, which includes edit and secrets), and the default Editor (edit)
+    assert.deepEqual([...body.session.privileges].sort(), ['admin', 'edit', 'secrets']);
+    // a query only the secrets privilege may make (admin includes it); a guest may not
+    assert.equal((await json(browser, SECRET_QUERY)).status, 200);
+    assert.equal((await json(new TestBrowser(), SECRET_QUERY)).status, 401);
   });
 
   it('gives the default roles alone when no claim value is mapped; a string claim maps as one value; userNameClaim picks the name', async () => {
@@ -130,13 +137,13 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     const info = (await json(bert, '/rest/$info')).body.session;
     assert.equal(info.userName, 'bert');
     assert.deepEqual(info.privileges, ['edit']);
-    assert.equal((await json(bert, SALARY_QUERY)).status, 403);
+    assert.equal((await json(bert, SECRET_QUERY)).status, 403);
     // cleo has no preferred_username: her e-mail names her; her groups is a string
     const cleo = new TestBrowser();
     assert.equal((await cleo.fetch(await callbackFor(cleo, 'cleo'))).status, 302);
     const cleoInfo = (await json(cleo, '/rest/$info')).body.session;
     assert.equal(cleoInfo.userName, 'cleo@corp.example');
-    assert.deepEqual([...cleoInfo.privileges].sort(), ['edit', 'salaries']);
+    assert.deepEqual([...cleoInfo.privileges].sort(), ['edit', 'secrets']);
   });
 
   it('signs in a public client (PKCE alone, no secret), to the default redirect, the Data Explorer', async () => {
@@ -312,12 +319,14 @@ describe("auth.json's oidc section: mistakes stop the start, naming the file, th
     assert.deepEqual(NO_AUTH.oidc, []);
   });
 
-  it('reads auth.json from its file, and says where the mistake is, with the closest setting', () => {
+  it('stops the start of a project whose auth.json has a mistake, with the closest setting', async () => {
     const tmp = tempDir();
     try {
+      writeFileSync(join(tmp.dir, 'model.json'), JSON.stringify(USERS_MODEL));
       const file = join(tmp.dir, 'auth.json');
       writeFileSync(file, JSON.stringify({ oidc: [{ ...good, issuser: 'x' }] }));
-      assert.throws(() => readAuthFile(file, {}), (e: Error) => e.message === `${file}: $.oidc[0].issuser is not a setting, did you mean 'issuer'?: the settings are name, issuer, clientId, clientSecret, clientSecretEnv, scopes, userNameClaim, roles, redirectUri`);
+      await assert.rejects(openProject(tmp.dir, { db: join(tmp.dir, 'never.sqlite') }), (e: Error) => e.name === 'ProjectError'
+        && e.message === `${file}: $.oidc[0].issuser is not a setting, did you mean 'issuer'?: the settings are name, issuer, clientId, clientSecret, clientSecretEnv, scopes, userNameClaim, roles, redirectUri`);
     } finally {
       tmp.remove();
     }

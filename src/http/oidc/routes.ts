@@ -13,7 +13,6 @@
 // would start a sign-in or spend a callback, so none is routed.
 
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthConfig } from '../../config/auth.js';
 import { OIDC_STATE_TTL_MS, type OidcProviderConfig } from '../../config/oidc.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { coreOf, type Datastore } from '../../datastore/index.js';
@@ -29,10 +28,9 @@ import { DEFAULT_RETURN_PATH, sameOriginPath } from './return-path.js';
 
 const OIDC_PREFIX = `${REST_PREFIX}/$oidc`;
 
-/** The providers of the datastore's project (auth.json's "oidc"; none without one). */
+/** The providers of the datastore's project (auth.json's "oidc", which the project loader keeps on the core; none without one). */
 export function oidcProvidersOf(ds: Datastore): readonly OidcProviderConfig[] {
-  // (the project loader keeps auth.json's settings on the core, as `auth`)
-  return (coreOf(ds) as { readonly auth?: AuthConfig }).auth?.oidc ?? [];
+  return coreOf(ds).auth.oidc;
 }
 
 /** The sign-in routes (after restRoutes: they use the cookie package it registers). */
