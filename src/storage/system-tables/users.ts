@@ -199,14 +199,14 @@ export async function readLockout(r: Reader, key: string): Promise<{ failures: n
 export async function countFailure(s: Storage, key: string, limit: number, until: number, now: number): Promise<{ failures: number; until: number }> {
   const { quote: q, placeholder: p } = s.dialect.sql;
   const t = q(LOCKOUT_TABLE);
-  // (each value its own placeholder: SQLite's are positional)
+  // (each value its own placeholder: SQLite's are positional; none where PostgreSQL cannot tell its type from a column)
   const values: unknown[] = [];
   const v = (value: unknown) => {
     values.push(value);
     return p(values.length);
   };
   const failures = `${t}.${q('failures')}`;
-  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, CASE WHEN 1 >= ${v(limit)} THEN ${v(until)} ELSE 0 END, ${v(now)})`
+  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, ${v(limit <= 1 ? until : 0)}, ${v(now)})`
     + ` ON CONFLICT (${q('key')}) DO UPDATE SET`
     + ` ${q('until')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN ${v(until)} ELSE ${t}.${q('until')} END,`
     + ` ${q('failures')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN 0 ELSE ${failures} + 1 END,`
