@@ -94,6 +94,11 @@ export const ERRORS = {
   TOKEN_NOT_FOUND: { errCode: 7084, status: 404, signature: 'dsrs', summary: 'No API token of that id (revoked already, or never made).' },
   LOGINS_BUSY: { errCode: 7085, status: 503, signature: 'dsrs', summary: 'As many password checks as one server process runs at once (32: each holds 19 MiB) are running: try again after the Retry-After header\'s second.' },
   ADMIN_REQUIRED: { errCode: 7083, status: 403, signature: 'dsrs', summary: 'Only a session holding the admin privilege manages users and tokens and reads $roles (401 for a guest: log in first).' },
+  OIDC_UNKNOWN_PROVIDER: { errCode: 7090, status: 404, signature: 'dsrs', summary: 'A single sign-on URL (/rest/$oidc/{name}/login or /callback) names a provider auth.json does not list: GET /rest/$oidc lists them.' },
+  OIDC_BAD_STATE: { errCode: 7091, status: 400, signature: 'dsrs', summary: 'A single sign-on callback whose state names no sign-in waiting for it: none given, unknown, used already (a callback works once, on any instance), past its 10 minutes, started for another provider or in another browser. Nothing is changed: sign in again.' },
+  OIDC_SIGN_IN_FAILED: { errCode: 7092, status: 401, signature: 'dsrs', summary: "The provider did not sign the user in (its callback's error: access_denied, login_required …; a code it refused), or its answer failed the checks (ID token's issuer, audience, signature, expiry, nonce), or named no user: the session is left as it was." },
+  OIDC_PROVIDER_UNAVAILABLE: { errCode: 7093, status: 502, signature: 'dsrs', summary: "The sign-in provider cannot be used now: its metadata or token endpoint cannot be reached or gives no usable answer, it refuses our client (clientId, secret), or its callback says it failed (server_error, invalid_scope …). The cause is in the server log; the session is left as it was." },
+  OIDC_BAD_REDIRECT: { errCode: 7094, status: 400, signature: 'dsrs', summary: 'A single sign-on login\'s redirect is not a path of this server (/…): another host, //host, a scheme, backslashes or control characters are refused, so that a sign-in link cannot send the user elsewhere.' },
   INTERNAL: { errCode: 7500, status: 500, signature: 'dsrs', summary: 'An unexpected server error; the cause is logged, not sent.' },
 } as const satisfies Record<string, ErrorSpec>;
 

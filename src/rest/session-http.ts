@@ -4,7 +4,8 @@
 // /rest that log a session in (single sign-on's callback), so that every door opens and keeps a
 // session the same way.
 
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Session, sessionInternals } from '../datastore/index.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { PASSCODE_PARAMETER } from './request/options.js';
@@ -14,6 +15,14 @@ import type { Services } from './scope/scope.js';
 export interface CookieAttributes {
   readonly plain: string;
   readonly secure: string;
+}
+
+/** The session cookie's attributes, serialised by the cookie package (registered on `app` by restRoutes: call it after). */
+export function cookieAttributesOf(app: FastifyInstance): CookieAttributes {
+  return {
+    plain: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length),
+    secure: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length),
+  };
 }
 
 /**

@@ -9,6 +9,7 @@
 import { SET_ROW_MEMBERS } from '../../config/limits.js';
 import type { Reader, Storage } from '../adapter.js';
 import { GLOBAL_STAMP_TABLE } from '../../sql/hidden-columns.js';
+import { oidcStateTableStatements } from './oidc.js';
 
 export const META_TABLE = '__dataset_meta';
 export { GLOBAL_STAMP_TABLE };
@@ -71,6 +72,7 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE INDEX IF NOT EXISTS ${q(`${OTP_TABLE}_session`)} ON ${q(OTP_TABLE)} (${q('session')})`,
     `CREATE TABLE IF NOT EXISTS ${q(LOCKOUT_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('failures')} INTEGER NOT NULL, ${q('until')} ${d.types.bigint} NOT NULL, ${q('seen')} ${d.types.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
+    ...oidcStateTableStatements(d), // single sign-on's pending sign-ins (oidc.ts)
     ...d.schema.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
     d.schema.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),
