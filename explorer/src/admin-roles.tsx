@@ -97,7 +97,8 @@ function Matrix(props: { matrix: RolesMatrix }) {
       </p>
       <div class="scroll matrix-scroll" role="region" aria-labelledby="matrix-caption" aria-describedby="matrix-legend" tabIndex={0}>
         <table class="matrix" data-testid="roles-matrix">
-          <caption id="matrix-caption">Who may do what on each dataclass, attribute and function</caption>
+          {/* (read out, not shown: wider than a phone, it would scroll away with the table) */}
+          <caption id="matrix-caption" class="visually-hidden">Who may do what on each dataclass, attribute and function</caption>
           <colgroup><col /></colgroup>
           {guest.length > 0 && <colgroup class="group" span={guest.length} />}
           {roles.length > 0 && <colgroup class="group" span={roles.length} />}

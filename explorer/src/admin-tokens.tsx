@@ -92,7 +92,7 @@ export function TokensView(props: { matrix: RolesMatrix }) {
       )}
       <RevokeDialog token={revoking} onCancel={() => setRevoking(undefined)} onDone={(t) => {
         setRevoking(undefined);
-        setStatus(`Revoked ${t.name} of ${t.userName}: it answers 401 from now on.`);
+        setStatus(`Revoked “${t.name}” of ${t.userName}: it answers 401 from now on.`);
         void load();
       }} />
     </section>
@@ -120,7 +120,7 @@ function Secret(props: { token: NewToken; onDone: () => void }) {
   };
   return (
     <div class="secret stack" ref={box} tabIndex={-1} role="region" aria-labelledby="secret-title" data-testid="token-secret-box">
-      <h3 id="secret-title">The token {props.token.name} for {props.token.userName}</h3>
+      <h3 id="secret-title">The token “{props.token.name}” for {props.token.userName}</h3>
       <p><strong>Copy it now: it will not be shown again.</strong> The server keeps only its hash.</p>
       <div class="row">
         <label for="token-secret" class="visually-hidden">The token's secret</label>
@@ -173,29 +173,35 @@ function CreateToken(props: { matrix: RolesMatrix; users: readonly UserInfo[]; o
     <form class="stack admin-form" onSubmit={submit} aria-labelledby="create-token-title">
       <h3 id="create-token-title">Create a token</h3>
       <div class="row">
-        <label for="token-user">User</label>
-        <select id="token-user" required value={userName} aria-describedby="create-token-error" onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value)}>
-          <option value="">Choose a user</option>
-          {props.users.map((u) => <option key={u.userName} value={u.userName}>{u.userName}</option>)}
-        </select>
-        <label for="token-name">Name</label>
-        <input id="token-name" required value={name} placeholder="e.g. nightly export" aria-describedby="create-token-error" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        <span class="pair">
+          <label for="token-user">User</label>
+          <select id="token-user" required value={userName} aria-describedby="create-token-error" onChange={(e) => choose((e.currentTarget as HTMLSelectElement).value)}>
+            <option value="">Choose a user</option>
+            {props.users.map((u) => <option key={u.userName} value={u.userName}>{u.userName}</option>)}
+          </select>
+        </span>
+        <span class="pair">
+          <label for="token-name">Name</label>
+          <input id="token-name" required value={name} placeholder="e.g. nightly export" aria-describedby="create-token-error" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
+        </span>
       </div>
       {user && (
         <NameChecks legend="Privileges" idPrefix="token-privilege" names={held} checked={privileges} onChange={setPrivileges}
-          hint={`Some of those the roles of ${user.userName} give; a token never holds more than its user holds at the time of a request.`}
+          hint={`What the token carries, among what the roles of ${user.userName} give (none ticked: a guest's rights, as ${user.userName}). It never holds more than ${user.userName} holds at the time of a request.`}
           empty={`${user.userName} holds no privilege: the token acts as ${user.userName} with a guest's rights.`} />
       )}
       <div class="row">
-        <label for="token-expiry">Expires</label>
-        <select id="token-expiry" value={expiry} onChange={(e) => setExpiry((e.currentTarget as HTMLSelectElement).value)}>
-          {EXPIRIES.map((x) => <option key={x.value} value={x.value}>{x.label}</option>)}
-        </select>
+        <span class="pair">
+          <label for="token-expiry">Expires</label>
+          <select id="token-expiry" value={expiry} onChange={(e) => setExpiry((e.currentTarget as HTMLSelectElement).value)}>
+            {EXPIRIES.map((x) => <option key={x.value} value={x.value}>{x.label}</option>)}
+          </select>
+        </span>
         {expiry === 'date' && (
-          <>
+          <span class="pair">
             <label for="token-expiry-date">Date</label>
             <input id="token-expiry-date" type="date" required value={date} min={today()} onInput={(e) => setDate((e.currentTarget as HTMLInputElement).value)} />
-          </>
+          </span>
         )}
       </div>
       <p id="create-token-error" class="error" role="alert">{error}</p>
@@ -222,7 +228,7 @@ function RevokeDialog(props: { token: TokenInfo | undefined; onCancel: () => voi
     }
   };
   return (
-    <ConfirmDialog open={t !== undefined} id="revoke-token" title={`Revoke ${t?.name ?? ''}?`} text={`Whatever uses the token ${t?.name ?? ''} of ${t?.userName ?? ''} is refused (401) from now on, on every instance. This cannot be undone.`} action="Revoke" busy={busy} error={error} onConfirm={() => void confirm()} onCancel={props.onCancel} />
+    <ConfirmDialog open={t !== undefined} id="revoke-token" title={`Revoke “${t?.name ?? ''}”?`} text={`Whatever uses the token “${t?.name ?? ''}” of ${t?.userName ?? ''} is refused (401) from now on, on every instance. This cannot be undone.`} action="Revoke" busy={busy} error={error} onConfirm={() => void confirm()} onCancel={props.onCancel} />
   );
 }
 

@@ -102,10 +102,17 @@ function AddUser(props: { roles: readonly string[]; onAdded: (user: UserInfo) =>
     <form class="stack admin-form" onSubmit={submit} aria-labelledby="add-user-title">
       <h3 id="add-user-title">Add a user</h3>
       <div class="row">
-        <label for="new-user-name">User name</label>
-        <input id="new-user-name" autocomplete="off" required value={name} aria-describedby="add-user-error" onInput={(e) => setName((e.currentTarget as HTMLInputElement).value)} />
-        <label for="new-user-password">Password</label>
-        <input id="new-user-password" type="password" autocomplete="new-password" required value={password} aria-describedby="add-user-error" onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} />
+        <span class="pair">
+          <label for="new-user-name">User name</label>
+          <input id="new-user-name" autocomplete="off" required value={name} aria-describedby="add-user-error" onInput={(e) => {
+            setName((e.currentTarget as HTMLInputElement).value);
+            setError('');
+          }} />
+        </span>
+        <span class="pair">
+          <label for="new-user-password">Password</label>
+          <input id="new-user-password" type="password" autocomplete="new-password" required value={password} aria-describedby="add-user-error" onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} />
+        </span>
       </div>
       <NameChecks legend="Roles" idPrefix="new-user-role" names={props.roles} checked={checked} onChange={setChecked} empty="roles.json defines no role." />
       <p id="add-user-error" class="error" role="alert">{error}</p>

@@ -294,11 +294,11 @@ describe('API tokens', () => {
 
     // revoke: asked first, then 401 at once
     await x.page.getByRole('button', { name: 'Revoke sync job of kate' }).click();
-    const confirm = x.page.getByRole('alertdialog', { name: 'Revoke sync job?' });
+    const confirm = x.page.getByRole('alertdialog', { name: 'Revoke “sync job”?' });
     await confirm.waitFor();
     await x.shot('admin-tokens-revoke');
     await confirm.getByRole('button', { name: 'Revoke' }).click();
-    await x.page.getByTestId('tokens-status').getByText(/Revoked sync job of kate/).waitFor();
+    await x.page.getByTestId('tokens-status').getByText(/Revoked “sync job” of kate/).waitFor();
     await x.page.getByTestId('tokens-table').locator('tr', { hasText: 'sync job' }).waitFor({ state: 'detached' });
     const refused = await call('/rest/Note', { headers: bearer });
     assert.equal(refused.status, 401);
