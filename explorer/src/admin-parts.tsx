@@ -42,7 +42,7 @@ export function ConfirmDialog(props: { open: boolean; id: string; title: string;
 }
 
 /** Checkboxes for a list of names (roles, privileges), in a fieldset with its legend. */
-export function NameChecks(props: { legend: string; names: readonly string[]; checked: readonly string[]; onChange: (checked: string[]) => void; empty: string; hint?: string; idPrefix: string }) {
+export function NameChecks(props: { legend: string; names: readonly string[]; checked: readonly string[]; onChange: (checked: string[]) => void; empty: string; hint?: string; name: string }) {
   const lower = new Set(props.checked.map((n) => n.toLowerCase()));
   return (
     <fieldset class="checks">
@@ -51,7 +51,7 @@ export function NameChecks(props: { legend: string; names: readonly string[]; ch
       {props.names.length === 0 && <p class="muted">{props.empty}</p>}
       {props.names.map((n) => (
         <label class="check" key={n}>
-          <input type="checkbox" id={`${props.idPrefix}-${n}`} checked={lower.has(n.toLowerCase())} onChange={(e) => {
+          <input type="checkbox" name={props.name} value={n} checked={lower.has(n.toLowerCase())} onChange={(e) => {
             const on = (e.currentTarget as HTMLInputElement).checked;
             props.onChange(on ? [...props.checked.filter((c) => c.toLowerCase() !== n.toLowerCase()), n] : props.checked.filter((c) => c.toLowerCase() !== n.toLowerCase()));
           }} />

@@ -186,7 +186,7 @@ function CreateToken(props: { matrix: RolesMatrix; users: readonly UserInfo[]; o
         </span>
       </div>
       {user && (
-        <NameChecks legend="Privileges" idPrefix="token-privilege" names={held} checked={privileges} onChange={setPrivileges}
+        <NameChecks legend="Privileges" name="token-privilege" names={held} checked={privileges} onChange={setPrivileges}
           hint={`What the token carries, among what the roles of ${user.userName} give (none ticked: a guest's rights, as ${user.userName}). It never holds more than ${user.userName} holds at the time of a request.`}
           empty={`${user.userName} holds no privilege: the token acts as ${user.userName} with a guest's rights.`} />
       )}

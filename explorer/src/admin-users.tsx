@@ -114,7 +114,7 @@ function AddUser(props: { roles: readonly string[]; onAdded: (user: UserInfo) =>
           <input id="new-user-password" type="password" autocomplete="new-password" required value={password} aria-describedby="add-user-error" onInput={(e) => setPassword((e.currentTarget as HTMLInputElement).value)} />
         </span>
       </div>
-      <NameChecks legend="Roles" idPrefix="new-user-role" names={props.roles} checked={checked} onChange={setChecked} empty="roles.json defines no role." />
+      <NameChecks legend="Roles" name="new-user-role" names={props.roles} checked={checked} onChange={setChecked} empty="roles.json defines no role." />
       <p id="add-user-error" class="error" role="alert">{error}</p>
       <div class="row"><button type="submit" class="primary" disabled={busy}>Add user</button></div>
     </form>
@@ -183,7 +183,7 @@ function RolesDialog(props: { user: UserInfo | undefined; roles: readonly string
   return (
     <ModalDialog open={props.user !== undefined} id="change-roles" title={`Change the roles of ${name}`} onClose={props.onCancel}>
       <form class="stack" onSubmit={submit}>
-        <NameChecks legend="Roles" idPrefix="change-role" names={props.roles} checked={checked} onChange={setChecked} empty="roles.json defines no role." />
+        <NameChecks legend="Roles" name="change-role" names={props.roles} checked={checked} onChange={setChecked} empty="roles.json defines no role." />
         <p class="error" role="alert">{error}</p>
         <div class="row">
           <button type="submit" class="primary" disabled={busy}>Save roles</button>

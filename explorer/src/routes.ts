@@ -1,10 +1,9 @@
 // Where the explorer is, kept in the address's hash so that the browser's Back and Forward, a
 // reload and a shared link all work: #/Company, #/Company/(12), #/Company/new,
 // #/Company/(12)/staff (the entities a relation reaches), #/Company/set/<id>, and an
-// administrator's #/$admin/users, #/$admin/tokens, #/$admin/roles (no dataclass name begins with
-// a $). A route names
-// dataclasses, keys and attributes, never a URL: the URLs are built from them, so a crafted link
-// cannot make the page fetch anything but the REST API's own resources.
+// administrator's #/$admin/users, #/$admin/tokens and #/$admin/roles (no dataclass's name begins
+// with a $). A route names dataclasses, keys and attributes, never a URL: the URLs are built from
+// them, so a crafted link cannot make the page fetch anything but the REST API's own resources.
 
 export type Route =
   | { readonly kind: 'home' }
