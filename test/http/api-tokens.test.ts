@@ -4,6 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { coreOf } from '../../src/datastore/datastore.js';
 import { addUser, logIn, openUsersProject, type UsersProject, type UsersServer } from '../support/users-project.js';
 
@@ -168,6 +169,17 @@ describe('users over REST (an administrator)', () => {
     assert.equal((await p.a.request('/rest/$users/nobody', 'DELETE', undefined, h)).status, 404);
     assert.equal((await p.a.request('/rest/$users/dan', 'DELETE', undefined, h)).status, 200);
     assert.equal((await p.a.request('/rest/$users', 'PUT', {}, h)).status, 405);
+  });
+
+  it("describes $users, $tokens and $roles in an administrator's OpenAPI document only, with the Bearer scheme", async () => {
+    const mine = await p.a.request('/rest/$openapi', 'GET', undefined, { cookie: admin });
+    const result = await new Validator().validate(mine.body as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+    for (const path of ['/rest/$users', '/rest/$users/{name}', '/rest/$tokens', '/rest/$tokens/{id}', '/rest/$roles']) assert.ok(mine.body.paths[path], path);
+    assert.equal(mine.body.components.securitySchemes.token.scheme, 'bearer');
+    assert.ok(mine.body.paths['/rest/$catalog/changePassword']);
+    const guest = await p.a.request('/rest/$openapi');
+    assert.equal(guest.body.paths['/rest/$users'], undefined);
   });
 
   it('reads roles.json as a matrix: who may do what on which dataclass, attribute and function', async () => {
