@@ -109,7 +109,7 @@ async function main(): Promise<number> {
     const token = 'B'.repeat(32);
     const storage = await openStorage(databaseTarget(project.db));
     await insertSession(storage, {
-      token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false, address: '', used: Date.now(),
+      token: createHash('sha256').update(token).digest('hex'), id: 'A'.repeat(32), userName: 'bench', login: '', privileges: '["reader"]', storage: '{}', idle: 3_600_000, expires: Date.now() + 3_600_000, guest: false, address: '', used: Date.now(),
     });
     await storage.close();
     const loggedIn: Side = { name: 'logged-in read (roles.json, session cookie)', server: logged, headers: { cookie: `4DSID_Bench=${token}` }, requests: 0, seconds: 0, cpuMs: 0, rates: [] };

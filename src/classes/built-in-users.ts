@@ -7,6 +7,8 @@
 // need the datastore's `execute`, as any function).
 
 import { session } from '../datastore/access/caller.js';
+import { sessionInternals } from '../datastore/sessions/session.js';
+import { BUILT_IN_LOGIN } from '../datastore/sessions/state.js';
 import { coreOf, Datastore } from '../datastore/datastore.js';
 import type { BuiltInUsers, UserInfo } from '../datastore/users/built-in-users.js';
 import { DatasetError } from '../errors/dataset-error.js';
@@ -25,9 +27,19 @@ function usersOf(ds: Datastore): BuiltInUsers {
   return users;
 }
 
-/** Gives the request's session the user's roles (a new cookie, a new id: Session.setPrivileges). */
+/** Gives the request's session the user's roles (a new cookie, a new id: Session.setPrivileges), saying it is a built-in user's. */
 function logIn(user: UserInfo): void {
   session().setPrivileges({ roles: [...user.roles], userName: user.userName });
+  sessionInternals.setLogin(session(), BUILT_IN_LOGIN);
+}
+
+/**
+ * The built-in user the session is logged in as, or undefined: a session named so by another
+ * login (single sign-on, the project's own code) is not that user, whatever its name.
+ */
+async function builtInUser(users: BuiltInUsers): Promise<UserInfo | undefined> {
+  const s = session();
+  return s.userName === '' || sessionInternals.login(s) !== BUILT_IN_LOGIN ? undefined : users.get(s.userName);
 }
 
 const LOGIN_REFUSED = 'unknown user name or wrong password';
@@ -59,14 +71,14 @@ class BuiltInUserFunctions extends Datastore {
   @params('passwords: object')
   async changePassword(passwords: { currentPassword?: unknown; newPassword?: unknown }): Promise<boolean> {
     const users = usersOf(this);
-    const name = session().userName;
-    if (name === '' || !(await users.get(name))) {
+    const user = await builtInUser(users);
+    if (!user) {
       throw new DatasetError('NO_PERMISSION_EXECUTE', 'changePassword changes the password of the built-in user the session is logged in as: log in first', { status: 401 });
     }
     if (typeof passwords.currentPassword !== 'string') throw new DatasetError('INVALID_PARAMETER', 'changePassword takes [{"currentPassword": "<text>", "newPassword": "<text>"}]');
-    if (!(await users.verify(name, passwords.currentPassword))) throw new DatasetError('WRONG_PASSWORD', 'changePassword: the current password is wrong');
+    if (!(await users.verify(user.userName, passwords.currentPassword))) throw new DatasetError('WRONG_PASSWORD', 'changePassword: the current password is wrong');
     // (the user's other sessions end: one of them may be why the password changes)
-    await users.setPassword(name, passwords.newPassword, session().id);
+    await users.setPassword(user.userName, passwords.newPassword, session().id);
     return true;
   }
 
@@ -79,13 +91,13 @@ class BuiltInUserFunctions extends Datastore {
 
   /** GET /rest/$directory/currentUser: the built-in user, its name as its ID. */
   async directoryUser(): Promise<{ ID: string; userName: string; fullName: string } | null> {
-    const user = session().userName === '' ? undefined : await usersOf(this).get(session().userName);
+    const user = await builtInUser(usersOf(this));
     return user ? { ID: user.userName, userName: user.userName, fullName: user.userName } : null;
   }
 
   /** POST /rest/$directory/currentUserBelongsTo ["Editor"]: the user has that role, or the session that privilege. */
   async directoryBelongsTo(group: string): Promise<boolean> {
-    const user = session().userName === '' ? undefined : await usersOf(this).get(session().userName);
+    const user = await builtInUser(usersOf(this));
     if (!user) return false;
     const wanted = String(group).toLowerCase();
     return user.roles.some((r) => r.toLowerCase() === wanted) || session().getPrivileges().some((p) => p.toLowerCase() === wanted);

@@ -28,16 +28,17 @@ export function cookieAttributesOf(app: FastifyInstance): CookieAttributes {
 /**
  * The session of a request: an API token's (Authorization: Bearer, whatever cookie comes with it),
  * the one a one-time passcode resumes ($4DSID in the query string: only where `passcodes`, the
- * REST handler's — an OPTIONS or a 405 must not use one up), or the one its cookie names
+ * REST handler's — an OPTIONS or a 405 must not use one up), or the one its cookie names (alone
+ * where `bearer` is false: a sign-in logs the cookie's session in)
  * (a new guest one without a cookie, or with one no longer known); one read lately comes at once,
  * not as a promise.
  */
-export function sessionOf(services: Services, request: FastifyRequest, passcodes = false): Session | Promise<Session> {
+export function sessionOf(services: Services, request: FastifyRequest, doors: { readonly passcodes?: boolean; readonly bearer?: boolean } = {}): Session | Promise<Session> {
   const authorization = request.headers.authorization;
   // (a project without tokens leaves the header to whoever put it there: a gateway's JWT, say)
-  if (authorization !== undefined && services.core.tokens && BEARER.test(authorization)) return bearerSession(services, authorization.replace(BEARER, '').trim());
+  if (doors.bearer !== false && authorization !== undefined && services.core.tokens && BEARER.test(authorization)) return bearerSession(services, authorization.replace(BEARER, '').trim());
   const url = request.raw.url ?? '';
-  if (passcodes && url.includes('4DSID=')) {
+  if (doors.passcodes && url.includes('4DSID=')) {
     const passcode = passcodeOf(url);
     if (passcode !== undefined) return restoredSession(services, request, passcode);
   }
@@ -73,7 +74,8 @@ function passcodeOf(url: string): string | undefined {
  * Fetch metadata; a client without them (no browser) is taken at its word.
  */
 async function restoredSession(services: Services, request: FastifyRequest, passcode: string): Promise<Session> {
-  if (request.method !== 'GET' && request.method !== 'HEAD') throw new DatasetError('OTP_INVALID', `a ${PASSCODE_PARAMETER} passcode is taken by a GET (a link followed), not a ${request.method}`);
+  // (not a HEAD: link checkers and previews send those, and would spend the passcode)
+  if (request.method !== 'GET') throw new DatasetError('OTP_INVALID', `a ${PASSCODE_PARAMETER} passcode is taken by a GET (a link followed), not a ${request.method}`);
   const site = request.headers['sec-fetch-site'];
   const mode = request.headers['sec-fetch-mode'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none' && mode !== 'navigate') {

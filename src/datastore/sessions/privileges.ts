@@ -21,9 +21,9 @@ export function privilegeSettings(settings: PrivilegeSettings): { privileges: st
   return { privileges: list(o.privileges), roles: list(o.roles), userName: typeof o.userName === 'string' ? o.userName : undefined };
 }
 
-/** Who the session is: its user name and privileges, as one string. */
+/** Who the session is: its user name, how it logged in and its privileges, as one string. */
 export function who(state: State): string {
-  return JSON.stringify([state.userName, state.privileges]);
+  return JSON.stringify([state.userName, state.login, state.privileges]);
 }
 
 /** What a session holding these privileges may do while these are promoted (no copy when none is). */

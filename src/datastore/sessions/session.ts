@@ -60,6 +60,10 @@ interface SessionInternals {
   bearer(s: Session): boolean;
   /** its token is new to its client (a passcode resumed it): the answer sets the cookie */
   markNewToken(s: Session): void;
+  /** how it logged in (State.login) */
+  login(s: Session): string;
+  /** says how it logged in, right after the setPrivileges of that login */
+  setLogin(s: Session, login: string): void;
   /**
    * The undo of a store made inside a caller's transaction (datastore/sessions/locks.ts): if that
    * transaction rolls back, the session is again as before the store (not stored, its old token
@@ -130,6 +134,12 @@ export class Session {
       bearer: (s) => s.#bearer,
       markNewToken: (s) => {
         s.#newToken = true;
+      },
+      login: (s) => s.#state.login,
+      setLogin: (s, login) => {
+        if (s.#state.login === login) return;
+        s.#state.login = login;
+        s.#whoChanged = true;
       },
       tokenHash: (s) => hashOf(s.#token),
       storeUndo: (s) => {
@@ -230,6 +240,8 @@ export class Session {
     const before = who(this.#state);
     const wasUser = !this.isGuest() || this.#state.userName !== '';
     const userBefore = this.#state.userName;
+    // (the project's own code logs in: a built-in or sign-on login says so after this call)
+    this.#state.login = '';
     this.#state.privileges = this.#store.policy.expand(wanted);
     if (wanted.userName !== undefined) this.#state.userName = wanted.userName;
     this.#grants = undefined;
@@ -265,6 +277,7 @@ export class Session {
     const wasGuest = this.isGuest() && this.#state.userName === '';
     this.#state.privileges = [];
     this.#state.userName = '';
+    this.#state.login = '';
     this.#grants = undefined;
     if (!wasGuest) {
       this.#whoChanged = true;

@@ -9,6 +9,12 @@ import { DatasetError } from '../../errors/dataset-error.js';
 export interface State {
   id: string;
   userName: string;
+  /**
+   * How it logged in: '' by the project's own code (or a guest), BUILT_IN_LOGIN by the built-in
+   * users, 'oidc:<provider>' by single sign-on — so that a name one way gives is never taken for
+   * the same name given another way (a provider's "root" is not the built-in root).
+   */
+  login: string;
   privileges: readonly string[];
   storage: Record<string, unknown>;
   idleMs: number;
@@ -41,6 +47,9 @@ export interface Passcode {
   readonly hash: string;
   readonly expires: number;
 }
+
+/** How a session logged in as a built-in user says so (State.login). */
+export const BUILT_IN_LOGIN = 'users';
 
 /** The storage object as JSON: refused, naming the cause, when server code put in it what JSON cannot hold (a BigInt, a cycle). */
 export function storageText(storage: Record<string, unknown>): string {

@@ -24,7 +24,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import { admitGuest, refusePastSessionCap, type GuestCaps } from './admission.js';
 import { dueForTouch, isoSeconds, sweepExpired } from './expiry.js';
 import { Session, sessionInternals } from './session.js';
-import { storageText, type Changes, type State } from './state.js';
+import { BUILT_IN_LOGIN, storageText, type Changes, type State } from './state.js';
 import { GUEST_TOKEN, PASSCODE, TOKEN, hashOf, keptGuestId, newToken } from './tokens.js';
 
 /** A session as $info lists it. */
@@ -102,7 +102,7 @@ export class SessionStore {
 
   /** A guest never stored whose client sent its cookie back: its token is the cookie's, its id drawn from the token. */
   #keptGuest(token: string): Session {
-    const state: State = { id: keptGuestId(token), userName: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    const state: State = { id: keptGuestId(token), userName: '', login: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
     return new Session(this, state, token, { newToken: false, stored: false, sentLower: true });
   }
 
@@ -133,13 +133,13 @@ export class SessionStore {
   /** The session of a stored row, for one request (its privileges shared with the cache: they are replaced, never changed in place). */
   #session(cached: Cached, token: string, now: number): Session {
     const row = cached.row;
-    const state: State = { id: row.id, userName: row.userName, privileges: cached.privileges, storage: row.storage === '{}' ? {} : (JSON.parse(row.storage) as Record<string, unknown>), idleMs: row.idle, expires: now + row.idle };
+    const state: State = { id: row.id, userName: row.userName, login: row.login, privileges: cached.privileges, storage: row.storage === '{}' ? {} : (JSON.parse(row.storage) as Record<string, unknown>), idleMs: row.idle, expires: now + row.idle };
     return new Session(this, state, token, { newToken: false, stored: true, storageText: row.storage });
   }
 
   /** A new guest session, not stored until it keeps something. */
   guest(): Session {
-    const state: State = { id: newToken(), userName: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    const state: State = { id: newToken(), userName: '', login: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
     return new Session(this, state, newToken(), { newToken: true, stored: false });
   }
 
@@ -163,7 +163,7 @@ export class SessionStore {
     const token = internals.token(session);
     // (made before anything is removed: storage JSON cannot hold is refused with nothing changed)
     const row: StoredSessionRow = {
-      token: hashOf(token), id: state.id, userName: state.userName, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
+      token: hashOf(token), id: state.id, userName: state.userName, login: state.login, privileges: JSON.stringify(state.privileges), storage: storageText(state.storage),
       idle: state.idleMs, expires: Math.max(state.expires, now + state.idleMs), guest, address: address.slice(0, MAX_SESSION_ADDRESS), used: now,
     };
     if (changes.insert) {
@@ -226,7 +226,7 @@ export class SessionStore {
 
   /** A session acting for an API token (its user, the token's privileges): made each request, never stored, no cookie. */
   forToken(id: string, userName: string, privileges: readonly string[]): Session {
-    const state: State = { id, userName, privileges, storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    const state: State = { id, userName, login: 'token', privileges, storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
     return new Session(this, state, newToken(), { newToken: false, stored: false, bearer: true });
   }
 
@@ -253,12 +253,12 @@ export class SessionStore {
   }
 
   /**
-   * Forgets the rows read lately of the sessions logged in as a user whose sessions were just
+   * Forgets the rows read lately of the sessions logged in as a built-in user whose sessions were just
    * ended (its password, roles or removal): this instance sees it at once, the others within
    * SESSION_CACHE_MS.
    */
   forgetUser(userName: string): void {
-    for (const [token, c] of this.#cache) if (c.row.userName === userName) this.#cache.delete(token);
+    for (const [token, c] of this.#cache) if (c.row.userName === userName && c.row.login === BUILT_IN_LOGIN) this.#cache.delete(token);
   }
 
   /** Removes expired sessions (and what they held, expiry.ts); resolves to how many sessions went. */

@@ -14,6 +14,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import type { Policy } from '../../permissions/policy.js';
 import type { Storage } from '../../storage/adapter.js';
 import { deleteUserSessions } from '../../storage/system-tables/sessions.js';
+import { BUILT_IN_LOGIN } from '../sessions/state.js';
 import { clearLockout, countAttempt, countUsers, deleteUser, insertUser, listUsers, lockedUntil, readUser, updateUser, type UserRow } from '../../storage/system-tables/users.js';
 import { foldedUserName, storedFold } from '../../util/fold.js';
 import { checkPassword, hashPassword, passwordMatches } from './passwords.js';
@@ -47,7 +48,7 @@ export class BuiltInUsers {
   constructor(readonly storage: Storage, readonly settings: UsersSettings, readonly policyOf: () => Policy, readonly now: () => number = Date.now, readonly sessionsEnded: (userName: string) => void = () => {}) {}
 
   async #endSessions(userName: string, except?: string): Promise<void> {
-    await deleteUserSessions(this.storage, userName, except);
+    await deleteUserSessions(this.storage, userName, BUILT_IN_LOGIN, except);
     this.sessionsEnded(userName);
   }
 
@@ -177,10 +178,16 @@ function locked(until: number, now: number): DatasetError {
  */
 const NOT_IN_NAMES = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]/u;
 
-/** A text shown as a name (a user's, a token's): no control or invisible characters, no spaces around it. */
+/** What is wrong with a text shown as a name (a user's, a token's), or undefined: no control or invisible characters, no spaces around it. */
+export function shownNameProblem(text: string, what: string): string | undefined {
+  if (NOT_IN_NAMES.test(text)) return `${what} holds control or invisible characters (only letters, marks, digits, punctuation, symbols and plain spaces)`;
+  if (text.trim() !== text) return `${what} '${text}' begins or ends with spaces`;
+  return undefined;
+}
+
 export function checkShownName(text: string, what: string, code: 'INVALID_USER_NAME' | 'INVALID_TOKEN_REQUEST'): void {
-  if (NOT_IN_NAMES.test(text)) throw new DatasetError(code, `${what} holds control or invisible characters (only letters, marks, digits, punctuation, symbols and plain spaces)`);
-  if (text.trim() !== text) throw new DatasetError(code, `${what} '${text}' begins or ends with spaces`);
+  const problem = shownNameProblem(text, what);
+  if (problem !== undefined) throw new DatasetError(code, problem);
 }
 
 /** A user name: 1 to MAX_USER_NAME characters, none of NOT_IN_NAMES, no spaces around it, a fold within the bound. */

@@ -16,8 +16,6 @@ import type { Storage } from '../../storage/adapter.js';
 import { countOidcStates, deleteExpiredOidcStates, insertOidcState, takeOidcState, type OidcStateRow } from '../../storage/system-tables/oidc.js';
 import type { SignInChecks } from './provider-client.js';
 
-/** A browser binding cookie's value: 32 hex digits (a value of another shape is replaced by a new one). */
-const BINDING = /^[0-9a-f]{32}$/;
 /** The longest state a callback may carry that is looked up (ours are 43 characters). */
 const MAX_STATE = 256;
 
@@ -41,8 +39,8 @@ export function sha256(text: string): string {
 }
 
 /** The binding cookie's value to use: the one the browser brought when it is one of ours, else a new one. */
-export function bindingValue(brought: string | undefined): string {
-  return brought !== undefined && BINDING.test(brought) ? brought : randomBytes(16).toString('hex');
+export function newBinding(): string {
+  return randomBytes(16).toString('hex');
 }
 
 /** Keeps a new sign-in; resolves to its checks and its PKCE code challenge. 429 past the caps (nothing kept). */

@@ -15,14 +15,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OIDC_STATE_TTL_MS, type OidcProviderConfig } from '../../config/oidc.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import { coreOf, type Datastore } from '../../datastore/index.js';
+import { coreOf, sessionInternals, type Datastore } from '../../datastore/index.js';
 import { REST_PREFIX } from '../../rest/request/constants.js';
 import type { HttpGuard } from '../../rest/request/http-guards.js';
 import { SECURITY_HEADERS } from '../../rest/present/response.js';
 import type { Services } from '../../rest/scope/scope.js';
 import { cookieAttributesOf, cookieValue, keepSession, sessionOf } from '../../rest/session-http.js';
 import { rolesOf, userNameOf } from './claims.js';
-import { bindingValue, startSignIn, takeSignIn } from './pending.js';
+import { newBinding, startSignIn, takeSignIn } from './pending.js';
+import { addressBlock } from '../../rest/scope/quotas.js';
 import type { ProviderClient } from './provider-client.js';
 import { DEFAULT_RETURN_PATH, sameOriginPath } from './return-path.js';
 
@@ -73,12 +74,17 @@ export async function oidcRoutes(app: FastifyInstance, services: Services, guard
     method: 'GET', url: `${OIDC_PREFIX}/:provider/login`, exposeHeadRoute: false,
     handler: async (request, reply) => {
       admit(request);
+      // a sign-in is started by the user, following a link: never by another site's image or
+      // script (each would keep a sign-in waiting, and a page of them would fill the caps)
+      const mode = request.headers['sec-fetch-mode'];
+      if (mode !== undefined && mode !== 'navigate') throw new DatasetError('CROSS_SITE_REFUSED', `a sign-in starts from a link the user follows, not from a ${String(request.headers['sec-fetch-dest'] ?? mode)} request`);
       const client = clientOf(request);
       const returnTo = returnPathOf(request);
       const configuration = await client.configuration();
       const redirectUri = client.provider.redirectUri ?? `${request.protocol}://${request.host}${OIDC_PREFIX}/${client.provider.name}/callback`;
-      const value = bindingValue(broughtBinding(request));
-      const { checks, codeChallenge } = await startSignIn(storage, now(), { provider: client.provider.name, redirectUri, returnTo, binding: value, address: request.ip });
+      // (a new binding each sign-in: one a browser brings may have been planted in it)
+      const value = newBinding();
+      const { checks, codeChallenge } = await startSignIn(storage, now(), { provider: client.provider.name, redirectUri, returnTo, binding: value, address: addressBlock(request.ip) });
       reply.header('set-cookie', `${bindingCookie}=${value}${isSecure(request) ? binding.secure : binding.plain}`);
       return redirect(reply, client.authorizationUrl(configuration, redirectUri, checks, codeChallenge).href);
     },
@@ -102,9 +108,11 @@ export async function oidcRoutes(app: FastifyInstance, services: Services, guard
       const user = userNameOf(claims, client.provider);
       if ('missing' in user) throw new DatasetError('OIDC_SIGN_IN_FAILED', user.missing);
       // only now, every check passed: the session is logged in (a new token and id: Session.setPrivileges)
-      const opened = sessionOf(services, request);
+      // (the cookie's session: never an API token's or a passcode's, whose login would be lost)
+      const opened = sessionOf(services, request, { bearer: false });
       const session = opened instanceof Promise ? await opened : opened;
       session.setPrivileges({ roles: rolesOf(claims, client.provider.roles), userName: user.userName });
+      sessionInternals.setLogin(session, `oidc:${client.provider.name}`);
       await keepSession(services, request, reply, session, sessionCookie);
       return redirect(reply, signIn.returnTo);
     },

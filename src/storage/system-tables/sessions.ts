@@ -12,6 +12,8 @@ export interface SessionRow {
   /** the session's public id ($info, session().id): not the cookie */
   readonly id: string;
   readonly userName: string;
+  /** how it logged in ('' by the project's code, 'users' built-in, 'oidc:<provider>') */
+  readonly login: string;
   /** JSON: the privilege names held, expanded */
   readonly privileges: string;
   /** JSON: the session's storage object */
@@ -29,12 +31,12 @@ export interface StoredSessionRow extends SessionRow {
   readonly used: number;
 }
 
-const SESSION_COLUMNS = ['token', 'id', 'userName', 'privileges', 'storage', 'idle', 'expires', 'guest'] as const;
+const SESSION_COLUMNS = ['token', 'id', 'userName', 'login', 'privileges', 'storage', 'idle', 'expires', 'guest'] as const;
 const STORED_COLUMNS = [...SESSION_COLUMNS, 'address', 'used'] as const;
 
 function sessionFromRow(row: Record<string, unknown>): SessionRow {
   return {
-    token: String(row.token), id: String(row.id), userName: String(row.userName), privileges: String(row.privileges), storage: String(row.storage),
+    token: String(row.token), id: String(row.id), userName: String(row.userName), login: String(row.login ?? ''), privileges: String(row.privileges), storage: String(row.storage),
     idle: Number(row.idle), expires: Number(row.expires), guest: Number(row.guest) === 1,
   };
 }
@@ -51,7 +53,7 @@ export async function insertSession(s: Storage, row: StoredSessionRow): Promise<
   await s.run(
     // (a guest kept by its cookie, stored by two of its requests at once: one row, the same)
     `INSERT INTO ${q(SESSION_TABLE)} (${STORED_COLUMNS.map((c) => q(c)).join(', ')}) VALUES (${STORED_COLUMNS.map((_, i) => p(i + 1)).join(', ')}) ON CONFLICT (${q('token')}) DO NOTHING`,
-    [row.token, row.id, row.userName, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0, row.address, row.used],
+    [row.token, row.id, row.userName, row.login, row.privileges, row.storage, row.idle, row.expires, row.guest ? 1 : 0, row.address, row.used],
   );
 }
 
@@ -97,6 +99,7 @@ export async function updateSession(s: Storage, row: StoredSessionRow, parts: { 
   };
   if (parts.who) {
     set('userName', row.userName);
+    set('login', row.login);
     set('privileges', row.privileges);
     set('guest', row.guest ? 1 : 0);
   }
@@ -122,14 +125,14 @@ export async function rotateSessionToken(s: Storage, id: string, token: string, 
 }
 
 /**
- * Ends the sessions logged in as a user (its password was reset, its roles changed, it was
+ * Ends the sessions logged in (`login`: as a built-in user) as a user (its password was reset, its roles changed, it was
  * removed), but the one of `exceptId`; resolves to their ids (their entity locks go with them).
  */
-export async function deleteUserSessions(s: Storage, userName: string, exceptId?: string): Promise<string[]> {
+export async function deleteUserSessions(s: Storage, userName: string, login: string, exceptId?: string): Promise<string[]> {
   const { quote: q, placeholder: p } = s.dialect.sql;
   const rows = await s.all(
-    `DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('userName')} = ${p(1)}${exceptId === undefined ? '' : ` AND ${q('id')} <> ${p(2)}`} RETURNING ${q('id')} AS id`,
-    exceptId === undefined ? [userName] : [userName, exceptId],
+    `DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('userName')} = ${p(1)} AND ${q('login')} = ${p(2)}${exceptId === undefined ? '' : ` AND ${q('id')} <> ${p(3)}`} RETURNING ${q('id')} AS id`,
+    exceptId === undefined ? [userName, login] : [userName, login, exceptId],
   );
   return rows.map((r) => String(r.id));
 }
@@ -153,7 +156,7 @@ export async function countSessions(r: Reader, guest: boolean, now: number): Pro
 }
 
 /** The live sessions, soonest to expire last, at most `limit` (no tokens). */
-export async function listSessions(r: Reader, now: number, limit: number): Promise<Omit<SessionRow, 'token' | 'storage'>[]> {
+export async function listSessions(r: Reader, now: number, limit: number): Promise<Omit<SessionRow, 'token' | 'storage' | 'login'>[]> {
   const { quote: q, placeholder: p } = r.dialect.sql;
   const rows = await r.all(
     `SELECT ${q('id')} AS id, ${q('userName')} AS ${q('userName')}, ${q('privileges')} AS privileges, ${q('idle')} AS idle, ${q('expires')} AS expires, ${q('guest')} AS guest FROM ${q(SESSION_TABLE)}`

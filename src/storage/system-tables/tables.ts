@@ -111,6 +111,8 @@ export async function createSystemTables(s: Storage): Promise<void> {
   const sessionColumns = await tableColumns(s, SESSION_TABLE);
   if (!sessionColumns.includes('address')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('address')} TEXT NOT NULL DEFAULT ''`);
   if (!sessionColumns.includes('used')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('used')} ${d.types.bigint} NOT NULL DEFAULT 0`);
+  // How a session logged in (built-in users, single sign-on, the project's own code: ''), added to databases made before it
+  if (!sessionColumns.includes('login')) await s.exec(`ALTER TABLE ${q(SESSION_TABLE)} ADD COLUMN ${q('login')} TEXT NOT NULL DEFAULT ''`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_guest_used`)} ON ${q(SESSION_TABLE)} (${q('guest')}, ${q('used')})`);
   await s.exec(`CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_address_used`)} ON ${q(SESSION_TABLE)} (${q('address')}, ${q('guest')}, ${q('used')})`);
   // What each session's sets hold (sets made by no session under ''), filled in from the sets
