@@ -216,6 +216,16 @@ describe('single sign-on under attack (second review)', () => {
     assert.equal(refused, 429, `${MAX_PENDING_SIGN_INS_PER_ADDRESS + 1} sign-ins were kept for one /64 (a client drawing a new address each time fills the global cap of 10,000 alone)`);
   });
 
+  it("starts no sign-in for another site's image or script (a page of 30 <img> tags per visitor fills the global cap with others' browsers)", async () => {
+    const res = await app.inject({
+      url: '/rest/$oidc/corp/login',
+      remoteAddress: '10.9.9.9',
+      headers: { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors', 'sec-fetch-dest': 'image' },
+    });
+    assert.notEqual(res.statusCode, 302, "another site's <img> started a sign-in (a pending row, a binding cookie)");
+    assert.ok(REGISTERED.has(JSON.parse(res.body).__ERROR[0].errCode));
+  });
+
   // ---- secrets and errors ----
 
   it("writes neither the client secret nor a callback's code into the server log", async () => {
