@@ -89,10 +89,11 @@ class BuiltInUserFunctions extends Datastore {
     return user !== undefined;
   }
 
-  /** GET /rest/$directory/currentUser: the built-in user, its name as its ID. */
+  /** GET /rest/$directory/currentUser: the user, its name as its ID (a session logged in otherwise: its own name, as without the hook). */
   async directoryUser(): Promise<{ ID: string; userName: string; fullName: string } | null> {
     const user = await builtInUser(usersOf(this));
-    return user ? { ID: user.userName, userName: user.userName, fullName: user.userName } : null;
+    const name = user?.userName ?? session().userName;
+    return name === '' ? null : { ID: name, userName: name, fullName: name };
   }
 
   /** POST /rest/$directory/currentUserBelongsTo ["Editor"]: the user has that role, or the session that privilege. */

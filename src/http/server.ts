@@ -8,7 +8,7 @@ import { MAX_URL_LENGTH, SESSION_SWEEP_MS, UPLOAD_SWEEP_MS } from '../config/lim
 import { serverSettings, type ServerOptionValues, type ServerSettings } from '../config/settings.js';
 import { httpGuard } from '../rest/request/http-guards.js';
 import type { Datastore } from '../datastore/datastore.js';
-import { createLogger, type Logger } from '../util/log.js';
+import { createLogger, loggedUrl, type Logger } from '../util/log.js';
 import { explorerRoutes } from '../explorer/routes.js';
 import { healthRoutes } from './health.js';
 import { metricsRoutes } from './metrics.js';
@@ -102,7 +102,7 @@ export async function serverWith(ds: Datastore, settings: ServerSettings, log: L
   await compression(app);
   if (log.isLevelEnabled('debug')) {
     app.addHook('onResponse', (request, reply, done) => {
-      log.debug({ reqId: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
+      log.debug({ reqId: request.id, method: request.method, url: loggedUrl(request.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 }, 'request');
       done();
     });
   }

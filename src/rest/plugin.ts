@@ -8,7 +8,7 @@ import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import fastifyCookie from '@fastify/cookie';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Logger } from '../util/log.js';
+import { loggedUrl, type Logger } from '../util/log.js';
 import { MAX_BODY_DEPTH } from '../config/limits.js';
 import { DatasetError, isDatasetError } from '../errors/dataset-error.js';
 import { REST_PREFIX } from './request/constants.js';
@@ -207,7 +207,7 @@ export function errorHandler(app: FastifyInstance, services: Services, log: Logg
       // an exception user code did not mean for the client (functions/call.ts): logged with its
       // stack; sent only when the server runs with --expose-errors
       if (error.cause !== undefined) {
-        log.error({ err: error.cause, reqId: request.id, method: request.method, url: request.url }, error.message);
+        log.error({ err: error.cause, reqId: request.id, method: request.method, url: loggedUrl(request.url) }, error.message);
         if (services.exposeErrors) return sendError(reply, withCause(error));
       }
       return sendError(reply, error);
@@ -216,7 +216,7 @@ export function errorHandler(app: FastifyInstance, services: Services, log: Logg
     if (status === 413) return sendError(reply, new DatasetError('BODY_TOO_LARGE', `the request body is larger than the ${app.initialConfig.bodyLimit} bytes accepted`));
     if (status >= 400 && status < 500) return sendError(reply, new DatasetError('INVALID_BODY', `the request cannot be read: ${error.message}`));
     // Unexpected: the cause goes to the log, not to the client.
-    log.error({ err: error, reqId: request.id, method: request.method, url: request.url }, 'unexpected error');
+    log.error({ err: error, reqId: request.id, method: request.method, url: loggedUrl(request.url) }, 'unexpected error');
     return sendError(reply, new DatasetError('INTERNAL', 'internal server error: the cause is in the server log'));
   };
 }

@@ -8,6 +8,7 @@ import type {} from '@fastify/cookie';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Session, sessionInternals } from '../datastore/index.js';
 import { DatasetError } from '../errors/dataset-error.js';
+import { notFollowed } from './request/http-guards.js';
 import { PASSCODE_PARAMETER } from './request/options.js';
 import type { Services } from './scope/scope.js';
 
@@ -76,11 +77,8 @@ function passcodeOf(url: string): string | undefined {
 async function restoredSession(services: Services, request: FastifyRequest, passcode: string): Promise<Session> {
   // (not a HEAD: link checkers and previews send those, and would spend the passcode)
   if (request.method !== 'GET') throw new DatasetError('OTP_INVALID', `a ${PASSCODE_PARAMETER} passcode is taken by a GET (a link followed), not a ${request.method}`);
-  const site = request.headers['sec-fetch-site'];
-  const mode = request.headers['sec-fetch-mode'];
-  if (site !== undefined && site !== 'same-origin' && site !== 'none' && mode !== 'navigate') {
-    throw new DatasetError('CROSS_SITE_REFUSED', `a ${PASSCODE_PARAMETER} passcode is taken from a link the user follows, not from another site's ${String(request.headers['sec-fetch-dest'] ?? 'request')}`);
-  }
+  const from = notFollowed(request.headers);
+  if (from !== undefined) throw new DatasetError('CROSS_SITE_REFUSED', `a ${PASSCODE_PARAMETER} passcode is taken from a link the user follows, not from ${from}`);
   const session = await services.core.sessions.restore(passcode);
   if (!session) throw new DatasetError('OTP_INVALID', `the ${PASSCODE_PARAMETER} passcode resumes no session: it is unknown, used already or expired, or its session has ended`);
   return session;

@@ -9,3 +9,12 @@ export type { Logger };
 export function createLogger(level = 'info'): Logger {
   return pino({ level, name: 'dataset-rest' }, pino.destination({ fd: 2, sync: true }));
 }
+
+/**
+ * A request's URL as a log line may show it: a sign-in callback's query (its code and state) and
+ * a one-time passcode ($4DSID) left out — whoever reads the log should not be handed either.
+ */
+export function loggedUrl(url: string): string {
+  if (url.includes('/$oidc/')) return url.split('?', 1)[0];
+  return url.includes('4DSID=') ? url.replace(/((?:\$|%24)4DSID=)[^&]*/gi, '$1***') : url;
+}

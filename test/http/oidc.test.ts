@@ -27,9 +27,9 @@ import { TestBrowser, testProvider, type TestProvider } from '../support/oidc-pr
 const SECRET = 'dataset-client-secret';
 const SECRET_ENV = 'DATASET_REST_TEST_OIDC_SECRET';
 const ACCOUNTS = [
-  { sub: 'ada', claims: { preferred_username: 'ada', email: 'ada@corp.example', groups: ['admins', 'staff'] } },
-  { sub: 'bert', claims: { preferred_username: 'bert', email: 'bert@corp.example', groups: ['visitors'] } },
-  { sub: 'cleo', claims: { email: 'cleo@corp.example', groups: 'payroll' } },
+  { sub: 'ada', claims: { preferred_username: 'ada', email: 'ada@corp.example', email_verified: true, groups: ['admins', 'staff'] } },
+  { sub: 'bert', claims: { preferred_username: 'bert', email: 'bert@corp.example', email_verified: true, groups: ['visitors'] } },
+  { sub: 'cleo', claims: { email: 'cleo@corp.example', email_verified: true, groups: 'payroll' } },
 ];
 
 type Json = Record<string, any>;

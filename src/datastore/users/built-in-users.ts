@@ -17,7 +17,7 @@ import { deleteUserSessions } from '../../storage/system-tables/sessions.js';
 import { BUILT_IN_LOGIN } from '../sessions/state.js';
 import { clearLockout, countAttempt, countUsers, deleteUser, insertUser, listUsers, lockedUntil, readUser, updateUser, type UserRow } from '../../storage/system-tables/users.js';
 import { foldedUserName, storedFold } from '../../util/fold.js';
-import { checkPassword, hashPassword, passwordMatches } from './passwords.js';
+import { checkPassword, hashPassword, passwordCheckSlot, passwordMatches } from './passwords.js';
 
 /** A user as listings show it (never its hash). */
 export interface UserInfo {
@@ -129,7 +129,15 @@ export class BuiltInUsers {
    * other, so its time says nothing; a right password takes the count back.
    */
   async verify(userName: unknown, password: unknown): Promise<UserInfo | undefined> {
-    const key = keyOf(userName);
+    const release = passwordCheckSlot();
+    try {
+      return await this.#verify(keyOf(userName), password);
+    } finally {
+      release();
+    }
+  }
+
+  async #verify(key: string | undefined, password: unknown): Promise<UserInfo | undefined> {
     if (key === undefined || typeof password !== 'string') {
       await passwordMatches(undefined, '');
       return undefined;

@@ -16,21 +16,26 @@ export function hashPassword(password: string): Promise<string> {
 let checking = 0;
 
 /**
- * Whether the password is the hash's; undefined hash (an unknown user): checked against a decoy of
- * the same cost, false. Past MAX_PASSWORD_CHECKS in flight in this process, refused at once
- * (LOGINS_BUSY, 503): anyone may ask for a check, each holds 19 MiB and a thread of the pool that
- * file reads and compression share.
+ * A place among the password checks of this process, taken before anything of a login is counted
+ * (a login refused for want of one counts toward no lockout): past MAX_PASSWORD_CHECKS in flight,
+ * refused at once (LOGINS_BUSY, 503) — anyone may ask for a check, each holds 19 MiB and a thread
+ * of the pool that file reads and compression share. Resolves to its release.
  */
-export async function passwordMatches(stored: string | undefined, password: string): Promise<boolean> {
+export function passwordCheckSlot(): () => void {
   if (checking >= MAX_PASSWORD_CHECKS) throw new DatasetError('LOGINS_BUSY', `${MAX_PASSWORD_CHECKS} password checks are running in this server process: try again in a moment`, [], { retryAfterS: 1 });
   checking++;
-  try {
-    const against = stored ?? (await (decoy ??= hash(`decoy:${Math.random()}`)));
-    const ok = await verify(against, password).catch(() => false);
-    return stored !== undefined && ok;
-  } finally {
-    checking--;
-  }
+  let released = false;
+  return () => {
+    if (!released) checking--;
+    released = true;
+  };
+}
+
+/** Whether the password is the hash's; undefined hash (an unknown user): checked against a decoy of the same cost, false. */
+export async function passwordMatches(stored: string | undefined, password: string): Promise<boolean> {
+  const against = stored ?? (await (decoy ??= hash(`decoy:${Math.random()}`)));
+  const ok = await verify(against, password).catch(() => false);
+  return stored !== undefined && ok;
 }
 
 /** Refuses a password that auth.json's minimum, or the bound on its size, does not take (WEAK_PASSWORD). */

@@ -17,7 +17,7 @@ import { OIDC_STATE_TTL_MS, type OidcProviderConfig } from '../../config/oidc.js
 import { DatasetError } from '../../errors/dataset-error.js';
 import { coreOf, sessionInternals, type Datastore } from '../../datastore/index.js';
 import { REST_PREFIX } from '../../rest/request/constants.js';
-import type { HttpGuard } from '../../rest/request/http-guards.js';
+import { notFollowed, type HttpGuard } from '../../rest/request/http-guards.js';
 import { SECURITY_HEADERS } from '../../rest/present/response.js';
 import type { Services } from '../../rest/scope/scope.js';
 import { cookieAttributesOf, cookieValue, keepSession, sessionOf } from '../../rest/session-http.js';
@@ -76,8 +76,8 @@ export async function oidcRoutes(app: FastifyInstance, services: Services, guard
       admit(request);
       // a sign-in is started by the user, following a link: never by another site's image or
       // script (each would keep a sign-in waiting, and a page of them would fill the caps)
-      const mode = request.headers['sec-fetch-mode'];
-      if (mode !== undefined && mode !== 'navigate') throw new DatasetError('CROSS_SITE_REFUSED', `a sign-in starts from a link the user follows, not from a ${String(request.headers['sec-fetch-dest'] ?? mode)} request`);
+      const from = notFollowed(request.headers);
+      if (from !== undefined) throw new DatasetError('CROSS_SITE_REFUSED', `a sign-in starts from a link the user follows, not from ${from}`);
       const client = clientOf(request);
       const returnTo = returnPathOf(request);
       const configuration = await client.configuration();

@@ -114,3 +114,16 @@ export function httpGuard(options: HttpGuardOptions): HttpGuard {
   };
   return Object.assign(guard, { foreignPage });
 }
+
+/**
+ * Whether a request that changes who the browser is (a passcode resumed, a sign-in started) came
+ * from the user's own action or page: a link followed (a top-level navigation), the server's own
+ * page, or a client without a browser's Fetch metadata (a script, a test: taken at its word).
+ * Another site's image, script or fetch is not: it would plant a session in the victim's browser,
+ * or fill the caps. Undefined when it did; else what it was, in words.
+ */
+export function notFollowed(headers: { readonly 'sec-fetch-site'?: string | string[]; readonly 'sec-fetch-mode'?: string | string[]; readonly 'sec-fetch-dest'?: string | string[] }): string | undefined {
+  const site = headers['sec-fetch-site'];
+  if (site === undefined || site === 'same-origin' || site === 'none' || headers['sec-fetch-mode'] === 'navigate') return undefined;
+  return `another site's ${String(headers['sec-fetch-dest'] ?? headers['sec-fetch-mode'] ?? 'request')}`;
+}

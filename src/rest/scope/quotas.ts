@@ -10,6 +10,7 @@ import { LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Storage } from '../../storage/adapter.js';
 import { countLogins } from '../../storage/system-tables/sessions.js';
+import { isIPv4, isIPv6 } from 'node:net';
 import { foldedUserName } from '../../util/fold.js';
 
 const MINUTE = 60_000;
@@ -51,16 +52,33 @@ export function loginName(args: readonly unknown[]): string | undefined {
 }
 
 /**
- * The block an address is counted by: an IPv4 address itself, an IPv6 address's /64 (one
- * machine is given a whole /64 and may draw a new address from it for each attempt).
+ * The block an address is counted by: an IPv4 address itself (an IPv4-mapped IPv6 one as its
+ * IPv4), an IPv6 address's /64 (one machine is given a whole /64 and may draw a new address from
+ * it for each attempt). Anything else (a name under inject) as it is.
  */
 export function addressBlock(address: string): string {
-  if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address;
-  const [head, tail = ''] = address.toLowerCase().split('::');
+  const bare = address.replace(/%.*$/, '').toLowerCase();
+  if (isIPv4(bare) || !isIPv6(bare)) return address;
+  const groups = ipv6Groups(bare);
+  // ::ffff:a.b.c.d (or ::ffff:XXXX:XXXX): an IPv4 client
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `${groups[6] >> 8}.${groups[6] & 255}.${groups[7] >> 8}.${groups[7] & 255}`;
+  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (lower case, no zone). */
+function ipv6Groups(address: string): number[] {
+  let text = address;
+  // a dotted IPv4 tail is two groups
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
   const left = head === '' ? [] : head.split(':');
-  const right = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const right = tail === undefined || tail === '' ? [] : tail.split(':');
+  const zeros = tail === undefined ? [] : Array<string>(8 - left.length - right.length).fill('0');
+  return [...left, ...zeros, ...right].map((g) => parseInt(g, 16));
 }
 
 export class LoginThrottle {

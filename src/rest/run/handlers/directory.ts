@@ -5,6 +5,7 @@
 import { DatasetError } from '../../../errors/dataset-error.js';
 import type { DirectoryHook, DirectoryHooks, DirectoryUser } from '../../../datastore/index.js';
 import { invoke } from '../../../functions/call.js';
+import { forgivenWhenBusy } from './functions.js';
 import type { Action } from '../../plan/action.js';
 import { json, type RestResponse } from '../../present/response.js';
 import type { Scope } from '../../scope/scope.js';
@@ -40,7 +41,7 @@ async function login(scope: Scope, userName: string, password: string, idleMinut
   }
   const client = scope.request.caller;
   await scope.services.logins.attempt(client, userName);
-  const ok = await callHook(scope, 'directoryLogin', [userName, password]);
+  const ok = await forgivenWhenBusy(scope, client, userName, () => callHook(scope, 'directoryLogin', [userName, password]));
   if (typeof ok !== 'boolean') throw new DatasetError('FUNCTION_FAILED', `directoryLogin of the DataStore class must answer true or false; it answered ${JSON.stringify(ok)?.slice(0, 60) ?? 'nothing'}`);
   if (!ok) {
     const refused = new DatasetError('LOGIN_FAILED', `$directory/login: the user name '${userName.slice(0, 100)}' and this password were refused`);

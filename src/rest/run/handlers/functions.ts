@@ -41,11 +41,21 @@ async function login(scope: Scope, args: readonly unknown[], run: () => Promise<
   const user = loginName(args);
   await scope.services.logins.attempt(client, user);
   const calls = sessionInternals.privilegesSet(scope.session);
-  const result = await run();
+  const result = await forgivenWhenBusy(scope, client, user, run);
   // (a user whose roles give no privilege is logged in all the same: its user name says so)
   const loggedIn = !scope.session.isGuest() || scope.session.userName !== '';
   if (loggedIn && sessionInternals.privilegesSet(scope.session) > calls) await scope.services.logins.succeeded(client, user);
   return result;
+}
+
+/** Runs a login; one refused for want of a password check (LOGINS_BUSY) judged nothing: its count is taken back. */
+export async function forgivenWhenBusy<T>(scope: Scope, client: string, user: string | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    if (e instanceof DatasetError && e.code === 'LOGINS_BUSY') await scope.services.logins.succeeded(client, user);
+    throw e;
+  }
 }
 
 /** What the code runs on: the datastore, a dataclass, one entity, or a selection (a stored set's members, filtered and sorted). */
