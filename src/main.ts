@@ -12,6 +12,7 @@ const ACTIONS: Record<string, () => Promise<Action>> = {
   migrate: () => import('./commands/migrate.js'),
   import: () => import('./commands/import.js'),
   export: () => import('./commands/export.js'),
+  init: () => import('./commands/init.js'),
 };
 
 const name = process.argv[2];
