@@ -90,11 +90,12 @@ function hidden(prompt: string): Promise<string> {
   stdin.resume();
   return new Promise((resolve, reject) => {
     let text = '';
-    const end = () => {
+    const end = (newline = true) => {
       stdin.off('data', onData);
       stdin.setRawMode(false);
       stdin.pause();
-      io.stderr.write('\n');
+      // (after Ctrl-C the command ends the line itself)
+      if (newline) io.stderr.write('\n');
     };
     const onData = (chunk: string) => {
       for (const ch of chunk) {
@@ -103,7 +104,7 @@ function hidden(prompt: string): Promise<string> {
           return resolve(text);
         }
         if (ch === '\u0003') {
-          end();
+          end(false);
           return reject(new Interrupted());
         }
         if (ch === '\u007f' || ch === '\b') text = [...text].slice(0, -1).join('');
