@@ -69,6 +69,8 @@ const PARTS = {
       reads: { imports: ['access', 'entities', 'selections'], types: ['sessions', 'sets'] },
       // the changes of tracked dataclasses, read from the data (writes wake it through the core's CoreView)
       live: {},
+      // built-in users, their API tokens (tokens hash as session tokens do)
+      users: { imports: ['sessions'] },
     },
   },
 };

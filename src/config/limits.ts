@@ -326,6 +326,20 @@ export const LOGIN_FAILURE_WINDOW_MS = 60_000;
 export const MAX_LISTED_SESSIONS = 1000;
 /** The privilege whose sessions $info shows every live session to (README, "Sessions and permissions"). */
 export const ADMIN_PRIVILEGE = 'admin';
+/** A one-time passcode (createOTP) lives at least this long, in seconds (4D's minimum). */
+export const MIN_OTP_LIFESPAN_S = 10;
+/** Passcodes one request may make, and one session may hold live at once. */
+export const OTPS_PER_REQUEST = 10;
+export const OTPS_PER_SESSION = 100;
+/** Built-in users: names at most this long (characters), passwords at most this long (bytes: Argon2 hashes what it is given). */
+export const MAX_USER_NAME = 100;
+export const MAX_PASSWORD_BYTES = 1024;
+/** Users and tokens listed by one answer at most. */
+export const MAX_USERS_LISTED = 10_000;
+/** API tokens one user may hold. */
+export const TOKENS_PER_USER = 100;
+/** A token's last use is written again once it has moved by this much (ms). */
+export const TOKEN_TOUCH_MS = 60_000;
 
 /** $method=watch streams (rest/run/handlers/watch.ts) a server process keeps open at once: past them 429. */
 export const MAX_WATCH_STREAMS = 10_000;

@@ -28,6 +28,9 @@ import { EntitySets } from './sets/entity-sets.js';
 import { classOf, EntitySelection, membersCondition } from './selections/selection.js';
 import { logEventError, type EventErrorReporter } from './entities/events.js';
 import { FileStore, type StoredFile } from './files/files.js';
+import { NO_AUTH, type AuthConfig } from '../config/auth.js';
+import { ApiTokens } from './users/api-tokens.js';
+import { BuiltInUsers } from './users/built-in-users.js';
 import { QueryPathStore } from './sessions/query-paths.js';
 
 /** A datastore whose dataclasses are also reachable as properties: ds.Employee. */
@@ -47,6 +50,8 @@ export interface DatastoreOptions {
   readonly sessions?: Partial<SessionStoreOptions>;
   /** the longest text a string attribute takes, in characters (default DEFAULT_MAX_TEXT_LENGTH; --max-text-length) */
   readonly maxTextLength?: number;
+  /** how people log in besides the project's own authentify (auth.json): built-in users, API tokens, single sign-on */
+  readonly auth?: AuthConfig;
 }
 
 /**
@@ -54,6 +59,12 @@ export interface DatastoreOptions {
  * its helpers use of it is CoreView (core-types.ts): they depend on that, not on this file.
  */
 export interface Core extends CoreView {
+  /** auth.json's settings (none: no built-in users, no single sign-on) */
+  readonly auth: AuthConfig;
+  /** the built-in users, when auth.json turns them on */
+  readonly users: BuiltInUsers | undefined;
+  /** their API tokens (with the built-in users) */
+  readonly tokens: ApiTokens | undefined;
   /** reads with every row visible, straight from the storage */
   readonly root: Access;
   readonly entitySets: EntitySetStore;
@@ -120,12 +131,17 @@ export class Datastore {
     // (an evicted guest's sets go with it)
     const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions }, entitySets);
     let changes: ChangeFeed | undefined;
+    const auth = options.auth ?? NO_AUTH;
+    const users = auth.users && new BuiltInUsers(storage, auth.users, policyOf, sessions.now);
     const settles = model.deletedRecords !== undefined && storage.dialect.schema.globalStamp('').settled.length > 0;
     const core: Core = {
       name: model.name,
       model,
       storage,
       sessions,
+      auth,
+      users,
+      tokens: users && new ApiTokens(storage, auth.tokens, policyOf, sessions.now),
       maxTextLength: options.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
       get policy() { return policyOf(); },
       // (made at the first use: most datastores track nothing, or have no one watching)

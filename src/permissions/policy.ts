@@ -75,6 +75,21 @@ export class Policy {
     return rules.declaredNames(held);
   }
 
+  /** The role roles.json declares under this name (any case), as it declares it; undefined: none. */
+  role(name: string): string | undefined {
+    return this.rules?.roleNames.get(name.toLowerCase());
+  }
+
+  /** The roles roles.json declares, as declared. */
+  roleList(): string[] {
+    return [...(this.rules?.roleNames.values() ?? [])];
+  }
+
+  /** The privileges roles.json declares, as declared. */
+  privilegeList(): string[] {
+    return [...(this.rules?.declared.values() ?? [])];
+  }
+
   /** the privileges a function's `promote` adds while it runs (expanded), [] if none */
   promotes(resource: string): string[] {
     return [...this.rules?.promotionsOf(resource) ?? []];
@@ -117,6 +132,8 @@ class CompiledRules {
   readonly closure = new Map<string, ReadonlySet<string>>();
   /** role → its privileges expanded */
   readonly roles = new Map<string, ReadonlySet<string>>();
+  /** lower-cased role name → as declared */
+  readonly roleNames = new Map<string, string>();
   /** method resource → the privileges its promote adds, expanded, as declared */
   readonly promotions = new Map<string, readonly string[]>();
   readonly #datastore: Lists<ListAction>;
@@ -146,6 +163,7 @@ class CompiledRules {
       const expanded = new Set<string>();
       for (const p of privileges) for (const q of this.closure.get(p.toLowerCase()) ?? []) expanded.add(q);
       this.roles.set(role.toLowerCase(), expanded);
+      this.roleNames.set(role.toLowerCase(), role);
     }
 
     const entries = (type: Permission['type']): Permission[] => file.permissions.filter((p) => p.type === type);

@@ -46,8 +46,17 @@ export function authConfig(parsed: unknown, file: string, env: NodeJS.ProcessEnv
   return {
     ...(root.users === undefined || root.users === false ? {} : { users: usersSettings(root.users, fail) }),
     tokens: root.tokens === undefined ? DEFAULT_TOKENS : tokensSettings(root.tokens, fail),
-    oidc: root.oidc === undefined ? [] : readOidcSection(root.oidc, `${file}: $.oidc`, env),
+    oidc: root.oidc === undefined ? [] : oidcSection(root.oidc, file, env),
   };
+}
+
+/** auth.json's "oidc" part (config/oidc.ts), its mistakes as this file's. */
+function oidcSection(value: unknown, file: string, env: NodeJS.ProcessEnv) {
+  try {
+    return readOidcSection(value, `${file}: $.oidc`, env);
+  } catch (e) {
+    throw e instanceof AuthFileError ? e : new AuthFileError((e as Error).message);
+  }
 }
 
 function usersSettings(value: unknown, fail: (at: string, what: string) => never): UsersSettings {

@@ -2,7 +2,8 @@
 // database; --db names another file, or a PostgreSQL database by URL), optional classes/ and
 // methods/ folders (user classes and project methods, loaded at every start), an optional
 // roles.json (who may do what: without one, everything is open), an optional webhooks.json (the
-// servers the changes are posted to: webhooks-file.ts) and an optional seed module (seed.ts or
+// servers the changes are posted to: webhooks-file.ts), an optional auth.json (built-in users,
+// API tokens, single sign-on: auth-file.ts) and an optional seed module (seed.ts or
 // seed.js) run once, when the database is new.
 
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -21,6 +22,9 @@ import { syncSchema } from '../storage/schema.js';
 import type { TransactionManager } from '../storage/transactions.js';
 import { withDeadlines } from '../functions/deadlines.js';
 import { readWebhooksFile, WebhooksFileError } from './webhooks-file.js';
+import { AUTH_FILE, AuthFileError, readAuthFile } from './auth-file.js';
+import { NO_AUTH, type AuthConfig } from '../config/auth.js';
+import { installBuiltInUserFunctions } from '../classes/built-in-users.js';
 
 export interface ProjectOptions extends DatastoreOptions {
   /** the roles.json to enforce: default DIR/roles.json when it exists; false: none (everything open, for tests and tools) */
@@ -59,6 +63,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   const modelFile = join(root, 'model.json');
   if (!existsSync(modelFile)) throw new ProjectError(`${modelFile} is missing: a project folder holds a model.json`);
   const model = await loadModelFile(modelFile);
+  const auth = readAuth(join(root, AUTH_FILE));
   const target = resolved(databaseTarget(options.db ?? join(root, 'data', 'data.sqlite')));
   const created = prepareDatabase(target);
   let storage: TransactionManager | undefined;
@@ -71,10 +76,12 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its
     // transactions roll back when it passes
-    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, maxSetMemory: options.maxSetMemory, maxTextLength: options.maxTextLength, onEventError: options.onEventError, sessions: options.sessions });
+    ds = await Datastore.open(model, withDeadlines(storage), { entitySets: options.entitySets, maxSetMembers: options.maxSetMembers, maxSetMemory: options.maxSetMemory, maxTextLength: options.maxTextLength, onEventError: options.onEventError, sessions: options.sessions, auth });
     try {
       await loadClasses(join(root, 'classes'), ds, importModule);
       await loadProjectMethods(join(root, 'methods'), ds, importModule, (message) => new ClassLoadError(message));
+      // the built-in users' functions the project's DataStore class does not define itself
+      if (auth.users) installBuiltInUserFunctions(ds);
     } catch (e) {
       if (e instanceof ClassLoadError) throw new ProjectError(`${root}${sep}${e.message}`);
       throw e;
@@ -94,6 +101,17 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
     // afresh; on PostgreSQL the seed's transaction was rolled back, and the next start seeds again.
     await (ds !== undefined ? ds.close() : storage?.close());
     created.remove();
+    throw e;
+  }
+}
+
+/** auth.json's settings (none without the file); a ProjectError says what is wrong and where. */
+function readAuth(file: string): AuthConfig {
+  if (!existsSync(file)) return NO_AUTH;
+  try {
+    return readAuthFile(file);
+  } catch (e) {
+    if (e instanceof AuthFileError) throw new ProjectError(e.message);
     throw e;
   }
 }

@@ -6,6 +6,8 @@
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Session, sessionInternals } from '../datastore/index.js';
+import { DatasetError } from '../errors/dataset-error.js';
+import { PASSCODE_PARAMETER } from './request/options.js';
 import type { Services } from './scope/scope.js';
 
 /** The cookie's attributes after its value (serialised once, by the server's cookie package). */
@@ -14,10 +16,50 @@ export interface CookieAttributes {
   readonly secure: string;
 }
 
-/** The session a request's cookie names (a new guest one without a cookie, or with one no longer known); one read lately comes at once, not as a promise. */
+/**
+ * The session of a request: an API token's (Authorization: Bearer, whatever cookie comes with it),
+ * the one a one-time passcode resumes ($4DSID in the query string), or the one its cookie names
+ * (a new guest one without a cookie, or with one no longer known); one read lately comes at once,
+ * not as a promise.
+ */
 export function sessionOf(services: Services, request: FastifyRequest): Session | Promise<Session> {
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined && BEARER.test(authorization)) return bearerSession(services, authorization.replace(BEARER, '').trim());
+  const url = request.raw.url ?? '';
+  if (url.includes('4DSID=')) {
+    const passcode = passcodeOf(url);
+    if (passcode !== undefined) return restoredSession(services, passcode);
+  }
   const cookies = request.headers.cookie;
   return services.core.sessions.open(cookies === undefined ? undefined : cookieValue(cookies, services.cookie.name));
+}
+
+const BEARER = /^Bearer\s+/i;
+
+/** The session an API token acts as: its user, the token's privileges; never stored, no cookie (no cross-site request can carry it). */
+async function bearerSession(services: Services, token: string): Promise<Session> {
+  const tokens = services.core.tokens;
+  if (!tokens) throw new DatasetError('TOKEN_INVALID', 'this server takes no API tokens: its project has no built-in users (auth.json)');
+  const holder = await tokens.holder(token);
+  return services.core.sessions.forToken(holder.sessionId, holder.userName, holder.privileges);
+}
+
+/** $4DSID's value in a URL's query string (its first), if it has one. */
+function passcodeOf(url: string): string | undefined {
+  const q = url.indexOf('?');
+  if (q < 0) return undefined;
+  try {
+    return new URLSearchParams(url.slice(q + 1)).get(PASSCODE_PARAMETER) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The session a passcode resumes (once): the requester's from now on, under a new cookie; OTP_INVALID when it resumes none. */
+async function restoredSession(services: Services, passcode: string): Promise<Session> {
+  const session = await services.core.sessions.restore(passcode);
+  if (!session) throw new DatasetError('OTP_INVALID', `the ${PASSCODE_PARAMETER} passcode resumes no session: it is unknown, used already or expired, or its session has ended`);
+  return session;
 }
 
 /**
@@ -26,6 +68,8 @@ export function sessionOf(services: Services, request: FastifyRequest): Session 
  * store fails, before the failure is thrown (an answer not sent lets go of what it holds).
  */
 export async function keepSession(services: Services, request: FastifyRequest, reply: FastifyReply, session: Session, attributes: CookieAttributes, onFailure?: () => void): Promise<void> {
+  // (an API token's session is made anew at each request: nothing to keep, no cookie)
+  if (sessionInternals.bearer(session)) return;
   const saving = services.core.sessions.save(session, request.ip);
   if (saving) await saving.catch((e: unknown) => {
     onFailure?.();

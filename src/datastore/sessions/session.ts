@@ -5,11 +5,12 @@
 // the request changed, the undo of a store). The store (datastore/sessions/store.ts) makes one
 // per request and stores what it changed when the request ends.
 
-import { MAX_SESSION_IDLE_MINUTES, MIN_SESSION_IDLE_MINUTES } from '../../config/limits.js';
+import { MAX_SESSION_IDLE_MINUTES, MIN_OTP_LIFESPAN_S, MIN_SESSION_IDLE_MINUTES, OTPS_PER_REQUEST } from '../../config/limits.js';
+import { DatasetError } from '../../errors/dataset-error.js';
 import type { Grants, Policy } from '../../permissions/policy.js';
 import { NOTHING_PROMOTED, grantsOf, holds, privilegeSettings, who, type PrivilegeSettings } from './privileges.js';
-import { storageText, type Changes, type State } from './state.js';
-import { hashOf, newToken } from './tokens.js';
+import { storageText, type Changes, type Passcode, type State } from './state.js';
+import { hashOf, newPasscode, newToken } from './tokens.js';
 
 /** What a session needs of the store it came from. */
 export interface SessionHome {
@@ -55,6 +56,10 @@ interface SessionInternals {
   privilegesSet(s: Session): number;
   /** what the database keys its current token by */
   tokenHash(s: Session): string;
+  /** it acts for an API token (Authorization: Bearer): never stored, no cookie */
+  bearer(s: Session): boolean;
+  /** its token is new to its client (a passcode resumed it): the answer sets the cookie */
+  markNewToken(s: Session): void;
   /**
    * The undo of a store made inside a caller's transaction (datastore/sessions/locks.ts): if that
    * transaction rolls back, the session is again as before the store (not stored, its old token
@@ -82,6 +87,7 @@ export class Session {
   #savedIdle: number;
   // (replaced, never changed in place: a session starts with the one empty list)
   #promoted: readonly string[] = NOTHING_PROMOTED;
+  #userPromoted: readonly string[] = NOTHING_PROMOTED;
   #grants: Grants | undefined;
   #replaced: string | undefined;
   #keep = false;
@@ -91,6 +97,12 @@ export class Session {
   #previousId: string | undefined;
   // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
   #sentLower = false;
+  #bearer = false;
+  // the passcodes createOTP made in this request (kept when the session is stored)
+  #otps: Passcode[] = [];
+  // what promote() added, by the id it answered (demote takes it back)
+  #promotions: Map<number, readonly string[]> | undefined;
+  #promotionIds = 0;
 
   static {
     sessionInternals = {
@@ -99,7 +111,7 @@ export class Session {
       newToken: (s) => s.#newToken,
       stored: (s) => s.#stored,
       storedStorage: (s) => s.#savedStorage ?? '{}',
-      grants: (s) => (s.#grants ??= grantsOf(s.#store.policy, s.#state.privileges, s.#promoted)),
+      grants: (s) => (s.#grants ??= grantsOf(s.#store.policy, s.#state.privileges, s.#allPromoted())),
       promote: (s, names) => {
         const before = s.#promoted;
         s.#promoted = [...before, ...names];
@@ -115,6 +127,10 @@ export class Session {
       },
       replaced: (s) => s.#replaced,
       privilegesSet: (s) => s.#privilegesSet,
+      bearer: (s) => s.#bearer,
+      markNewToken: (s) => {
+        s.#newToken = true;
+      },
       tokenHash: (s) => hashOf(s.#token),
       storeUndo: (s) => {
         const was = { stored: s.#stored, replaced: s.#replaced, whoChanged: s.#whoChanged, storageSeen: s.#storageSeen, savedStorage: s.#savedStorage, savedIdle: s.#savedIdle, loggedOut: s.#loggedOut, newToken: s.#newToken, sentLower: s.#sentLower, previousId: s.#previousId };
@@ -144,18 +160,20 @@ export class Session {
         s.#savedIdle = s.#state.idleMs;
         s.#loggedOut = false;
         s.#previousId = undefined;
+        s.#otps = [];
       },
     };
   }
 
   /** Sessions come from the store (one per request); a stored one with its storage's text as stored. */
-  constructor(store: SessionHome, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string; sentLower?: boolean }) {
+  constructor(store: SessionHome, state: State, token: string, flags: { newToken: boolean; stored: boolean; storageText?: string; sentLower?: boolean; bearer?: boolean }) {
     this.#store = store;
     this.#state = state;
     this.#token = token;
     this.#newToken = flags.newToken;
     this.#stored = flags.stored;
     this.#sentLower = flags.sentLower ?? false;
+    this.#bearer = flags.bearer ?? false;
     this.#savedStorage = flags.stored ? (flags.storageText ?? storageText(state.storage)) : undefined;
     this.#savedIdle = state.idleMs;
   }
@@ -234,7 +252,7 @@ export class Session {
 
   /** Holds the privilege (promoted ones count). Case-insensitive. */
   hasPrivilege(name: string): boolean {
-    return holds(this.#state.privileges, this.#promoted, name);
+    return holds(this.#state.privileges, this.#allPromoted(), name);
   }
 
   /** Holds no privilege. */
@@ -256,8 +274,57 @@ export class Session {
     return true;
   }
 
+  /**
+   * Adds a privilege (and what it includes) to the request running this code, as a function's
+   * `promote` in roles.json does: counted by hasPrivilege() and every permission check, not listed
+   * by getPrivileges(), gone when the request ends (4D 21's promote, per process; here per
+   * request). Answers the id demote() takes it back by. A name roles.json does not declare adds
+   * nothing (as setPrivileges ignores it).
+   */
+  promote(privilege: string): number {
+    if (typeof privilege !== 'string') throw new TypeError('promote() takes a privilege name');
+    const added = this.#store.policy.expand({ privileges: [privilege], roles: [] });
+    const id = ++this.#promotionIds;
+    (this.#promotions ??= new Map()).set(id, added);
+    this.#setPromoted();
+    return id;
+  }
+
+  /** Takes back what promote() added under that id (an id already taken back, or unknown, changes nothing). */
+  demote(id: number): void {
+    if (this.#promotions?.delete(id)) this.#setPromoted();
+  }
+
+  /**
+   * A one-time passcode for this session (4D's createOTP, 20 R9): a request whose URL carries
+   * `$4DSID=<passcode>` becomes this session (its user, privileges and storage) once — the link
+   * of an e-mail, a payment site's redirect back. It works once, on any instance, until it expires:
+   * `lifespan` seconds (at least MIN_OTP_LIFESPAN_S, as 4D), by default the session's idle
+   * timeout. The session is kept (stored) for it. A session acting for an API token has none: ''.
+   */
+  createOTP(lifespan?: number): string {
+    if (this.#bearer) return '';
+    if (lifespan !== undefined && (typeof lifespan !== 'number' || !Number.isFinite(lifespan))) throw new TypeError('createOTP() takes a lifespan in seconds');
+    if (this.#otps.length >= OTPS_PER_REQUEST) throw new DatasetError('LIMIT_EXCEEDED', `createOTP: at most ${OTPS_PER_REQUEST} passcodes a request`);
+    const seconds = lifespan === undefined ? this.#state.idleMs / 1000 : Math.max(MIN_OTP_LIFESPAN_S, lifespan);
+    const passcode = newPasscode();
+    this.#otps.push({ hash: hashOf(passcode), expires: this.#store.now() + Math.min(seconds * 1000, this.#state.idleMs) });
+    this.#keep = true;
+    return passcode;
+  }
+
   toJSON(): Record<string, unknown> {
     return { id: this.id, userName: this.userName, privileges: this.getPrivileges(), idleTimeout: this.idleTimeout, expirationDate: this.expirationDate };
+  }
+
+  #setPromoted(): void {
+    this.#userPromoted = [...(this.#promotions?.values() ?? [])].flat();
+    this.#grants = undefined;
+  }
+
+  /** What counts besides its privileges: what running functions promote, and what promote() added. */
+  #allPromoted(): readonly string[] {
+    return this.#userPromoted.length === 0 ? this.#promoted : [...this.#promoted, ...this.#userPromoted];
   }
 
   /** A new id (a login): the first one the request began with is kept until stored, for what was held by it. */
@@ -275,14 +342,17 @@ export class Session {
   }
 
   #changed(): Changes | undefined {
+    // (a session acting for an API token is the token's, made anew each request: nothing of it is kept)
+    if (this.#bearer) return undefined;
     const state = this.#state;
+    const otps = this.#otps;
     if (!this.#stored || this.#savedStorage === undefined) {
       // a guest that keeps nothing (no user name, storage, set or idle timeout of its own) and
       // was never logged in is not stored; a logout keeps its session (4D's), as a guest
       const empty = this.isGuest() && state.userName === '' && Object.keys(state.storage).length === 0 && state.idleMs === this.#store.idleMs;
-      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut, previousId: this.#previousId };
+      return empty && this.#replaced === undefined && !this.#keep ? undefined : { state, insert: true, who: true, storage: true, idle: true, loggedOut: this.#loggedOut, previousId: this.#previousId, otps };
     }
-    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut, previousId: this.#previousId };
-    return changes.who || changes.storage || changes.idle ? changes : undefined;
+    const changes = { state, insert: false, who: this.#whoChanged, storage: this.#storageSeen && storageText(state.storage) !== this.#savedStorage, idle: state.idleMs !== this.#savedIdle, loggedOut: this.#loggedOut, previousId: this.#previousId, otps };
+    return changes.who || changes.storage || changes.idle || otps.length > 0 ? changes : undefined;
   }
 }

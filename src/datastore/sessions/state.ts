@@ -32,6 +32,14 @@ export interface Changes {
   readonly loggedOut: boolean;
   /** the id it had before a login gave it a new one (what its locks were held by, when it logged out as another user) */
   readonly previousId: string | undefined;
+  /** the one-time passcodes made by this request (createOTP), kept once the session is stored */
+  readonly otps: readonly Passcode[];
+}
+
+/** A one-time passcode to keep: its hash and when it expires (ms). */
+export interface Passcode {
+  readonly hash: string;
+  readonly expires: number;
 }
 
 /** The storage object as JSON: refused, naming the cause, when server code put in it what JSON cannot hold (a BigInt, a cycle). */

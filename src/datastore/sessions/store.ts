@@ -13,17 +13,19 @@
 // entity sets with it, and a newcomer is never refused.
 
 import {
-  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, MAX_SESSION_ADDRESS, SESSION_CACHE_MS, SESSION_CACHE_SIZE,
+  DEFAULT_MAX_GUEST_SESSIONS, DEFAULT_MAX_GUESTS_PER_ADDRESS, DEFAULT_MAX_SESSIONS, MAX_SESSION_ADDRESS, OTPS_PER_SESSION, SESSION_CACHE_MS, SESSION_CACHE_SIZE,
 } from '../../config/limits.js';
 import type { Policy } from '../../permissions/policy.js';
 import type { Storage } from '../../storage/adapter.js';
 import { deleteSessionLocks } from '../../storage/system-tables/locks.js';
-import { deleteSession, insertSession, listSessions, readSession, touchSession, updateSession, type SessionRow, type StoredSessionRow } from '../../storage/system-tables/sessions.js';
+import { deleteSession, insertSession, listSessions, readSession, rotateSessionToken, touchSession, updateSession, type SessionRow, type StoredSessionRow } from '../../storage/system-tables/sessions.js';
+import { countOtps, insertOtp, takeOtp } from '../../storage/system-tables/users.js';
+import { DatasetError } from '../../errors/dataset-error.js';
 import { admitGuest, refusePastSessionCap, type GuestCaps } from './admission.js';
 import { dueForTouch, isoSeconds, sweepExpired } from './expiry.js';
 import { Session, sessionInternals } from './session.js';
 import { storageText, type Changes, type State } from './state.js';
-import { GUEST_TOKEN, TOKEN, hashOf, keptGuestId, newToken } from './tokens.js';
+import { GUEST_TOKEN, PASSCODE, TOKEN, hashOf, keptGuestId, newToken } from './tokens.js';
 
 /** A session as $info lists it. */
 export interface SessionInfo {
@@ -191,7 +193,41 @@ export class SessionStore {
     // this delete (which removes it) or finds the row gone (and is refused)
     // (held by the id it had then: a login as another user gave it a new one)
     if (changes.loggedOut) await deleteSessionLocks(this.storage, changes.previousId ?? state.id);
+    // the passcodes it made (createOTP), once its row is there to resume
+    if (changes.otps.length > 0) {
+      if ((await countOtps(this.storage, state.id, now)) + changes.otps.length > OTPS_PER_SESSION) {
+        throw new DatasetError('LIMIT_EXCEEDED', `createOTP: a session holds at most ${OTPS_PER_SESSION} live passcodes`);
+      }
+      for (const otp of changes.otps) await insertOtp(this.storage, otp.hash, state.id, otp.expires);
+    }
     internals.markStored(session);
+  }
+
+  /**
+   * The session a one-time passcode names ($4DSID), which becomes the requester's: the passcode
+   * is used up (once, on any instance), and the session gets a new token — the cookie this answer
+   * sets — so that the link, seen by whoever saw it, is worth nothing after it. (The client that
+   * made the passcode keeps the session by the old token no more: 4D's restore replaces the
+   * session, here the one that restores it holds it.) Undefined: the passcode is unknown, used or
+   * expired, or its session ended.
+   */
+  async restore(passcode: string): Promise<Session | undefined> {
+    if (!PASSCODE.test(passcode)) return undefined;
+    const now = this.now();
+    const id = await takeOtp(this.storage, hashOf(passcode.toUpperCase()), now);
+    if (id === undefined) return undefined;
+    const token = newToken();
+    const row = await rotateSessionToken(this.storage, id, hashOf(token), now);
+    if (!row) return undefined;
+    const session = this.#session(this.#remember(token, row, now), token, now);
+    sessionInternals.markNewToken(session);
+    return session;
+  }
+
+  /** A session acting for an API token (its user, the token's privileges): made each request, never stored, no cookie. */
+  forToken(id: string, userName: string, privileges: readonly string[]): Session {
+    const state: State = { id, userName, privileges, storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    return new Session(this, state, newToken(), { newToken: false, stored: false, bearer: true });
   }
 
   /**

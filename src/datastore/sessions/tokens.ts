@@ -4,7 +4,7 @@
 // session's token in upper case, a guest's never stored in lower case), and the id of a guest
 // never stored, drawn one-way from its token.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 
 /** Random bytes drawn 4 KB at a time: a token each request (every cookieless guest gets one) costs a slice, not a system call. */
 let pool = Buffer.alloc(0);
@@ -38,3 +38,11 @@ export function keptGuestId(token: string): string {
 export const TOKEN = /^[0-9A-F]{32}$/;
 /** the cookie of a guest never stored */
 export const GUEST_TOKEN = /^[0-9a-f]{32}$/;
+
+/** A one-time passcode (createOTP): a UUID, as 4D's (122 random bits). */
+export function newPasscode(): string {
+  return randomUUID().toUpperCase();
+}
+
+/** A passcode's form: a UUID, either case. */
+export const PASSCODE = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;

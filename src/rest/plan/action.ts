@@ -104,6 +104,8 @@ export type Action =
   /** a file's bytes (the request body) stored into an image or blob attribute of one entity, saved as an update */
   | { readonly kind: 'storeFile'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly attribute: StorageAttribute; readonly fileKind: FileKind; readonly shape: Shape }
   | { readonly kind: 'directory'; readonly request: DirectoryRequest }
+  /** built-in users, their tokens, roles.json as a matrix: an administrator's (handlers/admin.ts) */
+  | { readonly kind: 'admin'; readonly request: AdminRequest }
   /** $lock=true / $lock=false on one entity: the session's pessimistic lock taken or released */
   | { readonly kind: 'lock'; readonly dc: DataClassCore; readonly selector: EntitySelector; readonly lock: boolean }
   /** $method=watch: the changes of a query's entities, of one entity or of a set's members, as Server-Sent Events (handlers/watch.ts) */
@@ -123,6 +125,18 @@ export type DirectoryRequest =
   | { readonly name: 'logout' }
   | { readonly name: 'currentUser' }
   | { readonly name: 'currentUserBelongsTo'; readonly group: string };
+
+/** What /rest/$users, $tokens and $roles ask. */
+export type AdminRequest =
+  | { readonly op: 'listUsers' }
+  | { readonly op: 'getUser'; readonly name: string }
+  | { readonly op: 'addUser'; readonly body: Record<string, unknown> }
+  | { readonly op: 'changeUser'; readonly name: string; readonly body: Record<string, unknown> }
+  | { readonly op: 'removeUser'; readonly name: string }
+  | { readonly op: 'listTokens'; readonly user?: string }
+  | { readonly op: 'createToken'; readonly body: Record<string, unknown> }
+  | { readonly op: 'revokeToken'; readonly id: string }
+  | { readonly op: 'roles' };
 
 export type ActionKind = Action['kind'];
 

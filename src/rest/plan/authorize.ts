@@ -5,6 +5,7 @@
 // of action without an entry here does not compile, and test/http/permissions-matrix.test.ts drives
 // every kind with every privilege of a test roles.json.
 
+import { ADMIN_PRIVILEGE } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import { refusal, requireDataClass } from '../../datastore/index.js';
 import type { AttributeModel, DataClassModel } from '../../model/types.js';
@@ -55,6 +56,12 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   },
   // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
   directory: open,
+  // users, tokens and roles.json: an administrator's (anyone's, in a project without roles.json, where everything is open)
+  admin: (_a, scope) => {
+    if (scope.core.policy.isOpen || scope.session.hasPrivilege(ADMIN_PRIVILEGE)) return;
+    const guest = scope.session.isGuest();
+    throw new DatasetError('ADMIN_REQUIRED', `users, tokens and $roles are managed by a session holding the ${ADMIN_PRIVILEGE} privilege${guest ? ': log in first' : ''}`, { status: guest ? 401 : 403 });
+  },
   // a lock keeps others from saving the entity: it takes the right to save it; releasing one's
   // own lock grants nothing (the core removes only the caller's, or an administrator's any)
   lock: (a, scope) => requireDataClass(scope.access, a.dc.model, a.lock ? 'update' : 'read'),

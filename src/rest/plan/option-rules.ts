@@ -108,6 +108,7 @@ export const OPTION_RULES: Record<ActionKind, OptionRule> = {
     refuses: (o) => logicWithoutSet(o, '{dataClass}', 'calls a function, which runs on a set as it is stored (store the combination first, then call the function on it)'),
   },
   directory: { uses: [] },
+  admin: { uses: [] },
   // a request of its own: what would make it another request, or a collection's, is refused
   lock: { uses: ['$lock'], refuses: (o) => (o.method !== undefined ? `$lock is a request of its own: give no $method with it (got $method=${o.method})` : collectionOptions(o)) },
   storeFile: { uses: ['$rawPict', '$binary', ...SHAPE] },

@@ -10,6 +10,7 @@ import { REST_PREFIX } from '../request/constants.js';
 import { checkFormat, optionsFor } from './option-rules.js';
 import { givesUpload, parseOptions, type RestOptions } from '../request/options.js';
 import { planDataClass } from './plan-dataclass.js';
+import { planAdmin } from './plan-admin.js';
 import { planDirectory } from './plan-directory.js';
 import { openapiFormat } from '../request/openapi-format.js';
 import { checkUploadHead } from './plan-parts.js';
@@ -124,6 +125,9 @@ function planTarget(req: RestRequest, scope: Scope, target: Target): Action {
     case 'directory':
       optionsFor('directory', options);
       return planDirectory(req, route.name);
+    case 'admin':
+      optionsFor('admin', options);
+      return planAdmin(req, route.resource, route.name);
     case 'singleton':
       return planSingletonCall(req, scope, route.className, route.fn, options);
     case 'dataClass':

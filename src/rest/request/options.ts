@@ -154,6 +154,9 @@ function outputFormat(v: string | undefined): OutputFormat {
 const IMAGE_FORMATS = ['best', 'png', 'jpeg', 'gif', 'tiff'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
+/** The URL parameter of a one-time passcode that resumes a session (4D's $4DSID). */
+export const PASSCODE_PARAMETER = '$4DSID';
+
 /** Parses the raw query string (without '?'); throws a DatasetError for any bad option. */
 export function parseOptions(query: string, maxPageSize = MAX_PAGE_SIZE): RestOptions {
   if (query === '') return NO_OPTIONS;
@@ -162,8 +165,9 @@ export function parseOptions(query: string, maxPageSize = MAX_PAGE_SIZE): RestOp
     if (part === '') continue;
     const eq = part.indexOf('=');
     const name = decode(eq < 0 ? part : part.slice(0, eq), part);
-    // Parameters without '$' are not ours (cache busters such as _=123): ignored.
-    if (!name.startsWith('$')) continue;
+    // Parameters without '$' are not ours (cache busters such as _=123): ignored. $4DSID, a
+    // one-time passcode, is the session's: read before the request is (rest/session-http.ts).
+    if (!name.startsWith('$') || name === PASSCODE_PARAMETER) continue;
     if (!(name in OPTIONS)) {
       throw new DatasetError('UNKNOWN_OPTION', `unknown option '${name}'${didYouMean(name, Object.keys(OPTIONS))}`);
     }

@@ -41,9 +41,14 @@ export type Route =
   | { readonly kind: 'upload' }
   /** /rest/$directory/login, logout, currentUser, currentUserBelongsTo (4D's legacy login) */
   | { readonly kind: 'directory'; readonly name: DirectoryName }
+  /** /rest/$users[/{name}], /rest/$tokens[/{id}], /rest/$roles: built-in users, their API tokens, roles.json as a matrix (administrators) */
+  | { readonly kind: 'admin'; readonly resource: AdminResource; readonly name?: string }
   /** /rest/$singleton/{Class}/{function}: a function of a shared singleton */
   | { readonly kind: 'singleton'; readonly className: string; readonly fn: string }
   | { readonly kind: 'dataClass'; readonly dataClass: string; readonly selector: Selector; readonly path: readonly PathSegment[] };
+
+export const ADMIN_RESOURCES = ['$users', '$tokens', '$roles'] as const;
+export type AdminResource = (typeof ADMIN_RESOURCES)[number];
 
 export const DIRECTORY_NAMES = ['login', 'logout', 'currentUser', 'currentUserBelongsTo'] as const;
 export type DirectoryName = (typeof DIRECTORY_NAMES)[number];
@@ -99,12 +104,18 @@ function systemRoute(name: string, rest: string[]): Route {
   if (name === '$entityset' && rest.length === 1 && rest[0] === '$release') return { kind: 'releaseSets' };
   if (name === '$upload' && rest.length === 0) return { kind: 'upload' };
   if (name === '$singleton') return singletonRoute(rest);
+  const admin = ADMIN_RESOURCES.find((r) => r === name);
+  if (admin !== undefined) {
+    if (rest.length === 0) return { kind: 'admin', resource: admin };
+    if (rest.length === 1 && admin !== '$roles' && rest[0] !== '') return { kind: 'admin', resource: admin, name: rest[0] };
+    throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (${admin === '$roles' ? '$roles takes no more segment' : `${admin} takes one more segment at most: ${admin === '$users' ? 'a user name' : "a token's id"}`})`);
+  }
   if (name === '$directory') {
     const found = DIRECTORY_NAMES.find((n) => n === rest[0]);
     if (rest.length === 1 && found) return { kind: 'directory', name: found };
     throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server ($directory has ${DIRECTORY_NAMES.join(', ')})${didYouMean(rest.join('/'), DIRECTORY_NAMES)}`);
   }
-  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $openapi, $querypath, $entityset/$release, $upload, $directory, $singleton)`);
+  throw new DatasetError('UNKNOWN_RESOURCE', `'${[name, ...rest].join('/')}' is not a resource of this server (known: $catalog, $info, $openapi, $querypath, $entityset/$release, $upload, $directory, $singleton, $users, $tokens, $roles)`);
 }
 
 /** $singleton/{Class}/{function}: two names, the function without parentheses (4D's docs/REST/$singleton.md). */

@@ -8,6 +8,7 @@ import { watch } from './handlers/watch.js';
 import { catalog, catalogDataClass, lastQueryPath } from './handlers/catalog.js';
 import { compute, distinctValues } from './handlers/compute.js';
 import { createSet, deleteSet, info, readSet, release, releaseSets } from './handlers/entity-sets.js';
+import { admin } from './handlers/admin.js';
 import { directory } from './handlers/directory.js';
 import { readFile } from './handlers/files.js';
 import { lock } from './handlers/lock.js';
@@ -72,6 +73,8 @@ export function run(action: Action, scope: Scope, raw: IncomingMessage): RestRes
       return storeFile(scope, action, raw);
     case 'directory':
       return directory(scope, action);
+    case 'admin':
+      return admin(scope, action);
     case 'watch':
       return watch(scope, action);
     case 'lock':

@@ -108,6 +108,19 @@ export async function updateSession(s: Storage, row: StoredSessionRow, parts: { 
   return s.run(`UPDATE ${q(SESSION_TABLE)} SET ${sets.join(', ')} WHERE ${q('token')} = ${p(values.length)}`, values);
 }
 
+/**
+ * Gives the live session of an id a new token (a passcode resumed it: the old cookie is worth
+ * nothing after); resolves to its row under the new token, or undefined when it is gone.
+ */
+export async function rotateSessionToken(s: Storage, id: string, token: string, now: number): Promise<SessionRow | undefined> {
+  const { quote: q, placeholder: p } = s.dialect.sql;
+  const row = await s.get(
+    `UPDATE ${q(SESSION_TABLE)} SET ${q('token')} = ${p(1)}, ${q('used')} = ${p(2)} WHERE ${q('id')} = ${p(3)} AND ${q('expires')} > ${p(4)} RETURNING ${SESSION_COLUMNS.map((c) => q(c)).join(', ')}`,
+    [token, now, id, now],
+  );
+  return row ? sessionFromRow(row) : undefined;
+}
+
 /** Moves a session's expiry and last use (it was used at `used`); resolves to 0 when it is gone. */
 export async function touchSession(s: Storage, token: string, expires: number, used: number): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect.sql;

@@ -1,7 +1,7 @@
 // The internal tables (`__dataset_…`): their names and their creation, with the columns and
 // indexes added since their first version, so that a database made by an older version is
 // brought in line by the schema sync. The statements on each table are the other files of this
-// folder (meta.ts, global-stamp.ts, query-paths.ts, files.ts, sessions.ts, locks.ts, webhooks.ts), so that the
+// folder (meta.ts, global-stamp.ts, query-paths.ts, files.ts, sessions.ts, locks.ts, webhooks.ts, users.ts), so that the
 // core calls functions rather than writing SQL for them; entity tables are the compiler's
 // (sql/compiler/). Where engines differ (the global stamp, the schema lock, the catalog), the
 // dialect gives the SQL.
@@ -31,6 +31,14 @@ export const LOGIN_FAILURE_TABLE = '__dataset_login_failures';
 export const LOCK_TABLE = '__dataset_locks';
 /** The webhooks' cursors and leases (webhooks.ts): one row a webhook of webhooks.json. */
 export const WEBHOOK_TABLE = '__dataset_webhooks';
+/** Built-in users (users.ts, datastore/users/): one row a user, keyed by its folded name. */
+export const USER_TABLE = '__dataset_users';
+/** API tokens: one row a token, found by its secret's hash. */
+export const API_TOKEN_TABLE = '__dataset_api_tokens';
+/** One-time passcodes (4D's createOTP, $4DSID): one row a passcode, by its hash, until used or expired. */
+export const OTP_TABLE = '__dataset_otps';
+/** Wrong passwords in a row per folded user name, and the lock they bring. */
+export const LOCKOUT_TABLE = '__dataset_login_lockouts';
 
 /** Creates the internal tables that are missing, with the columns added since their first version. In the schema sync's transaction. */
 export async function createSystemTables(s: Storage): Promise<void> {
@@ -54,6 +62,12 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.types.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
     `CREATE INDEX IF NOT EXISTS ${q(`${LOCK_TABLE}_session`)} ON ${q(LOCK_TABLE)} (${q('session')})`,
     `CREATE TABLE IF NOT EXISTS ${q(WEBHOOK_TABLE)} (${q('name')} TEXT PRIMARY KEY, ${q('stamp')} ${d.types.bigint} NOT NULL, ${q('owner')} TEXT NOT NULL, ${q('leaseUntil')} ${d.types.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(USER_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('userName')} TEXT NOT NULL, ${q('hash')} TEXT NOT NULL, ${q('roles')} TEXT NOT NULL, ${q('created')} ${d.types.bigint} NOT NULL, ${q('changed')} ${d.types.bigint} NOT NULL)`,
+    `CREATE TABLE IF NOT EXISTS ${q(API_TOKEN_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('hash')} TEXT NOT NULL UNIQUE, ${q('name')} TEXT NOT NULL, ${q('user')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('created')} ${d.types.bigint} NOT NULL, ${q('expires')} ${d.types.bigint}, ${q('lastUsed')} ${d.types.bigint})`,
+    `CREATE INDEX IF NOT EXISTS ${q(`${API_TOKEN_TABLE}_user`)} ON ${q(API_TOKEN_TABLE)} (${q('user')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(OTP_TABLE)} (${q('hash')} TEXT PRIMARY KEY, ${q('session')} TEXT NOT NULL, ${q('expires')} ${d.types.bigint} NOT NULL)`,
+    `CREATE INDEX IF NOT EXISTS ${q(`${OTP_TABLE}_session`)} ON ${q(OTP_TABLE)} (${q('session')})`,
+    `CREATE TABLE IF NOT EXISTS ${q(LOCKOUT_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('failures')} INTEGER NOT NULL, ${q('until')} ${d.types.bigint} NOT NULL, ${q('seen')} ${d.types.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
     ...d.schema.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
