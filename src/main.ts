@@ -1,5 +1,5 @@
 // The dataset-rest command's entry: `dataset-rest [options]` serves a project (src/process/cli.ts);
-// `dataset-rest migrate|import|export …` are actions on a project's database, each a module of
+// `dataset-rest migrate|import|export|users|tokens …` are actions on a project's database, each a module of
 // src/commands/ with flags of its own (`dataset-rest import --help`). Only the module asked for is
 // loaded: serving never loads the actions, nor an action the server.
 
@@ -12,6 +12,8 @@ const ACTIONS: Record<string, () => Promise<Action>> = {
   migrate: () => import('./commands/migrate.js'),
   import: () => import('./commands/import.js'),
   export: () => import('./commands/export.js'),
+  users: () => import('./commands/users.js'),
+  tokens: () => import('./commands/tokens.js'),
   init: () => import('./commands/init.js'),
 };
 

@@ -1,11 +1,15 @@
-// What the data commands (`dataset-rest import`, `dataset-rest export`) share: the --project and
-// --db flags (DATASET_REST_PROJECT and DATASET_REST_DB when a flag is absent, as the server reads
-// them; the server's defaults otherwise), flag parsing with --help, the project opened as its
+// What the data commands (`dataset-rest import`, `dataset-rest export`, users, tokens) share: the
+// --project and --db flags (DATASET_REST_PROJECT and DATASET_REST_DB when a flag is absent, then
+// the project's dataset-rest.json "db", as the server reads them; the server's defaults otherwise), flag parsing with --help, the project opened as its
 // owner (no roles.json, no session: a command run on the database's machine may do everything),
 // and the one form of a refusal: "dataset-rest: <message>" on stderr, exit code 2.
 
 import type { Writable } from 'node:stream';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { CONFIG_FILE } from '../process/cli-settings.js';
 import { DEMO } from '../process/cli-options.js';
 import type { DataClass } from '../datastore/dataclass.js';
 import type { DatastoreWithClasses } from '../datastore/datastore.js';
@@ -56,7 +60,8 @@ export function parseFlags(program: Command, args: readonly string[]): number | 
   } catch (e) {
     if (!(e instanceof CommanderError)) throw e;
     if (e.exitCode === 0) return 0; // --help
-    say(e.message.replace(/^error: /, ''));
+    // (no action given: commander has printed the usage already)
+    if (e.code !== 'commander.help') say(e.message.replace(/^error: /, ''));
     return 2;
   }
 }
@@ -85,16 +90,17 @@ export function oneOf<T extends string>(choices: readonly T[]): (value: string) 
  * The project opened for a command: as its owner (no roles.json), with a small pool. A project
  * that cannot open (no model, a bad model, a database that refuses) is a UsageError naming why.
  */
-export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWithClasses> {
+export async function openForCommand(flags: ProjectFlags, options: { withRoles?: boolean } = {}): Promise<DatastoreWithClasses> {
   const [{ openProject, ProjectError }, { ModelError }, { SchemaError }, { StorageConfigError }] = await Promise.all([
     import('../project/open.js'), import('../model/load-model.js'), import('../storage/schema.js'), import('../storage/open.js'),
   ]);
   const project = projectDir(flags);
-  const db = flags.db ?? nonEmpty(process.env[DB_ENV]);
+  const db = databaseOf(flags);
   try {
     // a model.json edited since the last start is applied here as a server start applies it: said
     // on stderr, a line each, as the server logs it (stdout may be an export's data)
-    return await openProject(project, { db, roles: false, poolSize: 2, onSchemaChange: (line) => io.stderr.write(`schema: ${line}\n`) });
+    // (withRoles: the project's roles.json, whose roles users are given — nothing is refused by it here)
+    return await openProject(project, { db, ...(options.withRoles ? {} : { roles: false }), poolSize: 2, onSchemaChange: (line) => io.stderr.write(`schema: ${line}\n`) });
   } catch (e) {
     if (e instanceof ModelError) throw new UsageError(`${e.problems.length} problem(s) in the model: ${e.problems.join('; ')}`);
     if (e instanceof ProjectError || e instanceof SchemaError || e instanceof StorageConfigError) throw new UsageError(e.message);
@@ -105,6 +111,38 @@ export async function openForCommand(flags: ProjectFlags): Promise<DatastoreWith
 /** The project folder a command opens: --project, else $DATASET_REST_PROJECT, else the built-in demo. */
 export function projectDir(flags: ProjectFlags): string {
   return flags.project ?? nonEmpty(process.env[PROJECT_ENV]) ?? DEMO;
+}
+
+/**
+ * The database a command works on, as the server picks it: --db, else $DATASET_REST_DB, else the
+ * project's dataset-rest.json "db" (a relative path taken from the file's folder), else undefined
+ * (the project's data/data.sqlite).
+ */
+export function databaseOf(flags: ProjectFlags): string | undefined {
+  const given = flags.db ?? nonEmpty(process.env[DB_ENV]);
+  if (given !== undefined) return given;
+  const file = join(projectDir(flags), CONFIG_FILE);
+  if (!existsSync(file)) return undefined;
+  const errors: ParseError[] = [];
+  const config = parse(readFileSync(file, 'utf8'), errors, { allowTrailingComma: true }) as { db?: unknown } | undefined;
+  if (errors.length > 0) throw new UsageError(`${file} cannot be read as JSON (with comments): ${printParseErrorCode(errors[0].error)} at offset ${errors[0].offset}`);
+  const db = config?.db;
+  if (db === undefined || db === null) return undefined;
+  if (typeof db !== 'string' || db === '') throw new UsageError(`${file}: "db" must be a SQLite file or a postgres:// URL`);
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(db) || db === ':memory:' || isAbsolute(db) ? db : resolve(dirname(file), db);
+}
+
+/** The database in words, for the line a command says before it works (a URL without its password). */
+export function databaseInWords(flags: ProjectFlags): string {
+  const db = databaseOf(flags) ?? join(projectDir(flags), 'data', 'data.sqlite');
+  if (!/^postgres(ql)?:\/\//i.test(db)) return `the SQLite file ${resolve(db)}`;
+  try {
+    const url = new URL(db);
+    if (url.password !== '') url.password = '***';
+    return `the PostgreSQL database ${url.toString()}`;
+  } catch {
+    return 'a PostgreSQL database';
+  }
 }
 
 function nonEmpty(v: string | undefined): string | undefined {

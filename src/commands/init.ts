@@ -7,16 +7,20 @@
 // (by `dataset-rest users add`'s own code) before it becomes DIR.
 
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
+import { isDatasetError } from '../errors/dataset-error.js';
 import { VERSION } from '../process/cli-options.js';
-import { io, parseFlags, runCommand, say, UsageError } from './common.js';
-import { askAdministrator, Interrupted, MIN_PASSWORD_LENGTH, type Administrator } from './init-admin.js';
+import { databaseInWords, io, openForCommand, parseFlags, runCommand, say, UsageError } from './common.js';
+import { askAdministrator, MIN_PASSWORD_LENGTH, type Administrator } from './init-admin.js';
+import { usersOf } from './users.js';
 
 /** The files every new project starts from (beside src/ in the checkout, beside dist/ in the package). */
 export const TEMPLATE = fileURLToPath(new URL('../../templates/init', import.meta.url));
+/** This package's folder: the project's classes import it as 'dataset-rest' while init adds the administrator. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The administrator's role: the template's roles.json gives it the server's `admin` privilege. */
 export const ADMIN_ROLE = 'Administrator';
 
@@ -42,13 +46,7 @@ export async function main(args: readonly string[]): Promise<number> {
   if (code !== undefined) return code;
   const flags = program.opts<InitFlags>();
   const [dir] = program.processedArgs as [string];
-  try {
-    return await runCommand(() => init(dir, flags));
-  } catch (e) {
-    if (!(e instanceof Interrupted)) throw e;
-    io.stderr.write('\n');
-    return 130;
-  }
+  return runCommand(() => init(dir, flags));
 }
 
 async function init(dir: string, flags: InitFlags): Promise<number> {
@@ -71,7 +69,14 @@ async function init(dir: string, flags: InitFlags): Promise<number> {
   process.once('SIGINT', interrupted);
   try {
     writeProject(staging, target, admin !== undefined);
-    if (admin) await addAdministrator(staging, admin);
+    if (admin) {
+      const unlink = linkPackage(staging);
+      try {
+        await addAdministrator(staging, admin);
+      } finally {
+        unlink();
+      }
+    }
     place(staging, target, replacing);
   } catch (e) {
     rmSync(staging, { recursive: true, force: true });
@@ -79,7 +84,8 @@ async function init(dir: string, flags: InitFlags): Promise<number> {
   } finally {
     process.off('SIGINT', interrupted);
   }
-  say(`init: wrote a new project in ${target} (dataclasses Author and Book${admin ? `; the administrator ${admin.name}` : ''})`);
+  // (the database named as the server will find it: in DIR, not in the staging folder)
+  say(`init: wrote a new project in ${target} (dataclasses Author and Book${admin ? `; the administrator ${admin.name}, role ${ADMIN_ROLE}, on ${databaseInWords({ project: target })}` : ''})`);
   io.stdout.write(`Next:\n${nextCommands(target).map((c) => `  ${c}\n`).join('')}`);
   return 0;
 }
@@ -188,9 +194,37 @@ function shellWord(text: string): string {
   return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
-/** Adds the administrator with `dataset-rest users add` (src/commands/users.ts). */
+/**
+ * Makes 'dataset-rest' importable from the project for the time the administrator is added (the
+ * project is opened, so its classes are loaded) when no folder above has it yet: this package,
+ * linked from DIR/node_modules; undone before the folder becomes DIR (`npm install` installs it).
+ */
+function linkPackage(dir: string): () => void {
+  if (installedAbove(dir)) return () => {};
+  const modules = join(dir, 'node_modules');
+  const link = join(modules, 'dataset-rest');
+  mkdirSync(modules);
+  // (a junction on Windows: no privilege needed; the type is ignored elsewhere)
+  symlinkSync(PACKAGE_ROOT, link, 'junction');
+  return () => {
+    unlinkSync(link);
+    rmdirSync(modules);
+  };
+}
+
+/**
+ * Adds the administrator as `dataset-rest users add NAME --role Administrator` does (the project
+ * opened as that command opens it, on the database the server will use, its seed run there), with
+ * the password asked already.
+ */
 async function addAdministrator(dir: string, admin: Administrator): Promise<void> {
-  void dir;
-  void admin;
-  throw new UsageError('--with-users: not yet available (the users command is to come)');
+  const ds = await openForCommand({ project: dir }, { withRoles: true });
+  try {
+    await usersOf(ds).add(admin.name, admin.password, [ADMIN_ROLE]);
+  } catch (e) {
+    if (isDatasetError(e)) throw new UsageError(`--with-users: ${e.message}`);
+    throw e;
+  } finally {
+    await ds.close();
+  }
 }

@@ -84,7 +84,7 @@ export async function startCommand(args: readonly string[], options: { alone?: b
 }
 
 type Verb = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-type Answer = { status: number; body: any; headers: Record<string, unknown> };
+export type Answer = { status: number; body: any; headers: Record<string, unknown> };
 
 export interface DemoFixture {
   ds: DatastoreWithClasses;

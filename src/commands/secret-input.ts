@@ -1,0 +1,53 @@
+// How a command reads a password: from a terminal, asked without echo (twice when it sets one, so
+// that a typo is caught), or from stdin when it is not a terminal (a pipe, a file, a test): its
+// first line. Never from a flag: a command line is seen by every user of the machine (ps).
+
+import { UsageError, io } from './common.js';
+
+/** The password: asked on the terminal (twice when `confirm`), or stdin's first line. */
+export async function readPassword(prompt: string, confirm: boolean, input: NodeJS.ReadStream = process.stdin): Promise<string> {
+  if (!input.isTTY) return firstLine(input);
+  const first = await ask(prompt, input);
+  if (!confirm) return first;
+  const again = await ask('the same again: ', input);
+  if (again !== first) throw new UsageError('the two passwords differ: nothing was changed');
+  return first;
+}
+
+async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
+  let text = '';
+  for await (const chunk of input) {
+    text += String(chunk);
+    const nl = text.indexOf('\n');
+    if (nl >= 0) return text.slice(0, nl).replace(/\r$/, '');
+    if (text.length > 1 << 16) break;
+  }
+  return text.replace(/\r?\n$/, '');
+}
+
+/** One line typed on the terminal, not shown (raw mode: each key read as it comes). */
+function ask(prompt: string, input: NodeJS.ReadStream): Promise<string> {
+  io.stderr.write(prompt);
+  return new Promise((resolve, reject) => {
+    let typed = '';
+    input.setRawMode(true);
+    input.resume();
+    const done = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.off('data', onData);
+      io.stderr.write('\n');
+      if (error) reject(error);
+      else resolve(typed);
+    };
+    const onData = (data: Buffer) => {
+      for (const ch of data.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003') return done(new UsageError('interrupted: nothing was changed'));
+        if (ch === '\u007f' || ch === '\b') typed = [...typed].slice(0, -1).join('');
+        else typed += ch;
+      }
+    };
+    input.on('data', onData);
+  });
+}
