@@ -44,6 +44,8 @@ interface Served {
   get(path: string): Promise<{ status: number; body: any }>;
   post(path: string, body: unknown, cookie?: string): Promise<{ status: number; body: any; cookie?: string }>;
   stop(): Promise<void>;
+  /** what it wrote on stderr so far (its log) */
+  stderr(): string;
 }
 
 /** `npm start -- ARGS` in `cwd`, a process group of its own (npm, its shell, the command, its server), until the ready line. */
@@ -79,6 +81,7 @@ async function npmStart(cwd: string, args: readonly string[]): Promise<Served> {
   };
   return {
     base,
+    stderr: () => err,
     get: async (path) => {
       const res = await fetch(origin + path);
       return { status: res.status, body: await json(res) };
@@ -203,9 +206,9 @@ describe('dataset-rest init', () => {
     const server = await npmStart(dir, ['--port', '0', '--log-level', 'warn', ...(db ? ['--db', db] : [])]);
     try {
       const wrong = await server.post('/rest/$catalog/authentify', [{ userName: 'admin', password: 'not the one' }]);
-      assert.equal(wrong.status, 401, JSON.stringify(wrong.body));
+      assert.equal(wrong.status, 401, `${JSON.stringify(wrong.body)}\n${server.stderr()}`);
       const login = await server.post('/rest/$catalog/authentify', [{ userName: 'admin', password: 'correct horse' }]);
-      assert.equal(login.status, 200, JSON.stringify(login.body));
+      assert.equal(login.status, 200, `${JSON.stringify(login.body)}\n${server.stderr()}`);
       assert.equal(login.body.result.success, true);
       assert.deepEqual([...login.body.result.privileges].sort(), ['admin', 'edit']);
       // the seed ran when init opened the project: the data is there
