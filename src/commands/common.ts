@@ -27,8 +27,8 @@ export class UsageError extends Error {
   }
 }
 
-/** Where the commands write: the process's stdout and stderr (a test puts collectors in their place). */
-export const io: { stdout: Writable & { isTTY?: boolean }; stderr: Writable & { isTTY?: boolean } } = { stdout: process.stdout, stderr: process.stderr };
+/** Where the commands write, and read a password from: the process's stdout, stderr and stdin (a test puts its own in their place). */
+export const io: { stdout: Writable & { isTTY?: boolean }; stderr: Writable & { isTTY?: boolean }; stdin: NodeJS.ReadableStream & { isTTY?: boolean } } = { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
 
 /** What the commands print on stderr, one line each: "dataset-rest: …". */
 export function say(message: string): void {

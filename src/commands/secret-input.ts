@@ -5,11 +5,13 @@
 import { UsageError, io } from './common.js';
 
 /** The password: asked on the terminal (twice when `confirm`), or stdin's first line. */
-export async function readPassword(prompt: string, confirm: boolean, input: NodeJS.ReadStream = process.stdin): Promise<string> {
+export async function readPassword(prompt: string, confirm: boolean): Promise<string> {
+  const input = io.stdin;
   if (!input.isTTY) return firstLine(input);
-  const first = await ask(prompt, input);
+  const tty = input as NodeJS.ReadStream;
+  const first = await ask(prompt, tty);
   if (!confirm) return first;
-  const again = await ask('the same again: ', input);
+  const again = await ask('the same again: ', tty);
   if (again !== first) throw new UsageError('the two passwords differ: nothing was changed');
   return first;
 }

@@ -49,7 +49,8 @@ function passcodeOf(url: string): string | undefined {
   const q = url.indexOf('?');
   if (q < 0) return undefined;
   try {
-    return new URLSearchParams(url.slice(q + 1)).get(PASSCODE_PARAMETER) ?? undefined;
+    // (an empty one is none: a link template left unfilled)
+    return new URLSearchParams(url.slice(q + 1)).get(PASSCODE_PARAMETER) || undefined;
   } catch {
     return undefined;
   }

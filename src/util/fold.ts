@@ -115,3 +115,14 @@ export function storedFold(text: string, limit: number = FOLD_PREFIX_LENGTH): st
 export function foldColumn(column: string): string {
   return `${column}__fold`;
 }
+
+/**
+ * The form a user name is known by wherever one is looked up or counted (the built-in users'
+ * store, the lockout, the login throttle): its fold, bounded. Names that reach one user share it.
+ */
+export function foldedUserName(userName: string): string {
+  return storedFold(userName, USER_NAME_FOLD_LENGTH);
+}
+
+/** How much of a folded user name counts (names are at most 100 characters; a fold may be longer). */
+const USER_NAME_FOLD_LENGTH = 400;

@@ -4,7 +4,7 @@
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { io } from '../../src/commands/common.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
@@ -98,7 +98,7 @@ export interface Ran {
 }
 
 /** Runs a command's main() here, its stdout and stderr collected (and not shown). */
-export async function run(main: (args: readonly string[]) => Promise<number>, args: readonly string[]): Promise<Ran> {
+export async function run(main: (args: readonly string[]) => Promise<number>, args: readonly string[], stdin?: string): Promise<Ran> {
   const collect = () => {
     let text = '';
     const stream = new Writable({
@@ -114,6 +114,7 @@ export async function run(main: (args: readonly string[]) => Promise<number>, ar
   const saved = { ...io };
   io.stdout = out.stream;
   io.stderr = err.stream;
+  if (stdin !== undefined) io.stdin = Readable.from([stdin]);
   try {
     const code = await main(args);
     return { code, stdout: out.text(), stderr: err.text() };

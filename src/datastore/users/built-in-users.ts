@@ -13,7 +13,7 @@ import type { Storage } from '../../storage/adapter.js';
 import {
   clearLockout, countFailure, countUsers, deleteUser, insertUser, listUsers, readLockout, readUser, updateUser, type UserRow,
 } from '../../storage/system-tables/users.js';
-import { storedFold } from '../../util/fold.js';
+import { foldedUserName } from '../../util/fold.js';
 import { checkPassword, hashPassword, passwordMatches } from './passwords.js';
 
 /** A user as listings show it (never its hash). */
@@ -28,7 +28,7 @@ export interface UserInfo {
 
 /** The key a user name is stored and counted by. */
 export function userKey(userName: string): string {
-  return storedFold(userName, MAX_USER_NAME * 4);
+  return foldedUserName(userName);
 }
 
 export function userInfo(row: UserRow): UserInfo {

@@ -36,6 +36,7 @@ export function buildDocument(scope: Scope): Schema {
       { name: 'catalog', description: 'the structure of the datastore' },
       { name: 'server', description: 'the server itself: this document, $info, uploads, entity sets' },
       { name: 'session', description: "4D's legacy login ($directory)" },
+      { name: 'administration', description: 'built-in users, their API tokens, roles.json as a matrix (administrators)' },
       ...dataClasses.map((dc) => ({ name: dc.name, description: `the ${dc.name} dataclass (${dc.collectionName})` })),
     ],
     paths: buildPaths(scope, dataClasses),
@@ -47,10 +48,11 @@ export function buildDocument(scope: Scope): Schema {
       },
       securitySchemes: {
         session: { type: 'apiKey', in: 'cookie', name: scope.services.cookie.name, description: 'the session cookie the server sets on the first answer; send it back to stay the same session (a login gives it privileges)' },
+        ...(scope.core.tokens ? { token: { type: 'http', scheme: 'bearer', description: "an API token of a built-in user (dsr_…): acts as its user with the token's privileges, no cookie" } } : {}),
       },
     },
-    // a guest may call without a cookie; a session is the cookie
-    security: [{}, { session: [] }],
+    // a guest may call without a cookie; a session is the cookie (or an API token)
+    security: [{}, { session: [] }, ...(scope.core.tokens ? [{ token: [] }] : [])],
   };
 }
 

@@ -16,6 +16,7 @@ import { Singleton, singletonFunctions, singletonsOf } from '../../functions/sin
 import type { AttributeModel, DataClassModel } from '../../model/types.js';
 import { REST_PREFIX } from '../request/constants.js';
 import type { Scope } from '../scope/scope.js';
+import { adminPaths } from './admin-paths.js';
 import { methodParam, PAGE, param, SHAPE } from './parameters.js';
 import { keySchema, names, OBJECT, readable, ref, visibleAttributes, type Schema } from './schemas.js';
 
@@ -404,6 +405,7 @@ function systemPaths(scope: Scope, out: Paths): void {
 export function buildPaths(scope: Scope, dataClasses: readonly DataClassModel[]): Paths {
   const out: Paths = {};
   systemPaths(scope, out);
+  adminPaths(scope, out as never);
   for (const dc of dataClasses) dataClassPaths(scope, dc, out);
   for (const dc of dataClasses) for (const c of dataClassFunctions(scope, dc)) out[c.path] = callPath(c);
   for (const c of datastoreFunctions(scope)) out[c.path] = callPath(c);

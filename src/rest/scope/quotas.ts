@@ -10,13 +10,12 @@ import { LOGIN_FAILURE_WINDOW_MS, LOGIN_FAILURES_PER_CLIENT, LOGIN_FAILURES_PER_
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Storage } from '../../storage/adapter.js';
 import { countLogins } from '../../storage/system-tables/sessions.js';
-import { storedFold } from '../../util/fold.js';
+import { foldedUserName } from '../../util/fold.js';
 
 const MINUTE = 60_000;
 /** Keys counted at most (the oldest window's go first): a flood of new addresses cannot grow the map without bound. */
 const MAX_KEYS = 100_000;
 /** The characters (code points of its fold) of a user name a login-failure key keeps. */
-const MAX_USER_KEY = 200;
 
 export class RequestQuota {
   #window = 0;
@@ -60,7 +59,7 @@ export class LoginThrottle {
     // bób, BÖB, ᵇob are all bob), the form a lookup by 4D's comparison (==, ===) finds the user
     // by: names that reach one user share one count. A project whose lookup is exact counts a
     // little more strictly, never less. (The caller's text: its key is bounded.)
-    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${storedFold(user, MAX_USER_KEY)}`];
+    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${foldedUserName(user)}`];
   }
 
   /**

@@ -127,11 +127,12 @@ export async function readTokenByHash(r: Reader, hash: string): Promise<{ token:
 /** The tokens (no secrets: none are stored), of one user when given, newest first, at most `limit`. */
 export async function listTokens(r: Reader, limit: number, user?: string): Promise<(TokenRow & { userName: string })[]> {
   const { quote: q, placeholder: p } = r.dialect.sql;
-  const where = user === undefined ? '' : ` WHERE t.${q('user')} = ${p(2)}`;
+  // (placeholders in the order they appear: SQLite's are positional)
+  const where = user === undefined ? '' : ` WHERE t.${q('user')} = ${p(1)}`;
   const rows = await r.all(
     `SELECT ${cols(r, TOKEN_COLUMNS, 't.')}, u.${q('userName')} AS ${q('u_userName')} FROM ${q(API_TOKEN_TABLE)} t JOIN ${q(USER_TABLE)} u ON u.${q('key')} = t.${q('user')}${where}`
-    + ` ORDER BY t.${q('created')} DESC, t.${q('id')} LIMIT ${p(1)}`,
-    user === undefined ? [limit] : [limit, user],
+    + ` ORDER BY t.${q('created')} DESC, t.${q('id')} LIMIT ${p(user === undefined ? 1 : 2)}`,
+    user === undefined ? [limit] : [user, limit],
   );
   return rows.map((row) => ({ ...tokenFromRow(row), userName: String(row.u_userName) }));
 }
@@ -198,14 +199,14 @@ export async function readLockout(r: Reader, key: string): Promise<{ failures: n
 export async function countFailure(s: Storage, key: string, limit: number, until: number, now: number): Promise<{ failures: number; until: number }> {
   const { quote: q, placeholder: p } = s.dialect.sql;
   const t = q(LOCKOUT_TABLE);
-  // (each value its own placeholder: SQLite's are positional)
+  // (each value its own placeholder: SQLite's are positional; none where PostgreSQL cannot tell its type from a column)
   const values: unknown[] = [];
   const v = (value: unknown) => {
     values.push(value);
     return p(values.length);
   };
   const failures = `${t}.${q('failures')}`;
-  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, CASE WHEN 1 >= ${v(limit)} THEN ${v(until)} ELSE 0 END, ${v(now)})`
+  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, ${v(limit <= 1 ? until : 0)}, ${v(now)})`
     + ` ON CONFLICT (${q('key')}) DO UPDATE SET`
     + ` ${q('until')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN ${v(until)} ELSE ${t}.${q('until')} END,`
     + ` ${q('failures')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN 0 ELSE ${failures} + 1 END,`
