@@ -54,7 +54,7 @@ class BuiltInUserFunctions extends Datastore {
     return session().clearPrivileges();
   }
 
-  /** Changes the logged-in user's password: the current one must be given (it counts toward the lockout as a login does). */
+  /** Changes the logged-in user's password: the current one must be given (it counts toward the lockout as a login does); its other sessions end. */
   @exposed
   @params('passwords: object')
   async changePassword(passwords: { currentPassword?: unknown; newPassword?: unknown }): Promise<boolean> {
@@ -65,7 +65,8 @@ class BuiltInUserFunctions extends Datastore {
     }
     if (typeof passwords.currentPassword !== 'string') throw new DatasetError('INVALID_PARAMETER', 'changePassword takes [{"currentPassword": "<text>", "newPassword": "<text>"}]');
     if (!(await users.verify(name, passwords.currentPassword))) throw new DatasetError('WRONG_PASSWORD', 'changePassword: the current password is wrong');
-    await users.setPassword(name, passwords.newPassword);
+    // (the user's other sessions end: one of them may be why the password changes)
+    await users.setPassword(name, passwords.newPassword, session().id);
     return true;
   }
 

@@ -7,7 +7,12 @@ import { UsageError, io } from './common.js';
 /** The password: asked on the terminal (twice when `confirm`), or stdin's first line. */
 export async function readPassword(prompt: string, confirm: boolean): Promise<string> {
   const input = io.stdin;
-  if (!input.isTTY) return firstLine(input);
+  if (!input.isTTY) {
+    // (a stdin that holds nothing — cron, CI, < /dev/null — gave no password, not an empty one)
+    const line = await firstLine(input);
+    if (line === undefined) throw new UsageError('stdin ended before a password: type it on a terminal, or send it as the first line of stdin');
+    return line;
+  }
   const tty = input as NodeJS.ReadStream;
   const first = await ask(prompt, tty);
   if (!confirm) return first;
@@ -16,7 +21,8 @@ export async function readPassword(prompt: string, confirm: boolean): Promise<st
   return first;
 }
 
-async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
+/** Stdin's first line; undefined when it ended with nothing in it. */
+async function firstLine(input: NodeJS.ReadableStream): Promise<string | undefined> {
   let text = '';
   for await (const chunk of input) {
     text += String(chunk);
@@ -24,7 +30,7 @@ async function firstLine(input: NodeJS.ReadableStream): Promise<string> {
     if (nl >= 0) return text.slice(0, nl).replace(/\r$/, '');
     if (text.length > 1 << 16) break;
   }
-  return text.replace(/\r?\n$/, '');
+  return text === '' ? undefined : text;
 }
 
 /** One line typed on the terminal, not shown (raw mode: each key read as it comes). */

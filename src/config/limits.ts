@@ -334,6 +334,8 @@ export const OTPS_PER_SESSION = 100;
 /** Built-in users: names at most this long (characters), passwords at most this long (bytes: Argon2 hashes what it is given). */
 export const MAX_USER_NAME = 100;
 export const MAX_PASSWORD_BYTES = 1024;
+/** Password checks (Argon2, 19 MiB each) running at once in one process at most: past it, a login is refused with 503. */
+export const MAX_PASSWORD_CHECKS = 32;
 /** Users and tokens listed by one answer at most. */
 export const MAX_USERS_LISTED = 10_000;
 /** API tokens one user may hold. */

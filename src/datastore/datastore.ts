@@ -132,7 +132,7 @@ export class Datastore {
     const sessions = new SessionStore(storage, policyOf, { idleMinutes: DEFAULT_SESSION_IDLE_MINUTES, ...options.sessions }, entitySets);
     let changes: ChangeFeed | undefined;
     const auth = options.auth ?? NO_AUTH;
-    const users = auth.users && new BuiltInUsers(storage, auth.users, policyOf, sessions.now);
+    const users = auth.users && new BuiltInUsers(storage, auth.users, policyOf, sessions.now, (name) => sessions.forgetUser(name));
     const settles = model.deletedRecords !== undefined && storage.dialect.schema.globalStamp('').settled.length > 0;
     const core: Core = {
       name: model.name,

@@ -110,6 +110,7 @@ export async function serverWith(ds: Datastore, settings: ServerSettings, log: L
   if (http.metrics) await metricsRoutes(app, ds, log, services.answers);
   await (await import('../rest/openapi/page.js')).apiReferenceRoutes(app, guard); // the API reference page at /$api (Swagger UI over GET /rest/$openapi)
   await restRoutes(app, services, guard);
+  await import('./oidc/routes.js').then(({ oidcRoutes, oidcProvidersOf }) => oidcRoutes(app, services, guard, oidcProvidersOf(ds))); // single sign-on at /rest/$oidc (after restRoutes: it uses its cookie package)
   // the project's webhooks (webhooks.json): delivered while the server runs, given up when it closes
   const stopWebhooks = await startWebhooks(services, log);
   app.addHook('onClose', async () => stopWebhooks());

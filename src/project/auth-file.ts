@@ -9,7 +9,7 @@
 
 import { readFileSync } from 'node:fs';
 import { DEFAULT_TOKENS, DEFAULT_USERS, type AuthConfig, type TokensSettings, type UsersSettings } from '../config/auth.js';
-import { readOidcSection } from '../config/oidc.js';
+import { OidcConfigError, readOidcSection, type OidcProviderConfig } from '../config/oidc.js';
 import { didYouMean } from '../util/suggest.js';
 
 export const AUTH_FILE = 'auth.json';
@@ -50,12 +50,13 @@ export function authConfig(parsed: unknown, file: string, env: NodeJS.ProcessEnv
   };
 }
 
-/** auth.json's "oidc" part (config/oidc.ts), its mistakes as this file's. */
-function oidcSection(value: unknown, file: string, env: NodeJS.ProcessEnv) {
+/** The "oidc" section (config/oidc.ts checks it), its mistakes reported as the file's. */
+function oidcSection(value: unknown, file: string, env: NodeJS.ProcessEnv): OidcProviderConfig[] {
   try {
-    return readOidcSection(value, `${file}: $.oidc`, env);
+    return readOidcSection(value, `${file}: $.oidc`, env, didYouMean);
   } catch (e) {
-    throw e instanceof AuthFileError ? e : new AuthFileError((e as Error).message);
+    if (e instanceof OidcConfigError) throw new AuthFileError(e.message);
+    throw e;
   }
 }
 

@@ -80,7 +80,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     const refused = guard(request);
     if (refused) throw refused;
     // (awaited only when it is a promise: the hot path takes no extra turn)
-    const opened = sessionOf(services, request);
+    const opened = sessionOf(services, request, true);
     const session = opened instanceof Session ? opened : await opened;
     let response: RestResponse | undefined;
     try {

@@ -4,7 +4,8 @@
 // /rest that log a session in (single sign-on's callback), so that every door opens and keeps a
 // session the same way.
 
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type {} from '@fastify/cookie';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Session, sessionInternals } from '../datastore/index.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import { PASSCODE_PARAMETER } from './request/options.js';
@@ -16,19 +17,29 @@ export interface CookieAttributes {
   readonly secure: string;
 }
 
+/** The session cookie's attributes, serialised by the cookie package (registered on `app` by restRoutes: call it after). */
+export function cookieAttributesOf(app: FastifyInstance): CookieAttributes {
+  return {
+    plain: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length),
+    secure: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length),
+  };
+}
+
 /**
  * The session of a request: an API token's (Authorization: Bearer, whatever cookie comes with it),
- * the one a one-time passcode resumes ($4DSID in the query string), or the one its cookie names
+ * the one a one-time passcode resumes ($4DSID in the query string: only where `passcodes`, the
+ * REST handler's — an OPTIONS or a 405 must not use one up), or the one its cookie names
  * (a new guest one without a cookie, or with one no longer known); one read lately comes at once,
  * not as a promise.
  */
-export function sessionOf(services: Services, request: FastifyRequest): Session | Promise<Session> {
+export function sessionOf(services: Services, request: FastifyRequest, passcodes = false): Session | Promise<Session> {
   const authorization = request.headers.authorization;
-  if (authorization !== undefined && BEARER.test(authorization)) return bearerSession(services, authorization.replace(BEARER, '').trim());
+  // (a project without tokens leaves the header to whoever put it there: a gateway's JWT, say)
+  if (authorization !== undefined && services.core.tokens && BEARER.test(authorization)) return bearerSession(services, authorization.replace(BEARER, '').trim());
   const url = request.raw.url ?? '';
-  if (url.includes('4DSID=')) {
+  if (passcodes && url.includes('4DSID=')) {
     const passcode = passcodeOf(url);
-    if (passcode !== undefined) return restoredSession(services, passcode);
+    if (passcode !== undefined) return restoredSession(services, request, passcode);
   }
   const cookies = request.headers.cookie;
   return services.core.sessions.open(cookies === undefined ? undefined : cookieValue(cookies, services.cookie.name));
@@ -38,9 +49,7 @@ const BEARER = /^Bearer\s+/i;
 
 /** The session an API token acts as: its user, the token's privileges; never stored, no cookie (no cross-site request can carry it). */
 async function bearerSession(services: Services, token: string): Promise<Session> {
-  const tokens = services.core.tokens;
-  if (!tokens) throw new DatasetError('TOKEN_INVALID', 'this server takes no API tokens: its project has no built-in users (auth.json)');
-  const holder = await tokens.holder(token);
+  const holder = await (services.core.tokens as NonNullable<Services['core']['tokens']>).holder(token);
   return services.core.sessions.forToken(holder.sessionId, holder.userName, holder.privileges);
 }
 
@@ -56,8 +65,20 @@ function passcodeOf(url: string): string | undefined {
   }
 }
 
-/** The session a passcode resumes (once): the requester's from now on, under a new cookie; OTP_INVALID when it resumes none. */
-async function restoredSession(services: Services, passcode: string): Promise<Session> {
+/**
+ * The session a passcode resumes (once): the requester's from now on, under a new cookie;
+ * OTP_INVALID when it resumes none. Only a GET or HEAD the user asked for: a link followed, a
+ * redirect — never another site's image, script or fetch, which would plant the passcode's
+ * session in the victim's browser (a login forged across sites). A browser says which by its
+ * Fetch metadata; a client without them (no browser) is taken at its word.
+ */
+async function restoredSession(services: Services, request: FastifyRequest, passcode: string): Promise<Session> {
+  if (request.method !== 'GET' && request.method !== 'HEAD') throw new DatasetError('OTP_INVALID', `a ${PASSCODE_PARAMETER} passcode is taken by a GET (a link followed), not a ${request.method}`);
+  const site = request.headers['sec-fetch-site'];
+  const mode = request.headers['sec-fetch-mode'];
+  if (site !== undefined && site !== 'same-origin' && site !== 'none' && mode !== 'navigate') {
+    throw new DatasetError('CROSS_SITE_REFUSED', `a ${PASSCODE_PARAMETER} passcode is taken from a link the user follows, not from another site's ${String(request.headers['sec-fetch-dest'] ?? 'request')}`);
+  }
   const session = await services.core.sessions.restore(passcode);
   if (!session) throw new DatasetError('OTP_INVALID', `the ${PASSCODE_PARAMETER} passcode resumes no session: it is unknown, used already or expired, or its session has ended`);
   return session;

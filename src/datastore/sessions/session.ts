@@ -308,7 +308,8 @@ export class Session {
     if (this.#otps.length >= OTPS_PER_REQUEST) throw new DatasetError('LIMIT_EXCEEDED', `createOTP: at most ${OTPS_PER_REQUEST} passcodes a request`);
     const seconds = lifespan === undefined ? this.#state.idleMs / 1000 : Math.max(MIN_OTP_LIFESPAN_S, lifespan);
     const passcode = newPasscode();
-    this.#otps.push({ hash: hashOf(passcode), expires: this.#store.now() + Math.min(seconds * 1000, this.#state.idleMs) });
+    // (whole milliseconds: the database keeps them as integers)
+    this.#otps.push({ hash: hashOf(passcode), expires: Math.round(this.#store.now() + Math.min(seconds * 1000, this.#state.idleMs)) });
     this.#keep = true;
     return passcode;
   }

@@ -252,6 +252,15 @@ export class SessionStore {
     }));
   }
 
+  /**
+   * Forgets the rows read lately of the sessions logged in as a user whose sessions were just
+   * ended (its password, roles or removal): this instance sees it at once, the others within
+   * SESSION_CACHE_MS.
+   */
+  forgetUser(userName: string): void {
+    for (const [token, c] of this.#cache) if (c.row.userName === userName) this.#cache.delete(token);
+  }
+
   /** Removes expired sessions (and what they held, expiry.ts); resolves to how many sessions went. */
   async sweep(): Promise<number> {
     const now = this.now();

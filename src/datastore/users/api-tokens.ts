@@ -6,19 +6,24 @@
 // last use is written at most once a minute.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import { TOKEN_TOUCH_MS, TOKENS_PER_USER } from '../../config/limits.js';
+import { MAX_USER_NAME, MAX_USERS_LISTED, TOKEN_TOUCH_MS, TOKENS_PER_USER } from '../../config/limits.js';
 import type { TokensSettings } from '../../config/auth.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { Policy } from '../../permissions/policy.js';
 import type { Storage } from '../../storage/adapter.js';
 import { countTokens, deleteToken, insertToken, listTokens, readTokenByHash, readUser, touchToken, type TokenRow } from '../../storage/system-tables/users.js';
 import { hashOf } from '../sessions/tokens.js';
-import { userKey } from './built-in-users.js';
+import { checkShownName } from './built-in-users.js';
+import { foldedUserName } from '../../util/fold.js';
 
 /** What a token looks like: dsr_ and 43 characters of base64url (256 random bits); the prefix lets secret scanners find leaked ones. */
 export const API_TOKEN = /^dsr_[A-Za-z0-9_-]{43}$/;
 const MAX_TOKEN_NAME = 100;
+/** Tokens listed by one answer at most: every user's, each holding at most TOKENS_PER_USER. */
+const TOKENS_LISTED = MAX_USERS_LISTED;
 const DAY_MS = 86_400_000;
+/** The furthest expiry taken (a Date holds about 270,000 years; past it, none could be shown). */
+const MAX_TOKEN_YEARS = 100;
 
 /** A token as listings show it (never its secret). */
 export interface TokenInfo {
@@ -65,10 +70,12 @@ export class ApiTokens {
   async create(request: NewToken): Promise<{ token: string; info: TokenInfo }> {
     const refuse = (message: string) => new DatasetError('INVALID_TOKEN_REQUEST', message);
     if (typeof request.userName !== 'string') throw refuse('a token is made for a user: give its name');
-    const user = await readUser(this.storage, userKey(request.userName));
+    const user = request.userName.length <= MAX_USER_NAME * 4 ? await readUser(this.storage, foldedUserName(request.userName)) : undefined;
     if (!user) throw new DatasetError('USER_NOT_FOUND', `there is no user '${request.userName.slice(0, 100)}'`);
     const name = request.name === undefined ? `token of ${user.userName}` : request.name;
     if (typeof name !== 'string' || name.trim() === '' || [...name].length > MAX_TOKEN_NAME) throw refuse(`a token's name is a text of 1 to ${MAX_TOKEN_NAME} characters`);
+    // (listings print it, on an administrator's terminal too)
+    checkShownName(name, "a token's name", 'INVALID_TOKEN_REQUEST');
     const policy = this.policyOf();
     const held = policy.expand({ roles: JSON.parse(user.roles) as string[] });
     let privileges = held;
@@ -92,15 +99,22 @@ export class ApiTokens {
   #expiry(value: unknown, now: number, refuse: (m: string) => DatasetError): number | null {
     const { maxDays } = this.settings;
     if (value === undefined || value === null) return maxDays > 0 ? now + maxDays * DAY_MS : null;
-    const at = typeof value === 'number' ? now + value * DAY_MS : value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
+    // (whole milliseconds: the database keeps them as integers)
+    const at = Math.round(typeof value === 'number' ? now + value * DAY_MS : value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN);
     if (!Number.isFinite(at)) throw refuse(`expires is an ISO 8601 date or a number of days, not ${JSON.stringify(value)?.slice(0, 100)}`);
-    if (at <= now) throw refuse(`expires (${new Date(at).toISOString()}) is not in the future`);
+    if (at <= now) throw refuse(`expires (${at < -8.64e15 ? JSON.stringify(value)?.slice(0, 100) : new Date(at).toISOString()}) is not in the future`);
+    if (at > now + MAX_TOKEN_YEARS * 365.25 * DAY_MS) throw refuse(`expires is more than ${MAX_TOKEN_YEARS} years away: give none for a token that never expires`);
     if (maxDays > 0 && at > now + maxDays * DAY_MS) throw refuse(`expires is past the ${maxDays} days auth.json allows a token (tokens.maxDays)`);
     return at;
   }
 
   async list(userName?: string): Promise<TokenInfo[]> {
-    const rows = await listTokens(this.storage, TOKENS_PER_USER * 100, userName === undefined ? undefined : userKey(userName));
+    let key: string | undefined;
+    if (userName !== undefined) {
+      const user = userName.length <= MAX_USER_NAME * 4 ? await readUser(this.storage, (key = foldedUserName(userName))) : undefined;
+      if (!user) throw new DatasetError('USER_NOT_FOUND', `there is no user '${userName.slice(0, 100)}'`);
+    }
+    const rows = await listTokens(this.storage, TOKENS_LISTED, key);
     return rows.map((r) => tokenInfo(r, r.userName));
   }
 

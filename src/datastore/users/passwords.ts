@@ -4,7 +4,7 @@
 // unknown: an answer takes as long whether the name exists or not.
 
 import { hash, verify } from '@node-rs/argon2';
-import { MAX_PASSWORD_BYTES } from '../../config/limits.js';
+import { MAX_PASSWORD_BYTES, MAX_PASSWORD_CHECKS } from '../../config/limits.js';
 import { DatasetError } from '../../errors/dataset-error.js';
 
 let decoy: Promise<string> | undefined;
@@ -13,11 +13,24 @@ export function hashPassword(password: string): Promise<string> {
   return hash(password);
 }
 
-/** Whether the password is the hash's; undefined hash (an unknown user): checked against a decoy of the same cost, false. */
+let checking = 0;
+
+/**
+ * Whether the password is the hash's; undefined hash (an unknown user): checked against a decoy of
+ * the same cost, false. Past MAX_PASSWORD_CHECKS in flight in this process, refused at once
+ * (LOGINS_BUSY, 503): anyone may ask for a check, each holds 19 MiB and a thread of the pool that
+ * file reads and compression share.
+ */
 export async function passwordMatches(stored: string | undefined, password: string): Promise<boolean> {
-  const against = stored ?? (await (decoy ??= hash(`decoy:${Math.random()}`)));
-  const ok = await verify(against, password).catch(() => false);
-  return stored !== undefined && ok;
+  if (checking >= MAX_PASSWORD_CHECKS) throw new DatasetError('LOGINS_BUSY', `${MAX_PASSWORD_CHECKS} password checks are running in this server process: try again in a moment`, [], { retryAfterS: 1 });
+  checking++;
+  try {
+    const against = stored ?? (await (decoy ??= hash(`decoy:${Math.random()}`)));
+    const ok = await verify(against, password).catch(() => false);
+    return stored !== undefined && ok;
+  } finally {
+    checking--;
+  }
 }
 
 /** Refuses a password that auth.json's minimum, or the bound on its size, does not take (WEAK_PASSWORD). */

@@ -1,5 +1,5 @@
 // The paths of /rest/$users, /rest/$tokens and /rest/$roles (handlers/admin.ts), in the document of
-// a session that may use them: an administrator's (anyone's, without roles.json). $users and
+// a session that may use them: an administrator's. $users and
 // $tokens only with built-in users on.
 
 import { ADMIN_PRIVILEGE } from '../../config/limits.js';
@@ -29,7 +29,7 @@ const pathParam = (name: string, description: string): Schema => ({ name, in: 'p
 
 /** Adds the administration paths the session may use. */
 export function adminPaths(scope: Scope, out: Record<string, Record<string, Operation>>): void {
-  if (!scope.core.policy.isOpen && !scope.session.hasPrivilege(ADMIN_PRIVILEGE)) return;
+  if (!scope.session.hasPrivilege(ADMIN_PRIVILEGE)) return;
   out[`${REST_PREFIX}/$roles`] = { get: op('getRoles', 'roles.json as a matrix: what a guest, each role and each privilege may do on each dataclass, attribute and function', { 200: answer('the matrix', OBJECT) }) };
   if (!scope.core.users) return;
   const userBody = { type: 'object', properties: { userName: { type: 'string' }, password: { type: 'string' }, roles: STRINGS }, required: ['userName', 'password'], additionalProperties: false };

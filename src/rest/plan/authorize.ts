@@ -56,9 +56,11 @@ export const AUTHORIZATION: { readonly [K in ActionKind]: Rule<K> } = {
   },
   // how a guest logs in (4D's legacy login), and who it is: open in force-login mode too, as authentify
   directory: open,
-  // users, tokens and roles.json: an administrator's (anyone's, in a project without roles.json, where everything is open)
+  // users, tokens and roles.json: an administrator's only — even in a project without roles.json,
+  // where everything else is open (a project that turns users on wants logins; there the
+  // commands manage them)
   admin: (_a, scope) => {
-    if (scope.core.policy.isOpen || scope.session.hasPrivilege(ADMIN_PRIVILEGE)) return;
+    if (scope.session.hasPrivilege(ADMIN_PRIVILEGE)) return;
     const guest = scope.session.isGuest();
     throw new DatasetError('ADMIN_REQUIRED', `users, tokens and $roles are managed by a session holding the ${ADMIN_PRIVILEGE} privilege${guest ? ': log in first' : ''}`, { status: guest ? 401 : 403 });
   },

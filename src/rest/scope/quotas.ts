@@ -15,7 +15,6 @@ import { foldedUserName } from '../../util/fold.js';
 const MINUTE = 60_000;
 /** Keys counted at most (the oldest window's go first): a flood of new addresses cannot grow the map without bound. */
 const MAX_KEYS = 100_000;
-/** The characters (code points of its fold) of a user name a login-failure key keeps. */
 
 export class RequestQuota {
   #window = 0;
@@ -51,6 +50,19 @@ export function loginName(args: readonly unknown[]): string | undefined {
   return name === undefined ? undefined : String(name);
 }
 
+/**
+ * The block an address is counted by: an IPv4 address itself, an IPv6 address's /64 (one
+ * machine is given a whole /64 and may draw a new address from it for each attempt).
+ */
+export function addressBlock(address: string): string {
+  if (!address.includes(':') || /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address)) return address;
+  const [head, tail = ''] = address.toLowerCase().split('::');
+  const left = head === '' ? [] : head.split(':');
+  const right = tail === '' ? [] : tail.split(':');
+  const groups = address.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
+
 export class LoginThrottle {
   constructor(readonly storage: Storage, readonly now: () => number = Date.now) {}
 
@@ -59,7 +71,8 @@ export class LoginThrottle {
     // bób, BÖB, ᵇob are all bob), the form a lookup by 4D's comparison (==, ===) finds the user
     // by: names that reach one user share one count. A project whose lookup is exact counts a
     // little more strictly, never less. (The caller's text: its key is bounded.)
-    return user === undefined ? [`client:${client}`] : [`client:${client}`, `user:${foldedUserName(user)}`];
+    const from = `client:${addressBlock(client)}`;
+    return user === undefined ? [from] : [from, `user:${foldedUserName(user)}`];
   }
 
   /**

@@ -121,6 +121,19 @@ export async function rotateSessionToken(s: Storage, id: string, token: string, 
   return row ? sessionFromRow(row) : undefined;
 }
 
+/**
+ * Ends the sessions logged in as a user (its password was reset, its roles changed, it was
+ * removed), but the one of `exceptId`; resolves to their ids (their entity locks go with them).
+ */
+export async function deleteUserSessions(s: Storage, userName: string, exceptId?: string): Promise<string[]> {
+  const { quote: q, placeholder: p } = s.dialect.sql;
+  const rows = await s.all(
+    `DELETE FROM ${q(SESSION_TABLE)} WHERE ${q('userName')} = ${p(1)}${exceptId === undefined ? '' : ` AND ${q('id')} <> ${p(2)}`} RETURNING ${q('id')} AS id`,
+    exceptId === undefined ? [userName] : [userName, exceptId],
+  );
+  return rows.map((r) => String(r.id));
+}
+
 /** Moves a session's expiry and last use (it was used at `used`); resolves to 0 when it is gone. */
 export async function touchSession(s: Storage, token: string, expires: number, used: number): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect.sql;

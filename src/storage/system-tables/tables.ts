@@ -9,6 +9,7 @@
 import { SET_ROW_MEMBERS } from '../../config/limits.js';
 import type { Reader, Storage } from '../adapter.js';
 import { GLOBAL_STAMP_TABLE } from '../../sql/hidden-columns.js';
+import { oidcStateTableStatements } from './oidc.js';
 
 export const META_TABLE = '__dataset_meta';
 export { GLOBAL_STAMP_TABLE };
@@ -62,6 +63,8 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE TABLE IF NOT EXISTS ${q(LOCK_TABLE)} (${q('dataClass')} TEXT NOT NULL, ${q('key')} TEXT NOT NULL, ${q('session')} TEXT NOT NULL, ${q('address')} TEXT NOT NULL, ${q('host')} TEXT NOT NULL, ${q('userAgent')} TEXT NOT NULL, ${q('at')} ${d.types.bigint} NOT NULL, PRIMARY KEY (${q('dataClass')}, ${q('key')}))`,
     `CREATE INDEX IF NOT EXISTS ${q(`${LOCK_TABLE}_session`)} ON ${q(LOCK_TABLE)} (${q('session')})`,
     `CREATE TABLE IF NOT EXISTS ${q(WEBHOOK_TABLE)} (${q('name')} TEXT PRIMARY KEY, ${q('stamp')} ${d.types.bigint} NOT NULL, ${q('owner')} TEXT NOT NULL, ${q('leaseUntil')} ${d.types.bigint} NOT NULL)`,
+    // (a built-in user's sessions end with its password, its roles, its removal)
+    `CREATE INDEX IF NOT EXISTS ${q(`${SESSION_TABLE}_userName`)} ON ${q(SESSION_TABLE)} (${q('userName')})`,
     `CREATE TABLE IF NOT EXISTS ${q(USER_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('userName')} TEXT NOT NULL, ${q('hash')} TEXT NOT NULL, ${q('roles')} TEXT NOT NULL, ${q('created')} ${d.types.bigint} NOT NULL, ${q('changed')} ${d.types.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(API_TOKEN_TABLE)} (${q('id')} TEXT PRIMARY KEY, ${q('hash')} TEXT NOT NULL UNIQUE, ${q('name')} TEXT NOT NULL, ${q('user')} TEXT NOT NULL, ${q('privileges')} TEXT NOT NULL, ${q('created')} ${d.types.bigint} NOT NULL, ${q('expires')} ${d.types.bigint}, ${q('lastUsed')} ${d.types.bigint})`,
     `CREATE INDEX IF NOT EXISTS ${q(`${API_TOKEN_TABLE}_user`)} ON ${q(API_TOKEN_TABLE)} (${q('user')})`,
@@ -69,6 +72,7 @@ export async function createSystemTables(s: Storage): Promise<void> {
     `CREATE INDEX IF NOT EXISTS ${q(`${OTP_TABLE}_session`)} ON ${q(OTP_TABLE)} (${q('session')})`,
     `CREATE TABLE IF NOT EXISTS ${q(LOCKOUT_TABLE)} (${q('key')} TEXT PRIMARY KEY, ${q('failures')} INTEGER NOT NULL, ${q('until')} ${d.types.bigint} NOT NULL, ${q('seen')} ${d.types.bigint} NOT NULL)`,
     `CREATE TABLE IF NOT EXISTS ${q(SET_CHUNK_TABLE)} (${q('set')} TEXT NOT NULL, ${q('seq')} INTEGER NOT NULL, ${q('data')} ${d.types.bytes} NOT NULL, PRIMARY KEY (${q('set')}, ${q('seq')}))`,
+    ...oidcStateTableStatements(d), // single sign-on's pending sign-ins (oidc.ts)
     ...d.schema.sqlFunctions(),
     // file contents (mostly compressed formats) and set members are written as they are
     d.schema.storeUncompressed(BLOB_CHUNK_TABLE, 'data'),

@@ -66,8 +66,8 @@ export async function insertUser(s: Storage, row: UserRow): Promise<boolean> {
   )) === 1;
 }
 
-/** Changes a user's hash and/or roles; resolves to 0 when there is no such user. */
-export async function updateUser(s: Storage, key: string, parts: { readonly hash?: string; readonly roles?: string; readonly changed: number }): Promise<number> {
+/** Changes a user's hash (and when it was set) and/or roles, in one statement; resolves to 0 when there is no such user. */
+export async function updateUser(s: Storage, key: string, parts: { readonly hash?: { readonly hash: string; readonly changed: number }; readonly roles?: string }): Promise<number> {
   const { quote: q, placeholder: p } = s.dialect.sql;
   const sets: string[] = [];
   const values: unknown[] = [];
@@ -76,8 +76,8 @@ export async function updateUser(s: Storage, key: string, parts: { readonly hash
     sets.push(`${q(column)} = ${p(values.length)}`);
   };
   if (parts.hash !== undefined) {
-    set('hash', parts.hash);
-    set('changed', parts.changed);
+    set('hash', parts.hash.hash);
+    set('changed', parts.hash.changed);
   }
   if (parts.roles !== undefined) set('roles', parts.roles);
   if (sets.length === 0) return (await readUser(s, key)) ? 1 : 0;
@@ -184,19 +184,13 @@ export async function sweepUsersTables(s: Storage, now: number): Promise<void> {
   await s.run(`DELETE FROM ${q(LOCKOUT_TABLE)} WHERE ${q('until')} <= ${p(1)} AND ${q('seen')} <= ${p(2)}`, [now, now - 24 * 3_600_000]);
 }
 
-/** A user name's failures in a row, and until when its logins are refused (0: they are not). */
-export async function readLockout(r: Reader, key: string): Promise<{ failures: number; until: number }> {
-  const { quote: q, placeholder: p } = r.dialect.sql;
-  const row = await r.get(`SELECT ${q('failures')} AS failures, ${q('until')} AS ${q('until')} FROM ${q(LOCKOUT_TABLE)} WHERE ${q('key')} = ${p(1)}`, [key]);
-  return { failures: Number(row?.failures ?? 0), until: Number(row?.until ?? 0) };
-}
-
 /**
- * Counts a failure for a user name in one statement (failures at once each see the others); past
- * `limit` in a row the name is locked until `until`, and its count starts again. Resolves to the
- * count after it and the lock.
+ * Counts an attempt for a user name before its password is checked, in one statement (attempts at
+ * once each see the others): a right password takes it back (clearLockout), a wrong one leaves
+ * it. The attempt that goes past `limit` in a row locks the name until `until`; a lock past starts
+ * the count again. Resolves to the count after it and the lock (until > now: refused).
  */
-export async function countFailure(s: Storage, key: string, limit: number, until: number, now: number): Promise<{ failures: number; until: number }> {
+export async function countAttempt(s: Storage, key: string, limit: number, until: number, now: number): Promise<{ failures: number; until: number }> {
   const { quote: q, placeholder: p } = s.dialect.sql;
   const t = q(LOCKOUT_TABLE);
   // (each value its own placeholder: SQLite's are positional; none where PostgreSQL cannot tell its type from a column)
@@ -205,15 +199,26 @@ export async function countFailure(s: Storage, key: string, limit: number, until
     values.push(value);
     return p(values.length);
   };
-  const failures = `${t}.${q('failures')}`;
-  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, ${v(limit <= 1 ? until : 0)}, ${v(now)})`
+  const old = (c: string) => `${t}.${q(c)}`;
+  // the count after this attempt: 1 after a lock that has ended, else one more (the SET's
+  // expressions all read the row as it was)
+  const ended = () => `${old('until')} > 0 AND ${old('until')} <= ${v(now)}`;
+  const after = () => `CASE WHEN ${ended()} THEN 1 ELSE ${old('failures')} + 1 END`;
+  const sql = `INSERT INTO ${t} (${q('key')}, ${q('failures')}, ${q('until')}, ${q('seen')}) VALUES (${v(key)}, 1, ${v(limit < 1 ? until : 0)}, ${v(now)})`
     + ` ON CONFLICT (${q('key')}) DO UPDATE SET`
-    + ` ${q('until')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN ${v(until)} ELSE ${t}.${q('until')} END,`
-    + ` ${q('failures')} = CASE WHEN ${failures} + 1 >= ${v(limit)} THEN 0 ELSE ${failures} + 1 END,`
+    + ` ${q('until')} = CASE WHEN ${after()} > ${v(limit)} THEN ${v(until)} WHEN ${ended()} THEN 0 ELSE ${old('until')} END,`
+    + ` ${q('failures')} = ${after()},`
     + ` ${q('seen')} = ${v(now)}`
     + ` RETURNING ${q('failures')} AS failures, ${q('until')} AS ${q('until')}`;
   const row = await s.get(sql, values);
   return { failures: Number(row?.failures ?? 0), until: Number(row?.until ?? 0) };
+}
+
+/** Until when a user name's logins are refused (0 or past: they are not). */
+export async function lockedUntil(r: Reader, key: string): Promise<number> {
+  const { quote: q, placeholder: p } = r.dialect.sql;
+  const row = await r.get(`SELECT ${q('until')} AS ${q('until')} FROM ${q(LOCKOUT_TABLE)} WHERE ${q('key')} = ${p(1)}`, [key]);
+  return Number(row?.until ?? 0);
 }
 
 /** A right password: the name's failures in a row start again. */

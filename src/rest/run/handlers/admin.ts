@@ -28,10 +28,8 @@ export async function admin(scope: Scope, action: Extract<Action, { kind: 'admin
     case 'changeUser': {
       known(r.body, ['password', 'roles'], 'a change of a user');
       if (r.body.password === undefined && r.body.roles === undefined) throw new DatasetError('INVALID_BODY', `POST /rest/$users/${r.name}: give {"password": "…"}, {"roles": ["…"]} or both`);
-      // (both checked before either is written: a bad role keeps the old password too)
-      if (r.body.roles !== undefined) await users.setRoles(r.name, r.body.roles);
-      const user = r.body.password !== undefined ? await users.setPassword(r.name, r.body.password) : await users.get(r.name);
-      return json(user);
+      // (both checked before either is written; the user's sessions end: what they hold changed)
+      return json(await users.change(r.name, { password: r.body.password, roles: r.body.roles }));
     }
     case 'removeUser':
       return json({ removed: await users.remove(r.name) });

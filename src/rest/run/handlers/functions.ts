@@ -32,9 +32,9 @@ const LOGIN_FUNCTION = 'ds.authentify';
 
 /**
  * A call of authentify: refused while the address or the user name has failed too often. Each
- * attempt is counted before it runs, and taken back when it logs the session in (it gave the
- * session privileges: a login again as the same user counts too); one that leaves the session a
- * guest, or does not set its privileges, stays counted as a failure.
+ * attempt is counted before it runs, and taken back when it logs the session in (it set the
+ * session's privileges and left it a user — a login again as the same user counts too); one that
+ * leaves the session a guest, or does not set its privileges, stays counted as a failure.
  */
 async function login(scope: Scope, args: readonly unknown[], run: () => Promise<unknown>): Promise<unknown> {
   const client = scope.request.caller;
@@ -42,7 +42,9 @@ async function login(scope: Scope, args: readonly unknown[], run: () => Promise<
   await scope.services.logins.attempt(client, user);
   const calls = sessionInternals.privilegesSet(scope.session);
   const result = await run();
-  if (!scope.session.isGuest() && sessionInternals.privilegesSet(scope.session) > calls) await scope.services.logins.succeeded(client, user);
+  // (a user whose roles give no privilege is logged in all the same: its user name says so)
+  const loggedIn = !scope.session.isGuest() || scope.session.userName !== '';
+  if (loggedIn && sessionInternals.privilegesSet(scope.session) > calls) await scope.services.logins.succeeded(client, user);
   return result;
 }
 
