@@ -21,7 +21,7 @@ export interface Administrator {
 }
 
 export async function askAdministrator(flagName: string | undefined): Promise<Administrator> {
-  const terminal = process.stdin.isTTY === true;
+  const terminal = io.stdin.isTTY === true;
   const typed = flagName ?? (terminal ? (await question(`administrator's user name (${DEFAULT_ADMIN}): `)) || DEFAULT_ADMIN : DEFAULT_ADMIN);
   const name = checked(() => checkName(typed));
   const password = await readPassword(`password for ${name} (${MIN_PASSWORD_LENGTH} characters or more): `, true);
@@ -42,7 +42,7 @@ function checked<T>(check: () => T): T {
 
 /** A line typed on the terminal (shown: a user name is no secret). */
 async function question(prompt: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: io.stderr });
+  const rl = createInterface({ input: io.stdin, output: io.stderr });
   // (Ctrl-C in readline closes it without an answer)
   const interrupted = new Promise<never>((_, reject) => rl.once('SIGINT', () => {
     io.stderr.write('\n');
