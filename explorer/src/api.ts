@@ -39,6 +39,8 @@ export interface RequestOptions {
   /** raw bytes (an upload) instead of JSON */
   readonly raw?: Blob;
   readonly signal?: AbortSignal;
+  /** a 401 is only an answer here (a probe): it opens no login dialog */
+  readonly quiet?: boolean;
 }
 
 /** A REST call: `path` is under /rest (`Company?$top=1`) or absolute (`/rest/...`). */
@@ -64,7 +66,7 @@ export async function rest<T = Json>(path: string, options: RequestOptions = {})
   const items = errorItems(parsed);
   if (!response.ok || items) {
     const error = new RestError(response.status, items ?? [{ message: `the server answered ${response.status}`, errCode: 0, componentSignature: 'xplr' }], parsed);
-    if (response.status === 401) for (const l of authListeners) l(error);
+    if (response.status === 401 && !options.quiet) for (const l of authListeners) l(error);
     throw error;
   }
   return parsed as T;

@@ -1,14 +1,17 @@
 // The explorer's frame: a header (who is logged in), the dataclasses with their counts, and the
 // view the address's hash names. The catalog is read again whenever the session changes, since
-// what a session may see is what its catalog lists.
+// what a session may see is what its catalog lists; so is /rest/$roles, which answers only an
+// administrator: when it does, the side offers the administration (admin.tsx).
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { keyPath, messageOf, onLoginNeeded, query, REST, rest } from './api';
+import { AdminView } from './admin';
+import { probeAdministration, type RolesMatrix } from './admin-api';
 import { loadCatalog, type Catalog } from './catalog';
 import { CollectionView } from './collection-view';
 import { EntityView } from './entity-view';
 import { LoginDialog } from './login';
-import { go, parseHash, type Route } from './routes';
+import { go, hashOf, parseHash, type Route } from './routes';
 import { currentSession, logout, type SessionInfo } from './session';
 
 export function App() {
@@ -20,6 +23,8 @@ export function App() {
   const [catalogVersion, setCatalogVersion] = useState(0);
   const [failure, setFailure] = useState('');
   const [session, setSession] = useState<SessionInfo>({ userName: '', privileges: [] });
+  /** roles.json as a matrix when this session is an administrator */
+  const [administration, setAdministration] = useState<RolesMatrix | undefined>();
   const [login, setLogin] = useState<{ open: boolean; reason?: string }>({ open: false });
   const [generation, setGeneration] = useState(0);
   const [menuOpen, setMenuOpen] = useState(false);
@@ -39,8 +44,8 @@ export function App() {
   useEffect(() => {
     let live = true;
     setFailure('');
-    Promise.all([loadCatalog(), currentSession()]).then(
-      ([c, s]) => {
+    Promise.all([loadCatalog(), currentSession(), probeAdministration()]).then(
+      ([c, s, a]) => {
         if (!live) return;
         const text = JSON.stringify([c.dataClasses, c.methods, c.singletons]);
         if (text !== catalogText.current) {
@@ -49,6 +54,7 @@ export function App() {
           setCatalogVersion((v) => v + 1);
         }
         setSession(s);
+        setAdministration(a);
       },
       (e: unknown) => live && setFailure(messageOf(e)),
     );
@@ -78,12 +84,23 @@ export function App() {
             : <button type="button" onClick={() => setLogin({ open: true })}>Log in</button>}
         </div>
       </header>
-      <nav id="dataclasses" class={menuOpen ? 'side open' : 'side'} aria-label="Dataclasses">
-        {catalog && <DataClassList catalog={catalog} current={'dc' in route ? route.dc : undefined} generation={generation} />}
-      </nav>
+      <div id="dataclasses" class={menuOpen ? 'side open' : 'side'}>
+        <nav aria-label="Dataclasses">
+          {catalog && <DataClassList catalog={catalog} current={'dc' in route ? route.dc : undefined} generation={generation} />}
+        </nav>
+        {administration && (
+          <nav aria-label="Administration" class="side-admin">
+            <ul class="dataclasses">
+              <li><a href={hashOf({ kind: 'admin', tab: 'users' })} aria-current={route.kind === 'admin' ? 'page' : undefined} onClick={() => setMenuOpen(false)}>Administration</a></li>
+            </ul>
+          </nav>
+        )}
+      </div>
       <main class="main" id="main">
         {failure && <p class="error" role="alert">The catalog could not be read: {failure}</p>}
-        {catalog && <View key={catalogVersion} route={route} catalog={catalog} onChanged={refresh} />}
+        {route.kind === 'admin'
+          ? catalog && <AdminView key={session.userName} tab={route.tab} matrix={administration} userName={session.userName} onSelfChanged={refresh} />
+          : catalog && <View key={catalogVersion} route={route} catalog={catalog} onChanged={refresh} />}
       </main>
       <LoginDialog open={login.open} reason={login.reason} onDone={(ok) => {
         setLogin({ open: false });
@@ -95,6 +112,7 @@ export function App() {
 
 function View(props: { route: Route; catalog: Catalog; onChanged: () => void }) {
   const { route, catalog } = props;
+  if (route.kind === 'admin') return null;
   if (route.kind === 'home') return <Home catalog={catalog} />;
   const dc = catalog.byName(route.dc);
   if (!dc) return <p class="error" role="alert">This session sees no dataclass named {route.dc}.</p>;

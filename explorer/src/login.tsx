@@ -1,14 +1,34 @@
 // The login dialog: a native <dialog> (focus kept inside, Escape closes), labelled fields, the
-// server's refusal shown under them.
+// server's refusal shown under them, and a link for each single sign-on provider of the project
+// (GET /rest/$oidc): the browser goes there and comes back to this page, logged in.
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { messageOf } from './api';
+import { messageOf, rest } from './api';
 import { login } from './session';
+
+interface Provider {
+  readonly name: string;
+  readonly login: string;
+}
+
+/** The project's sign-in providers (none when it has none, or an older server answers 404). */
+async function providers(): Promise<Provider[]> {
+  try {
+    return (await rest<{ providers: Provider[] }>('$oidc', { quiet: true })).providers ?? [];
+  } catch {
+    return [];
+  }
+}
 
 export function LoginDialog(props: { open: boolean; reason?: string; onDone: (loggedIn: boolean) => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [signIns, setSignIns] = useState<Provider[]>([]);
+
+  useEffect(() => {
+    if (props.open) void providers().then(setSignIns);
+  }, [props.open]);
 
   useEffect(() => {
     const d = dialog.current;
@@ -45,6 +65,14 @@ export function LoginDialog(props: { open: boolean; reason?: string; onDone: (lo
           <button type="submit" class="primary" disabled={busy}>Log in</button>
           <button type="button" onClick={() => props.onDone(false)}>Cancel</button>
         </div>
+        {signIns.length > 0 && (
+          <p class="row">
+            {signIns.map((p) => (
+              // (back to this very page once signed in)
+              <a key={p.name} class="button" href={`${p.login}?redirect=${encodeURIComponent(location.pathname + location.hash)}`}>Sign in with {p.name}</a>
+            ))}
+          </p>
+        )}
       </form>
     </dialog>
   );

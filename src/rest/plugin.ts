@@ -16,7 +16,7 @@ import { allowedRestMethods, handleRest } from './pipeline.js';
 import { isAttributeUpload } from './plan/request.js';
 import { dropAnswer, errorBody, send, sendError, SECURITY_HEADERS, type RestResponse } from './present/response.js';
 import { Session, sessionInternals } from '../datastore/index.js';
-import { keepSession, sessionOf, type CookieAttributes } from './session-http.js';
+import { cookieAttributesOf, keepSession, sessionOf } from './session-http.js';
 import type { Services } from './scope/scope.js';
 import { endWatchStreams } from './run/handlers/watch.js';
 import type { HttpGuard } from './request/http-guards.js';
@@ -143,10 +143,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
   // (no hook: the handler reads the session's cookie itself; the plugin serialises the cookie's attributes)
   await app.register(fastifyCookie, { hook: false });
   // the cookie's attributes, serialised once by the cookie package: a token is 32 hex digits, written as it is
-  const cookieAttributes: CookieAttributes = {
-    plain: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax' }).slice('x='.length),
-    secure: app.serializeCookie('x', '', { path: '/', httpOnly: true, sameSite: 'lax', secure: true }).slice('x='.length),
-  };
+  const cookieAttributes = cookieAttributesOf(app);
   app.route({ method: [...ROUTED], url: REST_PREFIX, handler });
   app.route({ method: [...ROUTED], url: `${REST_PREFIX}/*`, handler });
   // OPTIONS: 204 with the methods the planner takes at this URL for this session (an unknown

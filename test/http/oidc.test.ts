@@ -7,6 +7,7 @@
 // pending sign-ins; and auth.json's mistakes, refused at the start with file, path and reason.
 
 import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -97,6 +98,13 @@ describe('single sign-on with OpenID Connect, against a provider run locally', (
     assert.equal(status, 200);
     assert.deepEqual(body.providers.map((p: Json) => p.name), ['corp', 'mail', 'wrongsecret', 'down']);
     assert.equal(body.providers[0].login, '/rest/$oidc/corp/login');
+  });
+
+  it('describes the sign-in routes in the OpenAPI document', async () => {
+    const { body } = await json(new TestBrowser(), '/rest/$openapi');
+    const result = await new Validator().validate(body as never);
+    assert.equal(result.valid, true, JSON.stringify(result.errors));
+    for (const path of ['/rest/$oidc', '/rest/$oidc/{provider}/login', '/rest/$oidc/{provider}/callback']) assert.ok(body.paths[path], path);
   });
 
   it('signs in with the code flow and PKCE: the groups claim mapped to roles, the default role added, the session logged in with a new cookie', async () => {

@@ -17,6 +17,7 @@ import type { AttributeModel, DataClassModel } from '../../model/types.js';
 import { REST_PREFIX } from '../request/constants.js';
 import type { Scope } from '../scope/scope.js';
 import { adminPaths } from './admin-paths.js';
+import { signInPaths } from './sign-in-paths.js';
 import { methodParam, PAGE, param, SHAPE } from './parameters.js';
 import { keySchema, names, OBJECT, readable, ref, visibleAttributes, type Schema } from './schemas.js';
 
@@ -406,6 +407,7 @@ export function buildPaths(scope: Scope, dataClasses: readonly DataClassModel[])
   const out: Paths = {};
   systemPaths(scope, out);
   adminPaths(scope, out as never);
+  signInPaths(scope, out as never);
   for (const dc of dataClasses) dataClassPaths(scope, dc, out);
   for (const dc of dataClasses) for (const c of dataClassFunctions(scope, dc)) out[c.path] = callPath(c);
   for (const c of datastoreFunctions(scope)) out[c.path] = callPath(c);
