@@ -14,6 +14,7 @@ const ACTIONS: Record<string, () => Promise<Action>> = {
   export: () => import('./commands/export.js'),
   users: () => import('./commands/users.js'),
   tokens: () => import('./commands/tokens.js'),
+  init: () => import('./commands/init.js'),
 };
 
 const name = process.argv[2];

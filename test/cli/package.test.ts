@@ -81,9 +81,9 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** `npx dataset-rest ARGS` in `cwd` (a process group of its own), until its ready line. */
-async function startServer(cwd: string, args: readonly string[]): Promise<Server> {
-  const child = spawn('npx', ['--no', '--', 'dataset-rest', ...args], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+/** `npx dataset-rest ARGS` (or another command: `npm start --`) in `cwd` (a process group of its own), until its ready line. */
+async function startServer(cwd: string, args: readonly string[], command: readonly string[] = ['npx', '--no', '--', 'dataset-rest']): Promise<Server> {
+  const child = spawn(command[0], [...command.slice(1), ...args], { cwd, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
   let err = '';
   child.stderr.on('data', (d) => (err += String(d)));
@@ -251,7 +251,7 @@ describe('the package (npm pack, then a plain install into a fresh folder)', { t
 
   it('is built by prepack: dist/ with .js and .d.ts, the command, the demo and the explorer sources; no src/, tests or data; the repository package.json put back', () => {
     const listing = new Set(run('tar', ['-tzf', tarball], { cwd: tmp.dir }).stdout.trim().split('\n').map((f) => f.replace(/^package\//, '')));
-    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'dist/process/cli.js', 'bin/dataset-rest.mjs', 'demo/model.json', 'demo/seed.ts', 'demo/classes/DataStore.ts', 'explorer/index.html', 'explorer/src/main.tsx']) {
+    for (const f of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/main.js', 'dist/process/cli.js', 'bin/dataset-rest.mjs', 'demo/model.json', 'demo/seed.ts', 'demo/classes/DataStore.ts', 'templates/init/model.json', 'templates/init/classes/Book.ts', 'explorer/index.html', 'explorer/src/main.tsx']) {
       assert.ok(listing.has(f), `the tarball lacks ${f}`);
     }
     for (const f of listing) assert.doesNotMatch(f, /^(src|test|bench|node_modules|demo\/data)\/|\.sqlite$|^bin\/pack\.mjs$/, `the tarball holds ${f}`);
@@ -320,6 +320,21 @@ describe('the package (npm pack, then a plain install into a fresh folder)', { t
     }
   });
 
+  it('npx dataset-rest init DIR writes a project whose npm start serves it with the package installed above', async () => {
+    const r = run('npx', ['--no', '--', 'dataset-rest', 'init', 'first'], { cwd: app });
+    // (the package is installed in the folder above: nothing to install)
+    assert.equal(r.stdout, 'Next:\n  cd first\n  npm start\n');
+    const server = await startServer(join(app, 'first'), ['--port', '0', '--log-level', 'warn'], ['npm', 'start', '--silent', '--']);
+    try {
+      const books = await fetch(`${server.base}/Book/since?$params=[1970]&$attributes=title,author.name`);
+      assert.equal(books.status, 200);
+      const body = (await books.json()) as { __ENTITIES: { author: { name: string } }[] };
+      assert.deepEqual(body.__ENTITIES.map((b) => b.author.name), ['Italo Calvino', 'Ursula K. Le Guin', 'Italo Calvino']);
+    } finally {
+      await server.stop();
+    }
+  });
+
   it("the type declarations: a TypeScript file and the project's classes type-check with tsc (strict, no skipLibCheck)", () => {
     // what a TypeScript user adds: typescript, @types/node, and @types/pg, whose types the
     // declarations of the storage name (PostgreSQL's options); the checkout's versions, in npm's cache
@@ -328,7 +343,8 @@ describe('the package (npm pack, then a plain install into a fresh folder)', { t
     writeFileSync(join(app, 'check-types.mts'), CHECK_TS);
     writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
       compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] },
-      files: ['check-types.mts', 'project/seed.ts', 'project/classes/ThingEntity.ts', 'project/classes/DataStore.ts'],
+      // (and the files of the project `init` wrote, in the test before)
+      files: ['check-types.mts', 'project/seed.ts', 'project/classes/ThingEntity.ts', 'project/classes/DataStore.ts', 'first/seed.ts', 'first/classes/Book.ts'],
     }, null, 2));
     run('npx', ['--no', '--', 'tsc', '-p', 'tsconfig.json'], { cwd: app, timeoutMs: 180_000 });
   });
