@@ -1,5 +1,5 @@
 // The dataset-rest command's entry: `dataset-rest [options]` serves a project (src/process/cli.ts);
-// `dataset-rest migrate|import|export|users|tokens …` are actions on a project's database, each a module of
+// `dataset-rest migrate|import|export|users|tokens …` are actions on a project's database, `dataset-rest init DIR` writes a new project; each a module of
 // src/commands/ with flags of its own (`dataset-rest import --help`). Only the module asked for is
 // loaded: serving never loads the actions, nor an action the server.
 
