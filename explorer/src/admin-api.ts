@@ -58,7 +58,13 @@ export interface NewToken extends TokenInfo {
 }
 
 /** The matrix, when this session is an administrator; undefined otherwise (401, 403, anything else). */
-export async function probeAdministration(): Promise<RolesMatrix | undefined> {
+/**
+ * roles.json as a matrix when the session is an administrator (it holds the admin privilege, the
+ * server's own rule), else undefined — asked only then: another session's 401 would be an error
+ * line in the browser's console at every page.
+ */
+export async function probeAdministration(session: { readonly privileges: readonly string[] }): Promise<RolesMatrix | undefined> {
+  if (!session.privileges.some((p) => p.toLowerCase() === 'admin')) return undefined;
   try {
     return await rest<RolesMatrix>(`${REST}/$roles`, { quiet: true });
   } catch {

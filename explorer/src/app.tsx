@@ -1,7 +1,7 @@
 // The explorer's frame: a header (who is logged in), the dataclasses with their counts, and the
 // view the address's hash names. The catalog is read again whenever the session changes, since
-// what a session may see is what its catalog lists; so is /rest/$roles, which answers only an
-// administrator: when it does, the side offers the administration (admin.tsx).
+// what a session may see is what its catalog lists; a session holding the admin privilege is
+// also offered the administration (admin.tsx), from /rest/$roles.
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { keyPath, messageOf, onLoginNeeded, query, REST, rest } from './api';
@@ -44,8 +44,8 @@ export function App() {
   useEffect(() => {
     let live = true;
     setFailure('');
-    Promise.all([loadCatalog(), currentSession(), probeAdministration()]).then(
-      ([c, s, a]) => {
+    Promise.all([loadCatalog(), currentSession().then(async (s) => [s, await probeAdministration(s)] as const)]).then(
+      ([c, [s, a]]) => {
         if (!live) return;
         const text = JSON.stringify([c.dataClasses, c.methods, c.singletons]);
         if (text !== catalogText.current) {
