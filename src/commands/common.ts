@@ -52,6 +52,27 @@ export function dataCommand(name: string, summary: string): Command {
     .allowExcessArguments(false);
 }
 
+/** An action of a command of actions (users add, tokens revoke): errors thrown, never printed by commander. */
+export function actionCommand(program: Command, name: string, summary: string): Command {
+  return program.command(name).description(summary).exitOverride().configureOutput({ outputError: () => {} }).allowExcessArguments(false);
+}
+
+/**
+ * Parses the args of a command of actions: the action named, with the command's flags and its
+ * own, and its arguments; or the exit code to end with (--help: 0; a bad flag or no action: 2, said).
+ */
+export function parseAction<F extends object>(program: Command, args: readonly string[]): { action: Command; flags: ProjectFlags & F; args: (string | undefined)[] } | number {
+  const code = parseFlags(program, args);
+  if (code !== undefined) return code;
+  const action = program.args[0] === undefined ? undefined : program.commands.find((c) => c.name() === program.args[0]);
+  if (!action) {
+    const name = program.name().replace(/^dataset-rest /, '');
+    say(`say what to do: dataset-rest ${name} ${program.commands.map((c) => c.name()).join('|')} (dataset-rest ${name} --help)`);
+    return 2;
+  }
+  return { action, flags: { ...program.opts<ProjectFlags>(), ...(action.opts() as F) }, args: action.processedArgs as (string | undefined)[] };
+}
+
 /** Parses `args`: the command's options and arguments, or the exit code to end with (--help: 0; a bad flag: 2, said). */
 export function parseFlags(program: Command, args: readonly string[]): number | undefined {
   try {

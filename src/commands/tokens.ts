@@ -5,7 +5,7 @@
 import { Command } from 'commander';
 import { coreOf } from '../datastore/datastore.js';
 import { isDatasetError } from '../errors/dataset-error.js';
-import { dataCommand, databaseInWords, io, openForCommand, parseFlags, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { actionCommand, dataCommand, databaseInWords, io, openForCommand, parseAction, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 import { usersOf } from './users.js';
 
 interface TokensFlags extends ProjectFlags {
@@ -18,7 +18,7 @@ interface TokensFlags extends ProjectFlags {
 
 function command(): Command {
   const program = dataCommand('tokens', 'Manages the API tokens of built-in users: create, list, revoke.');
-  const sub = (name: string, summary: string) => program.command(name).description(summary).exitOverride().configureOutput({ outputError: () => {} }).allowExcessArguments(false);
+  const sub = (name: string, summary: string) => actionCommand(program, name, summary);
   sub('create', 'makes a token and prints it (once)')
     .requiredOption('--user <name>', 'the user it acts as')
     .option('--name <text>', 'what it is for (shown in listings)')
@@ -30,16 +30,9 @@ function command(): Command {
 }
 
 export async function main(args: readonly string[]): Promise<number> {
-  const program = command();
-  const code = parseFlags(program, args);
-  if (code !== undefined) return code;
-  const action = program.args[0] === undefined ? undefined : program.commands.find((c) => c.name() === program.args[0]);
-  if (!action) {
-    say('say what to do: dataset-rest tokens create|list|revoke (dataset-rest tokens --help)');
-    return 2;
-  }
-  const flags = { ...program.opts<ProjectFlags>(), ...action.opts<TokensFlags>() };
-  const [id] = action.processedArgs as [string | undefined];
+  const parsed = parseAction<TokensFlags>(command(), args);
+  if (typeof parsed === 'number') return parsed;
+  const { action, flags, args: [id] } = parsed;
   return runCommand(async (opened) => {
     const expires = expiry(flags.expires);
     say(`tokens: on ${databaseInWords(flags)}`);

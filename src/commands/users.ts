@@ -7,7 +7,7 @@ import { Command } from 'commander';
 import { coreOf, type DatastoreWithClasses } from '../datastore/datastore.js';
 import type { BuiltInUsers } from '../datastore/users/built-in-users.js';
 import { isDatasetError } from '../errors/dataset-error.js';
-import { dataCommand, databaseInWords, io, openForCommand, parseFlags, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { actionCommand, dataCommand, databaseInWords, io, openForCommand, parseAction, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 import { readPassword } from './secret-input.js';
 
 interface UsersFlags extends ProjectFlags {
@@ -19,7 +19,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, ...val
 
 function command(): Command {
   const program = dataCommand('users', "Manages the project's built-in users (auth.json's \"users\"): add, passwd, roles, remove, list.");
-  const sub = (name: string, summary: string) => program.command(name).description(summary).exitOverride().configureOutput({ outputError: () => {} }).allowExcessArguments(false);
+  const sub = (name: string, summary: string) => actionCommand(program, name, summary);
   sub('add', 'adds a user (the password is asked, or read from stdin)').argument('<name>').option('--role <role>', 'a role of roles.json (repeat it, or a comma-separated list)', collect);
   sub('passwd', "sets a user's password (asked, or read from stdin)").argument('<name>');
   sub('roles', "sets a user's roles").argument('<name>').option('--role <role>', 'a role of roles.json (repeat it, or a comma-separated list; none: no role)', collect);
@@ -29,16 +29,9 @@ function command(): Command {
 }
 
 export async function main(args: readonly string[]): Promise<number> {
-  const program = command();
-  const code = parseFlags(program, args);
-  if (code !== undefined) return code;
-  const action = program.args[0] === undefined ? undefined : program.commands.find((c) => c.name() === program.args[0]);
-  if (!action) {
-    say(`say what to do: dataset-rest users add|passwd|roles|remove|list (dataset-rest users --help)`);
-    return 2;
-  }
-  const flags = { ...program.opts<ProjectFlags>(), ...action.opts<UsersFlags>() };
-  const [name] = action.processedArgs as [string | undefined];
+  const parsed = parseAction<UsersFlags>(command(), args);
+  if (typeof parsed === 'number') return parsed;
+  const { action, flags, args: [name] } = parsed;
   return runCommand(async (opened) => {
     say(`users: on ${databaseInWords(flags)}`);
     const ds = await openForCommand(flags, { withRoles: true });
