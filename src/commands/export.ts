@@ -17,7 +17,7 @@ import { EVERY_ATTRIBUTE } from '../model/types.js';
 import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/present/export-format.js';
 import type { Scope } from '../rest/scope/scope.js';
 import { databaseTarget } from '../storage/open.js';
-import { dataClassNamed, dataCommand, DB_ENV, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { databaseOf, dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 
 const FORMATS = ['csv', 'ndjson', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -131,7 +131,7 @@ export async function main(args: readonly string[]): Promise<number> {
  * --db) would otherwise be created, seeded by the project, and exported as if it were the data.
  */
 function requireDatabase(flags: ProjectFlags): void {
-  const db = flags.db ?? (process.env[DB_ENV] || undefined);
+  const db = databaseOf(flags);
   let target;
   try {
     target = databaseTarget(db ?? join(resolve(projectDir(flags)), 'data', 'data.sqlite'));
