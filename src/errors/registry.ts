@@ -31,7 +31,7 @@ export const ERRORS = {
   UNKNOWN_DATACLASS: { errCode: 7002, status: 404, signature: 'dsrs', summary: 'The URL names a dataclass that does not exist or is not exposed.' },
   MALFORMED_URL: { errCode: 7004, status: 400, signature: 'dsrs', summary: 'The URL path does not follow the REST grammar (unbalanced brackets, bad escapes, extra segments).' },
   INVALID_KEY: { errCode: 7005, status: 400, signature: 'dsrs', summary: 'A key in the URL cannot be converted to the primary key type.' },
-  UNKNOWN_OPTION: { errCode: 7006, status: 400, signature: 'dsrs', summary: 'A $-option in the query string is unknown.' },
+  UNKNOWN_OPTION: { errCode: 7006, status: 400, signature: 'dsrs', summary: "A $-option in the query string is unknown, or a parameter without '$' names an option (ours or another API's) or an attribute (?lastName=Smith): the message shows what to write." },
   INVALID_OPTION: { errCode: 7007, status: 400, signature: 'dsrs', summary: 'A $-option has a value it cannot take, or is given twice.' },
   OPTION_NOT_SUPPORTED: { errCode: 7008, status: 501, signature: 'dsrs', summary: 'A documented $-option this version does not implement yet.' },
   LIMIT_EXCEEDED: { errCode: 7009, status: 400, signature: 'dsrs', summary: 'A request goes past a named limit (page size, URL length, path depth).' },
