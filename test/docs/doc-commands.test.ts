@@ -11,9 +11,13 @@
 // - Every command (a line, with its `\` continuations) must exit 0, and every HTTP answer its curl
 //   calls get must be below 400 — unless its comment names the status it answers, `# → 403`:
 //   then its last answer must be exactly that.
+// - A shell block that names no server runs its commands (`npx dataset-rest …`, `dataset-rest …`)
+//   as a checkout runs them on the built-in demo: the command of this checkout, on the demo (read,
+//   never written) and a copy of its seeded database on the engine under test (DATASET_REST_DB),
+//   in the block's own folder, under the same rules.
 // - Any other shell block (installing, Docker, a project of your own, a stream that never ends, a
 //   placeholder to fill in) says why it is not run on the line before its fence:
-//   `<!-- not run: needs Docker -->`. A shell block that is neither run nor marked fails.
+//   `<!-- not run: needs Docker -->`. Every shell block is run or says why not.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,10 +26,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { commandsOf, documents, DOC_SERVER, readDocument, shellBlocks, type ShellBlock } from '../support/doc-blocks.js';
-import { DEMO_DIR, openDemo, TEST_ENGINE, type DemoFixture } from '../support/helpers.js';
+import { BIN, DEMO_DIR, openDemo, TEST_ENGINE, type DemoFixture } from '../support/helpers.js';
+import { seededDemoDatabase } from '../support/seeded-demo.js';
 
 const blocks = documents().flatMap(shellBlocks);
 const runnable = blocks.filter((b) => b.notRun === undefined && b.talksToServer);
+const commandBlocks = blocks.filter((b) => b.notRun === undefined && !b.talksToServer);
 
 interface Outcome {
   readonly command: string;
@@ -34,19 +40,24 @@ interface Outcome {
   readonly statuses: number[];
 }
 
-/** Runs a block as one bash script against `port`; each command's exit code and the statuses of its curl calls. */
-async function runBlock(block: ShellBlock, port: number): Promise<{ outcomes: Outcome[]; stdout: string; stderr: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'dataset-rest-doc-'));
+/**
+ * Runs a block as one bash script in `dir`, against `port` (or, for a block of commands, the
+ * environment `env`); each command's exit code and the statuses of its curl calls.
+ */
+async function runBlock(block: ShellBlock, dir: string, port: number, env: NodeJS.ProcessEnv = process.env): Promise<{ outcomes: Outcome[]; stdout: string; stderr: string }> {
   const commands = block.commands;
   const script = [
     // every answer's status on stderr, whatever the command does with its output
     `curl() { command curl -sS -w '%{stderr}DOCSTATUS %{http_code}\\n' "$@"; }`,
+    // the command as a checkout runs it (npx finds the checkout's own), wherever the block runs
+    `dataset-rest() { node ${JSON.stringify(BIN)} "$@"; }`,
+    `npx() { if [ "$1" = dataset-rest ]; then shift; dataset-rest "$@"; else command npx "$@"; fi; }`,
     ...commands.flatMap((c, i) => [`printf 'DOCCMD ${i}\\n' >&2`, c.text.replace(DOC_SERVER, `127.0.0.1:${port}`), `printf 'DOCEXIT ${i} %s\\n' "$?" >&2`]),
   ].join('\n');
   writeFileSync(join(dir, 'block.sh'), script);
   try {
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
-      execFile('bash', ['block.sh'], { cwd: dir, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (_error, out, err) => resolve({ stdout: String(out), stderr: String(err) }));
+      execFile('bash', ['block.sh'], { cwd: dir, env, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (_error, out, err) => resolve({ stdout: String(out), stderr: String(err) }));
     });
     const outcomes: Outcome[] = commands.map((c) => ({ command: c.text, expect: c.expect, exit: undefined, statuses: [] }));
     let current = -1;
@@ -58,8 +69,17 @@ async function runBlock(block: ShellBlock, port: number): Promise<{ outcomes: Ou
     }
     return { outcomes, stdout, stderr: stderr.split('\n').filter((l) => !/^DOC(CMD|STATUS|EXIT) /.test(l)).join('\n') };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(dir, 'block.sh'), { force: true });
   }
+}
+
+/** The faults of a block's outcomes, or an assertion that there are none. */
+function assertRan({ outcomes, stdout, stderr }: Awaited<ReturnType<typeof runBlock>>): void {
+  const faults = outcomes.flatMap((o) => {
+    const f = fault(o);
+    return f ? [`${o.command}\n    ${f}`] : [];
+  });
+  assert.deepEqual(faults, [], `stdout:\n${stdout.slice(-4000)}\nstderr:\n${stderr.slice(-4000)}`);
 }
 
 /** What is wrong with a command's outcome, or undefined. */
@@ -88,13 +108,14 @@ describe('the commands of a block: how the documents are read', () => {
 });
 
 describe('every shell block of the README and docs/ is run or says why not', () => {
-  it('finds the examples: some run against the demo, the others are marked with a reason', () => {
-    const unmarked = blocks.filter((b) => b.notRun === undefined && !b.talksToServer);
-    assert.deepEqual(unmarked.map((b) => `${b.file}:${b.line}`), [], 'shell blocks that talk to no demo server: mark them <!-- not run: why -->');
-    assert.ok(runnable.length >= 10, `${runnable.length} blocks run`);
+  it('finds the examples: most run against the demo, the others say why not', () => {
     const skipped = blocks.filter((b) => b.notRun !== undefined);
+    assert.ok(runnable.length >= 10, `${runnable.length} blocks run against the server`);
+    assert.ok(commandBlocks.length >= 1, `${commandBlocks.length} blocks of commands run`);
+    assert.ok(skipped.every((b) => b.notRun!.length >= 8), 'a block not run says why');
     // (a line beside the test's other output: what ran and what was left out)
-    console.log(`# doc-commands: ${blocks.length} shell blocks, ${runnable.length} run (${runnable.reduce((n, b) => n + b.commands.length, 0)} commands), ${skipped.length} not run`);
+    const count = (bs: ShellBlock[]) => bs.reduce((n, b) => n + b.commands.length, 0);
+    console.log(`# doc-commands: ${blocks.length} shell blocks: ${runnable.length} run against the server (${count(runnable)} commands), ${commandBlocks.length} of commands (${count(commandBlocks)}), ${skipped.length} not run`);
   });
 
   it('leaves no command to the demo inline in the text, where it would not be run', () => {
@@ -121,12 +142,29 @@ describe(`the documents' examples answer as written, on the demo (${TEST_ENGINE}
 
   for (const block of runnable) {
     it(`${block.file}:${block.line} (${block.commands.length} commands)`, async () => {
-      const { outcomes, stdout, stderr } = await runBlock(block, port);
-      const faults = outcomes.flatMap((o) => {
-        const f = fault(o);
-        return f ? [`${o.command}\n    ${f}`] : [];
-      });
-      assert.deepEqual(faults, [], `stdout:\n${stdout.slice(-4000)}\nstderr:\n${stderr.slice(-2000)}`);
+      const dir = mkdtempSync(join(tmpdir(), 'dataset-rest-doc-'));
+      try {
+        assertRan(await runBlock(block, dir, port));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});
+
+describe(`the documents' commands run as written, on a copy of the demo (${TEST_ENGINE})`, () => {
+  for (const block of commandBlocks) {
+    it(`${block.file}:${block.line} (${block.commands.length} commands)`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'dataset-rest-doc-'));
+      try {
+        // the built-in demo (read, never written: its database is elsewhere), on a copy of its seeded database
+        const db = await seededDemoDatabase(TEST_ENGINE, join(dir, '.demo.sqlite'));
+        const env = { ...process.env, DATASET_REST_DB: db };
+        delete env.DATASET_REST_PROJECT;
+        assertRan(await runBlock(block, dir, 0, env));
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
   }
 });
