@@ -159,7 +159,7 @@ describe(`the documents' commands run as written, on a copy of the demo (${TEST_
       try {
         // the built-in demo (read, never written: its database is elsewhere), on a copy of its seeded database
         const db = await seededDemoDatabase(TEST_ENGINE, join(dir, '.demo.sqlite'));
-        const env = { ...process.env, DATASET_REST_DB: db };
+        const env: NodeJS.ProcessEnv = { ...process.env, DATASET_REST_DB: db };
         delete env.DATASET_REST_PROJECT;
         assertRan(await runBlock(block, dir, 0, env));
       } finally {
