@@ -10,7 +10,7 @@
 //   server, in document order, never a folder.
 // - Every command (a line, with its `\` continuations) must exit 0, and every HTTP answer its curl
 //   calls get must be below 400 — unless its comment names the status it answers, `# → 403`:
-//   then its last answer must be exactly that.
+//   then its last answer must be exactly that; or the exit code it ends with, `# → exit 2`.
 // - A shell block that names no server runs its commands (`npx dataset-rest …`, `dataset-rest …`)
 //   as a checkout runs them on the built-in demo: the command of this checkout, on the demo (read,
 //   never written) and a copy of its seeded database on the engine under test (DATASET_REST_DB),
@@ -36,6 +36,7 @@ const commandBlocks = blocks.filter((b) => b.notRun === undefined && !b.talksToS
 interface Outcome {
   readonly command: string;
   readonly expect?: number;
+  readonly expectExit: number;
   readonly exit: number | undefined;
   readonly statuses: number[];
 }
@@ -59,7 +60,7 @@ async function runBlock(block: ShellBlock, dir: string, port: number, env: NodeJ
     const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve) => {
       execFile('bash', ['block.sh'], { cwd: dir, env, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 }, (_error, out, err) => resolve({ stdout: String(out), stderr: String(err) }));
     });
-    const outcomes: Outcome[] = commands.map((c) => ({ command: c.text, expect: c.expect, exit: undefined, statuses: [] }));
+    const outcomes: Outcome[] = commands.map((c) => ({ command: c.text, expect: c.expect, expectExit: c.exit, exit: undefined, statuses: [] }));
     let current = -1;
     for (const line of stderr.split('\n')) {
       let m: RegExpExecArray | null;
@@ -84,7 +85,7 @@ function assertRan({ outcomes, stdout, stderr }: Awaited<ReturnType<typeof runBl
 
 /** What is wrong with a command's outcome, or undefined. */
 function fault(o: Outcome): string | undefined {
-  if (o.exit !== 0) return `exited ${o.exit ?? '(never reached)'}`;
+  if (o.exit !== o.expectExit) return `exited ${o.exit ?? '(never reached)'}${o.expectExit === 0 ? '' : `, its comment says ${o.expectExit}`}`;
   if (/\bcurl\b/.test(o.command) && o.statuses.length === 0) return 'made no HTTP request';
   if (o.statuses.includes(0)) return 'could not reach the server';
   if (o.expect !== undefined) {
@@ -100,10 +101,11 @@ function fault(o: Outcome): string | undefined {
 describe('the commands of a block: how the documents are read', () => {
   it('joins continuations, leaves out comment lines and reads the status a comment names', () => {
     assert.deepEqual(commandsOf("# a comment\nJ='x'\ncurl -s a \\\n  -d b   # → 401: a guest\n\ncurl c   # the answer: {…} → {\"ID\"}"), [
-      { text: "J='x'", expect: undefined },
-      { text: 'curl -s a \\\n  -d b   # → 401: a guest', expect: 401 },
-      { text: 'curl c   # the answer: {…} → {"ID"}', expect: undefined },
+      { text: "J='x'", expect: undefined, exit: 0 },
+      { text: 'curl -s a \\\n  -d b   # → 401: a guest', expect: 401, exit: 0 },
+      { text: 'curl c   # the answer: {…} → {"ID"}', expect: undefined, exit: 0 },
     ]);
+    assert.deepEqual(commandsOf('npx dataset-rest init x   # → exit 2: not empty'), [{ text: 'npx dataset-rest init x   # → exit 2: not empty', expect: undefined, exit: 2 }]);
   });
 });
 

@@ -1,7 +1,7 @@
 // The documents' shell examples, read as the doc-commands test runs them: the fenced blocks of
 // README.md and docs/*.md, each with the annotation before it and its commands (a command is a
 // line, with its `\` continuations; comment-only lines are none), and the expected status a
-// command's comment names (`# → 403`). The convention is the doc-commands test's header's.
+// command's comment names (`# → 403`), or the exit code (`# → exit 2`). The convention is the doc-commands test's header's.
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -25,6 +25,8 @@ export interface DocCommand {
   readonly text: string;
   /** the status its comment says it answers (`→ 401`), else undefined: any status below 400 */
   readonly expect?: number;
+  /** the exit code its comment says it ends with (`→ exit 2`), else 0 */
+  readonly exit: number;
 }
 
 export interface ShellBlock {
@@ -44,6 +46,8 @@ export const DOC_SERVER = /\b(?:127\.0\.0\.1|localhost):8080\b/g;
 
 /** `→ 401` in a command's trailing comment. */
 const EXPECT = /#.*→\s*(\d{3})\b/;
+/** `→ exit 2` in a command's trailing comment. */
+const EXPECT_EXIT = /#.*→\s*exit\s+(\d+)\b/;
 
 /** The commands of a block: lines joined at a trailing `\`, blank and comment-only lines left out. */
 export function commandsOf(code: string): DocCommand[] {
@@ -58,9 +62,10 @@ export function commandsOf(code: string): DocCommand[] {
     const text = pending + line;
     pending = '';
     const m = EXPECT.exec(text);
-    out.push({ text, expect: m ? Number(m[1]) : undefined });
+    const e = EXPECT_EXIT.exec(text);
+    out.push({ text, expect: m ? Number(m[1]) : undefined, exit: e ? Number(e[1]) : 0 });
   }
-  if (pending !== '') out.push({ text: pending });
+  if (pending !== '') out.push({ text: pending, exit: 0 });
   return out;
 }
 
