@@ -1,5 +1,5 @@
-// The documents that list things the code defines keep up with it: the README's table of flags,
-// docs/limits.md's table of limits.
+// The documents that list things the code defines keep up with it: docs/command-line.md's table
+// of flags, docs/limits.md's table of limits.
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -10,10 +10,10 @@ const read = (file: string) => readFileSync(new URL(`../../${file}`, import.meta
 const flags = commandLine().options.map((o) => o.long as string);
 
 describe('the documents list what the code defines', () => {
-  it("the README's table of flags has a row for every flag of the command", () => {
-    const readme = read('README.md');
-    const missing = flags.filter((flag) => !new RegExp(`^\\| \`${flag}( [^\`]*)?\` \\|`, 'm').test(readme));
-    assert.deepEqual(missing, [], 'flags without a row in README.md, "Command line"');
+  it("docs/command-line.md's table of flags has a row for every flag of the command", () => {
+    const page = read('docs/command-line.md');
+    const missing = flags.filter((flag) => !new RegExp(`^\\| \`${flag}( [^\`]*)?\` \\|`, 'm').test(page));
+    assert.deepEqual(missing, [], 'flags without a row in docs/command-line.md, "Flags"');
   });
 
   it('docs/limits.md names every flag that sets a limit (sizes, counts, time)', () => {
