@@ -40,6 +40,8 @@ describe('friendly mistakes', () => {
     assert.match(await refused(demo, '/rest/Employee?employer.name=acme', 7006), /\$filter="employer\.name = acme"$/);
     assert.match(await refused(demo, '/rest/Employee?salary=gte.5000', 7006), /\$filter="salary >= 5000"$/);
     assert.match(await refused(demo, '/rest/Employee?lastName=like.Sm*', 7006), /\$filter="lastName = Sm@"$/);
+    assert.match(await refused(demo, '/rest/Employee?lastName=constructor.x', 7006), /\$filter="lastName = constructor\.x"$/);
+    assert.match(await refused(demo, '/rest/Employee?$constructor=1', 7006), /^unknown option '\$constructor'/);
     assert.match(await refused(demo, `/rest/Employee?lastName=${encodeURIComponent('Smith and Co')}`, 7006), /\$filter="lastName = 'Smith and Co'"$/);
   });
 
@@ -53,7 +55,7 @@ describe('friendly mistakes', () => {
   });
 
   it('keeps ignoring parameters that are not meant as options: cache-busters and unknown names', async () => {
-    for (const url of ['/rest/Employee?_=1733240000000&$top=1', '/rest/Employee?v=2&$top=1', '/rest/Employee?nocache&$top=1', '/rest/$catalog?_=1', '/rest/$openapi?format=json']) {
+    for (const url of ['/rest/Employee?_=1733240000000&$top=1', '/rest/Employee?constructor=1&__proto__=2&toString=3&$top=1', '/rest/Employee?v=2&$top=1', '/rest/Employee?nocache&$top=1', '/rest/$catalog?_=1', '/rest/$openapi?format=json']) {
       const res = await demo.request(url);
       assert.equal(res.status, 200, `${url}: ${JSON.stringify(res.body).slice(0, 200)}`);
     }

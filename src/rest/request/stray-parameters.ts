@@ -69,6 +69,11 @@ const DOLLAR: Readonly<Record<string, Meant>> = {
   $page: PAGE,
 };
 
+/** A table's own entry (never the prototype's: ?constructor=…, ?__proto__=…). */
+function own<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(table, key) ? table[key] : undefined;
+}
+
 function shown(value: string): string {
   return value.length > 60 ? `${value.slice(0, 60)}…` : value;
 }
@@ -81,14 +86,14 @@ function suggestion(meant: Meant, value: string | undefined): string {
 
 /** A plain parameter (no '$') that names an option of ours or another API's: the error that shows ours, else undefined (it is ignored). */
 export function strayOption(name: string, value: string | undefined): DatasetError | undefined {
-  const meant = PLAIN[name.toLowerCase()];
+  const meant = own(PLAIN, name.toLowerCase());
   if (!meant) return undefined;
   return new DatasetError('UNKNOWN_OPTION', `'${name}' is not an option of this API (options begin with '$'): ${meant.noteOnly ? '' : 'write '}${suggestion(meant, value)}`);
 }
 
 /** For an unknown $-option that another API names so: " (this API's is $attributes=…)", else "". */
 export function otherApiHint(name: string, value: string | undefined): string {
-  const meant = DOLLAR[name.toLowerCase()];
+  const meant = own(DOLLAR, name.toLowerCase());
   return meant ? `: ${meant.noteOnly ? '' : "this API's is "}${suggestion(meant, value)}` : '';
 }
 
@@ -97,8 +102,9 @@ const POSTGREST_OPS: Readonly<Record<string, string>> = { eq: '=', neq: '!=', gt
 
 function criterion(name: string, value: string): string {
   const op = /^([a-z]+)\.(.*)$/s.exec(value);
-  const comparator = op && POSTGREST_OPS[op[1]] ? POSTGREST_OPS[op[1]] : '=';
-  let v = op && POSTGREST_OPS[op[1]] ? op[2] : value;
+  const known = op ? own(POSTGREST_OPS, op[1]) : undefined;
+  const comparator = known ?? '=';
+  let v = op && known ? op[2] : value;
   if (op && (op[1] === 'like' || op[1] === 'ilike')) v = v.replace(/\*/g, '@');
   const quoted = v === '' || /^['"]|\s(and|or|except)\s|[&|()]/i.test(v) ? `'${v.replace(/[\\']/g, (c) => `\\${c}`)}'` : v;
   return `${name} ${comparator} ${shown(quoted)}`;
