@@ -192,3 +192,66 @@ describe(`delete rules over REST (${TEST_ENGINE})`, () => {
     assert.match(doc.components.schemas.BookEntity.properties.loans.description, /deleteRule refuse: this entity cannot be dropped while it has any, 409/);
   });
 });
+
+describe(`delete rules over REST, meeting permissions and row filters (${TEST_ENGINE})`, () => {
+  const tmp = tempDir('dataset-rest-delete-rules-guarded-');
+  let ds: DatastoreWithClasses;
+  let app: FastifyInstance;
+  const request = (url: string, method: 'GET' | 'POST' = 'GET', body?: unknown) => injected(app, url, method, body);
+  before(async () => {
+    writeLibraryProject(tmp.dir, true);
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'library.sqlite')) });
+    app = await buildServer(ds, { logLevel: 'silent' });
+  });
+  after(async () => {
+    await app?.close();
+    await ds?.close();
+    tmp.remove();
+  });
+  // (made as the server: what the guest's restrict() hides is made too)
+  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
+    const e = ds.dataClass(cls)!.new();
+    for (const [k, v] of Object.entries(values)) e.set(k, v);
+    await e.save();
+    return e;
+  };
+  const there = async (cls: string, key: unknown) => (await ds.dataClass(cls)!.get(key)) !== null;
+
+  it('refuses a cascade into entities the session may not drop (401 for a guest), and needs no such right when there are none', async () => {
+    const a = await make('Author', { name: 'Guarded chapters' });
+    const book = await make('Book', { title: 'with a chapter', author: a });
+    const chapter = await make('Chapter', { title: 'one', book });
+    const res = await request(`/rest/Author(${String(a.getKey())})?$method=delete`, 'POST');
+    assert.equal(res.status, 401, JSON.stringify(res.body));
+    assert.equal(res.body.__ERROR[0].errCode, ERRORS.NO_PERMISSION_DROP.errCode);
+    for (const [cls, e] of [['Author', a], ['Book', book], ['Chapter', chapter]] as const) assert.equal(await there(cls, e.getKey()), true, cls);
+    const b = await make('Author', { name: 'No chapters' });
+    const bare = await make('Book', { title: 'without chapters', author: b });
+    assert.deepEqual((await request(`/rest/Author(${String(b.getKey())})?$method=delete`, 'POST')).body, { ok: true });
+    assert.equal(await there('Book', bare.getKey()), false);
+  });
+
+  it("counts, for a refuse rule, the related entities the session's row filter hides (and names only the entity dropped)", async () => {
+    const book = await make('Book', { title: 'secretly lent' });
+    await make('Loan', { borrower: 'secret', book });
+    assert.equal((await request(`/rest/Book(${String(book.getKey())})/loans?$expand=loans`)).body.__COUNT, 0, 'the guest sees no loan');
+    const res = await request(`/rest/Book(${String(book.getKey())})?$method=delete`, 'POST');
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    assert.deepEqual([res.body.__ERROR[0].errCode, res.body.__ERROR[0].attributeName], [ERRORS.DROP_REFUSED_BY_RELATION.errCode, 'loans']);
+    assert.doesNotMatch(res.body.__ERROR[0].message, /secret/);
+    assert.equal(await there('Book', book.getKey()), true);
+  });
+
+  it('refuses a cascade that would leave behind related entities the session cannot see, and drops nothing', async () => {
+    const a = await make('Author', { name: 'Half hidden' });
+    const shown = await make('Book', { title: 'shown', author: a });
+    const hidden = await make('Book', { title: 'hidden one', author: a });
+    const res = await request(`/rest/Author(${String(a.getKey())})?$method=delete`, 'POST');
+    assert.equal(res.status, 409, JSON.stringify(res.body));
+    const [error] = res.body.__ERROR;
+    assert.deepEqual([error.errCode, error.attributeName], [ERRORS.DROP_REFUSED_BY_RELATION.errCode, 'books']);
+    assert.match(error.message, /^Cannot drop Author\(\d+\): some of its Book entities in Author\.books \(deleteRule "cascade"\) are out of this session's reach/);
+    for (const e of [shown, hidden]) assert.equal(await there('Book', e.getKey()), true);
+    assert.equal(await there('Author', a.getKey()), true);
+  });
+});

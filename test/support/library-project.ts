@@ -5,7 +5,8 @@
 // author's letters stay (leave, the default); a category's children go with it (cascade on the
 // dataclass itself, whose data may hold a cycle). Chapter has drop events (they record themselves,
 // and a chapter titled "keep" refuses its drop); saving a Removal drops the author it names (a
-// drop inside a save, so inside an $atomic batch); Author has functions that drop.
+// drop inside a save, so inside an $atomic batch); Author has functions that drop. The guarded
+// variant adds permissions and row filters (restrict()) that a cascade or a refusal meets.
 
 import { writeLiveProject } from './live-project.js';
 
@@ -110,7 +111,39 @@ export default class Author extends DataClass {
 `,
 };
 
-/** Writes the library project into `dir` (model.json, roles.json, classes importing 'dataset-rest'). */
-export function writeLibraryProject(dir: string): void {
-  writeLiveProject(dir, LIBRARY_MODEL, LIBRARY_ROLES, CLASSES);
+/**
+ * The guarded library: a guest may do anything but drop chapters (the editor privilege may), and
+ * sees neither the books titled "hidden …" nor the loans of the borrower "secret" (restrict()).
+ */
+export const GUARDED_ROLES = {
+  privileges: [{ privilege: 'editor', includes: [] }],
+  roles: [],
+  permissions: {
+    allowed: [
+      { applyTo: 'ds', type: 'datastore', read: ['guest'], create: ['guest'], update: ['guest'], drop: ['guest'], execute: ['guest'] },
+      { applyTo: 'Chapter', type: 'dataclass', drop: ['editor'] },
+    ],
+  },
+  restrictedByDefault: false,
+  forceLogin: false,
+};
+
+const GUARDED_CLASSES = {
+  Book: `
+import { DataClass } from 'dataset-rest';
+export default class Book extends DataClass {
+  restrict() { return this.query('not (title begin :1)', 'hidden'); }
+}
+`,
+  Loan: `
+import { DataClass } from 'dataset-rest';
+export default class Loan extends DataClass {
+  restrict() { return this.query('borrower != :1', 'secret'); }
+}
+`,
+};
+
+/** Writes the library project into `dir` (model.json, roles.json, classes importing 'dataset-rest'); `guarded`: with GUARDED_ROLES and the restrict()s. */
+export function writeLibraryProject(dir: string, guarded = false): void {
+  writeLiveProject(dir, LIBRARY_MODEL, guarded ? GUARDED_ROLES : LIBRARY_ROLES, guarded ? { ...CLASSES, ...GUARDED_CLASSES } : CLASSES);
 }

@@ -65,28 +65,37 @@ export async function refuseRelated(core: CoreView, dc: DataClassModel, parents:
 /**
  * Once the entities of `keys` (their keys as stored) of `dc` are deleted: drops, through the core
  * and with the caller's access (its permissions, its row filter), the related entities of each
- * `cascade` relation. A related entity the caller's row filter hides would be left pointing at
- * nothing: the drop is refused instead (it names the relation).
+ * `cascade` relation (a caller that may not drop them is refused when there are some). A related
+ * entity the caller's row filter hides would be left pointing at nothing: the drop is refused
+ * instead (it names the relation).
  */
 export async function cascadeDrops(core: CoreView, dc: DataClassModel, keys: readonly unknown[], access: Access): Promise<void> {
   const { cascade } = dropRules(dc);
   if (cascade.length === 0 || keys.length === 0) return;
+  const d = core.storage.dialect;
   for (const relation of cascade) {
     const fk = relation.inverse.foreignKey;
     const related: Condition = keys.length === 1 ? { kind: 'compare', path: directPath(fk), op: '=', value: keys[0] } : { kind: 'in', path: directPath(fk), values: keys };
+    /** the parent key of a related entity still there, whether the caller sees it or not */
+    const left = async (): Promise<unknown> => {
+      const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where: related, order: [], limit: 1 }, null);
+      const row = (await core.storage.arrays(sql, params))[0];
+      return row ? d.types.decode(fk.type, row[0], false) : undefined;
+    };
+    // a caller that may not drop the related entities needs that only when there are some (the drop then refuses it)
+    if (!access.grants.dataClass(relation.target.name, 'drop') && (await left()) === undefined) continue;
     await core.classOf(relation.target).dropMatching(related, access);
     if (!access.restrict?.(relation.target)) continue;
-    // what the caller could not reach is still there
-    const d = core.storage.dialect;
-    const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where: related, order: [], limit: 1 }, null);
-    const row = (await core.storage.arrays(sql, params))[0];
-    if (row) {
+    // what the caller's row filter kept from it is still there
+    const key = await left();
+    if (key !== undefined) {
       throw new DatasetError('DROP_REFUSED_BY_RELATION',
-        `Cannot drop ${dc.name}(${String(d.types.decode(fk.type, row[0], false))}): some of its ${relation.target.name} entities in ${dc.name}.${relation.name} (deleteRule "cascade") are out of this session's reach, and would be left pointing at nothing; nothing was dropped`,
+        `Cannot drop ${dc.name}(${String(key)}): some of its ${relation.target.name} entities in ${dc.name}.${relation.name} (deleteRule "cascade") are out of this session's reach, and would be left pointing at nothing; nothing was dropped`,
         { attributeName: relation.name });
     }
   }
 }
+
 
 /**
  * Drops of `dc` may run user code through its cascades: a dataclass a cascade reaches (directly
