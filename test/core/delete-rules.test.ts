@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import type { Change, ChangeBatch } from '../../src/datastore/live/change-feed.js';
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { DatasetError } from '../../src/errors/dataset-error.js';
 import { buildModel, ModelError } from '../../src/model/load-model.js';
@@ -116,6 +117,30 @@ describe(`delete rules on the drop paths (${TEST_ENGINE})`, () => {
     await author.drop();
     const recorded = (await ds.dataClass('__DeletedRecords')!.query('__Stamp > :1 and __TableName = :2', mark, 'Book').toArray()).map((e) => e.get('__PrimaryKey'));
     assert.deepEqual(recorded.sort(), books.map((b) => String(b.book.getKey())).sort());
+  });
+
+  it("tells the change feed (live feeds, webhooks) of each cascaded drop of a tracked dataclass, and of none of a refused drop", async () => {
+    const told: Change[] = [];
+    let wake: (() => void) | undefined;
+    const sub = await coreOf(ds).changes.subscribe(ds.dataClass('Book')!.model, (batch: ChangeBatch) => {
+      told.push(...batch.changes);
+      wake?.();
+    });
+    try {
+      const lent = await authorWith('Fed lent', 1, 0);
+      await make('Loan', { borrower: 'Cy', book: lent.books[0].book });
+      const { author, books } = await authorWith('Fed', 2, 0);
+      await coreOf(ds).changes.settle();
+      told.length = 0;
+      await assert.rejects(lent.author.drop(), /Book\.loans/);
+      await author.drop();
+      const until = Date.now() + 5000;
+      while (told.filter((c) => c.dropped).length < 2 && Date.now() < until) await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, 100); });
+      await coreOf(ds).changes.settle();
+      assert.deepEqual(told.filter((c) => c.dropped).map((c) => c.key).sort(), books.map((b) => b.book.getKey()).sort(), JSON.stringify(told));
+    } finally {
+      sub.close();
+    }
   });
 
   it('refuses the drop of an entity while a refuse relation has related entities, naming it, and drops nothing', async () => {
