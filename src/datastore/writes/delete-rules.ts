@@ -96,7 +96,6 @@ export async function cascadeDrops(core: CoreView, dc: DataClassModel, keys: rea
   }
 }
 
-
 /**
  * Drops of `dc` may run user code through its cascades: a dataclass a cascade reaches (directly
  * or further down) runs user code in its drops. (A unit holding such drops is never run again
