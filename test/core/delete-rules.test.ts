@@ -6,6 +6,7 @@
 // names (testDatabase: test/run.ts runs this file on SQLite and on PostgreSQL).
 
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { coreOf, type DatastoreWithClasses } from '../../src/datastore/datastore.js';
@@ -27,6 +28,13 @@ describe('deleteRule in the model', () => {
     assert.equal(relation(m, 'Author', 'letters').deleteRule, 'leave');
     assert.equal(relation(m, 'Book', 'loans').deleteRule, 'refuse');
     assert.equal(relation(m, 'Category', 'children').deleteRule, 'cascade');
+  });
+
+  it("builds docs/relations.md's example model, with the rules it shows", () => {
+    const page = readFileSync(new URL('../../docs/relations.md', import.meta.url), 'utf8');
+    const m = buildModel(JSON.parse(/```json\n([\s\S]*?)```/.exec(page)![1]));
+    assert.equal(relation(m, 'Author', 'books').deleteRule, 'cascade');
+    assert.equal(relation(m, 'Book', 'loans').deleteRule, 'refuse');
   });
 
   it('refuses a rule it does not know, naming where and suggesting the nearest', () => {
