@@ -237,12 +237,31 @@ describe(`delete rules on the drop paths (${TEST_ENGINE})`, () => {
     assert.equal(await count('Category', 'name begin :1', 'deep'), 0);
   });
 
-  it('drops a cascade of more related entities than a statement takes keys, a chunk at a time', async () => {
+  it('refuses a big cascade with one statement per refuse relation, before any of it is deleted; then drops it a chunk at a time', async () => {
     const author = await make('Author', { name: 'Prolific' });
     const n = 1_200;
+    let last!: Entity;
     await ds.transaction(async () => {
-      for (let i = 0; i < n; i++) await make('Book', { title: `prolific ${i}`, author });
+      for (let i = 0; i < n; i++) last = await make('Book', { title: `prolific ${i}`, author });
     });
+    const loan = await make('Loan', { borrower: 'Di', book: last });
+    // every statement the drop runs, as the core sends it
+    const storage = coreOf(ds).storage as unknown as Record<string, (sql: string, params?: readonly unknown[]) => Promise<unknown>>;
+    const sent: string[] = [];
+    const methods = ['run', 'get', 'all', 'arrays', 'column'] as const;
+    for (const m of methods) {
+      const original = storage[m].bind(storage);
+      storage[m] = (sql, params) => (sent.push(sql), original(sql, params));
+    }
+    try {
+      await assert.rejects(author.drop(), refusal('Book', last.getKey(), 'Book.loans'));
+    } finally {
+      for (const m of methods) delete storage[m];
+    }
+    assert.equal(sent.filter((sql) => /FROM\s+"Loan"/.test(sql)).length, 1, 'the loans are asked once for the 1,200 books');
+    assert.deepEqual(sent.filter((sql) => /DELETE\s+FROM\s+"Book"/.test(sql)), [], 'no book was deleted');
+    assert.equal(await count('Book', 'title begin :1', 'prolific'), n);
+    await loan.drop();
     const mark = await ds.getGlobalStamp();
     await author.drop();
     assert.equal(await count('Book', 'title begin :1', 'prolific'), 0);
