@@ -155,6 +155,7 @@ export const postgresDialect: Dialect = {
     noStatementTimeout: 'SET LOCAL statement_timeout = 0',
     conflictRetries: WRITE_RETRIES,
     rowLock: (alias) => ` FOR UPDATE OF ${alias}`,
+    keyShareLock: (alias) => ` FOR KEY SHARE OF ${alias}`,
     // a transaction-level advisory lock: held until the transaction commits or rolls back
     transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('dataset-rest ${name.replaceAll("'", "''")}'))`,
     // the snapshot moves with every commit (of any database of the server: it may recount for

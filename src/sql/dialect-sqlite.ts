@@ -141,6 +141,7 @@ export const sqliteDialect: Dialect = {
     // another process starting meanwhile waits (busy_timeout), or retries, before it reads the schema.
     transactionLock: () => null,
     rowLock: () => '',
+    keyShareLock: () => '',
     conflictRetries: 0,
     // data_version moves when another connection commits, total_changes() with every row this
     // connection writes; both are the connection's own, so its identity goes with them (a subquery:

@@ -163,6 +163,14 @@ export interface Concurrency {
    */
   rowLock(alias: string): string;
   /**
+   * What ends a SELECT to hold the rows it reads of the table aliased `alias` against a DELETE
+   * (or a key change) until the transaction ends, as a foreign key's check does: a save naming a
+   * relation's target so keeps it from being dropped meanwhile (a drop's delete controls then see
+   * the saved entity: writes/delete-rules.ts); '' where the write transaction already excludes
+   * every other writer.
+   */
+  keyShareLock(alias: string): string;
+  /**
    * How many times a write unit that runs no user code is run again when the engine stopped it
    * for a conflict with another transaction (a deadlock): none where a writer waits for the
    * other instead (SQLite: each try would block the process for the busy timeout).

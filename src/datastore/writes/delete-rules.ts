@@ -63,6 +63,25 @@ export async function refuseRelated(core: CoreView, dc: DataClassModel, parents:
 }
 
 /**
+ * Refuses the drop of the entities of `keys` (their keys as stored) of `dc`, once their DELETE
+ * holds their rows, when a `refuse` relation has a related entity for one of them: on PostgreSQL a
+ * save of a related entity under way holds its target (rules.ts targetExists), so the DELETE waits
+ * for it to commit, and this check then sees what it saved. One statement per refuse relation.
+ */
+export async function refuseRelatedKeys(core: CoreView, dc: DataClassModel, keys: readonly unknown[]): Promise<void> {
+  const { refuse } = dropRules(dc);
+  if (refuse.length === 0 || keys.length === 0) return;
+  const d = core.storage.dialect;
+  for (const relation of refuse) {
+    const fk = relation.inverse.foreignKey;
+    const where: Condition = keys.length === 1 ? { kind: 'compare', path: directPath(fk), op: '=', value: keys[0] } : { kind: 'in', path: directPath(fk), values: keys };
+    const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where, order: [], limit: 1 }, null);
+    const row = (await core.storage.arrays(sql, params))[0];
+    if (row) throw refusedByRelation(dc, relation, d.types.decode(fk.type, row[0], false));
+  }
+}
+
+/**
  * Once the entities of `keys` (their keys as stored) of `dc` are deleted: drops, through the core
  * and with the caller's access (its permissions, its row filter), the related entities of each
  * `cascade` relation (a caller that may not drop them is refused when there are some). A related

@@ -25,13 +25,14 @@ import { requireDataClass } from '../access/guard.js';
 export type KnownTargets = Map<DataClassModel, Set<unknown>>;
 
 /** `values`: the storage attributes a save writes, with their values; `known`: targets a batch looked up already. */
-export async function checkValues(dc: ClassCoreView, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, known?: KnownTargets): Promise<void> {
+/** `hold`: in a write's transaction, each target found is held against a drop until it ends (targetExists). */
+export async function checkValues(dc: ClassCoreView, values: ReadonlyMap<StorageAttribute, unknown>, access: Access, known?: KnownTargets, hold = false): Promise<void> {
   for (const relation of relationsOf(dc)) {
     const key = values.get(relation.foreignKey);
     if (key === null || key === undefined) continue;
     // (the caller's right to read the target first, as a read of it would ask)
     requireDataClass(access, relation.target, 'read');
-    if (known?.get(relation.target)?.has(key) || (await targetExists(relation.target, key, access))) continue;
+    if (known?.get(relation.target)?.has(key) || (await targetExists(relation.target, key, access, hold))) continue;
     throw new DatasetError('ENTITY_NOT_FOUND', `${dc.name}.${relation.name}: Cannot find entity with "${String(key)}" key in the "${relation.target.name}" dataclass`);
   }
   for (const [attr, value] of values) {
@@ -65,7 +66,8 @@ export async function knownTargets(dc: ClassCoreView, saves: readonly ReadonlyMa
         dataClass: target, columns: [{ kind: 'storage', attr: target.key }], order: [],
         where: { kind: 'in', path: directPath(target.key), values: list.slice(at, at + KEYS_PER_QUERY) },
       }, access.restrict);
-      for (const k of await access.reader.column(sql, params)) {
+      // (each target found is held against a drop until the batch ends, as a single save's: targetExists)
+      for (const k of await access.reader.column(sql + access.reader.dialect.concurrency.keyShareLock('t0'), params)) {
         const key = keyFromInput(target.key, k);
         if (key !== undefined && keys.has(key)) found.add(key);
       }
@@ -78,19 +80,25 @@ export async function knownTargets(dc: ClassCoreView, saves: readonly ReadonlyMa
 const byKeySql = new WeakMap<object, WeakMap<DataClassModel, string>>();
 
 /** Whether the entity of `target` with this key exists and the caller can see it: its key is read, nothing more. */
-async function targetExists(target: DataClassModel, key: unknown, access: Access): Promise<boolean> {
+async function targetExists(target: DataClassModel, key: unknown, access: Access, hold: boolean): Promise<boolean> {
   const k = keyFromInput(target.key, key);
   if (k === undefined) return false;
   const reader = access.reader;
   const spec = { dataClass: target, columns: [{ kind: 'storage' as const, attr: target.key }], order: [], where: { kind: 'compare' as const, path: directPath(target.key), op: '=' as const, value: k } };
+  // The target found is held against a drop until the save's transaction ends (PostgreSQL: FOR KEY
+  // SHARE, as a foreign key's check): a drop of it under way is waited for (and the target is then
+  // gone), and a drop that comes later waits for this save, its delete controls then seeing it
+  // (delete-rules.ts); SQLite's write transaction excludes every other writer already.
+  const lock = hold ? reader.dialect.concurrency.keyShareLock('t0') : '';
   if (access.restrict !== null) {
     const { sql, params } = compileSelect(reader.dialect, spec, access.restrict);
-    return (await reader.get(sql, params)) !== undefined;
+    return (await reader.get(sql + lock, params)) !== undefined;
   }
   let compiled = byKeySql.get(reader.dialect);
   if (!compiled) byKeySql.set(reader.dialect, (compiled = new WeakMap()));
   let sql = compiled.get(target);
   if (sql === undefined) compiled.set(target, (sql = compileSelect(reader.dialect, spec, null).sql));
+  sql += lock;
   return (await reader.get(sql, [reader.dialect.types.encode(target.key.type, k, false)])) !== undefined;
 }
 

@@ -10,7 +10,7 @@
 
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
-import { and, directPath, type Condition } from '../../query/plan.js';
+import { directPath, type Condition } from '../../query/plan.js';
 import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler/statements.js';
 import { ConstraintError } from '../../storage/adapter.js';
 import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
@@ -18,7 +18,7 @@ import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
-import { cascadeDrops, dropRules, refuseRelated } from './delete-rules.js';
+import { cascadeDrops, dropRules, refuseRelatedKeys } from './delete-rules.js';
 import { checkValues, type KnownTargets } from './rules.js';
 import { recordDrops, stampedValues, trackedStamp, type TrackedBatch } from './tracking.js';
 
@@ -91,9 +91,10 @@ export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<Stora
   const { core, model: dc } = classCore;
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
-    await checkValues(classCore, values, access, batch?.known);
-    // (a tracked dataclass's write moves the global stamp first: it stores the new value)
+    // (a tracked dataclass's write moves the global stamp first: it stores the new value; on
+    // PostgreSQL its lock before the relations' targets are held, as a drop takes it before its rows)
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
+    await checkValues(classCore, values, access, batch?.known, true);
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
     const { sql, params } = compileInsert(storage.dialect, dc, stampedValues(dc, values, globalStamp), 1, timestamp);
@@ -109,8 +110,8 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
   const { core, model: dc } = classCore;
   const storage = core.storage;
   return inWrite(storage, batch, access, async () => {
-    await checkValues(classCore, values, access, batch?.known);
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
+    await checkValues(classCore, values, access, batch?.known, true);
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
     const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, stampedValues(dc, values, globalStamp), timestamp, access.restrict);
@@ -136,10 +137,11 @@ export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, s
   // (a cascade may run user code, the related entities' events: such a unit is not run again)
   const unit = dropRules(dc).cascade.length > 0 ? { retries: 0, budget: access.budget } : pureUnit(storage, access);
   return storage.transaction(async () => {
-    await refuseRelated(core, dc, { kind: 'compare', path: directPath(dc.key), op: '=', value: key }, access);
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, undefined) : undefined;
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
+    // (once the DELETE holds the row: a save of a related entity under way was waited for)
+    await refuseRelatedKeys(core, dc, [key]);
     await bumpStampRefusingLocked(core, dc, key, access, 'dropped', globalStamp === undefined);
     if (globalStamp !== undefined) await recordDrops(core, dc, [key], globalStamp);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
@@ -162,8 +164,6 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   if (keys.length === 0) return 0;
   const storage = core.storage;
   const d = storage.dialect;
-  // the delete controls (delete-rules.ts): refused first (unless the whole drop was asked already), cascaded last
-  if (!refuseChecked) await refuseRelated(core, dc, and({ kind: 'in', path: directPath(dc.key), values: keys }, where), access);
   // (a tracked dataclass: the stamp first, as every other write takes it — on PostgreSQL its lock
   // before any row's, else this and a tracked save could each wait for the other)
   const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
@@ -176,6 +176,10 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   await refuseLockedElsewhere(core, dc, locked, access, 'dropped');
   if (globalStamp !== undefined) await recordDrops(core, dc, deleted, globalStamp);
   else await moveGlobalStamp(core, batch);
+  // the refuse relations, once the DELETE holds the rows (a save of a related entity under way was
+  // waited for); where the whole drop was asked already, again only where another writer can be
+  // under way (PostgreSQL: rules.ts targetExists)
+  if (!refuseChecked || d.concurrency.keyShareLock('t') !== '') await refuseRelatedKeys(core, dc, deleted);
   for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
   await cascadeDrops(core, dc, deleted, access);
   return rows.length;

@@ -1,0 +1,88 @@
+// Review of issue 38's delete rules: races between a drop and a concurrent save of a related
+// entity, and a deep self-relation cascade.
+
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import type { Entity } from '../../src/datastore/entities/entity.js';
+import { openProject } from '../../src/project/open.js';
+import { TEST_ENGINE, tempDir, testDatabase } from '../support/helpers.js';
+import { writeLibraryProject } from '../support/library-project.js';
+
+describe(`delete rules under concurrency (${TEST_ENGINE})`, () => {
+  const tmp = tempDir('dataset-rest-delete-rules-review-');
+  let ds: DatastoreWithClasses;
+  before(async () => {
+    writeLibraryProject(tmp.dir);
+    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'library.sqlite')), roles: false, poolSize: 4 } as never);
+  });
+  after(async () => {
+    await ds?.close();
+    tmp.remove();
+  });
+  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
+    const e = ds.dataClass(cls)!.new();
+    for (const [k, v] of Object.entries(values)) e.set(k, v);
+    await e.save();
+    return e;
+  };
+
+  it('a refuse relation: a child saved in a transaction open while its parent is dropped leaves no dangling child', async () => {
+    const author = await make('Author', { name: 'Racer' });
+    const book = await make('Book', { title: 'race refuse', author });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let saved!: () => void;
+    const savedP = new Promise<void>((r) => (saved = r));
+    const t2 = ds.transaction(async () => {
+      await make('Loan', { borrower: 'Concurrent', book });
+      saved();
+      await gate;
+    });
+    await savedP;
+    const t1 = book.drop().then(() => 'dropped', (e: Error) => `refused: ${e.message}`);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await t2;
+    const outcome = await t1;
+    const loans = ds.dataClass('Loan')!.query('borrower = :1', 'Concurrent');
+    const bookThere = (await ds.dataClass('Book')!.get(book.getKey())) !== null;
+    assert.ok(bookThere || (await loans.length) === 0, `${outcome}; the book is gone but its loan stays, pointing at nothing`);
+  });
+
+  it('a cascade relation: a child saved in a transaction open while its parent is dropped leaves no dangling child', async () => {
+    const author = await make('Author', { name: 'Racer 2' });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let saved!: () => void;
+    const savedP = new Promise<void>((r) => (saved = r));
+    const t2 = ds.transaction(async () => {
+      await make('Book', { title: 'race cascade', author });
+      saved();
+      await gate;
+    });
+    await savedP;
+    const t1 = author.drop().then(() => 'dropped', (e: Error) => `refused: ${e.message}`);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    await t2;
+    const outcome = await t1;
+    const authorThere = (await ds.dataClass('Author')!.get(author.getKey())) !== null;
+    const books = await ds.dataClass('Book')!.query('title = :1', 'race cascade').length;
+    assert.ok(authorThere || books === 0, `${outcome}; the author is gone but its book stays, pointing at nothing`);
+  });
+
+  it('a deep self-relation chain (3,000 levels) cascades in bounded time', async () => {
+    let parent = await make('Category', { name: 'chain 0' });
+    const root = parent;
+    await ds.transaction(async () => {
+      for (let i = 1; i < 3000; i++) parent = await make('Category', { name: `chain ${i}`, parent });
+    });
+    const t0 = Date.now();
+    const heap0 = process.memoryUsage().heapUsed;
+    await root.drop();
+    console.log(`chain of 3000: ${Date.now() - t0} ms, heap +${Math.round((process.memoryUsage().heapUsed - heap0) / 1e6)} MB`);
+    assert.equal(await ds.dataClass('Category')!.query('name begin :1', 'chain').length, 0);
+  });
+});
