@@ -55,7 +55,7 @@ describe('friendly mistakes', () => {
   });
 
   it('keeps ignoring parameters that are not meant as options: cache-busters and unknown names', async () => {
-    for (const url of ['/rest/Employee?_=1733240000000&$top=1', '/rest/Employee?constructor=1&__proto__=2&toString=3&$top=1', '/rest/Employee?v=2&$top=1', '/rest/Employee?nocache&$top=1', '/rest/$catalog?_=1', '/rest/$openapi?format=json']) {
+    for (const url of ['/rest/Employee?_=1733240000000&$top=1', '/rest/Employee?constructor=1&__proto__=2&toString=3&$top=1', '/rest/Employee?v=2&$top=1', '/rest/Employee?nocache&$top=1', '/rest/$catalog?_=1', '/rest/$openapi?format=json', '/rest/Employee?ref=100%&$top=1', '/rest/Employee?utm_source=a%ZZb&$top=1']) {
       const res = await demo.request(url);
       assert.equal(res.status, 200, `${url}: ${JSON.stringify(res.body).slice(0, 200)}`);
     }

@@ -170,7 +170,8 @@ export function parseOptions(query: string, maxPageSize = MAX_PAGE_SIZE): RestOp
     // names of an option (ours without '$', or another API's: stray-parameters.ts). $4DSID, a
     // one-time passcode, is the session's: read before the request is (rest/session-http.ts).
     if (!name.startsWith('$')) {
-      const stray = strayOption(name, eq < 0 ? undefined : decode(part.slice(eq + 1), part));
+      // (its value only shown in a hint: one that is not percent-encoding, ?ref=100%, is shown as written, never refused)
+      const stray = strayOption(name, eq < 0 ? undefined : decodedOrRaw(part.slice(eq + 1)));
       if (stray) throw stray;
       continue;
     }
@@ -272,6 +273,15 @@ function decode(text: string, whole: string): string {
     return decodeURIComponent(text.replaceAll('+', ' '));
   } catch {
     throw new DatasetError('MALFORMED_URL', `bad percent-encoding in the query string at '${whole}'`);
+  }
+}
+
+/** A value as decoded, or as written where it is not percent-encoding (a parameter that is not ours). */
+function decodedOrRaw(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
   }
 }
 
