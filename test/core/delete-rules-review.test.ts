@@ -73,6 +73,30 @@ describe(`delete rules under concurrency (${TEST_ENGINE})`, () => {
     assert.ok(authorThere || books === 0, `${outcome}; the author is gone but its book stays, pointing at nothing`);
   });
 
+  it('a drop cascading into a tracked dataclass and a tracked save of a related entity do not deadlock', async () => {
+    const author = await make('Author', { name: 'Racer 3' });
+    await make('Book', { title: 'race deadlock', author }); // the cascade has a tracked book to drop
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let saved!: () => void;
+    const savedP = new Promise<void>((r) => (saved = r));
+    const t2 = ds.transaction(async () => {
+      await make('Book', { title: 'race deadlock first' }); // holds the tracked stamp
+      saved();
+      await gate;
+      await make('Book', { title: 'race deadlock', author });
+    }).then(() => 'saved', (e: Error) => `save failed: ${e.message}`);
+    await savedP;
+    const t1 = author.drop().then(() => 'dropped', (e: Error) => `drop failed: ${e.message}`);
+    await new Promise((r) => setTimeout(r, 300));
+    release();
+    const [save, drop] = await Promise.all([t2, t1]);
+    assert.ok(!/deadlock|conflict/i.test(save + drop), `${save}; ${drop}`);
+    const authorThere = (await ds.dataClass('Author')!.get(author.getKey())) !== null;
+    const books = await ds.dataClass('Book')!.query('title = :1', 'race deadlock').length;
+    assert.ok(authorThere || books === 0, `${save}; ${drop}: the author is gone but its book stays`);
+  });
+
   it('a deep self-relation chain (3,000 levels) cascades in bounded time', async () => {
     let parent = await make('Category', { name: 'chain 0' });
     const root = parent;

@@ -133,3 +133,24 @@ export function cascadesRunUserCode(core: CoreView, dc: DataClassModel): boolean
   }
   return false;
 }
+
+const reachesTracked = new WeakMap<DataClassModel, boolean>();
+
+/** Whether the cascades of `dc` reach (directly or further down) a dataclass that tracks its changes. */
+export function cascadesReachTracked(dc: DataClassModel): boolean {
+  let known = reachesTracked.get(dc);
+  if (known !== undefined) return known;
+  known = false;
+  const seen = new Set<DataClassModel>([dc]);
+  const todo = [dc];
+  while (todo.length > 0 && !known) {
+    for (const relation of dropRules(todo.pop()!).cascade) {
+      if (seen.has(relation.target)) continue;
+      if (relation.target.globalStamp) known = true;
+      seen.add(relation.target);
+      todo.push(relation.target);
+    }
+  }
+  reachesTracked.set(dc, known);
+  return known;
+}

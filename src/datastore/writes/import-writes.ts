@@ -218,7 +218,7 @@ export class BulkInserter {
         if (pending.length > 0 && ((keys[pending[0]] === undefined) !== (keys[i] === undefined) || pending.length >= perStatement)) await flush();
         if (rowRelations) {
           try {
-            await checkValues(this.#dc, rowRelations, this.#access, known);
+            await checkValues(this.#dc, rowRelations, this.#access, known, true);
           } catch (e) {
             if (!isDatasetError(e)) throw e;
             refused[i] = e;

@@ -13,12 +13,12 @@ import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { directPath, type Condition } from '../../query/plan.js';
 import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler/statements.js';
 import { ConstraintError } from '../../storage/adapter.js';
-import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
+import { bumpGlobalStamp, takeTrackedTurn } from '../../storage/system-tables/global-stamp.js';
 import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
-import { cascadeDrops, dropRules, refuseRelatedKeys } from './delete-rules.js';
+import { cascadeDrops, cascadesReachTracked, dropRules, refuseRelatedKeys } from './delete-rules.js';
 import { checkValues, type KnownTargets } from './rules.js';
 import { recordDrops, stampedValues, trackedStamp, type TrackedBatch } from './tracking.js';
 
@@ -138,6 +138,8 @@ export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, s
   const unit = dropRules(dc).cascade.length > 0 ? { retries: 0, budget: access.budget } : pureUnit(storage, access);
   return storage.transaction(async () => {
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, undefined) : undefined;
+    // (a cascade into a tracked dataclass: its turn first, before this row's lock, as a tracked save takes it)
+    if (globalStamp === undefined && cascadesReachTracked(dc)) await takeTrackedTurn(storage);
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     // (once the DELETE holds the row: a save of a related entity under way was waited for)
@@ -167,6 +169,7 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   // (a tracked dataclass: the stamp first, as every other write takes it — on PostgreSQL its lock
   // before any row's, else this and a tracked save could each wait for the other)
   const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
+  if (globalStamp === undefined && cascadesReachTracked(dc)) await takeTrackedTurn(storage);
   // the rows as the caller reaches them (its row filter, the selection's condition), by key
   const { sql, params } = compileDeleteAmong(d, dc, keys, where, [dc.key, ...fileAttributes(dc)], access.restrict);
   const rows = await storage.arrays(sql, params);

@@ -36,6 +36,16 @@ export async function bumpTrackedGlobalStamp(s: Storage): Promise<number> {
 }
 
 /**
+ * Takes, in this transaction, the turn of the writes that track changes (the dialect's `ordered`
+ * statements) without moving the stamp: a drop whose cascades may reach a tracked dataclass takes
+ * it before its rows' locks, as a tracked save takes it before the targets it holds (else each
+ * could wait for the other). Nothing on SQLite, whose writer is alone.
+ */
+export async function takeTrackedTurn(s: Storage): Promise<void> {
+  for (const statement of stampSql(s).ordered) await s.run(statement);
+}
+
+/**
  * The global stamp as committed changes leave it: no write that tracks changes and holds a
  * smaller stamp is still under way (ds.getGlobalStamp(): a sync that resumes from it misses none).
  */
