@@ -35,6 +35,17 @@ describe('friendly mistakes', () => {
     assert.ok(meant.body.__COUNT > 0);
   });
 
+  it('shows a long parameter name or value cut short, and a value with a double quote quoted so that the $filter it writes reads', async () => {
+    const long = await refused(demo, `/rest/Employee?lastName.${'a'.repeat(3000)}=1`, 7006);
+    assert.ok(long.length < 400, `${long.length} characters`);
+    const sort = await refused(demo, `/rest/Employee?sort=${'x'.repeat(3000)}`, 7006);
+    assert.ok(sort.length < 300, `${sort.length} characters`);
+    const message = await refused(demo, '/rest/Employee?lastName=a%22b', 7006);
+    const filter = /write \$filter=(".*")$/.exec(message)![1];
+    assert.equal(filter, `"lastName = 'a"b'"`);
+    assert.equal((await demo.request(`/rest/Employee?$filter=${encodeURIComponent(filter)}`)).status, 200);
+  });
+
   it('writes several attribute parameters, relation paths and PostgREST operators as one $filter', async () => {
     assert.match(await refused(demo, '/rest/Employee?lastName=eq.Smith&firstName=John', 7006), /'lastName', 'firstName' are attributes of Employee, not options: .* \$filter="lastName = Smith and firstName = John"$/);
     assert.match(await refused(demo, '/rest/Employee?employer.name=acme', 7006), /\$filter="employer\.name = acme"$/);

@@ -80,7 +80,7 @@ function shown(value: string): string {
 
 function suggestion(meant: Meant, value: string | undefined): string {
   if (meant.noteOnly) return meant.note as string;
-  const v = value === undefined || value === '' ? '…' : meant.rewrite ? meant.rewrite(value) : shown(value);
+  const v = value === undefined || value === '' ? '…' : shown(meant.rewrite ? meant.rewrite(value) : value);
   return `${meant.option}=${v}${meant.note ? ` (${meant.note})` : ''}`;
 }
 
@@ -106,7 +106,8 @@ function criterion(name: string, value: string): string {
   const comparator = known ?? '=';
   let v = op && known ? op[2] : value;
   if (op && (op[1] === 'like' || op[1] === 'ilike')) v = v.replace(/\*/g, '@');
-  const quoted = v === '' || /^['"]|\s(and|or|except)\s|[&|()]/i.test(v) ? `'${v.replace(/[\\']/g, (c) => `\\${c}`)}'` : v;
+  // (a double quote too: the suggestion is written inside $filter="…")
+  const quoted = v === '' || /^['"]|"|\s(and|or|except)\s|[&|()]/i.test(v) ? `'${v.replace(/[\\']/g, (c) => `\\${c}`)}'` : v;
   return `${name} ${comparator} ${shown(quoted)}`;
 }
 
@@ -125,8 +126,8 @@ export function strayAttributeFilter(query: string, dc: DataClassModel, visible:
     if (name === undefined) continue;
     const attr = dc.attributesByName.get(name.split('.')[0]);
     if (!attr || !visible(attr)) continue;
-    names.push(name);
-    criteria.push(criterion(name, decoded(eq < 0 ? '' : part.slice(eq + 1)) ?? ''));
+    names.push(shown(name));
+    criteria.push(criterion(shown(name), decoded(eq < 0 ? '' : part.slice(eq + 1)) ?? ''));
   }
   if (names.length === 0) return undefined;
   const which = names.length === 1 ? `'${names[0]}' is an attribute of ${dc.name}` : `${names.map((n) => `'${n}'`).join(', ')} are attributes of ${dc.name}`;
