@@ -41,7 +41,7 @@ import { seededDemoFile } from './support/seeded-demo.js';
 const HERE = fileURLToPath(new URL('.', import.meta.url));
 const TIMES = fileURLToPath(new URL('../test-results/test-times.json', import.meta.url));
 /** a file that opens a datastore runs on both engines */
-const USES_ENGINE = /\b(openDemo|testDatabase|testStorage|openUsersProject)\(/;
+const USES_ENGINE = /\b(openDemo|testDatabase|testStorage|openUsersProject|openLibraryServer)\(/;
 /** a file that reaches the run's PostgreSQL server itself, whatever the engine (else it would start one of its own) */
 const USES_SERVER = /\b(testPostgres|freshDatabase)\(/;
 /** a file that must have the machine to itself */

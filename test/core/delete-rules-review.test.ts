@@ -5,10 +5,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
-import type { Entity } from '../../src/datastore/entities/entity.js';
 import { openProject } from '../../src/project/open.js';
 import { TEST_ENGINE, tempDir, testDatabase } from '../support/helpers.js';
-import { writeLibraryProject } from '../support/library-project.js';
+import { makeEntity, writeLibraryProject } from '../support/library-project.js';
 
 describe(`delete rules under concurrency (${TEST_ENGINE})`, () => {
   const tmp = tempDir('dataset-rest-delete-rules-review-');
@@ -21,12 +20,7 @@ describe(`delete rules under concurrency (${TEST_ENGINE})`, () => {
     await ds?.close();
     tmp.remove();
   });
-  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
-    const e = ds.dataClass(cls)!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const make = (cls: string, values: Record<string, unknown>) => makeEntity(ds, cls, values);
 
   it('a refuse relation: a child saved in a transaction open while its parent is dropped leaves no dangling child', async () => {
     const author = await make('Author', { name: 'Racer' });

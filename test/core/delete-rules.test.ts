@@ -17,7 +17,7 @@ import { buildModel, ModelError } from '../../src/model/load-model.js';
 import type { RelatedEntitiesAttribute } from '../../src/model/types.js';
 import { openProject } from '../../src/project/open.js';
 import { TEST_ENGINE, tempDir, testDatabase } from '../support/helpers.js';
-import { chapterEvents, clearChapterEvents, LIBRARY_MODEL, writeLibraryProject } from '../support/library-project.js';
+import { chapterEvents, clearChapterEvents, LIBRARY_MODEL, makeEntity, writeLibraryProject } from '../support/library-project.js';
 
 const relation = (model: ReturnType<typeof buildModel>, dc: string, name: string) => model.dataClassesByName.get(dc)!.attributesByName.get(name) as RelatedEntitiesAttribute;
 
@@ -64,12 +64,7 @@ describe(`delete rules on the drop paths (${TEST_ENGINE})`, () => {
   });
   beforeEach(() => clearChapterEvents());
 
-  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
-    const e = ds.dataClass(cls)!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const make = (cls: string, values: Record<string, unknown>) => makeEntity(ds, cls, values);
   /** An author with `books` books of `chapters` chapters each. */
   const authorWith = async (name: string, books = 2, chapters = 2) => {
     const author = await make('Author', { name });

@@ -7,16 +7,13 @@
 // rules. On the engine the run names (testDatabase).
 
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import type { Entity } from '../../src/datastore/entities/entity.js';
 import { ERRORS } from '../../src/errors/registry.js';
-import { buildServer } from '../../src/http/server.js';
-import { openProject } from '../../src/project/open.js';
-import { injected, tempDir, TEST_ENGINE, testDatabase } from '../support/helpers.js';
-import { writeLibraryProject } from '../support/library-project.js';
+import { injected, tempDir, TEST_ENGINE } from '../support/helpers.js';
+import { makeEntity, openLibraryServer } from '../support/library-project.js';
 
 type Json = Record<string, any>;
 const q = (s: string) => encodeURIComponent(s);
@@ -25,24 +22,17 @@ describe(`delete rules over REST (${TEST_ENGINE})`, () => {
   const tmp = tempDir('dataset-rest-delete-rules-http-');
   let ds: DatastoreWithClasses;
   let app: FastifyInstance;
+  let close = async () => {};
   const request = (url: string, method: 'GET' | 'POST' = 'GET', body?: unknown) => injected(app, url, method, body);
   before(async () => {
-    writeLibraryProject(tmp.dir);
-    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'library.sqlite')) });
-    app = await buildServer(ds, { logLevel: 'silent' });
+    ({ ds, app, close } = await openLibraryServer(tmp.dir));
   });
   after(async () => {
-    await app?.close();
-    await ds?.close();
+    await close();
     tmp.remove();
   });
 
-  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
-    const e = ds.dataClass(cls)!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const make = (cls: string, values: Record<string, unknown>) => makeEntity(ds, cls, values);
   /** An author with two books of two chapters each; `lent`: its second book is on loan. */
   const author = async (name: string, lent = false) => {
     const a = await make('Author', { name });
@@ -197,24 +187,16 @@ describe(`delete rules over REST, meeting permissions and row filters (${TEST_EN
   const tmp = tempDir('dataset-rest-delete-rules-guarded-');
   let ds: DatastoreWithClasses;
   let app: FastifyInstance;
+  let close = async () => {};
   const request = (url: string, method: 'GET' | 'POST' = 'GET', body?: unknown) => injected(app, url, method, body);
   before(async () => {
-    writeLibraryProject(tmp.dir, true);
-    ds = await openProject(tmp.dir, { db: await testDatabase(join(tmp.dir, 'library.sqlite')) });
-    app = await buildServer(ds, { logLevel: 'silent' });
+    ({ ds, app, close } = await openLibraryServer(tmp.dir, true));
   });
   after(async () => {
-    await app?.close();
-    await ds?.close();
+    await close();
     tmp.remove();
   });
-  // (made as the server: what the guest's restrict() hides is made too)
-  const make = async (cls: string, values: Record<string, unknown>): Promise<Entity> => {
-    const e = ds.dataClass(cls)!.new();
-    for (const [k, v] of Object.entries(values)) e.set(k, v);
-    await e.save();
-    return e;
-  };
+  const make = (cls: string, values: Record<string, unknown>) => makeEntity(ds, cls, values);
   const there = async (cls: string, key: unknown) => (await ds.dataClass(cls)!.get(key)) !== null;
 
   it('refuses a cascade into entities the session may not drop (401 for a guest), and needs no such right when there are none', async () => {

@@ -8,6 +8,13 @@
 // drop inside a save, so inside an $atomic batch); Author has functions that drop. The guarded
 // variant adds permissions and row filters (restrict()) that a cascade or a refusal meets.
 
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
+import type { Entity } from '../../src/datastore/entities/entity.js';
+import { buildServer } from '../../src/http/server.js';
+import { openProject } from '../../src/project/open.js';
+import { testDatabase } from './helpers.js';
 import { writeLiveProject } from './live-project.js';
 
 const KEY = { name: 'ID', type: 'long', identifying: true, autoincrement: true };
@@ -146,4 +153,20 @@ export default class Loan extends DataClass {
 /** Writes the library project into `dir` (model.json, roles.json, classes importing 'dataset-rest'); `guarded`: with GUARDED_ROLES and the restrict()s. */
 export function writeLibraryProject(dir: string, guarded = false): void {
   writeLiveProject(dir, LIBRARY_MODEL, guarded ? GUARDED_ROLES : LIBRARY_ROLES, guarded ? { ...CLASSES, ...GUARDED_CLASSES } : CLASSES);
+}
+
+/** A new entity of `cls` with `values`, saved through the core (as the server: what a guest's restrict() hides is made too). */
+export async function makeEntity(ds: DatastoreWithClasses, cls: string, values: Record<string, unknown>): Promise<Entity> {
+  const e = ds.dataClass(cls)!.new();
+  for (const [k, v] of Object.entries(values)) e.set(k, v);
+  await e.save();
+  return e;
+}
+
+/** The library project in `dir` (`guarded`: with its roles.json), opened on the run's engine and served in process. */
+export async function openLibraryServer(dir: string, guarded = false): Promise<{ ds: DatastoreWithClasses; app: FastifyInstance; close(): Promise<void> }> {
+  writeLibraryProject(dir, guarded);
+  const ds = await openProject(dir, { db: await testDatabase(join(dir, 'library.sqlite')) });
+  const app = await buildServer(ds, { logLevel: 'silent' });
+  return { ds, app, close: async () => { await app.close(); await ds.close(); } };
 }

@@ -34,6 +34,21 @@ export function dropRules(dc: DataClassModel): DropRules {
   return rules;
 }
 
+/** `relation`'s foreign key equal to one of `keys` (the parents' keys as stored). */
+function relatedTo(relation: RelatedEntitiesAttribute, keys: readonly unknown[]): Condition {
+  const fk = relation.inverse.foreignKey;
+  return keys.length === 1 ? { kind: 'compare', path: directPath(fk), op: '=', value: keys[0] } : { kind: 'in', path: directPath(fk), values: keys };
+}
+
+/** The parent key held by the first related entity of `relation` that meets `where` (no row filter: whether the caller sees it or not), or undefined. */
+async function firstParentKey(core: CoreView, relation: RelatedEntitiesAttribute, where: Condition): Promise<unknown> {
+  const d = core.storage.dialect;
+  const fk = relation.inverse.foreignKey;
+  const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where, order: [], limit: 1 }, null);
+  const row = (await core.storage.arrays(sql, params))[0];
+  return row ? d.types.decode(fk.type, row[0], false) : undefined;
+}
+
 /** The error of a drop a `refuse` relation stops: it names the entity, the relation and its target. */
 export function refusedByRelation(dc: DataClassModel, relation: RelatedEntitiesAttribute, key: unknown): DatasetError {
   return new DatasetError('DROP_REFUSED_BY_RELATION',
@@ -50,15 +65,11 @@ export function refusedByRelation(dc: DataClassModel, relation: RelatedEntitiesA
 export async function refuseRelated(core: CoreView, dc: DataClassModel, parents: Condition | null, access: Access): Promise<void> {
   const { refuse } = dropRules(dc);
   if (refuse.length === 0) return;
-  const d = core.storage.dialect;
   const reached = and(parents, access.restrict?.(dc) ?? null);
   for (const relation of refuse) {
-    const fk = relation.inverse.foreignKey;
-    // (the target's FROM unfiltered: null restrict; the parents' filter is in the subquery's WHERE)
-    const where = inSelect(fk, dc, dc.key, reached);
-    const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where, order: [], limit: 1 }, null);
-    const row = (await core.storage.arrays(sql, params))[0];
-    if (row) throw refusedByRelation(dc, relation, d.types.decode(fk.type, row[0], false));
+    // (the target's FROM unfiltered; the parents' filter is in the subquery's WHERE)
+    const key = await firstParentKey(core, relation, inSelect(relation.inverse.foreignKey, dc, dc.key, reached));
+    if (key !== undefined) throw refusedByRelation(dc, relation, key);
   }
 }
 
@@ -71,13 +82,9 @@ export async function refuseRelated(core: CoreView, dc: DataClassModel, parents:
 export async function refuseRelatedKeys(core: CoreView, dc: DataClassModel, keys: readonly unknown[]): Promise<void> {
   const { refuse } = dropRules(dc);
   if (refuse.length === 0 || keys.length === 0) return;
-  const d = core.storage.dialect;
   for (const relation of refuse) {
-    const fk = relation.inverse.foreignKey;
-    const where: Condition = keys.length === 1 ? { kind: 'compare', path: directPath(fk), op: '=', value: keys[0] } : { kind: 'in', path: directPath(fk), values: keys };
-    const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where, order: [], limit: 1 }, null);
-    const row = (await core.storage.arrays(sql, params))[0];
-    if (row) throw refusedByRelation(dc, relation, d.types.decode(fk.type, row[0], false));
+    const key = await firstParentKey(core, relation, relatedTo(relation, keys));
+    if (key !== undefined) throw refusedByRelation(dc, relation, key);
   }
 }
 
@@ -91,16 +98,10 @@ export async function refuseRelatedKeys(core: CoreView, dc: DataClassModel, keys
 export async function cascadeDrops(core: CoreView, dc: DataClassModel, keys: readonly unknown[], access: Access): Promise<void> {
   const { cascade } = dropRules(dc);
   if (cascade.length === 0 || keys.length === 0) return;
-  const d = core.storage.dialect;
   for (const relation of cascade) {
-    const fk = relation.inverse.foreignKey;
-    const related: Condition = keys.length === 1 ? { kind: 'compare', path: directPath(fk), op: '=', value: keys[0] } : { kind: 'in', path: directPath(fk), values: keys };
+    const related = relatedTo(relation, keys);
     /** the parent key of a related entity still there, whether the caller sees it or not */
-    const left = async (): Promise<unknown> => {
-      const { sql, params } = compileSelect(d, { dataClass: relation.target, columns: [{ kind: 'storage', attr: fk }], where: related, order: [], limit: 1 }, null);
-      const row = (await core.storage.arrays(sql, params))[0];
-      return row ? d.types.decode(fk.type, row[0], false) : undefined;
-    };
+    const left = () => firstParentKey(core, relation, related);
     // a caller that may not drop the related entities needs that only when there are some (the drop then refuses it)
     if (!access.grants.dataClass(relation.target.name, 'drop') && (await left()) === undefined) continue;
     await core.classOf(relation.target).dropMatching(related, access);
