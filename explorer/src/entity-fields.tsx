@@ -8,7 +8,7 @@ import type { Json, JsonObject } from './api';
 import { isEditable, isFile, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
 import { EntityPicker } from './entity-picker';
 import { hashOf } from './routes';
-import { deferredOf, display, toField } from './values';
+import { deferredOf, display, formatted, toField } from './values';
 
 /** an upload waiting for the next save, or null: the file removed */
 export type FileChange = { readonly id: string; readonly name: string; readonly preview?: string } | null;
@@ -171,7 +171,7 @@ function Shown(props: FieldProps) {
     return <p class="value"><a href={hashOf({ kind: 'list', dc: dc.name, key, attribute: a.name })}>{title}</a></p>;
   }
   if (a.type === 'object' || Array.isArray(value)) return <pre class="value">{JSON.stringify(value, null, 2)}</pre>;
-  return <p class="value">{display(a, value)}</p>;
+  return <p class="value">{formatted(a, value)}</p>;
 }
 
 /** a value as one line in the conflict table */
