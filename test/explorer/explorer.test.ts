@@ -273,7 +273,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.locator('.ag-header-cell[col-id="salary"]').count(), 0);
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0);
 
-    await x.page.getByRole('button', { name: 'Log in' }).click();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
     const dialog = x.page.getByRole('dialog', { name: 'Log in' });
     await dialog.getByLabel('User name').fill('bob');
     await dialog.getByLabel('Password').fill('wrong');
@@ -287,7 +287,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0, 'bob may not create');
 
     await x.page.getByRole('button', { name: 'Log out' }).click();
-    await x.page.getByRole('button', { name: 'Log in' }).click();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
     await dialog.getByLabel('User name').fill('alice');
     await dialog.getByLabel('Password').fill('alice123');
     await dialog.getByRole('button', { name: 'Log in' }).click();
@@ -295,7 +295,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.locator('.ag-header-cell[col-id="salary"]').count(), 0, 'alice may not see salaries');
     await x.shot('logged-in-alice');
     await x.page.getByRole('button', { name: 'Log out' }).click();
-    await x.page.getByRole('button', { name: 'Log in' }).waitFor();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).waitFor();
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0);
     assert.deepEqual(defects(x), []);
     await x.context.close();
