@@ -3,7 +3,7 @@
 # "node", serving the project folder /app/project (the demo, unless you mount yours there; see
 # docs/configuration.md, "Docker"). Every setting can be given as a DATASET_REST_* variable, a
 # flag after the image's name, or in the project's dataset-rest.json; but the three the image
-# fixes below are variables, which win over that file (README, "Docker").
+# fixes below are variables, which win over that file (docs/operations.md, "Docker").
 #
 #   docker build -t dataset-rest .
 #   docker run --rm -p 8080:8080 dataset-rest            # then http://localhost:8080/rest/$catalog

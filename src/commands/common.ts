@@ -1,16 +1,15 @@
-// What the data commands (`dataset-rest import`, `dataset-rest export`, users, tokens) share: the
-// --project and --db flags (DATASET_REST_PROJECT and DATASET_REST_DB when a flag is absent, then
-// the project's dataset-rest.json "db", as the server reads them; the server's defaults otherwise), flag parsing with --help, the project opened as its
+// What the data commands (`dataset-rest import`, `export`, `migrate`, users, tokens) share: the
+// --project, --db and --config flags, resolved by the server's own settings code (flags, then
+// DATASET_REST_* variables, then the configuration file, with its errors: serverSettings below),
+// flag parsing with --help, the project opened as its
 // owner (no roles.json, no session: a command run on the database's machine may do everything),
 // and the one form of a refusal: "dataset-rest: <message>" on stderr, exit code 2.
 
 import type { Writable } from 'node:stream';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { CONFIG_FILE } from '../process/cli-settings.js';
-import { DEMO } from '../process/cli-options.js';
+import { CONFIG_FILE, resolveSettings, SettingsError } from '../process/cli-settings.js';
+import { commandLine, DEMO, SETTINGS } from '../process/cli-options.js';
 import type { DataClass } from '../datastore/dataclass.js';
 import type { DatastoreWithClasses } from '../datastore/datastore.js';
 import { didYouMean } from '../util/suggest.js';
@@ -18,6 +17,7 @@ import { didYouMean } from '../util/suggest.js';
 /** The variables the server reads for --project and --db, read here too when the flag is absent. */
 export const PROJECT_ENV = 'DATASET_REST_PROJECT';
 export const DB_ENV = 'DATASET_REST_DB';
+export const CONFIG_ENV = 'DATASET_REST_CONFIG';
 
 /** A refusal before anything was done (a bad flag, an unknown dataclass or column, a missing file): exit code 2. */
 export class UsageError extends Error {
@@ -39,6 +39,8 @@ export function say(message: string): void {
 export interface ProjectFlags {
   project?: string;
   db?: string;
+  /** the configuration file read instead of the project's dataset-rest.json, as the server's --config */
+  config?: string;
 }
 
 /** A command with the shared flags; `--help` prints its usage. Errors are thrown, never printed by commander. */
@@ -46,7 +48,8 @@ export function dataCommand(name: string, summary: string): Command {
   return new Command(`dataset-rest ${name}`)
     .description(summary)
     .option('--project <dir>', `project folder holding model.json (default: $${PROJECT_ENV}, else the built-in demo)`)
-    .option('--db <file|url>', `SQLite file or postgres:// URL (default: $${DB_ENV}, else <project>/data/data.sqlite)`)
+    .option('--db <file|url>', `SQLite file or postgres:// URL (default: $${DB_ENV}, else the "db" of the project's ${CONFIG_FILE}, else <project>/data/data.sqlite)`)
+    .option('--config <file>', `the configuration file whose "db" is read (default: $${CONFIG_ENV}, else the project's ${CONFIG_FILE}), as the server reads it`)
     .exitOverride()
     .configureOutput({ outputError: () => {} })
     .allowExcessArguments(false);
@@ -129,28 +132,54 @@ export async function openForCommand(flags: ProjectFlags, options: { withRoles?:
   }
 }
 
-/** The project folder a command opens: --project, else $DATASET_REST_PROJECT, else the built-in demo. */
-export function projectDir(flags: ProjectFlags): string {
-  return flags.project ?? nonEmpty(process.env[PROJECT_ENV]) ?? DEMO;
-}
 
 /**
- * The database a command works on, as the server picks it: --db, else $DATASET_REST_DB, else the
- * project's dataset-rest.json "db" (a relative path taken from the file's folder), else undefined
- * (the project's data/data.sqlite).
+ * The project and database a command works on, as the server picks them: the command's --project,
+ * --db and --config given to the server's command line, then resolved as a start resolves them
+ * (DATASET_REST_* variables, the configuration file — --config's, or the project's
+ * dataset-rest.json — relative paths taken from the file's folder), so that both always agree. A
+ * setting the server would refuse (a bad variable, a file that is no JSON) is refused here too.
  */
+function serverSettings(flags: ProjectFlags): Settings {
+  let known = resolvedOf.get(flags);
+  if (known) return known;
+  const program = commandLine().exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  const argv = [['--project', flags.project], ['--db', flags.db], ['--config', flags.config]].flatMap(([flag, value]) => (value === undefined ? [] : [flag as string, value]));
+  try {
+    program.parse(argv, { from: 'user' });
+    resolveSettings(program, SETTINGS);
+  } catch (e) {
+    if (e instanceof SettingsError || e instanceof CommanderError) throw new UsageError(e.message.replace(/^error: /, ''));
+    throw e;
+  }
+  const project = program.getOptionValue('project') as string | undefined;
+  known = { project: project ?? DEMO, projectGiven: project !== undefined, db: program.getOptionValue('db') as string | undefined };
+  resolvedOf.set(flags, known);
+  return known;
+}
+
+interface Settings {
+  readonly project: string;
+  /** false: the built-in demo, for want of a project named by a flag, a variable or a --config file */
+  readonly projectGiven: boolean;
+  readonly db?: string;
+}
+
+const resolvedOf = new WeakMap<ProjectFlags, Settings>();
+
+/** The project folder a command opens, as the server's (see serverSettings). */
+export function projectDir(flags: ProjectFlags): string {
+  return serverSettings(flags).project;
+}
+
+/** Whether a flag, a variable or a --config file named the project (else it is the built-in demo). */
+export function projectGiven(flags: ProjectFlags): boolean {
+  return serverSettings(flags).projectGiven;
+}
+
+/** The database a command works on, as the server's; undefined: the project's data/data.sqlite. */
 export function databaseOf(flags: ProjectFlags): string | undefined {
-  const given = flags.db ?? nonEmpty(process.env[DB_ENV]);
-  if (given !== undefined) return given;
-  const file = join(projectDir(flags), CONFIG_FILE);
-  if (!existsSync(file)) return undefined;
-  const errors: ParseError[] = [];
-  const config = parse(readFileSync(file, 'utf8'), errors, { allowTrailingComma: true }) as { db?: unknown } | undefined;
-  if (errors.length > 0) throw new UsageError(`${file} cannot be read as JSON (with comments): ${printParseErrorCode(errors[0].error)} at offset ${errors[0].offset}`);
-  const db = config?.db;
-  if (db === undefined || db === null) return undefined;
-  if (typeof db !== 'string' || db === '') throw new UsageError(`${file}: "db" must be a SQLite file or a postgres:// URL`);
-  return /^[a-z][a-z0-9+.-]*:\/\//i.test(db) || db === ':memory:' || isAbsolute(db) ? db : resolve(dirname(file), db);
+  return serverSettings(flags).db;
 }
 
 /** The database in words, for the line a command says before it works (a URL without its password). */
@@ -166,9 +195,6 @@ export function databaseInWords(flags: ProjectFlags): string {
   }
 }
 
-function nonEmpty(v: string | undefined): string | undefined {
-  return v === undefined || v === '' ? undefined : v;
-}
 
 /** The dataclass of that name, or a UsageError with the closest name. */
 export function dataClassNamed(ds: DatastoreWithClasses, name: string): DataClass {

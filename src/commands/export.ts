@@ -17,7 +17,7 @@ import { EVERY_ATTRIBUTE } from '../model/types.js';
 import { csvHeader, exportColumns, rowsText, type ExportColumn } from '../rest/present/export-format.js';
 import type { Scope } from '../rest/scope/scope.js';
 import { databaseTarget } from '../storage/open.js';
-import { databaseOf, dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
+import { databaseInWords, databaseOf, dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, projectDir, runCommand, say, UsageError, type ProjectFlags } from './common.js';
 
 const FORMATS = ['csv', 'ndjson', 'json'] as const;
 type Format = (typeof FORMATS)[number];
@@ -52,6 +52,7 @@ export async function main(args: readonly string[]): Promise<number> {
     const format = flags.format ?? formatOfName(flags.output);
     const params = paramsOf(flags.params);
     requireDatabase(flags);
+    say(`export: from ${databaseInWords(flags)}`);
     const ds = await openForCommand(flags);
     opened(ds);
     const dataClass = dataClassNamed(ds, dataClassName);

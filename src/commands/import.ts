@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { BulkInserter, RowPreparer } from '../datastore/writes/import-writes.js';
 import type { DataClassModel } from '../model/types.js';
 import { nameOfDialect } from '../sql/dialects.js';
-import { dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, projectDir, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
+import { databaseInWords, dataClassNamed, dataCommand, io, oneOf, openForCommand, parseFlags, positiveInt, projectDir, runCommand, say, seconds, UsageError, type ProjectFlags } from './common.js';
 import { BatchPreparer, beginRecords, RecordBatches, type PreparedBatch, type Refusal } from './import-prepare.js';
 import { progressFor } from './import-progress.js';
 import { formatOf, IMPORT_FORMATS, inputSize, openInput, recordsOf, type ImportFormat, type SourceRecord } from './import-read.js';
@@ -77,6 +77,7 @@ export async function main(args: readonly string[]): Promise<number> {
       ? WorkerBatches.start({ file, name, format, batchSize: flags.batchSize, modelFile: join(projectDir(flags), 'model.json'), dataClass: dataClassName })
       : undefined;
     try {
+      say(`import: into ${databaseInWords(flags)}`);
       const ds = await openForCommand(flags);
       opened(ds);
       return await importFile(ds, dataClassNamed(ds, dataClassName), file, format, flags, name, worker);

@@ -1,35 +1,29 @@
 // dataset-rest migrate: brings a project's database in line with its model.json, as a server's
 // start would, without serving: prints the plan (each change on a line) with --dry-run and changes
-// nothing, else applies it in one transaction and prints what it did. Exit codes: 0 done (or
-// nothing to do, or a dry run whose plan can be applied), 1 the plan is refused (why, on stderr:
-// nothing was changed), 2 bad usage (a flag, the project, the model, the database cannot be opened).
+// nothing, else applies it in one transaction and prints what it did. The project and database
+// are the server's (flags, environment, the project's dataset-rest.json: common.ts databaseOf),
+// said on stderr before it starts. Exit codes: 0 done (or nothing to do, or a dry run whose plan
+// can be applied), 1 the plan is refused (why, on stderr: nothing was changed), 2 bad usage (a
+// flag, the project, the model, the database cannot be opened).
 
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { loadModelFile, ModelError } from '../model/load-model.js';
 import { dryRunSchema, SchemaError, syncSchema, type SchemaStep } from '../storage/schema.js';
 import { databaseTarget, openStorage, StorageConfigError } from '../storage/open.js';
 import type { TransactionManager } from '../storage/transactions.js';
+import { databaseInWords, databaseOf, dataCommand, projectDir, projectGiven, UsageError, type ProjectFlags } from './common.js';
 
-interface MigrateOptions {
-  project: string;
-  db?: string;
+interface MigrateOptions extends ProjectFlags {
   dryRun?: boolean;
 }
 
-class UsageError extends Error {}
-
-function program(): Command {
-  return new Command()
-    .name('dataset-rest migrate')
-    .description("Brings a project's database in line with its model.json (what a server's start does), printing each change.")
-    .requiredOption('--project <dir>', 'project folder holding model.json')
-    .option('--db <file|url>', 'SQLite database file (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name')
+function program() {
+  return dataCommand('migrate', "Brings a project's database in line with its model.json (what a server's start does), printing each change.")
     .option('--dry-run', 'print the plan and change nothing (exit 1 when it would be refused, with why)')
     .addHelpText('after', '\nExit codes: 0 applied (or nothing to do; with --dry-run: the plan can be applied), 1 the plan is refused (nothing changed), 2 bad usage.\n')
-    .exitOverride()
-    .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) });
+    .configureOutput({ outputError: () => {}, writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) });
 }
 
 export async function main(args: readonly string[]): Promise<number> {
@@ -47,15 +41,18 @@ export async function main(args: readonly string[]): Promise<number> {
   }
   let storage: TransactionManager | undefined;
   try {
-    const root = resolve(options.project);
+    // (the demo's model applied to a database named alone would remake it as the demo's)
+    if (!projectGiven(options)) throw new UsageError('migrate needs the project whose model.json it applies: --project, $DATASET_REST_PROJECT, or a --config file naming one');
+    const root = resolve(projectDir(options));
     const modelFile = join(root, 'model.json');
     if (!existsSync(modelFile)) throw new UsageError(`${modelFile} is missing: --project names a folder holding a model.json`);
     const model = await loadModelFile(modelFile);
-    const target = databaseTarget(options.db ?? join(root, 'data', 'data.sqlite'));
+    const target = databaseTarget(databaseOf(options) ?? join(root, 'data', 'data.sqlite'));
     // a new SQLite file is the server's to make: it seeds it too
     if (target.engine === 'sqlite' && target.file !== ':memory:' && !existsSync(target.file)) {
       throw new UsageError(`there is no database at ${resolve(target.file)}: start the server once to create (and seed) it, or name it with --db`);
     }
+    process.stderr.write(`dataset-rest: migrate: on ${databaseInWords(options)}\n`);
     storage = await openStorage(target.engine === 'sqlite' ? { engine: 'sqlite', file: resolve(target.file) } : target);
     const lines = (steps: readonly SchemaStep[]) => steps.forEach((s) => out(`  ${s.description}`));
     if (options.dryRun) {

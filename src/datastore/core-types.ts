@@ -53,4 +53,6 @@ export interface ClassCoreView {
   readEntities(spec: SelectSpec, access: Access): Promise<EntityValues[]>;
   /** drops the entities of `keys` through the core (their events run), in the caller's transaction */
   dropEach(keys: ArrayLike<unknown>, access: Access): Promise<void>;
+  /** drops the entities that meet `where` and the caller's row filter as a selection's drop() does, in the caller's transaction (a cascade: writes/delete-rules.ts) */
+  dropMatching(where: Condition | null, access: Access): Promise<void>;
 }

@@ -24,6 +24,8 @@ import type { DataClass } from './dataclass.js';
 import { createEntity, Entity, type EntityEventHandler, type EntityRow } from './entities/entity.js';
 import { ATTRIBUTE_EVENT_KINDS, EVENT_KINDS, EventTable, type EventKind } from './entities/events.js';
 import { EntitySelection, type QuerySource } from './selections/selection.js';
+import { dropWhere } from './writes/bulk-drop.js';
+import { cascadesRunUserCode } from './writes/delete-rules.js';
 
 /** Types whose column values arrive as they are (the others need the dialect's decode). */
 export const PLAIN: ReadonlySet<StorageType> = new Set(['string', 'uuid', 'number', 'long', 'word', 'byte']);
@@ -161,6 +163,11 @@ export class DataClassCore implements ClassCoreView {
     }
   }
 
+  /** Drops the entities that meet `where` (null: all) and the caller's row filter, in the caller's transaction (bulk-drop.ts): a cascade's drop (writes/delete-rules.ts). */
+  dropMatching(where: Condition | null, access: Access): Promise<void> {
+    return dropWhere(this, where, access);
+  }
+
   /** The first entity (in key order) whose storage attribute `name` equals `value` (text without regard to case or accents), or null. */
   async findBy(name: string, value: unknown, access: Access): Promise<Entity | null> {
     const attr = attributeOf(this.model, name, readableBy(access.grants));
@@ -286,7 +293,9 @@ export class DataClassCore implements ClassCoreView {
    * request's).
    */
   writeUnit(access: Access): TransactionOptions {
-    return { retries: this.writesRunUserCode ? 0 : this.core.storage.dialect.concurrency.conflictRetries, budget: access.budget };
+    // (a drop's cascades may reach a dataclass whose drops run user code: writes/delete-rules.ts)
+    const userCode = this.writesRunUserCode || cascadesRunUserCode(this.core, this.model);
+    return { retries: userCode ? 0 : this.core.storage.dialect.concurrency.conflictRetries, budget: access.budget };
   }
 
   defineCalculated(name: string, definition: CalculatedDefinition): void {

@@ -60,7 +60,17 @@ export interface RelatedEntitiesAttribute extends AttributeBase {
   readonly target: DataClassModel;
   /** the relatedEntity attribute of the target whose foreign key selects our entities */
   readonly inverse: RelatedEntityAttribute;
+  /** 4D's delete control: what dropping one of our entities does to its related ones (writes/delete-rules.ts) */
+  readonly deleteRule: DeleteRule;
 }
+
+/**
+ * 4D's delete controls on a 1→N relation (model.json's `deleteRule`): `leave` the related entities
+ * as they are (their relation then reads null), `cascade` (drop them with it, through the core:
+ * their events and rules run), or `refuse` the drop while one exists.
+ */
+export const DELETE_RULES = ['leave', 'cascade', 'refuse'] as const;
+export type DeleteRule = (typeof DELETE_RULES)[number];
 
 export interface AliasAttribute extends AttributeBase {
   readonly kind: 'alias';

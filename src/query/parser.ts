@@ -241,17 +241,6 @@ class Parser {
     if (c === "'" || c === '"') return { kind: 'literal', value: this.#quoted(c), quoted: true, at };
     const raw = this.#unquoted(inList);
     if (raw === '') return this.#fail('a value');
-    const inner = raw.search(/['"]/);
-    if (inner >= 0) {
-      // O'Brien, a'b', 5"…: a quote is part of a value only inside a quoted one
-      this.#at = at + inner;
-      const shown = raw.length > 40 ? `${raw.slice(0, 40)}…` : raw;
-      const write = raw.length > 40 ? 'write the value quoted' : `write it quoted, ${quoteValue(raw)}`;
-      return this.#fail('a value', {
-        found: `${raw[inner] === "'" ? 'a single' : 'a double'} quote (${raw[inner]}) inside the unquoted value '${shown}'`,
-        why: `an unquoted value cannot hold a quote: ${write}, or pass it as a :1 placeholder with $params`,
-      });
-    }
     if (raw === 'true' || raw === 'false') return { kind: 'literal', value: raw === 'true', quoted: false, at };
     if (raw === 'null') return { kind: 'literal', value: null, quoted: false, at };
     // Leading zeros (a postcode, 01234) keep the value text: the resolver converts text for a
@@ -279,7 +268,8 @@ class Parser {
   /**
    * Unquoted text runs to the next logical operator, ')' or the end (inner spaces kept: name=Acme
    * Industries); in an IN list, to ',' or ']'. Quote values that contain such words. A quote
-   * inside it is refused by #value (O'Brien is written "O'Brien").
+   * inside it belongs to the value, as 4D's REST page shows (lastName=O'Reilly); only a value that
+   * begins with a quote is quoted text.
    */
   #unquoted(inList: boolean): string {
     const start = this.#at;
@@ -366,12 +356,6 @@ class Parser {
     const why = more.why === undefined ? '' : ` (${more.why})`;
     throw new DatasetError(this.kind.code, `cannot read the ${this.kind.noun} ${quote(this.text)} at offset ${this.#at}: expected ${expected}, found ${found}${why}`);
   }
-}
-
-/** A value written as quoted query text: in double quotes unless it holds only double quotes; the backslash and that quote escaped. */
-function quoteValue(value: string): string {
-  const q = value.includes('"') && !value.includes("'") ? "'" : '"';
-  return q + value.replace(q === '"' ? /[\\"]/g : /[\\']/g, (c) => `\\${c}`) + q;
 }
 
 function quote(text: string): string {

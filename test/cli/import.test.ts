@@ -101,7 +101,8 @@ describe('dataset-rest import', () => {
     const ran = await run(main, args('--batch-size', '4', 'Product', file));
     assert.equal(ran.code, 1);
     assert.match(ran.stdout, /^imported 3 Product entities, refused 7,/);
-    const lines = ran.stderr.trim().split('\n');
+    const [where, ...lines] = ran.stderr.trim().split('\n');
+    assert.match(where, /^dataset-rest: import: into the (SQLite file .*data\.sqlite|PostgreSQL database postgres)/);
     assert.equal(lines.length, 7, ran.stderr);
     assert.match(lines[0], /^dataset-rest: import: line 3: Product\.price \(number\) cannot take "abc": expected a number$/);
     assert.match(lines[1], /^dataset-rest: import: line 4: Product\.name cannot be null/);
@@ -371,7 +372,7 @@ describe('dataset-rest import: in a worker thread', () => {
     const ran = await run(main, args('--batch-size', '3', 'Product', file));
     assert.equal(ran.code, 1);
     assert.match(ran.stdout, /^imported 3 Product entities, refused 6,/);
-    const lines = ran.stderr.trim().split('\n');
+    const lines = ran.stderr.trim().split('\n').filter((l) => !l.startsWith('dataset-rest: import: into '));
     assert.equal(lines.length, 6, ran.stderr);
     assert.match(lines[0], /^dataset-rest: import: line 3: Product\.price \(number\) cannot take "abc": expected a number$/);
     assert.match(lines[1], /^dataset-rest: import: line 4: Product\.name cannot be null/);

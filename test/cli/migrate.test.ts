@@ -57,7 +57,7 @@ describe(`dataset-rest migrate (${TEST_ENGINE})`, () => {
     writeFileSync(join(project, 'model.json'), JSON.stringify(modelJson([{ name: 'name', type: 'string', renamedFrom: 'title' }, { name: 'n', type: 'long64' }, { name: 'extra', type: 'number' }])));
     const recorded = await schema();
     const { code, stdout, stderr } = await migrate(['--project', project, '--db', db, '--dry-run']);
-    assert.equal(stderr, '');
+    assert.match(stderr, /^dataset-rest: migrate: on the (SQLite file .*data\.sqlite|PostgreSQL database postgres:\/\/\S+)\n$/);
     assert.equal(code, 0);
     assert.equal(stdout, [
       'dry run: 3 changes to apply (nothing was changed):',
@@ -88,7 +88,7 @@ describe(`dataset-rest migrate (${TEST_ENGINE})`, () => {
     for (const args of [['--dry-run'], []]) {
       const { code, stderr } = await migrate(['--project', project, '--db', db, ...args]);
       assert.equal(code, 1);
-      assert.match(stderr, /^dataset-rest: .*\n {2}- Thing\.n: the type changed from long64 → bool; .*add a new attribute of type bool/);
+      assert.match(stderr, /^dataset-rest: migrate: on .*\ndataset-rest: .*\n {2}- Thing\.n: the type changed from long64 → bool; .*add a new attribute of type bool/);
       assert.match(stderr, /nothing was changed/);
     }
     assert.equal(await schema(), recorded);
@@ -106,7 +106,7 @@ describe(`dataset-rest migrate (${TEST_ENGINE})`, () => {
 
   it('bad usage exits 2 with one line on stderr', async () => {
     for (const [args, message] of [
-      [['--db', db], /required option '--project <dir>'/],
+      [['--db', db], /migrate needs the project whose model\.json it applies: --project, \$DATASET_REST_PROJECT, or a --config file naming one/],
       [['--project', project, '--db', db, '--bogus'], /unknown option '--bogus'/],
       [['--project', join(tmp.dir, 'none'), '--db', db], /model\.json is missing/],
       [['--project', project, '--db', 'mysql://x/y'], /mysql:\/\/ is not a database this server can use/],

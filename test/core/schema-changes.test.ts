@@ -338,6 +338,29 @@ describe(`model changes on a live database (${TEST_ENGINE})`, () => {
     assert.ok((await db.columns()).includes('note__was_string'));
   });
 
+  it('suggests renamedFrom when an attribute leaves and one of its type appears (the closest name of several), and when a dataclass leaves as another is created', async () => {
+    const db = await database();
+    const ds = await db.open(model([{ name: 'title', type: 'string' }, { name: 'n', type: 'long' }]));
+    await fill(ds, [{ title: 'kept', n: 1 }]);
+    await ds.close();
+    const hint = (gone: string, likely: string, more = '') => `; if ${likely}${more} is its new name, "renamedFrom": "${gone}" on the attribute ${likely} in model.json moves its values there — give it before this change is applied (migrate --dry-run shows the plan first)`;
+    assert.deepEqual(await db.sync(model([{ name: 'name', type: 'string' }, { name: 'count', type: 'number' }, { name: 'titles', type: 'string' }])), [
+      'Thing: add attribute name (string)',
+      'Thing: add attribute count (number)',
+      'Thing: add attribute titles (string)',
+      `Thing.title: left the model, its column kept hidden with its 1 values${hint('title', 'titles', ' (or name)')}`,
+      // a long left and a number appeared: another type, no suggestion
+      'Thing.n: left the model, its column kept hidden with its 1 values',
+    ]);
+    const dcs = (...names: string[]) => buildModel({ name: 'S', dataClasses: names.map((name) => ({ name, attributes: [KEY] })) });
+    const other = await database();
+    await (await other.open(dcs('Firm'))).close();
+    assert.deepEqual(await other.sync(dcs('Company')), [
+      'create dataclass Company (1 storage attribute)',
+      'dataclass Firm: left the model, its table kept with its data (hidden); if Company is its new name, "renamedFrom": "Firm" on the dataclass Company in model.json moves its data there — give it before this change is applied (migrate --dry-run shows the plan first)',
+    ]);
+  });
+
   it('a dataclass renamed to the name of one that left the model takes that name with its own data; the former one\'s table is set aside, still kept', async () => {
     const db = await database();
     const dcs = (...list: Record<string, unknown>[]) => buildModel({ name: 'S', dataClasses: list.map((d) => ({ attributes: [KEY, { name: 'v', type: 'string', indexed: true, unique: true }], ...d })) });

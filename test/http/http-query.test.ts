@@ -66,17 +66,38 @@ describe('$filter over HTTP', () => {
     assert.equal(info.body.entitySet.find((s: { id: string }) => s.id === id).sorted, false, 'a set without an order is not sorted');
   });
 
-  it("refuses an unquoted value that begins with a comparator character or holds a quote: 400, errCode 7017, at its offset", async () => {
+  it("refuses an unquoted value that begins with a comparator character: 400, errCode 7017, at its offset", async () => {
     const mistyped = await get('/rest/Employee', { $filter: `"firstName =~ 'x'"` });
     assert.equal(mistyped.status, 400);
     assert.equal(mistyped.body.__ERROR[0].errCode, 7017);
     assert.match(mistyped.body.__ERROR[0].message, /"firstName =~ 'x'" at offset 11: expected a value after =, found '~ 'x''/);
-    const apostrophe = await get('/rest/Employee', { $filter: `"lastName = O'Brien"` });
-    assert.equal(apostrophe.status, 400);
-    assert.equal(apostrophe.body.__ERROR[0].errCode, 7017);
-    assert.match(apostrophe.body.__ERROR[0].message, /at offset 12: .* write it quoted, "O'Brien", or pass it as a :1 placeholder with \$params/);
-    const quoted = await get('/rest/Employee', { $filter: `"lastName = 'O\\'Brien'"` });
-    assert.equal(quoted.status, 200);
+  });
+
+  it("reads 4D's own examples of a value with an apostrophe: lastName=O'Reilly unquoted, and \\u0027 in $params", async () => {
+    const e = demo.ds.Employee.new();
+    e.set('lastName', "O'Reilly");
+    e.set('firstName', 'Sean');
+    await e.save();
+    // the two URLs of 4D's $filter page, as written there
+    const direct = await demo.request(`/rest/Employee/?$filter="lastName=O'Reilly"`);
+    const placeholder = await demo.request(`/rest/Employee/?$filter="lastName=:1"&$params='["O\\u0027Reilly"]'`);
+    for (const res of [direct, placeholder]) {
+      assert.equal(res.status, 200, JSON.stringify(res.body));
+      assert.deepEqual(res.body.__ENTITIES.map((x: { lastName: string }) => x.lastName), ["O'Reilly"]);
+    }
+    const inList = await get('/rest/Employee', { $filter: `"lastName in [Nobody, O'Reilly] and firstName = Sean"` });
+    assert.equal(inList.body.__COUNT, 1);
+    const quoted = await get('/rest/Employee', { $filter: `"lastName = 'O\\'Reilly'"` });
+    assert.equal(quoted.body.__COUNT, 1);
+  });
+
+  it("reads the other examples of 4D's $filter page", async () => {
+    for (const filter of ["firstName!='' AND salary>30000", 'firstName=john AND salary>20000', 'lastName begin j', 'salary>20000 AND employer.name!=acme']) {
+      const res = await demo.request(`/rest/Employee?$filter=${encodeURIComponent(`"${filter}"`)}&$orderby="lastName,firstName"&$top=3`);
+      assert.equal(res.status, 200, `${filter}: ${JSON.stringify(res.body)}`);
+    }
+    const params = await demo.request(`/rest/Employee?$filter="firstName=:1 AND salary>:2"&$params='["john",20000]'`);
+    assert.equal(params.status, 200, JSON.stringify(params.body));
   });
 
   it('filters a relation followed from an entity', async () => {

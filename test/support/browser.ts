@@ -1,7 +1,7 @@
 // Browser tests' harness: Debian's Chromium (found, or installed with apt-get when the tests run
 // as root on a machine without it, as CI does) driven by playwright-core, against a real server on
 // 127.0.0.1 over the demo project in a temporary SQLite file. Screenshots go to
-// test-results/explorer/ (the README names the folder). The Data Explorer is the same on every
+// test-results/explorer/ (docs/explorer.md names the folder). The Data Explorer is the same on every
 // engine, so these files run on SQLite only.
 
 import { execFileSync } from 'node:child_process';

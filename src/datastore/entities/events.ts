@@ -127,8 +127,9 @@ export async function runStopping<E>(handler: EventHandler<E>, entity: E, event:
   try {
     result = await handler.call(entity, event);
   } catch (error) {
-    // The application's own refusal, with its status and code: sent as it is
-    if (error instanceof DatasetError && error.code === 'REFUSED') throw error;
+    // The application's own refusal, with its status and code, and the core's refusal of a drop
+    // the handler made (a relation's deleteRule, writes/delete-rules.ts): sent as they are
+    if (error instanceof DatasetError && (error.code === 'REFUSED' || error.code === 'DROP_REFUSED_BY_RELATION')) throw error;
     // Any other exception is user code failing, not a refusal: reported as a serious DBEV error
     // whose message names the event; the cause is logged, not sent (ARCHITECTURE §6).
     report({ kind: event.kind, dataClassName: event.dataClassName, attributeName: event.attributeName, error });

@@ -5,7 +5,10 @@
 // writer stays this transaction's across the turns, other writes wait for it without blocking).
 // Where no user code runs in a drop (no drop event, no drop() of the entity class) a chunk is one
 // DELETE … RETURNING (writes.ts deleteKeys) and no entity is read; otherwise each entity is dropped
-// through the core, its events run, as Entity.drop() does.
+// through the core, its events run, as Entity.drop() does. Either way the delete controls of the
+// dataclass's relations apply (delete-rules.ts): a drop of a whole condition asks its refuse
+// relations once, before its first chunk; each chunk's cascades drop the related entities, a
+// bounded chunk of parent keys at a time.
 
 import { KEYS_PER_QUERY, WRITE_SLICE_MS } from '../../config/limits.js';
 import { INTEGER_TYPES } from '../../model/types.js';
@@ -15,6 +18,7 @@ import { LoopTurns } from '../../util/loop-turns.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView } from '../core-types.js';
 import { requireDataClass, requireDrop } from '../access/guard.js';
+import { refuseRelated } from './delete-rules.js';
 import { deleteKeys, type WriteBatch } from './writes.js';
 
 /** Keys read in one statement by dropWhere: a few ms of reading, and a filter the key order does not serve is scanned a few times, not once a chunk. */
@@ -27,11 +31,13 @@ interface Run {
   readonly quick: boolean;
   readonly turns: LoopTurns;
   readonly batch: WriteBatch;
+  /** the refuse relations were asked for the whole drop, before its first chunk (delete-rules.ts) */
+  refuseChecked: boolean;
 }
 
 function start(dc: ClassCoreView, access: Access): Run {
   requireDataClass(access, dc.model, 'drop');
-  return { dc, access, quick: dropsRunNoUserCode(dc, access), turns: new LoopTurns(WRITE_SLICE_MS), batch: { stampMoved: false } };
+  return { dc, access, quick: dropsRunNoUserCode(dc, access), turns: new LoopTurns(WRITE_SLICE_MS), batch: { stampMoved: false }, refuseChecked: false };
 }
 
 /**
@@ -49,6 +55,9 @@ export async function dropKeys(dc: ClassCoreView, keys: ArrayLike<unknown>, acce
  */
 export async function dropWhere(dc: ClassCoreView, where: Condition | null, access: Access): Promise<void> {
   const run = start(dc, access);
+  // a refuse relation with related entities for any of them: refused before anything is dropped, in one statement per relation
+  await refuseRelated(dc.core, dc.model, where, access);
+  run.refuseChecked = true;
   const key = dc.model.key;
   const reader = access.reader;
   let after: unknown;
@@ -66,7 +75,7 @@ export async function dropWhere(dc: ClassCoreView, where: Condition | null, acce
 async function dropChunks(run: Run, keys: ArrayLike<unknown>, where: Condition | null): Promise<void> {
   for (let at = 0; at < keys.length; at += KEYS_PER_QUERY) {
     const chunk = Array.prototype.slice.call(keys, at, at + KEYS_PER_QUERY) as unknown[];
-    if (run.quick) await deleteKeys(run.dc.core, run.dc.model, chunk, where, run.access, run.batch);
+    if (run.quick) await deleteKeys(run.dc.core, run.dc.model, chunk, where, run.access, run.batch, run.refuseChecked);
     else await run.dc.dropEach(chunk, run.access);
     await run.turns.pass();
   }

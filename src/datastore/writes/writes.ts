@@ -10,7 +10,7 @@
 
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
-import { directPath, type Condition } from '../../query/plan.js';
+import { and, directPath, type Condition } from '../../query/plan.js';
 import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler/statements.js';
 import { ConstraintError } from '../../storage/adapter.js';
 import { bumpGlobalStamp } from '../../storage/system-tables/global-stamp.js';
@@ -18,6 +18,7 @@ import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
+import { cascadeDrops, dropRules, refuseRelated } from './delete-rules.js';
 import { checkValues, type KnownTargets } from './rules.js';
 import { recordDrops, stampedValues, trackedStamp, type TrackedBatch } from './tracking.js';
 
@@ -123,18 +124,27 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
   });
 }
 
-/** Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files go with it. */
+/**
+ * Deletes one entity by key, if its stamp still matches (and the caller may delete it); its files
+ * go with it. Its relations' delete controls (delete-rules.ts): a `refuse` relation with related
+ * entities refuses it first; once it is deleted, the related entities of its `cascade` relations
+ * are dropped, in the same transaction.
+ */
 export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
+  // (a cascade may run user code, the related entities' events: such a unit is not run again)
+  const unit = dropRules(dc).cascade.length > 0 ? { retries: 0, budget: access.budget } : pureUnit(storage, access);
   return storage.transaction(async () => {
+    await refuseRelated(core, dc, { kind: 'compare', path: directPath(dc.key), op: '=', value: key }, access);
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, undefined) : undefined;
     const before = await storedFiles(core, dc, key, fileAttributes(dc), access);
     if ((await storage.run(sql, params)) === 0) await whyUnchanged(core, dc, key, 'dropped', access);
     await bumpStampRefusingLocked(core, dc, key, access, 'dropped', globalStamp === undefined);
     if (globalStamp !== undefined) await recordDrops(core, dc, [key], globalStamp);
     for (const id of before.values()) if (id !== null) await core.files.remove(id);
-  }, pureUnit(storage, access));
+    await cascadeDrops(core, dc, [key], access);
+  }, unit);
 }
 
 /**
@@ -142,14 +152,18 @@ export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, s
  * meet `where` and the caller's row filter, in the caller's transaction, in one statement: what
  * deleteEntity does for each, for all of them at once — the pessimistic lock of another session
  * refuses (asked once the DELETE holds the rows, as a single delete asks), the locks of the others
- * go with their entities, so do their files, and the global stamp moves once per batch. No entity
- * is read into memory and no user code runs: the caller made sure there is none to run (no drop
+ * go with their entities, so do their files, and the global stamp moves once per batch; the delete
+ * controls of their relations apply (delete-rules.ts; `refuseChecked`: the caller asked the refuse
+ * relations for the whole drop). No entity is read into memory and no user code runs (but a
+ * cascade's, in the related dataclass's drop): the caller made sure there is none to run (no drop
  * event, no drop() of a user entity class). Resolves to how many were deleted.
  */
-export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: readonly unknown[], where: Condition | null, access: Access, batch: WriteBatch): Promise<number> {
+export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: readonly unknown[], where: Condition | null, access: Access, batch: WriteBatch, refuseChecked = false): Promise<number> {
   if (keys.length === 0) return 0;
   const storage = core.storage;
   const d = storage.dialect;
+  // the delete controls (delete-rules.ts): refused first (unless the whole drop was asked already), cascaded last
+  if (!refuseChecked) await refuseRelated(core, dc, and({ kind: 'in', path: directPath(dc.key), values: keys }, where), access);
   // (a tracked dataclass: the stamp first, as every other write takes it — on PostgreSQL its lock
   // before any row's, else this and a tracked save could each wait for the other)
   const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, batch) : undefined;
@@ -163,6 +177,7 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   if (globalStamp !== undefined) await recordDrops(core, dc, deleted, globalStamp);
   else await moveGlobalStamp(core, batch);
   for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
+  await cascadeDrops(core, dc, deleted, access);
   return rows.length;
 }
 

@@ -15,7 +15,7 @@ const COMMON_ATTR_KEYS = ['name', 'kind', 'exposed', 'defaultFormat', 'multiLine
 const ATTR_KEYS: Record<(typeof KINDS)[number], string[]> = {
   storage: [...COMMON_ATTR_KEYS, 'type', 'identifying', 'autoincrement', 'autogenerate', 'indexed', 'unique', 'dateOnly', 'notNull', 'renamedFrom'],
   relatedEntity: [...COMMON_ATTR_KEYS, 'type', 'foreignKey', 'path', 'renamedFrom'],
-  relatedEntities: [...COMMON_ATTR_KEYS, 'type', 'path', 'reversePath'],
+  relatedEntities: [...COMMON_ATTR_KEYS, 'type', 'path', 'reversePath', 'deleteRule'],
   alias: [...COMMON_ATTR_KEYS, 'path', 'type'],
   calculated: [...COMMON_ATTR_KEYS, 'type'],
 };

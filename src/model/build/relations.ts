@@ -4,10 +4,11 @@
 // that, after it, every relatedEntity without a problem is finished and every foreign key
 // exists as a storage attribute. Then the 1→N relations (relatedEntities), which need those: each
 // finds its target selection and the relatedEntity of the target pointing back, and the two are
-// made each other's inverse (a relatedEntity is the inverse of one relatedEntities at most).
+// made each other's inverse (a relatedEntity is the inverse of one relatedEntities at most), and
+// gets its delete control (`deleteRule`: leave, the default; cascade; refuse).
 
 import { didYouMean } from '../../util/suggest.js';
-import { INTEGER_TYPES, type AttributeModel, type DataClassModel, type StorageAttribute, type StorageType } from '../types.js';
+import { DELETE_RULES, INTEGER_TYPES, type AttributeModel, type DeleteRule, type DataClassModel, type StorageAttribute, type StorageType } from '../types.js';
 import { NAME, attributesOf, checkRenamedFrom, omitPending, type Draft, type Fail, type Mutable, type Pending } from './checks.js';
 
 /** Finishes every relatedEntity of the draft, adding the implicit foreign keys. */
@@ -94,7 +95,11 @@ export function resolveInverses(draft: Draft, fail: Fail): void {
         continue;
       }
       if (raw.reversePath !== undefined && raw.reversePath !== true) fail(`${path}.reversePath`, 'can only be true');
-      const attr = { ...omitPending(pending), kind: 'relatedEntities', target, inverse } as unknown as AttributeModel;
+      const deleteRule = raw.deleteRule ?? 'leave';
+      if (!DELETE_RULES.includes(deleteRule as DeleteRule)) {
+        fail(`${path}.deleteRule`, `must be one of ${DELETE_RULES.join(', ')} (what dropping a ${dc.name} does to its ${target.name} entities); got ${JSON.stringify(raw.deleteRule)}${didYouMean(String(raw.deleteRule), DELETE_RULES)}`);
+      }
+      const attr = { ...omitPending(pending), kind: 'relatedEntities', target, inverse, deleteRule } as unknown as AttributeModel;
       attrs[i] = attr;
       if (inverse.inverse) fail(`${path}.path`, `${target.name}.${inverse.name} is already the inverse of ${dc.name}.${inverse.inverse.name}`);
       else (inverse as Mutable<typeof inverse>).inverse = attr as never;

@@ -95,6 +95,9 @@ function relationMany(target: DataClassModel): Schema {
   return { anyOf: [ref('Deferred'), ref(names(target).collection), ref('RelatedCount')] };
 }
 
+/** What dropping the entity does to a 1→N relation's entities (model.json's deleteRule). */
+const DELETE_RULE_TEXT = { leave: '', cascade: ' (deleteRule cascade: dropping this entity drops them too)', refuse: ' (deleteRule refuse: this entity cannot be dropped while it has any, 409)' } as const;
+
 /** An attribute's value in an entity answer. */
 function attributeSchema(scope: Scope, a: AttributeModel): Schema {
   switch (a.kind) {
@@ -107,7 +110,7 @@ function attributeSchema(scope: Scope, a: AttributeModel): Schema {
     case 'relatedEntity':
       return { ...relationOne(a.target), description: `N→1 relation to ${a.target.name} (foreign key ${a.foreignKey.name})` };
     case 'relatedEntities':
-      return { ...relationMany(a.target), description: `1→N relation: the ${a.target.name} entities whose ${a.inverse.name} is this one`, readOnly: true };
+      return { ...relationMany(a.target), description: `1→N relation: the ${a.target.name} entities whose ${a.inverse.name} is this one${DELETE_RULE_TEXT[a.deleteRule]}`, readOnly: true };
     case 'alias': {
       const last = a.steps[a.steps.length - 1];
       const value = last.kind === 'relatedEntity' || last.kind === 'relatedEntities' || last.kind === 'alias' ? typeNameSchema(scope, a.type) : attributeSchema(scope, last);

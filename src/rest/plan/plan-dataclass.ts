@@ -4,13 +4,14 @@
 
 import { type DataClassCore, leadsTo } from '../../datastore/index.js';
 import { DatasetError } from '../../errors/dataset-error.js';
-import type { StorageAttribute } from '../../model/types.js';
+import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { attributeOf } from '../../query/path.js';
 import { parseOrderList, parseQuery } from '../../query/parser.js';
 import type { Action, CollectionSource, RelationStep, SetRequest, Shape } from './action.js';
 import { readIfMatch, type IfMatch } from '../request/etag.js';
 import { logicWithoutSet, optionsFor } from './option-rules.js';
 import type { RestOptions } from '../request/options.js';
+import { strayAttributeFilter } from '../request/stray-parameters.js';
 import { functionOf, planDataClassCall, planRelationCall } from './plan-function.js';
 import { attributeList, checkUploadHead, entitySelector, narrowing, paging, refuseMethod, shape, withoutExpand } from './plan-parts.js';
 import type { RestRequest } from './request.js';
@@ -19,6 +20,9 @@ import type { DataClassRoute, PathSegment, Selector } from '../request/url.js';
 
 export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRoute, options: RestOptions): Action {
   const dc = dataClassFor(scope, route.dataClass); // 7002 for a dataclass REST does not have, whatever the request
+  const q = req.url.indexOf('?');
+  const attributeParameter = q < 0 ? undefined : strayAttributeFilter(req.url.slice(q + 1), readDataClass(dc.model, route, scope), scope.visible);
+  if (attributeParameter) throw attributeParameter; // ?lastName=Smith, which would otherwise answer every entity
   if (options.lock !== undefined) return planLock(req, scope, dc, route, options);
   const isRead = req.method === 'GET' || req.method === 'HEAD';
   const file = fileAttributeOf(dc, route, scope);
@@ -35,6 +39,14 @@ export function planDataClass(req: RestRequest, scope: Scope, route: DataClassRo
   if (req.method === 'POST' && options.method !== undefined) return planWrite(req, dc, route, options);
   if (req.method === 'POST' && route.selector.kind === 'key' && route.path.length === 0) return planEntityPost(req, dc, route.selector.key, options);
   throw new DatasetError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here: read with GET; change data with POST and $method=update or $method=delete`);
+}
+
+/** The dataclass a read of the route answers entities of: the URL's, or the target of the relation it follows (Company(1)/staff). */
+function readDataClass(model: DataClassModel, route: DataClassRoute, scope: Scope): DataClassModel {
+  const [first] = route.path;
+  if (first?.kind !== 'names' || first.names.length !== 1) return model;
+  const attr = model.attributesByName.get(first.names[0]);
+  return (attr && scope.visible(attr) && leadsTo(attr)?.target) || model;
 }
 
 /**

@@ -7,6 +7,7 @@ import { DatasetError } from '../../errors/dataset-error.js';
 import { didYouMean } from '../../util/suggest.js';
 import type { AggregateFn } from '../../sql/compiler/aggregates.js';
 import { OPTIONS, type OptionName } from './constants.js';
+import { otherApiHint, strayOption } from './stray-parameters.js';
 import { ATTRIBUTE_PATH } from './url.js';
 
 export const METHODS = ['update', 'delete', 'entityset', 'release', 'subentityset', 'validate', 'watch'] as const;
@@ -165,11 +166,18 @@ export function parseOptions(query: string, maxPageSize = MAX_PAGE_SIZE): RestOp
     if (part === '') continue;
     const eq = part.indexOf('=');
     const name = decode(eq < 0 ? part : part.slice(0, eq), part);
-    // Parameters without '$' are not ours (cache busters such as _=123): ignored. $4DSID, a
+    // Parameters without '$' are not ours (cache busters such as _=123): ignored, but for the
+    // names of an option (ours without '$', or another API's: stray-parameters.ts). $4DSID, a
     // one-time passcode, is the session's: read before the request is (rest/session-http.ts).
-    if (!name.startsWith('$') || name === PASSCODE_PARAMETER) continue;
+    if (!name.startsWith('$')) {
+      const stray = strayOption(name, eq < 0 ? undefined : decode(part.slice(eq + 1), part));
+      if (stray) throw stray;
+      continue;
+    }
+    if (name === PASSCODE_PARAMETER) continue;
     if (!(name in OPTIONS)) {
-      throw new DatasetError('UNKNOWN_OPTION', `unknown option '${name}'${didYouMean(name, Object.keys(OPTIONS))}`);
+      const value = eq < 0 ? undefined : unquote(decode(part.slice(eq + 1), part));
+      throw new DatasetError('UNKNOWN_OPTION', `unknown option '${name}'${otherApiHint(name, value) || didYouMean(name, Object.keys(OPTIONS))}`);
     }
     const option = name as OptionName;
     if (raw.has(option)) throw new DatasetError('INVALID_OPTION', `the option ${name} is given twice`);
@@ -274,10 +282,18 @@ function unquote(v: string): string {
   return v;
 }
 
+/** What a count that is not one was likely meant as: MySQL's `LIMIT offset,count`, or "all". */
+function countHint(name: string, v: string): string {
+  const pair = /^\s*(\d+)\s*,\s*(\d+)\s*$/.exec(v);
+  if (pair && name !== '$skip') return ` (a page starts at $skip and holds $top entities: LIMIT ${pair[1]},${pair[2]} is $skip=${pair[1]}&$top=${pair[2]})`;
+  if (name !== '$skip' && /^\s*(-1|all|\*|max|none|unlimited)\s*$/i.test(v)) return ' (for every entity leave it out: a page holds at most the server\'s page size; page with $skip, or export every entity with $format=csv or ndjson)';
+  return '';
+}
+
 function count(name: string, v: string, max: number): number {
   // (a page's limit is far below the largest safe integer, which bounds $skip and an export's $top)
   const page = max < Number.MAX_SAFE_INTEGER;
-  if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'`);
+  if (!/^\s*\d+\s*$/.test(v)) throw new DatasetError('INVALID_OPTION', `${name} must be a whole number of 0 or more, got '${v}'${countHint(name, v)}`);
   const n = Number(v);
   if (n > max) {
     throw new DatasetError('LIMIT_EXCEEDED', name === '$skip' ? `$skip=${v.trim()} is beyond the largest position this server can count to (${max})` : `${name}=${v.trim()} is more than the ${max} entities this server sends in one page${page ? ' (page with $skip, or export every entity with $format=csv or ndjson)' : ''}`);

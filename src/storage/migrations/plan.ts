@@ -20,6 +20,7 @@ import {
   type ColumnSnapshot, type SchemaSnapshot, type TableSnapshot,
 } from './snapshot.js';
 import { typeChange } from './type-changes.js';
+import { closest } from '../../util/suggest.js';
 
 export interface SchemaStep {
   /** one line for the operator: "Company: add attribute revenue (number)" */
@@ -72,6 +73,8 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   const q = s.dialect.sql.quote;
 
   const renamed = new Map<string, Step>();
+  /** dataclasses new to the database, to suggest as the new name of one that left */
+  const created: string[] = [];
   // renames first: a dataclass renamed takes its table (and everything in it) to its new name
   for (const dc of model.dataClasses) {
     const from = dc.renamedFrom;
@@ -107,6 +110,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
         continue;
       }
       after.tables[dc.table] = createTable(ctx, dc);
+      if (!fresh) created.push(dc.name);
     } else {
       after.tables[dc.table] = await alterTable(ctx, dc, old, renamed.get(dc.table));
     }
@@ -114,7 +118,7 @@ export async function planSchema(s: Storage, model: Model, recorded: string | un
   // Tables of dataclasses no longer in the model stay, with their data, and stay recorded.
   for (const [table, snap] of Object.entries(tables)) {
     if (after.tables[table]) continue;
-    if (!snap.retired) ctx.steps.push({ description: `dataclass ${table}: left the model, its table kept with its data (hidden)`, sql: [] });
+    if (!snap.retired) ctx.steps.push({ description: `dataclass ${table}: left the model, its table kept with its data (hidden)${renameHint(table, created, 'dataclass')}`, sql: [] });
     after.tables[table] = { ...snap, retired: true };
   }
   // every text column folded again when the fold function changed since the database was written
@@ -194,6 +198,8 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
   }
 
   const snap: TableSnapshot = { key: dc.key.column, keyAutoincrement: dc.key.autoincrement, columns: {} };
+  /** attributes new to the table, to suggest as the new name of one that left */
+  const added: StorageAttribute[] = [];
   for (const a of dc.storage) {
     let was: ColumnSnapshot | undefined = cols[a.column];
     delete cols[a.column];
@@ -218,6 +224,7 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     }
     if (!was) {
       if (a.notNull && !(await check(ctx, () => nullsIn(s, a, null)))) continue;
+      added.push(a);
       step ??= push(ctx, `${dc.name}: add attribute ${a.name} (${typeLabel(a)})`);
       step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(a.column)} ${s.dialect.types.columnType(a.type)}`);
       if (a.type === 'string') step.sql.push(`ALTER TABLE ${t} ADD COLUMN ${q(foldColumn(a.column))} ${s.dialect.types.columnType('string')}`);
@@ -246,9 +253,23 @@ async function alterTable(ctx: Context, dc: DataClassModel, recorded: TableSnaps
     snap.columns[column] = { ...was, indexed: false, unique: false, retired: true };
     if (was.retired) continue;
     const sql = bare.has(column) ? [] : indexesOf(dc.table, column, was).map((index) => `DROP INDEX IF EXISTS ${q(index)}`);
-    push(ctx, `${dc.name}.${column}: left the model, its column kept hidden with its ${count(await valuesOf(ctx, dc.table, column))} values`, sql);
+    push(ctx, `${dc.name}.${column}: left the model, its column kept hidden with its ${count(await valuesOf(ctx, dc.table, column))} values${renameHint(column, added.filter((a) => typeChange(was, a).kind === 'same').map((a) => a.name), 'attribute')}`, sql);
   }
   return snap;
+}
+
+/**
+ * What to write when a name that left the model was renamed: an attribute (or dataclass) that
+ * appeared in the same change, of the same type, is likely its new name — the closest by spelling
+ * when several are — and `renamedFrom` keeps the data there instead of a new, empty one.
+ */
+function renameHint(gone: string, appeared: readonly string[], kind: 'attribute' | 'dataclass'): string {
+  if (appeared.length === 0) return '';
+  const likely = closest(gone, appeared) ?? appeared[0];
+  const where = kind === 'attribute' ? `on the attribute ${likely}` : `on the dataclass ${likely}`;
+  const others = appeared.length > 1 ? ` (or ${appeared.filter((n) => n !== likely).join(', ')})` : '';
+  const moves = kind === 'attribute' ? 'its values' : 'its data';
+  return `; if ${likely}${others} is its new name, "renamedFrom": "${gone}" ${where} in model.json moves ${moves} there — give it before this change is applied (migrate --dry-run shows the plan first)`;
 }
 
 function push(ctx: Context, description: string, sql: string[] = []): Step {

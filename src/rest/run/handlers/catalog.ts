@@ -114,6 +114,8 @@ function describeAttribute(scope: Scope, core: DataClassCore, a: AttributeModel)
       out.inverseName = a.inverse.name;
       out.reversePath = true;
       out.path = a.inverse.name;
+      // not 4D's catalog (its delete control is in the structure): shown when it is not the default, leave
+      if (a.deleteRule !== 'leave') out.deleteRule = a.deleteRule;
       break;
     case 'alias':
       out.path = a.path;
