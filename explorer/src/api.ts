@@ -76,6 +76,8 @@ function shellQuoted(text: string): string {
 /** The same call as a curl command (the session's cookie left out: it is this browser's; -b takes one). */
 export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>): string {
   const parts = ['curl'];
+  // (a stream: each event as it comes, not when curl's buffer fills)
+  if (request.headers.accept === 'text/event-stream') parts.push('-N');
   if (request.method !== 'GET') parts.push('-X', request.method);
   for (const [name, value] of Object.entries(request.headers)) {
     if (name === 'accept' && value === 'application/json') continue;

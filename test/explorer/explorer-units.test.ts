@@ -76,6 +76,12 @@ describe('the explorer\'s curl commands', () => {
   });
 });
 
+describe('the explorer\'s curl commands for a live feed', () => {
+  it('asks curl not to buffer a stream (-N)', () => {
+    assert.equal(curlOf({ method: 'GET', url: 'http://h/rest/Item?$method=watch', headers: { accept: 'text/event-stream' } }), "curl -N -H 'accept: text/event-stream' -g 'http://h/rest/Item?$method=watch'");
+  });
+});
+
 describe('the explorer\'s labels and placeholder', () => {
   it('labels an entity by the model\'s label, else its first text attribute but the key', () => {
     assert.equal(labelAttribute(person)?.name, 'nick');
