@@ -306,14 +306,19 @@ describe('with a roles.json where a guest may read Company and Employee but not 
     await x.context.close();
   });
 
-  it('takes screenshots of the entity form and the administration, logged in as admin', async () => {
+  it('titles an Employee\'s form by its label (its UUID on hover), and takes screenshots of the form and the administration, logged in as admin', async () => {
     const x = await openExplorer(browser, server, { hash: '#/Employee' });
     await x.page.locator('.ag-grid-viewport [role="row"]').first().waitFor();
     await logIn(x.page, 'admin', 'admin123');
     await x.page.locator('.ag-header-cell[col-id="salary"]').waitFor();
     await x.shot('collection-admin');
+    const first = (await restJson(server, '/rest/Employee?$top=1&$attributes=lastName')).__ENTITIES[0];
     await x.page.locator('.ag-grid-viewport [role="row"][row-index="0"] [col-id="__KEY"] button').click();
     await x.page.getByLabel('lastName', { exact: true }).waitFor();
+    // the form's title: the entity's label, not its UUID, which is on hover
+    const title = x.page.getByRole('heading', { level: 2, name: `Employee ${first.lastName}`, exact: true });
+    await title.waitFor();
+    assert.equal(await title.getAttribute('title'), `Employee(${first.__KEY})`);
     await x.page.waitForLoadState('networkidle');
     await x.shot('entity-employee');
     await x.page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Administration' }).click();
