@@ -24,13 +24,69 @@ export class RestError extends Error {
   }
 }
 
-type Listener = (error: RestError) => void;
+type Listener = (error: RestError | undefined) => void;
 const authListeners = new Set<Listener>();
 
-/** Called with each 401: the datastore wants a login. */
+/** Called with each 401 (the datastore wants a login), and when the person asks for one (no error). */
 export function onLoginNeeded(listener: Listener): () => void {
   authListeners.add(listener);
   return () => authListeners.delete(listener);
+}
+
+/** The person asked to log in (a lock's "Log in to see" button): the login dialog opens. */
+export function askLogin(): void {
+  for (const l of authListeners) l(undefined);
+}
+
+/** One REST call the page made, as the "show the requests" panel lists it. */
+export interface SentRequest {
+  readonly id: number;
+  readonly method: string;
+  /** absolute: http://host/rest/… */
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** the JSON text sent, if any (an upload's bytes are not shown) */
+  readonly body?: string;
+  /** the answer's status, once it came */
+  status?: number;
+}
+
+type RequestListener = (request: SentRequest) => void;
+const requestListeners = new Set<RequestListener>();
+let requestCount = 0;
+
+/** Called with each REST call as it is sent, and again when its answer came (its status set). */
+export function onRequest(listener: RequestListener): () => void {
+  requestListeners.add(listener);
+  return () => requestListeners.delete(listener);
+}
+
+/** Tells the listeners about a call the page makes without rest() (an EventSource, a download link). */
+export function announce(request: Omit<SentRequest, 'id'>): SentRequest {
+  const sent: SentRequest = { ...request, id: ++requestCount };
+  for (const l of requestListeners) l(sent);
+  return sent;
+}
+
+/** Single-quoted for a POSIX shell: 'it'\''s'. */
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** The same call as a curl command (the session's cookie left out: it is this browser's; -b takes one). */
+export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>): string {
+  const parts = ['curl'];
+  // (a stream: each event as it comes, not when curl's buffer fills)
+  if (request.headers.accept === 'text/event-stream') parts.push('-N');
+  if (request.method !== 'GET') parts.push('-X', request.method);
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (name === 'accept' && value === 'application/json') continue;
+    parts.push('-H', shellQuoted(`${name}: ${value}`));
+  }
+  if (request.body !== undefined) parts.push('--data-binary', shellQuoted(request.body));
+  // (curl reads [ ] and { } in a URL as globs: -g takes them as they are)
+  parts.push('-g', shellQuoted(request.url));
+  return parts.join(' ');
 }
 
 export interface RequestOptions {
@@ -41,12 +97,17 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
   /** a 401 is only an answer here (a probe): it opens no login dialog */
   readonly quiet?: boolean;
+  /** an RFC 7240 preference (the catalog's `extensions`) */
+  readonly prefer?: string;
+  /** what the answer should be (text/csv for an export): its text is then returned as is */
+  readonly accept?: string;
 }
 
 /** A REST call: `path` is under /rest (`Company?$top=1`) or absolute (`/rest/...`). */
 export async function rest<T = Json>(path: string, options: RequestOptions = {}): Promise<T> {
   const url = path.startsWith('/') ? path : `${REST}/${path}`;
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { accept: options.accept ?? 'application/json' };
+  if (options.prefer) headers.prefer = options.prefer;
   let body: BodyInit | undefined;
   if (options.raw) {
     body = options.raw;
@@ -55,8 +116,13 @@ export async function rest<T = Json>(path: string, options: RequestOptions = {})
     body = JSON.stringify(options.body);
     headers['content-type'] = 'application/json';
   }
-  const response = await fetch(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers, body, credentials: 'same-origin', signal: options.signal });
+  const method = options.method ?? (body === undefined ? 'GET' : 'POST');
+  const sent = announce({ method, url: new URL(url, location.href).href, headers, body: typeof body === 'string' ? body : undefined });
+  const response = await fetch(url, { method, headers, body, credentials: 'same-origin', signal: options.signal });
+  sent.status = response.status;
+  for (const l of requestListeners) l(sent);
   const text = await response.text();
+  if (options.accept && options.accept !== 'application/json' && response.ok) return text as T;
   let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);

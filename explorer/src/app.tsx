@@ -1,16 +1,20 @@
 // The explorer's frame: a header (who is logged in), the dataclasses with their counts, and the
 // view the address's hash names. The catalog is read again whenever the session changes, since
 // what a session may see is what its catalog lists; a session holding the admin privilege is
-// also offered the administration (admin.tsx), from /rest/$roles.
+// also offered the administration (admin.tsx), from /rest/$roles. A dataclass the session may not
+// read is shown locked (a login may open it), never a login dialog of its own accord: that opens
+// when the person asks, or when the datastore refuses a request it made (a 401).
 
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { keyPath, messageOf, onLoginNeeded, query, REST, rest } from './api';
+import { askLogin, keyPath, messageOf, onLoginNeeded, query, REST, rest } from './api';
 import { AdminView } from './admin';
 import { probeAdministration, type RolesMatrix } from './admin-api';
-import { loadCatalog, type Catalog } from './catalog';
+import { loadCatalog, mayRead, type Catalog, type DataClassInfo } from './catalog';
 import { CollectionView } from './collection-view';
 import { EntityView } from './entity-view';
+import { Lock } from './lock';
 import { LoginDialog } from './login';
+import { RequestsPanel } from './requests';
 import { go, hashOf, parseHash, type Route } from './routes';
 import { currentSession, logout, type SessionInfo } from './session';
 
@@ -28,6 +32,7 @@ export function App() {
   const [login, setLogin] = useState<{ open: boolean; reason?: string }>({ open: false });
   const [generation, setGeneration] = useState(0);
   const [menuOpen, setMenuOpen] = useState(false);
+  const [showRequests, setShowRequests] = useState(false);
 
   useEffect(() => {
     const onHash = () => {
@@ -38,7 +43,7 @@ export function App() {
     return () => removeEventListener('hashchange', onHash);
   }, []);
 
-  useEffect(() => onLoginNeeded((error) => setLogin({ open: true, reason: error.message })), []);
+  useEffect(() => onLoginNeeded((error) => setLogin({ open: true, reason: error?.message })), []);
 
   // the session changed (or the explorer opened): what it sees is read again
   useEffect(() => {
@@ -78,7 +83,7 @@ export function App() {
         <button type="button" class="menu-button" aria-expanded={menuOpen} aria-controls="dataclasses" onClick={() => setMenuOpen(!menuOpen)}>Dataclasses</button>
         <h1><a href="#/">Data Explorer</a></h1>
         <div class="who" aria-live="polite">
-          {session.userName ? <span>Logged in as <strong>{session.userName}</strong></span> : <span class="muted">Guest</span>}
+          {session.userName ? <span class="who-name"><span class="who-prefix">Logged in as </span><strong>{session.userName}</strong></span> : <span class="muted">Guest</span>}
           {session.userName
             ? <button type="button" onClick={doLogout}>Log out</button>
             : <button type="button" onClick={() => setLogin({ open: true })}>Log in</button>}
@@ -88,6 +93,7 @@ export function App() {
         <nav aria-label="Dataclasses">
           {catalog && <DataClassList catalog={catalog} current={'dc' in route ? route.dc : undefined} generation={generation} />}
         </nav>
+        <label class="check side-requests"><input type="checkbox" checked={showRequests} onChange={(e) => setShowRequests((e.currentTarget as HTMLInputElement).checked)} /> Show the requests</label>
         {administration && (
           <nav aria-label="Administration" class="side-admin">
             <ul class="dataclasses">
@@ -102,6 +108,7 @@ export function App() {
           ? catalog && <AdminView key={session.userName} tab={route.tab} matrix={administration} userName={session.userName} onSelfChanged={refresh} />
           : catalog && <View key={catalogVersion} route={route} catalog={catalog} onChanged={refresh} />}
       </main>
+      {showRequests && <RequestsPanel onClose={() => setShowRequests(false)} />}
       <LoginDialog open={login.open} reason={login.reason} onDone={(ok) => {
         setLogin({ open: false });
         if (ok) refresh();
@@ -116,6 +123,7 @@ function View(props: { route: Route; catalog: Catalog; onChanged: () => void }) 
   if (route.kind === 'home') return <Home catalog={catalog} />;
   const dc = catalog.byName(route.dc);
   if (!dc) return <p class="error" role="alert">This session sees no dataclass named {route.dc}.</p>;
+  if (!mayRead(dc)) return <Locked dc={dc} />;
   switch (route.kind) {
     case 'dataclass':
       return <CollectionView key={`dc:${dc.name}`} catalog={catalog} dc={dc} base={`${REST}/${encodeURIComponent(dc.name)}`} title={dc.name} source="dataclass" />;
@@ -145,11 +153,24 @@ function Home(props: { catalog: Catalog }) {
   );
 }
 
+/** A dataclass this session may not read: said so, with the login that may open it. */
+function Locked(props: { dc: DataClassInfo }) {
+  return (
+    <section class="stack locked-page">
+      <h2>{props.dc.name}</h2>
+      <p><Lock /> This session may not read the {props.dc.name} entities: a login may show them.</p>
+      <p><button type="button" class="primary" onClick={askLogin}>Log in to see {props.dc.name}</button></p>
+    </section>
+  );
+}
+
 function DataClassList(props: { catalog: Catalog; current?: string; generation: number }) {
   const [counts, setCounts] = useState<Record<string, number | string>>({});
   useEffect(() => {
     for (const dc of props.catalog.dataClasses) {
-      rest<{ __COUNT: number }>(`${REST}/${encodeURIComponent(dc.name)}${query({ $top: 0 })}`).then(
+      // (a dataclass the session may not read is locked, not counted; a count refused is a '?', not a login dialog)
+      if (!mayRead(dc)) continue;
+      rest<{ __COUNT: number }>(`${REST}/${encodeURIComponent(dc.name)}${query({ $top: 0 })}`, { quiet: true }).then(
         (a) => setCounts((c) => ({ ...c, [dc.name]: a.__COUNT })),
         () => setCounts((c) => ({ ...c, [dc.name]: '?' })),
       );
@@ -161,7 +182,9 @@ function DataClassList(props: { catalog: Catalog; current?: string; generation: 
         <li key={dc.name}>
           <a href={`#/${encodeURIComponent(dc.name)}`} aria-current={props.current === dc.name ? 'page' : undefined} onClick={() => go({ kind: 'dataclass', dc: dc.name })}>
             <span>{dc.name}</span>
-            <span class="count" aria-label={`${counts[dc.name] ?? 'unknown'} entities`}>{format(counts[dc.name])}</span>
+            {mayRead(dc)
+              ? <span class="count" aria-label={`${counts[dc.name] ?? 'unknown'} entities`}>{format(counts[dc.name])}</span>
+              : <span class="count" title="log in to see" aria-label="locked: log in to see" data-testid="locked"><Lock /></span>}
           </a>
         </li>
       ))}

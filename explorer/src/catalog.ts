@@ -1,5 +1,7 @@
 // The model as $catalog describes it, and what the explorer derives from it: which attributes
-// are columns, which are relations and where they lead, how to show and edit each type.
+// are columns, which are relations and where they lead, how to show and edit each type. The
+// catalog is asked with `Prefer: extensions`, this server's additions to 4D's shape: what the
+// session may do and call, what it may not read, the model's labels (docs/decisions.md).
 
 import { REST, rest } from './api';
 
@@ -12,6 +14,8 @@ export interface AttributeInfo {
   readonly simpleDate?: boolean;
   readonly readOnly?: boolean;
   readonly path?: string;
+  /** 4D's display format ({format: "…"}): a number's or a date's (values.ts formatted) */
+  readonly defaultFormat?: { readonly format: string };
 }
 
 export interface MethodInfo {
@@ -22,9 +26,14 @@ export interface MethodInfo {
 
 /** what this session may do in a dataclass (absent on servers that do not say: then everything is tried) */
 export interface SessionMay {
+  readonly read?: boolean;
   readonly create: boolean;
   readonly update: boolean;
   readonly drop: boolean;
+  /** the dataclass's functions this session may call */
+  readonly methods?: readonly string[];
+  /** exposed attributes this session may not read (a login may show them) */
+  readonly restricted?: readonly string[];
 }
 
 export interface DataClassInfo {
@@ -36,6 +45,8 @@ export interface DataClassInfo {
   readonly key: readonly { name: string }[];
   readonly methods?: readonly MethodInfo[];
   readonly sessionMay?: SessionMay;
+  /** the attribute the model reads an entity by (model.json's `label`) */
+  readonly label?: string;
 }
 
 export interface Catalog {
@@ -52,18 +63,33 @@ interface CatalogAnswer {
   dataClasses?: { name: string }[];
   methods?: MethodInfo[];
   singletons?: { name: string; methods: MethodInfo[] }[];
+  /** (Prefer: extensions) the datastore's and the singletons' functions this session may call */
+  sessionMay?: { methods?: string[]; singletons?: Record<string, string[]> };
 }
 
-/** The whole catalog as this session sees it: the list, then each dataclass's description. */
+/** The preference that asks the catalog for this server's additions (sessionMay, label). */
+const EXTENSIONS = 'extensions';
+
+/** Only what `may` lists, when the server said (an older one does not: everything is offered). */
+function callable(methods: readonly MethodInfo[] | undefined, may: readonly string[] | undefined): MethodInfo[] {
+  return may === undefined ? [...(methods ?? [])] : (methods ?? []).filter((m) => may.includes(m.name));
+}
+
+/**
+ * The whole catalog as this session sees it: the list, then each dataclass's description — the
+ * functions in it only those the session may call (a guest is offered none it cannot call).
+ */
 export async function loadCatalog(): Promise<Catalog> {
-  const top = await rest<CatalogAnswer>(`${REST}/$catalog`);
-  const dataClasses = await Promise.all((top.dataClasses ?? []).map((d) => rest<DataClassInfo>(`${REST}/$catalog/${encodeURIComponent(d.name)}`)));
+  const top = await rest<CatalogAnswer>(`${REST}/$catalog`, { prefer: EXTENSIONS });
+  const described = await Promise.all((top.dataClasses ?? []).map((d) => rest<DataClassInfo>(`${REST}/$catalog/${encodeURIComponent(d.name)}`, { prefer: EXTENSIONS })));
+  const dataClasses = described.map((d): DataClassInfo => ({ ...d, methods: callable(d.methods, d.sessionMay?.methods) }));
   const byName = new Map(dataClasses.map((d) => [d.name, d]));
   const byCollection = new Map(dataClasses.map((d) => [d.collectionName, d]));
+  const singletonMay = top.sessionMay?.singletons;
   return {
     dataClasses,
-    methods: top.methods ?? [],
-    singletons: top.singletons ?? [],
+    methods: callable(top.methods, top.sessionMay?.methods),
+    singletons: (top.singletons ?? []).map((s) => ({ ...s, methods: callable(s.methods, top.sessionMay ? singletonMay?.[s.name] ?? [] : undefined) })).filter((s) => s.methods.length > 0),
     byName: (name) => byName.get(name),
     target: (a) => byName.get(a.type) ?? byCollection.get(a.type),
   };
@@ -92,4 +118,42 @@ export function typeLabel(a: AttributeInfo, catalog: Catalog): string {
   if (a.type === 'date' && a.simpleDate) return 'date';
   if (a.type === 'date') return 'date & time';
   return a.type;
+}
+
+/** The session may read the dataclass (a server that does not say: it is tried). */
+export const mayRead = (dc: DataClassInfo): boolean => dc.sessionMay?.read !== false;
+
+const TEXT = new Set(['string', 'text']);
+
+/**
+ * The attribute an entity of `dc` is shown by where it is named (a relation's value, a key): the
+ * one the model names, if this session reads it, else the first text attribute but the key.
+ */
+export function labelAttribute(dc: DataClassInfo): AttributeInfo | undefined {
+  const key = dc.key[0]?.name;
+  const named = dc.label === undefined ? undefined : dc.attributes.find((a) => a.name === dc.label);
+  return named ?? dc.attributes.find((a) => a.kind === 'storage' && TEXT.has(a.type) && a.name !== key);
+}
+
+const NUMBERS = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer', 'number', 'float']);
+
+/**
+ * A query that fits `dc`, for the query box's placeholder: one of its numbers compared, and a text
+ * through one of its N→1 relations (or its own) matched with `@` ("revenues > 100 and city.name = a@").
+ */
+export function exampleQuery(dc: DataClassInfo, catalog: Catalog): string {
+  const key = dc.key[0]?.name;
+  const parts: string[] = [];
+  const number = dc.attributes.find((a) => a.kind === 'storage' && NUMBERS.has(a.type) && a.name !== key && !a.name.endsWith('ID'));
+  if (number) parts.push(`${number.name} > 100`);
+  const relation = dc.attributes.map((a) => {
+    const target = a.kind === 'relatedEntity' ? catalog.target(a) : undefined;
+    const text = target && labelAttribute(target);
+    return text && text.kind === 'storage' ? `${a.name}.${text.name}` : undefined;
+  }).find((p) => p !== undefined);
+  const own = labelAttribute(dc);
+  const text = relation ?? (own?.kind === 'storage' ? own.name : undefined);
+  if (text) parts.push(`${text} = a@`);
+  if (parts.length === 0 && key) parts.push(`${key} > 0`);
+  return parts.join(' and ');
 }

@@ -2,15 +2,18 @@
 // the query box, the column chooser, and the panels that work on the same selection (summaries,
 // entity sets, functions). A dataclass that tracks its changes is followed live, with a badge
 // that says so (a relation's list is not: the server watches a query, an entity or a set).
+// What the session may not read of the dataclass is named, locked, with the login that may show it.
 
 import { useMemo, useState } from 'preact/hooks';
-import { messageOf } from './api';
-import { isFile, type Catalog, type DataClassInfo } from './catalog';
+import { askLogin, messageOf } from './api';
+import { exampleQuery, isFile, type Catalog, type DataClassInfo } from './catalog';
+import { CsvPanel } from './csv-panel';
 import { FilterBar } from './filter-bar';
 import { FunctionsPanel } from './functions';
 import { Grid } from './grid';
 import { tracksChanges, type LiveState } from './live';
 import { LiveBadge } from './live-badge';
+import { Lock } from './lock';
 import type { CollectionContext } from './panels';
 import { go } from './routes';
 import { SetsPanel } from './sets';
@@ -47,6 +50,10 @@ export function CollectionView(props: CollectionViewProps) {
   const mayCreate = dc.sessionMay?.create !== false;
   const live = props.source !== 'relation' && tracksChanges(dc);
   const [liveState, setLiveState] = useState<{ state: LiveState; detail?: string }>({ state: 'connecting' });
+  const placeholder = useMemo(() => exampleQuery(dc, catalog), [dc, catalog]);
+  const restricted = dc.sessionMay?.restricted ?? [];
+  // (a grid read again from the start: after an import)
+  const [reload, setReload] = useState(0);
 
   return (
     <section class="collection" aria-labelledby="collection-title">
@@ -57,7 +64,13 @@ export function CollectionView(props: CollectionViewProps) {
         {live && <LiveBadge state={liveState.state} detail={liveState.detail} />}
         {props.source === 'dataclass' && mayCreate && <button type="button" class="primary" onClick={() => go({ kind: 'new', dc: dc.name })}>New {dc.name}</button>}
       </div>
-      <FilterBar base={props.base} onApply={setFilter} />
+      {restricted.length > 0 && (
+        <p class="restricted muted" data-testid="restricted">
+          <Lock /> Not shown to this session: {restricted.join(', ')}.{' '}
+          <button type="button" class="link" onClick={askLogin}>Log in to see</button>
+        </p>
+      )}
+      <FilterBar base={props.base} placeholder={placeholder} onApply={setFilter} />
       <div class="panels">
         <ColumnChooser catalog={catalog} dc={dc} columns={columns} onChange={setColumns} />
         <details>
@@ -72,9 +85,14 @@ export function CollectionView(props: CollectionViewProps) {
           <summary>Functions</summary>
           <FunctionsPanel {...context} />
         </details>
+        <details>
+          <summary>CSV</summary>
+          <CsvPanel {...context} mayCreate={props.source === 'dataclass' && mayCreate} onImported={() => setReload((r) => r + 1)} />
+        </details>
       </div>
       {pageError && <p class="error" role="alert">{pageError}</p>}
       <Grid
+        key={reload}
         catalog={catalog}
         dc={dc}
         base={props.base}
@@ -99,6 +117,7 @@ export function CollectionView(props: CollectionViewProps) {
 
 function ColumnChooser(props: { catalog: Catalog; dc: DataClassInfo; columns: string[]; onChange: (c: string[]) => void }) {
   const key = props.dc.key[0]?.name;
+  const restricted = props.dc.sessionMay?.restricted ?? [];
   const all = props.dc.attributes.filter((a) => a.name !== key);
   const toggle = (name: string, on: boolean) => {
     // the order of the model, whatever the order of the clicks
@@ -117,6 +136,9 @@ function ColumnChooser(props: { catalog: Catalog; dc: DataClassInfo; columns: st
             <input type="checkbox" checked={props.columns.includes(a.name)} onChange={(e) => toggle(a.name, (e.currentTarget as HTMLInputElement).checked)} />
             {a.name} <span class="muted">{isFile(a) ? a.type : a.kind === 'storage' ? a.type : a.kind}</span>
           </label>
+        ))}
+        {restricted.map((name) => (
+          <span key={name} class="check muted" title="log in to see"><Lock /> {name} (log in to see)</span>
         ))}
       </fieldset>
     </details>

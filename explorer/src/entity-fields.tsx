@@ -3,12 +3,12 @@
 // holds: a relation's key, "true"/"false"/"" for a bool) so that a half-typed value is kept as
 // typed; it becomes a value only when the form is sent (values.ts fromField).
 
-import { useState } from 'preact/hooks';
-import type { Json, JsonObject } from './api';
-import { isEditable, isFile, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
+import { useEffect, useState } from 'preact/hooks';
+import { keyPath, query, rest, type Json, type JsonObject } from './api';
+import { isEditable, isFile, labelAttribute, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
 import { EntityPicker } from './entity-picker';
 import { hashOf } from './routes';
-import { deferredOf, display, toField } from './values';
+import { deferredOf, display, formatted, toField } from './values';
 
 /** an upload waiting for the next save, or null: the file removed */
 export type FileChange = { readonly id: string; readonly name: string; readonly preview?: string } | null;
@@ -100,7 +100,7 @@ function RelationControl(props: FieldProps & { common: Common }) {
       <input {...props.common} type="text" class="key" value={props.text} onInput={(e) => props.onText(e.currentTarget.value)} />
       {target && <button type="button" onClick={() => setPicking(true)} aria-label={`Choose the ${a.name}`}>Choose…</button>}
       {props.text !== '' && <button type="button" onClick={() => props.onText('')} aria-label={`Clear the ${a.name}`}>Clear</button>}
-      {target && props.text !== '' && <a href={hashOf({ kind: 'entity', dc: target.name, key: props.text })}>{entityName(target.name, props.text)}</a>}
+      {target && props.text !== '' && <RelatedLink target={target} entityKey={props.text} />}
       {target && picking && <EntityPicker target={target} relation={a.name} open={picking} onClose={() => setPicking(false)} onPick={(key) => {
         props.onText(key);
         setPicking(false);
@@ -164,14 +164,34 @@ function Shown(props: FieldProps) {
   const d = deferredOf(value);
   const target = catalog.target(a);
   if (d && target && a.kind === 'relatedEntity' && d.__KEY !== undefined) {
-    return <p class="value"><a href={hashOf({ kind: 'entity', dc: target.name, key: d.__KEY })}>{entityName(target.name, d.__KEY)}</a></p>;
+    return <p class="value"><RelatedLink target={target} entityKey={d.__KEY} /></p>;
   }
   if (d && target) {
     const title = `${entityName(dc.name, key)}.${a.name}`;
     return <p class="value"><a href={hashOf({ kind: 'list', dc: dc.name, key, attribute: a.name })}>{title}</a></p>;
   }
   if (a.type === 'object' || Array.isArray(value)) return <pre class="value">{JSON.stringify(value, null, 2)}</pre>;
-  return <p class="value">{display(a, value)}</p>;
+  return <p class="value">{formatted(a, value)}</p>;
+}
+
+/** A link to a related entity, named by its label (read once, quietly), its key on hover. */
+function RelatedLink(props: { target: DataClassInfo; entityKey: string }) {
+  const { target, entityKey } = props;
+  const name = entityName(target.name, entityKey);
+  const [label, setLabel] = useState('');
+  useEffect(() => {
+    const labelled = labelAttribute(target);
+    if (!labelled) return;
+    let live = true;
+    rest<JsonObject>(keyPath(target.name, entityKey) + query({ $attributes: labelled.name }), { quiet: true }).then(
+      (e) => live && setLabel(formatted(labelled, e[labelled.name])),
+      () => undefined,
+    );
+    return () => {
+      live = false;
+    };
+  }, [target, entityKey]);
+  return <a href={hashOf({ kind: 'entity', dc: target.name, key: entityKey })} title={name} aria-label={label ? `${label}: ${name}` : undefined}>{label || name}</a>;
 }
 
 /** a value as one line in the conflict table */

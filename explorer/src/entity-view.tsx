@@ -7,7 +7,7 @@
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { keyPath, messageOf, REST, rest, RestError, type Json, type JsonObject } from './api';
-import { isEditable, isFile, type Catalog, type DataClassInfo } from './catalog';
+import { isEditable, isFile, labelAttribute, type Catalog, type DataClassInfo } from './catalog';
 import { placeErrors, type PlacedErrors } from './entity-errors';
 import { ConflictBox, DeleteDialog, type Conflict } from './entity-parts';
 import { entityName, fieldId, FieldRow, initialText, type FileChange } from './entity-fields';
@@ -81,7 +81,11 @@ export function EntityView(props: EntityViewProps) {
   const readOnly = isNew ? may?.create === false : may?.update === false;
   const mayDrop = !isNew && may?.drop !== false;
   const url = isNew ? '' : keyPath(dc.name, entityKey);
-  const title = isNew ? `New ${dc.name}` : entityName(dc.name, entityKey);
+  const name = entityName(dc.name, entityKey ?? '');
+  // a UUID key says nothing to a person: the entity's label instead, the key on hover
+  const uuidLabel = dc.attributes.find((a) => a.name === dc.key[0]?.name)?.type === 'uuid' ? labelAttribute(dc) : undefined;
+  const labelValue = uuidLabel && entity ? entity[uuidLabel.name] : undefined;
+  const title = isNew ? `New ${dc.name}` : typeof labelValue === 'string' && labelValue !== '' ? `${dc.name} ${labelValue}` : name;
 
   useEffect(() => {
     if (isNew) return;
@@ -314,7 +318,7 @@ export function EntityView(props: EntityViewProps) {
     <section class="entity" aria-labelledby="entity-title">
       <div class="title-row">
         <button type="button" onClick={() => history.back()}>← Back</button>
-        <h2 id="entity-title">{title}</h2>
+        <h2 id="entity-title" title={isNew ? undefined : name}>{title}</h2>
         {!isNew && entity && <span class="muted">stamp {String(entity.__STAMP)}</span>}
         {live && <LiveBadge state={liveState.state} detail={liveState.detail} />}
         {readOnly && <span class="muted">read-only for this session</span>}

@@ -8,6 +8,8 @@ import { query, quoted, rest, RestError, messageOf, type Json } from './api';
 
 export interface FilterBarProps {
   readonly base: string;
+  /** an example that fits the dataclass shown (catalog.ts exampleQuery) */
+  readonly placeholder: string;
   readonly onApply: (filter: string) => void;
 }
 
@@ -69,7 +71,7 @@ export function FilterBar(props: FilterBarProps) {
         ref={input}
         value={text}
         onInput={(e) => setText((e.currentTarget as HTMLInputElement).value)}
-        placeholder='salary > 50000 and employer.name = acme@'
+        placeholder={props.placeholder}
         spellcheck={false}
         autocomplete="off"
         aria-invalid={refusal ? 'true' : undefined}

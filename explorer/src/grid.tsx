@@ -8,9 +8,9 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { ColumnApiModule, createGrid, InfiniteRowModelModule, ModuleRegistry, RowApiModule, themeQuartz, TooltipModule, type ColDef, type GridApi, type ICellRendererParams, type IDatasource, type IHeaderParams, type SortModelItem } from 'ag-grid-community';
 import { query, quoted, rest, type JsonObject } from './api';
-import { isFile, isRelation, isSortable, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
+import { isFile, isRelation, isSortable, labelAttribute, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
 import { follow, type LiveState } from './live';
-import { deferredOf, display } from './values';
+import { deferredOf, display, formatted } from './values';
 
 // only what the grid uses: rows fetched by blocks, the headers' tooltips, the sort read back, a
 // row found by its key (a live update)
@@ -196,12 +196,36 @@ interface PageStamps {
 
 const stampOf = (e: JsonObject | undefined): number => (typeof e?.__STAMP === 'number' ? e.__STAMP : Number.NaN);
 
+/**
+ * The attributes a page asks for: the columns, an N→1 relation's as its target's label
+ * (`employer.name`: the related entity inline, its key and label), and the dataclass's own label
+ * where a UUID key is shown by it.
+ */
+export function attributesFor(props: Pick<GridProps, 'catalog' | 'dc' | 'columns'>): string[] {
+  const { catalog, dc, columns } = props;
+  const out = columns.map((name) => {
+    const a = dc.attributes.find((x) => x.name === name);
+    const target = a?.kind === 'relatedEntity' ? catalog.target(a) : undefined;
+    const label = target && labelAttribute(target);
+    return label ? `${name}.${label.name}` : name;
+  });
+  const own = keyLabel(dc);
+  if (own && !columns.includes(own.name)) out.push(own.name);
+  return out;
+}
+
+/** The attribute a row's key is shown by: its label, when the key is a UUID (32 hex digits say nothing to a person). */
+function keyLabel(dc: DataClassInfo): AttributeInfo | undefined {
+  const key = dc.attributes.find((a) => a.name === dc.key[0]?.name);
+  return key?.type === 'uuid' ? labelAttribute(dc) : undefined;
+}
+
 /** what a page of the grid asks for, but the page: its attributes and filter */
 function readOptions(props: GridProps): Record<string, string | undefined> {
   const { columns, filter } = props;
   return {
     // (no column chosen: the key alone, not every attribute)
-    $attributes: columns.length > 0 ? columns.join(',') : props.dc.key[0]?.name,
+    $attributes: columns.length > 0 ? attributesFor(props).join(',') : props.dc.key[0]?.name,
     $filter: filter.trim() === '' ? undefined : quoted(filter),
   };
 }
@@ -273,8 +297,12 @@ function columnsFor(props: GridProps): ColDef[] {
     cellRenderer: (p: ICellRendererParams) => {
       if (!p.data) return loading();
       if ((p.data as JsonObject).__KEY === undefined) return dropped();
-      const key = String((p.data as JsonObject).__KEY);
-      return button(key, `Open ${dc.name} ${key}`, () => props.onOpenEntity(dc.name, key));
+      const row = p.data as JsonObject;
+      const key = String(row.__KEY);
+      const own = keyLabel(dc);
+      const label = own ? row[own.name] : undefined;
+      // (a UUID shown by the entity's label, the key itself on hover)
+      return button(label === undefined || label === null || label === '' ? key : display(own, label), `Open ${dc.name} ${key}`, () => props.onOpenEntity(dc.name, key), `${dc.name}(${key})`);
     },
   };
   const shown = props.columns.map((name) => dc.attributes.find((a) => a.name === name)).filter((a): a is AttributeInfo => a !== undefined);
@@ -303,11 +331,16 @@ function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLE
   if (isRelation(a)) {
     const d = deferredOf(value);
     const target = props.catalog.target(a);
-    if (!d || !target) return text(display(a, value));
-    if (a.kind === 'relatedEntity') {
-      const key = d.__KEY ?? '';
-      return button(`${target.name}(${key})`, `Open ${target.name} ${key}`, () => props.onOpenEntity(target.name, key));
+    if (a.kind === 'relatedEntity' && target && typeof value === 'object') {
+      // inline (`employer.name`: its key and label) or deferred (its key alone)
+      const inline = value as JsonObject;
+      const key = String(d?.__KEY ?? inline.__KEY ?? '');
+      const labelled = labelAttribute(target);
+      const label = labelled && !d ? inline[labelled.name] : undefined;
+      const shown = label === undefined || label === null || label === '' ? `${target.name}(${key})` : display(labelled, label);
+      return button(shown, `Open ${target.name} ${key}`, () => props.onOpenEntity(target.name, key), `${target.name}(${key})`);
     }
+    if (!d || !target) return text(display(a, value));
     return button(`${a.name}…`, `List the ${a.name} of ${props.dc.name} ${entityKey}`, () => props.onOpenList(props.dc.name, entityKey, a.name));
   }
   if (isFile(a)) {
@@ -328,7 +361,7 @@ function cell(props: GridProps, a: AttributeInfo, p: ICellRendererParams): HTMLE
     link.setAttribute('aria-label', `Download the ${a.name} of ${props.dc.name} ${entityKey}`);
     return link;
   }
-  return text(display(a, value));
+  return text(formatted(a, value));
 }
 
 /**
@@ -341,11 +374,13 @@ function text(value: string): HTMLElement {
   return span;
 }
 
-function button(text: string, label: string, onClick: () => void): HTMLElement {
+/** `title`: what hovering says (the key, where a label is shown) */
+function button(text: string, label: string, onClick: () => void, title?: string): HTMLElement {
   const b = document.createElement('button');
   b.type = 'button';
   b.className = 'link';
   b.textContent = text;
+  if (title) b.title = title;
   b.setAttribute('aria-label', label);
   b.addEventListener('click', onClick);
   return b;

@@ -9,7 +9,7 @@
 // is opened anew after a pause; what came between may be missed, so the view reads again once the
 // new stream is ready (`onReady(…, again: true)`).
 
-import type { JsonObject } from './api';
+import { announce, type JsonObject } from './api';
 import type { DataClassInfo } from './catalog';
 
 /** connecting: the first stream is opening; live: changes are followed; reconnecting: they will be again soon; off: given up */
@@ -80,6 +80,8 @@ export function follow(url: string, handlers: LiveHandlers): () => void {
     const again = streams++ > 0;
     // (same origin: the session cookie goes with it; withCredentials also when the page is served elsewhere)
     const es = new EventSource(target, { withCredentials: true });
+    // (listed with the page's other requests: "show the requests")
+    announce({ method: 'GET', url: new URL(target, location.href).href, headers: { accept: 'text/event-stream' } });
     source = es;
     state(again ? 'reconnecting' : 'connecting');
     let ready = false;

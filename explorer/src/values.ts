@@ -32,6 +32,37 @@ export function isoToSimpleDate(iso: string): string {
   return `${Number(m[3])}!${Number(m[2])}!${Number(m[1])}`;
 }
 
+/**
+ * A number in a 4D number format (the catalog's `defaultFormat`, "$###,###.00"): `#` a digit, `0` a
+ * digit always written, `,` thousands grouped, `.` the decimals (as many as the pattern has,
+ * those written 0 always), anything before or after said as is; a second section after `;` is for
+ * negative numbers ("###,##0.00;(###,##0.00)"). A pattern with no digit is no number format: undefined.
+ */
+export function formatNumber(value: number, pattern: string): string | undefined {
+  const [positive, negative] = pattern.split(';');
+  const section = value < 0 && negative !== undefined ? negative : positive;
+  const m = /^([^#0,.]*)([#0,.]+)(.*)$/s.exec(section);
+  if (!m || !/[#0]/.test(m[2])) return undefined;
+  const [, prefix, digits, suffix] = m;
+  const [whole, fraction = ''] = digits.split('.');
+  const text = new Intl.NumberFormat('en-US', {
+    useGrouping: whole.includes(','),
+    minimumFractionDigits: (fraction.match(/0/g) ?? []).length,
+    maximumFractionDigits: (fraction.match(/[#0]/g) ?? []).length,
+    minimumIntegerDigits: Math.max(1, (whole.match(/0/g) ?? []).length),
+  }).format(value < 0 && negative !== undefined ? -value : value);
+  return `${value < 0 && negative === undefined ? '-' : ''}${prefix}${text.replace(/^-/, '')}${suffix}`;
+}
+
+/** A value as a person reads it in a grid cell or a form's read-only field: a number in its defaultFormat, if the model gives one. */
+export function formatted(a: AttributeInfo | undefined, value: unknown): string {
+  if (a?.defaultFormat && typeof value === 'number') {
+    const text = formatNumber(value, a.defaultFormat.format);
+    if (text !== undefined) return text;
+  }
+  return display(a, value);
+}
+
 /** A value as one line of text in a grid cell or a summary. */
 export function display(a: AttributeInfo | undefined, value: unknown): string {
   if (value === null || value === undefined) return '';

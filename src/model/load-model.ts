@@ -11,6 +11,7 @@ import { checkKeys, isObject, type Fail } from './build/checks.js';
 import { readDataClasses } from './build/classes.js';
 import { resolveDerived } from './build/derived.js';
 import { deepFreeze, placeFields } from './build/finish.js';
+import { resolveLabels } from './build/labels.js';
 import { resolveInverses, resolveRelations } from './build/relations.js';
 import { addTracking, readRetention, readTracking } from './build/tracking.js';
 import type { Model } from './types.js';
@@ -59,6 +60,7 @@ export function buildModel(json: unknown, source = 'model.json'): Model {
   resolveRelations(draft, fail);
   resolveInverses(draft, fail);
   resolveDerived(draft, fail);
+  resolveLabels(draft, json.dataClasses, fail);
   if (problems.length > 0) throw new ModelError(problems, source);
   placeFields(draft.classes);
   return deepFreeze({ name: json.name as string, dataClasses: draft.classes, dataClassesByName: draft.byName, ...(deletedRecords ? { deletedRecords } : {}), ...(deletedRecordsRetention ? { deletedRecordsRetention } : {}) });

@@ -116,6 +116,8 @@ export interface DataClassModel {
   readonly globalStamp?: StorageAttribute;
   /** `__DeletedRecords`, the server's own record of the drops of tracked dataclasses: read-only to clients and code */
   readonly system?: boolean;
+  /** model.json's `label`: the attribute a person reads an entity by (a relation's value in the Data Explorer); checked in model/build/labels.ts */
+  readonly label?: string;
 }
 
 export interface Model {

@@ -184,6 +184,11 @@ describe('buildModel: the demo model', () => {
     assert.equal(attr(model, 'Employee', 'employer').fieldPos, attr(model, 'Employee', 'employerID').fieldPos);
   });
 
+  it('keeps a dataclass\'s label (Employee: lastName) and none where the model names none', () => {
+    assert.equal(cls(model, 'Employee').label, 'lastName');
+    assert.equal(cls(model, 'Company').label, undefined);
+  });
+
   it('keeps attribute flags (exposed, indexed, unique, dateOnly, multiLine, defaultFormat)', () => {
     const secret = attr<StorageAttribute>(model, 'Employee', 'secret');
     assert.equal(secret.exposed, false);
@@ -314,6 +319,9 @@ describe('buildModel: each validation error names its JSON path', () => {
     ['a duplicate dataclass name', withClasses(ok([]), ok([])), '$.dataClasses[1].name', /duplicate dataclass name 'A'/],
     ['an unknown dataclass property, with did-you-mean', withClasses({ ...ok([]), exposd: false }), '$.dataClasses[0].exposd', /did you mean 'exposed'\?/],
     ['a defaultTopSize of 0', withClasses({ ...ok([]), defaultTopSize: 0 }), '$.dataClasses[0].defaultTopSize', /positive integer/],
+    ['a label naming no attribute, with did-you-mean', withClasses({ ...ok([{ name: 'title', type: 'string' }]), label: 'titel' }), '$.dataClasses[0].label', /A has no attribute 'titel', did you mean 'title'\?/],
+    ['a label that is not a string', withClasses({ ...ok([]), label: 3 }), '$.dataClasses[0].label', /must be the name of one of the dataclass's attributes/],
+    ['a label naming a picture', withClasses({ ...ok([{ name: 'logo', type: 'image' }]), label: 'logo' }), '$.dataClasses[0].label', /a label is an attribute of one plain value .* of type image/],
     ['a non-boolean exposed', withClasses({ ...ok([]), exposed: 'no' }), '$.dataClasses[0].exposed', /true or false/],
     ['extraProperties that are not an object', withClasses({ ...ok([]), extraProperties: 3 }), '$.dataClasses[0].extraProperties', /must be an object/],
     ['no attributes', withClasses({ name: 'A', attributes: [] }), '$.dataClasses[0].attributes', /non-empty array/],

@@ -98,8 +98,10 @@ describe('browsing and querying, on the open demo', () => {
     await x.page.locator('.ag-header-cell[col-id="revenues"] .ag-header-cell-label').click();
     await x.page.waitForFunction(() => document.querySelector('.ag-header-cell[col-id="revenues"]')?.getAttribute('aria-sort') === 'ascending');
     const expected = await restJson(server, '/rest/Company?$orderby="revenues"&$top=5&$attributes=revenues');
-    await x.page.waitForFunction((v) => document.querySelector('.ag-grid-viewport [row-index="0"] [col-id="revenues"]')?.textContent === v, String(expected.__ENTITIES[0].revenues));
-    assert.deepEqual((await column(x.page, 'revenues')).slice(0, 5), expected.__ENTITIES.map((e: any) => String(e.revenues)));
+    // (shown in the model's defaultFormat, "$###,###,###")
+    const shown = (e: any) => `$${e.revenues.toLocaleString('en-US', { maximumFractionDigits: 0 })}`;
+    await x.page.waitForFunction((v) => document.querySelector('.ag-grid-viewport [row-index="0"] [col-id="revenues"]')?.textContent === v, shown(expected.__ENTITIES[0]));
+    assert.deepEqual((await column(x.page, 'revenues')).slice(0, 5), expected.__ENTITIES.map(shown));
     assert.ok(asked.some((u) => u.includes('$orderby="revenues asc"')), asked.join('\n'));
     // descending on a second click
     const descending = x.page.waitForRequest((r) => decodeURIComponent(r.url()).includes('$orderby="revenues desc"'));
@@ -271,7 +273,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.locator('.ag-header-cell[col-id="salary"]').count(), 0);
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0);
 
-    await x.page.getByRole('button', { name: 'Log in' }).click();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
     const dialog = x.page.getByRole('dialog', { name: 'Log in' });
     await dialog.getByLabel('User name').fill('bob');
     await dialog.getByLabel('Password').fill('wrong');
@@ -285,7 +287,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0, 'bob may not create');
 
     await x.page.getByRole('button', { name: 'Log out' }).click();
-    await x.page.getByRole('button', { name: 'Log in' }).click();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
     await dialog.getByLabel('User name').fill('alice');
     await dialog.getByLabel('Password').fill('alice123');
     await dialog.getByRole('button', { name: 'Log in' }).click();
@@ -293,7 +295,7 @@ describe('sessions and permissions, on the demo with its roles.json', () => {
     assert.equal(await x.page.locator('.ag-header-cell[col-id="salary"]').count(), 0, 'alice may not see salaries');
     await x.shot('logged-in-alice');
     await x.page.getByRole('button', { name: 'Log out' }).click();
-    await x.page.getByRole('button', { name: 'Log in' }).waitFor();
+    await x.page.getByRole('banner').getByRole('button', { name: 'Log in' }).waitFor();
     assert.equal(await x.page.getByRole('button', { name: 'New Employee' }).count(), 0);
     assert.deepEqual(defects(x), []);
     await x.context.close();

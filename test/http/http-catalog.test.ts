@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ERRORS } from '../../src/errors/registry.js';
-import { openDemo, type DemoFixture } from '../support/helpers.js';
+import { join } from 'node:path';
+import { DEMO_DIR, openDemo, type DemoFixture } from '../support/helpers.js';
 
 type Json = Record<string, any>;
 
@@ -427,5 +428,62 @@ describe('HTTP catalog', () => {
         assert.equal(res.body.__ERROR[0].errCode, ERRORS.METHOD_NOT_ALLOWED.errCode);
       }
     });
+  });
+});
+
+describe('HTTP catalog: 4D\'s shape by default, this server\'s additions when asked (Prefer: extensions)', () => {
+  let demo: DemoFixture;
+  before(async () => {
+    demo = await openDemo({ roles: join(DEMO_DIR, 'roles.json') });
+  });
+  after(() => demo.close());
+  const prefer = { prefer: 'extensions' };
+
+  async function loginCookie(user: string, password: string): Promise<string> {
+    const res = await demo.app.inject({ method: 'POST', url: '/rest/$directory/login', payload: [user, password] });
+    assert.equal(res.statusCode, 200, res.body);
+    return String(res.headers['set-cookie']).split(';')[0];
+  }
+
+  it('keeps 4D\'s shape by default: no sessionMay and no label in $catalog, $catalog/$all or $catalog/{dataClass}', async () => {
+    for (const url of ['/rest/$catalog', '/rest/$catalog/$all', '/rest/$catalog/Employee', '/rest/$catalog/Company']) {
+      const res = await demo.request(url);
+      assert.equal(res.status, 200, url);
+      const text = JSON.stringify(res.body);
+      assert.doesNotMatch(text, /sessionMay|"label"|restricted/, url);
+    }
+  });
+
+  it('says, when asked, what a guest may do in a dataclass: read but not write, and which exposed attributes it may not read', async () => {
+    const res = await demo.request('/rest/$catalog/Employee', 'GET', undefined, prefer);
+    assert.equal(res.status, 200);
+    assert.deepEqual({ ...res.body.sessionMay, methods: undefined }, { read: true, create: false, update: false, drop: false, methods: undefined, restricted: ['salary'] });
+    assert.equal(res.body.label, 'lastName', 'the model\'s label');
+    // (a non-exposed attribute stays unnamed: secret)
+    assert.doesNotMatch(JSON.stringify(res.body), /secret/);
+    const user = await demo.request('/rest/$catalog/User', 'GET', undefined, prefer);
+    assert.equal(user.status, 404, 'a non-exposed dataclass stays unknown');
+  });
+
+  it('lists, when asked, only the functions the session may call: a guest is not offered spin or pause, a session holding testing is', async () => {
+    const guest = (await demo.request('/rest/$catalog', 'GET', undefined, prefer)).body;
+    assert.ok(guest.methods.some((m: Json) => m.name === 'spin'), 'the methods array stays 4D\'s: every exposed function');
+    for (const name of ['spin', 'pause', 'whoCalls', 'renameSlowly', 'raiseSalaries']) assert.ok(!guest.sessionMay.methods.includes(name), `a guest may not call ${name}`);
+    assert.ok(guest.sessionMay.methods.includes('authentify'), 'authentify is always callable');
+    assert.ok(guest.sessionMay.methods.includes('counts'));
+    assert.deepEqual(Object.keys(guest.sessionMay.singletons), guest.singletons.map((s: Json) => s.name));
+    const admin = await loginCookie('admin', 'admin123');
+    const asAdmin = (await demo.request('/rest/$catalog', 'GET', undefined, { ...prefer, cookie: admin })).body;
+    assert.ok(asAdmin.sessionMay.methods.includes('raiseSalaries'), 'admin includes salaries');
+    assert.ok(!asAdmin.sessionMay.methods.includes('spin'), 'admin does not include testing');
+    const employee = (await demo.request('/rest/$catalog/Employee', 'GET', undefined, { ...prefer, cookie: admin })).body;
+    assert.deepEqual(employee.sessionMay.restricted, [], 'admin reads the salaries');
+    assert.deepEqual({ ...employee.sessionMay, methods: undefined, restricted: undefined }, { read: true, create: true, update: true, drop: true, methods: undefined, restricted: undefined });
+    assert.deepEqual(employee.sessionMay.methods, employee.methods.map((m: Json) => m.name));
+  });
+
+  it('reads the preference among others and in any case (Prefer: return=minimal, Extensions)', async () => {
+    const res = await demo.request('/rest/$catalog/Company', 'GET', undefined, { prefer: 'return=minimal, Extensions' });
+    assert.equal(res.body.sessionMay.read, true);
   });
 });

@@ -15,7 +15,8 @@ import { buildServer, type ServerOptions } from '../../src/http/server.js';
 import type { DatastoreWithClasses } from '../../src/datastore/datastore.js';
 import { DEMO_DIR, tempDir } from './helpers.js';
 
-export const SCREENSHOTS = fileURLToPath(new URL('../../test-results/explorer/', import.meta.url));
+/** (SCREENSHOTS_DIR puts them elsewhere: a closing note's pictures) */
+export const SCREENSHOTS = process.env.SCREENSHOTS_DIR ?? fileURLToPath(new URL('../../test-results/explorer/', import.meta.url));
 
 const CANDIDATES = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].filter((p): p is string => !!p);
 

@@ -9,7 +9,7 @@
 import type { DataClassModel, StorageAttribute } from '../types.js';
 import { checkKeys, checkName, checkRenamedFrom, checkRenames, isObject, optionalBool, type Draft, type Fail, type Json, type Mutable, type RawAttribute } from './checks.js';
 
-const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'exposed', 'extraProperties', 'attributes', 'renamedFrom', 'trackChanges'];
+const CLASS_KEYS = ['name', 'className', 'collectionName', 'defaultTopSize', 'exposed', 'extraProperties', 'attributes', 'renamedFrom', 'trackChanges', 'label'];
 
 /** The draft of the dataclasses of `dataClasses` (a non-empty array). */
 export function readDataClasses(dataClasses: readonly unknown[], fail: Fail): Draft {

@@ -5,7 +5,9 @@
 // /$api/json; that request is sent on to GET /rest/$openapi instead (a redirect the browser follows
 // with the session's cookie), so that the page shows what the session may use, built and
 // guarded by the REST pipeline like every other answer — one document, one source.
-// (Scalar's plugin needs Node 22; this server runs on Node 20.)
+// (Scalar's plugin needs Node 22; this server runs on Node 20.) The page is this server's, not
+// Swagger's: Swagger UI's BaseLayout (no top bar, so no Swagger logo and no "explore" box) and an
+// icon of our own instead of the plugin's Swagger favicons.
 
 import fastifyHelmet from '@fastify/helmet';
 import fastifySwagger from '@fastify/swagger';
@@ -18,6 +20,9 @@ import { OPENAPI_VERSION } from './document.js';
 
 /** Where the reference page is served. */
 export const API_REFERENCE_PATH = '/$api';
+
+/** The page's icon: a page of lines on the explorer's blue (the plugin's default is Swagger's). */
+const ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1d4ed8"/><path d="M4 4.5h8M4 8h8M4 11.5h5" stroke="#fff" stroke-width="1.6"/></svg>';
 
 /** The document the page shows, served by the REST pipeline. */
 const DOCUMENT = `${REST_PREFIX}/$openapi`;
@@ -58,8 +63,9 @@ export async function apiReferenceRoutes(app: FastifyInstance, guard: HttpGuard)
     await scope.register(fastifySwaggerUi, {
       routePrefix: API_REFERENCE_PATH,
       // (no validatorUrl: the plugin then sets none, and the page calls no validator on the internet)
-      uiConfig: { deepLinking: true, tryItOutEnabled: false, withCredentials: true, displayOperationId: false, docExpansion: 'list' },
-      theme: { title: 'REST API reference' },
+      // (BaseLayout: the operations without StandaloneLayout's top bar, its logo and URL box)
+      uiConfig: { deepLinking: true, tryItOutEnabled: false, withCredentials: true, displayOperationId: false, docExpansion: 'list', layout: 'BaseLayout' },
+      theme: { title: 'REST API reference', favicon: [{ filename: 'icon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: ICON }] },
       // (the page answers no-store like the rest: it says nothing of the session itself, but a cache need not keep it either)
       uiHooks: {
         onRequest: (_request, reply, done) => {

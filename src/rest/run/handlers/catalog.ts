@@ -1,12 +1,14 @@
 // GET /rest/$catalog, /rest/$catalog/$all, /rest/$catalog/{dataClass}: the structure the caller
 // sees, in the shapes of the spec ("Catalog") and reference §2.1 (optional flags appear only when
 // true; shared singletons in a `singletons` section); and GET /rest/$querypath, the caller's last
-// query path.
+// query path. 4D's shape is the default; a client asking for this server's additions with
+// `Prefer: extensions` (RFC 7240) also gets what its session may do and call, what it may not
+// read, and the model's labels (the Data Explorer does: docs/decisions.md, "The catalog's shape").
 
 import { WIRE } from '../../../config/wire.js';
 import { type DataClassCore, sessionMay } from '../../../datastore/index.js';
 import { dataClassMethods, datastoreMethods, singletonEntries } from '../../../functions/catalog.js';
-import { attributeType, pageSize, type AttributeModel } from '../../../model/types.js';
+import { attributeType, isExposed, pageSize, type AttributeModel } from '../../../model/types.js';
 import type { Action } from '../../plan/action.js';
 import { REST_PREFIX } from '../../request/constants.js';
 import { json, type RestResponse } from '../../present/response.js';
@@ -26,7 +28,26 @@ export function catalog(scope: Scope, action: Extract<Action, { kind: 'catalog' 
   };
   // the datastore class's exposed functions, as a top-level `methods` array when there are some
   const methods = datastoreMethods(scope.ds);
-  return json(methods.length > 0 ? { ...out, methods } : out);
+  if (methods.length > 0) out.methods = methods;
+  if (wantsExtensions(scope)) {
+    const grants = scope.access.grants;
+    out.sessionMay = {
+      methods: methods.filter((m) => grants.execute(`ds.${m.name}`)).map((m) => m.name),
+      singletons: Object.fromEntries(singletons.map((s) => [s.name, s.methods.filter((m) => grants.execute(`${s.name}.${m.name}`)).map((m) => m.name)])),
+    };
+  }
+  return json(out);
+}
+
+/** The preference that asks for this server's additions to 4D's catalog (RFC 7240: a client that does not send it gets 4D's shape). */
+export const EXTENSIONS_PREFERENCE = 'extensions';
+
+/** The request says `Prefer: extensions` (among other preferences, in any of its Prefer headers). */
+function wantsExtensions(scope: Scope): boolean {
+  const header = scope.request.headers.prefer;
+  const text = Array.isArray(header) ? header.join(',') : header;
+  if (text === undefined) return false;
+  return text.split(',').some((p) => p.split(/[;=]/)[0].trim().toLowerCase() === EXTENSIONS_PREFERENCE);
 }
 
 export function catalogDataClass(scope: Scope, action: Extract<Action, { kind: 'catalogDataClass' }>): RestResponse {
@@ -55,9 +76,19 @@ function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): 
   out.key = [{ name: dc.key.name }];
   const methods = dataClassMethods(core.dataClass);
   if (methods.length > 0) out.methods = methods;
-  // not 4D's: what this session may do here, so a client (the Data Explorer) offers only that
-  const grants = scope.access.grants;
-  out.sessionMay = sessionMay(grants, dc);
+  if (wantsExtensions(scope)) {
+    // not 4D's, asked for: what this session may do here, so a client (the Data Explorer) offers
+    // only that, and marks what it may not read rather than asking for a login
+    const grants = scope.access.grants;
+    if (dc.label !== undefined) out.label = dc.label;
+    out.sessionMay = {
+      read: grants.dataClass(dc.name, 'read'),
+      ...sessionMay(grants, dc),
+      methods: methods.filter((m) => grants.execute(`${dc.name}.${m.name}`)).map((m) => m.name),
+      // exposed attributes this session may not read: named, so a client can say a login may show them
+      restricted: dc.attributes.filter((a) => isExposed(a) && !scope.visible(a)).map((a) => a.name),
+    };
+  }
   return out;
 }
 
