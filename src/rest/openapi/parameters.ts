@@ -68,7 +68,7 @@ const PARAMETERS: Record<string, Schema> = {
   imageformat: q('$imageformat', { type: 'string', enum: ['best', 'png', 'jpeg', 'gif', 'tiff'] }, 'converts a picture (best: as stored)'),
   binary: q('$binary', bool, 'send the contents as a download (Content-Disposition: attachment)'),
   version: q('$version', { type: 'string' }, "the content's version, as __deferred.uri gives it (read, never checked: it defeats caches)"),
-  lock: q('$lock', bool, "true locks the entity for this session (others cannot save or drop it), false unlocks it; answers {\"result\", \"__STATUS\"}"),
+  lock: q('$lock', bool, "true locks the entity for this session (others cannot save or drop it; it takes the right to update it), false releases the session's lock; answers {\"result\", \"__STATUS\"}"),
   emMethod: q('$emMethod', { type: 'string' }, 'with $method=subentityset (POST): a function of the related selection class to call on these entities'),
   uploadRawPict: q('$rawPict', { type: 'string' }, 'true (or the MIME type) when the body is an image'),
   uploadBinary: q('$binary', bool, 'true when the body is any other file'),

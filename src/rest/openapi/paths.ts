@@ -30,15 +30,28 @@ const JSON_TYPE = 'application/json';
 const ok = (description: string, schema: Schema): Schema => ({ description, content: { [JSON_TYPE]: { schema } } });
 const ERROR = { $ref: '#/components/responses/Error' };
 /** What a `$method=watch` answers beside the JSON read: Server-Sent Events (rest/run/handlers/watch.ts). */
+// (a Media Type Object has no description: it is the schema's)
 const EVENT_STREAM = {
-  schema: { type: 'string' },
-  description: 'Server-Sent Events: `ready` (id and __GlobalStamp: where the stream starts), then `entity` (an entity as this read shows it) and `remove` ({"__KEY": …}), each with the id of its change\'s stamp, which Last-Event-ID resumes from; `reset` when the client must read again.',
+  schema: {
+    type: 'string',
+    description: 'Server-Sent Events: `ready` (id and __GlobalStamp: where the stream starts), then `entity` (an entity as this read shows it) and `remove` ({"__KEY": …}), each with the id of its change\'s stamp, which Last-Event-ID resumes from; `reset` when the client must read again.',
+  },
 };
+/** What a collection read answers with $format=csv or ndjson (or Accept: text/csv): every entity selected, streamed (present/export-format.ts). */
+const EXPORTS = {
+  'text/csv': { schema: { type: 'string', description: 'a header row of the attributes, then one row per entity (RFC 4180)' } },
+  'application/x-ndjson': { schema: { type: 'string', description: 'one JSON object per entity, a line each' } },
+};
+/** A collection read's 200, which may also be an export. */
+const orExport = (response: Schema): Schema => ({ ...response, content: { ...(response.content as Record<string, unknown>), ...EXPORTS } });
 /** A read's 200 that may also be a watch stream (a dataclass that tracks its changes). */
 const orStream = (response: Schema, watched: boolean): Schema => (watched ? { ...response, content: { ...(response.content as Record<string, unknown>), 'text/event-stream': EVENT_STREAM } } : response);
 const WATCH_NOTE = ' With $method=watch (this dataclass tracks its changes) the answer is instead a stream of its changes as Server-Sent Events (text/event-stream), resumed with Last-Event-ID.';
 
-function op(operationId: string, tags: string[], summary: string, o: { description?: string; parameters?: Schema[]; requestBody?: Schema; responses: Record<string, Schema> }): Operation {
+/** What a write answers when it fails: the Error, or the entities with their own __ERROR (rest/run/handlers/write.ts). */
+const WRITE_ERROR = { description: 'a refused write: the Error, or the entity (each entity of a batch) with its __ERROR', content: { [JSON_TYPE]: { schema: { anyOf: [ref('Error'), ref('WriteError')] } } } };
+
+function op(operationId: string, tags: string[], summary: string, o: { description?: string; parameters?: Schema[]; requestBody?: Schema; responses: Record<string, Schema>; failure?: Schema }): Operation {
   return {
     operationId,
     tags,
@@ -46,7 +59,7 @@ function op(operationId: string, tags: string[], summary: string, o: { descripti
     ...(o.description ? { description: o.description } : {}),
     ...(o.parameters && o.parameters.length > 0 ? { parameters: o.parameters } : {}),
     ...(o.requestBody ? { requestBody: o.requestBody } : {}),
-    responses: { ...o.responses, default: ERROR },
+    responses: { ...o.responses, default: o.failure ?? ERROR },
   };
 }
 
@@ -61,6 +74,9 @@ const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', req
 function grantsOn(scope: Scope, dc: DataClassModel) {
   return sessionMay(scope.access.grants, dc);
 }
+
+/** The path parameter of a stored entity set. */
+const SET_ID: Schema = { name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } };
 
 /** The paths of one dataclass the session may read. */
 function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
@@ -77,7 +93,7 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
     get: op(`get${dc.name}`, tags, `A page of ${dc.name} entities`, {
       description: `Filtered with $filter, sorted with $orderby, paged with $skip and $top. $method=entityset stores the whole selection as an entity set and answers its first page with __ENTITYSET.${dc.globalStamp ? WATCH_NOTE : ''}`,
       parameters: [...params(PAGE), methodParam(dc.globalStamp ? ['entityset', 'watch'] : ['entityset'], false, `entityset: store the selection as an entity set${dc.globalStamp ? '; watch: stream its changes' : ''}`), param('timeout')],
-      responses: { 200: orStream(ok(`a page of ${dc.name}`, pageOrArray), dc.globalStamp !== undefined) },
+      responses: { 200: orStream(orExport(ok(`a page of ${dc.name}`, pageOrArray)), dc.globalStamp !== undefined) },
     }),
   };
   const writes = [...(may.create || may.update ? ['update', 'validate'] : []), ...(may.drop ? ['delete'] : [])];
@@ -90,10 +106,11 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
       parameters: [methodParam(writes, true, writes.join(', ')), param('filter'), param('params'), ...(may.create || may.update ? [param('atomic'), param('refresh'), ...params(SHAPE)] : [])],
       ...(may.create || may.update ? { requestBody: jsonBody({ anyOf: [ref(n.input), { type: 'array', items: ref(n.input), minItems: 1 }] }, false) } : {}),
       responses: {
-        200: ok('the saved entity (an object was posted), the saved entities (an array), or {"ok": true} (validate, delete)', {
-          anyOf: [ref(n.entity), { type: 'object', properties: { __ENTITIES: { type: 'array', items: ref(n.entity) } }, required: ['__ENTITIES'], additionalProperties: false }, ref('Ok')],
+        200: ok('the saved entity (an object was posted), the entities (an array: without $atomic, those not saved carry their __ERROR), or {"ok": true} (validate, delete)', {
+          anyOf: [ref(n.entity), { type: 'object', properties: { __ENTITIES: { type: 'array', items: { anyOf: [ref(n.entity), ref('WriteError')] } } }, required: ['__ENTITIES'], additionalProperties: false }, ref('Ok')],
         }),
       },
+      failure: WRITE_ERROR,
     });
   }
   out[base] = collection;
@@ -103,8 +120,9 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
     parameters: [keyParam(dc)],
     get: op(`get${dc.name}ByKey`, tags, `One ${dc.name} entity`, {
       ...(dc.globalStamp ? { description: WATCH_NOTE.trim() } : {}),
-      parameters: [...params(SHAPE), ...(may.update ? [param('lock')] : []), ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
-      responses: { 200: orStream(ok(`the ${dc.name} entity${may.update ? ', or with $lock the lock\'s result' : ''}`, may.update ? { anyOf: [ref(n.entity), ref('LockResult')] } : ref(n.entity)), dc.globalStamp !== undefined) },
+      // ($lock=false releases the session's own lock: a session that may only read may still ask it)
+      parameters: [...params(SHAPE), param('lock'), ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
+      responses: { 200: orStream(ok(`the ${dc.name} entity, or with $lock the lock's result`, { anyOf: [ref(n.entity), ref('LockResult')] }), dc.globalStamp !== undefined) },
     }),
   };
   if (may.update || may.drop) {
@@ -113,6 +131,7 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
       parameters: [...(may.drop ? [methodParam(['delete'], false, 'delete: delete this entity')] : []), ...(may.update ? [param('lock'), ...params(SHAPE)] : [])],
       ...(may.update ? { requestBody: jsonBody(ref(n.input), false) } : {}),
       responses: { 200: ok('the updated entity, {"ok": true} for a delete, or the lock\'s result', { anyOf: [ref(n.entity), ref('Ok'), ref('LockResult')] }) },
+      failure: WRITE_ERROR,
     });
   }
   out[entityPath] = entity;
@@ -157,12 +176,12 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
 
   // entity sets
   out[`${base}/$entityset/{id}`] = {
-    parameters: [{ name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } }],
+    parameters: [SET_ID],
     get: op(`get${dc.name}EntitySet`, tags, `A page of a stored ${dc.name} entity set`, {
       description: `Narrowed by $filter, sorted by $orderby, combined with another set by $logicOperator and $otherCollection; $method=entityset stores the result as a new set, $method=release releases the set ({"ok": true}). A set past its $timeout is gone (404, errCode ${ERRORS.ENTITY_SET_NOT_FOUND.errCode}) unless $savedfilter / $savedorderby let the server make it again.${dc.globalStamp ? `${WATCH_NOTE} A watched set keeps its members (none enters it) and stays alive while watched.` : ''}`,
       parameters: [...params(PAGE.filter((p) => p !== 'queryplan' && p !== 'querypath')), param('logicOperator'), param('otherCollection'), param('clean'), param('savedfilter'), param('savedorderby'), param('subOrderby'),
         methodParam(['entityset', 'release', 'subentityset', ...(dc.globalStamp ? ['watch'] : [])], false, `entityset: store the page's selection as a new set; release: release this set; subentityset: a plain read (wakanda-client's paging)${dc.globalStamp ? '; watch: stream the changes of its members' : ''}`), param('timeout')],
-      responses: { 200: orStream(ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] }), dc.globalStamp !== undefined) },
+      responses: { 200: orStream(orExport(ok('a page of the set, or {"ok": true} for a release', { anyOf: [ref(n.collection), { type: 'array', items: ref(n.entity) }, ref('Looker'), ref('Ok')] })), dc.globalStamp !== undefined) },
     }),
     ...(may.drop ? { post: op(`delete${dc.name}EntitySet`, tags, `Delete the entities of a stored ${dc.name} entity set`, { parameters: [methodParam(['delete'], true, 'delete')], responses: { 200: ok('deleted', ref('Ok')) } }) } : {}),
   };
@@ -179,15 +198,17 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
   const id = `${dc.name}${a.name[0].toUpperCase()}${a.name.slice(1)}`;
   if (a.kind === 'storage' && (a.type === 'image' || a.type === 'blob')) {
     const image = a.type === 'image';
+    // a picture is sent as the image type of its bytes, a blob as the type its contents show (text/plain, application/pdf …)
+    const bytes = { [image ? 'image/*' : '*/*']: { schema: { type: 'string', contentMediaType: image ? 'image/*' : 'application/octet-stream' } } };
     const item: PathItem = {
       parameters: [keyParam(dc)],
       get: op(`get${id}`, tags, `The ${image ? 'picture' : 'blob'} ${dc.name}.${a.name}`, {
         description: 'The stored bytes, their Content-Type read from the content; ETag and If-None-Match (304), Range (206). An empty attribute answers 204.',
         parameters: [...(image ? [param('imageformat')] : []), param('binary'), param('version'), param('expand')],
         responses: {
-          200: { description: 'the bytes', content: { [image ? 'image/*' : 'application/octet-stream']: { schema: { type: 'string', contentMediaType: image ? 'image/*' : 'application/octet-stream' } } } },
+          200: { description: 'the bytes', content: bytes },
           204: { description: 'the attribute is empty' },
-          206: { description: 'the bytes of the Range asked for' },
+          206: { description: 'the bytes of the Range asked for', content: bytes },
           304: { description: 'not modified (If-None-Match)' },
         },
       }),
@@ -212,7 +233,7 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
       ? op(`get${id}`, tags, `The ${leads.target.name} entities of ${dc.name}.${a.name}`, {
         description: 'A page, as GET /rest/{dataClass}; $method=subentityset (or entityset) stores them as an entity set, sorted by $subOrderby. The $expand of the deferred uri names the relation followed.',
         parameters: [...params(PAGE), param('subOrderby'), methodParam(['subentityset', 'entityset'], false, 'store the related entities as an entity set'), param('timeout')],
-        responses: { 200: ok(`a page of ${leads.target.name}`, { anyOf: [ref(t.collection), { type: 'array', items: ref(t.entity) }, ref('Looker')] }) },
+        responses: { 200: orExport(ok(`a page of ${leads.target.name}`, { anyOf: [ref(t.collection), { type: 'array', items: ref(t.entity) }, ref('Looker')] })) },
       })
       : op(`get${id}`, tags, `The ${leads.target.name} entity of ${dc.name}.${a.name}`, {
         description: `An empty relation answers 404 (errCode ${ERRORS.ENTITY_NOT_FOUND.errCode}), as its null value says.`,
@@ -254,7 +275,8 @@ function paramSchema(t: ParamType): Schema {
 function argumentsSchema(declared: readonly ParamType[] | undefined): Schema {
   if (!declared) return { type: 'array', description: 'the parameters, in order (the function declares no types: they arrive as JSON gives them)' };
   const required = declared.filter((t) => !parseParam(t).optional).length;
-  return { type: 'array', prefixItems: declared.map(paramSchema), minItems: required, maxItems: declared.length, items: false, description: `the parameters, in order: ${declared.join(', ') || 'none'}` };
+  // (JSON Schema: prefixItems holds at least one schema; a function declaring none takes an empty array)
+  return { type: 'array', ...(declared.length > 0 ? { prefixItems: declared.map(paramSchema) } : {}), minItems: required, maxItems: declared.length, items: false, description: `the parameters, in order: ${declared.join(', ') || 'none'}` };
 }
 
 const RESULT = { anyOf: [ref('FunctionResult'), ref('AnyEntity'), ref('AnyCollection')] };
@@ -272,17 +294,20 @@ interface Callable {
   /** $filter and $orderby apply: it runs on a selection */
   readonly selection: boolean;
   readonly entity?: DataClassModel;
+  /** at …/$entityset/{id}: it runs on the members of a stored set */
+  readonly onSet?: boolean;
 }
 
 /** A function's path item: POST with a JSON array body, GET (when @onHttpGet) with $params. */
 function callPath(c: Callable): PathItem {
-  const id = c.resource.replace(/\./g, '_');
+  const id = `${c.resource.replace(/\./g, '_')}${c.onSet ? '_onSet' : ''}`;
   const narrowing = c.selection ? [param('filter'), param('orderby')] : [];
   const shaping = [param('top'), param('skip'), ...params(SHAPE), methodParam(['entityset'], false, 'entityset: when the function returns an entity selection, store it')];
   const description = `${c.runsOn}. Its result is sent as {"result": …}; an entity it returns as the entity; an entity selection as a page (shaped by $attributes, $top …).${c.params ? ` Declared parameters: ${c.params.join(', ') || 'none'}.` : ''}`;
   const item: PathItem = {
     ...(c.entity ? { parameters: [keyParam(c.entity)] } : {}),
-    post: op(`call_${id}`, [c.tag], `Call ${c.name}`, {
+    ...(c.onSet ? { parameters: [SET_ID] } : {}),
+    post: op(`call_${id}`, [c.tag], `Call ${c.name}${c.onSet ? ' on a stored entity set' : ''}`, {
       description,
       parameters: [...narrowing, ...(c.selection ? [param('params')] : []), ...shaping],
       requestBody: jsonBody(argumentsSchema(c.params), false, 'a JSON array of the parameters'),
@@ -409,7 +434,13 @@ export function buildPaths(scope: Scope, dataClasses: readonly DataClassModel[])
   adminPaths(scope, out as never);
   signInPaths(scope, out as never);
   for (const dc of dataClasses) dataClassPaths(scope, dc, out);
-  for (const dc of dataClasses) for (const c of dataClassFunctions(scope, dc)) out[c.path] = callPath(c);
+  for (const dc of dataClasses) {
+    for (const c of dataClassFunctions(scope, dc)) {
+      out[c.path] = callPath(c);
+      // a selection's function runs on a stored entity set too (plan-function.ts)
+      if (c.selection) out[`${c.path}/$entityset/{id}`] = callPath({ ...c, onSet: true });
+    }
+  }
   for (const c of datastoreFunctions(scope)) out[c.path] = callPath(c);
   return out;
 }

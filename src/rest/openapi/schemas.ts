@@ -104,19 +104,22 @@ function attributeSchema(scope: Scope, a: AttributeModel): Schema {
     case 'storage': {
       const s = storageSchema(a.type, a.dateOnly);
       if (a.type === 'image' || a.type === 'blob') return s;
-      const out = a.identifying ? s : nullable(s);
-      return (a.identifying && (a.autoincrement || a.autogenerate)) || a.serverSet ? { ...out, readOnly: true } : out;
+      // (a key the server gives is null in the $refresh answer of an entity not saved yet)
+      const generated = a.identifying && (a.autoincrement || a.autogenerate);
+      const out = a.identifying && !generated ? s : nullable(s);
+      return generated || a.serverSet ? { ...out, readOnly: true } : out;
     }
     case 'relatedEntity':
       return { ...relationOne(a.target), description: `N→1 relation to ${a.target.name} (foreign key ${a.foreignKey.name})` };
     case 'relatedEntities':
-      return { ...relationMany(a.target), description: `1→N relation: the ${a.target.name} entities whose ${a.inverse.name} is this one${DELETE_RULE_TEXT[a.deleteRule]}`, readOnly: true };
+      // (null in the $refresh answer of an entity not saved yet: it has no related entities of its own)
+      return { ...nullable(relationMany(a.target)), description: `1→N relation: the ${a.target.name} entities whose ${a.inverse.name} is this one${DELETE_RULE_TEXT[a.deleteRule]}`, readOnly: true };
     case 'alias': {
       const last = a.steps[a.steps.length - 1];
       const value = last.kind === 'relatedEntity' || last.kind === 'relatedEntities' || last.kind === 'alias' ? typeNameSchema(scope, a.type) : attributeSchema(scope, last);
       // a scalar reached through a 1→N step is a list of values
       const s = a.toMany && last.kind !== 'relatedEntities' && last.kind !== 'relatedEntity' ? { type: 'array', items: value } : value;
-      return { ...(s.anyOf ? s : nullable(s)), readOnly: true, description: `alias of ${a.path}` };
+      return { ...nullable(s), readOnly: true, description: `alias of ${a.path}` };
     }
     case 'calculated': {
       const writable = scope.core.classOf(a.dataClass).calculated(a.name)?.set !== undefined;
@@ -132,6 +135,12 @@ function attributeSchema(scope: Scope, a: AttributeModel): Schema {
 /** The key of a dataclass as the URL names it (`Company(1)`, `Employee(01469CCC…)`). */
 export function keySchema(dc: DataClassModel): Schema {
   return storageSchema(dc.key.type, false);
+}
+
+/** A key as a body gives it: in its own type, or as the text answers send it ("__KEY": "1"). */
+function keyInputSchema(dc: DataClassModel): Schema {
+  const own = keySchema(dc);
+  return INTEGER_TYPES.has(dc.key.type) ? { anyOf: [own, { type: 'string', pattern: '^-?[0-9]+$' }] } : own;
 }
 
 /** The attributes of a dataclass the caller sees, in model order. */
@@ -181,24 +190,40 @@ function dataClassSchemas(scope: Scope, dc: DataClassModel): Record<string, Sche
     required: ['__COUNT', '__ENTITIES'],
     additionalProperties: false,
   };
+  // What rest/run/input.ts takes: the writable attributes; a relation as 4D gives it, {"__KEY": k}
+  // (ClassFunctions, "Related entity parameter"), or null; a relation, picture or blob sent back
+  // as it was read ({"__deferred": …}) is left as it is; the properties of an answer that are no
+  // attribute are ignored; any other name (__TIMESTAMP, an alias, a calculated attribute without
+  // a set function, an attribute the model does not have) is refused (400).
+  const echo = { ...ref('Deferred'), description: 'sent back as it was read: left unchanged' };
   const inputProps: Record<string, Schema> = {
-    __KEY: { ...keySchema(dc), description: 'the key of the entity to update (leave out to create one)' },
+    __KEY: { ...keyInputSchema(dc), description: 'the key of the entity to update (leave out to create one)' },
     __STAMP: { type: 'integer', description: 'the __STAMP the entity was read with (required to update)' },
+    __entityModel: { type: 'string', description: 'ignored (as an answer gives it)' },
+    __DATACLASS: { type: 'string', description: 'ignored' },
+    uri: { type: 'string', description: 'ignored (as an answer gives it)' },
   };
   for (const a of attributes) {
     if (a.kind === 'storage') {
-      if (a.type === 'image' || a.type === 'blob') inputProps[a.name] = { anyOf: [ref('UploadRef'), { type: 'null' }] };
+      if (a.type === 'image' || a.type === 'blob') inputProps[a.name] = { anyOf: [ref('UploadRef'), echo, { type: 'null' }] };
       else if (!(a.identifying && (a.autoincrement || a.autogenerate))) inputProps[a.name] = a.identifying ? storageSchema(a.type, a.dateOnly) : nullable(storageSchema(a.type, a.dateOnly));
     } else if (a.kind === 'relatedEntity') {
-      inputProps[a.name] = { anyOf: [{ type: 'object', properties: { __KEY: keySchema(a.target) }, required: ['__KEY'] }, keySchema(a.target), { type: 'null' }], description: `the related ${a.target.name}: {"__KEY": …}, its key, or null` };
+      inputProps[a.name] = {
+        anyOf: [{ type: 'object', properties: { __KEY: keyInputSchema(a.target) }, required: ['__KEY'] }, echo, { type: 'null' }],
+        description: `the related ${a.target.name}: {"__KEY": <its key>} (4D's form; an inline entity read with $expand is read by its __KEY), or null to empty the relation`,
+      };
     } else if (a.kind === 'calculated' && scope.core.classOf(a.dataClass).calculated(a.name)?.set !== undefined) {
       inputProps[a.name] = nullable(typeNameSchema(scope, a.type));
+    } else if (a.kind === 'relatedEntities' || a.kind === 'alias') {
+      // read-only: only the value it was read with, unchanged
+      if (attributeSchema(scope, a).anyOf) inputProps[a.name] = echo;
     }
   }
   const input: Schema = {
     type: 'object',
-    description: `The values of a ${dc.name} entity to create (no __KEY) or update (__KEY and __STAMP). Read-only properties of an answer (__entityModel, uri, aliases …) sent back are ignored.`,
+    description: `The values of a ${dc.name} entity to create (no __KEY) or update (__KEY and __STAMP). Relations, pictures and blobs sent back as they were read ({"__deferred": …}) stay as they are, and __entityModel and uri are ignored; any other read-only property (__TIMESTAMP, an alias, a calculated attribute) or a name the model does not have is refused (400).`,
     properties: inputProps,
+    additionalProperties: false,
   };
   return { [n.entity]: entity, [n.collection]: collection, [n.input]: input };
 }
@@ -258,6 +283,13 @@ function sharedSchemas(): Record<string, Schema> {
       },
       required: ['__ERROR'],
       additionalProperties: false,
+    },
+    WriteError: {
+      description: `A refused write ($method=update, validate, an update by key): one entity — its values as sent (a new one) or as stored (__STATUS with a stale __STAMP, errCode ${ERRORS.STAMP_CHANGED.errCode}) beside its __ERROR — or a batch, __ENTITIES with each entity so; or the Error of a refusal before any entity was read.`,
+      anyOf: [
+        { type: 'object', properties: { __ERROR: { type: 'array', items: ref('ErrorItem'), minItems: 1 }, __STATUS: ref('SaveStatus') }, required: ['__ERROR'], additionalProperties: true },
+        { type: 'object', properties: { __ENTITIES: { type: 'array', items: { type: 'object', properties: { __ERROR: { type: 'array', items: ref('ErrorItem') }, __STATUS: ref('SaveStatus') }, additionalProperties: true } } }, required: ['__ENTITIES'], additionalProperties: false },
+      ],
     },
     SaveStatus: {
       type: 'object',

@@ -55,7 +55,8 @@ async function prepare(scope: Scope, dc: DataClassCore, input: unknown, index: n
     }
     // a session that may not update the dataclass at all is told so, not that its stamp is stale
     // (what each attribute needs is judged by the save)
-    if (hasKey) requireDataClass(scope.access, dc.model, 'update');
+    // (and one that may not create is told so here too: $refresh, which saves nothing, would answer the entity it may not make)
+    requireDataClass(scope.access, dc.model, hasKey ? 'update' : 'create');
     let entity: Entity;
     let targets: ReadonlyMap<RelatedEntityAttribute, unknown> | undefined;
     if (hasKey && withTargets) ({ entity, targets } = await storedEntityWithTargets(scope, dc, obj[WIRE.KEY]));
