@@ -354,6 +354,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   it('functions: of the datastore, a dataclass, a selection, an entity, a singleton, project methods; GET where allowed; refusals', async () => {
     const employee = await key('Employee');
     const company = await key('Company');
+    const city = await key('City', 'companies.ID != null');
     await tour(async (who) => {
       const staff = await setOf(who, '/rest/Employee?$method=entityset&$top=3');
       const admin = (n: number) => ({ admin: n, guest: 401 });
@@ -378,6 +379,7 @@ describe('the OpenAPI document describes every request the server takes and ever
         { what: 'a project method', method: 'GET', url: '/rest/Employee/salaryBands', status: admin(200) },
         { what: 'a project method on an entity', method: 'POST', url: `/rest/Employee(${employee})/teammates`, body: [], status: 200 },
         { what: 'a function by GET that takes none', method: 'GET', url: '/rest/Company/totalRevenues', status: 405 },
+        { what: "a selection function on a relation's entities ($emMethod)", method: 'POST', url: `/rest/City(${city})/companies?$method=subentityset&$emMethod=totalRevenues`, body: [], status: 200 },
       ];
     });
   });
@@ -422,5 +424,30 @@ describe('the OpenAPI document describes every request the server takes and ever
       { what: 'a body that is not JSON', method: 'POST', url: '/rest/City?$method=update', body: Buffer.from('{nope'), headers: { 'content-type': 'application/json' }, status: { guest: 400, admin: 400 } },
       { what: 'an administration route', method: 'GET', url: '/rest/$roles', status: who === 'guest' ? 401 : 200 },
     ]);
+  });
+
+  it('sessions: the legacy login refused, the current user, a group; authentify with a wrong password', async () => {
+    await tour(() => [
+      { what: 'a refused legacy login', method: 'POST', url: '/rest/$directory/login', body: ['admin', 'wrong'], status: 401 },
+      { what: 'a refused authentify', method: 'POST', url: '/rest/$catalog/authentify', body: [{ userName: 'admin', password: 'wrong' }], status: 200 },
+      { what: 'the current user', method: 'POST', url: '/rest/$directory/currentUser', status: 200 },
+      { what: 'a group of the current user', method: 'POST', url: '/rest/$directory/currentUserBelongsTo', body: ['Administrator'], status: 200 },
+    ]);
+  });
+
+  it('the checks have teeth: an answer of another shape, an undocumented status body, a request off its schema are caught', async () => {
+    const s = sessions.get('admin')!;
+    const city = await key('City');
+    const entity = (await check(demo, s, { what: 'read', method: 'GET', url: `/rest/City(${city})`, status: 200 })).body;
+    const op = s.router.getOperation('getCityByKey')!;
+    assert.equal(s.validator.validateResponse(entity, op, 200).valid, true);
+    for (const wrong of [{ ...entity, __STAMP: '1' }, { ...entity, nickname: 'x' }, { ...entity, companies: 3 }]) assert.equal(s.validator.validateResponse(wrong, op, 200).valid, false, JSON.stringify(wrong).slice(0, 200));
+    assert.equal(s.validator.validateResponse({ __ERROR: [{ message: 'x', componentSignature: 'dsrs' }] }, op, 404).valid, false, 'an error without its errCode');
+    const post = s.router.getOperation('postCity')!;
+    const request = (body: unknown, query = '$method=update') => s.validator.validateRequest({ method: 'post', path: '/rest/City', query, headers: { 'content-type': 'application/json' }, body } as never, post).valid;
+    assert.equal(request({ name: 'x' }), true);
+    assert.equal(request({ name: 3 }), false);
+    assert.equal(request({ name: 'x' }, '$method=nope'), false);
+    assert.equal(request({ name: 'x' }, '$method=update&$nope=1'), false, 'an option the operation does not take');
   });
 });

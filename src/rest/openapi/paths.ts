@@ -227,8 +227,24 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
   const leads = leadsTo(a);
   if (!leads || !readable(scope, leads.target)) return;
   const t = names(leads.target);
+  // wakanda-client's call of a selection function on a relation's entities (plan-function.ts, planRelationCall)
+  const onRelated = leads.many ? dataClassFunctions(scope, leads.target).filter((c) => c.selection) : [];
   out[path] = {
     parameters: [keyParam(dc)],
+    ...(onRelated.length > 0
+      ? {
+        post: op(`call${id}EmMethod`, tags, `Call a function of the ${leads.target.name} selection on the entities of ${dc.name}.${a.name}`, {
+          description: `$emMethod names a function of the ${leads.target.name}Selection class (or a project method of scope currentSelection) the session may call; it runs on the related entities, narrowed by $filter. Its result is sent as for POST /rest/${leads.target.name}/{function}.`,
+          parameters: [
+            { name: '$emMethod', in: 'query', required: true, description: 'the function', schema: { type: 'string', enum: onRelated.map((c) => c.name) }, example: onRelated[0].name },
+            methodParam(['subentityset'], false, 'subentityset (as wakanda-client sends it), or none'),
+            param('filter'), param('orderby'), param('params'), param('top'), param('skip'), ...params(SHAPE),
+          ],
+          requestBody: jsonBody({ type: 'array', description: 'the parameters, in order' }, false, 'a JSON array of the parameters'),
+          responses: { 200: ok('what the function returned', RESULT) },
+        }),
+      }
+      : {}),
     get: leads.many
       ? op(`get${id}`, tags, `The ${leads.target.name} entities of ${dc.name}.${a.name}`, {
         description: 'A page, as GET /rest/{dataClass}; $method=subentityset (or entityset) stores them as an entity set, sorted by $subOrderby. The $expand of the deferred uri names the relation followed.',
