@@ -52,10 +52,17 @@ const SCHEMAS_ID = 'openapi-components.json';
 
 /** Ajv for JSON Schema 2020-12 (OpenAPI 3.1's dialect: prefixItems, type lists, const), with formats and the document's component schemas. */
 function ajvWith(schemas: Record<string, unknown>): (ajv: unknown, options?: Options) => Ajv2020 {
+  // one Ajv per set of options (openapi-backend asks one per schema it compiles): the components are compiled once each
+  const made = new Map<string, Ajv2020>();
   return (_ajv, options = {}) => {
-    const ajv = new Ajv2020({ ...options, strict: false, allErrors: true });
-    addFormats.default(ajv);
-    ajv.addSchema({ $id: SCHEMAS_ID, $defs: schemas });
+    const id = JSON.stringify(options);
+    let ajv = made.get(id);
+    if (!ajv) {
+      ajv = new Ajv2020({ ...options, strict: false, allErrors: true });
+      addFormats.default(ajv);
+      ajv.addSchema({ $id: SCHEMAS_ID, $defs: schemas });
+      made.set(id, ajv);
+    }
     return ajv;
   };
 }
@@ -220,6 +227,7 @@ describe('the OpenAPI document describes every request the server takes and ever
     const employee = await key('Employee', 'photo != null and resume != null');
     const managed = await key('Employee', 'manager != null');
     const company = await key('Company', 'logo != null');
+    const logoTag = String((await demo.app.inject({ url: `/rest/Company(${company})/logo` })).headers.etag);
     await tour(() => [
       { what: 'a page', method: 'GET', url: '/rest/Employee', status: 200 },
       { what: 'a filtered, sorted page', method: 'GET', url: `/rest/Employee?$filter=${encodeURIComponent('lastName begin S and employer.name != null')}&$orderby=${encodeURIComponent('lastName desc')}&$top=3&$skip=1`, status: 200 },
@@ -231,6 +239,7 @@ describe('the OpenAPI document describes every request the server takes and ever
       { what: 'the query path kept', method: 'GET', url: '/rest/$querypath', status: 200 },
       { what: 'a Looker table', method: 'GET', url: '/rest/City?$format=looker&$top=2', status: 200 },
       { what: 'a CSV export', method: 'GET', url: '/rest/City?$format=csv', status: 200 },
+      { what: 'a CSV export asked by Accept', method: 'GET', url: '/rest/City', headers: { accept: 'text/csv' }, status: 200 },
       { what: 'an NDJSON export', method: 'GET', url: '/rest/City?$format=ndjson&$top=2', status: 200 },
       { what: 'one entity', method: 'GET', url: `/rest/Employee(${employee})`, status: 200 },
       { what: 'one entity expanded', method: 'GET', url: `/rest/Employee(${employee})?$expand=employer,reports,photo`, status: 200 },
@@ -250,6 +259,7 @@ describe('the OpenAPI document describes every request the server takes and ever
       { what: 'a picture converted', method: 'GET', url: `/rest/Employee(${employee})/photo?$imageformat=png`, status: 200 },
       { what: 'a blob', method: 'GET', url: `/rest/Employee(${employee})/resume?$binary=true`, status: 200 },
       { what: 'a range of a blob', method: 'GET', url: `/rest/Employee(${employee})/resume`, headers: { range: 'bytes=0-3' }, status: 206 },
+      { what: 'a picture not modified', method: 'GET', url: `/rest/Company(${company})/logo`, headers: { 'if-none-match': logoTag }, status: 304 },
       { what: 'the catalog', method: 'GET', url: '/rest/$catalog', status: 200 },
       { what: 'the whole catalog', method: 'GET', url: '/rest/$catalog/$all', status: 200 },
       { what: "a dataclass's catalog", method: 'GET', url: '/rest/$catalog/Employee', status: 200 },
@@ -267,6 +277,9 @@ describe('the OpenAPI document describes every request the server takes and ever
     const company = await key('Company', 'city != null');
     await tour(async (who) => {
       const stale = await stampOf('City', city);
+      // (another city: the steps before change the first one's stamp)
+      const other = await key('City', `ID != ${city}`);
+      const ifMatch = String((await demo.app.inject({ url: `/rest/City(${other})`, headers: { cookie: sessions.get(who)!.cookie! } })).headers.etag);
       const doomed = demo.ds.City.new();
       doomed.set('name', `Doomed ${who}`);
       await doomed.save();
@@ -280,6 +293,8 @@ describe('the OpenAPI document describes every request the server takes and ever
         { what: 'an update with __KEY and __STAMP', method: 'POST', url: '/rest/City?$method=update', body: fresh({ name: `Renamed by ${who}` }), status: admin(200) },
         { what: 'an update with a stale __STAMP', method: 'POST', url: '/rest/City?$method=update', body: { __KEY: city, __STAMP: stale, name: 'Stale' }, status: admin(409) },
         { what: 'an update by key', method: 'POST', url: `/rest/City(${city})`, body: async () => ({ __STAMP: await stampOf('City', city), country: 'FR' }), status: admin(200) },
+        { what: 'an update by key with If-Match', method: 'POST', url: `/rest/City(${other})`, body: { country: 'FR' }, headers: { 'if-match': ifMatch }, status: admin(200) },
+        { what: 'an update by key with a stale If-Match', method: 'POST', url: `/rest/City(${other})`, body: { country: 'FR' }, headers: { 'if-match': ifMatch }, status: admin(412) },
         { what: 'an update answering some attributes', method: 'POST', url: '/rest/City?$method=update&$attributes=name', body: fresh({ population: 5 }), status: admin(200) },
         { what: 'a batch with $atomic', method: 'POST', url: '/rest/City?$method=update&$atomic=true', body: [{ name: `Batch ${who} 1` }, { name: `Batch ${who} 2` }], status: admin(200) },
         { what: 'a batch with $atomic that fails', method: 'POST', url: '/rest/City?$method=update&$atomic=true', body: [{ name: `Batch ${who} 3` }, { population: 'many' }], status: { admin: 400 } },
