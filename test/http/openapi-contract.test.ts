@@ -127,6 +127,9 @@ async function sessionOf(demo: DemoFixture, who: Who, cookie?: string): Promise<
   return { who, cookie, doc, router, validator, refusal };
 }
 
+/** A uuid as 8-4-4-4-12 lower-case digits. */
+const dashed = (u: string) => u.toLowerCase().replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+
 const pick = (o: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
 
 const mediaType = (h: unknown) => String(h ?? '').split(';')[0].trim().toLowerCase();
@@ -228,7 +231,7 @@ describe('the OpenAPI document describes every request the server takes and ever
     const managed = await key('Employee', 'manager != null');
     const company = await key('Company', 'logo != null');
     const logoTag = String((await demo.app.inject({ url: `/rest/Company(${company})/logo` })).headers.etag);
-    await tour(() => [
+    await tour((): Step[] => [
       { what: 'a page', method: 'GET', url: '/rest/Employee', status: 200 },
       { what: 'a filtered, sorted page', method: 'GET', url: `/rest/Employee?$filter=${encodeURIComponent('lastName begin S and employer.name != null')}&$orderby=${encodeURIComponent('lastName desc')}&$top=3&$skip=1`, status: 200 },
       { what: 'placeholders', method: 'GET', url: `/rest/Company?$filter=${encodeURIComponent('revenues > :1')}&$params=${encodeURIComponent('[1000]')}&$top=2`, status: 200 },
@@ -242,6 +245,8 @@ describe('the OpenAPI document describes every request the server takes and ever
       { what: 'a CSV export asked by Accept', method: 'GET', url: '/rest/City', headers: { accept: 'text/csv' }, status: 200 },
       { what: 'an NDJSON export', method: 'GET', url: '/rest/City?$format=ndjson&$top=2', status: 200 },
       { what: 'one entity', method: 'GET', url: `/rest/Employee(${employee})`, status: 200 },
+      { what: 'one entity by a quoted key', method: 'GET', url: `/rest/Company('${company}')`, status: 200 },
+      { what: 'one entity by a dashed, lower-case uuid', method: 'GET', url: `/rest/Employee(${dashed(employee)})`, status: 200 },
       { what: 'one entity expanded', method: 'GET', url: `/rest/Employee(${employee})?$expand=employer,reports,photo`, status: 200 },
       { what: 'one entity with some attributes', method: 'GET', url: `/rest/Employee(${employee})/firstName,employer`, status: 200 },
       { what: 'one entity by an attribute', method: 'GET', url: '/rest/Company:companyCode(C1000)', status: 200 },
@@ -275,7 +280,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   it('writes: create, update with __STAMP (and a stale one), a batch with $atomic, validate, $refresh, locks, deletes by key and by filter', async () => {
     const city = await key('City');
     const company = await key('Company', 'city != null');
-    await tour(async (who) => {
+    await tour(async (who): Promise<Step[]> => {
       const stale = await stampOf('City', city);
       // (another city: the steps before change the first one's stamp)
       const other = await key('City', `ID != ${city}`);
@@ -289,6 +294,8 @@ describe('the OpenAPI document describes every request the server takes and ever
         { what: 'a create', method: 'POST', url: '/rest/City?$method=update', body: { name: `Contract ${who}`, country: 'FR', population: 1000 }, status: admin(200) },
         { what: 'a create with a relation as {"__KEY"}', method: 'POST', url: '/rest/Company?$method=update', body: { name: `Contract ${who}`, companyCode: `K${who}`, city: { __KEY: Number(city) } }, status: admin(200) },
         { what: 'a create with the key as answers give it', method: 'POST', url: '/rest/Company?$method=update', body: { name: `Contract ${who} 1`, city: { __KEY: city } }, status: admin(200) },
+        { what: 'a create with values as text (a number, a date as d!m!yyyy)', method: 'POST', url: '/rest/Company?$method=update', body: { name: `Texts ${who}`, revenues: '1200.5', founded: '9!3!2017', extra: { a: 1 } }, status: admin(200) },
+        { what: 'a create with a date-time and a dashed, lower-case uuid', method: 'POST', url: '/rest/Employee?$method=update', body: async () => ({ lastName: `Dates ${who}`, hiredAt: '2020-01-02T03:04:05Z', birthDate: '1990-05-06', level: '3', manager: { __KEY: dashed(await key('Employee')) } }), status: admin(200) },
         { what: 'a create with an empty relation', method: 'POST', url: '/rest/Company?$method=update', body: { name: `Contract ${who} 2`, city: null }, status: admin(200) },
         { what: 'an update with __KEY and __STAMP', method: 'POST', url: '/rest/City?$method=update', body: fresh({ name: `Renamed by ${who}` }), status: admin(200) },
         { what: 'an update with a stale __STAMP', method: 'POST', url: '/rest/City?$method=update', body: { __KEY: city, __STAMP: stale, name: 'Stale' }, status: admin(409) },
@@ -318,7 +325,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   it('a relation is given as {"__KEY": key} or null, or sent back as it was read; a bare key is refused by the document and by the server', async () => {
     const employee = await key('Employee', 'employer != null and photo != null');
     const company = await key('Company');
-    await tour(async (who) => {
+    await tour(async (who): Promise<Step[]> => {
       if (who === 'guest') return [];
       const s = sessions.get(who)!;
       // the document offers 4D's forms only: {"__KEY": …}, the deferred value as read, null — no bare key
@@ -341,7 +348,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   });
 
   it('entity sets: made, read, narrowed, combined, cleaned, released, deleted; a relation as a set', async () => {
-    await tour(async (who) => {
+    await tour(async (who): Promise<Step[]> => {
       const a = await setOf(who, `/rest/City?$method=entityset&$filter=${encodeURIComponent('country = FR')}`);
       const b = await setOf(who, `/rest/City?$method=entityset&$filter=${encodeURIComponent('country = US')}`);
       const c = await setOf(who, '/rest/City?$method=entityset&$top=1');
@@ -370,7 +377,7 @@ describe('the OpenAPI document describes every request the server takes and ever
     const employee = await key('Employee');
     const company = await key('Company');
     const city = await key('City', 'companies.ID != null');
-    await tour(async (who) => {
+    await tour(async (who): Promise<Step[]> => {
       const staff = await setOf(who, '/rest/Employee?$method=entityset&$top=3');
       const admin = (n: number) => ({ admin: n, guest: 401 });
       return [
@@ -402,7 +409,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   it('uploads: a file posted, then given to an entity; into an attribute directly; too big', async () => {
     const company = await key('Company');
     const employee = await key('Employee');
-    await tour(async (who) => {
+    await tour(async (who): Promise<Step[]> => {
       const s = sessions.get(who)!;
       const admin = (n: number) => ({ admin: n, guest: 401 });
       const upload = await check(demo, s, { what: 'an upload', method: 'POST', url: '/rest/$upload?$rawPict=true', body: TINY_PNG, status: admin(200) });
@@ -419,7 +426,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   });
 
   it('errors: 400, 401, 403, 404, 405, 409, 413 answer the Error shape the document gives', async () => {
-    await tour((who) => [
+    await tour((who): Step[] => [
       { what: 'a $filter that does not parse', method: 'GET', url: `/rest/City?$filter=${encodeURIComponent('name = = 1')}`, status: 400 },
       { what: 'an unknown attribute in $filter', method: 'GET', url: `/rest/City?$filter=${encodeURIComponent('nmae = 1')}`, status: 400 },
       { what: 'an unknown attribute in $orderby', method: 'GET', url: '/rest/City?$orderby=nmae', status: 404 },
@@ -442,7 +449,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   });
 
   it('sessions: the legacy login refused, the current user, a group; authentify with a wrong password', async () => {
-    await tour(() => [
+    await tour((): Step[] => [
       { what: 'a refused legacy login', method: 'POST', url: '/rest/$directory/login', body: ['admin', 'wrong'], status: 401 },
       { what: 'a refused authentify', method: 'POST', url: '/rest/$catalog/authentify', body: [{ userName: 'admin', password: 'wrong' }], status: 200 },
       { what: 'the current user', method: 'POST', url: '/rest/$directory/currentUser', status: 200 },

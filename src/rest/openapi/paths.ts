@@ -19,7 +19,7 @@ import type { Scope } from '../scope/scope.js';
 import { adminPaths } from './admin-paths.js';
 import { signInPaths } from './sign-in-paths.js';
 import { methodParam, PAGE, param, SHAPE } from './parameters.js';
-import { keySchema, names, OBJECT, readable, ref, visibleAttributes, type Schema } from './schemas.js';
+import { names, OBJECT, readable, ref, storageInputSchema, visibleAttributes, type Schema } from './schemas.js';
 
 type Operation = Schema;
 type PathItem = Record<string, Operation | Schema[]>;
@@ -68,7 +68,11 @@ const params = (keys: readonly string[]): Schema[] => keys.map((k) => param(k as
 const jsonBody = (schema: Schema, required: boolean, description?: string): Schema => ({ required, ...(description ? { description } : {}), content: { [JSON_TYPE]: { schema } } });
 
 /** The path parameter of an entity's key, in the key's own type. */
-const keyParam = (dc: DataClassModel): Schema => ({ name: 'key', in: 'path', required: true, description: `the primary key (${dc.name}.${dc.key.name}); quoted ("A1") or bracketed (Company[1]) forms are accepted too`, schema: keySchema(dc) });
+const keyParam = (dc: DataClassModel): Schema => ({
+  name: 'key', in: 'path', required: true,
+  description: `the primary key (${dc.name}.${dc.key.name}), as a body gives it, or quoted ('A1', "A1"); ${dc.name}[key] (brackets for the parentheses) is read the same`,
+  schema: { anyOf: [storageInputSchema(dc.key.type, false), { type: 'string', pattern: '^(\'[^\']*\'|"[^"]*")$' }] },
+});
 
 /** What the session may do with a dataclass's entities. */
 function grantsOn(scope: Scope, dc: DataClassModel) {

@@ -137,10 +137,32 @@ export function keySchema(dc: DataClassModel): Schema {
   return storageSchema(dc.key.type, false);
 }
 
-/** A key as a body gives it: in its own type, or as the text answers send it ("__KEY": "1"). */
+/**
+ * What a write takes for a storage attribute: what it answers, and the text model/values.ts
+ * converts (coerceValue: numeric text, ISO and dd!mm!yyyy dates, a uuid in any case, dashed).
+ */
+export function storageInputSchema(type: StorageType, dateOnly: boolean): Schema {
+  switch (type) {
+    case 'byte':
+    case 'word':
+    case 'long':
+    case 'long64':
+      return { anyOf: [storageSchema(type, dateOnly), { type: 'string', pattern: '^\\s*-?\\d+\\s*$', description: 'a whole number as text' }] };
+    case 'number':
+    case 'duration':
+      return { anyOf: [storageSchema(type, dateOnly), { type: 'string', pattern: '^\\s*[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?\\s*$', description: 'a number as text' }] };
+    case 'uuid':
+      return { type: 'string', pattern: '^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$', description: '32 hexadecimal digits, in any case, dashed or not' };
+    case 'date':
+      return { type: 'string', pattern: '^(\\d{1,2}!\\d{1,2}!\\d{4}|\\d{4}-\\d{2}-\\d{2}([T ][\\d:.]+(Z|[+-]\\d{2}:?\\d{2})?)?)$', description: `YYYY-MM-DD, an ISO 8601 date-time or d!m!yyyy${dateOnly ? ' (the day is kept)' : ''}` };
+    default:
+      return storageSchema(type, dateOnly);
+  }
+}
+
+/** A key as a body gives it: in its own type, or as text ("__KEY": "1", as answers send it). */
 function keyInputSchema(dc: DataClassModel): Schema {
-  const own = keySchema(dc);
-  return INTEGER_TYPES.has(dc.key.type) ? { anyOf: [own, { type: 'string', pattern: '^-?[0-9]+$' }] } : own;
+  return storageInputSchema(dc.key.type, false);
 }
 
 /** The attributes of a dataclass the caller sees, in model order. */
@@ -206,7 +228,7 @@ function dataClassSchemas(scope: Scope, dc: DataClassModel): Record<string, Sche
   for (const a of attributes) {
     if (a.kind === 'storage') {
       if (a.type === 'image' || a.type === 'blob') inputProps[a.name] = { anyOf: [ref('UploadRef'), echo, { type: 'null' }] };
-      else if (!(a.identifying && (a.autoincrement || a.autogenerate))) inputProps[a.name] = a.identifying ? storageSchema(a.type, a.dateOnly) : nullable(storageSchema(a.type, a.dateOnly));
+      else if (!(a.identifying && (a.autoincrement || a.autogenerate))) inputProps[a.name] = a.identifying ? storageInputSchema(a.type, a.dateOnly) : nullable(storageInputSchema(a.type, a.dateOnly));
     } else if (a.kind === 'relatedEntity') {
       inputProps[a.name] = {
         anyOf: [{ type: 'object', properties: { __KEY: keyInputSchema(a.target) }, required: ['__KEY'] }, echo, { type: 'null' }],
