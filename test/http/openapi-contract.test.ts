@@ -158,7 +158,7 @@ async function check(demo: DemoFixture, s: Session, given: Step): Promise<{ prob
   if (type === 'application/json') body = JSON.parse(res.body);
 
   const [path, query = ''] = step.url.split('?');
-  const request = { method: step.method.toLowerCase(), path, query, headers, body: isBuffer ? step.body : step.body };
+  const request = { method: step.method.toLowerCase(), path, query, headers, body: step.body };
   const operation: Operation | undefined = s.router.matchOperation(request as never) as Operation | undefined;
   // (a batch without $atomic answers 200 when some of its entities were refused: those carry their __ERROR)
   const ok = res.statusCode < 400 && !(Array.isArray(body?.__ENTITIES) && body.__ENTITIES.some((e: any) => e?.__ERROR));
