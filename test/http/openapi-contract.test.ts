@@ -14,8 +14,11 @@ import addFormats from 'ajv-formats';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { OpenAPIRouter, OpenAPIValidator, type Operation, type ParsedRequest, type Request } from 'openapi-backend';
 import { DEMO_DIR, openDemo, type DemoFixture } from '../support/helpers.js';
+import { addUser, logIn, openUsersProject, type UsersProject } from '../support/users-project.js';
 
-type Verb = 'GET' | 'POST';
+type Verb = 'GET' | 'POST' | 'DELETE';
+/** What the checks need of a server: to inject requests into it. */
+type Server = Pick<DemoFixture, 'app'>;
 type Doc = { paths: Record<string, Record<string, any>>; components: Record<string, any> };
 type Who = 'guest' | 'admin';
 
@@ -113,7 +116,7 @@ class LiteralPathRouter extends OpenAPIRouter {
   }
 }
 
-async function sessionOf(demo: DemoFixture, who: Who, cookie?: string): Promise<Session> {
+async function sessionOf(demo: Server, who: Who, cookie?: string): Promise<Session> {
   const res = await demo.app.inject({ url: '/rest/$openapi', headers: cookie ? { cookie } : {} });
   assert.equal(res.statusCode, 200, res.body);
   const doc = res.json() as Doc;
@@ -145,7 +148,7 @@ function listed(content: Record<string, unknown> | undefined, type: string): boo
  * The answer is checked against the operation's response for its status (or `default`); a
  * request that matches no operation of the session's document must be refused, with an Error.
  */
-async function check(demo: DemoFixture, s: Session, given: Step): Promise<{ problems: string[]; status: number; body: any }> {
+async function check(demo: Server, s: Session, given: Step): Promise<{ problems: string[]; status: number; body: any }> {
   const problems: string[] = [];
   const step = typeof given.body === 'function' ? { ...given, body: await (given.body as () => Promise<unknown>)() } : given;
   const headers: Record<string, string> = { ...(step.headers ?? {}), ...(s.cookie ? { cookie: s.cookie } : {}) };
@@ -186,6 +189,21 @@ async function check(demo: DemoFixture, s: Session, given: Step): Promise<{ prob
   return { problems, status: res.statusCode, body };
 }
 
+/** Runs steps for each session; collects every disagreement, and fails listing them all. */
+async function tourOf(server: Server, sessions: ReadonlyMap<Who, Session>, build: (who: Who) => Promise<Step[]> | Step[]): Promise<void> {
+  const problems: string[] = [];
+  for (const [who, s] of sessions) {
+    for (const step of await build(who)) {
+      const r = await check(server, s, step);
+      const expected = typeof step.status === 'number' ? step.status : step.status[who];
+      const label = `${who} ${step.what} (${step.method} ${step.url.slice(0, 120)})`;
+      if (expected !== undefined && r.status !== expected) problems.push(`${label}: status ${r.status}, expected ${expected}: ${JSON.stringify(r.body).slice(0, 300)}`);
+      for (const p of r.problems) problems.push(`${label}: ${p}`);
+    }
+  }
+  assert.deepEqual(problems, []);
+}
+
 describe('the OpenAPI document describes every request the server takes and every answer it gives (guest and administrator)', () => {
   let demo: DemoFixture;
   const sessions = new Map<Who, Session>();
@@ -203,21 +221,7 @@ describe('the OpenAPI document describes every request the server takes and ever
   });
   after(() => demo.close());
 
-  /** Runs steps for each session; collects every disagreement, and fails listing them all. */
-  async function tour(build: (who: Who) => Promise<Step[]> | Step[]): Promise<void> {
-    const problems: string[] = [];
-    for (const who of ['guest', 'admin'] as const) {
-      const s = sessions.get(who)!;
-      for (const step of await build(who)) {
-        const r = await check(demo, s, step);
-        const expected = typeof step.status === 'number' ? step.status : step.status[who];
-        const label = `${who} ${step.what} (${step.method} ${step.url.slice(0, 120)})`;
-        if (expected !== undefined && r.status !== expected) problems.push(`${label}: status ${r.status}, expected ${expected}: ${JSON.stringify(r.body).slice(0, 300)}`);
-        for (const p of r.problems) problems.push(`${label}: ${p}`);
-      }
-    }
-    assert.deepEqual(problems, []);
-  }
+  const tour = (build: (who: Who) => Promise<Step[]> | Step[]) => tourOf(demo, sessions, build);
 
   const key = async (dc: string, filter = 'ID != null') => String((await demo.ds[dc].query(filter).first())?.getKey());
   const setOf = async (who: Who, url: string) => {
@@ -477,5 +481,37 @@ describe('the OpenAPI document describes every request the server takes and ever
     assert.equal(request({ name: 3 }), false);
     assert.equal(request({ name: 'x' }, '$method=nope'), false);
     assert.equal(request({ name: 'x' }, '$method=update&$nope=1'), false, 'an option the operation does not take');
+  });
+});
+
+describe("the administration routes of built-in users and API tokens fit the document too", () => {
+  let project: UsersProject;
+  const sessions = new Map<Who, Session>();
+  before(async () => {
+    project = await openUsersProject();
+    await addUser(project.a, 'root', 'root-password', ['Administrator']);
+    sessions.set('guest', await sessionOf(project.a, 'guest'));
+    sessions.set('admin', await sessionOf(project.a, 'admin', await logIn(project.a, 'root', 'root-password')));
+  });
+  after(() => project.close());
+
+  it('users and tokens: listed, added, changed, removed; refused to a guest; a weak password refused', async () => {
+    await tourOf(project.a, sessions, async (who): Promise<Step[]> => {
+      const admin = (n: number) => ({ admin: n, guest: 401 });
+      const token = who === 'admin' ? (await check(project.a, sessions.get('admin')!, { what: 'a token', method: 'POST', url: '/rest/$tokens', body: { userName: 'root', name: 'spare' }, status: 201 })).body : undefined;
+      return [
+        { what: 'the users', method: 'GET', url: '/rest/$users', status: admin(200) },
+        { what: 'a user added', method: 'POST', url: '/rest/$users', body: { userName: `ed-${who}`, password: 'ed-password', roles: ['Editor'] }, status: admin(201) },
+        { what: 'a weak password', method: 'POST', url: '/rest/$users', body: { userName: `weak-${who}`, password: 'x' }, status: admin(400) },
+        { what: 'a user', method: 'GET', url: `/rest/$users/ed-${who}`, status: admin(200) },
+        { what: 'a user changed', method: 'POST', url: `/rest/$users/ed-${who}`, body: { roles: ['Keeper'] }, status: admin(200) },
+        { what: 'a user that does not exist', method: 'GET', url: '/rest/$users/nobody', status: admin(404) },
+        { what: 'the tokens', method: 'GET', url: '/rest/$tokens?user=root', status: admin(200) },
+        { what: 'a token made', method: 'POST', url: '/rest/$tokens', body: { userName: 'root', name: `made-${who}`, privileges: ['edit'] }, status: admin(201) },
+        { what: 'a token revoked', method: 'DELETE', url: `/rest/$tokens/${String(token?.id ?? 'none')}`, status: admin(200) },
+        { what: 'a user removed', method: 'DELETE', url: `/rest/$users/ed-${who}`, status: admin(200) },
+        { what: 'roles.json as a matrix', method: 'GET', url: '/rest/$roles', status: admin(200) },
+      ];
+    });
   });
 });
