@@ -132,11 +132,6 @@ function attributeSchema(scope: Scope, a: AttributeModel): Schema {
   }
 }
 
-/** The key of a dataclass as the URL names it (`Company(1)`, `Employee(01469CCC…)`). */
-export function keySchema(dc: DataClassModel): Schema {
-  return storageSchema(dc.key.type, false);
-}
-
 /**
  * What a write takes for a storage attribute: what it answers, and the text model/values.ts
  * converts (coerceValue: numeric text, ISO and dd!mm!yyyy dates, a uuid in any case, dashed).
@@ -150,7 +145,8 @@ export function storageInputSchema(type: StorageType, dateOnly: boolean): Schema
       return { anyOf: [storageSchema(type, dateOnly), { type: 'string', pattern: '^\\s*-?\\d+\\s*$', description: 'a whole number as text' }] };
     case 'number':
     case 'duration':
-      return { anyOf: [storageSchema(type, dateOnly), { type: 'string', pattern: '^\\s*[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?\\s*$', description: 'a number as text' }] };
+      // (a duration's float noise, 3960000.0000000005 ms, is rounded away)
+      return { anyOf: [{ type: 'number', ...(type === 'duration' ? { description: 'milliseconds' } : {}) }, { type: 'string', pattern: '^\\s*[-+]?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?\\s*$', description: 'a number as text' }] };
     case 'uuid':
       return { type: 'string', pattern: '^[0-9A-Fa-f]{8}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{4}-?[0-9A-Fa-f]{12}$', description: '32 hexadecimal digits, in any case, dashed or not' };
     case 'date':
