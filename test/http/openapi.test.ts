@@ -281,31 +281,39 @@ describe("the document follows the session's permissions (the demo's roles.json)
     assert.equal(payroll.paths['/rest/City'].post, undefined);
   });
 
-  it('offers a session exactly the datastore and singleton functions it may call: spin and pause only to a session holding their privilege', async () => {
-    // the demo's roles.json gives the test helpers (spin, pause, whoCalls, renameSlowly) to the privilege testing, which no role of the demo has: here Administrator has it
+  it('offers a session exactly the functions it may call: spin and pause (and Employee.raise here) only to a session holding their privilege', async () => {
+    // the demo's roles.json gives the test helpers (spin, pause, whoCalls, renameSlowly) to the privilege testing, which no role of the demo has: here Administrator has it, and Employee.raise takes it too
     const tmp = tempDir();
     const roles = JSON.parse(readFileSync(join(DEMO_DIR, 'roles.json'), 'utf8'));
     roles.roles = roles.roles.map((r: { role: string; privileges: string[] }) => (r.role === 'Administrator' ? { ...r, privileges: [...r.privileges, 'testing'] } : r));
+    roles.permissions.allowed.push({ applyTo: 'Employee.raise', type: 'method', execute: ['testing'] });
     writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(roles));
     const testing = await openDemo({ roles: join(tmp.dir, 'roles.json') });
     try {
       const res = await testing.app.inject({ method: 'POST', url: '/rest/$catalog/authentify', payload: [{ userName: 'admin', password: 'admin123' }] });
       const admin = String(res.headers['set-cookie']).split(';')[0];
       const catalog = (await testing.request('/rest/$catalog')).body;
-      const callable = [
+      const callable: [template: string, url: string][] = [
         ...catalog.methods.map((m: { name: string }) => `/rest/$catalog/${m.name}`),
         ...catalog.singletons.flatMap((s: { name: string; methods: { name: string }[] }) => s.methods.map((m) => `/rest/$singleton/${s.name}/${m.name}`)),
-      ].filter((path) => !path.endsWith('/logout'));
+      ].filter((path) => !path.endsWith('/logout')).map((path) => [path, path]);
+      for (const dc of ['City', 'Company', 'Employee']) {
+        const key = String((await testing.ds[dc].all().first())?.getKey());
+        for (const m of ((await testing.request(`/rest/$catalog/${dc}`)).body.methods ?? []) as { name: string; applyTo: string }[]) {
+          const template = m.applyTo === 'entity' ? `/rest/${dc}({key})/${m.name}` : `/rest/${dc}/${m.name}`;
+          callable.push([template, template.replace('{key}', key)]);
+        }
+      }
       for (const [who, cookie] of [['guest', undefined], ['admin', admin]] as const) {
         const doc = await documentOf(testing, cookie);
-        for (const path of callable) {
+        for (const [path, url] of callable) {
           // (no arguments: a function that takes some answers 400 before it runs; a refused call answers 1561 before that)
-          const call = await testing.request(path, 'POST', [], cookie ? { cookie } : {});
+          const call = await testing.request(url, 'POST', [], cookie ? { cookie } : {});
           const refused = call.body?.__ERROR?.some((e: { errCode: number }) => e.errCode === 1561) === true;
           assert.equal(doc.paths[path] !== undefined, !refused, `${who} ${path}: ${call.status} ${JSON.stringify(call.body).slice(0, 200)}`);
         }
-        const helpers = ['spin', 'pause', 'whoCalls', 'renameSlowly'].map((fn) => doc.paths[`/rest/$catalog/${fn}`] !== undefined);
-        assert.deepEqual(helpers, who === 'guest' ? [false, false, false, false] : [true, true, true, true], who);
+        const helpers = [...['spin', 'pause', 'whoCalls', 'renameSlowly'].map((fn) => `/rest/$catalog/${fn}`), '/rest/Employee({key})/raise'].map((path) => doc.paths[path] !== undefined);
+        assert.deepEqual(helpers, who === 'guest' ? [false, false, false, false, false] : [true, true, true, true, true], who);
       }
       assert.deepEqual((await testing.request('/rest/$catalog/pause', 'POST', [1], { cookie: admin })).body, { result: { ms: 1, tag: null } });
     } finally {
