@@ -168,7 +168,7 @@ describe('GET /rest/$openapi and the reference page', () => {
           let value: string;
           if (p.name === 'key') {
             // an empty N→1 relation answers 404 (docs/decisions.md): its path is tried from an entity that has one
-            const attr = /\(\{key\}\)\/(\w+)$/.exec(template)?.[1];
+            const attr = /\(\{key\}\)\/(\w+)(?:\/\{attributes\})?$/.exec(template)?.[1];
             const relation = attr === undefined ? undefined : demo.ds.model.dataClassesByName.get(dc as string)?.attributesByName.get(attr);
             value = String(relation?.kind === 'relatedEntity' ? (await demo.ds[dc as string].query(`${attr} != null`).first())?.getKey() : keys[dc as string]);
           }

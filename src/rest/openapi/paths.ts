@@ -79,6 +79,9 @@ function grantsOn(scope: Scope, dc: DataClassModel) {
   return sessionMay(scope.access.grants, dc);
 }
 
+/** An attribute list in a path: `firstName,employer.name`, `staff.*`. */
+const ATTRIBUTE_LIST = '^[A-Za-z_*][A-Za-z0-9_.*]*(,[A-Za-z_*][A-Za-z0-9_.*]*)*$';
+
 /** The path parameter of a stored entity set. */
 const SET_ID: Schema = { name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } };
 
@@ -156,7 +159,7 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   const listParam: Schema = {
     name: 'attributes', in: 'path', required: true,
     description: `attribute paths separated by commas (${attributes.slice(0, 3).map((a) => a.name).join(',')}); with $compute or $distinct, exactly one attribute`,
-    schema: { type: 'string', pattern: '^[A-Za-z_*][A-Za-z0-9_.*]*(,[A-Za-z_*][A-Za-z0-9_.*]*)*$' },
+    schema: { type: 'string', pattern: ATTRIBUTE_LIST },
     example: attributes.find((a) => a.kind === 'storage')?.name,
   };
   out[`${base}/{attributes}`] = {
@@ -168,6 +171,14 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
           anyOf: [ref(n.collection), { type: 'array' }, { type: 'number' }, { type: 'object', additionalProperties: { type: 'object', properties: { count: { type: 'integer' }, sum: {}, average: {}, min: {}, max: {} } } }, { type: 'string' }, { type: 'null' }],
         }),
       },
+    }),
+  };
+  // the same on a stored entity set: the attribute list before $entityset (url.ts)
+  out[`${base}/{attributes}/$entityset/{id}`] = {
+    parameters: [listParam, SET_ID],
+    get: op(`get${dc.name}AttributesOfSet`, tags, `The entities of a stored ${dc.name} set with only these attributes, or $compute / $distinct on one of them`, {
+      parameters: [...params(PAGE.filter((p) => p !== 'queryplan' && p !== 'querypath')), param('compute'), param('distinct'), param('logicOperator'), param('otherCollection')],
+      responses: (out[`${base}/{attributes}`].get as Schema).responses as Record<string, Schema>,
     }),
   };
   out[`${entityPath}/{attributes}`] = {
@@ -260,6 +271,12 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
         parameters: params(SHAPE),
         responses: { 200: ok(`the ${leads.target.name} entity`, ref(t.entity)) },
       }),
+  };
+  // the related entities with only some of their attributes (url.ts: an attribute list after the relation)
+  const get = out[path].get as Schema;
+  out[`${path}/{attributes}`] = {
+    parameters: [keyParam(dc), { name: 'attributes', in: 'path', required: true, description: `attribute paths of ${leads.target.name}, separated by commas`, schema: { type: 'string', pattern: ATTRIBUTE_LIST }, example: visibleAttributes(scope, leads.target).find((x) => x.kind === 'storage')?.name }],
+    get: { ...get, operationId: `${String(get.operationId)}Attributes`, summary: `${String(get.summary)}, with only these attributes` },
   };
 }
 
