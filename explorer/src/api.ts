@@ -101,7 +101,15 @@ export interface RequestOptions {
   readonly prefer?: string;
   /** what the answer should be (text/csv for an export): its text is then returned as is */
   readonly accept?: string;
+  /**
+   * the body as the "show the requests" panel shows it, when `body` holds a secret (a password):
+   * the panel keeps the calls from the page's start, shown or not, and a curl command is copied
+   */
+  readonly shownBody?: unknown;
 }
+
+/** What the requests panel shows in place of a password. */
+export const HIDDEN = '<password>';
 
 /** A REST call: `path` is under /rest (`Company?$top=1`) or absolute (`/rest/...`). */
 export async function rest<T = Json>(path: string, options: RequestOptions = {}): Promise<T> {
@@ -117,7 +125,8 @@ export async function rest<T = Json>(path: string, options: RequestOptions = {})
     headers['content-type'] = 'application/json';
   }
   const method = options.method ?? (body === undefined ? 'GET' : 'POST');
-  const sent = announce({ method, url: new URL(url, location.href).href, headers, body: typeof body === 'string' ? body : undefined });
+  const shown = options.shownBody === undefined ? body : JSON.stringify(options.shownBody);
+  const sent = announce({ method, url: new URL(url, location.href).href, headers, body: typeof shown === 'string' ? shown : undefined });
   const response = await fetch(url, { method, headers, body, credentials: 'same-origin', signal: options.signal });
   sent.status = response.status;
   for (const l of requestListeners) l(sent);

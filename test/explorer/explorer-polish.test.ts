@@ -301,6 +301,13 @@ describe('with a roles.json where a guest may read Company and Employee but not 
     await x.page.waitForLoadState('networkidle');
     const admin = await functionNames(x.page);
     for (const name of ['spin', 'pause', 'raiseSalaries']) assert.ok(admin.includes(name), `admin is offered ${name}: ${admin.join(', ')}`);
+    // the login is listed with its password hidden: the panel keeps every call from the page's
+    // start, shown or not, and its curl commands are there to be copied
+    await x.page.getByLabel('Show the requests').check();
+    const panel = x.page.getByRole('complementary', { name: 'Requests' });
+    const login = panel.locator('li', { has: x.page.getByTestId('request-url').filter({ hasText: /\/rest\/\$directory\/login$/ }) }).first();
+    assert.match(await login.getByTestId('request-curl').innerText(), /--data-binary '\["admin","<password>"\]'/);
+    assert.doesNotMatch(await panel.innerText(), /admin123/);
     await x.shot('functions-admin');
     assert.deepEqual(defects(x), []);
     await x.context.close();
