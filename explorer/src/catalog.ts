@@ -135,6 +135,9 @@ export function labelAttribute(dc: DataClassInfo): AttributeInfo | undefined {
   return named ?? dc.attributes.find((a) => a.kind === 'storage' && TEXT.has(a.type) && a.name !== key);
 }
 
+/** (a label may be a number or a date: `= a@` is a text's comparison, which the server refuses on those) */
+const isTextStorage = (a: AttributeInfo | undefined): a is AttributeInfo => a?.kind === 'storage' && TEXT.has(a.type);
+
 const NUMBERS = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer', 'number', 'float']);
 
 /**
@@ -149,11 +152,13 @@ export function exampleQuery(dc: DataClassInfo, catalog: Catalog): string {
   const relation = dc.attributes.map((a) => {
     const target = a.kind === 'relatedEntity' ? catalog.target(a) : undefined;
     const text = target && labelAttribute(target);
-    return text && text.kind === 'storage' ? `${a.name}.${text.name}` : undefined;
+    return isTextStorage(text) ? `${a.name}.${text.name}` : undefined;
   }).find((p) => p !== undefined);
   const own = labelAttribute(dc);
-  const text = relation ?? (own?.kind === 'storage' ? own.name : undefined);
+  const text = relation ?? (isTextStorage(own) ? own.name : undefined);
   if (text) parts.push(`${text} = a@`);
-  if (parts.length === 0 && key) parts.push(`${key} > 0`);
+  // (a UUID key compared with 0 is refused: then no example)
+  const keyType = dc.attributes.find((a) => a.name === key)?.type;
+  if (parts.length === 0 && key && keyType !== undefined && NUMBERS.has(keyType)) parts.push(`${key} > 0`);
   return parts.join(' and ');
 }

@@ -115,4 +115,12 @@ describe('the explorer\'s labels and placeholder', () => {
     assert.equal(exampleQuery(city, catalog), 'population > 100 and name = a@');
     assert.equal(exampleQuery(person, catalog), 'home.name = a@');
   });
+
+  it('matches with @ only a text, and compares a key with 0 only when it is a number: the server refuses `= a@` on a date, `> 0` on a UUID', () => {
+    const town = { ...city, label: 'population' };
+    const badge = { ...person, label: 'since', attributes: [...person.attributes, { name: 'since', kind: 'storage', type: 'date' }] };
+    const both = { ...catalog, byName: (n: string) => [town, badge].find((d) => d.name === n), target: (a: { type: string }) => [town, badge].find((d) => d.name === a.type) };
+    assert.equal(exampleQuery(town, both), 'population > 100');
+    assert.equal(exampleQuery(badge, both), '');
+  });
 });
