@@ -73,8 +73,12 @@ function shellQuoted(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
-/** The same call as a curl command (the session's cookie left out: it is this browser's; -b takes one). */
-export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>): string {
+/**
+ * The same call as a curl command (the session's cookie left out: it is this browser's; -b takes
+ * one). A body longer than `maxBody` characters is read from a file instead (`@body.json`, the
+ * panel says so beside it): an import's batches are 200 entities each, and the panel shows fifty calls.
+ */
+export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>, maxBody = Infinity): string {
   const parts = ['curl'];
   // (a stream: each event as it comes, not when curl's buffer fills)
   if (request.headers.accept === 'text/event-stream') parts.push('-N');
@@ -83,7 +87,8 @@ export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' |
     if (name === 'accept' && value === 'application/json') continue;
     parts.push('-H', shellQuoted(`${name}: ${value}`));
   }
-  if (request.body !== undefined) parts.push('--data-binary', shellQuoted(request.body));
+  const long = request.body !== undefined && request.body.length > maxBody;
+  if (request.body !== undefined) parts.push('--data-binary', long ? '@body.json' : shellQuoted(request.body));
   // (curl reads [ ] and { } in a URL as globs: -g takes them as they are)
   parts.push('-g', shellQuoted(request.url));
   return parts.join(' ');

@@ -99,6 +99,14 @@ describe('the explorer\'s curl commands', () => {
   });
 });
 
+describe('the explorer\'s curl commands for a large body', () => {
+  it('reads a body past the limit from a file rather than writing it into the command', () => {
+    const body = JSON.stringify([{ name: 'x'.repeat(100) }]);
+    assert.equal(curlOf({ method: 'POST', url: 'http://h/rest/City', headers: {}, body }, 50), "curl -X POST --data-binary @body.json -g 'http://h/rest/City'");
+    assert.match(curlOf({ method: 'POST', url: 'http://h/rest/City', headers: {}, body }, 500), /--data-binary '\[/);
+  });
+});
+
 describe('the explorer\'s curl commands for a live feed', () => {
   it('asks curl not to buffer a stream (-N)', () => {
     assert.equal(curlOf({ method: 'GET', url: 'http://h/rest/Item?$method=watch', headers: { accept: 'text/event-stream' } }), "curl -N -H 'accept: text/event-stream' -g 'http://h/rest/Item?$method=watch'");
