@@ -4,7 +4,7 @@
 // read as the attribute's type (an empty field is null; dates as the export writes them, ISO 8601).
 
 import type { Json, JsonObject } from './api';
-import { isEditable, type AttributeInfo, type DataClassInfo } from './catalog';
+import { isEditable, NUMBER_TYPES, type AttributeInfo, type DataClassInfo } from './catalog';
 import { isoToSimpleDate } from './values';
 
 /** The records of a CSV text (a byte-order mark and a last line ending are no record). */
@@ -45,13 +45,11 @@ export function parseCsv(input: string): string[][] {
   return records;
 }
 
-const INTEGER = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer']);
-const NUMBER = new Set([...INTEGER, 'number', 'float']);
 
 /** A field's text as the value a save takes for `a`; throws an Error naming the column. */
 export function csvValue(a: AttributeInfo, text: string): Json {
   if (text === '') return null;
-  if (NUMBER.has(a.type) || a.type === 'duration') {
+  if (NUMBER_TYPES.has(a.type) || a.type === 'duration') {
     const n = Number(text);
     if (!Number.isFinite(n)) throw new Error(`${a.name}: "${text}" is not a number`);
     return n;
