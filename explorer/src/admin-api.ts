@@ -4,7 +4,7 @@
 // session holding the matrix's adminPrivilege, or any session when the project has no roles.json.
 // So reading $roles is also how the explorer learns whether to offer the administration at all.
 
-import { REST, rest } from './api';
+import { HIDDEN, REST, rest } from './api';
 
 export type MatrixAction = 'read' | 'create' | 'update' | 'drop' | 'execute';
 
@@ -81,10 +81,10 @@ export async function listUsers(): Promise<UserInfo[]> {
 }
 
 export const addUser = (userName: string, password: string, roles: readonly string[]): Promise<UserInfo> =>
-  rest<UserInfo>(`${REST}/$users`, { body: { userName, password, roles } });
+  rest<UserInfo>(`${REST}/$users`, { body: { userName, password, roles }, shownBody: { userName, password: HIDDEN, roles } });
 
 export const changeUser = (userName: string, change: { password?: string; roles?: readonly string[] }): Promise<UserInfo> =>
-  rest<UserInfo>(userUrl(userName), { body: change });
+  rest<UserInfo>(userUrl(userName), { body: change, shownBody: change.password === undefined ? undefined : { ...change, password: HIDDEN } });
 
 export const removeUser = (userName: string): Promise<unknown> => rest(userUrl(userName), { method: 'DELETE' });
 

@@ -73,8 +73,12 @@ function shellQuoted(text: string): string {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
-/** The same call as a curl command (the session's cookie left out: it is this browser's; -b takes one). */
-export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>): string {
+/**
+ * The same call as a curl command (the session's cookie left out: it is this browser's; -b takes
+ * one). A body longer than `maxBody` characters is read from a file instead (`@body.json`, the
+ * panel says so beside it): an import's batches are 200 entities each, and the panel shows fifty calls.
+ */
+export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' | 'body'>, maxBody = Infinity): string {
   const parts = ['curl'];
   // (a stream: each event as it comes, not when curl's buffer fills)
   if (request.headers.accept === 'text/event-stream') parts.push('-N');
@@ -83,7 +87,8 @@ export function curlOf(request: Pick<SentRequest, 'method' | 'url' | 'headers' |
     if (name === 'accept' && value === 'application/json') continue;
     parts.push('-H', shellQuoted(`${name}: ${value}`));
   }
-  if (request.body !== undefined) parts.push('--data-binary', shellQuoted(request.body));
+  const long = request.body !== undefined && request.body.length > maxBody;
+  if (request.body !== undefined) parts.push('--data-binary', long ? '@body.json' : shellQuoted(request.body));
   // (curl reads [ ] and { } in a URL as globs: -g takes them as they are)
   parts.push('-g', shellQuoted(request.url));
   return parts.join(' ');
@@ -101,7 +106,15 @@ export interface RequestOptions {
   readonly prefer?: string;
   /** what the answer should be (text/csv for an export): its text is then returned as is */
   readonly accept?: string;
+  /**
+   * the body as the "show the requests" panel shows it, when `body` holds a secret (a password):
+   * the panel keeps the calls from the page's start, shown or not, and a curl command is copied
+   */
+  readonly shownBody?: unknown;
 }
+
+/** What the requests panel shows in place of a password. */
+export const HIDDEN = '<password>';
 
 /** A REST call: `path` is under /rest (`Company?$top=1`) or absolute (`/rest/...`). */
 export async function rest<T = Json>(path: string, options: RequestOptions = {}): Promise<T> {
@@ -117,7 +130,8 @@ export async function rest<T = Json>(path: string, options: RequestOptions = {})
     headers['content-type'] = 'application/json';
   }
   const method = options.method ?? (body === undefined ? 'GET' : 'POST');
-  const sent = announce({ method, url: new URL(url, location.href).href, headers, body: typeof body === 'string' ? body : undefined });
+  const shown = options.shownBody === undefined ? body : JSON.stringify(options.shownBody);
+  const sent = announce({ method, url: new URL(url, location.href).href, headers, body: typeof shown === 'string' ? shown : undefined });
   const response = await fetch(url, { method, headers, body, credentials: 'same-origin', signal: options.signal });
   sent.status = response.status;
   for (const l of requestListeners) l(sent);

@@ -124,6 +124,9 @@ export function typeLabel(a: AttributeInfo, catalog: Catalog): string {
 export const mayRead = (dc: DataClassInfo): boolean => dc.sessionMay?.read !== false;
 
 const TEXT = new Set(['string', 'text']);
+/** the catalog's number types: the integers, and those with decimals (a form's input, a CSV field, the placeholder) */
+export const INTEGER_TYPES: ReadonlySet<string> = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer']);
+export const NUMBER_TYPES: ReadonlySet<string> = new Set([...INTEGER_TYPES, 'number', 'float']);
 
 /**
  * The attribute an entity of `dc` is shown by where it is named (a relation's value, a key): the
@@ -135,7 +138,9 @@ export function labelAttribute(dc: DataClassInfo): AttributeInfo | undefined {
   return named ?? dc.attributes.find((a) => a.kind === 'storage' && TEXT.has(a.type) && a.name !== key);
 }
 
-const NUMBERS = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer', 'number', 'float']);
+/** (a label may be a number or a date: `= a@` is a text's comparison, which the server refuses on those) */
+const isTextStorage = (a: AttributeInfo | undefined): a is AttributeInfo => a?.kind === 'storage' && TEXT.has(a.type);
+
 
 /**
  * A query that fits `dc`, for the query box's placeholder: one of its numbers compared, and a text
@@ -144,16 +149,18 @@ const NUMBERS = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer', '
 export function exampleQuery(dc: DataClassInfo, catalog: Catalog): string {
   const key = dc.key[0]?.name;
   const parts: string[] = [];
-  const number = dc.attributes.find((a) => a.kind === 'storage' && NUMBERS.has(a.type) && a.name !== key && !a.name.endsWith('ID'));
+  const number = dc.attributes.find((a) => a.kind === 'storage' && NUMBER_TYPES.has(a.type) && a.name !== key && !a.name.endsWith('ID'));
   if (number) parts.push(`${number.name} > 100`);
   const relation = dc.attributes.map((a) => {
     const target = a.kind === 'relatedEntity' ? catalog.target(a) : undefined;
     const text = target && labelAttribute(target);
-    return text && text.kind === 'storage' ? `${a.name}.${text.name}` : undefined;
+    return isTextStorage(text) ? `${a.name}.${text.name}` : undefined;
   }).find((p) => p !== undefined);
   const own = labelAttribute(dc);
-  const text = relation ?? (own?.kind === 'storage' ? own.name : undefined);
+  const text = relation ?? (isTextStorage(own) ? own.name : undefined);
   if (text) parts.push(`${text} = a@`);
-  if (parts.length === 0 && key) parts.push(`${key} > 0`);
+  // (a UUID key compared with 0 is refused: then no example)
+  const keyType = dc.attributes.find((a) => a.name === key)?.type;
+  if (parts.length === 0 && key && keyType !== undefined && NUMBER_TYPES.has(keyType)) parts.push(`${key} > 0`);
   return parts.join(' and ');
 }

@@ -6,7 +6,7 @@
 
 import { useState } from 'preact/hooks';
 import { announce, messageOf, query, quoted, REST, rest, RestError, type JsonObject } from './api';
-import { entitiesOfCsv } from './csv';
+import { entitiesOfCsv, importInBatches, type ImportOutcome } from './csv';
 import type { CollectionContext } from './panels';
 
 /** entities per POST (well under the server's --max-batch-entities default) */
@@ -21,12 +21,11 @@ export function exportUrl(ctx: Pick<CollectionContext, 'base' | 'filter' | 'orde
   });
 }
 
-interface Outcome {
-  readonly created: number;
-  readonly refused: number;
-  readonly messages: string[];
+interface Outcome extends ImportOutcome {
   readonly skipped: string[];
 }
+
+const describe = (e: unknown): string => (e instanceof RestError || e instanceof Error ? messageOf(e) : String(e));
 
 export function CsvPanel(props: CollectionContext & { mayCreate: boolean; onImported: () => void }) {
   const { dc } = props;
@@ -41,24 +40,14 @@ export function CsvPanel(props: CollectionContext & { mayCreate: boolean; onImpo
     setError('');
     setOutcome(undefined);
     try {
-      const { entities, skipped } = entitiesOfCsv(dc, await file.text(), newKeys);
-      let created = 0;
-      let refused = 0;
-      const messages: string[] = [];
-      for (let i = 0; i < entities.length; i += BATCH) {
-        const answer = await rest<{ __ENTITIES?: JsonObject[] }>(`${REST}/${encodeURIComponent(dc.name)}${query({ $method: 'update' })}`, { method: 'POST', body: entities.slice(i, i + BATCH) });
-        (answer.__ENTITIES ?? []).forEach((e, j) => {
-          const items = e.__ERROR as { message: string }[] | undefined;
-          if (items) {
-            refused++;
-            if (messages.length < 5) messages.push(`line ${i + j + 2}: ${items.map((x) => x.message).join('; ')}`);
-          } else created++;
-        });
-      }
-      setOutcome({ created, refused, messages, skipped });
-      if (created > 0) props.onImported();
+      const { entities, skipped, lines } = entitiesOfCsv(dc, await file.text(), newKeys);
+      const url = `${REST}/${encodeURIComponent(dc.name)}${query({ $method: 'update' })}`;
+      const send = async (batch: JsonObject[]) => (await rest<{ __ENTITIES?: JsonObject[] }>(url, { method: 'POST', body: batch })).__ENTITIES ?? [];
+      const done = await importInBatches(entities, lines, BATCH, send, describe);
+      setOutcome({ ...done, skipped });
+      if (done.created > 0) props.onImported();
     } catch (e) {
-      setError(e instanceof RestError || e instanceof Error ? messageOf(e) : String(e));
+      setError(describe(e));
     } finally {
       setBusy(false);
     }
@@ -87,6 +76,7 @@ export function CsvPanel(props: CollectionContext & { mayCreate: boolean; onImpo
         <div aria-live="polite" data-testid="csv-import-outcome">
           <p><strong>{outcome.created} created</strong>{outcome.refused > 0 ? `, ${outcome.refused} refused` : ''}{outcome.skipped.length > 0 ? ` (columns not imported: ${outcome.skipped.join(', ')})` : ''}</p>
           {outcome.messages.length > 0 && <ul>{outcome.messages.map((m) => <li key={m} class="error">{m}</li>)}</ul>}
+          {outcome.stopped && <p class="error" role="alert">{outcome.stopped}</p>}
         </div>
       )}
     </div>

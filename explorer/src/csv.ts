@@ -4,7 +4,7 @@
 // read as the attribute's type (an empty field is null; dates as the export writes them, ISO 8601).
 
 import type { Json, JsonObject } from './api';
-import { isEditable, type AttributeInfo, type DataClassInfo } from './catalog';
+import { isEditable, NUMBER_TYPES, type AttributeInfo, type DataClassInfo } from './catalog';
 import { isoToSimpleDate } from './values';
 
 /** The records of a CSV text (a byte-order mark and a last line ending are no record). */
@@ -45,13 +45,11 @@ export function parseCsv(input: string): string[][] {
   return records;
 }
 
-const INTEGER = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer']);
-const NUMBER = new Set([...INTEGER, 'number', 'float']);
 
 /** A field's text as the value a save takes for `a`; throws an Error naming the column. */
 export function csvValue(a: AttributeInfo, text: string): Json {
   if (text === '') return null;
-  if (NUMBER.has(a.type) || a.type === 'duration') {
+  if (NUMBER_TYPES.has(a.type) || a.type === 'duration') {
     const n = Number(text);
     if (!Number.isFinite(n)) throw new Error(`${a.name}: "${text}" is not a number`);
     return n;
@@ -77,6 +75,8 @@ export interface CsvImport {
   readonly entities: JsonObject[];
   /** header names that are no attribute this import can give (read-only, unknown) */
   readonly skipped: string[];
+  /** each entity's line in the file, counting records (a blank line counts; a quoted line break does not) */
+  readonly lines: number[];
 }
 
 /**
@@ -94,7 +94,9 @@ export function entitiesOfCsv(dc: DataClassInfo, text: string, newKeys: boolean)
     return a.kind === 'storage' && isEditable(dc, a) ? a : a.kind === 'relatedEntity' ? a : undefined;
   });
   const skipped = header.filter((_, i) => columns[i] === undefined && !(header[i] === key && newKeys));
-  const entities = rows.filter((r) => !(r.length === 1 && r[0] === '')).map((record, line) => {
+  // (numbered before the blank records are left out, so that a line said is the file's)
+  const kept = rows.map((record, i) => ({ record, line: i + 2 })).filter(({ record: r }) => !(r.length === 1 && r[0] === ''));
+  const entities = kept.map(({ record, line }) => {
     const out: JsonObject = {};
     columns.forEach((a, i) => {
       if (!a) return;
@@ -102,10 +104,57 @@ export function entitiesOfCsv(dc: DataClassInfo, text: string, newKeys: boolean)
       try {
         out[a.name] = a.kind === 'relatedEntity' ? (cell === '' ? null : { __KEY: cell }) : csvValue(a, cell);
       } catch (e) {
-        throw new Error(`line ${line + 2}: ${(e as Error).message}`);
+        throw new Error(`line ${line}: ${(e as Error).message}`);
       }
     });
     return out;
   });
-  return { entities, skipped };
+  return { entities, skipped, lines: kept.map((k) => k.line) };
+}
+
+/** What an import did: the entities saved, those refused (the first messages), and where it stopped, if it did. */
+export interface ImportOutcome {
+  readonly created: number;
+  readonly refused: number;
+  /** the first refusals, "line 7: …" */
+  readonly messages: string[];
+  /** a batch the server did not answer entity by entity (a 401, a 413, a 429, the network): nothing after it was sent */
+  readonly stopped?: string;
+}
+
+/** refusals told at most (the count says the rest) */
+const MESSAGES = 5;
+
+/**
+ * Sends `entities` in batches of `batch` (`send` answers each batch's `__ENTITIES`, in order, a
+ * refused one with its `__ERROR`). A batch that fails as a whole stops the import, and the outcome
+ * still counts what the batches before it saved: a person told only "error" would import the file
+ * again, and those entities twice. `lines[i]`: entity i's line in the file.
+ */
+export async function importInBatches(
+  entities: readonly JsonObject[],
+  lines: readonly number[],
+  batch: number,
+  send: (entities: JsonObject[]) => Promise<readonly JsonObject[]>,
+  describe: (error: unknown) => string,
+): Promise<ImportOutcome> {
+  let created = 0;
+  let refused = 0;
+  const messages: string[] = [];
+  for (let i = 0; i < entities.length; i += batch) {
+    let answers: readonly JsonObject[];
+    try {
+      answers = await send(entities.slice(i, i + batch));
+    } catch (e) {
+      return { created, refused, messages, stopped: `stopped at line ${lines[i]}, nothing sent from there: ${describe(e)}` };
+    }
+    answers.forEach((e, j) => {
+      const items = e.__ERROR as { message: string }[] | undefined;
+      if (items) {
+        refused++;
+        if (messages.length < MESSAGES) messages.push(`line ${lines[i + j]}: ${items.map((x) => x.message).join('; ')}`);
+      } else created++;
+    });
+  }
+  return { created, refused, messages };
 }

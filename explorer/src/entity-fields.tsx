@@ -5,7 +5,7 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { keyPath, query, rest, type Json, type JsonObject } from './api';
-import { isEditable, isFile, labelAttribute, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
+import { INTEGER_TYPES, isEditable, isFile, labelAttribute, NUMBER_TYPES, typeLabel, type AttributeInfo, type Catalog, type DataClassInfo } from './catalog';
 import { EntityPicker } from './entity-picker';
 import { hashOf } from './routes';
 import { deferredOf, display, formatted, toField } from './values';
@@ -30,8 +30,6 @@ export interface FieldProps {
 }
 
 export const fieldId = (name: string) => `ef-${name}`;
-const INTEGERS = new Set(['byte', 'word', 'short', 'long', 'long64', 'integer']);
-const NUMBERS = new Set([...INTEGERS, 'number', 'float']);
 
 /** the text a field starts with */
 export function initialText(a: AttributeInfo, entity: JsonObject | undefined): string {
@@ -82,7 +80,7 @@ function Control(props: FieldProps & { id: string; describedBy: string }) {
     );
   }
   if (a.type === 'object') return <textarea {...common} class="json" rows={6} spellcheck={false} value={props.text} onInput={onInput} onBlur={props.onCheck} />;
-  if (NUMBERS.has(a.type)) return <input {...common} type="number" step={INTEGERS.has(a.type) ? 1 : 'any'} value={props.text} onInput={onInput} />;
+  if (NUMBER_TYPES.has(a.type)) return <input {...common} type="number" step={INTEGER_TYPES.has(a.type) ? 1 : 'any'} value={props.text} onInput={onInput} />;
   if (a.type === 'date') return <input {...common} type={a.simpleDate ? 'date' : 'datetime-local'} step={a.simpleDate ? undefined : 1} value={props.text} onInput={onInput} />;
   if (a.type === 'duration') return <input {...common} type="text" inputMode="numeric" placeholder="h:mm:ss" value={props.text} onInput={onInput} />;
   return <input {...common} type="text" value={props.text} onInput={onInput} />;

@@ -7,6 +7,15 @@ import { curlOf, onRequest, type SentRequest } from './api';
 
 /** calls kept, the newest first */
 const KEPT = 50;
+/** a body longer is not written into its curl command (curlOf: @body.json) */
+const SHOWN_BODY = 16_384;
+/** each call's curl command, made once: the panel draws again with every call (an import's are hundreds) */
+const curls = new WeakMap<SentRequest, string>();
+const curlShown = (r: SentRequest): string => {
+  let text = curls.get(r);
+  if (text === undefined) curls.set(r, (text = curlOf(r, SHOWN_BODY)));
+  return text;
+};
 let log: SentRequest[] = [];
 const watchers = new Set<() => void>();
 
@@ -37,7 +46,8 @@ export function RequestsPanel(props: { onClose: () => void }) {
         {log.map((r) => (
           <li key={r.id} class="request">
             <p><strong>{r.method}</strong> <code data-testid="request-url">{r.url}</code> <span class="muted">{r.status === undefined ? '…' : r.status}</span></p>
-            <pre data-testid="request-curl" aria-label={`curl for ${r.method} ${r.url}`}>{curlOf(r)}</pre>
+            <pre data-testid="request-curl" aria-label={`curl for ${r.method} ${r.url}`}>{curlShown(r)}</pre>
+            {r.body !== undefined && r.body.length > SHOWN_BODY && <p class="muted">The body ({r.body.length} characters) is not shown: curl reads it from body.json.</p>}
           </li>
         ))}
       </ol>

@@ -2,7 +2,7 @@
 // Wakanda-era routes, which call the datastore's directory hooks); a datastore without them
 // (7051) is asked through its authentify function instead.
 
-import { REST, RestError, rest } from './api';
+import { HIDDEN, REST, RestError, rest } from './api';
 
 export interface SessionInfo {
   readonly userName: string;
@@ -19,10 +19,10 @@ const NO_DIRECTORY = 7051;
 /** Logs in; a wrong name or password is a RestError (401). */
 export async function login(userName: string, password: string): Promise<void> {
   try {
-    await rest(`${REST}/$directory/login`, { body: [userName, password] });
+    await rest(`${REST}/$directory/login`, { body: [userName, password], shownBody: [userName, HIDDEN] });
   } catch (error) {
     if (!(error instanceof RestError && error.errCodes.includes(NO_DIRECTORY))) throw error;
-    const answer = await rest<unknown>(`${REST}/$catalog/authentify`, { body: [{ userName, password }] });
+    const answer = await rest<unknown>(`${REST}/$catalog/authentify`, { body: [{ userName, password }], shownBody: [{ userName, password: HIDDEN }] });
     if (answer === false || (answer as { result?: unknown } | null)?.result === false) throw new RestError(401, [{ message: 'the user name or the password is wrong', errCode: 0, componentSignature: 'xplr' }], answer);
   }
 }

@@ -32,6 +32,10 @@ export function isoToSimpleDate(iso: string): string {
   return `${Number(m[3])}!${Number(m[2])}!${Number(m[1])}`;
 }
 
+/** Intl.NumberFormat's bounds: integer digits written at most, fraction digits (20 in every engine; 100 in newer ones) */
+const MAX_INTEGER = 21;
+const MAX_FRACTION = 20;
+
 /**
  * A number in a 4D number format (the catalog's `defaultFormat`, "$###,###.00"): `#` a digit, `0` a
  * digit always written, `,` thousands grouped, `.` the decimals (as many as the pattern has,
@@ -45,11 +49,12 @@ export function formatNumber(value: number, pattern: string): string | undefined
   if (!m || !/[#0]/.test(m[2])) return undefined;
   const [, prefix, digits, suffix] = m;
   const [whole, fraction = ''] = digits.split('.');
+  // (capped at Intl's limits, which throw past them: a model's "0000…" must not stop the grid)
   const text = new Intl.NumberFormat('en-US', {
     useGrouping: whole.includes(','),
-    minimumFractionDigits: (fraction.match(/0/g) ?? []).length,
-    maximumFractionDigits: (fraction.match(/[#0]/g) ?? []).length,
-    minimumIntegerDigits: Math.max(1, (whole.match(/0/g) ?? []).length),
+    minimumFractionDigits: Math.min(MAX_FRACTION, (fraction.match(/0/g) ?? []).length),
+    maximumFractionDigits: Math.min(MAX_FRACTION, (fraction.match(/[#0]/g) ?? []).length),
+    minimumIntegerDigits: Math.min(MAX_INTEGER, Math.max(1, (whole.match(/0/g) ?? []).length)),
   }).format(value < 0 && negative !== undefined ? -value : value);
   return `${value < 0 && negative === undefined ? '-' : ''}${prefix}${text.replace(/^-/, '')}${suffix}`;
 }

@@ -321,6 +321,7 @@ describe('buildModel: each validation error names its JSON path', () => {
     ['a defaultTopSize of 0', withClasses({ ...ok([]), defaultTopSize: 0 }), '$.dataClasses[0].defaultTopSize', /positive integer/],
     ['a label naming no attribute, with did-you-mean', withClasses({ ...ok([{ name: 'title', type: 'string' }]), label: 'titel' }), '$.dataClasses[0].label', /A has no attribute 'titel', did you mean 'title'\?/],
     ['a label that is not a string', withClasses({ ...ok([]), label: 3 }), '$.dataClasses[0].label', /must be the name of one of the dataclass's attributes/],
+    ['a label naming an attribute that is not exposed', withClasses({ ...ok([{ name: 'code', type: 'string', exposed: false }]), label: 'code' }), '$.dataClasses[0].label', /'code' cannot label a A: it is not exposed/],
     ['a label naming a picture', withClasses({ ...ok([{ name: 'logo', type: 'image' }]), label: 'logo' }), '$.dataClasses[0].label', /a label is an attribute of one plain value .* of type image/],
     ['a non-boolean exposed', withClasses({ ...ok([]), exposed: 'no' }), '$.dataClasses[0].exposed', /true or false/],
     ['extraProperties that are not an object', withClasses({ ...ok([]), extraProperties: 3 }), '$.dataClasses[0].extraProperties', /must be an object/],

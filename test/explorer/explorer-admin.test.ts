@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { coreOf } from '../../src/datastore/datastore.js';
-import { explorerServer, launchBrowser, openExplorer, type ExplorerPage, type ExplorerServer } from '../support/browser.js';
+import { explorerServer, launchBrowser, logInThroughDialog, openExplorer, type ExplorerPage, type ExplorerServer } from '../support/browser.js';
 import { tempDir } from '../support/helpers.js';
 import { writeLiveProject } from '../support/live-project.js';
 import { USERS_MODEL, USERS_ROLES } from '../support/users-project.js';
@@ -83,15 +83,6 @@ async function open(options: { width?: number; hash?: string } = {}): Promise<Ex
   const x = await openExplorer(browser, server, { width: options.width, height: 800, hash: options.hash });
   x.page.setDefaultTimeout(8000);
   return x;
-}
-
-async function logInThroughDialog(page: Page, userName: string, password: string): Promise<void> {
-  await page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Log in' });
-  await dialog.getByLabel('User name').fill(userName);
-  await dialog.getByLabel('Password').fill(password);
-  await dialog.getByRole('button', { name: 'Log in' }).click();
-  await page.getByRole('banner').getByText(`Logged in as ${userName}`).waitFor();
 }
 
 /** REST as a script would call it: over the socket, with no cookie unless given */

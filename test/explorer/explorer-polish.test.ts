@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { explorerServer, launchBrowser, openExplorer, type ExplorerPage, type ExplorerServer } from '../support/browser.js';
+import { explorerServer, launchBrowser, logInThroughDialog, openExplorer, type ExplorerPage, type ExplorerServer } from '../support/browser.js';
 import { DEMO_DIR, tempDir } from '../support/helpers.js';
 
 let browser: Browser;
@@ -35,15 +35,6 @@ async function chooseDataClass(page: Page, name: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Dataclasses' }).getByRole('link', { name: new RegExp(`^${name}\\b`) }).click();
   await page.getByRole('heading', { level: 2, name }).waitFor();
   await page.locator('.ag-grid-viewport [role="row"]').first().waitFor();
-}
-
-async function logIn(page: Page, user: string, password: string): Promise<void> {
-  await page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
-  const dialog = page.getByRole('dialog', { name: 'Log in' });
-  await dialog.getByLabel('User name').fill(user);
-  await dialog.getByLabel('Password').fill(password);
-  await dialog.getByRole('button', { name: 'Log in' }).click();
-  await page.getByText('Logged in as').waitFor();
 }
 
 /** the options of the Functions panel's list */
@@ -207,7 +198,7 @@ describe('on the open demo (no roles.json)', () => {
     const overflow = await x.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow}px`);
     await x.shot('phone-header');
-    await logIn(x.page, 'admin', 'admin123');
+    await logInThroughDialog(x.page, 'admin', 'admin123');
     await oneLine();
     await x.shot('phone-header-logged-in');
     await x.context.close();
@@ -296,11 +287,18 @@ describe('with a roles.json where a guest may read Company and Employee but not 
     assert.equal(refused.statusCode, 401, 'spin is refused to a guest indeed');
     await x.page.reload();
     await x.page.locator('.ag-grid-viewport [role="row"]').first().waitFor();
-    await logIn(x.page, 'admin', 'admin123');
+    await logInThroughDialog(x.page, 'admin', 'admin123');
     await x.page.locator('.ag-grid-viewport [role="row"]').first().waitFor();
     await x.page.waitForLoadState('networkidle');
     const admin = await functionNames(x.page);
     for (const name of ['spin', 'pause', 'raiseSalaries']) assert.ok(admin.includes(name), `admin is offered ${name}: ${admin.join(', ')}`);
+    // the login is listed with its password hidden: the panel keeps every call from the page's
+    // start, shown or not, and its curl commands are there to be copied
+    await x.page.getByLabel('Show the requests').check();
+    const panel = x.page.getByRole('complementary', { name: 'Requests' });
+    const login = panel.locator('li', { has: x.page.getByTestId('request-url').filter({ hasText: /\/rest\/\$directory\/login$/ }) }).first();
+    assert.match(await login.getByTestId('request-curl').innerText(), /--data-binary '\["admin","<password>"\]'/);
+    assert.doesNotMatch(await panel.innerText(), /admin123/);
     await x.shot('functions-admin');
     assert.deepEqual(defects(x), []);
     await x.context.close();
@@ -309,7 +307,7 @@ describe('with a roles.json where a guest may read Company and Employee but not 
   it('titles an Employee\'s form by its label (its UUID on hover), and takes screenshots of the form and the administration, logged in as admin', async () => {
     const x = await openExplorer(browser, server, { hash: '#/Employee' });
     await x.page.locator('.ag-grid-viewport [role="row"]').first().waitFor();
-    await logIn(x.page, 'admin', 'admin123');
+    await logInThroughDialog(x.page, 'admin', 'admin123');
     await x.page.locator('.ag-header-cell[col-id="salary"]').waitFor();
     await x.shot('collection-admin');
     const first = (await restJson(server, '/rest/Employee?$top=1&$attributes=lastName')).__ENTITIES[0];

@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ERRORS } from '../../src/errors/registry.js';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEMO_DIR, openDemo, type DemoFixture } from '../support/helpers.js';
+import { DEMO_DIR, openDemo, tempDir, type DemoFixture } from '../support/helpers.js';
 
 type Json = Record<string, any>;
 
@@ -485,5 +486,31 @@ describe('HTTP catalog: 4D\'s shape by default, this server\'s additions when as
   it('reads the preference among others and in any case (Prefer: return=minimal, Extensions)', async () => {
     const res = await demo.request('/rest/$catalog/Company', 'GET', undefined, { prefer: 'return=minimal, Extensions' });
     assert.equal(res.body.sessionMay.read, true);
+  });
+});
+
+describe('HTTP catalog: the model\'s label named only to a session that reads it', () => {
+  let demo: DemoFixture;
+  let tmp: ReturnType<typeof tempDir>;
+  before(async () => {
+    tmp = tempDir();
+    const roles = JSON.parse(readFileSync(join(DEMO_DIR, 'roles.json'), 'utf8'));
+    roles.permissions.allowed.push({ applyTo: 'Employee.lastName', type: 'attribute', read: ['salaries'] });
+    writeFileSync(join(tmp.dir, 'roles.json'), JSON.stringify(roles));
+    demo = await openDemo({ roles: join(tmp.dir, 'roles.json') });
+  });
+  after(async () => {
+    await demo.close();
+    tmp.remove();
+  });
+
+  it('leaves the label out for a guest who may not read lastName (named in restricted instead), and names it to one who may', async () => {
+    const guest = (await demo.request('/rest/$catalog/Employee', 'GET', undefined, { prefer: 'extensions' })).body;
+    assert.equal(guest.label, undefined);
+    assert.ok(guest.sessionMay.restricted.includes('lastName'));
+    const login = await demo.app.inject({ method: 'POST', url: '/rest/$directory/login', payload: ['admin', 'admin123'] });
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    const admin = (await demo.request('/rest/$catalog/Employee', 'GET', undefined, { prefer: 'extensions', cookie })).body;
+    assert.equal(admin.label, 'lastName');
   });
 });

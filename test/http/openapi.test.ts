@@ -46,6 +46,16 @@ describe('GET /rest/$openapi and the reference page', () => {
     assert.deepEqual(doc.components.schemas.ErrorItem.properties.errCode.anyOf[0].enum, errCodes());
   });
 
+  it('documents the catalog\'s Prefer: extensions, and what it adds (sessionMay, label)', () => {
+    for (const path of ['/rest/$catalog', '/rest/$catalog/$all', '/rest/$catalog/Employee']) {
+      assert.ok(doc.paths[path].get.parameters?.some((p: any) => p.in === 'header' && p.name === 'Prefer'), path);
+    }
+    const dataClass = doc.components.schemas.CatalogDataClass.properties;
+    assert.deepEqual(Object.keys(dataClass.sessionMay.properties), ['read', 'create', 'update', 'drop', 'methods', 'restricted']);
+    assert.equal(dataClass.label.type, 'string');
+    assert.deepEqual(Object.keys(doc.components.schemas.Catalog.properties.sessionMay.properties), ['methods', 'singletons']);
+  });
+
   it('refuses an unknown format, and any method but GET, with an __ERROR of a registered code', async () => {
     const bad = await demo.request('/rest/$openapi?format=xml');
     assert.equal(bad.status, 400);

@@ -105,3 +105,13 @@ export async function openExplorer(browser: Browser, server: ExplorerServer, opt
     },
   };
 }
+
+/** Logs in through the header's button and the login dialog, and waits for the header to name the user. */
+export async function logInThroughDialog(page: Page, userName: string, password: string): Promise<void> {
+  await page.getByRole('banner').getByRole('button', { name: 'Log in' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Log in' });
+  await dialog.getByLabel('User name').fill(userName);
+  await dialog.getByLabel('Password').fill(password);
+  await dialog.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('banner').getByText(`Logged in as ${userName}`).waitFor();
+}

@@ -2,7 +2,8 @@
 // that stands for one of its entities where a person reads it (`"label": "name"`), as the Data
 // Explorer shows a relation's value (Company "Acme" rather than Company(1)). It must name one of
 // the dataclass's own attributes holding one plain value: a storage attribute, an alias or a
-// calculated attribute of a scalar type — never a relation, a picture, a blob or an object.
+// calculated attribute of a scalar type — never a relation, a picture, a blob or an object — and
+// an exposed one.
 
 import { attributeType, type DataClassModel } from '../types.js';
 import { didYouMean } from '../../util/suggest.js';
@@ -24,6 +25,11 @@ export function resolveLabels(draft: Draft, dataClasses: readonly unknown[], fai
     const attr = dc.attributes.find((a) => a.name === raw);
     if (!attr) {
       fail(path, `${dc.name} has no attribute '${raw}'${didYouMean(raw, dc.attributes.map((a) => a.name))}`);
+      continue;
+    }
+    // (the catalog names the label to every client asking for extensions: a hidden attribute's name would leak)
+    if (!attr.exposed) {
+      fail(path, `'${raw}' cannot label a ${dc.name}: it is not exposed ("exposed": false), so no client may read it`);
       continue;
     }
     if (attr.kind === 'relatedEntity' || attr.kind === 'relatedEntities' || NOT_A_LABEL.has(attributeType(attr))) {

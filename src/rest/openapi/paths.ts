@@ -202,7 +202,7 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
   };
 
   out[`${REST_PREFIX}/$catalog/${dc.name}`] = {
-    get: op(`get${dc.name}Catalog`, ['catalog'], `The description of ${dc.name}: its attributes, key and functions`, { responses: { 200: ok('the dataclass', ref('CatalogDataClass')) } }),
+    get: op(`get${dc.name}Catalog`, ['catalog'], `The description of ${dc.name}: its attributes, key and functions`, { parameters: [PREFER_EXTENSIONS], responses: { 200: ok('the dataclass', ref('CatalogDataClass')) } }),
   };
 }
 
@@ -410,12 +410,21 @@ function datastoreFunctions(scope: Scope): Callable[] {
   return out;
 }
 
+/** The catalog's one header: this server's additions to 4D's shape, when asked (handlers/catalog.ts). */
+const PREFER_EXTENSIONS: Schema = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  schema: { type: 'string' },
+  description: '`extensions` (RFC 7240) adds this server\'s additions to 4D\'s shape: `sessionMay` (what this session may do, call and not read) and the model\'s `label`. Without it, 4D\'s shape.',
+};
+
 /** The paths of the server itself: catalog, info, uploads, set releases, the legacy login, this document. */
 function systemPaths(scope: Scope, out: Paths): void {
   const guestLocked = scope.core.policy.forceLogin && scope.session.isGuest();
   const tags = ['server'];
-  out[`${REST_PREFIX}/$catalog`] = { get: op('getCatalog', ['catalog'], 'The dataclasses REST exposes, the datastore\'s functions and the shared singletons', { responses: { 200: ok('the catalog', ref('Catalog')) } }) };
-  out[`${REST_PREFIX}/$catalog/$all`] = { get: op('getCatalogAll', ['catalog'], 'Every exposed dataclass with its attributes', { responses: { 200: ok('the catalog', ref('Catalog')) } }) };
+  out[`${REST_PREFIX}/$catalog`] = { get: op('getCatalog', ['catalog'], 'The dataclasses REST exposes, the datastore\'s functions and the shared singletons', { parameters: [PREFER_EXTENSIONS], responses: { 200: ok('the catalog', ref('Catalog')) } }) };
+  out[`${REST_PREFIX}/$catalog/$all`] = { get: op('getCatalogAll', ['catalog'], 'Every exposed dataclass with its attributes', { parameters: [PREFER_EXTENSIONS], responses: { 200: ok('the catalog', ref('Catalog')) } }) };
   out[`${REST_PREFIX}/$openapi`] = {
     get: op('getOpenapi', tags, 'This document: what this session may use', {
       parameters: [{ name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'yaml'] }, description: 'json (the default) or yaml' }],

@@ -15,6 +15,8 @@ export type Schema = Record<string, unknown>;
 
 /** Any JSON object (without additionalProperties, generated types would allow none). */
 export const OBJECT: Schema = { type: 'object', additionalProperties: true };
+/** a list of names */
+const STRINGS: Schema = { type: 'array', items: { type: 'string' } };
 
 /**
  * The dataclasses whose entities the document describes: those REST exposes that the session may
@@ -342,6 +344,11 @@ function sharedSchemas(): Record<string, Schema> {
         singletons: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, methods: { type: 'array', items: OBJECT } } } },
         dataClasses: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, uri: { type: 'string' }, dataURI: { type: 'string' } }, required: ['name'] } },
         methods: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, exposed: { type: 'boolean' }, allowedOnHTTPGET: { type: 'boolean' } } } },
+        sessionMay: {
+          type: 'object',
+          description: '(Prefer: extensions) the datastore\'s and the shared singletons\' functions this session may call',
+          properties: { methods: STRINGS, singletons: { type: 'object', additionalProperties: STRINGS } },
+        },
       },
       required: ['dataClasses'],
     },
@@ -352,6 +359,12 @@ function sharedSchemas(): Record<string, Schema> {
         attributes: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, kind: { type: 'string' }, type: { type: 'string' } }, required: ['name', 'kind', 'type'] } },
         key: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' } } } },
         methods: { type: 'array', items: OBJECT },
+        label: { type: 'string', description: '(Prefer: extensions) the attribute the model reads an entity by, when this session reads it' },
+        sessionMay: {
+          type: 'object',
+          description: '(Prefer: extensions) what this session may do here: roles.json\'s answers, the functions it may call, the exposed attributes it may not read',
+          properties: { read: { type: 'boolean' }, create: { type: 'boolean' }, update: { type: 'boolean' }, drop: { type: 'boolean' }, methods: STRINGS, restricted: STRINGS },
+        },
       },
       required: ['name', 'attributes', 'key'],
     },

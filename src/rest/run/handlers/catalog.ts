@@ -80,7 +80,10 @@ function describeDataClass(scope: Scope, core: DataClassCore, single: boolean): 
     // not 4D's, asked for: what this session may do here, so a client (the Data Explorer) offers
     // only that, and marks what it may not read rather than asking for a login
     const grants = scope.access.grants;
-    if (dc.label !== undefined) out.label = dc.label;
+    // (named only when this session reads it: else its name is in `restricted`, or nowhere — an alias
+    // through a dataclass that is not exposed)
+    const label = dc.label === undefined ? undefined : dc.attributes.find((a) => a.name === dc.label);
+    if (label && scope.visible(label)) out.label = label.name;
     out.sessionMay = {
       read: grants.dataClass(dc.name, 'read'),
       ...sessionMay(grants, dc),
