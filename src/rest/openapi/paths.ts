@@ -82,6 +82,9 @@ function grantsOn(scope: Scope, dc: DataClassModel) {
 /** An attribute list in a path: `firstName,employer.name`, `staff.*`. */
 const ATTRIBUTE_LIST = '^[A-Za-z_*][A-Za-z0-9_.*]*(,[A-Za-z_*][A-Za-z0-9_.*]*)*$';
 
+/** $lock for a session that may not update the dataclass: it may release its own lock, not take one (authorize.ts). */
+const READ_ONLY_LOCK: Schema = { name: '$lock', in: 'query', required: false, description: "false releases the session's lock (taking one, true, needs the right to update the entity); answers {\"result\", \"__STATUS\"}", schema: { type: 'boolean', enum: [false] } };
+
 /** The path parameter of a stored entity set. */
 const SET_ID: Schema = { name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } };
 
@@ -127,8 +130,8 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
     parameters: [keyParam(dc)],
     get: op(`get${dc.name}ByKey`, tags, `One ${dc.name} entity`, {
       ...(dc.globalStamp ? { description: WATCH_NOTE.trim() } : {}),
-      // ($lock=false releases the session's own lock: a session that may only read may still ask it)
-      parameters: [...params(SHAPE), param('lock'), ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
+      // ($lock=false releases the session's own lock: a session that may only read may still ask it, but not $lock=true)
+      parameters: [...params(SHAPE), may.update ? param('lock') : READ_ONLY_LOCK, ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
       responses: { 200: orStream(ok(`the ${dc.name} entity, or with $lock the lock's result`, { anyOf: [ref(n.entity), ref('LockResult')] }), dc.globalStamp !== undefined) },
     }),
   };
