@@ -447,8 +447,11 @@ describe('the OpenAPI document describes every request the server takes and ever
       const stamp = (await demo.ds.Company.get(Number(company)))!.getStamp();
       return [
         { what: 'an upload of any file', method: 'POST', url: '/rest/$upload?$binary=true&$timeout=60', body: Buffer.from('hello'), status: admin(200) },
+        { what: 'an upload in the type of its bytes', method: 'POST', url: '/rest/$upload?$rawPict=image/png', body: TINY_PNG, headers: { 'content-type': 'image/png' }, status: admin(200) },
+        { what: 'a text file uploaded as such', method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('hello'), headers: { 'content-type': 'text/plain' }, status: admin(200) },
         { what: 'an upload given to a picture', method: 'POST', url: '/rest/Company?$method=update', body: { __KEY: company, __STAMP: stamp, logo: { ID: upload.body?.ID ?? 'none' } }, status: { admin: 200 } },
         { what: 'a picture stored directly', method: 'POST', url: `/rest/Company(${company})/logo?$rawPict=true`, body: TINY_PNG, status: admin(200) },
+        { what: 'a picture stored directly in its own type', method: 'POST', url: `/rest/Company(${company})/logo?$rawPict=true`, body: TINY_PNG, headers: { 'content-type': 'image/png' }, status: admin(200) },
         { what: 'a blob stored directly', method: 'POST', url: `/rest/Employee(${employee})/resume?$binary=true`, body: Buffer.from('a résumé'), status: admin(200) },
         { what: 'an upload too big', method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.alloc(8192, 1), status: 413 },
         { what: 'an upload that says nothing of its kind', method: 'POST', url: '/rest/$upload', body: TINY_PNG, status: { admin: 400 } },
