@@ -44,8 +44,8 @@ interface Step {
   /** the body, or a function that makes it just before the request (a __STAMP read then) */
   readonly body?: unknown;
   readonly headers?: Record<string, string>;
-  /** the document must refuse this request too (its body or parameters are not of its schemas) */
-  readonly refused?: boolean;
+  /** the document must refuse this request too (its body or parameters are not of its schemas), per session (a boolean: for both) */
+  readonly refused?: boolean | Partial<Record<Who, boolean>>;
   /** the status expected, per session (a number: for both) */
   readonly status: number | Partial<Record<Who, number>>;
 }
@@ -135,6 +135,17 @@ const dashed = (u: string) => u.toLowerCase().replace(/^(.{8})(.{4})(.{4})(.{4})
 
 const pick = (o: Record<string, unknown>, keys: readonly string[]) => Object.fromEntries(keys.filter((k) => k in o).map((k) => [k, o[k]]));
 
+/**
+ * A refusal of the operation itself, not of a value in it: the function may not be called
+ * (1561), the dataclass may not be read, written or dropped, the route is an administrator's.
+ * (A refusal "for attribute …" — a $filter on a restricted attribute, a function whose own code
+ * reads one — is of what the request names, which the document cannot know.)
+ */
+function refusesOperation(body: any, call: boolean): boolean {
+  const items: any[] = Array.isArray(body?.__ERROR) ? body.__ERROR : [];
+  return items.some((e) => (call ? e?.errCode === 1561 : e?.errCode === 1561 || e?.errCode === 7083 || ([1558, 7040, 7041, 7042].includes(e?.errCode) && /for (dataClass|uploads)\b/.test(String(e?.message)))));
+}
+
 const mediaType = (h: unknown) => String(h ?? '').split(';')[0].trim().toLowerCase();
 
 /** Whether a media type (image/png) is one a content map lists (image/png, image/*, *\/*). */
@@ -170,7 +181,11 @@ async function check(demo: Server, s: Session, given: Step): Promise<{ problems:
   } else {
     const v = s.validator.validateRequest(request as never, operation);
     if (!v.valid && ok) problems.push(`the server accepts (${res.statusCode}) a request the document refuses: ${JSON.stringify(v.errors).slice(0, 600)}`);
-    if (v.valid && step.refused) problems.push('the document takes this request, which the server refuses');
+    const refused = typeof step.refused === 'object' ? step.refused[s.who] === true : step.refused === true;
+    if (v.valid && refused) problems.push('the document takes this request, which the server refuses');
+    // what the document offers the session, the server does not refuse it (a request the document takes, refused for the session's permissions)
+    // (a function's own code may be refused something it does: only the call's own refusal counts there)
+    if (v.valid && (res.statusCode === 401 || res.statusCode === 403) && refusesOperation(body, /^(call|get)_/.test(String(operation.operationId)))) problems.push(`the document offers ${s.who} an operation the server refuses it (${res.statusCode})`);
     // the request's body is of a content type the operation takes
     if (step.body !== undefined && operation.requestBody && !listed((operation.requestBody as any).content, mediaType(headers['content-type'])) && ok) problems.push(`the operation takes no ${headers['content-type']} body`);
   }
@@ -318,7 +333,7 @@ describe('the OpenAPI document describes every request the server takes and ever
         { what: 'an unknown attribute', method: 'POST', url: '/rest/City?$method=update', body: { name: 'x', nope: 1 }, status: { admin: 404 }, refused: true },
         { what: '__TIMESTAMP given', method: 'POST', url: '/rest/City?$method=update', body: { name: 'x', __TIMESTAMP: '2020-01-01T00:00:00Z' }, status: { admin: 400 }, refused: true },
         { what: 'an alias given', method: 'POST', url: '/rest/Company?$method=update', body: { name: 'x', cityName: 'Paris' }, status: { admin: 400 }, refused: true },
-        { what: 'a lock', method: 'GET', url: `/rest/Company(${company})?$lock=true`, status: admin(200) },
+        { what: 'a lock', method: 'GET', url: `/rest/Company(${company})?$lock=true`, status: admin(200), refused: { guest: true } },
         { what: 'an unlock', method: 'GET', url: `/rest/Company(${company})?$lock=false`, status: 200 },
         { what: 'a delete by key', method: 'POST', url: `/rest/City(${String(doomed.getKey())})?$method=delete`, status: admin(200) },
         { what: 'a delete by filter', method: 'POST', url: `/rest/City?$method=delete&$filter=${encodeURIComponent(`name = "Batch ${who} 1"`)}`, status: admin(200) },
@@ -427,11 +442,16 @@ describe('the OpenAPI document describes every request the server takes and ever
       const s = sessions.get(who)!;
       const admin = (n: number) => ({ admin: n, guest: 401 });
       const upload = await check(demo, s, { what: 'an upload', method: 'POST', url: '/rest/$upload?$rawPict=true', body: TINY_PNG, status: admin(200) });
+      // (the step that made it is checked as the others are)
+      assert.deepEqual([upload.status, upload.problems], [who === 'admin' ? 200 : 401, []], `${who} an upload of a picture`);
       const stamp = (await demo.ds.Company.get(Number(company)))!.getStamp();
       return [
         { what: 'an upload of any file', method: 'POST', url: '/rest/$upload?$binary=true&$timeout=60', body: Buffer.from('hello'), status: admin(200) },
+        { what: 'an upload in the type of its bytes', method: 'POST', url: '/rest/$upload?$rawPict=image/png', body: TINY_PNG, headers: { 'content-type': 'image/png' }, status: admin(200) },
+        { what: 'a text file uploaded as such', method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.from('hello'), headers: { 'content-type': 'text/plain' }, status: admin(200) },
         { what: 'an upload given to a picture', method: 'POST', url: '/rest/Company?$method=update', body: { __KEY: company, __STAMP: stamp, logo: { ID: upload.body?.ID ?? 'none' } }, status: { admin: 200 } },
         { what: 'a picture stored directly', method: 'POST', url: `/rest/Company(${company})/logo?$rawPict=true`, body: TINY_PNG, status: admin(200) },
+        { what: 'a picture stored directly in its own type', method: 'POST', url: `/rest/Company(${company})/logo?$rawPict=true`, body: TINY_PNG, headers: { 'content-type': 'image/png' }, status: admin(200) },
         { what: 'a blob stored directly', method: 'POST', url: `/rest/Employee(${employee})/resume?$binary=true`, body: Buffer.from('a résumé'), status: admin(200) },
         { what: 'an upload too big', method: 'POST', url: '/rest/$upload?$binary=true', body: Buffer.alloc(8192, 1), status: 413 },
         { what: 'an upload that says nothing of its kind', method: 'POST', url: '/rest/$upload', body: TINY_PNG, status: { admin: 400 } },
@@ -506,7 +526,9 @@ describe("the administration routes of built-in users and API tokens fit the doc
   it('users and tokens: listed, added, changed, removed; refused to a guest; a weak password refused', async () => {
     await tourOf(project.a, sessions, async (who): Promise<Step[]> => {
       const admin = (n: number) => ({ admin: n, guest: 401 });
-      const token = who === 'admin' ? (await check(project.a, sessions.get('admin')!, { what: 'a token', method: 'POST', url: '/rest/$tokens', body: { userName: 'root', name: 'spare' }, status: 201 })).body : undefined;
+      const made = who === 'admin' ? await check(project.a, sessions.get('admin')!, { what: 'a token', method: 'POST', url: '/rest/$tokens', body: { userName: 'root', name: 'spare' }, status: 201 }) : undefined;
+      if (made) assert.deepEqual([made.status, made.problems], [201, []], 'a token made for the revocation');
+      const token = made?.body;
       return [
         { what: 'the users', method: 'GET', url: '/rest/$users', status: admin(200) },
         { what: 'a user added', method: 'POST', url: '/rest/$users', body: { userName: `ed-${who}`, password: 'ed-password', roles: ['Editor'] }, status: admin(201) },

@@ -198,7 +198,7 @@ describe('GET /rest/$openapi and the reference page', () => {
         let body: unknown;
         let headers: Record<string, string> | undefined;
         if (method === 'post') {
-          if (content['application/octet-stream']) {
+          if (content['*/*']) {
             body = TINY_PNG;
             headers = { 'content-type': 'application/octet-stream' };
           } else if (operation.operationId.startsWith('call_')) body = args ?? [];

@@ -42,6 +42,8 @@ const EXPORTS = {
   'text/csv': { schema: { type: 'string', description: 'a header row of the attributes, then one row per entity (RFC 4180)' } },
   'application/x-ndjson': { schema: { type: 'string', description: 'one JSON object per entity, a line each' } },
 };
+/** An upload's body: the raw bytes, whatever Content-Type the client gives them (the upload routes read any: rest/plugin.ts). */
+const RAW_BODY = { required: true, content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
 /** A collection read's 200, which may also be an export. */
 const orExport = (response: Schema): Schema => ({ ...response, content: { ...(response.content as Record<string, unknown>), ...EXPORTS } });
 /** A read's 200 that may also be a watch stream (a dataclass that tracks its changes). */
@@ -81,6 +83,9 @@ function grantsOn(scope: Scope, dc: DataClassModel) {
 
 /** An attribute list in a path: `firstName,employer.name`, `staff.*`. */
 const ATTRIBUTE_LIST = '^[A-Za-z_*][A-Za-z0-9_.*]*(,[A-Za-z_*][A-Za-z0-9_.*]*)*$';
+
+/** $lock for a session that may not update the dataclass: it may release its own lock, not take one (authorize.ts). */
+const READ_ONLY_LOCK: Schema = { name: '$lock', in: 'query', required: false, description: "false releases the session's lock (taking one, true, needs the right to update the entity); answers {\"result\", \"__STATUS\"}", schema: { type: 'boolean', enum: [false] } };
 
 /** The path parameter of a stored entity set. */
 const SET_ID: Schema = { name: 'id', in: 'path', required: true, description: 'an entity set id (the end of __ENTITYSET)', schema: { type: 'string' } };
@@ -127,8 +132,8 @@ function dataClassPaths(scope: Scope, dc: DataClassModel, out: Paths): void {
     parameters: [keyParam(dc)],
     get: op(`get${dc.name}ByKey`, tags, `One ${dc.name} entity`, {
       ...(dc.globalStamp ? { description: WATCH_NOTE.trim() } : {}),
-      // ($lock=false releases the session's own lock: a session that may only read may still ask it)
-      parameters: [...params(SHAPE), param('lock'), ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
+      // ($lock=false releases the session's own lock: a session that may only read may still ask it, but not $lock=true)
+      parameters: [...params(SHAPE), may.update ? param('lock') : READ_ONLY_LOCK, ...(dc.globalStamp ? [methodParam(['watch'], false, 'watch: stream the changes of this entity')] : [])],
       responses: { 200: orStream(ok(`the ${dc.name} entity, or with $lock the lock's result`, { anyOf: [ref(n.entity), ref('LockResult')] }), dc.globalStamp !== undefined) },
     }),
   };
@@ -232,7 +237,7 @@ function relationOrFilePath(scope: Scope, dc: DataClassModel, a: AttributeModel,
       item.post = op(`post${id}`, tags, `Store a file into ${dc.name}.${a.name}`, {
         description: 'The raw body (not a multipart form) is stored into the attribute and the entity saved, as an update.',
         parameters: [{ ...(image ? { name: '$rawPict', schema: { type: 'string' }, description: 'true, or the MIME type', example: 'true' } : { name: '$binary', schema: { type: 'boolean' }, description: 'true', example: true }), in: 'query', required: true }],
-        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+        requestBody: RAW_BODY,
         responses: { 200: ok('the saved entity', ref(names(dc).entity)) },
       });
     }
@@ -444,7 +449,7 @@ function systemPaths(scope: Scope, out: Paths): void {
       post: op('upload', tags, 'Upload a file, to attach to an entity in an update ({"attribute": {"ID": …}})', {
         description: 'The raw body (any Content-Type, not a multipart form). Give $rawPict=true for an image or $binary=true for any other file.',
         parameters: [{ $ref: '#/components/parameters/uploadRawPict' }, { $ref: '#/components/parameters/uploadBinary' }, { $ref: '#/components/parameters/uploadTimeout' }],
-        requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+        requestBody: RAW_BODY,
         responses: { 200: ok('the upload\'s ID', { type: 'object', properties: { ID: { type: 'string' } }, required: ['ID'], additionalProperties: false }) },
       }),
     };
