@@ -60,7 +60,8 @@ export interface Catalog {
 }
 
 interface CatalogAnswer {
-  dataClasses?: { name: string }[];
+  /** $catalog/$all: each dataclass described in full */
+  dataClasses?: DataClassInfo[];
   methods?: MethodInfo[];
   singletons?: { name: string; methods: MethodInfo[] }[];
   /** (Prefer: extensions) the datastore's and the singletons' functions this session may call */
@@ -76,13 +77,13 @@ function callable(methods: readonly MethodInfo[] | undefined, may: readonly stri
 }
 
 /**
- * The whole catalog as this session sees it: the list, then each dataclass's description — the
+ * The whole catalog as this session sees it, in one request ($catalog/$all: a model of many
+ * dataclasses costs one request, not one each, under a per-minute request limit too) — the
  * functions in it only those the session may call (a guest is offered none it cannot call).
  */
 export async function loadCatalog(): Promise<Catalog> {
-  const top = await rest<CatalogAnswer>(`${REST}/$catalog`, { prefer: EXTENSIONS });
-  const described = await Promise.all((top.dataClasses ?? []).map((d) => rest<DataClassInfo>(`${REST}/$catalog/${encodeURIComponent(d.name)}`, { prefer: EXTENSIONS })));
-  const dataClasses = described.map((d): DataClassInfo => ({ ...d, methods: callable(d.methods, d.sessionMay?.methods) }));
+  const top = await rest<CatalogAnswer>(`${REST}/$catalog/$all`, { prefer: EXTENSIONS });
+  const dataClasses = (top.dataClasses ?? []).map((d): DataClassInfo => ({ ...d, methods: callable(d.methods, d.sessionMay?.methods) }));
   const byName = new Map(dataClasses.map((d) => [d.name, d]));
   const byCollection = new Map(dataClasses.map((d) => [d.collectionName, d]));
   const singletonMay = top.sessionMay?.singletons;

@@ -336,10 +336,11 @@ describe('the entity view and permissions', () => {
     const x = await open( server, { hash: '#/' });
     const { page } = x;
     // a catalog read before roles.json changed: it says the guest may update, the server refuses
-    await page.route('**/rest/$catalog/Company', async (route) => {
+    await page.route('**/rest/$catalog/$all', async (route) => {
       const answer = await route.fetch();
-      const json = await answer.json() as Record<string, unknown>;
-      await route.fulfill({ response: answer, json: { ...json, sessionMay: { create: true, update: true, drop: true } } });
+      const json = await answer.json() as { dataClasses: Record<string, unknown>[] };
+      const dataClasses = json.dataClasses.map((dc) => (dc.name === 'Company' ? { ...dc, sessionMay: { ...(dc.sessionMay as object), create: true, update: true, drop: true } } : dc));
+      await route.fulfill({ response: answer, json: { ...json, dataClasses } });
     });
     await page.goto(`${server.url}#/Company/(5)`);
     await page.reload();

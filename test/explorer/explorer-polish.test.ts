@@ -162,9 +162,9 @@ describe('on the open demo (no roles.json)', () => {
     await panel.waitFor();
     // the calls made before the panel opened are there too: the catalog, asked with Prefer: extensions
     const urls = await panel.getByTestId('request-url').allInnerTexts();
-    assert.ok(urls.some((u) => u === `${server.origin}/rest/$catalog`), urls.join('\n'));
+    assert.ok(urls.some((u) => u === `${server.origin}/rest/$catalog/$all`), urls.join('\n'));
     const curls = await panel.getByTestId('request-curl').allInnerTexts();
-    assert.ok(curls.some((c) => c === `curl -H 'prefer: extensions' -g '${server.origin}/rest/$catalog'`), curls.join('\n'));
+    assert.ok(curls.some((c) => c === `curl -H 'prefer: extensions' -g '${server.origin}/rest/$catalog/$all'`), curls.join('\n'));
     // a new query: its read is listed first
     await x.page.getByRole('textbox', { name: 'Query' }).fill("name = 'A@'");
     await x.page.getByRole('button', { name: 'Apply' }).click();
