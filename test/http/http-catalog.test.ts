@@ -486,6 +486,15 @@ describe('HTTP catalog: 4D\'s shape by default, this server\'s additions when as
   it('reads the preference among others and in any case (Prefer: return=minimal, Extensions)', async () => {
     const res = await demo.request('/rest/$catalog/Company', 'GET', undefined, { prefer: 'return=minimal, Extensions' });
     assert.equal(res.body.sessionMay.read, true);
+    for (const prefer of ['extensions=true', 'respond-async; wait=5, extensions; x=1']) {
+      assert.ok((await demo.request('/rest/$catalog/Company', 'GET', undefined, { prefer })).body.sessionMay, prefer);
+    }
+  });
+
+  it('keeps 4D\'s shape for extensions=false and for the word inside another preference\'s quoted value', async () => {
+    for (const prefer of ['extensions=false', 'foo="a,extensions"', 'foo="extensions"', 'extension', 'x-extensions']) {
+      assert.equal((await demo.request('/rest/$catalog/Company', 'GET', undefined, { prefer })).body.sessionMay, undefined, prefer);
+    }
   });
 });
 

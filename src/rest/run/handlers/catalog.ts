@@ -42,12 +42,20 @@ export function catalog(scope: Scope, action: Extract<Action, { kind: 'catalog' 
 /** The preference that asks for this server's additions to 4D's catalog (RFC 7240: a client that does not send it gets 4D's shape). */
 export const EXTENSIONS_PREFERENCE = 'extensions';
 
-/** The request says `Prefer: extensions` (among other preferences, in any of its Prefer headers). */
+/**
+ * The request says `Prefer: extensions` (among other preferences, in any of its Prefer headers):
+ * the token alone, or `extensions=true` — not `extensions=false`, nor the word inside another
+ * preference's quoted value (RFC 7240: `preference = token [ BWS "=" BWS word ] *( OWS ";" [ OWS parameter ] )`).
+ */
 function wantsExtensions(scope: Scope): boolean {
   const header = scope.request.headers.prefer;
   const text = Array.isArray(header) ? header.join(',') : header;
   if (text === undefined) return false;
-  return text.split(',').some((p) => p.split(/[;=]/)[0].trim().toLowerCase() === EXTENSIONS_PREFERENCE);
+  // (quoted strings removed first: a comma or the word inside one is no preference)
+  return text.replace(/"(?:[^"\\]|\\.)*"/g, '""').split(',').some((p) => {
+    const [name, value] = p.split(';')[0].split('=').map((t) => t.trim().toLowerCase());
+    return name === EXTENSIONS_PREFERENCE && (value === undefined || value === 'true');
+  });
 }
 
 export function catalogDataClass(scope: Scope, action: Extract<Action, { kind: 'catalogDataClass' }>): RestResponse {
