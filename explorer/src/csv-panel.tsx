@@ -59,6 +59,8 @@ export function CsvPanel(props: CollectionContext & { mayCreate: boolean; onImpo
         <a class="button" href={href} download={`${dc.name}.csv`} data-testid="csv-export" onClick={() => announce({ method: 'GET', url: new URL(href, location.href).href, headers: {} })}>Export as CSV</a>
         <span class="muted">every entity of the grid{props.filter.trim() === '' ? '' : ` where ${props.filter}`}, the columns this session may read</span>
       </p>
+      {/* (values go out as stored, so that an import reads them back: docs/decisions.md, "Export over HTTP") */}
+      <p class="muted" data-testid="csv-formulas">Values are written as stored: a spreadsheet reads a cell that starts with = + - or @ as a formula. Open files from others as text, or import them into the spreadsheet without formulas.</p>
       {props.mayCreate && (
         <div class="row">
           <label for="csv-import">Import a CSV file into {dc.name}</label>
