@@ -156,6 +156,7 @@ export const postgresDialect: Dialect = {
     conflictRetries: WRITE_RETRIES,
     rowLock: (alias) => ` FOR UPDATE OF ${alias}`,
     keyShareLock: (alias) => ` FOR KEY SHARE OF ${alias}`,
+    concurrentWriters: true,
     // a transaction-level advisory lock: held until the transaction commits or rolls back
     transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('dataset-rest ${name.replaceAll("'", "''")}'))`,
     // the snapshot moves with every commit (of any database of the server: it may recount for

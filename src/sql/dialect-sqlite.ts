@@ -142,6 +142,7 @@ export const sqliteDialect: Dialect = {
     transactionLock: () => null,
     rowLock: () => '',
     keyShareLock: () => '',
+    concurrentWriters: false,
     conflictRetries: 0,
     // data_version moves when another connection commits, total_changes() with every row this
     // connection writes; both are the connection's own, so its identity goes with them (a subquery:

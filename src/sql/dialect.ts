@@ -170,6 +170,8 @@ export interface Concurrency {
    * every other writer.
    */
   keyShareLock(alias: string): string;
+  /** Whether another transaction may write while this one does (PostgreSQL), or the write transaction excludes every other writer (SQLite). */
+  readonly concurrentWriters: boolean;
   /**
    * How many times a write unit that runs no user code is run again when the engine stopped it
    * for a conflict with another transaction (a deadlock): none where a writer waits for the

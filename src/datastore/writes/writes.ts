@@ -18,7 +18,7 @@ import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
 import { bumpStampRefusingLocked, refuseLockedElsewhere } from '../sessions/locks.js';
-import { cascadeDrops, cascadesReachTracked, dropRules, refuseRelatedKeys } from './delete-rules.js';
+import { cascadeDrops, cascadesReachTracked, cascadesRunUserCode, dropRules, refuseRelatedKeys } from './delete-rules.js';
 import { checkValues, type KnownTargets } from './rules.js';
 import { recordDrops, stampedValues, trackedStamp, type TrackedBatch } from './tracking.js';
 
@@ -134,8 +134,8 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
 export function deleteEntity(core: CoreView, dc: DataClassModel, key: unknown, stamp: number, access: Access): Promise<void> {
   const storage = core.storage;
   const { sql, params } = compileDelete(storage.dialect, dc, key, stamp, access.restrict);
-  // (a cascade may run user code, the related entities' events: such a unit is not run again)
-  const unit = dropRules(dc).cascade.length > 0 ? { retries: 0, budget: access.budget } : pureUnit(storage, access);
+  // (a cascade that runs user code, the related entities' events or entity classes: such a unit is not run again)
+  const unit = dropRules(dc).cascade.length > 0 && cascadesRunUserCode(core, dc) ? { retries: 0, budget: access.budget } : pureUnit(storage, access);
   return storage.transaction(async () => {
     const globalStamp = dc.globalStamp ? await trackedStamp(core, dc, undefined) : undefined;
     // (a cascade into a tracked dataclass: its turn first, before this row's lock, as a tracked save takes it)
@@ -182,7 +182,7 @@ export async function deleteKeys(core: CoreView, dc: DataClassModel, keys: reado
   // the refuse relations, once the DELETE holds the rows (a save of a related entity under way was
   // waited for); where the whole drop was asked already, again only where another writer can be
   // under way (PostgreSQL: rules.ts targetExists)
-  if (!refuseChecked || d.concurrency.keyShareLock('t') !== '') await refuseRelatedKeys(core, dc, deleted);
+  if (!refuseChecked || d.concurrency.concurrentWriters) await refuseRelatedKeys(core, dc, deleted);
   for (const row of rows) for (let i = 1; i < row.length; i++) if (row[i] !== null && row[i] !== undefined) await core.files.remove(Number(row[i]));
   await cascadeDrops(core, dc, deleted, access);
   return rows.length;
