@@ -63,6 +63,8 @@ describe('the entity view, open datastore', () => {
     await page.getByRole('button', { name: 'Open Company 1', exact: true }).click();
     await heading(page, 'Company(1)').waitFor();
     const catalog = (await server.app.inject({ method: 'GET', url: '/rest/$catalog/Company' })).json<{ attributes: { name: string }[] }>();
+    // (the heading can show before the form's fields: wait for the last one)
+    await page.locator('.fields > .label').nth(catalog.attributes.length - 1).waitFor();
     const labels = await page.locator('.fields > .label > :first-child').allInnerTexts();
     assert.deepEqual(labels, catalog.attributes.map((a) => a.name));
     assert.equal(await field(page, 'name').inputValue(), 'Acme Industries');
