@@ -357,14 +357,16 @@ function startFillWorker(share: FillShare): { start(message: FillStart): void; b
   };
 }
 
-/** The worker's side: chunks from the top of the range, each into a table of its own. */
-function fillShare(share: FillShare, start: FillStart): FillDone {
+/** The worker's side: chunks from the top of the range, each into a table of its own; `claimed` once it holds its first (or finds none). */
+function fillShare(share: FillShare, start: FillStart, claimed: () => void): FillDone {
   const began = epochMs();
   const range = new BigInt64Array(share.range);
   const parts: [number, number][] = [];
   let db: Database.Database | undefined;
   try {
-    for (let chunk = claim(range, 'high', share.chunk); chunk !== undefined; chunk = claim(range, 'high', share.chunk)) {
+    let chunk = claim(range, 'high', share.chunk);
+    claimed();
+    for (; chunk !== undefined; chunk = claim(range, 'high', share.chunk)) {
       if (db === undefined) {
         rmSync(share.file, { force: true });
         db = new Database(share.file);
@@ -386,8 +388,9 @@ function fillShare(share: FillShare, start: FillStart): FillDone {
 
 if (!isMainThread && (workerData as Partial<FillShare> | null)?.role === FILL_WORKER) {
   parentPort?.once('message', (start: FillStart) => {
-    parentPort?.postMessage('began');
-    parentPort?.postMessage(fillShare(workerData as FillShare, start));
+    // 'began' once the worker holds a chunk: a fill told to share (parallel: true) waits for it, so
+    // the worker takes part even when this thread could insert every item before it got going
+    parentPort?.postMessage(fillShare(workerData as FillShare, start, () => parentPort?.postMessage('began')));
   });
 }
 
