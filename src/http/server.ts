@@ -79,9 +79,12 @@ export async function serverWith(ds: Datastore, settings: ServerSettings, log: L
   });
   // every failure in the __ERROR shape, on every route (a route keeps the handler set before it is added)
   app.setErrorHandler(errorHandler(app, services, log));
-  // echoed on every answer, and in every log line of the request
+  // in every log line of the request; echoed on the answer when the client sent one (a tracer's,
+  // a proxy's: ours in its place when it cannot be used), and on every error (response.ts
+  // sendError) — an answer that went well carries no id nobody asked for (the header costs
+  // every read: issue #39)
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    if (request.headers['x-request-id'] !== undefined) reply.header('x-request-id', request.id);
     done();
   });
   const { corsOrigins } = http;

@@ -85,7 +85,7 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     let response: RestResponse | undefined;
     try {
       // a guest whose session is not stored has a new one each time: it is counted by its address
-      if (services.requests.perMinute > 0) services.requests.take(sessionInternals.stored(session) ? `session:${session.id}` : `address:${request.ip}`);
+      if (services.requests.perMinute > 0) services.requests.take(sessionInternals.stored(session) ? `session:${sessionInternals.id(session)}` : `address:${request.ip}`);
       // a read while the answers in flight hold the whole budget: 503 before anything is read
       if (request.method === 'GET' || request.method === 'HEAD') services.answers.admit();
       response = await handleRest(services, {

@@ -97,7 +97,12 @@ export async function keepSession(services: Services, request: FastifyRequest, r
     onFailure?.();
     throw e;
   });
-  if (sessionInternals.newToken(session)) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? attributes.secure : attributes.plain}`);
+  // A guest that keeps nothing (no storage, set, lock, login) and whose id nothing read gets no
+  // cookie: its next request is a new guest, the same to it in every way, and an answer without
+  // a cookie costs neither the token nor the header (4D's protocol needs a session only where the
+  // client keeps state: docs/decisions.md). One whose id was shown (user code, $info) gets it,
+  // so that it stays the same session.
+  if (sessionInternals.newToken(session) && (sessionInternals.stored(session) || sessionInternals.idShown(session))) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? attributes.secure : attributes.plain}`);
 }
 
 /**

@@ -22,15 +22,17 @@ function capturingLogger(): { log: pino.Logger; lines: Record<string, unknown>[]
 }
 
 describe('request ids', () => {
-  it('echoes a sent X-Request-Id, makes one when none (or an unusable one) is sent, and puts it in the request\'s log lines', async () => {
+  it('echoes a sent X-Request-Id (ours in place of an unusable one), sends none on a success nobody asked one of, names every error with one, and puts it in the request\'s log lines', async () => {
     const { log, lines } = capturingLogger();
     const demo = await openDemo({ log });
     try {
       const sent = await demo.app.inject({ url: '/rest/City?$top=1', headers: { 'x-request-id': 'trace-42.abc' } });
       assert.equal(sent.headers['x-request-id'], 'trace-42.abc');
-      const made = await demo.app.inject({ url: '/rest/City?$top=1' });
+      assert.equal((await demo.app.inject({ url: '/rest/City?$top=1' })).headers['x-request-id'], undefined);
+      const made = await demo.app.inject({ url: '/rest/Nope' });
+      assert.equal(made.statusCode, 404);
       assert.match(String(made.headers['x-request-id']), /^[0-9a-f-]{36}$/);
-      assert.notEqual((await demo.app.inject({ url: '/health' })).headers['x-request-id'], made.headers['x-request-id']);
+      assert.notEqual((await demo.app.inject({ url: '/rest/Nope' })).headers['x-request-id'], made.headers['x-request-id']);
       // a value that could forge a log line, or is too long, is not taken
       for (const bad of ['a b', 'x'.repeat(129), 'line\u2028break', '"quoted"']) {
         const res = await demo.app.inject({ url: '/health', headers: { 'x-request-id': bad } });

@@ -68,6 +68,20 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
     assert.notEqual((await call(demo.app, '/rest/$info')).body.session.sessionID, first.body.session.sessionID);
   });
 
+  it('sets no cookie on a cookie-less read that keeps nothing and shows no session id (a read, a page, the catalog), and stores nothing; one that keeps something gets its cookie', async () => {
+    const sessions = async () => Number((await coreOf(demo.ds).storage.get(`SELECT COUNT(*) AS n FROM "${SESSION_TABLE}"`))?.n);
+    const before = await sessions();
+    for (const url of ['/rest/Company?$top=2', '/rest/Company(1)', '/rest/$catalog', '/rest/Company?$filter="name begin a"&$top=1', '/rest/Company/ID?$compute=count']) {
+      const res = await call(demo.app, url);
+      assert.equal(res.status, 200, url);
+      assert.equal(res.headers['set-cookie'], undefined, url);
+    }
+    assert.equal(await sessions(), before);
+    // an entity set belongs to the session: it is stored, and its cookie set
+    const kept = await call(demo.app, '/rest/Company?$method=entityset&$top=2');
+    assert.match(String(cookieOf(kept)), /^4DSID_Demo=[0-9A-F]{32}$/);
+  });
+
   it('stores a guest that sets its own idle timeout, and keeps it', async () => {
     const store = coreOf(demo.ds).sessions;
     const guest = store.guest();
@@ -88,7 +102,8 @@ describe('sessions: the 4DSID_ cookie, login and logout', () => {
       }) as never;
     }
     try {
-      const guest = cookieOf(await call(demo.app, '/rest/Company?$top=1'));
+      // ($info shows the session's id: the guest gets its cookie, so that its id stays)
+      const guest = cookieOf(await call(demo.app, '/rest/$info'));
       assert.match(String(guest), /^4DSID_Demo=[0-9a-f]{32}$/);
       reads = 0;
       const again = await call(demo.app, '/rest/Company?$top=1', { cookie: guest });

@@ -28,6 +28,10 @@ export let sessionInternals: SessionInternals;
 interface SessionInternals {
   /** the token the database knows it by, once stored */
   token(s: Session): string;
+  /** its id, for the core's own bookkeeping: unlike `session.id` (what user code and $info read), reading it does not make a guest never stored keep its cookie */
+  id(s: Session): string;
+  /** its id was shown (to user code, $info): a guest never stored then gets its cookie, so that its next request is the same session */
+  idShown(s: Session): boolean;
   /**
    * What its cookie holds: the token; for a session not stored (a guest that keeps nothing), the
    * token in lower case, which no stored session has, so that the cookie sent back is known for
@@ -102,6 +106,8 @@ export class Session {
   // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
   #sentLower = false;
   #bearer = false;
+  // its id was read through `id` (user code, $info): see idShown
+  #idShown = false;
   // the passcodes createOTP made in this request (kept when the session is stored)
   #otps: Passcode[] = [];
   // what promote() added, by the id it answered (demote takes it back)
@@ -111,6 +117,8 @@ export class Session {
   static {
     sessionInternals = {
       token: (s) => s.#token,
+      id: (s) => s.#state.id,
+      idShown: (s) => s.#idShown,
       cookie: (s) => (s.#stored ? s.#token : s.#token.toLowerCase()),
       newToken: (s) => s.#newToken,
       stored: (s) => s.#stored,
@@ -190,6 +198,7 @@ export class Session {
 
   /** The session's id (what $info shows; not the cookie, which is never shown). */
   get id(): string {
+    this.#idShown = true;
     return this.#state.id;
   }
 

@@ -45,7 +45,7 @@ export class SessionSets {
   readonly #reader: SetReader;
 
   constructor(private readonly core: SetsCore, private readonly session: Session, readonly access: Access, private readonly limit: number) {
-    this.#reader = core.policy.isOpen || session.hasPrivilege(ADMIN_PRIVILEGE) ? undefined : session.id;
+    this.#reader = core.policy.isOpen || session.hasPrivilege(ADMIN_PRIVILEGE) ? undefined : sessionInternals.id(session);
   }
 
   /** The session as the maker of a set: within its quota, and stored (even a guest's) so that its sets are counted. */
@@ -53,7 +53,7 @@ export class SessionSets {
     const session = this.session;
     sessionInternals.keep(session);
     const stored = sessionInternals.stored(session);
-    return { id: session.id, limit: this.limit, makeRoom: stored ? undefined : () => this.core.sessions.makeRoom(session.isGuest()) };
+    return { id: sessionInternals.id(session), limit: this.limit, makeRoom: stored ? undefined : () => this.core.sessions.makeRoom(session.isGuest()) };
   }
 
   /** The set, its lifetime started again; undefined when it is gone (or not the session's). */

@@ -147,5 +147,7 @@ function sendText(reply: FastifyReply, text: string, hold: AnswerHold | undefine
 
 export function sendError(reply: FastifyReply, error: DatasetError): FastifyReply {
   if (error.retryAfterS !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(error.retryAfterS))));
+  // (an error names its request, sent X-Request-Id or not: the id a report quotes is the log's)
+  reply.header('x-request-id', reply.request.id);
   return reply.code(error.status).headers(JSON_HEADERS).send(errorBody(error));
 }

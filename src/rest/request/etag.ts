@@ -44,7 +44,7 @@ function computes(p: Projection): boolean {
 /** The session as user code may see it: its id once stored (a guest that keeps nothing is a new session at every request) and its storage. */
 function sessionState(session: Session): string {
   const storage = sessionInternals.storedStorage(session);
-  return `${sessionInternals.stored(session) ? session.id : ''}:${storage === '{}' ? '' : hash32(storage)}`;
+  return `${sessionInternals.stored(session) ? sessionInternals.id(session) : ''}:${storage === '{}' ? '' : hash32(storage)}`;
 }
 
 /** The digests made per projection, by who is shown it (a hash costs more than the read of an entity by key: they are kept). */

@@ -97,7 +97,7 @@ export async function replayLost(scope: Scope, since: number): Promise<boolean> 
 export async function liveSession(scope: Scope): Promise<Session | undefined> {
   if (!sessionInternals.stored(scope.session)) return scope.session;
   const now = await scope.core.sessions.open(sessionInternals.token(scope.session));
-  return now.id === scope.session.id ? now : undefined;
+  return sessionInternals.id(now) === sessionInternals.id(scope.session) ? now : undefined;
 }
 
 /**

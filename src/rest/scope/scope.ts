@@ -86,7 +86,7 @@ export interface Scope {
 export function scopeFor(services: Services, request: ScopeRequest, session: Session): Scope {
   const access = services.core.accessFor(session);
   return {
-    caller: sessionInternals.stored(session) ? `session:${session.id}` : request.caller,
+    caller: sessionInternals.stored(session) ? `session:${sessionInternals.id(session)}` : request.caller,
     session,
     request,
     socketFd: request.socketFd,

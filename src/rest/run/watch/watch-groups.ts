@@ -398,6 +398,6 @@ function removeEvent(key: string): string {
  */
 function viewerOf(scope: Scope): string {
   const { session } = scope;
-  if (sessionInternals.stored(session) || rowsRestricted(scope.core)) return `session:${session.id}`;
+  if (sessionInternals.stored(session) || rowsRestricted(scope.core)) return `session:${sessionInternals.id(session)}`;
   return `guest:${session.userName}:${session.getPrivileges().sort().join(',')}`;
 }
