@@ -61,6 +61,13 @@ interface Cached {
   readonly privileges: readonly string[];
 }
 
+/**
+ * A guest's privileges: one array for every guest, never changed in place (a login replaces it),
+ * so that the policy's grants, cached by the array, are found at once for each new guest instead
+ * of made again from a new empty list.
+ */
+export const NO_PRIVILEGES: readonly string[] = Object.freeze([]);
+
 export class SessionStore {
   readonly now: () => number;
   /** rows read lately, by cookie token (this process's memory only: the database keeps hashes) */
@@ -102,7 +109,7 @@ export class SessionStore {
 
   /** A guest never stored whose client sent its cookie back: its token is the cookie's, its id drawn from the token. */
   #keptGuest(token: string): Session {
-    const state: State = { id: keptGuestId(token), userName: '', login: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    const state: State = { id: keptGuestId(token), userName: '', login: '', privileges: NO_PRIVILEGES, storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
     return new Session(this, state, token, { newToken: false, stored: false, sentLower: true });
   }
 
@@ -139,7 +146,7 @@ export class SessionStore {
 
   /** A new guest session, not stored until it keeps something. */
   guest(): Session {
-    const state: State = { id: newToken(), userName: '', login: '', privileges: [], storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
+    const state: State = { id: newToken(), userName: '', login: '', privileges: NO_PRIVILEGES, storage: {}, idleMs: this.idleMs, expires: this.now() + this.idleMs };
     return new Session(this, state, newToken(), { newToken: true, stored: false });
   }
 
