@@ -2,7 +2,6 @@
 // write: an Item entity as our server writes it, and a JSON answer. Kept to the few lines the
 // wire needs, so that a baseline stays a hand-written server with nothing else.
 
-import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 
 export const PAGE_SIZE = 100;
@@ -39,19 +38,18 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * The headers the service's contract puts on every answer, which a hand-written server meeting the
- * same contract would send too: the security headers, and a new guest's session cookie (the load
- * generator keeps no cookies, so every request is a new guest). With them both servers put the same
- * bytes on the wire, headers included; `--bare-baseline` leaves them out (the baseline of before
- * sessions). The baselines take them with `--cookie NAME`. Our server's pooled tokens are its own work: the baseline draws 16 random bytes each time.
- * A request id (a UUID, as ours makes when the client sends none) goes on every answer too.
+ * same contract would send too: the security headers (nosniff, a CSP, no-store). A cookie-less
+ * read gets no session cookie and no request id from our server (a guest that keeps nothing has no
+ * cookie; an id goes back only when one was sent, or on an error), so the baseline sends neither.
+ * With them both servers put the same headers on the wire; `--bare-baseline` leaves them out (the
+ * minimal baseline: content-type and content-length only). The baselines take them with
+ * `--cookie NAME` (the name is no longer used: kept so that older scripts still start).
  */
-export function contractHeaders(cookieName: string): (res: ServerResponse) => void {
+export function contractHeaders(_cookieName: string): (res: ServerResponse) => void {
   return (res) => {
-    res.setHeader('x-request-id', randomUUID());
     res.setHeader('x-content-type-options', 'nosniff');
     res.setHeader('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
     res.setHeader('cache-control', 'no-store');
-    res.setHeader('set-cookie', `${cookieName}=${randomBytes(16).toString('hex').toUpperCase()}; Path=/; HttpOnly; SameSite=Lax`);
   };
 }
 

@@ -11,7 +11,8 @@
 //
 // Flags: --only reads,sets,writes,uploads,workers (all), --sizes LIST (10k,1m,10m), --engine sqlite,
 // --workers N (our server's for the comparisons: 1), --peers, --duration S per server and
-// scenario (6), --rounds R (2), --warmup S (1), --connections N (10), --quick, --no-report.
+// scenario (6), --rounds R (2), --warmup S (1), --connections N (10), --quick, --no-report,
+// --contract-baseline (the read baseline sends our security headers too; else it is minimal).
 
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ import { generateProject, type Generated } from './generate.js';
 import { loadBoth, type LoadSettings } from './load.js';
 import { READS, runReads, startOurs } from './reads.js';
 import { renderReport } from './report.js';
-import type { Comparison, Generation, PeerComparison, Scaling, SuiteResults, WorkersComparison } from './results.js';
+import type { Comparison, Generation, Measurement, PeerComparison, Scaling, SizedMemory, SuiteResults, WorkersComparison } from './results.js';
 import { runPeers } from './peers.js';
 import { runWriteScenarios } from './writes.js';
 
@@ -46,6 +47,8 @@ interface Settings {
   readonly writeSeconds: number;
   readonly report: boolean;
   readonly quick: boolean;
+  /** the read baseline sends our contract's security headers (else the minimal one: content-type, content-length) */
+  readonly contractBaseline: boolean;
 }
 
 function sizeOf(text: string): number {
@@ -63,6 +66,7 @@ function settings(argv: string[]): Settings {
       only: { type: 'string' }, sizes: { type: 'string' }, engine: { type: 'string', default: 'sqlite' }, workers: { type: 'string', default: '1' },
       peers: { type: 'boolean', default: false }, duration: { type: 'string' }, rounds: { type: 'string' }, warmup: { type: 'string' },
       connections: { type: 'string', default: '10' }, quick: { type: 'boolean', default: false }, 'no-report': { type: 'boolean', default: false },
+      'contract-baseline': { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -81,7 +85,7 @@ function settings(argv: string[]): Settings {
   const sizes = (values.sizes ?? (quick ? '10k' : '10k,1m,10m')).split(',').map(sizeOf).sort((a, b) => a - b);
   const seconds = number('duration', values.duration, quick ? 2 : 6, 1);
   return {
-    groups, sizes, quick, peers: values.peers, report: !values['no-report'],
+    groups, sizes, quick, peers: values.peers, report: !values['no-report'], contractBaseline: values['contract-baseline'],
     workers: number('workers', values.workers, 1, 1),
     load: { connections: number('connections', values.connections, 10, 1), seconds, rounds: number('rounds', values.rounds, quick ? 1 : 2, 1), warmupSeconds: number('warmup', values.warmup, quick ? 0.5 : 1, 0) },
     writeSeconds: seconds,
@@ -117,7 +121,8 @@ async function runWorkers(g: Generated, size: number, workers: number, load: Loa
         load,
       );
       const c: WorkersComparison = { scenario: s.id, title: s.title, size, workers, one: o, many: m, ratio: m.requestsPerSecond / o.requestsPerSecond, target: 1.6 };
-      log(`  ${s.title}: ${workers} workers ${m.requestsPerSecond.toFixed(0)} req/s, 1 worker ${o.requestsPerSecond.toFixed(0)} req/s: ${c.ratio.toFixed(2)}×`);
+      const cpu = (x: Measurement): string => (x.cpuUsPerRequest === undefined ? 'n/a' : `${x.cpuUsPerRequest.toFixed(0)} µs`);
+      log(`  ${s.title}: ${workers} workers ${m.requestsPerSecond.toFixed(0)} req/s (${cpu(m)} CPU/req), 1 worker ${o.requestsPerSecond.toFixed(0)} req/s (${cpu(o)} CPU/req): ${c.ratio.toFixed(2)}×`);
       out.push(c);
     }
   } finally {
@@ -168,6 +173,7 @@ async function main(): Promise<void> {
   const generated: Generation[] = [];
   const comparisons: Comparison[] = [];
   const workers: WorkersComparison[] = [];
+  const memory: SizedMemory[] = [];
   let peers: PeerComparison[] = [];
   const peerVersions: Record<string, string> = {};
   const projects = new Map<number, Generated>();
@@ -181,7 +187,12 @@ async function main(): Promise<void> {
     log(`  data: ${g.fromCache ? 'copied from the cache' : `generated at ${g.rowsPerSecond.toLocaleString('en-US')} rows/s`} (${(g.ms / 1000).toFixed(1)} s, ${(g.bytes / 2 ** 20).toFixed(0)} MiB)`);
     settle();
     const reads = READS.map((r) => r.id).filter((id) => (id === 'setPage' ? s.groups.includes('sets') : s.groups.includes('reads')));
-    if (reads.length > 0) comparisons.push(...(await runReads({ dir: g.dir, db: g.db, size, workers: s.workers, only: reads, load: s.load, log })));
+    if (reads.length > 0) {
+      comparisons.push(...(await runReads({
+        dir: g.dir, db: g.db, size, workers: s.workers, only: reads, load: s.load, log, contractBaseline: s.contractBaseline,
+        memory: (m) => memory.push({ size, ...m }),
+      })));
+    }
     if (s.groups.includes('workers') && size === writeSize) {
       log(`  --workers 2 against 1:`);
       workers.push(...(await runWorkers(g, size, Math.max(2, s.workers), s.load)));
@@ -215,13 +226,18 @@ async function main(): Promise<void> {
     settings: {
       only: s.groups.join(','), sizes: s.sizes.join(','), engine: 'sqlite', workers: s.workers, peers: s.peers, duration: s.load.seconds, rounds: s.load.rounds,
       warmup: s.load.warmupSeconds, connections: s.load.connections, quick: s.quick,
+      baseline: s.contractBaseline ? 'contract headers (nosniff, CSP, no-store)' : 'minimal (content-type, content-length)',
     },
     generated,
     comparisons,
     peers,
     scaling: scalingOf(comparisons),
     workers,
+    memory,
     notes: [
+      s.contractBaseline
+        ? 'The read baseline sends the security headers our contract puts on every answer (nosniff, a CSP, no-store): both sides put the same headers on the wire.'
+        : 'The read baseline is minimal: content-type and content-length only. Ours also sends nosniff, a CSP and no-store (and an ETag): what those cost is in the ratios (--contract-baseline measures without it).',
       `The load generator (autocannon, ${s.load.connections} connections, 127.0.0.1) runs on the same ${cpu.length} cores as the servers: where it takes a large share of a core (reads by key), ratios of requests per second understate the difference; the CPU per request ratio does not.`,
       'Both servers answer the same bytes for every read (checked before each size is loaded), the global stamp aside: the baseline sends 0 where ours reads it from the database.',
       'Our server keeps a selection\'s count with the data version it was read at and reads it again only when the data changed; the baseline counts at every request, as a hand-written server would. Pages whose count is a large part of their cost (deep $skip, sorted pages) gain from it.',

@@ -8,6 +8,7 @@ import { cookieName } from '../../src/rest/scope/scope.js';
 import { startServer, type ServerProcess } from '../processes.js';
 import { loadBoth, type LoadSettings, type Loaded } from './load.js';
 import { itemValues, keysWithPrefix, MODEL, prefixOf } from './model.js';
+import { measureMemory, type MemoryReport } from './memory.js';
 import type { Comparison, Measurement } from './results.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -69,10 +70,15 @@ export function startOurs(dir: string, workers: number, extraArgs: readonly stri
   });
 }
 
-export function startBaseline(dbFile: string): Promise<ServerProcess> {
+/**
+ * The hand-written read baseline: minimal (content-type and content-length, what a team writes by
+ * hand: the targets are against it), or with the security headers our contract puts on every
+ * answer (`contract`: the wire the same on both sides, headers included).
+ */
+export function startBaseline(dbFile: string, contract = false): Promise<ServerProcess> {
   return startServer({
-    name: 'baseline',
-    args: ['--import', 'tsx', 'bench/suite/baseline-reads.ts', dbFile, '--cookie', cookieName(MODEL.name)],
+    name: contract ? 'baseline (contract headers)' : 'baseline',
+    args: ['--import', 'tsx', 'bench/suite/baseline-reads.ts', dbFile, ...(contract ? ['--cookie', cookieName(MODEL.name)] : [])],
     cwd: ROOT,
     ready: /baseline listening on (http:\/\/\S+)/,
   });
@@ -123,19 +129,35 @@ export interface ReadRun {
   readonly only?: readonly string[];
   readonly load: LoadSettings;
   readonly log: (line: string) => void;
+  /** the baseline sends our contract's security headers too (--contract-baseline); else the minimal one */
+  readonly contractBaseline?: boolean;
+  /** our server's memory is measured too (idle, under 100 connections, after): one worker only */
+  readonly memory?: (report: MemoryReport) => void;
 }
+
+/** the connections of the memory measurement (issue 39: RSS under 100 connections) */
+const MEMORY_CONNECTIONS = 100;
+const MEMORY_SECONDS = 4;
 
 const rps = (m: Measurement): string => `${m.requestsPerSecond.toFixed(0)} req/s, ${m.cpuUsPerRequest?.toFixed(0) ?? 'n/a'} µs CPU/req, p99 ${m.p99Ms.toFixed(1)} ms${m.failures ? `, ${m.failures} FAILED` : ''}`;
 
 /** Every read scenario at one size: both servers started once, checked, then loaded scenario by scenario. */
 export async function runReads(r: ReadRun): Promise<Comparison[]> {
   const scenarios = READS.filter((s) => !r.only || r.only.includes(s.id));
-  const [ours, baseline] = await Promise.all([startOurs(r.dir, r.workers), startBaseline(r.db)]);
+  const [ours, baseline] = await Promise.all([startOurs(r.dir, r.workers), startBaseline(r.db, r.contractBaseline)]);
   const out: Comparison[] = [];
   try {
     const set = scenarios.some((s) => s.id === 'setPage') ? await makeSet(ours.url) : '';
     await checkReads(ours.url, baseline.url, r.size, set, scenarios);
     r.log(`  both servers answer the same bytes for ${scenarios.map((s) => s.id).join(', ')} (global stamps aside)`);
+    if (r.memory && r.workers === 1) {
+      const byKey = READS[0];
+      const m = await measureMemory(loaded(ours), (n) => byKey.ours(n, r.size, set), byKey.range(r.size), MEMORY_CONNECTIONS, MEMORY_SECONDS);
+      if (m) {
+        r.log(`  memory: RSS ${m.idle.toFixed(0)} MiB idle, ${m.loaded.toFixed(0)} MiB at most under ${m.connections} connections reading by key (${m.requests} requests), ${m.after.toFixed(0)} MiB once it settled`);
+        r.memory(m);
+      }
+    }
     // every scenario once on both fresh servers before any is measured: the first one measured
     // otherwise paid for the compilation of code paths the later ones share (ours has more of them)
     if (r.load.warmupSeconds > 0) {

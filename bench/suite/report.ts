@@ -42,6 +42,7 @@ const FLAGS: readonly { flag: string; value?: string; what: string }[] = [
   { flag: '--rounds', value: 'R', what: 'the rounds that duration is split into, alternating the servers' },
   { flag: '--connections', value: 'N', what: "the load generator's connections" },
   { flag: '--quick', what: 'a short run to try the suite: its figures are not to be quoted' },
+  { flag: '--contract-baseline', what: 'the read baseline sends the security headers our answers carry (else it is minimal: content-type and content-length)' },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -400,6 +401,27 @@ function workersSection(results: SuiteResults): string {
   return parts.join('\n\n');
 }
 
+function memorySection(results: SuiteResults): string {
+  const memory = results.memory ?? [];
+  const parts = ['## Memory'];
+  if (memory.length === 0) {
+    parts.push('Not measured in this run (the reads measure it, with one worker).');
+    return parts.join('\n\n');
+  }
+  parts.push(
+    'Our server\'s resident set (RSS): idle once started and checked, at most while 100 connections read by key (cookie-less: each request a guest that keeps nothing), ' +
+      'and three seconds after the load. A guest that keeps nothing is neither stored nor remembered: what the load leaves behind is the heap\'s growth, not sessions.',
+  );
+  parts.push(
+    table(
+      ['Size', 'Idle MiB', 'Under load MiB', 'Connections', 'Requests', 'After MiB'],
+      memory.map((m) => [sizeLabel(m.size), groupDigits(m.idle), groupDigits(m.loaded), String(m.connections), groupDigits(m.requests), groupDigits(m.after)]),
+      ['r', 'r', 'r', 'r', 'r', 'r'],
+    ),
+  );
+  return parts.join('\n\n');
+}
+
 function generationSection(results: SuiteResults): string {
   const parts = ['## Data generation'];
   if (results.generated.length === 0) parts.push('No data set was made in this run.');
@@ -443,6 +465,7 @@ export function renderReport(given: SuiteResults, options: ReportOptions): strin
       peerSection(results),
       scalingSection(results),
       workersSection(results),
+      memorySection(results),
       generationSection(results),
       notesSection(results),
     ].join('\n\n') + '\n'

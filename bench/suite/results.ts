@@ -2,6 +2,8 @@
 // chart are written from. Every figure of ours sits beside the figure of what it is compared with,
 // measured in the same run on the same data: a hand-written baseline, or a peer.
 
+import type { MemoryReport } from './memory.js';
+
 /** One server loaded with one scenario (all its rounds together). */
 export interface Measurement {
   /** answered requests (a batch counts as one request; see Comparison.unitsPerRequest) */
@@ -98,6 +100,11 @@ export interface WorkersComparison {
   readonly target: number;
 }
 
+/** Our server's memory at one size (bench/suite/memory.ts). */
+export interface SizedMemory extends MemoryReport {
+  readonly size: number;
+}
+
 /** The data set made for one size. */
 export interface Generation {
   readonly engine: Engine;
@@ -125,6 +132,8 @@ export interface SuiteResults {
   readonly scaling: readonly Scaling[];
   /** --workers N against one worker (absent from runs made before it was measured) */
   readonly workers?: readonly WorkersComparison[];
+  /** our server's RSS idle, under 100 connections and after, per size (absent from older runs) */
+  readonly memory?: readonly SizedMemory[];
   /** what a reader must know to read the figures (the load generator sharing the cores, figures quoted and not measured …) */
   readonly notes: readonly string[];
 }

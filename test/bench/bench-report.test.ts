@@ -83,6 +83,7 @@ const RESULTS: SuiteResults = {
     { scenario: 'byKey', title: 'By "key" & <id>', smallSize: 10_000, largeSize: 1_000_000, small: 50, large: 55, ratio: 1.1, target: 1.5 },
     { scenario: 'filtered', title: 'Filtered page', smallSize: 10_000, largeSize: 1_000_000, small: 60, large: 120, ratio: 2, target: 1.5, why: 'the count reads every match; a kept count would fix it' },
   ],
+  memory: [{ size: 10_000, connections: 100, seconds: 4, requests: 80_000, idle: 92.4, loaded: 131.6, after: 118.2 }],
   notes: ['The load generator shares the 4 cores with the servers: read the CPU ratio.', 'Figures from `--quick` runs are not to be quoted.'],
 };
 
@@ -325,6 +326,7 @@ describe('bench report: the Markdown', () => {
       '## Against peers',
       '## Scaling: cost follows the page',
       '## Every core: `--workers`',
+      '## Memory',
       '## Data generation',
       '## Notes',
     ]);
@@ -349,7 +351,7 @@ describe('bench report: the Markdown', () => {
         assert.equal(lines[j].replaceAll('\\|', '').split('|').length - 2, width, lines[j]);
       }
     }
-    assert.equal(tables, 7); // flags, machine, reads, writes, peers, scaling, generation
+    assert.equal(tables, 8); // flags, machine, reads, writes, peers, scaling, memory, generation
     assert.ok(markdown.includes('a single key \\| not'));
   });
 
@@ -414,10 +416,11 @@ describe('bench report: the Markdown', () => {
     assert.ok(markdown.includes('supabase/benchmarks-archive'));
   });
 
-  it('writes the scaling, generation and notes', () => {
+  it('writes the scaling, memory, generation and notes', () => {
     const scaling = tableOf(markdown, '## Scaling: cost follows the page');
     assert.deepEqual(scaling[0], ['By "key" & &lt;id>', '10k → 1M', '50.0', '55.0', '1.10×', '≤ 1.5: met', '']);
     assert.deepEqual(scaling[1], ['Filtered page', '10k → 1M', '60.0', '120', '2.00×', '≤ 1.5: **not met**', 'the count reads every match; a kept count would fix it']);
+    assert.deepEqual(tableOf(markdown, '## Memory'), [['10k', '92', '132', '100', '80,000', '118']]);
     const generated = tableOf(markdown, '## Data generation');
     assert.deepEqual(generated, [
       ['10,000', 'SQLite', '0.15', '66,667', '2.0 MiB', 'yes (copied)'],
