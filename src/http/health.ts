@@ -21,8 +21,9 @@ export function healthRoutes(app: FastifyInstance, ds: Datastore, log: Logger): 
     draining = true;
     done();
   });
+  // (a 503 names its request, as every error does: server.ts)
   const answer = (reply: FastifyReply, status: number, body: Record<string, unknown>) =>
-    reply.code(status).headers(SECURITY_HEADERS).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
+    (status >= 400 ? reply.header('x-request-id', reply.request.id) : reply).code(status).headers(SECURITY_HEADERS).header('cache-control', 'no-store').type('application/json; charset=utf-8').send(JSON.stringify(body));
 
   app.get('/health', (_request, reply) => answer(reply, 200, { status: 'ok' }));
 

@@ -116,6 +116,9 @@ export async function restRoutes(app: FastifyInstance, services: Services, guard
     // a batch's answer whose entity failed for want of the database (busy, unreachable) is a
     // 503 built by the write handler: when to try again goes with it, as with a thrown 503
     if (response.status === 503) reply.header('retry-after', '1');
+    // a failure answered as an answer, not thrown (a failed update's or a login's body, a 416):
+    // it names its request as sendError's do
+    if (response.status >= 400) reply.header('x-request-id', request.id);
     // (a tag names a read's answer: a write's If-None-Match is not ours to judge)
     return send(reply, response, request.method === 'GET' || request.method === 'HEAD' ? request.headers['if-none-match'] : undefined, services.answers);
   };

@@ -101,8 +101,9 @@ export async function keepSession(services: Services, request: FastifyRequest, r
   // cookie: its next request is a new guest, the same to it in every way, and an answer without
   // a cookie costs neither the token nor the header (4D's protocol needs a session only where the
   // client keeps state: docs/decisions.md). One whose id was shown (user code, $info) gets it,
-  // so that it stays the same session.
-  if (sessionInternals.newToken(session) && (sessionInternals.stored(session) || sessionInternals.idShown(session))) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? attributes.secure : attributes.plain}`);
+  // so that it stays the same session; so does one refused a lock or a query path for want of a
+  // session its client keeps (its next request, with the cookie, may have them).
+  if (sessionInternals.newToken(session) && (sessionInternals.stored(session) || sessionInternals.cookieWanted(session))) reply.header('set-cookie', `${services.cookie.name}=${sessionInternals.cookie(session)}${services.cookie.secure || request.protocol === 'https' ? attributes.secure : attributes.plain}`);
 }
 
 /**

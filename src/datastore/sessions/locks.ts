@@ -112,6 +112,8 @@ function lockingSession(access: Access, what: string): Session {
 export async function lockEntity(dc: ClassCoreView, key: unknown, access: Access, client: LockClient, limit = DEFAULT_LOCKS_PER_SESSION): Promise<LockStatus> {
   const session = lockingSession(access, 'lock()');
   if (sessionInternals.newToken(session)) {
+    // (the answer gives a guest never stored its cookie: sent back, it is the same guest, which may lock)
+    sessionInternals.wantCookie(session);
     throw new DatasetError('LOCK_NEEDS_SESSION', 'a lock needs a session the client keeps: send its cookie back, or log in (this request\'s session is new: a lock taken by it could be released by no one)');
   }
   const core = dc.core;
@@ -128,19 +130,19 @@ export async function lockEntity(dc: ClassCoreView, key: unknown, access: Access
     if (!(await entityRow(core, dc.model, key, access))) return GONE;
     const text = keyText(key);
     const now = core.sessions.now();
-    const held = await lockHeldElsewhere(storage, dc.name, text, now, session.id);
+    const held = await lockHeldElsewhere(storage, dc.name, text, now, sessionInternals.id(session));
     if (held) return locked(held);
-    const row = { token: sessionInternals.tokenHash(session), id: session.id, userName: session.userName, privileges: JSON.stringify(session.getPrivileges()) };
+    const row = { token: sessionInternals.tokenHash(session), id: sessionInternals.id(session), userName: session.userName, privileges: JSON.stringify(session.getPrivileges()) };
     if (!sessionInternals.stored(session) || !(await sessionStillHeld(storage, row, now))) {
       throw new DatasetError('LOCK_NEEDS_SESSION', 'the session ended while it asked the lock (a logout, a login as another user, its expiry, or its store undone): nothing is locked; ask again');
     }
     // (counted under the session row's lock where the engine locks rows: its locks are taken one at a time)
-    const holding = await countSessionLocks(storage, session.id, dc.name, text);
+    const holding = await countSessionLocks(storage, sessionInternals.id(session), dc.name, text);
     if (holding >= limit) {
       throw new DatasetError('TOO_MANY_REQUESTS', `this session holds ${holding} entity locks, the most it may (--max-locks-per-session): unlock some ($lock=false) first`, [], { retryAfterS: 60 });
     }
     await putLock(storage, {
-      dataClass: dc.name, key: text, session: session.id, address: client.address.slice(0, MAX_LOCK_CLIENT_TEXT), host: client.host.slice(0, MAX_LOCK_CLIENT_TEXT), userAgent: client.userAgent.slice(0, MAX_LOCK_CLIENT_TEXT), at: now,
+      dataClass: dc.name, key: text, session: sessionInternals.id(session), address: client.address.slice(0, MAX_LOCK_CLIENT_TEXT), host: client.host.slice(0, MAX_LOCK_CLIENT_TEXT), userAgent: client.userAgent.slice(0, MAX_LOCK_CLIENT_TEXT), at: now,
     });
     return SUCCESS;
   }, { retries: storage.dialect.concurrency.conflictRetries });
@@ -165,9 +167,9 @@ export async function unlockEntity(dc: ClassCoreView, key: unknown, access: Acce
       await deleteLock(storage, dc.name, text, null);
       return SUCCESS;
     }
-    const held = await lockHeldElsewhere(storage, dc.name, text, core.sessions.now(), session.id);
+    const held = await lockHeldElsewhere(storage, dc.name, text, core.sessions.now(), sessionInternals.id(session));
     if (held) return locked(held);
-    await deleteLock(storage, dc.name, text, session.id);
+    await deleteLock(storage, dc.name, text, sessionInternals.id(session));
     return SUCCESS;
   }, { retries: storage.dialect.concurrency.conflictRetries });
 }
@@ -185,12 +187,17 @@ function entityRow(core: CoreView, dc: DataClassModel, key: unknown, access: Acc
  */
 export async function refuseLockedElsewhere(core: CoreView, dc: DataClassModel, keys: readonly string[], access: Access, what: 'saved' | 'dropped'): Promise<void> {
   const now = core.sessions.now();
-  const except = sessionOf(access)?.id ?? null;
+  const except = idOf(sessionOf(access));
   for (const text of keys) {
     const held = await lockHeldElsewhere(core.storage, dc.name, text, now, except);
     if (held) throw new EntityLockedError(core.name, dc, text, held, what);
     await deleteLock(core.storage, dc.name, text, null);
   }
+}
+
+/** The id of a request's session, for the core's own checks (read without showing it: session.ts); null for the server's own code. */
+function idOf(session: Session | undefined): string | null {
+  return session === undefined ? null : sessionInternals.id(session);
 }
 
 /**
@@ -203,7 +210,7 @@ export async function refuseLockedElsewhere(core: CoreView, dc: DataClassModel, 
 export async function bumpStampRefusingLocked(core: CoreView, dc: DataClassModel, key: unknown, access: Access, what: 'saved' | 'dropped', moveStamp: boolean): Promise<void> {
   const text = keyText(key);
   const now = core.sessions.now();
-  const except = sessionOf(access)?.id ?? null;
+  const except = idOf(sessionOf(access));
   const probe = await bumpStampProbingLock(core.storage, dc.name, text, now, except, moveStamp);
   if (probe.heldElsewhere) {
     // (the locker's details, for the refusal: read only then)

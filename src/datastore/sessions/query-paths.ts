@@ -15,14 +15,18 @@ export class QueryPathStore {
 
   /** Keeps the last query path of a session its client keeps (the session is then stored, a guest too); nothing for one new with this request. */
   async record(session: Session, path: unknown): Promise<void> {
-    if (!kept(session)) return;
+    if (!kept(session)) {
+      // (the answer gives a guest never stored its cookie: sent back, the same guest records its path)
+      sessionInternals.wantCookie(session);
+      return;
+    }
     sessionInternals.keep(session);
-    await recordQueryPath(this.storage, session.id, path, this.now());
+    await recordQueryPath(this.storage, sessionInternals.id(session), path, this.now());
   }
 
   /** The last query path recorded for a session, if any. */
   last(session: Session): Promise<unknown> {
-    return kept(session) ? lastQueryPath(this.storage, session.id) : Promise.resolve(undefined);
+    return kept(session) ? lastQueryPath(this.storage, sessionInternals.id(session)) : Promise.resolve(undefined);
   }
 }
 

@@ -30,8 +30,14 @@ interface SessionInternals {
   token(s: Session): string;
   /** its id, for the core's own bookkeeping: unlike `session.id` (what user code and $info read), reading it does not make a guest never stored keep its cookie */
   id(s: Session): string;
-  /** its id was shown (to user code, $info): a guest never stored then gets its cookie, so that its next request is the same session */
-  idShown(s: Session): boolean;
+  /**
+   * A guest never stored gets its cookie, so that its next request is the same session: its id
+   * was shown (to user code, $info), or it asked what only a session its client keeps may have
+   * (a lock, a recorded query path: wantCookie)
+   */
+  cookieWanted(s: Session): boolean;
+  /** what it asked needs a session its client keeps: the answer gives a guest never stored its cookie (the next request is the same guest, and may then have it) */
+  wantCookie(s: Session): void;
   /**
    * What its cookie holds: the token; for a session not stored (a guest that keeps nothing), the
    * token in lower case, which no stored session has, so that the cookie sent back is known for
@@ -106,8 +112,8 @@ export class Session {
   // a guest never stored whose client sent its cookie back (in lower case): the client keeps it
   #sentLower = false;
   #bearer = false;
-  // its id was read through `id` (user code, $info): see idShown
-  #idShown = false;
+  // its id was read through `id` (user code, $info), or wantCookie: see cookieWanted
+  #cookieWanted = false;
   // the passcodes createOTP made in this request (kept when the session is stored)
   #otps: Passcode[] = [];
   // what promote() added, by the id it answered (demote takes it back)
@@ -118,7 +124,10 @@ export class Session {
     sessionInternals = {
       token: (s) => s.#token,
       id: (s) => s.#state.id,
-      idShown: (s) => s.#idShown,
+      cookieWanted: (s) => s.#cookieWanted,
+      wantCookie: (s) => {
+        s.#cookieWanted = true;
+      },
       cookie: (s) => (s.#stored ? s.#token : s.#token.toLowerCase()),
       newToken: (s) => s.#newToken,
       stored: (s) => s.#stored,
@@ -198,7 +207,7 @@ export class Session {
 
   /** The session's id (what $info shows; not the cookie, which is never shown). */
   get id(): string {
-    this.#idShown = true;
+    this.#cookieWanted = true;
     return this.#state.id;
   }
 
