@@ -32,9 +32,8 @@ export function rssMiB(pid: number): number | undefined {
   }
 }
 
-/** Loads `server` with `connections` connections on `path` for `seconds`, sampling its RSS. */
-export async function measureMemory(server: Loaded, path: (n: number) => string, range: number, connections: number, seconds: number): Promise<MemoryReport | undefined> {
-  const idle = rssMiB(server.pid);
+/** Loads `server` with `connections` connections on `path` for `seconds`, sampling its RSS; `idle` is the RSS read before any load (rssMiB). */
+export async function measureMemory(server: Loaded, idle: number | undefined, path: (n: number) => string, range: number, connections: number, seconds: number): Promise<MemoryReport | undefined> {
   if (idle === undefined) return undefined;
   let high = idle;
   const sampler = setInterval(() => {

@@ -8,7 +8,7 @@ import { cookieName } from '../../src/rest/scope/scope.js';
 import { startServer, type ServerProcess } from '../processes.js';
 import { loadBoth, type LoadSettings, type Loaded } from './load.js';
 import { itemValues, keysWithPrefix, MODEL, prefixOf } from './model.js';
-import { measureMemory, type MemoryReport } from './memory.js';
+import { measureMemory, rssMiB, type MemoryReport } from './memory.js';
 import type { Comparison, Measurement } from './results.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -150,14 +150,8 @@ export async function runReads(r: ReadRun): Promise<Comparison[]> {
     const set = scenarios.some((s) => s.id === 'setPage') ? await makeSet(ours.url) : '';
     await checkReads(ours.url, baseline.url, r.size, set, scenarios);
     r.log(`  both servers answer the same bytes for ${scenarios.map((s) => s.id).join(', ')} (global stamps aside)`);
-    if (r.memory && r.workers === 1) {
-      const byKey = READS[0];
-      const m = await measureMemory(loaded(ours), (n) => byKey.ours(n, r.size, set), byKey.range(r.size), MEMORY_CONNECTIONS, MEMORY_SECONDS);
-      if (m) {
-        r.log(`  memory: RSS ${m.idle.toFixed(0)} MiB idle, ${m.loaded.toFixed(0)} MiB at most under ${m.connections} connections reading by key (${m.requests} requests), ${m.after.toFixed(0)} MiB once it settled`);
-        r.memory(m);
-      }
-    }
+    // (idle: before any load; the load of 100 connections after the scenarios, which it would otherwise warm for ours alone)
+    const idle = r.memory && r.workers === 1 ? rssMiB(ours.pid) : undefined;
     // every scenario once on both fresh servers before any is measured: the first one measured
     // otherwise paid for the compilation of code paths the later ones share (ours has more of them)
     if (r.load.warmupSeconds > 0) {
@@ -180,6 +174,14 @@ export async function runReads(r: ReadRun): Promise<Comparison[]> {
       };
       r.log(`  ${s.title}: ours ${rps(o)}; baseline ${rps(b)}; ratio ${c.ratio.toFixed(2)}${c.cpuRatio ? ` (CPU ${c.cpuRatio.toFixed(2)})` : ''}${s.target ? `, target ${s.target}` : ''}`);
       out.push(c);
+    }
+    if (r.memory && idle !== undefined) {
+      const byKey = READS[0];
+      const m = await measureMemory(loaded(ours), idle, (n) => byKey.ours(n, r.size, set), byKey.range(r.size), MEMORY_CONNECTIONS, MEMORY_SECONDS);
+      if (m) {
+        r.log(`  memory: RSS ${m.idle.toFixed(0)} MiB idle, ${m.loaded.toFixed(0)} MiB at most under ${m.connections} connections reading by key (${m.requests} requests), ${m.after.toFixed(0)} MiB once it settled`);
+        r.memory(m);
+      }
     }
   } finally {
     await Promise.all([ours.stop(), baseline.stop()]);

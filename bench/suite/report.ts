@@ -410,7 +410,7 @@ function memorySection(results: SuiteResults): string {
   }
   parts.push(
     'Our server\'s resident set (RSS): idle once started and checked, at most while 100 connections read by key (cookie-less: each request a guest that keeps nothing), ' +
-      'and three seconds after the load. A guest that keeps nothing is neither stored nor remembered: what the load leaves behind is the heap\'s growth, not sessions.',
+      'and three seconds after the load (measured after the scenarios, so as not to warm ours alone). A guest that keeps nothing is neither stored nor remembered: what the load leaves behind is the heap\'s growth, not sessions.',
   );
   parts.push(
     table(
