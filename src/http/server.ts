@@ -100,7 +100,11 @@ export async function serverWith(ds: Datastore, settings: ServerSettings, log: L
     });
     // browser front ends on the listed origins may call the API with the session's cookie (an
     // OPTIONS that is no preflight is answered 204 with Allow, not refused in plain text)
-    await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600, strictPreflight: false });
+    await app.register(fastifyCors, { origin: [...corsOrigins], credentials: true, methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'], maxAge: 600, strictPreflight: false,
+      // (a page on another origin reads only the CORS-safelisted answer headers unless told: a
+      // browser client needs the ETag for If-Match and If-None-Match, the request id to quote
+      // an error, Retry-After to wait, Location after a create)
+      exposedHeaders: ['etag', 'x-request-id', 'retry-after', 'location', 'allow'] });
   } else optionsRoute(app, guard);
   await compression(app);
   if (log.isLevelEnabled('debug')) {

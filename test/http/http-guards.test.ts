@@ -58,13 +58,15 @@ describe('HTTP guards: Host, Origin, CORS and security headers', () => {
     assert.equal((await call(demo.app, '/rest/$info', { headers: { origin: 'http://evil.example' } })).status, 200);
   });
 
-  it('lets a --cors-origin call with credentials: its POST runs and a preflight answers it', async () => {
+  it('lets a --cors-origin call with credentials: its POST runs, its answer exposes the ETag and request id, and a preflight answers it', async () => {
     const cors = await buildServer(demo.ds, { logLevel: 'silent', corsOrigins: ['http://app.example'] });
     try {
       const ok = await post({ origin: 'http://app.example' }, cors);
       assert.equal(ok.status, 200);
       assert.equal(ok.headers['access-control-allow-origin'], 'http://app.example');
       assert.equal(ok.headers['access-control-allow-credentials'], 'true');
+      // (a browser client on that origin reads the ETag for If-Match, the request id of an error, Retry-After)
+      assert.equal(ok.headers['access-control-expose-headers'], 'etag, x-request-id, retry-after, location, allow');
       const preflight = await call(cors, '/rest/$catalog/pause', { method: 'OPTIONS', headers: { origin: 'http://app.example', 'access-control-request-method': 'POST' } });
       assert.ok(preflight.status < 300, String(preflight.status));
       assert.equal(preflight.headers['access-control-allow-origin'], 'http://app.example');
