@@ -14,7 +14,7 @@ import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRe
 import { readIfMatch } from './request/etag.js';
 import type { RestResponse } from './present/response.js';
 import { run } from './run/run.js';
-import { keepAnswer, keepsAnswer, keptAnswer, lookUpAnswer } from './scope/answer-cache/answer-keys.js';
+import { keepAnswer, keepsAnswer, keptAnswer, lookUpAnswer } from './run/kept-answers.js';
 import { scopeFor, type RestCore, type Scope, type Services } from './scope/scope.js';
 
 export interface IncomingRest extends RestRequest {

@@ -3,7 +3,7 @@
 // text, its status and its tag, so its headers are a fresh answer's, and a 304 for a tag still
 // current costs no statement. Bounded in bytes (ANSWER_CACHE_BYTES, the least recently used go
 // first); every answer goes as soon as the stamp moves (stamp-watch.ts says when). What is kept,
-// and under which key, is decided by answer-keys.ts.
+// and under which key, is decided by rest/run/kept-answers.ts.
 
 import { ANSWER_CACHE_BYTES, ANSWER_CACHE_ENTRY_BYTES } from '../../../config/limits.js';
 

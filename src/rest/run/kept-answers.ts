@@ -1,4 +1,4 @@
-// Which answers a server keeps (answer-cache.ts), and under which key: the pipeline's hook
+// Which answers a server keeps (scope/answer-cache/answer-cache.ts), and under which key: the pipeline's hook
 // (rest/pipeline.ts). A GET or HEAD is looked up before it is planned, by its URL as sent and by
 // what its caller may see — its grants (privileges, whether a guest: they decide every
 // permission of dataclasses and attributes, and so what its names resolve to) and its user name.
@@ -17,12 +17,12 @@
 // answer kept for the next ones (RFC 9111 §5.2.1.4).
 
 import type { IncomingHttpHeaders } from 'node:http';
-import { coreOf } from '../../../datastore/index.js';
-import type { Action, ActionKind } from '../../plan/action.js';
-import type { RestResponse } from '../../present/response.js';
-import type { Scope, Services } from '../scope.js';
-import { AnswerCache } from './answer-cache.js';
-import { stampWatchOf } from './stamp-watch.js';
+import { coreOf } from '../../datastore/index.js';
+import type { Action, ActionKind } from '../plan/action.js';
+import type { RestResponse } from '../present/response.js';
+import type { Scope, Services } from '../scope/scope.js';
+import { AnswerCache } from '../scope/answer-cache/answer-cache.js';
+import { stampWatchOf } from '../scope/answer-cache/stamp-watch.js';
 
 /** A request looked up: where its answer would be kept, and the generation before its read began. */
 export interface AnswerLookup {
