@@ -48,7 +48,7 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
 async function planAndRun(services: Services, req: IncomingRest, scope: Scope): Promise<RestResponse> {
   // a read asked again while the data stands still, by a caller who sees the same: answered from
   // memory, unplanned (scope/answer-cache: what is kept, and how long)
-  const lookup = lookUpAnswer(services, req, scope);
+  const lookup = lookUpAnswer(services, req, scope, readsRunUserCode(services.core));
   const kept = lookup && keptAnswer(lookup);
   if (kept) {
     planned.set(req.raw, kept.action);
@@ -73,7 +73,7 @@ async function planAndRun(services: Services, req: IncomingRest, scope: Scope): 
   const answer = RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core) ? runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw)) : run(action, scope, req.raw);
   // a read of one entity with If-Match: answered only when the entity is the one the tag names (the read changes nothing: it is made, then judged)
   const ifMatch = action.kind === 'readEntity' ? req.headers['if-match'] : undefined;
-  if (lookup && keepsAnswer(action, scope, readsRunUserCode(services.core))) return keepAnswer(lookup, action, await answer);
+  if (lookup && keepsAnswer(action)) return keepAnswer(lookup, action, await answer);
   return ifMatch === undefined ? answer : readIfMatched(await answer, ifMatch);
 }
 

@@ -43,10 +43,14 @@ export function answerCacheOf(services: Services): AnswerCache {
   return cache;
 }
 
-/** The lookup of a request whose answer may be kept; undefined for one that is never (not a read, If-Match). */
-export function lookUpAnswer(services: Services, request: { readonly method: string; readonly url: string; readonly headers: IncomingHttpHeaders }, scope: Scope): AnswerLookup | undefined {
+/**
+ * The lookup of a request whose answer may be kept; undefined for one that is never (not a read,
+ * If-Match, user code on the way: `readsRunUserCode`, or a restrict()) — nothing is then asked of
+ * the cache, nor is the stamp watched for it.
+ */
+export function lookUpAnswer(services: Services, request: { readonly method: string; readonly url: string; readonly headers: IncomingHttpHeaders }, scope: Scope, readsRunUserCode: boolean): AnswerLookup | undefined {
   const { method, headers } = request;
-  if ((method !== 'GET' && method !== 'HEAD') || headers['if-match'] !== undefined) return undefined;
+  if ((method !== 'GET' && method !== 'HEAD') || headers['if-match'] !== undefined || readsRunUserCode || scope.access.restrict !== null) return undefined;
   const cache = answerCacheOf(services);
   const grants = scope.access.grants;
   // (NUL is in no URL as sent, no privilege name or user name a key could be confused by)
@@ -63,9 +67,8 @@ export function keptAnswer(lookup: AnswerLookup): { response: RestResponse; acti
   return { response, action: kept.action as ActionKind };
 }
 
-/** Whether an action's answer may be kept for the same caller (above). */
-export function keepsAnswer(action: Action, scope: Scope, readsRunUserCode: boolean): boolean {
-  if (readsRunUserCode || scope.access.restrict !== null) return false;
+/** Whether an action's answer may be kept for the same caller (above; user code was ruled out by lookUpAnswer). */
+export function keepsAnswer(action: Action): boolean {
   switch (action.kind) {
     case 'readEntity':
     case 'readRelation':
