@@ -10,7 +10,9 @@
 // --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered,samePage,notModified
 // (samePage: one filtered page asked again and again while nothing writes — ours answers it from
 // memory, the baseline queries every time; notModified: the same with the page's If-None-Match,
-// 304 from us, the page again from the baseline).
+// 304 from us, the page again from the baseline); --fresh: our requests of byKey, page and
+// filtered say Cache-Control: no-cache, so that each is read again (a random page may be one
+// asked before: 200 prefixes of filtered pages at 20,000 rows, kept while nothing writes).
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -55,6 +57,8 @@ interface Settings {
   workers: number;
   /** the scenarios to run (all when undefined) */
   scenarios: ScenarioKind[] | undefined;
+  /** our random reads say Cache-Control: no-cache (read again, never answered from memory) */
+  fresh: boolean;
 }
 
 function settings(): Settings {
@@ -73,6 +77,7 @@ function settings(): Settings {
       'bare-baseline': { type: 'boolean', default: false },
       workers: { type: 'string', default: '1' },
       scenarios: { type: 'string' },
+      fresh: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -98,6 +103,7 @@ function settings(): Settings {
     profile: values.profile,
     bareBaseline: values['bare-baseline'],
     workers: num('workers', values.workers, 1),
+    fresh: values.fresh,
     scenarios: values.scenarios === undefined ? undefined : values.scenarios.split(',').map((k) => {
       if (!SCENARIO_KINDS.includes(k as ScenarioKind)) throw new Error(`--scenarios takes ${SCENARIO_KINDS.join(', ')}, got '${k}'`);
       return k as ScenarioKind;
@@ -292,6 +298,8 @@ function startBaseline(t: Target, s: Settings, profileDir: string | undefined): 
 
 const SCENARIO_KINDS = ['byKey', 'page', 'filtered', 'samePage', 'notModified'] as const;
 type ScenarioKind = (typeof SCENARIO_KINDS)[number];
+/** the scenarios of random reads, read again with --fresh */
+const RANDOM_READS: ReadonlySet<ScenarioKind> = new Set(['byKey', 'page', 'filtered']);
 
 interface Scenario {
   readonly kind: ScenarioKind;
@@ -337,7 +345,7 @@ async function runScenario(scenario: Scenario, target: Target, s: Settings, prof
   const outcome: Outcome = { engine: target.engine, target: undefined, scenario, ours: newTotals(), baseline: newTotals(), served: { ours: 0, baseline: 0 } };
   try {
     if (check) await sanity(ours.url, baseline.url, s);
-    const headers = await scenario.oursHeaders?.(ours.url);
+    const headers = scenario.oursHeaders ? await scenario.oursHeaders(ours.url) : s.fresh && RANDOM_READS.has(scenario.kind) ? { 'cache-control': 'no-cache' } : undefined;
     const sides = [
       { server: ours, path: scenario.ours, totals: outcome.ours, side: 'ours' as const, headers },
       { server: baseline, path: scenario.baseline, totals: outcome.baseline, side: 'baseline' as const, headers: undefined },
