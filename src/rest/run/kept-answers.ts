@@ -53,8 +53,10 @@ export function lookUpAnswer(services: Services, request: { readonly method: str
   if ((method !== 'GET' && method !== 'HEAD') || headers['if-match'] !== undefined || readsRunUserCode || scope.access.restrict !== null) return undefined;
   const cache = answerCacheOf(services);
   const grants = scope.access.grants;
-  // (NUL is in no URL as sent, no privilege name or user name a key could be confused by)
-  const key = `${request.url}\u0000${grants.guest ? 'g' : ''}${grants.privileges.join('\u0000')}\u0000${scope.session.userName}`;
+  // (NUL is in no URL as sent nor in a privilege's name; the privileges counted, the user name last:
+  // no two callers make one key, whatever a user name holds)
+  const { privileges } = grants;
+  const key = `${request.url}\u0000${grants.guest ? 'g' : 'u'}${privileges.length}\u0000${privileges.length === 0 ? '' : `${privileges.join('\u0000')}\u0000`}${scope.session.userName}`;
   return { cache, key, generation: cache.generation, fresh: asksFresh(headers) };
 }
 

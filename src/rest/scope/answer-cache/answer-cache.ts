@@ -81,7 +81,7 @@ export class AnswerCache {
     const bytes = (answer.text.length + key.length + (answer.etag?.length ?? 0)) * 2 + ENTRY_OVERHEAD;
     if (bytes > this.#maxEntryBytes) return;
     this.#drop(key);
-    this.#entries.set(key, { ...answer, bytes });
+    this.#entries.set(key, { status: answer.status, text: answer.text, etag: answer.etag, action: answer.action, bytes });
     this.#bytes += bytes;
     for (const [oldest] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
