@@ -69,6 +69,21 @@ async function counted<T>(ds: DatastoreWithClasses, fn: () => Promise<T>): Promi
   }
 }
 
+/**
+ * A read that should be answered from memory, with the statements it ran: the stamp read just
+ * before (a loaded machine may delay the watch's timer past the staleness bound, and a kept
+ * answer is then read again — rightly), tried a few times until none ran.
+ */
+async function fromMemory(s: UsersServer, url: string, headers: Record<string, string> = {}, method: 'GET' | 'HEAD' = 'GET'): Promise<{ value: Raw; statements: number }> {
+  let last: { value: Raw; statements: number } | undefined;
+  for (let i = 0; i < 5; i++) {
+    await stampWatchOf(coreOf(s.ds).storage).check();
+    last = await counted(s.ds, () => get(s.app, url, headers, method));
+    if (last.statements === 0) break;
+  }
+  return last!;
+}
+
 /** Reads `url` until an answer of it is kept (the watch trusted, the answer read since): the next one is from memory. */
 async function warm(s: UsersServer, url: string, headers: Record<string, string> = {}): Promise<Raw> {
   await stampWatchOf(coreOf(s.ds).storage).check();
@@ -96,7 +111,7 @@ describe(`whole answers kept while the data stands still (${TEST_ENGINE})`, () =
   it('answers a page and an entity asked again from memory: the same bytes and headers as a fresh read, no statement', async () => {
     for (const url of ['/rest/Note?$orderby=ID&$top=2', '/rest/Note(1)', '/rest/Note?$filter="text begin :1"&$params=["t"]&$attributes=text', '/rest/Note/text?$compute=count']) {
       await warm(s, url);
-      const kept = await counted(s.ds, () => get(s.app, url));
+      const kept = await fromMemory(s, url);
       assert.equal(kept.statements, 0, `${url}: from memory`);
       const fresh = await counted(s.ds, () => get(s.app, url, { 'cache-control': 'no-cache' }));
       assert.ok(fresh.statements > 0, `${url}: Cache-Control: no-cache reads it again`);
@@ -109,7 +124,7 @@ describe(`whole answers kept while the data stands still (${TEST_ENGINE})`, () =
   it('answers a HEAD with the kept answer\'s headers', async () => {
     const url = '/rest/Note?$orderby=ID';
     const full = await warm(s, url);
-    const head = await counted(s.ds, () => get(s.app, url, {}, 'HEAD'));
+    const head = await fromMemory(s, url, {}, 'HEAD');
     assert.equal(head.statements, 0);
     assert.equal(head.value.status, 200);
     assert.equal(head.value.body, '');
@@ -121,12 +136,12 @@ describe(`whole answers kept while the data stands still (${TEST_ENGINE})`, () =
       const first = await warm(s, url);
       const tag = String(first.headers.etag);
       assert.ok(tag.length > 2, `${url} carries a tag`);
-      const again = await counted(s.ds, () => get(s.app, url, { 'if-none-match': tag }));
+      const again = await fromMemory(s, url, { 'if-none-match': tag });
       assert.equal(again.value.status, 304, url);
       assert.equal(again.value.headers.etag, tag);
       assert.equal(again.statements, 0, `${url}: the 304 touched the database`);
       // (a weak comparison: the client's W/ form of a strong tag names it too)
-      const weak = await counted(s.ds, () => get(s.app, url, { 'if-none-match': tag.startsWith('W/') ? tag : `W/${tag}` }));
+      const weak = await fromMemory(s, url, { 'if-none-match': tag.startsWith('W/') ? tag : `W/${tag}` });
       assert.equal(weak.value.status, 304);
       assert.equal(weak.statements, 0);
     }
@@ -175,20 +190,20 @@ describe(`whole answers kept while the data stands still (${TEST_ENGINE})`, () =
   it('keeps no error, no entity set\'s page, no $querypath', async () => {
     for (const url of ['/rest/Note(999)', '/rest/Note?$filter="text = :1"&$params=["two"]&$querypath=true']) {
       await warm(s, url);
-      assert.ok((await counted(s.ds, () => get(s.app, url))).statements > 0, `${url} is read again`);
+      assert.ok((await fromMemory(s, url)).statements > 0, `${url} is read again`);
     }
     const made = await s.app.inject({ url: '/rest/Note?$method=entityset', headers: { cookie: editor } });
     const set = String(JSON.parse(made.body).__ENTITYSET).split('/').pop();
     const page = `/rest/Note/$entityset/${set}?$top=2`;
     await warm(s, page, { cookie: editor });
-    assert.ok((await counted(s.ds, () => get(s.app, page, { cookie: editor }))).statements > 0, 'an entity set\'s page is read every time');
+    assert.ok((await fromMemory(s, page, { cookie: editor })).statements > 0, 'an entity set\'s page is read every time');
   });
 
   it('sees another instance\'s write within the staleness bound', async () => {
     const b = await p.second();
     const url = '/rest/Note?$orderby=ID&$attributes=text';
     const before = await warm(s, url);
-    assert.equal((await counted(s.ds, () => get(s.app, url))).statements, 0);
+    assert.equal((await fromMemory(s, url)).statements, 0);
     const note = (await b.ds.Note.get(2))!;
     note.set('text', 'two, by the other instance');
     await note.save();
