@@ -376,7 +376,7 @@ export const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
 export const ANSWER_CACHE_ENTRY_BYTES = 512 * 1024;
 /**
  * How far behind another instance's commit a kept answer may be, at most (docs/decisions.md
- * "Whole answers kept"): the stamp is read again every half of it while answers are asked for,
+ * "Whole answers kept"): the stamp is read again every quarter of it while answers are asked for,
  * and a kept answer is served only within this time of a read of it that found no change.
  */
 export const ANSWER_CACHE_STALENESS_MS = 100;

@@ -1,7 +1,7 @@
 // What a cache of whole answers asks before it serves one: has the global stamp moved since the
 // answer was read? Known without a statement: this process's own writes are counted as they move
 // the stamp and as they commit (global-stamp.ts watchStampMoves); another instance's are found by
-// reading the stamp every half of ANSWER_CACHE_STALENESS_MS while answers are asked for, and an
+// reading the stamp every quarter of ANSWER_CACHE_STALENESS_MS while answers are asked for, and an
 // answer is served only within ANSWER_CACHE_STALENESS_MS of the start of a read that found no
 // change (or that found it and dropped the answers read before). So a kept answer never shows a
 // state older than a commit of this process that returned, nor than another instance's commit of
@@ -23,7 +23,8 @@ export class StampWatch {
   #stamp: number | undefined;
   /** until when (performance.now()) nothing unseen can be older than the staleness bound */
   #trustedUntil = 0;
-  #timer: NodeJS.Timeout | undefined;
+  /** the reads go on (while answers are asked for) */
+  #running = false;
   #reading: Promise<void> | undefined;
   #askedAt = 0;
   /** the stamp reads made (tests tell them from a request's statements) */
@@ -44,7 +45,7 @@ export class StampWatch {
   trusted(): boolean {
     const now = performance.now();
     this.#askedAt = now;
-    if (this.#timer === undefined) this.#start();
+    if (!this.#running) this.#start();
     return now < this.#trustedUntil;
   }
 
@@ -54,21 +55,28 @@ export class StampWatch {
     await (this.#reading ?? this.#read());
   }
 
+  /**
+   * Reads the stamp again and again while answers are asked for: a read begins a quarter of the
+   * bound after the last began, or when it ends if it took longer (a busy pool, a loaded machine),
+   * so that the trust lapses only when one read takes most of the bound.
+   */
   #start(): void {
-    this.#timer = setInterval(() => void this.#read(), Math.max(1, this.#stalenessMs / 2));
-    this.#timer.unref();
-    void this.#read();
+    this.#running = true;
+    void (async () => {
+      while (performance.now() - this.#askedAt <= IDLE_MS) {
+        const began = performance.now();
+        await this.#read();
+        const wait = began + this.#stalenessMs / 4 - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
+      }
+      this.#running = false;
+      this.#trustedUntil = 0;
+    })();
   }
 
   #read(): Promise<void> {
     if (this.#reading) return this.#reading;
     const began = performance.now();
-    if (began - this.#askedAt > IDLE_MS) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      this.#trustedUntil = 0;
-      return Promise.resolve();
-    }
     this.reads++;
     this.#reading = readGlobalStamp(this.#storage).then((stamp) => {
       // (the first read sets the stamp it compares with: nothing was kept before it, since an
