@@ -7,7 +7,12 @@
 // --profile (CPU profiles of both servers, kept and summarised per request), --bare-baseline (the
 // baseline without the headers the contract puts on every answer; by default it sends the same
 // security headers and a new guest's session cookie as ours, so that both answers are the same bytes),
-// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered.
+// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered,samePage,notModified
+// (samePage: one filtered page asked again and again while nothing writes — ours answers it from
+// memory, the baseline queries every time; notModified: the same with the page's If-None-Match,
+// 304 from us, the page again from the baseline); --fresh: our requests of byKey, page and
+// filtered say Cache-Control: no-cache, so that each is read again (a random page may be one
+// asked before: 200 prefixes of filtered pages at 20,000 rows, kept while nothing writes).
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -30,7 +35,7 @@ type Engine = 'sqlite' | 'postgres';
 const ENGINE_NAME: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 /** ours/baseline req/s at least; undefined: reported, no target */
 const TARGETS: Record<Engine, Partial<Record<ScenarioKind, number>>> = {
-  sqlite: { byKey: 0.7 },
+  sqlite: { byKey: 0.7, samePage: 2, notModified: 2 },
   postgres: { byKey: 0.6, filtered: 0.6 },
 };
 
@@ -52,6 +57,8 @@ interface Settings {
   workers: number;
   /** the scenarios to run (all when undefined) */
   scenarios: ScenarioKind[] | undefined;
+  /** our random reads say Cache-Control: no-cache (read again, never answered from memory) */
+  fresh: boolean;
 }
 
 function settings(): Settings {
@@ -70,6 +77,7 @@ function settings(): Settings {
       'bare-baseline': { type: 'boolean', default: false },
       workers: { type: 'string', default: '1' },
       scenarios: { type: 'string' },
+      fresh: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -95,6 +103,7 @@ function settings(): Settings {
     profile: values.profile,
     bareBaseline: values['bare-baseline'],
     workers: num('workers', values.workers, 1),
+    fresh: values.fresh,
     scenarios: values.scenarios === undefined ? undefined : values.scenarios.split(',').map((k) => {
       if (!SCENARIO_KINDS.includes(k as ScenarioKind)) throw new Error(`--scenarios takes ${SCENARIO_KINDS.join(', ')}, got '${k}'`);
       return k as ScenarioKind;
@@ -127,7 +136,7 @@ interface Totals {
 
 const newTotals = (): Totals => ({ requests: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, serverCpuMs: 0, dbCpuMs: 0, clientCpuMs: 0, latencies: new Latencies(), rounds: [] });
 
-async function load(server: ServerProcess, path: (n: number) => string, range: number, seconds: number, s: Settings, dbPid: number | undefined, into?: Totals): Promise<number> {
+async function load(server: ServerProcess, path: (n: number) => string, range: number, seconds: number, s: Settings, dbPid: number | undefined, into?: Totals, headers?: Record<string, string>): Promise<number> {
   // (several workers: the supervisor's process tree)
   const cpuOf = (pid: number) => (s.workers > 1 && server.name === 'ours' ? processTreeCpuMs(pid) : processCpuMs(pid));
   const cpu0 = cpuOf(server.pid);
@@ -140,7 +149,7 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
     duration: seconds,
     timeout: 10,
     // a new random key (or offset) for every request
-    requests: [{ setupRequest: (request) => ({ ...request, path: path(Math.floor(Math.random() * range)) }) }],
+    requests: [{ setupRequest: (request) => ({ ...request, path: path(Math.floor(Math.random() * range)), ...(headers ? { headers: { ...request.headers, ...headers } } : {}) }) }],
   });
   if (into) instance.on('response', (_client: unknown, _status: number, _bytes: number, ms: number) => into.latencies.add(ms));
   const r = await instance;
@@ -151,7 +160,8 @@ async function load(server: ServerProcess, path: (n: number) => string, range: n
   if (into) {
     into.requests += answered;
     into.seconds += r.duration;
-    into.non2xx += r.non2xx;
+    // (a 304 is the answer a request with If-None-Match expects)
+    into.non2xx += r.non2xx - (headers?.['if-none-match'] !== undefined ? r['3xx'] : 0);
     into.errors += r.errors;
     into.timeouts += r.timeouts;
     into.serverCpuMs = into.serverCpuMs === undefined || cpu0 === undefined || cpu1 === undefined ? undefined : into.serverCpuMs + cpu1 - cpu0;
@@ -232,6 +242,24 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
   );
 }
 
+/**
+ * The If-None-Match of the 304 scenario: the tag our server gives the page. Checked: the page asked
+ * again is the same bytes with the same tag (from memory), and the tag is answered 304.
+ */
+async function notModifiedHeaders(url: string, path: string): Promise<Record<string, string>> {
+  const first = await fetch(`${url}${path}`);
+  const text = await first.text();
+  const tag = first.headers.get('etag');
+  strictEqual(first.status, 200, `GET ${path} answered ${first.status}: ${text}`);
+  if (tag === null) throw new Error(`GET ${path} carries no ETag`);
+  const again = await fetch(`${url}${path}`);
+  strictEqual(await again.text(), text, 'the page asked again is not the same bytes');
+  strictEqual(again.headers.get('etag'), tag, 'the page asked again carries another tag');
+  const not = await fetch(`${url}${path}`, { headers: { 'if-none-match': tag } });
+  strictEqual(not.status, 304, `GET ${path} with If-None-Match ${tag} answered ${not.status}`);
+  return { 'if-none-match': tag };
+}
+
 // ---- servers ----
 
 const profiling = (dir: string | undefined): string[] => (dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
@@ -268,8 +296,10 @@ function startBaseline(t: Target, s: Settings, profileDir: string | undefined): 
 
 // ---- the run ----
 
-const SCENARIO_KINDS = ['byKey', 'page', 'filtered'] as const;
+const SCENARIO_KINDS = ['byKey', 'page', 'filtered', 'samePage', 'notModified'] as const;
 type ScenarioKind = (typeof SCENARIO_KINDS)[number];
+/** the scenarios of random reads, read again with --fresh */
+const RANDOM_READS: ReadonlySet<ScenarioKind> = new Set(['byKey', 'page', 'filtered']);
 
 interface Scenario {
   readonly kind: ScenarioKind;
@@ -278,6 +308,8 @@ interface Scenario {
   readonly baseline: (n: number) => string;
   /** the random n given to the path functions is in [0, range) */
   readonly range: number;
+  /** the headers of our requests, found once our server is up (an If-None-Match with the tag it gave) */
+  readonly oursHeaders?: (url: string) => Promise<Record<string, string>>;
 }
 
 interface Outcome {
@@ -313,18 +345,19 @@ async function runScenario(scenario: Scenario, target: Target, s: Settings, prof
   const outcome: Outcome = { engine: target.engine, target: undefined, scenario, ours: newTotals(), baseline: newTotals(), served: { ours: 0, baseline: 0 } };
   try {
     if (check) await sanity(ours.url, baseline.url, s);
+    const headers = scenario.oursHeaders ? await scenario.oursHeaders(ours.url) : s.fresh && RANDOM_READS.has(scenario.kind) ? { 'cache-control': 'no-cache' } : undefined;
     const sides = [
-      { server: ours, path: scenario.ours, totals: outcome.ours, side: 'ours' as const },
-      { server: baseline, path: scenario.baseline, totals: outcome.baseline, side: 'baseline' as const },
+      { server: ours, path: scenario.ours, totals: outcome.ours, side: 'ours' as const, headers },
+      { server: baseline, path: scenario.baseline, totals: outcome.baseline, side: 'baseline' as const, headers: undefined },
     ];
     if (s.warmup > 0) {
-      for (const x of sides) outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.warmup, s, target.dbPid);
+      for (const x of sides) outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.warmup, s, target.dbPid, undefined, x.headers);
     }
     // Alternating rounds (ours first, then baseline first, …) so that a drift in machine speed
     // weighs on both alike.
     for (let round = 0; round < s.rounds; round++) {
       for (const x of round % 2 === 0 ? sides : [...sides].reverse()) {
-        outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.duration / s.rounds, s, target.dbPid, x.totals);
+        outcome.served[x.side] += await load(x.server, x.path, scenario.range, s.duration / s.rounds, s, target.dbPid, x.totals, x.headers);
       }
     }
     for (const x of sides) {
@@ -389,12 +422,20 @@ async function runEngine(engine: Engine, s: Settings, profileRoot: string | unde
         `in ${(project.fillMs / 1000).toFixed(2)} s`,
     );
     const target: Target = { engine, project, dbPid: pg?.pid };
+    // the hot page of samePage and notModified: one filtered page, the same every time
+    const hot = prefixOf(Math.min(4321, s.rows - 1));
+    const hotBaseline = `/items?prefix=${encodeURIComponent(hot)}&skip=0`;
     const scenarios: Scenario[] = [
       { kind: 'byKey', name: 'by key', ours: (n) => `/rest/Item(${n + 1})`, baseline: (n) => `/item/${n + 1}`, range: s.rows },
       { kind: 'page', name: `page of ${PAGE}`, ours: (n) => `/rest/Item?$top=${PAGE}&$skip=${n}`, baseline: (n) => `/items?skip=${n}`, range: s.maxSkip + 1 },
       {
         kind: 'filtered', name: `filtered page of ${PAGE}`, ours: (n) => filteredPath(prefixOf(n)),
         baseline: (n) => `/items?prefix=${encodeURIComponent(prefixOf(n))}&skip=0`, range: s.rows,
+      },
+      { kind: 'samePage', name: `the same page of ${PAGE} again`, ours: () => filteredPath(hot), baseline: () => hotBaseline, range: 1 },
+      {
+        kind: 'notModified', name: `the same page, If-None-Match (304)`, ours: () => filteredPath(hot), baseline: () => hotBaseline, range: 1,
+        oursHeaders: (url) => notModifiedHeaders(url, filteredPath(hot)),
       },
     ];
     const outcomes: Outcome[] = [];

@@ -367,3 +367,16 @@ export const WEBHOOK_MAX_QUEUED_CHANGES = 10_000;
 /** The retry delays of a delivery: doubling from the first to the last, then the last again, for as long as it takes. */
 export const WEBHOOK_RETRY_FIRST_MS = 1_000;
 export const WEBHOOK_RETRY_LAST_MS = 5 * 60_000;
+/**
+ * Whole answers kept while the global stamp stands still (rest/scope/answer-cache): the bytes one
+ * process keeps at most (their texts as UTF-16, keys included; the least recently used go first),
+ * and one answer at most (a longer one passes through, as do answers sent in slices).
+ */
+export const ANSWER_CACHE_BYTES = 32 * 1024 * 1024;
+export const ANSWER_CACHE_ENTRY_BYTES = 512 * 1024;
+/**
+ * How far behind another instance's commit a kept answer may be, at most (docs/decisions.md
+ * "Whole answers kept"): the stamp is read again every quarter of it while answers are asked for,
+ * and a kept answer is served only within this time of a read of it that found no change.
+ */
+export const ANSWER_CACHE_STALENESS_MS = 100;

@@ -14,6 +14,7 @@ import { isAttributeUpload, isUploadTarget, planRequest, readTarget, type RestRe
 import { readIfMatch } from './request/etag.js';
 import type { RestResponse } from './present/response.js';
 import { run } from './run/run.js';
+import { keepAnswer, keepsAnswer, keptAnswer, lookUpAnswer } from './run/kept-answers.js';
 import { scopeFor, type RestCore, type Scope, type Services } from './scope/scope.js';
 
 export interface IncomingRest extends RestRequest {
@@ -45,6 +46,14 @@ export async function handleRest(services: Services, req: IncomingRest): Promise
 
 /** What handleRest does: plans the request, refuses what it may not do, runs it. */
 async function planAndRun(services: Services, req: IncomingRest, scope: Scope): Promise<RestResponse> {
+  // a read asked again while the data stands still, by a caller who sees the same: answered from
+  // memory, unplanned (scope/answer-cache: what is kept, and how long)
+  const lookup = lookUpAnswer(services, req, scope, readsRunUserCode(services.core));
+  const kept = lookup && keptAnswer(lookup);
+  if (kept) {
+    planned.set(req.raw, kept.action);
+    return kept.response;
+  }
   const target = readTarget(req.method, req.url, services.maxPageSize);
   // $rawPict or $binary made it an upload, its body unread: anything else would run without its body
   if (req.rawBody && target.route.kind !== 'upload' && target.route.kind !== 'dataClass') throw notAnUpload();
@@ -64,6 +73,7 @@ async function planAndRun(services: Services, req: IncomingRest, scope: Scope): 
   const answer = RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core) ? runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw)) : run(action, scope, req.raw);
   // a read of one entity with If-Match: answered only when the entity is the one the tag names (the read changes nothing: it is made, then judged)
   const ifMatch = action.kind === 'readEntity' ? req.headers['if-match'] : undefined;
+  if (lookup && keepsAnswer(action)) return keepAnswer(lookup, action, await answer);
   return ifMatch === undefined ? answer : readIfMatched(await answer, ifMatch);
 }
 

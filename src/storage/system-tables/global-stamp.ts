@@ -5,8 +5,40 @@
 import type { Reader, Storage } from '../adapter.js';
 import { GLOBAL_STAMP_TABLE } from './tables.js';
 
+/**
+ * How many times this process moved the stamp of a storage, for the caches of whole answers
+ * (rest/scope/answer-cache): counted when a write moves it, again when that write commits or
+ * rolls back — an answer read between the two may show either state, and is dropped by the
+ * second. Counted only for a storage someone watches (watchStampMoves), at no cost otherwise.
+ */
+export interface StampMoves {
+  count: number;
+}
+
+const moves = new WeakMap<Storage, StampMoves>();
+
+/** The moves of `s`'s stamp in this process, counted from now on. */
+export function watchStampMoves(s: Storage): StampMoves {
+  let m = moves.get(s);
+  if (!m) moves.set(s, (m = { count: 0 }));
+  return m;
+}
+
+/** A write of this process moves `s`'s stamp (in its transaction, if any). */
+export function stampMoving(s: Storage): void {
+  const m = moves.get(s);
+  if (m === undefined) return;
+  m.count++;
+  const again = () => {
+    m.count++;
+  };
+  s.onRollback(again);
+  void s.afterCommit(async () => again());
+}
+
 /** Increases the global stamp: in every transaction that saves or drops. */
 export async function bumpGlobalStamp(s: Storage): Promise<void> {
+  stampMoving(s);
   await s.run(s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE)).bump);
 }
 
@@ -29,6 +61,7 @@ const stampSql = (s: Reader) => s.dialect.schema.globalStamp(s.dialect.sql.quote
  * writes take their stamps in the order they commit.
  */
 export async function bumpTrackedGlobalStamp(s: Storage): Promise<number> {
+  stampMoving(s);
   const sql = stampSql(s);
   for (const statement of sql.ordered) await s.run(statement);
   const row = await s.get(sql.bumpReturning);
@@ -60,5 +93,6 @@ export async function readSettledGlobalStamp(s: Storage): Promise<number> {
 
 /** Sets the global stamp (ds.setGlobalStamp()): a whole number ≥ 0, checked by the caller. */
 export async function setGlobalStamp(s: Storage, value: number): Promise<void> {
+  stampMoving(s);
   await s.run(stampSql(s).set, [value]);
 }

@@ -6,6 +6,7 @@
 
 import type { Reader, Storage } from '../adapter.js';
 import { GLOBAL_STAMP_TABLE, LOCK_TABLE, SESSION_TABLE } from './tables.js';
+import { stampMoving } from './global-stamp.js';
 
 /** Who holds a lock: the session (its id and user name) and the client it locked from. */
 export interface LockHolderRow {
@@ -75,6 +76,7 @@ const probeStatements = new WeakMap<Reader['dialect'], Map<string, string>>();
  */
 export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null, bump = true): Promise<LockProbe> {
   const d = s.dialect;
+  if (bump) stampMoving(s);
   const stamp = d.schema.globalStamp(d.sql.quote(GLOBAL_STAMP_TABLE));
   const shape = !bump ? 'probe' : stamp.bumpExpression === null ? 'returning' : 'select';
   const name = `${shape}${except === null ? '' : ' except'}`;
