@@ -10,6 +10,15 @@ export async function bumpGlobalStamp(s: Storage): Promise<void> {
   await s.run(s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE)).bump);
 }
 
+/**
+ * The increase of the global stamp as an expression another statement can hold (PostgreSQL's
+ * nextval), or null where it is a statement of its own (SQLite's UPDATE of its one row): an
+ * INSERT then moves it in its RETURNING, at no round trip more.
+ */
+export function globalStampBumpExpression(s: Reader): string | null {
+  return stampSql(s).bumpExpression;
+}
+
 /** The read of the modification counter, per dialect: built once (many answers show the counter). */
 const stampReads = new WeakMap<Reader['dialect'], string>();
 
