@@ -5,7 +5,8 @@
 // stamp (bumpStampProbingLock).
 
 import type { Reader, Storage } from '../adapter.js';
-import { GLOBAL_STAMP_TABLE, LOCK_TABLE, SESSION_TABLE } from './tables.js';
+import { globalStampStatements } from './global-stamp.js';
+import { LOCK_TABLE, SESSION_TABLE } from './tables.js';
 
 /** Who holds a lock: the session (its id and user name) and the client it locked from. */
 export interface LockHolderRow {
@@ -77,7 +78,7 @@ const probeStatements = new WeakMap<Reader['dialect'], Map<string, string>>();
  */
 export async function bumpStampProbingLock(s: Storage, dataClass: string, key: string, now: number, except: string | null, bump = true): Promise<LockProbe> {
   const d = s.dialect;
-  const stamp = d.schema.globalStamp(d.sql.quote(GLOBAL_STAMP_TABLE));
+  const stamp = globalStampStatements(s);
   const withStamp = bump && stamp.bumpExpression !== null;
   const name = `${withStamp ? 'select' : 'probe'}${except === null ? '' : ' except'}`;
   let byShape = probeStatements.get(d);
