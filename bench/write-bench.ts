@@ -1,25 +1,77 @@
-// The write bench (`npm run bench:write`): through our server (a child process, 127.0.0.1),
+// The write bench (`npm run bench:write`), in two parts.
+//
+// First, side by side with the MINIMAL hand-written baseline (issue 39: bench/suite/baseline-writes.ts
+// without the contract's headers — node:http + better-sqlite3, prepared statements,
+// JSON.stringify, content-type and content-length only), each over its own copy of the suite's
+// shop data set (--rows items), in alternating rounds (bench/suite/writes.ts): create one entity,
+// update one entity with its stamp, and a 1,000-entity $atomic batch. It prints, per scenario,
+// the ratio of requests per second and the server CPU µs per request of each, with their ratio
+// (the steadier figure: the load generator shares the cores).
+//
+// Then, through our server alone over the bench's one-dataclass model (bench/fixture.ts):
 //   (a) single-entity updates ($method=update with __KEY and __STAMP), each client updating its
 //       own entity in a loop with the stamp of the previous answer;
 //   (b) 1,000-entity batch creates ($method=update with an array), one after another;
 //   (c) the same batches with $atomic=true.
-// It prints updates/s, entities/s and latencies. Options: --duration S (5), --clients N (10).
+// It prints updates/s, entities/s and latencies.
+//
+// Options: --duration S (5: each part's measured seconds per server and scenario), --clients N (10),
+// --rows N (10000), --rounds N (2), --only create,update,batch (the comparison's scenarios),
+// --no-standalone (the comparison alone), --no-baseline (the standalone part alone).
 
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MODEL } from './fixture.js';
-import { Latencies } from './measure.js';
+import { formatTable, Latencies } from './measure.js';
 import { startServer, temporaryFolder } from './processes.js';
+import { generateProject } from './suite/generate.js';
+import { runWriteScenarios } from './suite/writes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const BATCH = 1000;
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '5' }, clients: { type: 'string', default: '10' } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '5' },
+    clients: { type: 'string', default: '10' },
+    rows: { type: 'string', default: '10000' },
+    rounds: { type: 'string', default: '2' },
+    only: { type: 'string', default: 'create,update,batch' },
+    'no-standalone': { type: 'boolean', default: false },
+    'no-baseline': { type: 'boolean', default: false },
+  },
+});
 const seconds = Number(values.duration);
 const clients = Number(values.clients);
-if (!(seconds > 0) || !(clients > 0)) throw new Error('--duration and --clients take positive numbers');
+const rows = Number(values.rows);
+const rounds = Number(values.rounds);
+if (!(seconds > 0) || !(clients > 0) || !(rows >= 1000) || !(rounds >= 1)) throw new Error('--duration, --clients, --rounds take positive numbers, --rows 1000 or more');
+
+if (!values['no-baseline']) {
+  const started = performance.now();
+  const log = (line: string): void => console.log(`  ${((performance.now() - started) / 1000).toFixed(1).padStart(6)} s  ${line}`);
+  console.log(`side by side with the minimal baseline: ${rows} items, ${clients} clients, ${seconds} s per server and scenario in ${rounds} alternating rounds (Node ${process.version})`);
+  const cache = join(homedir(), '.cache', 'dataset-rest-bench', 'data');
+  mkdirSync(cache, { recursive: true });
+  const projectDir = temporaryFolder('dataset-rest-write-bench-ours-');
+  const g = await generateProject(projectDir, rows, { cacheDir: cache });
+  const baselineDb = join(temporaryFolder('dataset-rest-write-bench-baseline-'), 'data.sqlite');
+  copyFileSync(g.db, baselineDb);
+  const comparisons = await runWriteScenarios({
+    projectDir, baselineDb, size: rows, seconds, rounds, warmupSeconds: 1, clients, only: values.only.split(',').map((x) => x.trim()), minimal: true, log,
+  });
+  const n = (x: number | undefined, digits = 0): string => (x === undefined || Number.isNaN(x) ? 'n/a' : x.toFixed(digits));
+  console.log(`\n${formatTable(
+    ['scenario', 'ours req/s', 'minimal baseline req/s', 'ratio', 'CPU µs/req ours', 'baseline', 'CPU ratio', 'p50 ms ours', 'baseline', 'failures'],
+    comparisons.map((c) => [c.scenario, n(c.ours.requestsPerSecond), n(c.baseline.requestsPerSecond), n(c.ratio, 2), n(c.ours.cpuUsPerRequest), n(c.baseline.cpuUsPerRequest), n(c.cpuRatio, 2), n(c.ours.p50Ms, 2), n(c.baseline.p50Ms, 2), String(c.ours.failures + c.baseline.failures)]),
+  )}`);
+  console.log('ratio: ours/baseline req/s (target ≥ 0.8 for create and update, issue 39); CPU ratio: baseline/ours CPU per request\n');
+  if (comparisons.some((c) => c.ours.failures + c.baseline.failures > 0)) process.exitCode = 1;
+}
+if (values['no-standalone']) process.exit();
 
 const dir = temporaryFolder('dataset-rest-write-bench-');
 // the bench's one-dataclass model (Item); this bench fills it through the server itself

@@ -58,6 +58,12 @@ export interface WriteOptions {
   workers?: number;
   /** scenarios to run: create, update, batch, upload (all by default) */
   only?: string[];
+  /**
+   * the minimal baseline (issue 39): the same hand-written server sending `content-type` and
+   * `content-length` only — none of the contract's headers (cookie, request id, CSP …) that ours
+   * sends, so the comparison shows what every request of ours costs beyond the SQL and the JSON
+   */
+  minimal?: boolean;
   log: (line: string) => void;
 }
 
@@ -151,6 +157,8 @@ interface Side {
   readonly path: Record<WriteScenario, string>;
   /** update: the stamp of each key (index = key) as this server's answers gave it */
   stamps?: Uint32Array;
+  /** the baseline without the contract's headers (WriteOptions.minimal) */
+  minimal?: boolean;
 }
 
 /** One request of a scenario by client `c`: true when it succeeded. */
@@ -344,6 +352,7 @@ const globalStamp = (db: Database.Database): number => Number(db.prepare('SELECT
 
 /** One request of a scenario on each server (2xx expected), with the same headers on both answers. */
 async function bothOnce(ours: Side, baseline: Side, scenario: WriteScenario, body: Buffer, type: string, files: DbFiles, baselineBody = body): Promise<[Sent, Sent]> {
+  const minimal = baseline.minimal === true;
   const out: Sent[] = [];
   for (const [side, db, b] of [[ours, files.ours, body], [baseline, files.baseline, baselineBody]] as const) {
     const before = globalStamp(db);
@@ -354,7 +363,9 @@ async function bothOnce(ours: Side, baseline: Side, scenario: WriteScenario, bod
   // the headers' names and the lengths of their values (a cookie's token differs, not its length; the date is the server's)
   const names = (a: Answer): string[] =>
     Object.entries(a.headers).map(([name, value]) => `${name}: ${name === 'date' || name === 'keep-alive' ? '' : String(value).length}`).sort();
-  deepStrictEqual(names(out[1].answer), names(out[0].answer), `${scenario}: our answer and the baseline's carry different headers: the comparison would not be fair`);
+  // (the minimal baseline sends fewer on purpose: the content's headers alone, which ours sends too)
+  if (minimal) for (const name of ['content-type', 'content-length']) ok(out[0].answer.headers[name] !== undefined && out[1].answer.headers[name] !== undefined, `${scenario}: ${name} missing`);
+  else deepStrictEqual(names(out[1].answer), names(out[0].answer), `${scenario}: our answer and the baseline's carry different headers: the comparison would not be fair`);
   return [out[0], out[1]];
 }
 
@@ -437,8 +448,8 @@ function startOurs(o: WriteOptions, workers: number): Promise<ServerProcess> {
 function startBaseline(o: WriteOptions, uploads: string): Promise<ServerProcess> {
   return startServer({
     name: 'baseline',
-    // the headers the contract puts on every answer, our server's session cookie among them
-    args: ['--import', 'tsx', 'bench/suite/baseline-writes.ts', o.baselineDb, uploads, '--cookie', cookieName(MODEL.name)],
+    // the headers the contract puts on every answer, our server's session cookie among them (none for the minimal one)
+    args: ['--import', 'tsx', 'bench/suite/baseline-writes.ts', o.baselineDb, uploads, ...(o.minimal ? [] : ['--cookie', cookieName(MODEL.name)])],
     cwd: ROOT,
     ready: /baseline listening on (http:\/\/\S+)/,
   });
@@ -481,7 +492,7 @@ async function runScenario(scenario: WriteScenario, o: WriteOptions, workers: nu
     batch: '/rest/Item?$method=update&$atomic=true',
     upload: '/rest/$upload?$binary=true',
   }, workers > 1);
-  const baseline = side('baseline', baselineServer, { create: '/create', update: '/update', batch: '/batch', upload: '/upload' }, false);
+  const baseline = { ...side('baseline', baselineServer, { create: '/create', update: '/update', batch: '/batch', upload: '/upload' }, false), minimal: o.minimal };
   const totals = { ours: newTotals(), baseline: newTotals() };
   try {
     const files: DbFiles = {
@@ -519,7 +530,7 @@ async function runScenario(scenario: WriteScenario, o: WriteOptions, workers: nu
   return {
     group: GROUPS[scenario],
     scenario,
-    title: TITLES[scenario],
+    title: `${TITLES[scenario]}${o.minimal ? ' (minimal baseline)' : ''}`,
     size: o.size,
     engine: 'sqlite',
     workers,

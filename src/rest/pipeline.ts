@@ -70,7 +70,8 @@ async function planAndRun(services: Services, req: IncomingRest, scope: Scope): 
   // writes run the dataclasses' events, and reads their entity classes and calculated attributes: user code, which
   // runs as its caller (a function runs so through invoke). A project without such code reads
   // outside the caller's context: on Node 20 an active AsyncLocalStorage costs every promise.
-  const answer = RUNS_EVENTS.has(action.kind) || readsRunUserCode(services.core) ? runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw)) : run(action, scope, req.raw);
+  // (a write whose dataclasses run no user code — no event, no calculated set, no entity class — likewise)
+  const answer = (RUNS_EVENTS.has(action.kind) && writesRunUserCode(services.core)) || readsRunUserCode(services.core) ? runAsCaller({ access: scope.access, session: scope.session, requestId: req.id }, () => run(action, scope, req.raw)) : run(action, scope, req.raw);
   // a read of one entity with If-Match: answered only when the entity is the one the tag names (the read changes nothing: it is made, then judged)
   const ifMatch = action.kind === 'readEntity' ? req.headers['if-match'] : undefined;
   if (lookup && keepsAnswer(action)) return keepAnswer(lookup, action, await answer);
@@ -244,6 +245,21 @@ function readsRunUserCode(core: RestCore): boolean {
   if (runs === undefined) {
     runs = core.model.dataClasses.some((dc) => core.classOf(dc).readsRunUserCode);
     runsUserCode.set(core, runs);
+  }
+  return runs;
+}
+
+const writesRunCode = new WeakMap<RestCore, boolean>();
+
+/** Saving or dropping some dataclass runs user code (an event, a calculated set, an entity class's drop()): found once, as readsRunUserCode. */
+function writesRunUserCode(core: RestCore): boolean {
+  let runs = writesRunCode.get(core);
+  if (runs === undefined) {
+    runs = core.model.dataClasses.some((dc) => {
+      const c = core.classOf(dc);
+      return c.writesRunUserCode || c.dropsRunUserCode || c.readsRunUserCode;
+    });
+    writesRunCode.set(core, runs);
   }
   return runs;
 }

@@ -56,6 +56,20 @@ export interface SqliteOptions {
 class SqliteConnection implements Connection {
   readonly db: Database.Database;
   readonly #cache = new Map<string, Statement>();
+  /**
+   * The transaction statements, prepared once (as better-sqlite3's own db.transaction() keeps
+   * them): exec() parses its text at every call, and every write runs two of them.
+   */
+  #control: { begin: Statement; beginWrite: Statement; commit: Statement; rollback: Statement } | undefined;
+
+  #controls(): { begin: Statement; beginWrite: Statement; commit: Statement; rollback: Statement } {
+    return (this.#control ??= {
+      begin: this.db.prepare('BEGIN'),
+      beginWrite: this.db.prepare('BEGIN IMMEDIATE'),
+      commit: this.db.prepare('COMMIT'),
+      rollback: this.db.prepare('ROLLBACK'),
+    });
+  }
 
   /** how long a write waits for another process's lock, without blocking (lockedWrite) */
   readonly #lockWaitMs: number;
@@ -182,8 +196,9 @@ class SqliteConnection implements Connection {
   async begin(mode: 'write' | 'snapshot'): Promise<void> {
     // IMMEDIATE takes the write lock now (other processes wait, or get SQLITE_BUSY, here rather
     // than at a later write). A deferred BEGIN fixes the snapshot at its first read.
-    if (mode === 'write') await this.lockedWrite(() => this.db.exec('BEGIN IMMEDIATE'));
-    else this.db.exec('BEGIN');
+    const c = this.#controls();
+    if (mode === 'write') await this.lockedWrite(() => c.beginWrite.run());
+    else c.begin.run();
   }
 
   /**
@@ -207,14 +222,14 @@ class SqliteConnection implements Connection {
   async commit(): Promise<void> {
     // (a full disk shows here, when the pages are written)
     try {
-      this.db.exec('COMMIT');
+      this.#controls().commit.run();
     } catch (e) {
       throw translate(e);
     }
   }
 
   async rollback(): Promise<void> {
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    if (this.db.inTransaction) this.#controls().rollback.run();
   }
 
   async savepoint(name: string): Promise<void> {

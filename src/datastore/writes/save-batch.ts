@@ -79,10 +79,11 @@ export interface SavedBatch {
   readonly rolledBack: boolean;
   /**
    * What the answer shows of each input, read through `access` (the caller's, with a time budget
-   * of its own), what it inlines counted within `budget`, and the global stamp when the projection
-   * sends a related selection (0 otherwise).
+   * of its own: made only when something is read — an answer from the saves reads nothing), what
+   * it inlines counted within `budget`, and the global stamp when the projection sends a related
+   * selection (0 otherwise).
    */
-  entities(access: Access, budget: InlineBudget): Promise<{ entities: BatchEntity[]; globalStamp: number }>;
+  entities(access: () => Access, budget: InlineBudget): Promise<{ entities: BatchEntity[]; globalStamp: number }>;
 }
 
 /** What a batch needs of the core: its transactions, and its dataclasses for what answers inline. */
@@ -161,33 +162,36 @@ export async function saveBatch(core: BatchCore, req: BatchRequest): Promise<Sav
     size: items.length,
     failed,
     rolledBack,
-    entities: (reader, budget) => batchEntities(core, req, items, rolledBack, reader, budget),
+    entities: (reader, budget) => {
+      let made: Access | undefined;
+      return batchEntities(core, req, items, rolledBack, () => (made ??= reader()), budget);
+    },
   };
 }
 
 /** The entities the answer shows, one per input (see SavedBatch.entities). */
-async function batchEntities(core: BatchCore, req: BatchRequest, items: readonly Item[], rolledBack: boolean, access: Access, budget: InlineBudget): Promise<{ entities: BatchEntity[]; globalStamp: number }> {
+async function batchEntities(core: BatchCore, req: BatchRequest, items: readonly Item[], rolledBack: boolean, access: () => Access, budget: InlineBudget): Promise<{ entities: BatchEntity[]; globalStamp: number }> {
   const { dc, projection, turns } = req;
   const trusted = fromSave(dc, projection, items, rolledBack || req.refresh);
   const shown: (Entity | undefined)[] = [];
   for (const p of items) {
     let entity: Entity | undefined;
     // the entity as stored now (another entity of the batch may have saved it since it was read)
-    if (p.current) entity = (await dc.get(p.current.getKey(), access)) ?? p.current;
-    else if (p.entity && !p.entity.isNew()) entity = req.refresh || trusted.has(p) ? p.entity : (await dc.get(p.entity.getKey(), access)) ?? p.entity;
+    if (p.current) entity = (await dc.get(p.current.getKey(), access())) ?? p.current;
+    else if (p.entity && !p.entity.isNew()) entity = req.refresh || trusted.has(p) ? p.entity : (await dc.get(p.entity.getKey(), access())) ?? p.entity;
     else if (p.entity && req.refresh && !p.error) entity = p.entity;
     shown.push(entity);
     await turns.pass();
   }
   // the global stamp is only sent inside inline selections: read it only then
-  const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(access) : 0;
+  const globalStamp = hasInlineSelection(projection) ? await readGlobalStamp(access()) : 0;
   // what saves already know of their N→1 targets, and the others looked up together
   const targets = trusted.size > 0 && plainProjection(projection) ? await relationTargets(access, projection, items, shown, trusted) : undefined;
   const entities: BatchEntity[] = [];
   for (let i = 0; i < items.length; i++) {
     const p = items[i];
     const entity = shown[i];
-    const fetched = !entity ? undefined : targets && trusted.has(p) ? await fetchedFromSave(entity, projection, targets) : (await fetchRelated(core, [entity], projection, access, budget))[0];
+    const fetched = !entity ? undefined : targets && trusted.has(p) ? await fetchedFromSave(entity, projection, targets) : (await fetchRelated(core, [entity], projection, access(), budget))[0];
     entities.push({ entity, fetched, error: p.error });
     await turns.pass();
   }
@@ -234,7 +238,7 @@ function plainProjection(projection: Projection): boolean {
  * relation for the whole batch. (Not a relation of the dataclass to itself: a save of the batch
  * may have changed what its row filter shows.)
  */
-async function relationTargets(access: Access, projection: Projection, items: readonly Item[], shown: readonly (Entity | undefined)[], trusted: ReadonlySet<Item>): Promise<Map<string, Set<unknown>>> {
+async function relationTargets(access: () => Access, projection: Projection, items: readonly Item[], shown: readonly (Entity | undefined)[], trusted: ReadonlySet<Item>): Promise<Map<string, Set<unknown>>> {
   const out = new Map<string, Set<unknown>>();
   for (const a of projection.attributes) {
     if (a.kind !== 'deferred' || a.attr.kind !== 'relatedEntity') continue;
@@ -255,7 +259,7 @@ async function relationTargets(access: Access, projection: Projection, items: re
         if (p.targets.get(relation) !== null) known.add(key);
       } else unknown.push(key);
     }
-    if (unknown.length > 0) for (const key of await existingKeys(target, unknown, access)) known.add(key);
+    if (unknown.length > 0) for (const key of await existingKeys(target, unknown, access())) known.add(key);
     out.set(relation.name, known);
   }
   return out;

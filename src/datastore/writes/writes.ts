@@ -11,9 +11,11 @@
 import { DatasetError } from '../../errors/dataset-error.js';
 import type { DataClassModel, StorageAttribute } from '../../model/types.js';
 import { directPath, type Condition } from '../../query/plan.js';
-import { compileDelete, compileDeleteAmong, compileInsert, compileSelect, compileUpdate } from '../../sql/compiler/statements.js';
+import type { CompiledSql } from '../../sql/compiler/builder.js';
+import { compileDelete, compileDeleteAmong, compileSelect, compileUpdate, insertShape, updateShape, writeParams } from '../../sql/compiler/statements.js';
+import type { Dialect } from '../../sql/dialect.js';
 import { ConstraintError } from '../../storage/adapter.js';
-import { bumpGlobalStamp, takeTrackedTurn } from '../../storage/system-tables/global-stamp.js';
+import { bumpGlobalStamp, globalStampBumpExpression, takeTrackedTurn } from '../../storage/system-tables/global-stamp.js';
 import { lockedKeysAmong } from '../../storage/system-tables/locks.js';
 import type { Access } from '../access/access.js';
 import type { ClassCoreView, CoreView } from '../core-types.js';
@@ -97,10 +99,15 @@ export function insertEntity(classCore: ClassCoreView, values: ReadonlyMap<Stora
     await checkValues(classCore, values, access, batch?.known, true);
     // the time is taken once the writer is ours, so that saves are stamped in the order they commit
     const timestamp = Date.now();
-    const { sql, params } = compileInsert(storage.dialect, dc, stampedValues(dc, values, globalStamp), 1, timestamp);
-    const row = await unique(dc, () => storage.get(sql, params));
+    const stored = stampedValues(dc, values, globalStamp);
+    // (where the stamp's increase is an expression, the INSERT moves it: no statement more)
+    const moveStamp = globalStamp === undefined && !batch?.stampMoved;
+    const inInsert = moveStamp ? (globalStampBumpExpression(storage) ?? undefined) : undefined;
+    const shape = insertShape(storage.dialect, dc, [...stored.keys()], inInsert);
+    const row = await unique(dc, () => storage.get(shape.sql, writeParams(storage.dialect, shape, stored, 1, timestamp)));
     await moveFiles(core, dc, row?.[dc.key.name], new Map(), values);
-    if (globalStamp === undefined) await moveGlobalStamp(core, batch);
+    if (moveStamp && inInsert === undefined) await moveGlobalStamp(core, batch);
+    else if (moveStamp && batch) batch.stampMoved = true;
     return { key: row?.[dc.key.name], stamp: 1, timestamp, globalStamp };
   });
 }
@@ -114,7 +121,7 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
     await checkValues(classCore, values, access, batch?.known, true);
     const timestamp = Date.now();
     const before = await storedFiles(core, dc, key, fileAttributes(dc).filter((a) => values.has(a)), access);
-    const { sql, params } = compileUpdate(storage.dialect, dc, key, stamp, stampedValues(dc, values, globalStamp), timestamp, access.restrict);
+    const { sql, params } = updateStatement(storage.dialect, dc, key, stamp, stampedValues(dc, values, globalStamp), timestamp, access);
     if ((await unique(dc, () => storage.run(sql, params))) === 0) await whyUnchanged(core, dc, key, 'saved', access);
     // (asked once the UPDATE holds the row: a lock taken meanwhile waited for it, or is seen)
     const moveStamp = globalStamp === undefined && !batch?.stampMoved;
@@ -123,6 +130,13 @@ export function updateEntity(classCore: ClassCoreView, key: unknown, stamp: numb
     await moveFiles(core, dc, key, before, values);
     return { key, stamp: stamp + 1, timestamp, globalStamp };
   });
+}
+
+/** An update's statement: the one kept for its shape (statements.ts updateShape), or, under a row filter (the caller's own), compiled for it. */
+function updateStatement(d: Dialect, dc: DataClassModel, key: unknown, stamp: number, values: ReadonlyMap<StorageAttribute, unknown>, timestamp: number, access: Access): CompiledSql {
+  if (access.restrict !== null) return compileUpdate(d, dc, key, stamp, values, timestamp, access.restrict);
+  const shape = updateShape(d, dc, [...values.keys()]);
+  return { sql: shape.sql, params: writeParams(d, shape, values, timestamp, d.types.encode(dc.key.type, key, dc.key.dateOnly), stamp) };
 }
 
 /**

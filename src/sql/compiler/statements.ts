@@ -110,3 +110,94 @@ export function compileDeleteAmong(
   const columns = returning.map((a) => d.sql.quote(a.column)).join(', ');
   return { sql: `DELETE FROM ${d.sql.quote(dataClass.table)} WHERE ${d.sql.quote(dataClass.key.column)} IN (${chosen.sql}) RETURNING ${columns}`, params: chosen.params };
 }
+
+/**
+ * The INSERT and the UPDATE … AND stamp = ? of one shape — a dataclass, which attributes are
+ * written (in that order) — compiled once and kept (at most SHAPES_PER_DATACLASS shapes of each
+ * per dataclass, the oldest let go past it): a client saving the same attributes again (every
+ * update of a form, every create from one page) costs no compiling. The text is the one
+ * compileInsert / compileUpdate give for that shape without a row filter (an update with one
+ * compiles its statement each time: the filter is the caller's, its values bound in its text);
+ * the values are bound by writeParams in the same order.
+ */
+export interface WriteShape {
+  readonly sql: string;
+  /** the attributes whose values are bound, in the order of the placeholders (each string's fold after it) */
+  readonly attrs: readonly StorageAttribute[];
+  /** an INSERT's: the column of its RETURNING that holds `returningAlso`'s value (insertShape), if asked */
+  readonly also?: string;
+}
+
+const SHAPES_PER_DATACLASS = 64;
+/** per dialect and dataclass: the shapes by name, and the last one used (a client saving the same attributes again finds it without making its name) */
+interface Kept {
+  readonly byName: Map<string, WriteShape>;
+  last?: { readonly name: string; readonly shape: WriteShape };
+}
+const shapes = new WeakMap<Dialect, WeakMap<DataClassModel, Kept>>();
+let shapeCompiles = 0;
+
+/** How many write shapes were compiled so far (tests count them: a shape used again is not compiled again). */
+export function writeShapeCompiles(): number {
+  return shapeCompiles;
+}
+
+function sameAttributes(a: readonly StorageAttribute[], b: readonly StorageAttribute[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function keptShape(d: Dialect, dataClass: DataClassModel, kind: string, attrs: readonly StorageAttribute[], compile: () => Omit<WriteShape, 'attrs'>): WriteShape {
+  let byClass = shapes.get(d);
+  if (!byClass) shapes.set(d, (byClass = new WeakMap()));
+  let kept = byClass.get(dataClass);
+  if (!kept) byClass.set(dataClass, (kept = { byName: new Map() }));
+  const last = kept.last;
+  if (last !== undefined && last.name.startsWith(kind) && last.name.charCodeAt(kind.length) === 0 && sameAttributes(last.shape.attrs, attrs)) return last.shape;
+  // (attribute names are unique in a dataclass; the order is the placeholders')
+  let name = kind;
+  for (const a of attrs) name += `\u0000${a.name}`;
+  name += '\u0000';
+  let shape = kept.byName.get(name);
+  if (shape === undefined) {
+    shapeCompiles++;
+    shape = { ...compile(), attrs: [...attrs] };
+    if (kept.byName.size >= SHAPES_PER_DATACLASS) kept.byName.delete(kept.byName.keys().next().value as string);
+    kept.byName.set(name, shape);
+  }
+  kept.last = { name, shape };
+  return shape;
+}
+
+/** The column of an INSERT's RETURNING that holds `returningAlso` (insertShape). */
+const ALSO_COLUMN = '__dataset_also';
+
+/**
+ * The INSERT of a new entity writing `attrs` (its stamp and time after them, RETURNING its key),
+ * kept per shape; with `returningAlso`, an expression its RETURNING evaluates too, once for the
+ * one row (PostgreSQL's move of the global stamp, nextval: no statement more for it), in `also`.
+ */
+export function insertShape(d: Dialect, dataClass: DataClassModel, attrs: readonly StorageAttribute[], returningAlso?: string): WriteShape {
+  return keptShape(d, dataClass, returningAlso === undefined ? 'insert' : `insert ${returningAlso}`, attrs, () => {
+    const sql = compileInsert(d, dataClass, new Map(attrs.map((a) => [a, null])), 1, 0).sql;
+    return returningAlso === undefined ? { sql } : { sql: `${sql}, ${returningAlso} AS ${d.sql.quote(ALSO_COLUMN)}`, also: ALSO_COLUMN };
+  });
+}
+
+/** The UPDATE … WHERE key = ? AND stamp = ? writing `attrs` (then the time, the key and the stamp expected), with no row filter, kept per shape. */
+export function updateShape(d: Dialect, dataClass: DataClassModel, attrs: readonly StorageAttribute[]): WriteShape {
+  return keptShape(d, dataClass, 'update', attrs, () => ({ sql: compileUpdate(d, dataClass, null, 0, new Map(attrs.map((a) => [a, null])), 0, null).sql }));
+}
+
+/** The values of `shape`'s attributes as its statement binds them (each encoded, a string's fold after it), then `tail` as it is. */
+export function writeParams(d: Dialect, shape: WriteShape, values: ReadonlyMap<StorageAttribute, unknown>, ...tail: unknown[]): unknown[] {
+  const params: unknown[] = [];
+  for (const attr of shape.attrs) {
+    const value = values.get(attr);
+    params.push(d.types.encode(attr.type, value, attr.dateOnly));
+    if (attr.type === 'string') params.push(typeof value === 'string' ? storedFold(value) : null);
+  }
+  for (const v of tail) params.push(v);
+  return params;
+}

@@ -36,24 +36,42 @@ export function stampMoving(s: Storage): void {
   void s.afterCommit(async () => again());
 }
 
+type StampStatements = ReturnType<Reader['dialect']['schema']['globalStamp']>;
+/** The dialect's statements of the counter, built once per dialect (every write runs one or two: building them cost 7 µs a write). */
+const statements = new WeakMap<Reader['dialect'], StampStatements>();
+
+/** The global stamp's statements in `s`'s dialect. */
+export function globalStampStatements(s: Pick<Reader, 'dialect'>): StampStatements {
+  let sql = statements.get(s.dialect);
+  if (sql === undefined) statements.set(s.dialect, (sql = s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE))));
+  return sql;
+}
+
 /** Increases the global stamp: in every transaction that saves or drops. */
 export async function bumpGlobalStamp(s: Storage): Promise<void> {
   stampMoving(s);
-  await s.run(s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE)).bump);
+  await s.run(globalStampStatements(s).bump);
 }
 
-/** The read of the modification counter, per dialect: built once (many answers show the counter). */
-const stampReads = new WeakMap<Reader['dialect'], string>();
+/**
+ * The increase of the global stamp as an expression another statement can hold (PostgreSQL's
+ * nextval), or null where it is a statement of its own (SQLite's UPDATE of its one row): an
+ * INSERT then moves it in its RETURNING, at no round trip more. The caller that takes it moves
+ * the stamp: it is counted as moving here (stampMoving), as bumpGlobalStamp counts it.
+ */
+export function globalStampBumpExpression(s: Storage): string | null {
+  const expression = stampSql(s).bumpExpression;
+  if (expression !== null) stampMoving(s);
+  return expression;
+}
 
 /** The datastore's modification counter. */
 export async function readGlobalStamp(r: Reader): Promise<number> {
-  let sql = stampReads.get(r.dialect);
-  if (sql === undefined) stampReads.set(r.dialect, (sql = r.dialect.schema.globalStamp(r.dialect.sql.quote(GLOBAL_STAMP_TABLE)).read));
-  const row = await r.get(sql);
+  const row = await r.get(globalStampStatements(r).read);
   return Number(row?.v ?? 0);
 }
 
-const stampSql = (s: Reader) => s.dialect.schema.globalStamp(s.dialect.sql.quote(GLOBAL_STAMP_TABLE));
+const stampSql = globalStampStatements;
 
 /**
  * Increases the global stamp for a write that tracks changes, in its transaction, and resolves to

@@ -109,7 +109,7 @@ export async function update(scope: Scope, action: Extract<Action, { kind: 'upda
   // reserved in the answers in flight as they are counted — one budget, not one per entity)
   try {
     return await answering(scope, async (budget) => {
-      const { entities, globalStamp } = await batch.entities(ownTimeBudget(scope).access, budget);
+      const { entities, globalStamp } = await batch.entities(() => ownTimeBudget(scope).access, budget);
       const answers = await answerAll(action, projection, entities, globalStamp, list, turns);
       const failed = entities.find((p) => p.error);
       // a stamp If-Match named that is no longer the entity's: 412, with the stamp's own __ERROR
