@@ -15,6 +15,7 @@ import { resolveOrder } from './order.js';
 import { parsePathText, parseQuery } from './parser.js';
 import { walkPath, type Hop } from './path.js';
 import { inSelect, type AttributePath, type CompareOp, type Condition, type OrderTerm } from './plan.js';
+import { planStats, VariantMemo } from './plan-cache.js';
 
 export interface ResolvedQuery {
   readonly where: Condition | null;
@@ -138,7 +139,25 @@ class Resolver {
     return cond;
   }
 
+  /**
+   * Where a path leads from `dc` as `visible` sees it: kept per parse-tree node (parses are kept
+   * per text: plan-cache.ts), dataclass and visibility, since it depends on nothing else; a path
+   * given by a parameter (:n) is a value, walked every time.
+   */
   target(ref: PathRef, dc: DataClassModel): Target | CalculatedTarget {
+    if (ref.kind === 'pathParam') return this.walk(ref, dc);
+    const kept = targets.get(ref, dc, this.visible);
+    if (kept) {
+      planStats.pathHits++;
+      return kept;
+    }
+    planStats.pathResolutions++;
+    const found = this.walk(ref, dc);
+    targets.set(ref, dc, this.visible, found);
+    return found;
+  }
+
+  walk(ref: PathRef, dc: DataClassModel): Target | CalculatedTarget {
     const steps = ref.kind === 'pathParam' ? this.pathFromParam(ref) : ref.steps;
     const { hops, end } = walkPath(dc, steps, this.visible, (message) => this.error(ref.at, message));
     switch (end.kind) {
@@ -323,6 +342,9 @@ class Resolver {
     return new DatasetError('INVALID_FILTER', `in the query ${JSON.stringify(this.text)} at offset ${at}: ${message}`);
   }
 }
+
+/** The targets of the paths of kept parse trees (Resolver.target). */
+const targets = new VariantMemo<PathRef, DataClassModel, Visibility, Target | CalculatedTarget>();
 
 /** The comparators that read @ in a text as a wildcard (a LIKE pattern). */
 const WILDCARD_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '#', '!=']);
