@@ -7,7 +7,7 @@
 // --profile (CPU profiles of both servers, kept and summarised per request), --bare-baseline (the
 // baseline without the headers the contract puts on every answer; by default it sends the same
 // security headers and a new guest's session cookie as ours, so that both answers are the same bytes),
-// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered.
+// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered,compute.
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -172,6 +172,10 @@ function prefixOf(n: number): string {
 const filteredPath = (prefix: string, skip = 0): string =>
   `/rest/Item?$filter=${encodeURIComponent('"name begin :1"')}&$params=${encodeURIComponent(JSON.stringify([prefix]))}&$top=${PAGE}${skip ? `&$skip=${skip}` : ''}`;
 
+/** $compute=sum of price over the filtered page's selection (one aggregate statement; the answer is the number). */
+const computePath = (prefix: string): string =>
+  `/rest/Item/price?$compute=sum&$filter=${encodeURIComponent('"name begin :1"')}&$params=${encodeURIComponent(JSON.stringify([prefix]))}`;
+
 /** A page's text with its global stamp set to 0 (the baseline does not read it). */
 const stampless = (text: string): string => text.replace(/^\{"__entityModel":"Item","__GlobalStamp":\d+,/, '{"__entityModel":"Item","__GlobalStamp":0,');
 
@@ -225,6 +229,11 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
   strictEqual(filtered.__COUNT, want.length, `name begin "${prefix}": __COUNT`);
   strictEqual(filtered.__ENTITIES.map((x) => x.ID).join(','), want.slice(0, PAGE).join(','), `name begin "${prefix}": not the rows with that prefix`);
   strictEqual(stampless(eText), fText, 'our filtered page and the baseline one differ (the global stamp aside)');
+  const g = await fetch(`${ours}${computePath(prefix)}`);
+  const gText = await g.text();
+  strictEqual(g.status, 200, `GET ${computePath(prefix)} answered ${g.status}: ${gText}`);
+  const h = await fetch(`${baseline}/sum?prefix=${encodeURIComponent(prefix)}`);
+  strictEqual(gText, await h.text(), 'our $compute=sum and the baseline sum differ');
   console.log(
     `sanity: GET /rest/Item(${key}) → 200, the stored entity, the same bytes as the baseline's (${aText.length} B); ` +
       `page of ${PAGE} at $skip=${skip} → 200, the same bytes (${cText.length} B); ` +
@@ -268,7 +277,7 @@ function startBaseline(t: Target, s: Settings, profileDir: string | undefined): 
 
 // ---- the run ----
 
-const SCENARIO_KINDS = ['byKey', 'page', 'filtered'] as const;
+const SCENARIO_KINDS = ['byKey', 'page', 'filtered', 'compute'] as const;
 type ScenarioKind = (typeof SCENARIO_KINDS)[number];
 
 interface Scenario {
@@ -396,6 +405,10 @@ async function runEngine(engine: Engine, s: Settings, profileRoot: string | unde
         kind: 'filtered', name: `filtered page of ${PAGE}`, ours: (n) => filteredPath(prefixOf(n)),
         baseline: (n) => `/items?prefix=${encodeURIComponent(prefixOf(n))}&skip=0`, range: s.rows,
       },
+      {
+        kind: 'compute', name: '$compute=sum filtered', ours: (n) => computePath(prefixOf(n)),
+        baseline: (n) => `/sum?prefix=${encodeURIComponent(prefixOf(n))}`, range: s.rows,
+      },
     ];
     const outcomes: Outcome[] = [];
     for (const [i, scenario] of scenarios.filter((x) => !s.scenarios || s.scenarios.includes(x.kind)).entries()) outcomes.push({ ...(await runScenario(scenario, target, s, profileRoot, i === 0)), engine, target: TARGETS[engine][scenario.kind] });
@@ -415,7 +428,8 @@ async function main(): Promise<number> {
   );
   console.log(
     `scenarios: by key (GET /rest/Item(k), k random); page of ${PAGE} ($top=${PAGE}&$skip=random, with the count of all rows); ` +
-      `filtered page of ${PAGE} ($filter="name begin :1", a random prefix like "bolt-012" that ${PAGE} rows of each 1,000 have, $top=${PAGE}, with its count)`,
+      `filtered page of ${PAGE} ($filter="name begin :1", a random prefix like "bolt-012" that ${PAGE} rows of each 1,000 have, $top=${PAGE}, with its count); ` +
+      '$compute=sum filtered (/rest/Item/price?$compute=sum over the same $filter)',
   );
   // Profiles are kept (outside the temporary folder) so they can be opened afterwards.
   const profileRoot = s.profile ? mkdtempSync(join(tmpdir(), 'dataset-rest-bench-profile-')) : undefined;
