@@ -230,7 +230,8 @@ class Resolver {
   compare(c: Extract<QueryNode, { kind: 'compare' }>, path: AttributePath, route: Target): Condition {
     const op = c.op;
     const attr = path.attr;
-    const where = `${this.pathText(c.path)} ${op}`;
+    // (for messages only: written when one is)
+    const where = (): string => `${this.pathText(c.path)} ${op}`;
     const values = this.values(c.value, op);
     if (op === 'IN') {
       // a :n placeholder's list too (the text's own lists are bounded as parsed), and all the query's lists together
@@ -238,7 +239,7 @@ class Resolver {
       if (this.#inValues > MAX_IN_LIST) {
         throw new DatasetError('LIMIT_EXCEEDED', `the IN lists of the query ${JSON.stringify(this.text.slice(0, 200))} hold more than ${MAX_IN_LIST.toLocaleString('en-US')} values together (at offset ${c.value.at}): query in several parts, or keep the keys in an entity set`);
       }
-      if (values.some((v) => v === null)) throw this.error(c.value.at, `${where}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
+      if (values.some((v) => v === null)) throw this.error(c.value.at, `${where()}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
       // (a text holding @ is a pattern)
       if (c.value.kind === 'param') for (const v of values) if (typeof v === 'string' && fold(v).includes('@')) this.boundPattern(v, c.value);
       const alternatives = values.map((v) => this.compare({ ...c, op: '=', value: { kind: 'literal', value: v as string, quoted: true, at: c.value.at } }, path, route));
@@ -251,7 +252,7 @@ class Resolver {
     const value = values[0];
     const negated = op === '#' || op === '!=' || op === '!==' || op === 'IS NOT';
     if (value === null) {
-      if (!['=', '==', '===', 'IS', '#', '!=', '!==', 'IS NOT'].includes(op)) throw this.error(c.value.at, `${where} null: null can only be compared with = or #`);
+      if (!NULL_OPS.has(op)) throw this.error(c.value.at, `${where()} null: null can only be compared with = or #`);
       return { kind: 'isNull', path: { ...path, fold: false }, negated };
     }
     const literal = op === '===' || op === 'IS' || op === '!==' || op === 'IS NOT';
@@ -269,7 +270,7 @@ class Resolver {
       }
       return foldedCompare(p, this.op(op, c.value.at), folded);
     }
-    if (op === '%' || op === 'begin') throw this.error(c.at, `${where}: ${op} compares text, and ${this.describe(path)} is not text`);
+    if (op === '%' || op === 'begin') throw this.error(c.at, `${where()}: ${op} compares text, and ${this.describe(path)} is not text`);
     const typed = path.json ? value : this.typed(path, route, value, c.value.at, where);
     return { kind: 'compare', path, op: this.op(op, c.value.at), value: typed };
   }
@@ -303,16 +304,16 @@ class Resolver {
   }
 
   /** A non-text value in its attribute's type (numbers, dates, booleans, uuids, keys). */
-  typed(path: AttributePath, route: Target, value: unknown, at: number, where: string): unknown {
+  typed(path: AttributePath, route: Target, value: unknown, at: number, where: () => string): unknown {
     const attr = path.attr;
     if (attr.type === 'bool' && (value === 'true' || value === 'false')) return value === 'true';
     if (attr.type === 'object' || attr.type === 'image' || attr.type === 'blob') {
-      throw this.error(at, `${where}: ${this.describe(path)} can only be compared with null${attr.type === 'object' ? ' (or query a property: attr.property = value)' : ''}`);
+      throw this.error(at, `${where()}: ${this.describe(path)} can only be compared with null${attr.type === 'object' ? ' (or query a property: attr.property = value)' : ''}`);
     }
     try {
       return coerceValue(attr, typeof value === 'number' && route.relationKey && attr.type === 'string' ? String(value) : value);
     } catch (e) {
-      if (e instanceof DatasetError) throw this.error(at, `${where} ${JSON.stringify(value)}: ${this.describe(path)} is ${attr.type}, and ${JSON.stringify(value)} is not one`);
+      if (e instanceof DatasetError) throw this.error(at, `${where()} ${JSON.stringify(value)}: ${this.describe(path)} is ${attr.type}, and ${JSON.stringify(value)} is not one`);
       throw e;
     }
   }
@@ -345,6 +346,9 @@ class Resolver {
 
 /** The targets of the paths of kept parse trees (Resolver.target). */
 const targets = new VariantMemo<PathRef, DataClassModel, Visibility, Target | CalculatedTarget>();
+
+/** The comparators null may be compared with. */
+const NULL_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '===', 'IS', '#', '!=', '!==', 'IS NOT']);
 
 /** The comparators that read @ in a text as a wildcard (a LIKE pattern). */
 const WILDCARD_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '#', '!=']);
