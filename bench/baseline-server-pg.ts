@@ -5,6 +5,7 @@
 //   /item/ID                       SELECT … WHERE "ID" = $1
 //   /items?skip=N                  COUNT(*), then the page of 100 in key order
 //   /items?prefix=P&skip=N         the same over name begin P (a range on the folded, indexed column)
+//   /sum?prefix=P                  SUM(price) over name begin P ($compute=sum)
 // A page's two statements run one after the other on one pooled connection, with no transaction
 // (our server also opens a REPEATABLE READ READ ONLY snapshot around them and reads the global
 // stamp in it: three more round trips, which are its own cost, so not done here).
@@ -37,6 +38,7 @@ const statements = {
   page: { name: 'page', text: `SELECT ${COLUMNS} FROM "Item" t0 ORDER BY t0."ID" LIMIT $1 OFFSET $2` },
   countPrefix: { name: 'countPrefix', text: `SELECT COUNT(*) AS n FROM "Item" t0 WHERE ${PREFIX}` },
   pagePrefix: { name: 'pagePrefix', text: `SELECT ${COLUMNS} FROM "Item" t0 WHERE ${PREFIX} ORDER BY t0."ID" LIMIT $3 OFFSET $4` },
+  sumPrefix: { name: 'sumPrefix', text: `SELECT SUM((t0."price")::numeric) AS sum FROM "Item" t0 WHERE ${PREFIX}` },
 };
 
 
@@ -72,6 +74,11 @@ async function handle(url: string, res: ServerResponse): Promise<void> {
     const m = /[?&]skip=(\d+)/.exec(url);
     const p = /[?&]prefix=([^&]*)/.exec(url);
     return page(res, m ? Number(m[1]) : 0, p ? decodeURIComponent(p[1]) : undefined);
+  }
+  if (url.startsWith('/sum?')) {
+    const p = fold(decodeURIComponent(/[?&]prefix=([^&]*)/.exec(url)?.[1] ?? ''));
+    const sum = (await pool.query<{ sum: number | null }>({ ...statements.sumPrefix, values: [p, p + PREFIX_TOP] })).rows[0].sum;
+    return send(res, 200, Number(sum ?? 0));
   }
   send(res, 404, { error: 'not found' });
 }

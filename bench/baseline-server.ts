@@ -28,6 +28,7 @@ const T0 = 't0."ID" AS "ID", t0."name" AS "name", t0."price" AS "price", t0."qty
 const PREFIX = '(t0."name__fold" >= ? AND t0."name__fold" < ?)';
 const countPrefix = db.prepare(`SELECT COUNT(*) AS n FROM "Item" t0 WHERE ${PREFIX}`).pluck();
 const pagePrefix = db.prepare(`SELECT ${T0} FROM "Item" t0 WHERE ${PREFIX} ORDER BY t0."ID" LIMIT ? OFFSET ?`);
+const sumPrefix = db.prepare(`SELECT SUM(t0."price") AS sum FROM "Item" t0 WHERE ${PREFIX}`).pluck();
 
 
 
@@ -48,6 +49,11 @@ const server = createServer((req, res) => {
     const n = (f === undefined ? count.get() : countPrefix.get(f, f + PREFIX_TOP)) as number;
     const rows = (f === undefined ? page.all(PAGE_SIZE, skip) : pagePrefix.all(f, f + PREFIX_TOP, PAGE_SIZE, skip)) as ItemRow[];
     return send(res, 200, pageAnswer(rows, n, skip), pageTag());
+  }
+  if (url.startsWith('/sum?')) {
+    const p = /[?&]prefix=([^&]*)/.exec(url);
+    const f = fold(decodeURIComponent(p?.[1] ?? ''));
+    return send(res, 200, (sumPrefix.get(f, f + PREFIX_TOP) as number | null) ?? 0);
   }
   send(res, 404, { error: 'not found' });
 });

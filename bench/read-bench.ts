@@ -7,7 +7,8 @@
 // --profile (CPU profiles of both servers, kept and summarised per request), --bare-baseline (the
 // baseline without the headers the contract puts on every answer; by default it sends the same
 // security headers and a new guest's session cookie as ours, so that both answers are the same bytes),
-// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered,samePage,notModified
+// --workers N (our server's; above 1 it runs under its supervisor), --scenarios byKey,page,filtered,compute,samePage,notModified
+// (compute: $compute=sum over a filtered selection);
 // (samePage: one filtered page asked again and again while nothing writes — ours answers it from
 // memory, the baseline queries every time; notModified: the same with the page's If-None-Match,
 // 304 from us, the page again from the baseline); --fresh: our requests of byKey, page and
@@ -35,8 +36,10 @@ type Engine = 'sqlite' | 'postgres';
 const ENGINE_NAME: Record<Engine, string> = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 /** ours/baseline req/s at least; undefined: reported, no target */
 const TARGETS: Record<Engine, Partial<Record<ScenarioKind, number>>> = {
-  sqlite: { byKey: 0.7, samePage: 2, notModified: 2 },
-  postgres: { byKey: 0.6, filtered: 0.6 },
+  // issue 39's, against the minimal baseline (--bare-baseline); random reads measured with --fresh
+  // (else a page asked before may come from memory)
+  sqlite: { byKey: 0.85, filtered: 0.9, compute: 0.9, samePage: 2, notModified: 2 },
+  postgres: { byKey: 0.9, page: 0.9, filtered: 0.9, compute: 0.9, samePage: 2, notModified: 2 },
 };
 
 interface Settings {
@@ -182,6 +185,10 @@ function prefixOf(n: number): string {
 const filteredPath = (prefix: string, skip = 0): string =>
   `/rest/Item?$filter=${encodeURIComponent('"name begin :1"')}&$params=${encodeURIComponent(JSON.stringify([prefix]))}&$top=${PAGE}${skip ? `&$skip=${skip}` : ''}`;
 
+/** $compute=sum of price over the filtered page's selection (one aggregate statement; the answer is the number). */
+const computePath = (prefix: string): string =>
+  `/rest/Item/price?$compute=sum&$filter=${encodeURIComponent('"name begin :1"')}&$params=${encodeURIComponent(JSON.stringify([prefix]))}`;
+
 /** A page's text with its global stamp set to 0 (the baseline does not read it). */
 const stampless = (text: string): string => text.replace(/^\{"__entityModel":"Item","__GlobalStamp":\d+,/, '{"__entityModel":"Item","__GlobalStamp":0,');
 
@@ -235,6 +242,11 @@ async function sanity(ours: string, baseline: string, s: Settings): Promise<void
   strictEqual(filtered.__COUNT, want.length, `name begin "${prefix}": __COUNT`);
   strictEqual(filtered.__ENTITIES.map((x) => x.ID).join(','), want.slice(0, PAGE).join(','), `name begin "${prefix}": not the rows with that prefix`);
   strictEqual(stampless(eText), fText, 'our filtered page and the baseline one differ (the global stamp aside)');
+  const g = await fetch(`${ours}${computePath(prefix)}`);
+  const gText = await g.text();
+  strictEqual(g.status, 200, `GET ${computePath(prefix)} answered ${g.status}: ${gText}`);
+  const h = await fetch(`${baseline}/sum?prefix=${encodeURIComponent(prefix)}`);
+  strictEqual(gText, await h.text(), 'our $compute=sum and the baseline sum differ');
   console.log(
     `sanity: GET /rest/Item(${key}) → 200, the stored entity, the same bytes as the baseline's (${aText.length} B); ` +
       `page of ${PAGE} at $skip=${skip} → 200, the same bytes (${cText.length} B); ` +
@@ -296,10 +308,10 @@ function startBaseline(t: Target, s: Settings, profileDir: string | undefined): 
 
 // ---- the run ----
 
-const SCENARIO_KINDS = ['byKey', 'page', 'filtered', 'samePage', 'notModified'] as const;
+const SCENARIO_KINDS = ['byKey', 'page', 'filtered', 'compute', 'samePage', 'notModified'] as const;
 type ScenarioKind = (typeof SCENARIO_KINDS)[number];
 /** the scenarios of random reads, read again with --fresh */
-const RANDOM_READS: ReadonlySet<ScenarioKind> = new Set(['byKey', 'page', 'filtered']);
+const RANDOM_READS: ReadonlySet<ScenarioKind> = new Set(['byKey', 'page', 'filtered', 'compute']);
 
 interface Scenario {
   readonly kind: ScenarioKind;
@@ -432,6 +444,10 @@ async function runEngine(engine: Engine, s: Settings, profileRoot: string | unde
         kind: 'filtered', name: `filtered page of ${PAGE}`, ours: (n) => filteredPath(prefixOf(n)),
         baseline: (n) => `/items?prefix=${encodeURIComponent(prefixOf(n))}&skip=0`, range: s.rows,
       },
+      {
+        kind: 'compute', name: '$compute=sum filtered', ours: (n) => computePath(prefixOf(n)),
+        baseline: (n) => `/sum?prefix=${encodeURIComponent(prefixOf(n))}`, range: s.rows,
+      },
       { kind: 'samePage', name: `the same page of ${PAGE} again`, ours: () => filteredPath(hot), baseline: () => hotBaseline, range: 1 },
       {
         kind: 'notModified', name: `the same page, If-None-Match (304)`, ours: () => filteredPath(hot), baseline: () => hotBaseline, range: 1,
@@ -456,7 +472,8 @@ async function main(): Promise<number> {
   );
   console.log(
     `scenarios: by key (GET /rest/Item(k), k random); page of ${PAGE} ($top=${PAGE}&$skip=random, with the count of all rows); ` +
-      `filtered page of ${PAGE} ($filter="name begin :1", a random prefix like "bolt-012" that ${PAGE} rows of each 1,000 have, $top=${PAGE}, with its count)`,
+      `filtered page of ${PAGE} ($filter="name begin :1", a random prefix like "bolt-012" that ${PAGE} rows of each 1,000 have, $top=${PAGE}, with its count); ` +
+      '$compute=sum filtered (/rest/Item/price?$compute=sum over the same $filter)',
   );
   // Profiles are kept (outside the temporary folder) so they can be opened afterwards.
   const profileRoot = s.profile ? mkdtempSync(join(tmpdir(), 'dataset-rest-bench-profile-')) : undefined;

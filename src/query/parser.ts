@@ -8,6 +8,7 @@
 import { MAX_IN_LIST, MAX_QUERY_DEPTH, MAX_QUERY_LENGTH, MAX_QUERY_PARAMS } from '../config/limits.js';
 import { DatasetError } from '../errors/dataset-error.js';
 import type { Comparator, OrderItem, ParsedQuery, PathRef, PathStep, QueryNode, ValueRef } from './ast.js';
+import { LruCache, PLAN_CACHE_ENTRIES, PLAN_TEXT_LENGTH, planStats } from './plan-cache.js';
 
 const NAME = /[A-Za-z_][A-Za-z0-9_]*/y;
 // (digits after a dot only with the dot: `\d+\.?\d*` would split a long run of digits many ways)
@@ -24,7 +25,24 @@ const COMPARATOR_CHARS = '=!<>#%~';
 const SYMBOLS: [string, Comparator][] = [['===', '==='], ['!==', '!=='], ['==', '=='], ['!=', '!='], ['<=', '<='], ['>=', '>='], ['=', '='], ['#', '#'], ['<', '<'], ['>', '>'], ['%', '%']];
 
 export function parseQuery(text: string): ParsedQuery {
-  return new Parser(text, QUERY).query();
+  // (a tree is never changed once made: every reader shares it, and resolve.ts keeps its paths by its nodes)
+  const kept = parsed.get(text);
+  if (kept) {
+    planStats.parseHits++;
+    return kept;
+  }
+  planStats.parses++;
+  const query = new Parser(text, QUERY).query();
+  if (text.length <= PLAN_TEXT_LENGTH) parsed.set(text, query);
+  return query;
+}
+
+/** The query texts parsed lately (plan-cache.ts): what fails to parse is not kept, and fails again the same way. */
+const parsed = new LruCache<string, ParsedQuery>(PLAN_CACHE_ENTRIES);
+
+/** How many query texts are kept parsed (tests: the cache stays bounded). */
+export function parsedQueries(): number {
+  return parsed.size;
 }
 
 /**

@@ -11,6 +11,7 @@ import type {
 import { didYouMean } from '../util/suggest.js';
 import type { PathStep } from './ast.js';
 import type { AttributePath } from './plan.js';
+import { LruCache, planStats } from './plan-cache.js';
 
 /** A step reached through an alias the client wrote: messages name the alias, not what it stands for. */
 interface Written {
@@ -149,6 +150,27 @@ export function namesOf(text: string): PathStep[] {
  * through N→1 relations, or a property of an object attribute.
  */
 export function resolveValuePath(dc: DataClassModel, text: string, visible: Visibility): AttributePath {
+  let byVisibility = valuePaths.get(dc);
+  if (!byVisibility) valuePaths.set(dc, (byVisibility = new WeakMap()));
+  let kept = byVisibility.get(visible);
+  if (!kept) byVisibility.set(visible, (kept = new LruCache(VALUE_PATHS)));
+  const found = kept.get(text);
+  if (found) {
+    planStats.valuePathHits++;
+    return found;
+  }
+  planStats.valuePaths++;
+  const path = walkValuePath(dc, text, visible);
+  kept.set(text, path);
+  return path;
+}
+
+/** The value paths resolved lately, per dataclass and visibility (plan-cache.ts: they depend on nothing else); a failure is not kept. */
+const valuePaths = new WeakMap<DataClassModel, WeakMap<Visibility, LruCache<string, AttributePath>>>();
+/** Per dataclass and visibility: the attributes computations name, a few dozen at most. */
+const VALUE_PATHS = 64;
+
+function walkValuePath(dc: DataClassModel, text: string, visible: Visibility): AttributePath {
   const refuse = (why: string) => new DatasetError('INVALID_OPTION', `cannot compute on '${text}': ${why}`);
   const { hops, end } = walkPath(dc, namesOf(text), visible, (message, unknown) => (unknown ? new DatasetError('UNKNOWN_ATTRIBUTE', message) : refuse(message)), `in '${text}'`);
   const many = hops.find((h) => h.kind === 'many');

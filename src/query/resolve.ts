@@ -15,6 +15,7 @@ import { resolveOrder } from './order.js';
 import { parsePathText, parseQuery } from './parser.js';
 import { walkPath, type Hop } from './path.js';
 import { inSelect, type AttributePath, type CompareOp, type Condition, type OrderTerm } from './plan.js';
+import { planStats, VariantMemo } from './plan-cache.js';
 
 export interface ResolvedQuery {
   readonly where: Condition | null;
@@ -138,7 +139,25 @@ class Resolver {
     return cond;
   }
 
+  /**
+   * Where a path leads from `dc` as `visible` sees it: kept per parse-tree node (parses are kept
+   * per text: plan-cache.ts), dataclass and visibility, since it depends on nothing else; a path
+   * given by a parameter (:n) is a value, walked every time.
+   */
   target(ref: PathRef, dc: DataClassModel): Target | CalculatedTarget {
+    if (ref.kind === 'pathParam') return this.walk(ref, dc);
+    const kept = targets.get(ref, dc, this.visible);
+    if (kept) {
+      planStats.pathHits++;
+      return kept;
+    }
+    planStats.pathResolutions++;
+    const found = this.walk(ref, dc);
+    targets.set(ref, dc, this.visible, found);
+    return found;
+  }
+
+  walk(ref: PathRef, dc: DataClassModel): Target | CalculatedTarget {
     const steps = ref.kind === 'pathParam' ? this.pathFromParam(ref) : ref.steps;
     const { hops, end } = walkPath(dc, steps, this.visible, (message) => this.error(ref.at, message));
     switch (end.kind) {
@@ -211,7 +230,8 @@ class Resolver {
   compare(c: Extract<QueryNode, { kind: 'compare' }>, path: AttributePath, route: Target): Condition {
     const op = c.op;
     const attr = path.attr;
-    const where = `${this.pathText(c.path)} ${op}`;
+    // (for messages only: written when one is)
+    const where = (): string => `${this.pathText(c.path)} ${op}`;
     const values = this.values(c.value, op);
     if (op === 'IN') {
       // a :n placeholder's list too (the text's own lists are bounded as parsed), and all the query's lists together
@@ -219,7 +239,7 @@ class Resolver {
       if (this.#inValues > MAX_IN_LIST) {
         throw new DatasetError('LIMIT_EXCEEDED', `the IN lists of the query ${JSON.stringify(this.text.slice(0, 200))} hold more than ${MAX_IN_LIST.toLocaleString('en-US')} values together (at offset ${c.value.at}): query in several parts, or keep the keys in an entity set`);
       }
-      if (values.some((v) => v === null)) throw this.error(c.value.at, `${where}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
+      if (values.some((v) => v === null)) throw this.error(c.value.at, `${where()}: null cannot be in an IN list; use ${this.pathText(c.path)} = null`);
       // (a text holding @ is a pattern)
       if (c.value.kind === 'param') for (const v of values) if (typeof v === 'string' && fold(v).includes('@')) this.boundPattern(v, c.value);
       const alternatives = values.map((v) => this.compare({ ...c, op: '=', value: { kind: 'literal', value: v as string, quoted: true, at: c.value.at } }, path, route));
@@ -232,7 +252,7 @@ class Resolver {
     const value = values[0];
     const negated = op === '#' || op === '!=' || op === '!==' || op === 'IS NOT';
     if (value === null) {
-      if (!['=', '==', '===', 'IS', '#', '!=', '!==', 'IS NOT'].includes(op)) throw this.error(c.value.at, `${where} null: null can only be compared with = or #`);
+      if (!NULL_OPS.has(op)) throw this.error(c.value.at, `${where()} null: null can only be compared with = or #`);
       return { kind: 'isNull', path: { ...path, fold: false }, negated };
     }
     const literal = op === '===' || op === 'IS' || op === '!==' || op === 'IS NOT';
@@ -250,7 +270,7 @@ class Resolver {
       }
       return foldedCompare(p, this.op(op, c.value.at), folded);
     }
-    if (op === '%' || op === 'begin') throw this.error(c.at, `${where}: ${op} compares text, and ${this.describe(path)} is not text`);
+    if (op === '%' || op === 'begin') throw this.error(c.at, `${where()}: ${op} compares text, and ${this.describe(path)} is not text`);
     const typed = path.json ? value : this.typed(path, route, value, c.value.at, where);
     return { kind: 'compare', path, op: this.op(op, c.value.at), value: typed };
   }
@@ -284,16 +304,16 @@ class Resolver {
   }
 
   /** A non-text value in its attribute's type (numbers, dates, booleans, uuids, keys). */
-  typed(path: AttributePath, route: Target, value: unknown, at: number, where: string): unknown {
+  typed(path: AttributePath, route: Target, value: unknown, at: number, where: () => string): unknown {
     const attr = path.attr;
     if (attr.type === 'bool' && (value === 'true' || value === 'false')) return value === 'true';
     if (attr.type === 'object' || attr.type === 'image' || attr.type === 'blob') {
-      throw this.error(at, `${where}: ${this.describe(path)} can only be compared with null${attr.type === 'object' ? ' (or query a property: attr.property = value)' : ''}`);
+      throw this.error(at, `${where()}: ${this.describe(path)} can only be compared with null${attr.type === 'object' ? ' (or query a property: attr.property = value)' : ''}`);
     }
     try {
       return coerceValue(attr, typeof value === 'number' && route.relationKey && attr.type === 'string' ? String(value) : value);
     } catch (e) {
-      if (e instanceof DatasetError) throw this.error(at, `${where} ${JSON.stringify(value)}: ${this.describe(path)} is ${attr.type}, and ${JSON.stringify(value)} is not one`);
+      if (e instanceof DatasetError) throw this.error(at, `${where()} ${JSON.stringify(value)}: ${this.describe(path)} is ${attr.type}, and ${JSON.stringify(value)} is not one`);
       throw e;
     }
   }
@@ -323,6 +343,12 @@ class Resolver {
     return new DatasetError('INVALID_FILTER', `in the query ${JSON.stringify(this.text)} at offset ${at}: ${message}`);
   }
 }
+
+/** The targets of the paths of kept parse trees (Resolver.target). */
+const targets = new VariantMemo<PathRef, DataClassModel, Visibility, Target | CalculatedTarget>();
+
+/** The comparators null may be compared with. */
+const NULL_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '===', 'IS', '#', '!=', '!==', 'IS NOT']);
 
 /** The comparators that read @ in a text as a wildcard (a LIKE pattern). */
 const WILDCARD_OPS: ReadonlySet<Comparator> = new Set(['=', '==', '#', '!=']);

@@ -26,6 +26,15 @@ export interface PageRows {
 const META: readonly ColumnSpec[] = [{ kind: 'globalStamp' }, { kind: 'dataVersion' }];
 const META_AND_TOTAL: readonly ColumnSpec[] = [...META, { kind: 'total' }];
 
+/** A page's columns and the statement's own after them, one list per columns list and kind (the compiler keeps a list's text by it: sql/compiler/selects.ts). */
+const withMeta = new WeakMap<readonly ColumnSpec[], { meta: readonly ColumnSpec[]; total: readonly ColumnSpec[] }>();
+
+function metaColumns(columns: readonly ColumnSpec[]): { meta: readonly ColumnSpec[]; total: readonly ColumnSpec[] } {
+  let lists = withMeta.get(columns);
+  if (!lists) withMeta.set(columns, (lists = { meta: [...columns, ...META], total: [...columns, ...META_AND_TOTAL] }));
+  return lists;
+}
+
 /** Positions [start, start + n) of `s`, reading `columns`, with the length of `s` and the global stamp. */
 export async function readPageRows(s: EntitySelection, start: number, n: number, columns: readonly ColumnSpec[]): Promise<PageRows> {
   const dc = classOf(s);
@@ -40,7 +49,7 @@ export async function readPageRows(s: EntitySelection, start: number, n: number,
   const versionOf = (rollbacks: number, read: unknown): string => `${rollbacks}/${String(read)}`;
   if (kept) {
     const rollbacks = dc.core.storage.rollbacks;
-    const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META]), access.restrict);
+    const page = compileSelect(reader.dialect, pageSpec(s, start, n, metaColumns(columns).meta), access.restrict);
     const rows = await reader.arrays(page.sql, page.params);
     if (rows.length > 0) {
       const version = versionOf(rollbacks, rows[0][at + 1]);
@@ -51,7 +60,7 @@ export async function readPageRows(s: EntitySelection, start: number, n: number,
   let empty: PageRows | undefined;
   for (let attempt = 0; attempt < EMPTY_PAGE_READS; attempt++) {
     let rollbacks = dc.core.storage.rollbacks;
-    const page = compileSelect(reader.dialect, pageSpec(s, start, n, [...columns, ...META_AND_TOTAL]), access.restrict);
+    const page = compileSelect(reader.dialect, pageSpec(s, start, n, metaColumns(columns).total), access.restrict);
     const rows = await reader.arrays(page.sql, page.params);
     if (rows.length > 0) {
       const total = Number(rows[0][at + 2]);

@@ -6,6 +6,7 @@
 import type { RelatedEntityAttribute } from '../../model/types.js';
 import type { ColumnSpec, OrderTerm, RowColumnSpec, SelectSpec } from '../../query/plan.js';
 import { GLOBAL_STAMP_TABLE, STAMP_COLUMN, TIMESTAMP_COLUMN } from '../hidden-columns.js';
+import type { Dialect } from '../dialect.js';
 import { ConditionBuilder } from './conditions.js';
 
 /** The table alias of each joined N→1 path of a SELECT, by pathName(). */
@@ -94,6 +95,8 @@ export class SelectBuilder extends ConditionBuilder {
   override select(spec: SelectSpec): string {
     const t = this.alias();
     const { joins, steps } = this.joinsOf(t, spec);
+    const kept = steps.length === 0 && !spec.perGroup ? this.#keptColumns(t, spec.columns) : undefined;
+    if (kept !== undefined) return this.#rest(`SELECT ${kept} FROM ${this.d.sql.quote(spec.dataClass.table)} ${t}`, t, spec);
     const cols = spec.columns.map((c) => this.column(t, c, spec, joins));
     if (spec.perGroup) {
       if (steps.length > 0) throw new Error('a SELECT per group joins no table');
@@ -109,11 +112,37 @@ export class SelectBuilder extends ConditionBuilder {
       const target = s.via.target;
       sql += ` LEFT JOIN ${this.d.sql.quote(target.table)} ${s.alias} ON ${this.col(s.alias, target.key.column)} = ${this.col(s.from, s.via.foreignKey.column)}${this.andFilter(target, s.alias)}`;
     }
-    sql += this.where(spec.dataClass, t, spec.where);
+    return this.#rest(sql, t, spec);
+  }
+
+  /** After the FROM (and its joins): the WHERE, the order, the window. */
+  #rest(head: string, t: string, spec: SelectSpec): string {
+    let sql = head + this.where(spec.dataClass, t, spec.where);
     if (spec.order.length > 0) sql += ` ORDER BY ${this.order(t, spec.order)}`;
     const limit = spec.limit == null ? null : this.bindNumber(spec.limit);
     const offset = spec.offset ? this.bindNumber(spec.offset) : null;
     return sql + this.d.sql.paging(limit, offset);
+  }
+
+  /**
+   * The select list of `columns` from `table` when every column is one that binds nothing and
+   * names no other table (stored values, stamps, the global stamp, the data version: what a page
+   * of rows reads): the same text for every statement with these columns, kept per columns list
+   * (the lists of a projection and of the page reads are made once: reads/page-read.ts), dialect
+   * and alias. Otherwise undefined: compiled with the statement.
+   */
+  #keptColumns(table: string, columns: readonly ColumnSpec[]): string | undefined {
+    let kept = columnTexts.get(columns);
+    if (kept === undefined) {
+      columnTexts.set(columns, (kept = columns.every((c) => PLAIN_COLUMNS.has(c.kind)) ? [] : null));
+    }
+    if (kept === null) return undefined;
+    for (const k of kept) if (k.d === this.d && k.table === table) return k.text;
+    const select: SelectSpec = { dataClass: undefined as never, columns, where: null, order: [] };
+    const text = columns.map((c) => this.column(table, c, select, new Map())).join(', ');
+    // (a few dialects and aliases at most: 't0' for a page's FROM)
+    if (kept.length < 4) kept.push({ d: this.d, table, text });
+    return text;
   }
 
   /** Text sorts by its folded form, as 4D sorts without regard to case or accents. */
@@ -127,3 +156,9 @@ export class SelectBuilder extends ConditionBuilder {
     }).join(', ');
   }
 }
+
+/** The columns whose text depends only on the dialect and the table's alias (SelectBuilder.column binds nothing for them). */
+const PLAIN_COLUMNS: ReadonlySet<ColumnSpec['kind']> = new Set(['storage', 'stamp', 'timestamp', 'globalStamp', 'dataVersion']);
+
+/** The select lists kept per columns list (#keptColumns): null for a list that has other columns. */
+const columnTexts = new WeakMap<readonly ColumnSpec[], { d: Dialect; table: string; text: string }[] | null>();
