@@ -35,6 +35,8 @@ export interface ProjectOptions extends DatastoreOptions {
   readonly poolSize?: number;
   /** the query time limit in ms: a statement running longer is stopped (QUERY_TIMEOUT); none by default */
   readonly queryTimeoutMs?: number;
+  /** PostgreSQL read replicas of the database (storage/replicas/router.ts) */
+  readonly replicas?: { readonly urls: readonly string[]; readonly maxLagMs?: number };
   /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
   readonly onSchemaChange?: (line: string) => void;
   /**
@@ -71,7 +73,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   // one loader for this opening's modules: they share what they import (classes/loader.ts)
   const importModule = options.modules ?? projectModuleLoader();
   try {
-    storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
+    storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs, replicas: options.replicas });
     // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)
     await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its
