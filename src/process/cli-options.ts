@@ -39,6 +39,7 @@ export const SETTINGS: SettingsSpec = {
   unset: {
     project: 'the built-in demo',
     db: '<project>/data/data.sqlite',
+    dbReplica: 'none: every read on the primary',
     roles: "the project's roles.json, if it has one",
     allowedHosts: 'the listen address and localhost',
     corsOrigin: 'none',
