@@ -22,6 +22,7 @@ import { syncSchema } from '../storage/schema.js';
 import type { TransactionManager } from '../storage/transactions.js';
 import { withDeadlines } from '../functions/deadlines.js';
 import { readWebhooksFile, WebhooksFileError } from './webhooks-file.js';
+import type { ReplicaOptions } from '../storage/replicas/router.js';
 import { AUTH_FILE, AuthFileError, readAuthFile } from './auth-file.js';
 import { NO_AUTH, type AuthConfig } from '../config/auth.js';
 import { installBuiltInUserFunctions } from '../classes/built-in-users.js';
@@ -36,7 +37,7 @@ export interface ProjectOptions extends DatastoreOptions {
   /** the query time limit in ms: a statement running longer is stopped (QUERY_TIMEOUT); none by default */
   readonly queryTimeoutMs?: number;
   /** PostgreSQL read replicas of the database (storage/replicas/router.ts) */
-  readonly replicas?: { readonly urls: readonly string[]; readonly maxLagMs?: number };
+  readonly replicas?: ReplicaOptions;
   /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
   readonly onSchemaChange?: (line: string) => void;
   /**

@@ -19,6 +19,9 @@ import pg from 'pg';
 export interface ReplicaCluster {
   readonly primaryUrl: string;
   readonly standbyUrl: string;
+  /** the postmasters' process ids (their backends are their children): what a bench reads the CPU of */
+  readonly primaryPid: number;
+  readonly standbyPid: number;
   /** how the standby's base backup was made */
   readonly backup: 'pg_basebackup' | 'low-level API';
   /** takes the standby down (fast shutdown) / brings it back on the same port */
@@ -126,11 +129,11 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
   const root = mkdtempSync(join(tmpdir(), 'dataset-rest-replicas-'));
   chmodSync(root, 0o755);
   if (ids) chownSync(root, ids.uid, ids.gid);
-  let primary: ChildProcess | undefined;
-  let standby: ChildProcess | undefined;
+  // (the servers as they start: the exit handler kills those that are up)
+  const up: { primary?: ChildProcess; standby?: ChildProcess } = {};
   process.once('exit', () => {
-    primary?.kill('SIGKILL');
-    standby?.kill('SIGKILL');
+    up.primary?.kill('SIGKILL');
+    up.standby?.kill('SIGKILL');
     try {
       rmSync(root, { recursive: true, force: true });
     } catch {
@@ -144,7 +147,7 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
   appendFileSync(join(primaryDir, 'pg_hba.conf'), '\nhost replication postgres 127.0.0.1/32 trust\n');
   const [primaryPort, standbyPort] = [await freePort(), await freePort()];
   // (synchronous_commit off, as the run's test server has it: a commit returns before its WAL is flushed, and so before a standby can have it)
-  primary = await startServer(bin, primaryDir, primaryPort, ['-c', 'wal_level=replica', '-c', 'max_wal_senders=4', '-c', 'synchronous_commit=off', '-c', 'max_connections=100'], ids);
+  up.primary = await startServer(bin, primaryDir, primaryPort, ['-c', 'wal_level=replica', '-c', 'max_wal_senders=4', '-c', 'synchronous_commit=off', '-c', 'max_connections=100'], ids);
   const primaryUrl = `postgres://postgres@127.0.0.1:${primaryPort}/postgres`;
   const admin = new pg.Client({ connectionString: primaryUrl });
   await admin.connect();
@@ -168,18 +171,24 @@ export async function startReplicaCluster(): Promise<ReplicaCluster> {
     await admin.end();
   }
   const upStandby = async () => {
-    standby = await startServer(bin, standbyDir, standbyPort, ['-c', 'hot_standby=on', '-c', 'max_connections=100'], ids);
+    up.standby = await startServer(bin, standbyDir, standbyPort, ['-c', 'hot_standby=on', '-c', 'max_connections=100'], ids);
   };
   await upStandby();
   return {
     primaryUrl,
     standbyUrl: `postgres://postgres@127.0.0.1:${standbyPort}/postgres`,
     backup: basebackup ? 'pg_basebackup' : 'low-level API',
-    standbyDown: () => stopServer(standby),
+    get primaryPid() {
+      return up.primary?.pid ?? 0;
+    },
+    get standbyPid() {
+      return up.standby?.pid ?? 0;
+    },
+    standbyDown: () => stopServer(up.standby),
     standbyUp: upStandby,
     async stop() {
-      await stopServer(standby);
-      await stopServer(primary);
+      await stopServer(up.standby);
+      await stopServer(up.primary);
       rmSync(root, { recursive: true, force: true });
     },
   };
