@@ -6,6 +6,9 @@
 // of its own adds. The primary's CPU per request (its postmaster and backends) is what a replica
 // takes off it, and is the figure that carries to a real deployment.
 //
+// A third configuration, two instances on the primary alone (the load split between them), shows
+// what a second stateless instance adds on the same machine.
+//
 // Options (after `npm run bench:replicas --`): --rows N (10,000), --duration S per configuration
 // and scenario (8, in --rounds R alternating rounds: 2), --warmup S (1), --connections N (10).
 
@@ -67,39 +70,45 @@ try {
 
   const start = (name: string, extra: string[]) =>
     startServer({ name, args: ['bin/dataset-rest.mjs', '--project', dir, '--db', db, '--roles', 'none', '--port', '0', '--log-level', 'warn', ...extra], cwd: ROOT, ready: /dataset-rest listening on (http:\/\/\S+)\/rest/ });
+  const alone = await start('primary alone', []);
+  const second = await start('second instance', []);
+  const withReplica = await start('primary + replica', ['--db-replica', replica]);
+  servers.push(alone, second, withReplica);
+  // (two instances: the load split between them, half the connections each)
   const configs = [
-    { name: 'primary alone', server: await start('primary alone', []) },
-    { name: 'primary + 1 replica', server: await start('primary + replica', ['--db-replica', replica]) },
+    { name: 'primary alone', servers: [alone] },
+    { name: '2 instances, primary alone', servers: [alone, second] },
+    { name: 'primary + 1 replica', servers: [withReplica] },
   ];
-  servers.push(...configs.map((c) => c.server));
 
   type Tally = { requests: number; seconds: number; primaryMs: number; standbyMs: number; serverMs: number; non2xx: number };
   const table: string[][] = [];
   for (const scenario of SCENARIOS) {
     const tallies = new Map(configs.map((c) => [c.name, { requests: 0, seconds: 0, primaryMs: 0, standbyMs: 0, serverMs: 0, non2xx: 0 } as Tally]));
-    const load = async (server: ServerProcess, seconds: number, into?: Tally) => {
-      const cpu = () => [processTreeCpuMs(cluster.primaryPid) ?? 0, processTreeCpuMs(cluster.standbyPid) ?? 0, processCpuMs(server.pid) ?? 0];
+    const load = async (on: readonly ServerProcess[], seconds: number, into?: Tally) => {
+      const serverCpu = () => on.reduce((ms, server) => ms + (processCpuMs(server.pid) ?? 0), 0);
+      const cpu = () => [processTreeCpuMs(cluster.primaryPid) ?? 0, processTreeCpuMs(cluster.standbyPid) ?? 0, serverCpu()];
       const before = cpu();
-      const r = await autocannon({
+      const results = await Promise.all(on.map((server) => autocannon({
         url: server.url.replace(/\/rest$/, ''),
-        connections,
+        connections: Math.max(1, Math.round(connections / on.length)),
         duration: seconds,
         timeout: 10,
         requests: [{ setupRequest: (request) => ({ ...request, path: scenario.path(Math.floor(Math.random() * rows)) }) }],
-      });
+      })));
       const after = cpu();
       if (!into) return;
-      into.requests += r.requests.total;
-      into.seconds += r.duration;
-      into.non2xx += r.non2xx;
+      into.requests += results.reduce((n, r) => n + r.requests.total, 0);
+      into.seconds += Math.max(...results.map((r) => r.duration));
+      into.non2xx += results.reduce((n, r) => n + r.non2xx, 0);
       into.primaryMs += after[0] - before[0];
       into.standbyMs += after[1] - before[1];
       into.serverMs += after[2] - before[2];
     };
-    for (const c of configs) await load(c.server, Number(values.warmup));
+    for (const c of configs) await load(c.servers, Number(values.warmup));
     for (let round = 0; round < rounds; round++) {
       // (alternating, each round in the other order: both meet the machine's moods alike)
-      for (const c of round % 2 === 0 ? configs : [...configs].reverse()) await load(c.server, roundSeconds, tallies.get(c.name));
+      for (const c of round % 2 === 0 ? configs : [...configs].reverse()) await load(c.servers, roundSeconds, tallies.get(c.name));
     }
     const alone = tallies.get(configs[0].name) as Tally;
     for (const c of configs) {
@@ -110,7 +119,7 @@ try {
     }
   }
   console.log(formatTable(['scenario', 'configuration', 'req/s', 'vs alone', 'primary µs/req', 'standby µs/req', 'server µs/req', 'non-2xx'], table));
-  console.log('# µs/req: CPU of the PostgreSQL primary (its postmaster and backends), of the standby, and of our server process, per request answered');
+  console.log('# µs/req: CPU of the PostgreSQL primary (its postmaster and backends), of the standby, and of our server process(es), per request answered');
 } finally {
   for (const s of servers) await s.stop();
   await cluster.stop();
