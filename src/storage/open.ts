@@ -54,7 +54,7 @@ export async function postgresStorage(url: string, options: PostgresStorageOptio
     driver = replicas === undefined ? new Driver(url, options) : new (await import('./replicas/router.js')).ReplicatedDriver(url, replicas, options);
   } catch (e) {
     if (e instanceof RangeError) throw e; // a pool size the caller gives
-    throw new StorageConfigError(`${replicas === undefined ? '--db' : '--db or --db-replica'}: a PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });
+    throw new StorageConfigError(`${replicas === undefined ? '--db: the' : '--db or --db-replica: a'} PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });
   }
   try {
     await driver.check();
