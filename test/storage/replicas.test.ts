@@ -18,7 +18,6 @@ import { postgresDialect } from '../../src/sql/dialect-postgres.js';
 import { GLOBAL_STAMP_TABLE } from '../../src/storage/system-tables/tables.js';
 import { openStorage, databaseTarget, StorageConfigError } from '../../src/storage/open.js';
 import { ReplicatedDriver } from '../../src/storage/replicas/router.js';
-import { readsOnly } from '../../src/storage/replicas/statements.js';
 import { TransactionManager } from '../../src/storage/transactions.js';
 import { injected, openDemoProject, type Answer } from '../support/helpers.js';
 import { clusterUnavailable, startReplicaCluster, type ReplicaCluster } from './replicas-cluster.js';
@@ -50,22 +49,6 @@ describe('read replicas on a real streaming standby', { skip: unavailable ?? fal
   after(async () => {
     await standby?.end();
     await cluster?.stop();
-  });
-
-  it('classes statements: plain reads may go to a replica; writes, locking reads and functions that write stay on the primary', () => {
-    assert.ok(readsOnly('SELECT "ID" FROM "Employee" WHERE "ID" = $1'));
-    assert.ok(readsOnly('WITH k AS (SELECT 1) SELECT * FROM k'));
-    for (const sql of [
-      'UPDATE "Employee" SET x = 1',
-      'SELECT * FROM "Employee" FOR UPDATE OF e',
-      'SELECT * FROM t FOR KEY SHARE OF t',
-      "SELECT nextval('s')",
-      "SELECT pg_advisory_xact_lock(hashtext('x'))",
-      'WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d',
-      'SELECT * INTO copy FROM t',
-      'CREATE TABLE x (a int)',
-      `SELECT last_value FROM ${STAMP}`,
-    ]) assert.equal(readsOnly(sql), false, sql);
   });
 
   describe('the router', () => {
