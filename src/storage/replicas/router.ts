@@ -19,6 +19,7 @@ import { postgresDialect } from '../../sql/dialect-postgres.js';
 import type { Connection, Driver, ExecuteOptions, QueryResult } from '../driver.js';
 import { PostgresDriver, type PostgresOptions } from '../postgres.js';
 import { FreshReading } from './fresh-reading.js';
+import { isUnavailable, ReplicaConnection } from './replica-connection.js';
 import { LSN_BYTES, Replica, type ReplicaState } from './replica.js';
 import { DEFAULT_REPLICA_MAX_LAG_MS, REPLICA_CHECK_MS } from './limits.js';
 import { readsOnly, withPrimaryStamp } from './statements.js';
@@ -45,52 +46,6 @@ interface PrimaryPosition {
 const POSITION = `SELECT ${LSN_BYTES('pg_current_wal_insert_lsn()')} AS lsn, COALESCE(pg_sequence_last_value(to_regclass($1)), 0) AS stamp`;
 const STAMP_NAME = [postgresDialect.sql.quote(GLOBAL_STAMP_TABLE)];
 
-/** A snapshot's connection on a replica: its statements read the stamp the primary showed before it began. */
-class ReplicaConnection implements Connection {
-  constructor(
-    readonly inner: Connection,
-    readonly replica: Replica,
-    readonly stamp: number,
-  ) {}
-
-  execute(sql: string, params: readonly unknown[] = [], options?: ExecuteOptions): Promise<QueryResult> {
-    const s = withPrimaryStamp(sql, params, this.stamp);
-    return this.inner.execute(s.sql, s.params, options).catch((e: unknown) => {
-      if (isUnavailable(e)) this.replica.markDown(e);
-      throw e;
-    });
-  }
-
-  begin(mode: 'write' | 'snapshot'): Promise<void> {
-    return this.inner.begin(mode);
-  }
-
-  commit(): Promise<void> {
-    return this.inner.commit();
-  }
-
-  rollback(): Promise<void> {
-    return this.inner.rollback();
-  }
-
-  savepoint(name: string): Promise<void> {
-    return this.inner.savepoint(name);
-  }
-
-  rollbackTo(name: string): Promise<void> {
-    return this.inner.rollbackTo(name);
-  }
-
-  releaseSavepoint(name: string): Promise<void> {
-    return this.inner.releaseSavepoint(name);
-  }
-
-  cancel(): Promise<void> {
-    return this.inner.cancel();
-  }
-}
-
-const isUnavailable = (e: unknown): boolean => e instanceof DatasetError && e.code === 'STORAGE_UNAVAILABLE';
 /** run again on the primary: the replica went away, or cancelled the read for a conflict with recovery */
 const runsOnPrimary = (e: unknown): boolean => e instanceof DatasetError && (e.code === 'STORAGE_UNAVAILABLE' || e.code === 'TRANSACTION_CONFLICT');
 
