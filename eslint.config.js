@@ -110,7 +110,7 @@ function layerRules() {
  * engine is added or changed in its own files. Refused elsewhere: reading a dialect's name,
  * comparing a name with an engine's, importing an engine's package, dialect or driver.
  */
-const ENGINE_FILES = ['src/sql/dialect*.ts', 'src/storage/sqlite.ts', 'src/storage/sqlite-space.ts', 'src/storage/postgres.ts', 'src/storage/open.ts'];
+const ENGINE_FILES = ['src/sql/dialect*.ts', 'src/storage/sqlite.ts', 'src/storage/sqlite-space.ts', 'src/storage/postgres.ts', 'src/storage/open.ts', 'src/storage/replicas/*.ts'];
 const ENGINE_MESSAGE = 'engine knowledge belongs in the dialects and drivers (eslint.config.js, ENGINE_FILES): ask the storage\'s dialect (a member of Dialect\'s groups; add one)';
 const engineRules = {
   files: ['src/**/*.ts'],

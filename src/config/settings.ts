@@ -95,6 +95,8 @@ export interface ProjectSettings {
   readonly poolSize: number;
   /** the time the statements of one request may take together, in ms (0: no limit) */
   readonly queryTimeoutMs: number;
+  /** PostgreSQL read replicas (--db-replica), and how far behind one may be (--db-replica-max-lag, ms) */
+  readonly replicas?: { readonly urls: readonly string[]; readonly maxLagMs: number };
 }
 
 /** The datastore's own bounds (Datastore.open's options, as they are). */

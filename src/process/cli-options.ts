@@ -13,6 +13,7 @@ import bytes from 'bytes';
 import { Command, InvalidArgumentError } from 'commander';
 import { LOOPBACK_HOSTS, serverSettings, type Settings } from '../config/settings.js';
 import { CONFIG_FILE, type SettingsSpec } from './cli-settings.js';
+import { DEFAULT_REPLICA_MAX_LAG_MS } from '../storage/replicas/limits.js';
 
 /** The project served without --project. */
 export const DEMO = fileURLToPath(new URL('../../demo', import.meta.url));
@@ -22,7 +23,7 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 
 /** The options as the command reads them, once resolved. */
 export interface CommandOptions {
-  project?: string; db?: string; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxAnswersInFlight: number; sendTimeout: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
+  project?: string; db?: string; dbReplica?: string[]; dbReplicaMaxLag: number; roles?: string; poolSize: number; port: number; host: string; logLevel: string; maxSetMembers: number; maxSetMemory: number; functionTimeout: number; queryTimeout: number; maxUploadSize: number; maxBodySize: number; maxPageSize: number; maxTextLength: number; maxInlinedEntities: number; maxAnswerSize: number; maxAnswersInFlight: number; sendTimeout: number; maxBatchEntities: number; maxPendingUploads: number; maxPendingUploadSize: number; bodyTimeout: number; maxConnections: number; maxConnectionsPerAddress?: number;
   sessionIdleTimeout: number; secureCookies?: boolean; allowedHosts?: string[]; corsOrigin?: string[]; trustProxy?: boolean; exposeErrors?: boolean; maxRequestsPerMinute: number; maxSetsPerSession: number;
   maxLocksPerSession: number; maxQueuedConversions: number; maxConversionsPerClient: number; maxSessions: number; maxGuestsPerAddress: number; explorer: boolean; workers: number; metrics?: boolean; config?: string; printConfig?: boolean;
 }
@@ -30,7 +31,7 @@ export interface CommandOptions {
 /** How the options are also set by variables and the configuration file. */
 export const SETTINGS: SettingsSpec = {
   actions: ['printConfig', 'version'],
-  lists: ['allowedHosts', 'corsOrigin'],
+  lists: ['allowedHosts', 'corsOrigin', 'dbReplica'],
   paths: ['project', 'db', 'roles'],
   configKey: 'config',
   projectKey: 'project',
@@ -38,6 +39,7 @@ export const SETTINGS: SettingsSpec = {
   unset: {
     project: 'the built-in demo',
     db: '<project>/data/data.sqlite',
+    dbReplica: 'none: every read on the primary',
     roles: "the project's roles.json, if it has one",
     allowedHosts: 'the listen address and localhost',
     corsOrigin: 'none',
@@ -147,6 +149,8 @@ export function commandLine(): Command {
     .version(VERSION, '-V, --version', 'print the version and exit')
     .option('--project <dir>', 'project folder holding model.json (default: the built-in demo project)')
     .option('--db <file|url>', 'SQLite database file, created when absent (default: <project>/data/data.sqlite), or a PostgreSQL database: postgres://user:password@host:5432/name (PG* environment variables fill the parts it leaves out)')
+    .option('--db-replica <url>', 'PostgreSQL: a read replica (a hot standby of --db), repeated or comma-separated for more: reads outside a transaction go to one that has replayed what the primary had written when the read began, else to the primary (docs/scaling.md)', list)
+    .option('--db-replica-max-lag <ms>', 'PostgreSQL: a replica further behind the primary than this, in milliseconds, is left out until it catches up', milliseconds, DEFAULT_REPLICA_MAX_LAG_MS)
     .option('--pool-size <n>', 'PostgreSQL: connections in the pool at most (2 or more)', poolSize, PG_POOL_SIZE)
     .option('--port <n>', 'TCP port; 0 picks a free one', port, 8080)
     .option('--host <h>', 'interface to listen on', '127.0.0.1')
@@ -214,7 +218,7 @@ export function commandSettings(o: CommandOptions): Settings {
   });
   return {
     ...server,
-    project: { dir: o.project ?? DEMO, db: o.db, roles: o.roles === 'none' ? false : o.roles, poolSize: o.poolSize, queryTimeoutMs: o.queryTimeout },
+    project: { dir: o.project ?? DEMO, db: o.db, roles: o.roles === 'none' ? false : o.roles, poolSize: o.poolSize, queryTimeoutMs: o.queryTimeout, ...(o.dbReplica?.length ? { replicas: { urls: o.dbReplica, maxLagMs: o.dbReplicaMaxLag } } : {}) },
     datastore: {
       maxSetMembers: o.maxSetMembers, maxSetMemory: o.maxSetMemory, maxTextLength: o.maxTextLength,
       // (guests are counted apart, with the same cap)

@@ -305,8 +305,9 @@ export function describe(program: Command, spec: SettingsSpec, resolved: Resolve
 }
 
 function show(key: string, value: unknown): string {
-  const text = Array.isArray(value) ? value.map(String).join(',') : String(value);
-  return /password|secret|token/i.test(key) ? MASK : mask(text);
+  if (/password|secret|token/i.test(key)) return MASK;
+  // (each of a list on its own: a list of URLs, --db-replica's, keeps its hosts readable)
+  return Array.isArray(value) ? value.map((v) => mask(String(v))).join(',') : mask(String(value));
 }
 
 /**

@@ -22,6 +22,7 @@ import { syncSchema } from '../storage/schema.js';
 import type { TransactionManager } from '../storage/transactions.js';
 import { withDeadlines } from '../functions/deadlines.js';
 import { readWebhooksFile, WebhooksFileError } from './webhooks-file.js';
+import type { ReplicaOptions } from '../storage/replicas/router.js';
 import { AUTH_FILE, AuthFileError, readAuthFile } from './auth-file.js';
 import { NO_AUTH, type AuthConfig } from '../config/auth.js';
 import { installBuiltInUserFunctions } from '../classes/built-in-users.js';
@@ -35,6 +36,8 @@ export interface ProjectOptions extends DatastoreOptions {
   readonly poolSize?: number;
   /** the query time limit in ms: a statement running longer is stopped (QUERY_TIMEOUT); none by default */
   readonly queryTimeoutMs?: number;
+  /** PostgreSQL read replicas of the database (storage/replicas/router.ts) */
+  readonly replicas?: ReplicaOptions;
   /** told each change the start made to the database's schema, one line each ("Company: add attribute revenue (number)"): what the server logs */
   readonly onSchemaChange?: (line: string) => void;
   /**
@@ -71,7 +74,7 @@ export async function openProject(dir: string, options: ProjectOptions = {}): Pr
   // one loader for this opening's modules: they share what they import (classes/loader.ts)
   const importModule = options.modules ?? projectModuleLoader();
   try {
-    storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs });
+    storage = await openStorage(target, { poolSize: options.poolSize, queryTimeoutMs: options.queryTimeoutMs, replicas: options.replicas });
     // the schema brought in line here, to tell what changed (Datastore.open then finds it in line)
     await syncSchema(storage, model, { onStep: (step) => options.onSchemaChange?.(step.description) });
     // statements check the time limit of the function call running them (functions/), and its

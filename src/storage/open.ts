@@ -3,6 +3,7 @@
 // other URL is refused, and anything else is a SQLite file (or ':memory:').
 
 import type { PostgresDriver, PostgresOptions } from './postgres.js';
+import type { ReplicaOptions, ReplicatedDriver } from './replicas/router.js';
 import { SqliteDriver, type SqliteOptions } from './sqlite.js';
 import { TransactionManager } from './transactions.js';
 
@@ -34,19 +35,26 @@ export function sqliteStorage(file: string, options: SqliteOptions = {}): Transa
   return new TransactionManager(new SqliteDriver(file, options));
 }
 
+export interface PostgresStorageOptions extends PostgresOptions {
+  /** read replicas (--db-replica): hot standbys of the primary that answer reads (storage/replicas/router.ts) */
+  readonly replicas?: ReplicaOptions;
+}
+
 /**
  * The storage of a PostgreSQL database, once a first connection shows it can be used (reachable,
  * the password accepted, the database there and in UTF8): else a StorageConfigError naming what failed.
+ * Replicas are checked too, but one that cannot be reached is left out (until it can), not an error.
  */
-export async function postgresStorage(url: string, options: PostgresOptions = {}): Promise<TransactionManager> {
+export async function postgresStorage(url: string, options: PostgresStorageOptions = {}): Promise<TransactionManager> {
   // (the driver, and pg with it, loaded only for PostgreSQL: a SQLite process never pays for them)
   const { PostgresDriver: Driver } = await import('./postgres.js');
-  let driver: PostgresDriver;
+  const replicas = options.replicas?.urls.length ? options.replicas : undefined;
+  let driver: PostgresDriver | ReplicatedDriver;
   try {
-    driver = new Driver(url, options);
+    driver = replicas === undefined ? new Driver(url, options) : new (await import('./replicas/router.js')).ReplicatedDriver(url, replicas, options);
   } catch (e) {
     if (e instanceof RangeError) throw e; // a pool size the caller gives
-    throw new StorageConfigError(`--db: the PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });
+    throw new StorageConfigError(`${replicas === undefined ? '--db: the' : '--db or --db-replica: a'} PostgreSQL URL cannot be read (${(e as Error).message}): write it postgres://user:password@host:5432/database`, { cause: e });
   }
   try {
     await driver.check();
@@ -58,6 +66,12 @@ export async function postgresStorage(url: string, options: PostgresOptions = {}
 }
 
 /** The storage `--db` names. */
-export function openStorage(target: DatabaseTarget, options: { readonly poolSize?: number; readonly queryTimeoutMs?: number } = {}): Promise<TransactionManager> {
-  return target.engine === 'postgres' ? postgresStorage(target.url, options) : Promise.resolve(sqliteStorage(target.file, { queryTimeoutMs: options.queryTimeoutMs }));
+export async function openStorage(target: DatabaseTarget, options: { readonly poolSize?: number; readonly queryTimeoutMs?: number; readonly replicas?: ReplicaOptions } = {}): Promise<TransactionManager> {
+  if (target.engine !== 'postgres' && options.replicas?.urls.length) {
+    throw new StorageConfigError('--db-replica names read replicas of a PostgreSQL database: --db must be a postgres:// URL');
+  }
+  for (const u of options.replicas?.urls ?? []) {
+    if (!/^postgres(?:ql)?:\/\//i.test(u)) throw new StorageConfigError(`--db-replica: a replica is named by a postgres:// (or postgresql://) URL, not ${JSON.stringify(u.replace(/\/\/[^@/]*@/, '//***@'))}`);
+  }
+  return target.engine === 'postgres' ? postgresStorage(target.url, options) : sqliteStorage(target.file, { queryTimeoutMs: options.queryTimeoutMs });
 }

@@ -1,0 +1,6 @@
+// The replicas' defaults, apart from the router so that the command line reads them without loading pg.
+
+/** A replica further behind the primary than this (ms) is left out until it catches up (--db-replica-max-lag). */
+export const DEFAULT_REPLICA_MAX_LAG_MS = 2_000;
+/** How often each replica is checked (up, a standby, how far behind), in ms. */
+export const REPLICA_CHECK_MS = 200;
