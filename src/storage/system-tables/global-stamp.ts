@@ -65,6 +65,12 @@ export function globalStampBumpExpression(s: Storage): string | null {
   return expression;
 }
 
+/** What the stamp watch compares (GlobalStampSql.watch): it changes whenever a change of the stamp committed, and may change more often. */
+export async function readStampWatch(r: Reader): Promise<string> {
+  const row = await r.get(globalStampStatements(r).watch);
+  return String(row?.v ?? '');
+}
+
 /** The datastore's modification counter. */
 export async function readGlobalStamp(r: Reader): Promise<number> {
   const row = await r.get(globalStampStatements(r).read);
