@@ -117,6 +117,10 @@ export async function readSettledGlobalStamp(s: Storage): Promise<number> {
 
 /** Sets the global stamp (ds.setGlobalStamp()): a whole number ≥ 0, checked by the caller. */
 export async function setGlobalStamp(s: Storage, value: number): Promise<void> {
-  stampMoving(s);
-  await s.run(stampSql(s).set, [value]);
+  // (in a transaction of its own, or a savepoint of the caller's: outside one, stampMoving would
+  // count both moves before the statement, and an answer read meanwhile would be kept past it)
+  await s.transaction(async () => {
+    stampMoving(s);
+    await s.run(stampSql(s).set, [value]);
+  });
 }
