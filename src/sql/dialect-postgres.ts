@@ -132,6 +132,10 @@ export const postgresDialect: Dialect = {
       ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
       settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
       read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
+      // (last_value shows a bump before its commit: the snapshot — the transactions under way —
+      // changes again when the bumping one ends, so that its commit is seen too; any other
+      // writing transaction moves it as well, which only drops answers that were still right)
+      watch: `SELECT (CASE WHEN is_called THEN last_value ELSE 0 END)::text || ' ' || pg_current_snapshot()::text AS v FROM ${t}`,
       // (0 is the sequence before its first number: not called, the next one 1)
       set: `SELECT CASE WHEN $1::bigint = 0 THEN setval('${t.replaceAll("'", "''")}', 1, false) ELSE setval('${t.replaceAll("'", "''")}', $1::bigint, true) END`,
     }),

@@ -126,6 +126,7 @@ export const sqliteDialect: Dialect = {
       ordered: [],
       settled: [],
       read: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
+      watch: `SELECT "value" AS v FROM ${t} WHERE "id" = 1`,
       set: `UPDATE ${t} SET "value" = ? WHERE "id" = 1`,
     }),
     tableColumns: 'SELECT name FROM pragma_table_info(?)',

@@ -201,6 +201,14 @@ export interface GlobalStampSql {
   /** increases it by one (in every write transaction) */
   readonly bump: string;
   /**
+   * What the caches of whole answers read to know whether another instance changed anything
+   * (rest/scope/answer-cache/stamp-watch.ts), as `v`: the stamp where it moves only at a commit;
+   * where a bump shows before its transaction commits (PostgreSQL's sequence), the stamp with what
+   * changes again when that transaction ends (its snapshot), so that a change seen before its
+   * commit is seen again at it.
+   */
+  readonly watch: string;
+  /**
    * Where the increase is an expression a SELECT can hold (PostgreSQL's nextval): that
    * expression, so that a write asks its other questions (another session's lock) in the same
    * statement, at no round trip more; null where it is a statement of its own.

@@ -11,8 +11,9 @@
 //   - a 200 sent whole (an error, a 304 is never kept; an answer in slices, or one past
 //     ANSWER_CACHE_ENTRY_BYTES, passes through).
 // The URL names everything else an answer depends on ($filter, $params, $attributes, $top …);
-// the request's headers change none of it (If-Match is judged on the entity read: such a
-// request is neither looked up nor kept; compression and 304 are send()'s, the same for both).
+// the request's headers change none of it (If-Match is judged on the entity read, an Accept naming
+// CSV or NDJSON may make it an export: such a request is neither looked up nor kept; compression
+// and 304 are send()'s, the same for both).
 // A request that says `Cache-Control: no-cache` (or `Pragma: no-cache`) is read fresh, and its
 // answer kept for the next ones (RFC 9111 §5.2.1.4).
 
@@ -50,7 +51,7 @@ export function answerCacheOf(services: Services): AnswerCache {
  */
 export function lookUpAnswer(services: Services, request: { readonly method: string; readonly url: string; readonly headers: IncomingHttpHeaders }, scope: Scope, readsRunUserCode: boolean): AnswerLookup | undefined {
   const { method, headers } = request;
-  if ((method !== 'GET' && method !== 'HEAD') || headers['if-match'] !== undefined || readsRunUserCode || scope.access.restrict !== null) return undefined;
+  if ((method !== 'GET' && method !== 'HEAD') || headers['if-match'] !== undefined || readsRunUserCode || scope.access.restrict !== null || mayAskAnExport(headers)) return undefined;
   const cache = answerCacheOf(services);
   const grants = scope.access.grants;
   // (NUL is in no URL as sent nor in a privilege's name; the privileges counted, the user name last:
@@ -97,6 +98,16 @@ export function keepAnswer(lookup: AnswerLookup, action: Action, response: RestR
   if (response.kind === 'jsonText') return response;
   const { etag, hold } = response;
   return { kind: 'jsonText', status: 200, text, ...(etag === undefined ? {} : { etag }), ...(hold === undefined ? {} : { hold }) };
+}
+
+/**
+ * An Accept that names CSV or NDJSON may make the URL an export (request.ts acceptedExport): the
+ * key holds no header, so such a request is neither looked up (it would get the JSON answer of
+ * the same URL) nor kept.
+ */
+function mayAskAnExport(headers: IncomingHttpHeaders): boolean {
+  const accept = headers.accept;
+  return accept !== undefined && /csv|ndjson/i.test(Array.isArray(accept) ? accept.join(',') : accept);
 }
 
 /** Cache-Control: no-cache (or max-age=0), or Pragma: no-cache: the client asks for an answer read now. */

@@ -65,6 +65,12 @@ export function globalStampBumpExpression(s: Storage): string | null {
   return expression;
 }
 
+/** What the stamp watch compares (GlobalStampSql.watch): it changes whenever a change of the stamp committed, and may change more often. */
+export async function readStampWatch(r: Reader): Promise<string> {
+  const row = await r.get(globalStampStatements(r).watch);
+  return String(row?.v ?? '');
+}
+
 /** The datastore's modification counter. */
 export async function readGlobalStamp(r: Reader): Promise<number> {
   const row = await r.get(globalStampStatements(r).read);
@@ -111,6 +117,10 @@ export async function readSettledGlobalStamp(s: Storage): Promise<number> {
 
 /** Sets the global stamp (ds.setGlobalStamp()): a whole number ≥ 0, checked by the caller. */
 export async function setGlobalStamp(s: Storage, value: number): Promise<void> {
-  stampMoving(s);
-  await s.run(stampSql(s).set, [value]);
+  // (in a transaction of its own, or a savepoint of the caller's: outside one, stampMoving would
+  // count both moves before the statement, and an answer read meanwhile would be kept past it)
+  await s.transaction(async () => {
+    stampMoving(s);
+    await s.run(stampSql(s).set, [value]);
+  });
 }

@@ -9,7 +9,7 @@
 
 import { ANSWER_CACHE_STALENESS_MS } from '../../../config/limits.js';
 import type { Storage } from '../../../storage/adapter.js';
-import { readGlobalStamp, type StampMoves, watchStampMoves } from '../../../storage/system-tables/global-stamp.js';
+import { readStampWatch, type StampMoves, watchStampMoves } from '../../../storage/system-tables/global-stamp.js';
 
 /** Asked for nothing this long, the watch stops reading the stamp (a closed datastore's stops so); the next ask starts it again, untrusted until its first read. */
 const IDLE_MS = 2000;
@@ -20,7 +20,8 @@ export class StampWatch {
   readonly #stalenessMs: number;
   /** the changes its reads of the stamp found (another instance's writes, or this process's seen again) */
   #found = 0;
-  #stamp: number | undefined;
+  /** what the last read found (global-stamp.ts readStampWatch: the stamp, on PostgreSQL with the transactions under way) */
+  #stamp: string | undefined;
   /** until when (performance.now()) nothing unseen can be older than the staleness bound */
   #trustedUntil = 0;
   /** the reads go on (while answers are asked for) */
@@ -78,7 +79,7 @@ export class StampWatch {
     if (this.#reading) return this.#reading;
     const began = performance.now();
     this.reads++;
-    this.#reading = readGlobalStamp(this.#storage).then((stamp) => {
+    this.#reading = readStampWatch(this.#storage).then((stamp) => {
       // (the first read sets the stamp it compares with: nothing was kept before it, since an
       // answer is kept only when its read began while the watch was trusted)
       if (this.#stamp !== undefined && stamp !== this.#stamp) this.#found++;
