@@ -120,25 +120,39 @@ export const postgresDialect: Dialect = {
     // every instance. Sequences ignore transactions: a rolled-back write still moves it (a change
     // that did not happen is reported, which is harmless), and last_value shows a bump before its
     // transaction commits (a reader may see the new stamp with the old data, for that moment).
-    globalStamp: (t) => ({
-      create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
-      bump: `SELECT nextval('${t.replaceAll("'", "''")}')`,
-      bumpExpression: `nextval('${t.replaceAll("'", "''")}')`,
-      bumpReturning: `SELECT nextval('${t.replaceAll("'", "''")}') AS v`,
-      // a sequence gives its numbers in the order they are asked, not the order their
-      // transactions commit: tracked writes take them one transaction at a time (an advisory lock
-      // held to the commit), and a settled read waits for those under way
-      // (keyed on the sequence itself: one lock per schema, apart from other applications' keys)
-      ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
-      settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'), '${t.replaceAll("'", "''")}'::regclass::oid::int)`],
-      read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
-      // (last_value shows a bump before its commit: the snapshot — the transactions under way —
-      // changes again when the bumping one ends, so that its commit is seen too; any other
-      // writing transaction moves it as well, which only drops answers that were still right)
-      watch: `SELECT (CASE WHEN is_called THEN last_value ELSE 0 END)::text || ' ' || pg_current_snapshot()::text AS v FROM ${t}`,
-      // (0 is the sequence before its first number: not called, the next one 1)
-      set: `SELECT CASE WHEN $1::bigint = 0 THEN setval('${t.replaceAll("'", "''")}', 1, false) ELSE setval('${t.replaceAll("'", "''")}', $1::bigint, true) END`,
-    }),
+    globalStamp: (t) => {
+      const name = t.replaceAll("'", "''");
+      // Every write that moves the stamp holds this shared advisory lock to its end (writers never
+      // wait for each other on it): the answer caches' watch counts its holders, so that a move is
+      // seen once more when the write that made it commits — last_value shows a bump before its
+      // transaction ends, and an answer read in between holds the data of before (issue 39).
+      // (keyed on the sequence as `ordered` is, under another name: one per schema)
+      const inFlight = `hashtext('dataset-rest stamp in flight'), '${name}'::regclass::oid::int`;
+      const holdInFlight = `pg_advisory_xact_lock_shared(${inFlight})`;
+      return {
+        create: [`CREATE SEQUENCE IF NOT EXISTS ${t} AS bigint START WITH 1`],
+        bump: `SELECT ${holdInFlight}, nextval('${name}')`,
+        // (a scalar subquery: the INSERT or SELECT that holds it moves the stamp and takes the lock)
+        bumpExpression: `(SELECT nextval('${name}') FROM ${holdInFlight})`,
+        bumpReturning: `SELECT nextval('${name}') AS v, ${holdInFlight}`,
+        // a sequence gives its numbers in the order they are asked, not the order their
+        // transactions commit: tracked writes take them one transaction at a time (an advisory lock
+        // held to the commit), and a settled read waits for those under way
+        // (keyed on the sequence itself: one lock per schema, apart from other applications' keys)
+        ordered: [`SELECT pg_advisory_xact_lock(hashtext('dataset-rest global stamp'), '${name}'::regclass::oid::int)`],
+        settled: [`SELECT pg_advisory_xact_lock_shared(hashtext('dataset-rest global stamp'), '${name}'::regclass::oid::int)`],
+        read: `SELECT CASE WHEN is_called THEN last_value ELSE 0 END AS v FROM ${t}`,
+        // the stamp and how many writes that moved it are under way (their lock above, in this
+        // database): it changes when a write moves the stamp and again when that write ends
+        // (others' transactions, other databases: nothing)
+        watch:
+          `SELECT (CASE WHEN is_called THEN last_value ELSE 0 END)::text || ' ' || (SELECT count(*) FROM pg_locks l WHERE l.locktype = 'advisory' ` +
+          `AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND l.objsubid = 2 ` +
+          `AND l.classid = hashtext('dataset-rest stamp in flight')::oid AND l.objid = '${name}'::regclass::oid)::text AS v FROM ${t}`,
+        // (0 is the sequence before its first number: not called, the next one 1)
+        set: `SELECT ${holdInFlight}, CASE WHEN $1::bigint = 0 THEN setval('${name}', 1, false) ELSE setval('${name}', $1::bigint, true) END`,
+      };
+    },
     tableColumns: 'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position',
     // An identity only moves when it generates: its counter is set to the largest key in the
     // table, never moved back (a key given once by a dropped entity is not given again).

@@ -24,13 +24,16 @@ const WRITES_OR_LOCKS = /\bfor\s+(?:update|share|no\s+key\s+update|key\s+share)\
 /** functions that write, wait on or take locks, or only mean something on the primary */
 const PRIMARY_FUNCTIONS = /\b(?:nextval|setval|currval|lastval|pg_advisory\w*|pg_try_advisory\w*|pg_notify|pg_current_wal\w*|txid_current|pg_current_xact_id|set_config|pg_sleep\w*|lo_\w+|dblink\w*)\s*\(/i;
 
+/** views whose rows are the primary's own: its locks (the answer caches' watch counts the writes under way: dialect-postgres.ts globalStamp.watch) */
+const PRIMARY_VIEWS = /\bpg_locks\b|\bpg_stat_activity\b/i;
+
 const verdicts = new Map<string, boolean>();
 
 /** May a standby run `sql` on its own (outside any transaction)? */
 export function readsOnly(sql: string): boolean {
   let verdict = verdicts.get(sql);
   if (verdict === undefined) {
-    verdict = SELECT.test(sql) && !WRITES_OR_LOCKS.test(sql) && !PRIMARY_FUNCTIONS.test(sql) && !readsStampOtherwise(sql);
+    verdict = SELECT.test(sql) && !WRITES_OR_LOCKS.test(sql) && !PRIMARY_FUNCTIONS.test(sql) && !PRIMARY_VIEWS.test(sql) && !readsStampOtherwise(sql);
     if (verdicts.size < KEPT_VERDICTS) verdicts.set(sql, verdict);
   }
   return verdict;
