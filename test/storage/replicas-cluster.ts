@@ -11,7 +11,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { freePort } from '../support/postgres-server.js';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -69,16 +69,6 @@ function findBasebackup(bin: string, major: number): string | undefined {
   return undefined;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function chownTree(path: string, ids: { uid: number; gid: number }): void {
   chownSync(path, ids.uid, ids.gid);

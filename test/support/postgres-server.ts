@@ -37,7 +37,7 @@ export interface RestartablePostgres extends TestPostgres {
 }
 
 /** A port nobody listens on now (on 127.0.0.1). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
