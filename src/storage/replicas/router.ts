@@ -198,9 +198,25 @@ export class ReplicatedDriver implements Driver {
       }
       if (position.status === 'rejected') throw position.reason;
       if (replayed < position.value.lsn) return undefined;
-      this.#served('replica');
-      return read.value;
+      return this.#stampStands(s.sql !== sql, last.stamp).then((stands) => {
+        if (!stands) return undefined;
+        this.#served('replica');
+        return read.value;
+      });
     });
+  }
+
+  /**
+   * Whether a replica's answer that read the stamp as `stamp` (the primary's, read before the
+   * replica's read) may stand: the replica may show writes that committed after that stamp was
+   * read, and the answer would then name a newer state of the data with an older stamp (a
+   * collection's ETag W/"g<stamp>-…" naming two states: If-None-Match answering 304 over a
+   * change). It stands when the primary's stamp, read after the replica's read ended, is still
+   * `stamp`; else the read is made on the primary. (Only statements that read the stamp pay it.)
+   */
+  async #stampStands(readsStamp: boolean, stamp: number): Promise<boolean> {
+    if (!readsStamp) return true;
+    return (await this.#position.get()).stamp === stamp;
   }
 
   #anyUsable(): boolean {
@@ -216,15 +232,17 @@ export class ReplicatedDriver implements Driver {
     const replica = await this.#replicaFor(position.lsn);
     if (replica === undefined) return this.#onPrimary(sql, params, options);
     const s = withPrimaryStamp(sql, params, position.stamp);
+    let result: QueryResult;
     try {
-      const result = await replica.driver.execute(s.sql, s.params, options);
-      this.#served('replica');
-      return result;
+      result = await replica.driver.execute(s.sql, s.params, options);
     } catch (e) {
       if (!runsOnPrimary(e)) throw e;
       if (isUnavailable(e)) replica.markDown(e);
       return this.#onPrimary(sql, params, options);
     }
+    if (!(await this.#stampStands(s.sql !== sql, position.stamp))) return this.#onPrimary(sql, params, options);
+    this.#served('replica');
+    return result;
   }
 
   #onPrimary(sql: string, params: readonly unknown[], options: ExecuteOptions | undefined): Promise<QueryResult> {
