@@ -61,4 +61,25 @@ describe('replica reads and the stamp', { skip: unavailable ?? false }, () => {
     assert.equal(second.n, first!.n + 1, 'the write is seen');
     assert.ok(second.s > first!.s, `the data changed (${first!.n} → ${second.n} rows) but the stamp did not (${first!.s} → ${second.s}): ETag W/"g${second.s}-…" names both`);
   });
+
+  it('never answers a snapshot newer than its stamp', async () => {
+    const first = (await storage.get(READ)) as { n: number; s: number };
+    // the position read (the stamp of the snapshot to come) waits while a write commits and replays
+    const position = driver.acquire('snapshot');
+    await primary.query('BEGIN');
+    await primary.query(`SELECT nextval('${STAMP}')`);
+    await primary.query(`INSERT INTO items VALUES (${first.n + 10})`);
+    await primary.query('COMMIT');
+    const conn = await position;
+    await sleep(300); // replayed meanwhile
+    try {
+      await conn.begin('snapshot');
+      const { rows } = await conn.execute(READ);
+      const second = rows[0] as { n: number; s: number };
+      if (second.n > first.n) assert.ok(second.s > first.s, `the snapshot shows the write (${first.n} → ${second.n} rows) with the stamp of before (${first.s} → ${second.s})`);
+    } finally {
+      await conn.commit();
+      driver.release(conn);
+    }
+  });
 });

@@ -259,11 +259,26 @@ export class ReplicatedDriver implements Driver {
     const position = await this.#position.get();
     const replica = await this.#replicaFor(position.lsn);
     if (replica !== undefined) {
+      let inner: Connection | undefined;
       try {
-        const conn = new ReplicaConnection(await replica.driver.acquire('snapshot'), replica, position.stamp);
-        this.#served('replica');
-        return conn;
+        inner = await replica.driver.acquire('snapshot');
+        // the snapshot is fixed now (its first statement), and stands only while the primary's
+        // stamp has not moved since `position`: else it could show writes newer than its stamp
+        // (#stampStands); the manager's begin() then finds it begun (ReplicaConnection)
+        await inner.begin('snapshot');
+        await inner.execute('SELECT 1');
+        if (await this.#stampStands(true, position.stamp)) {
+          const conn = new ReplicaConnection(inner, replica, position.stamp, true);
+          this.#served('replica');
+          return conn;
+        }
+        await inner.rollback();
+        replica.driver.release(inner);
       } catch (e) {
+        if (inner !== undefined) {
+          await inner.rollback().catch(() => undefined);
+          replica.driver.release(inner);
+        }
         if (!isUnavailable(e)) throw e;
         replica.markDown(e);
       }
