@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
+import net from 'node:net';
 import pg from 'pg';
 import { postgresDialect } from '../../src/sql/dialect-postgres.js';
 import { GLOBAL_STAMP_TABLE } from '../../src/storage/system-tables/tables.js';
@@ -80,6 +81,54 @@ describe('replica reads and the stamp', { skip: unavailable ?? false }, () => {
     } finally {
       await conn.commit();
       driver.release(conn);
+    }
+  });
+});
+
+describe('a replica gone silent', { skip: unavailable ?? false }, () => {
+  let cluster: ReplicaCluster;
+  let proxy: net.Server;
+  let silent = false;
+  const sockets: net.Socket[] = [];
+
+  before(async () => {
+    cluster = await startReplicaCluster();
+    const target = new URL(cluster.standbyUrl);
+    proxy = net.createServer((client) => {
+      const server = net.connect(Number(target.port), target.hostname);
+      sockets.push(client, server);
+      // (silent: what either side sends is dropped, as by a host gone off the network)
+      client.on('data', (d) => { if (!silent) server.write(d); });
+      server.on('data', (d) => { if (!silent) client.write(d); });
+      client.on('error', () => {});
+      server.on('error', () => {});
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  });
+
+  after(async () => {
+    for (const s of sockets) s.destroy();
+    proxy?.close();
+    await cluster?.stop();
+  });
+
+  it('is left out within a bound, and reads go on on the primary', async () => {
+    const url = new URL(cluster.standbyUrl);
+    url.hostname = '127.0.0.1';
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    const driver = new ReplicatedDriver(cluster.primaryUrl, { urls: [url.href] }, { poolSize: 2 });
+    try {
+      await driver.checkReplicas();
+      assert.equal(driver.replicas[0].up, true);
+      silent = true;
+      const began = Date.now();
+      await Promise.race([driver.checkReplicas(), sleep(8000)]);
+      assert.equal(driver.replicas[0].up, false, 'left out');
+      assert.ok(Date.now() - began < 5000);
+      assert.deepEqual((await driver.execute('SELECT 1 AS one')).rows, [{ one: 1 }]);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await Promise.race([driver.close(), sleep(2000)]);
     }
   });
 });

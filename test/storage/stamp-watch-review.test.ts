@@ -43,7 +43,7 @@ describe('the stamp watch on PostgreSQL', () => {
     it(`${name}: counted while its transaction is under way, not after`, async () => {
       assert.match(await watch(), / 0$/);
       await writer.query('BEGIN');
-      const { rows } = await writer.query(text, params as unknown[]);
+      const { rows } = await writer.query(text, [...params]);
       assert.match(await watch(), / 1$/);
       if (name.startsWith('bumpExpression')) assert.equal(new Set(rows.map((r) => String(r.s))).size, 1, 'one move for the statement');
       await writer.query('COMMIT');
