@@ -267,13 +267,6 @@ export class ReplicatedDriver implements Driver {
         // (#stampStands); the manager's begin() then finds it begun (ReplicaConnection)
         await inner.begin('snapshot');
         await inner.execute('SELECT 1');
-        if (await this.#stampStands(true, position.stamp)) {
-          const conn = new ReplicaConnection(inner, replica, position.stamp, true);
-          this.#served('replica');
-          return conn;
-        }
-        await inner.rollback();
-        replica.driver.release(inner);
       } catch (e) {
         if (inner !== undefined) {
           await inner.rollback().catch(() => undefined);
@@ -281,6 +274,20 @@ export class ReplicatedDriver implements Driver {
         }
         if (!isUnavailable(e)) throw e;
         replica.markDown(e);
+        inner = undefined;
+      }
+      if (inner !== undefined) {
+        // (the primary's failure here is no replica's: it is not left out for it)
+        const stands = await this.#stampStands(true, position.stamp).catch((e: unknown) => {
+          replica.driver.release(inner!);
+          throw e;
+        });
+        if (stands) {
+          this.#served('replica');
+          return new ReplicaConnection(inner, replica, position.stamp, true);
+        }
+        await inner.rollback().catch(() => undefined);
+        replica.driver.release(inner);
       }
     }
     this.#served('primary');
