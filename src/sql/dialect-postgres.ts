@@ -134,7 +134,10 @@ export const postgresDialect: Dialect = {
         bump: `SELECT ${holdInFlight}, nextval('${name}')`,
         // (a scalar subquery: the INSERT or SELECT that holds it moves the stamp and takes the lock)
         bumpExpression: `(SELECT nextval('${name}') FROM ${holdInFlight})`,
-        bumpReturning: `SELECT nextval('${name}') AS v, ${holdInFlight}`,
+        // (the lock before nextval, as in bump and set: a target list is evaluated in order, and a
+        // watch between the two would see the move with no write under way, then the same text once
+        // that write committed — an answer read meanwhile kept past it)
+        bumpReturning: `SELECT ${holdInFlight}, nextval('${name}') AS v`,
         // a sequence gives its numbers in the order they are asked, not the order their
         // transactions commit: tracked writes take them one transaction at a time (an advisory lock
         // held to the commit), and a settled read waits for those under way

@@ -15,6 +15,8 @@ export class ReplicaConnection implements Connection {
     readonly inner: Connection,
     readonly replica: Replica,
     readonly stamp: number,
+    /** its snapshot already begun (and fixed) by the router: the manager's begin() is then nothing */
+    private begun = false,
   ) {}
 
   execute(sql: string, params: readonly unknown[] = [], options?: ExecuteOptions): Promise<QueryResult> {
@@ -26,6 +28,10 @@ export class ReplicaConnection implements Connection {
   }
 
   begin(mode: 'write' | 'snapshot'): Promise<void> {
+    if (this.begun && mode === 'snapshot') {
+      this.begun = false;
+      return Promise.resolve();
+    }
     return this.inner.begin(mode);
   }
 

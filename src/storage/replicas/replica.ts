@@ -6,6 +6,8 @@
 
 import { PostgresDriver, type PostgresOptions } from '../postgres.js';
 import { FreshReading } from './fresh-reading.js';
+import { DatasetError } from '../../errors/dataset-error.js';
+import { REPLICA_ANSWER_MS } from './limits.js';
 
 /** pg_lsn as a number of bytes into the WAL (a JavaScript number holds 8 PB of it exactly) */
 export const LSN_BYTES = (lsn: string): string => `(${lsn} - '0/0'::pg_lsn)`;
@@ -52,7 +54,13 @@ export class Replica {
   }
 
   async #readReplayed(): Promise<number> {
-    const { rows } = await this.driver.execute(REPLAYED);
+    // (bounded: a replica gone silent would hold the monitor, and every read asking, for as long as its TCP connection hangs)
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DatasetError('STORAGE_UNAVAILABLE', `the replica did not answer within ${REPLICA_ANSWER_MS} ms`)), REPLICA_ANSWER_MS);
+      timer.unref();
+    });
+    const { rows } = await Promise.race([this.driver.execute(REPLAYED), silent]).finally(() => clearTimeout(timer));
     const row = rows[0] as { standby: boolean; replayed: number | null } | undefined;
     if (row?.standby !== true || row.replayed === null) {
       this.#down('it is not a standby (pg_is_in_recovery() is false): a replica is a hot standby of the primary');

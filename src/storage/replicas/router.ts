@@ -198,9 +198,25 @@ export class ReplicatedDriver implements Driver {
       }
       if (position.status === 'rejected') throw position.reason;
       if (replayed < position.value.lsn) return undefined;
-      this.#served('replica');
-      return read.value;
+      return this.#stampStands(s.sql !== sql, last.stamp).then((stands) => {
+        if (!stands) return undefined;
+        this.#served('replica');
+        return read.value;
+      });
     });
+  }
+
+  /**
+   * Whether a replica's answer that read the stamp as `stamp` (the primary's, read before the
+   * replica's read) may stand: the replica may show writes that committed after that stamp was
+   * read, and the answer would then name a newer state of the data with an older stamp (a
+   * collection's ETag W/"g<stamp>-…" naming two states: If-None-Match answering 304 over a
+   * change). It stands when the primary's stamp, read after the replica's read ended, is still
+   * `stamp`; else the read is made on the primary. (Only statements that read the stamp pay it.)
+   */
+  async #stampStands(readsStamp: boolean, stamp: number): Promise<boolean> {
+    if (!readsStamp) return true;
+    return (await this.#position.get()).stamp === stamp;
   }
 
   #anyUsable(): boolean {
@@ -216,15 +232,17 @@ export class ReplicatedDriver implements Driver {
     const replica = await this.#replicaFor(position.lsn);
     if (replica === undefined) return this.#onPrimary(sql, params, options);
     const s = withPrimaryStamp(sql, params, position.stamp);
+    let result: QueryResult;
     try {
-      const result = await replica.driver.execute(s.sql, s.params, options);
-      this.#served('replica');
-      return result;
+      result = await replica.driver.execute(s.sql, s.params, options);
     } catch (e) {
       if (!runsOnPrimary(e)) throw e;
       if (isUnavailable(e)) replica.markDown(e);
       return this.#onPrimary(sql, params, options);
     }
+    if (!(await this.#stampStands(s.sql !== sql, position.stamp))) return this.#onPrimary(sql, params, options);
+    this.#served('replica');
+    return result;
   }
 
   #onPrimary(sql: string, params: readonly unknown[], options: ExecuteOptions | undefined): Promise<QueryResult> {
@@ -241,13 +259,35 @@ export class ReplicatedDriver implements Driver {
     const position = await this.#position.get();
     const replica = await this.#replicaFor(position.lsn);
     if (replica !== undefined) {
+      let inner: Connection | undefined;
       try {
-        const conn = new ReplicaConnection(await replica.driver.acquire('snapshot'), replica, position.stamp);
-        this.#served('replica');
-        return conn;
+        inner = await replica.driver.acquire('snapshot');
+        // the snapshot is fixed now (its first statement), and stands only while the primary's
+        // stamp has not moved since `position`: else it could show writes newer than its stamp
+        // (#stampStands); the manager's begin() then finds it begun (ReplicaConnection)
+        await inner.begin('snapshot');
+        await inner.execute('SELECT 1');
       } catch (e) {
+        if (inner !== undefined) {
+          await inner.rollback().catch(() => undefined);
+          replica.driver.release(inner);
+        }
         if (!isUnavailable(e)) throw e;
         replica.markDown(e);
+        inner = undefined;
+      }
+      if (inner !== undefined) {
+        // (the primary's failure here is no replica's: it is not left out for it)
+        const stands = await this.#stampStands(true, position.stamp).catch((e: unknown) => {
+          replica.driver.release(inner!);
+          throw e;
+        });
+        if (stands) {
+          this.#served('replica');
+          return new ReplicaConnection(inner, replica, position.stamp, true);
+        }
+        await inner.rollback().catch(() => undefined);
+        replica.driver.release(inner);
       }
     }
     this.#served('primary');
