@@ -1,4 +1,4 @@
-// Review proof: a replica's read may show a write newer than the stamp it answers with (the
+// A replica's answer never shows data newer than its stamp. (Found in review: a replica's read could show a write newer than the stamp it answers with (the
 // primary's stamp read before the replica's read), so a collection ETag W/"g<stamp>-…" names two
 // different states of the data and If-None-Match answers 304 over a change.
 

@@ -1,4 +1,5 @@
-// Review 2 (issue 39): hostile checks of the whole-answer cache.
+// The whole-answer cache under races and odd requests (issue 39, found in review): another
+// instance's write held open while this one reads, an export asked by Accept for a URL kept as JSON.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// Review proof: on PostgreSQL, every statement that moves the global stamp holds the "in flight"
+// On PostgreSQL, every statement that moves the global stamp holds the "in flight"
 // lock to its transaction's end, and the watch counts exactly those holders (the lock taken
 // before the stamp moves: a watch between the two would see the move with no write under way,
 // and then the same text again once that write committed).
