@@ -1,6 +1,6 @@
-// A replica's answer never shows data newer than its stamp. (Found in review: a replica's read could show a write newer than the stamp it answers with (the
-// primary's stamp read before the replica's read), so a collection ETag W/"g<stamp>-…" names two
-// different states of the data and If-None-Match answers 304 over a change.
+// A replica's answer never shows data newer than its stamp. (Found in review: the primary's stamp
+// was read before the replica's read, so a collection ETag W/"g<stamp>-…" named two states of the
+// data, and If-None-Match answered 304 over a change.)
 
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
