@@ -76,7 +76,9 @@ export async function openShop(database: (sqliteFile: string) => Promise<string>
   return {
     dir, db, ds, app,
     async get(url) {
-      const res = await app.inject({ url });
+      // (the commands write through a datastore of their own, another instance to this server,
+      // whose kept answers see such writes within ANSWER_CACHE_STALENESS_MS: each read is fresh)
+      const res = await app.inject({ url, headers: { 'cache-control': 'no-cache' } });
       return JSON.parse(res.body);
     },
     async post(url, body) {
