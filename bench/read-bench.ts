@@ -13,9 +13,12 @@
 // memory, the baseline queries every time; notModified: the same with the page's If-None-Match,
 // 304 from us, the page again from the baseline); --fresh: our requests of byKey, page and
 // filtered say Cache-Control: no-cache, so that each is read again (a random page may be one
-// asked before: 200 prefixes of filtered pages at 20,000 rows, kept while nothing writes).
+// asked before: 200 prefixes of filtered pages at 20,000 rows, kept while nothing writes);
+// --dist: our server runs the JavaScript tsc compiles (npm run build, done first), as the npm
+// package does, instead of the sources through tsx (the repository's bin/dataset-rest.mjs).
 
 import { deepStrictEqual, strictEqual } from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,6 +65,8 @@ interface Settings {
   scenarios: ScenarioKind[] | undefined;
   /** our random reads say Cache-Control: no-cache (read again, never answered from memory) */
   fresh: boolean;
+  /** our server runs dist/ (built first), as the package does */
+  dist: boolean;
 }
 
 function settings(): Settings {
@@ -81,6 +86,7 @@ function settings(): Settings {
       workers: { type: 'string', default: '1' },
       scenarios: { type: 'string' },
       fresh: { type: 'boolean', default: false },
+      dist: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -107,6 +113,7 @@ function settings(): Settings {
     bareBaseline: values['bare-baseline'],
     workers: num('workers', values.workers, 1),
     fresh: values.fresh,
+    dist: values.dist,
     scenarios: values.scenarios === undefined ? undefined : values.scenarios.split(',').map((k) => {
       if (!SCENARIO_KINDS.includes(k as ScenarioKind)) throw new Error(`--scenarios takes ${SCENARIO_KINDS.join(', ')}, got '${k}'`);
       return k as ScenarioKind;
@@ -287,7 +294,7 @@ function startOurs(t: Target, s: Settings, profileDir: string | undefined): Prom
   const db = t.engine === 'postgres' ? ['--db', t.project.db, '--pool-size', String(s.poolSize)] : [];
   return startServer({
     name: 'ours',
-    args: [...profiling(profileDir), 'bin/dataset-rest.mjs', '--project', t.project.dir, ...db, '--port', '0', '--workers', String(s.workers), '--log-level', 'warn'],
+    args: [...profiling(profileDir), s.dist ? 'dist/main.js' : 'bin/dataset-rest.mjs', '--project', t.project.dir, ...db, '--port', '0', '--workers', String(s.workers), '--log-level', 'warn'],
     cwd: ROOT,
     ready: /dataset-rest listening on (http:\/\/\S+)\/rest/,
     supervised: s.workers > 1,
@@ -466,9 +473,13 @@ async function runEngine(engine: Engine, s: Settings, profileRoot: string | unde
 async function main(): Promise<number> {
   const s = settings();
   const started = performance.now();
+  if (s.dist) {
+    console.log('building dist/ (npm run build) for --dist');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  }
   console.log(
     `read bench on ${s.engines.map((e) => ENGINE_NAME[e]).join(' and ')}: ${s.rows} rows; ${s.connections} connections, pipelining 1, 127.0.0.1; per server and scenario ${s.warmup} s warm-up, ` +
-      `then ${s.duration} s in ${s.rounds} alternating rounds${s.profile ? '; CPU profiling on (it slows both servers)' : ''}`,
+      `then ${s.duration} s in ${s.rounds} alternating rounds; ours runs ${s.dist ? 'dist/ (compiled by tsc)' : 'the sources through tsx'}${s.profile ? '; CPU profiling on (it slows both servers)' : ''}`,
   );
   console.log(
     `scenarios: by key (GET /rest/Item(k), k random); page of ${PAGE} ($top=${PAGE}&$skip=random, with the count of all rows); ` +
